@@ -1,0 +1,42 @@
+# Quick start: `make serve` (set up, build, serve on http://127.0.0.1:8000), `make test`.
+VENV := .venv
+BIN := $(VENV)/bin
+# Root installs directly; anyone else needs sudo for Debian packages.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: setup serve build check test lint chromium clean
+
+setup: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(BIN)/pip install --quiet --editable '.[test]'
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+serve: setup
+	$(BIN)/errorkb serve
+
+build: setup
+	$(BIN)/errorkb build
+
+check: setup
+	$(BIN)/errorkb check
+
+# Browser tests drive Debian's Chromium; Playwright never downloads a browser here.
+chromium:
+	@command -v chromium >/dev/null || { \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
+
+lint: setup
+	$(BIN)/ruff check generator tests bench
+
+test: setup chromium lint
+	$(BIN)/pytest
+
+clean:
+	rm -rf site .site-build-* .site-old-*

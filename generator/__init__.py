@@ -1,0 +1,1 @@
+"""errorkb: a static site generator for an error knowledge base."""

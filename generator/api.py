@@ -1,0 +1,303 @@
+"""The static JSON API: one document per error, lists, the schema and its OpenAPI description.
+
+The error document is also what the HTML page is rendered from, so the page and
+the API can never disagree.
+"""
+
+import copy
+import json
+from collections.abc import Iterator
+
+from generator import markup, template, urls
+from generator.linking import Links, modified, same_file
+from generator.records import Content, Record, load_schema
+
+_MARKDOWN_FIELDS = ("meaning", "trigger", "prevention", "status_note")
+_MARKDOWN_LISTS = ("situations", "solutions")
+
+
+def error_document(record: Record, content: Content, links: Links) -> dict:
+    """The record's fields, its markdown as HTML, and values computed from other records."""
+    base = content.site["base_url"]
+    data = record.data
+    project = content.projects[record.project]
+    source = data["source"]
+    ref = source.get("ref", project.ref)
+    doc = {
+        "schema_version": urls.SCHEMA_VERSION,
+        **data,
+        "url": urls.absolute(base, urls.error_json(record.id)),
+        "html_url": urls.absolute(base, urls.error(record.id)),
+        "modified": modified(record),
+        "html": _html_fields(data),
+        "computed": {
+            "title": record.title,
+            "status": data.get("status", "active"),
+            "project": {"key": project.key, "name": project.name, "repo": project.repo},
+            "ref": ref,
+            "source_url": urls.github_blob(project.repo, ref, source["path"], source.get("line")),
+            "sites": [
+                {**site, "url": urls.github_blob(project.repo, ref, site["path"], site.get("line"))}
+                for site in source.get("sites", [])
+            ],
+            "placeholders": template.placeholders(data["message"]),
+            "related": [_summary(r, base) for r in links.related[record.id]],
+            "referenced_by": [_summary(r, base) for r in links.referenced_by.get(record.id, [])],
+            "same_file": [_summary(r, base) for r in same_file(links, record)],
+            "guides": [
+                {
+                    "slug": g.slug,
+                    "title": g.title,
+                    "html_url": urls.absolute(base, urls.guide(g.slug)),
+                }
+                for g in links.guides.get(record.id, [])
+            ],
+            "edit_url": urls.github_edit(content.site["repo"], content.site["branch"], record.path),
+        },
+    }
+    return doc
+
+
+def _html_fields(data: dict) -> dict:
+    out = {}
+    for name in _MARKDOWN_FIELDS:
+        if name in data:
+            out[name] = markup.markdown(data[name])
+    for name in _MARKDOWN_LISTS:
+        if name in data:
+            out[name] = [markup.markdown(item) for item in data[name]]
+    for name in ("example_fix", "defensive"):
+        if "note" in data.get(name, {}):
+            out[f"{name}_note"] = markup.markdown(data[name]["note"])
+    for name, about in data.get("params", {}).items():
+        if "about" in about:
+            out.setdefault("params", {})[name] = markup.markdown_inline(about["about"])
+    return out
+
+
+def _summary(record: Record, base: str) -> dict:
+    """How other documents refer to a record."""
+    out = {
+        "id": record.id,
+        "project": record.project,
+        "exception": record.data["exception"],
+        "title": record.title,
+        "url": urls.absolute(base, urls.error_json(record.id)),
+        "html_url": urls.absolute(base, urls.error(record.id)),
+    }
+    if "summary" in record.data:
+        out["summary"] = record.data["summary"]
+    return out
+
+
+def dumps(doc: object) -> bytes:
+    """Stable JSON: sorted keys, so the same content gives the same bytes."""
+    return (json.dumps(doc, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode()
+
+
+def api_files(content: Content, links: Links, docs: dict[str, dict]) -> Iterator[tuple[str, bytes]]:
+    """Every file under /api/ as (url, bytes)."""
+    base = content.site["base_url"]
+    for rid, doc in docs.items():
+        body = dumps(doc)
+        yield urls.error_json(rid), body
+        yield urls.error_json_bare(rid), body
+    for alias, target in content.aliases.items():
+        body = dumps({**docs[target], "alias": alias})
+        yield urls.error_json(alias), body
+        yield urls.error_json_bare(alias), body
+    yield urls.api_index(), dumps(index_document(content, links))
+    for key in content.projects:
+        yield urls.project_json(key), dumps(project_document(content, links, key))
+    yield urls.schema(), dumps(load_schema())
+    yield urls.openapi(), dumps(openapi_document(base))
+    yield (
+        urls.api_not_found(),
+        dumps(
+            {
+                "schema_version": urls.SCHEMA_VERSION,
+                "status": 404,
+                "error": "not found",
+                "index": urls.absolute(base, urls.api_index()),
+            }
+        ),
+    )
+
+
+def index_document(content: Content, links: Links) -> dict:
+    base = content.site["base_url"]
+    return {
+        "schema_version": urls.SCHEMA_VERSION,
+        "title": content.site["title"],
+        "count": len(content.records),
+        "projects": [
+            {
+                "key": key,
+                "name": project.name,
+                "repo": project.repo,
+                "count": sum(len(recs) for recs in links.by_file.get(key, {}).values()),
+                "url": urls.absolute(base, urls.project_json(key)),
+                "html_url": urls.absolute(base, urls.project(key)),
+            }
+            for key, project in content.projects.items()
+        ],
+        "guides": [
+            {"slug": g.slug, "title": g.title, "html_url": urls.absolute(base, urls.guide(g.slug))}
+            for g in content.guides
+        ],
+        "schema": urls.absolute(base, urls.schema()),
+        "openapi": urls.absolute(base, urls.openapi()),
+    }
+
+
+def project_document(content: Content, links: Links, key: str) -> dict:
+    base = content.site["base_url"]
+    project = content.projects[key]
+    files = links.by_file.get(key, {})
+    return {
+        "schema_version": urls.SCHEMA_VERSION,
+        "key": key,
+        "name": project.name,
+        "repo": project.repo,
+        "ref": project.ref,
+        "count": sum(len(recs) for recs in files.values()),
+        "errors": [
+            {
+                **_summary(rec, base),
+                "path": path,
+                "line": rec.data["source"].get("line"),
+                "modified": modified(rec),
+            }
+            for path, recs in files.items()
+            for rec in recs
+        ],
+    }
+
+
+def error_document_schema() -> dict:
+    """JSON Schema of an error document: the record schema plus the computed fields."""
+    schema = copy.deepcopy(load_schema())
+    schema.pop("$id")
+    schema["title"] = "errorkb error document"
+    url = {"type": "string", "format": "uri"}
+    summary = {"type": "object", "required": ["id", "title", "url", "html_url"]}
+    schema["required"] += ["schema_version", "url", "html_url", "modified", "html", "computed"]
+    schema["properties"].update(
+        {
+            "schema_version": {"const": urls.SCHEMA_VERSION},
+            "url": url,
+            "html_url": url,
+            "modified": {"type": ["string", "null"]},
+            "alias": {
+                "$ref": "#/$defs/id",
+                "description": "the former id this copy is served under",
+            },
+            "html": {
+                "type": "object",
+                "description": "markdown fields rendered to HTML",
+                "additionalProperties": True,
+            },
+            "computed": {
+                "type": "object",
+                "required": ["title", "project", "source_url", "related", "edit_url"],
+                "properties": {
+                    "title": {"type": "string"},
+                    "source_url": url,
+                    "edit_url": url,
+                    "related": {"type": "array", "items": summary},
+                    "referenced_by": {"type": "array", "items": summary},
+                    "same_file": {"type": "array", "items": summary},
+                },
+            },
+        }
+    )
+    return schema
+
+
+def openapi_document(base_url: str) -> dict:
+    """OpenAPI 3.1 description of the static files under /api/."""
+
+    def get(summary: str, ref: str, params: list | None = None) -> dict:
+        op = {
+            "summary": summary,
+            "responses": {
+                "200": {
+                    "description": "OK",
+                    "content": {
+                        "application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}
+                    },
+                },
+                "404": {
+                    "description": "No such file; the body of /api/404.json",
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/NotFound"}}
+                    },
+                },
+            },
+        }
+        if params:
+            op["parameters"] = params
+        return {"get": op}
+
+    rid = {
+        "name": "id",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
+    }
+    project = {"name": "project", "in": "path", "required": True, "schema": {"type": "string"}}
+    doc_schema = error_document_schema()
+    defs = doc_schema.pop("$defs")
+    doc_schema = json.loads(json.dumps(doc_schema).replace("#/$defs/", "#/components/schemas/"))
+    defs = json.loads(json.dumps(defs).replace("#/$defs/", "#/components/schemas/"))
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "errorkb static API",
+            "version": str(urls.SCHEMA_VERSION),
+            "description": "Read-only JSON files, generated with the site.",
+        },
+        "servers": [{"url": base_url.rstrip("/")}],
+        "paths": {
+            "/api/errors/{id}.json": get(
+                "One error record, with computed values", "ErrorDocument", [rid]
+            ),
+            "/api/errors/{id}": get(
+                "The same document, extensionless form", "ErrorDocument", [rid]
+            ),
+            "/api/index.json": get("Counts, projects and guides", "Index"),
+            "/api/projects/{project}.json": get("All errors of a project", "Project", [project]),
+            "/api/schema/error.json": get("JSON Schema of a record", "AnyObject"),
+        },
+        "components": {
+            "schemas": {
+                **defs,
+                "ErrorDocument": doc_schema,
+                "Index": {
+                    "type": "object",
+                    "required": ["schema_version", "count", "projects"],
+                    "properties": {"count": {"type": "integer"}, "projects": {"type": "array"}},
+                },
+                "Project": {
+                    "type": "object",
+                    "required": ["schema_version", "key", "count", "errors"],
+                    "properties": {
+                        "count": {"type": "integer"},
+                        "errors": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["id", "title", "url", "html_url"],
+                            },
+                        },
+                    },
+                },
+                "NotFound": {
+                    "type": "object",
+                    "required": ["status", "error"],
+                    "properties": {"status": {"const": 404}, "error": {"type": "string"}},
+                },
+                "AnyObject": {"type": "object"},
+            }
+        },
+    }

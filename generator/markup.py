@@ -1,0 +1,113 @@
+"""Markdown and code to HTML: markdown-it-py (raw HTML off) and Pygments."""
+
+import html
+import re
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.styles import get_style_by_name
+from pygments.token import STANDARD_TYPES
+from pygments.util import ClassNotFound
+
+_FORMATTER = HtmlFormatter(nowrap=True)
+
+
+def highlight_code(code: str, language: str | None) -> str:
+    """Highlighted code as HTML spans (no wrapper), escaped when the language is unknown."""
+    try:
+        lexer = get_lexer_by_name(language or "text", stripnl=False)
+    except ClassNotFound:
+        return html.escape(code)
+    return highlight(code, lexer, _FORMATTER)
+
+
+def code_block(code: str, language: str | None, caption: str = "") -> str:
+    lang = html.escape(language or "text")
+    cap = f'<div class="code-caption">{html.escape(caption)}</div>' if caption else ""
+    return (
+        f'<figure class="code">{cap}<pre class="highlight" data-lang="{lang}"><code>'
+        f"{highlight_code(code.rstrip(chr(10)), language)}</code></pre></figure>"
+    )
+
+
+def _fence(code: str, lang: str, _attrs: str) -> str:
+    return (
+        f'<pre class="highlight" data-lang="{html.escape(lang or "text")}"><code>'
+        f"{highlight_code(code.rstrip(chr(10)), lang)}</code></pre>"
+    )
+
+
+def slugify(text: str) -> str:
+    slug = re.sub(r"[^\w\s-]", "", text.lower()).strip()
+    return re.sub(r"[\s_-]+", "-", slug) or "section"
+
+
+def _heading_ids(state) -> None:
+    """Give every heading a stable id from its text, numbered when repeated."""
+    seen: dict[str, int] = {}
+    tokens = state.tokens
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open":
+            slug = slugify(tokens[i + 1].content)
+            seen[slug] = seen.get(slug, 0) + 1
+            token.attrSet("id", slug if seen[slug] == 1 else f"{slug}-{seen[slug]}")
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "highlight": _fence, "linkify": False})
+    md.enable("table")
+    md.enable("strikethrough")
+    md.core.ruler.push("heading_ids", _heading_ids)
+    return md
+
+
+def markdown(text: str) -> str:
+    return _parser().render(text)
+
+
+def markdown_inline(text: str) -> str:
+    return _parser().renderInline(text)
+
+
+def headings(text: str, level: int = 2) -> list[tuple[str, str]]:
+    """(id, text) of the headings of one level, for a table of contents."""
+    tokens = _parser().parse(text)
+    seen: dict[str, int] = {}
+    out = []
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open":
+            slug = slugify(tokens[i + 1].content)
+            seen[slug] = seen.get(slug, 0) + 1
+            if token.tag == f"h{level}":
+                out.append(
+                    (slug if seen[slug] == 1 else f"{slug}-{seen[slug]}", tokens[i + 1].content)
+                )
+    return out
+
+
+def pygments_css() -> str:
+    """Token colours for both themes in one rule each, with CSS light-dark()."""
+    light, dark = get_style_by_name("default"), get_style_by_name("github-dark")
+    rules = []
+    for ttype, cls in sorted(STANDARD_TYPES.items(), key=lambda item: item[1]):
+        if not cls:
+            continue
+        lit, drk = light.style_for_token(ttype), dark.style_for_token(ttype)
+        decls = []
+        if lit["color"] or drk["color"]:
+            decls.append(f"color:light-dark({_colour(lit)},{_colour(drk)})")
+        if lit["bold"]:
+            decls.append("font-weight:bold")
+        if lit["italic"]:
+            decls.append("font-style:italic")
+        if decls:
+            rules.append(f".highlight .{cls}{{{';'.join(decls)}}}")
+    return "\n".join(rules) + "\n"
+
+
+def _colour(style: dict) -> str:
+    return f"#{style['color']}" if style["color"] else "currentColor"

@@ -1,0 +1,621 @@
+"""Loading and validating content/: records, projects, guides, models, site settings.
+
+Every problem in the whole tree is collected, each naming file, line, a stable
+code and the field, so that one `errorkb check` shows all there is to fix.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from generator import template
+
+SCHEMA_PATH = Path(__file__).with_name("error.schema.json")
+SCHEMA_LINE = "# yaml-language-server: $schema=../../../generator/error.schema.json"
+
+# Stable problem codes: tests, docs and users rely on them.
+CODES = {
+    "E100": "YAML syntax error",
+    "E101": "required field missing",
+    "E102": "unknown field",
+    "E103": "wrong type or value",
+    "E104": "unknown record id",
+    "E105": "bad id",
+    "E106": "duplicate id or alias",
+    "E107": "placeholder missing from params",
+    "E108": "param that no message has",
+    "E109": "unknown project",
+    "E110": "duplicate key",
+    "E111": "not a mapping",
+    "E112": "bad calculator",
+    "E113": "check failed",
+    "E114": "missing file",
+}
+
+_PROJECT_SCHEMA = {
+    "type": "object",
+    "required": ["name", "repo", "ref"],
+    "additionalProperties": False,
+    "properties": {
+        "name": {"type": "string", "minLength": 1},
+        "repo": {"type": "string", "pattern": "^[\\w.-]+/[\\w.-]+$"},
+        "ref": {"type": "string", "minLength": 1},
+        "version": {"type": "string"},
+        "description": {"type": "string"},
+        "homepage": {"type": "string"},
+    },
+}
+_SITE_SCHEMA = {
+    "type": "object",
+    "required": ["title", "base_url", "repo"],
+    "additionalProperties": False,
+    "properties": {
+        "title": {"type": "string", "minLength": 1},
+        "tagline": {"type": "string"},
+        "base_url": {"type": "string", "pattern": "^https?://"},
+        "repo": {"type": "string", "pattern": "^[\\w.-]+/[\\w.-]+$"},
+        "branch": {"type": "string"},
+        "language": {"type": "string"},
+    },
+}
+_GUIDE_SCHEMA = {
+    "type": "object",
+    "required": ["title"],
+    "additionalProperties": False,
+    "properties": {
+        "title": {"type": "string", "minLength": 1},
+        "summary": {"type": "string"},
+        "errors": {"type": "array", "items": {"type": "string"}},
+        "updated": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
+    },
+}
+_MODELS_SCHEMA = {
+    "type": "object",
+    "required": ["models"],
+    "additionalProperties": False,
+    "properties": {
+        "models": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["key", "name", "heads", "layers"],
+                "additionalProperties": False,
+                "properties": {
+                    "key": {"type": "string", "pattern": "^[a-z0-9][a-z0-9.-]*$"},
+                    "name": {"type": "string"},
+                    "hf": {"type": "string"},
+                    "heads": {"type": "integer", "minimum": 1},
+                    "kv_heads": {"type": "integer", "minimum": 1},
+                    "layers": {"type": "integer", "minimum": 1},
+                    "mla": {"type": "boolean"},
+                },
+            },
+        }
+    },
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    line: int
+    code: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.code} {self.field}: {self.message}"
+
+
+class ContentError(Exception):
+    """The content has problems; the build must not go on."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = sorted(problems, key=lambda p: (p.path, p.line, p.code, p.field))
+        super().__init__("\n".join(map(str, self.problems)))
+
+
+@dataclass
+class Source:
+    """A parsed YAML document with the line of every field."""
+
+    path: str
+    data: object
+    lines: dict[tuple, int] = field(default_factory=dict)
+
+    def line(self, *keys) -> int:
+        """Line of a field, or of its nearest enclosing field that has one."""
+        while keys:
+            if keys in self.lines:
+                return self.lines[keys]
+            keys = keys[:-1]
+        return 1
+
+
+@dataclass
+class Record:
+    source: Source
+    data: dict
+
+    @property
+    def id(self) -> str:
+        return self.data["id"]
+
+    @property
+    def project(self) -> str:
+        return self.data["project"]
+
+    @property
+    def message(self) -> str:
+        return self.data["message"]
+
+    @property
+    def title(self) -> str:
+        return self.data.get("title") or self.data["message"]
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+
+@dataclass
+class Project:
+    key: str
+    name: str
+    repo: str
+    ref: str
+    version: str = ""
+    description: str = ""
+    homepage: str = ""
+
+
+@dataclass
+class Guide:
+    slug: str
+    path: str
+    title: str
+    body: str
+    summary: str = ""
+    errors: list[str] = field(default_factory=list)
+    updated: str = ""
+    source: Source | None = field(default=None, repr=False)
+
+
+@dataclass
+class Content:
+    root: Path
+    site: dict
+    projects: dict[str, Project]
+    records: dict[str, Record]
+    guides: list[Guide]
+    models: list[dict]
+    aliases: dict[str, str] = field(default_factory=dict)  # former id -> current id
+
+
+# YAML ---------------------------------------------------------------------
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """Safe loader that keeps dates as the strings they were written as."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def parse_yaml(text: str, path: str, problems: list[Problem]) -> Source | None:
+    """Parse one YAML document, recording field lines and duplicate keys."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 1 if mark else 1
+        reason = getattr(exc, "problem", None) or str(exc)
+        problems.append(Problem(path, line, "E100", "(file)", f"{reason}; fix the YAML syntax"))
+        return None
+    finally:
+        loader.dispose()
+    source = Source(path, data)
+    if node is not None:
+        _index_lines(node, (), source, problems)
+    return source
+
+
+def _index_lines(node, keys: tuple, source: Source, problems: list[Problem]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen = set()
+        for key_node, value_node in node.value:
+            key = key_node.value
+            line = key_node.start_mark.line + 1
+            here = keys + (key,)
+            if key in seen:
+                problems.append(
+                    Problem(
+                        source.path,
+                        line,
+                        "E110",
+                        _dotted(here),
+                        "key appears twice in the same mapping; keep one",
+                    )
+                )
+            seen.add(key)
+            source.lines.setdefault(here, line)
+            _index_lines(value_node, here, source, problems)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            source.lines.setdefault(keys + (i,), item.start_mark.line + 1)
+            _index_lines(item, keys + (i,), source, problems)
+
+
+def _dotted(keys) -> str:
+    out = ""
+    for key in keys:
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
+    return out or "(file)"
+
+
+# Schema -------------------------------------------------------------------
+
+
+def load_schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+_validators: dict[int, jsonschema.Draft202012Validator] = {}
+
+
+def _validator(schema: dict) -> jsonschema.Draft202012Validator:
+    key = id(schema)
+    if key not in _validators:
+        _validators[key] = jsonschema.Draft202012Validator(schema)
+    return _validators[key]
+
+
+def schema_problems(source: Source, schema: dict, id_field: str | None = None) -> list[Problem]:
+    """Schema violations of a document, one Problem per field."""
+    problems = []
+    for err in _validator(schema).iter_errors(source.data):
+        keys = tuple(err.absolute_path)
+        if err.validator == "required":
+            missing = err.message.split("'")[1]
+            problems.append(
+                Problem(
+                    source.path,
+                    source.line(*keys),
+                    "E101",
+                    _dotted(keys + (missing,)),
+                    f"required field is missing; add `{missing}:`",
+                )
+            )
+        elif err.validator == "additionalProperties":
+            allowed = err.schema.get("properties", {})
+            for extra in sorted(set(err.instance) - set(allowed), key=str):
+                here = keys + (extra,)
+                problems.append(
+                    Problem(
+                        source.path,
+                        source.line(*here),
+                        "E102",
+                        _dotted(here),
+                        f"unknown field; expected one of: {', '.join(allowed)}",
+                    )
+                )
+        else:
+            code = "E105" if keys == (id_field,) else "E103"
+            problems.append(
+                Problem(source.path, source.line(*keys), code, _dotted(keys), _explain(err))
+            )
+    return problems
+
+
+def _explain(err: jsonschema.ValidationError) -> str:
+    value = json.dumps(err.instance, default=str)
+    if len(value) > 60:
+        value = value[:57] + "..."
+    hint = err.schema.get("description")
+    if err.validator == "type":
+        return f"{value} is not of type {err.validator_value}" + (f" ({hint})" if hint else "")
+    if err.validator == "enum":
+        return f"{value} is not one of: {', '.join(map(str, err.validator_value))}"
+    if err.validator == "pattern":
+        return f"{value} does not match {err.validator_value}" + (f" ({hint})" if hint else "")
+    return err.message
+
+
+# Loading ------------------------------------------------------------------
+
+
+def _rel(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _read_source(path: Path, root: Path, problems: list[Problem]) -> Source | None:
+    rel = _rel(path, root)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(Problem(rel, 1, "E100", "(file)", f"cannot read file: {exc}"))
+        return None
+    source = parse_yaml(text, rel, problems)
+    if source is not None and not isinstance(source.data, dict):
+        problems.append(
+            Problem(rel, 1, "E111", "(file)", "the file must be a YAML mapping of field: value")
+        )
+        return None
+    return source
+
+
+def load_content(root: Path) -> Content:
+    """Load and validate everything under root/content; raise ContentError on any problem."""
+    root = Path(root)
+    content_dir = root / "content"
+    problems: list[Problem] = []
+    site = _load_site(content_dir, root, problems)
+    projects = _load_projects(content_dir, root, problems)
+    records = _load_records(content_dir, root, problems)
+    guides = _load_guides(content_dir, root, problems)
+    models = _load_models(content_dir, root, problems)
+    content = Content(root, site, projects, {}, guides, models)
+    _check_ids(records, content, problems)
+    for record in content.records.values():
+        problems += _cross_problems(record, content)
+    for guide in guides:
+        for i, ref in enumerate(guide.errors):
+            if ref not in content.records and ref not in content.aliases:
+                line = guide.source.line("errors", i)
+                problems.append(
+                    Problem(
+                        guide.path,
+                        line,
+                        "E104",
+                        f"errors[{i}]",
+                        f"unknown record id {ref!r}; use an id under content/errors/",
+                    )
+                )
+    if problems:
+        raise ContentError(problems)
+    return content
+
+
+def _load_site(content_dir: Path, root: Path, problems: list[Problem]) -> dict:
+    path = content_dir / "site.yaml"
+    if not path.exists():
+        problems.append(
+            Problem(
+                _rel(path, root),
+                1,
+                "E114",
+                "(file)",
+                "site settings are missing; create content/site.yaml",
+            )
+        )
+        return {}
+    source = _read_source(path, root, problems)
+    if source is None:
+        return {}
+    problems += schema_problems(source, _SITE_SCHEMA)
+    return {"branch": "main", "language": "en", "tagline": "", **source.data}
+
+
+def _load_projects(content_dir: Path, root: Path, problems: list[Problem]) -> dict[str, Project]:
+    projects = {}
+    for path in sorted((content_dir / "projects").glob("*.yaml")):
+        source = _read_source(path, root, problems)
+        if source is None:
+            continue
+        found = schema_problems(source, _PROJECT_SCHEMA)
+        problems += found
+        if not found:
+            projects[path.stem] = Project(key=path.stem, **source.data)
+    return projects
+
+
+def _load_records(content_dir: Path, root: Path, problems: list[Problem]) -> list[Record]:
+    schema = load_schema()
+    records = []
+    for path in sorted((content_dir / "errors").glob("*/*.yaml")):
+        source = _read_source(path, root, problems)
+        if source is None:
+            continue
+        found = schema_problems(source, schema, id_field="id")
+        problems += found
+        if not found:
+            records.append(Record(source, source.data))
+    return records
+
+
+def _check_ids(records: list[Record], content: Content, problems: list[Problem]) -> None:
+    """File names match ids; ids and aliases are unique across the knowledge base."""
+    owner: dict[str, str] = {}
+    for record in records:
+        src = record.source
+        stem = Path(src.path).stem
+        if record.id != stem:
+            problems.append(
+                Problem(
+                    src.path,
+                    src.line("id"),
+                    "E105",
+                    "id",
+                    f"id {record.id!r} differs from the file name {stem!r}; "
+                    "rename the file or fix the id",
+                )
+            )
+        project_dir = Path(src.path).parent.name
+        if record.project != project_dir:
+            problems.append(
+                Problem(
+                    src.path,
+                    src.line("project"),
+                    "E109",
+                    "project",
+                    f"record of project {record.project!r} lies in "
+                    f"errors/{project_dir}/; move it to errors/{record.project}/",
+                )
+            )
+        names = [("id", record.id)] + [
+            (f"aliases[{i}]", alias) for i, alias in enumerate(record.data.get("aliases", []))
+        ]
+        for fld, ident in names:
+            if ident in owner:
+                problems.append(
+                    Problem(
+                        src.path,
+                        src.line(*_keys(fld)),
+                        "E106",
+                        fld,
+                        f"{ident!r} is already used by {owner[ident]}; "
+                        "ids and aliases must be unique",
+                    )
+                )
+                continue
+            owner[ident] = src.path
+            if fld == "id":
+                content.records[ident] = record
+            else:
+                content.aliases[ident] = record.id
+
+
+def _keys(dotted: str) -> tuple:
+    match = re.fullmatch(r"(\w+)\[(\d+)\]", dotted)
+    return (match.group(1), int(match.group(2))) if match else (dotted,)
+
+
+def _cross_problems(record: Record, content: Content) -> list[Problem]:
+    """Checks that need more than one file: project, related ids, placeholders."""
+    src, data, found = record.source, record.data, []
+    if data["project"] not in content.projects:
+        found.append(
+            Problem(
+                src.path,
+                src.line("project"),
+                "E109",
+                "project",
+                f"unknown project {data['project']!r}; add "
+                f"content/projects/{data['project']}.yaml or fix the key",
+            )
+        )
+    for i, ref in enumerate(data.get("related", [])):
+        if ref == record.id:
+            found.append(
+                Problem(
+                    src.path,
+                    src.line("related", i),
+                    "E104",
+                    f"related[{i}]",
+                    "a record cannot be related to itself; remove it",
+                )
+            )
+        elif ref not in content.records and ref not in content.aliases:
+            found.append(
+                Problem(
+                    src.path,
+                    src.line("related", i),
+                    "E104",
+                    f"related[{i}]",
+                    f"unknown id {ref!r}; use the id of a record under content/errors/",
+                )
+            )
+    if "params" in data:
+        found += _placeholder_problems(record)
+    return found
+
+
+def _placeholder_problems(record: Record) -> list[Problem]:
+    src, data, found = record.source, record.data, []
+    params = data["params"]
+    for name in template.placeholders(data["message"]):
+        if name not in params:
+            found.append(
+                Problem(
+                    src.path,
+                    src.line("message"),
+                    "E107",
+                    "params",
+                    f"placeholder {{{name}}} of message is not in params; "
+                    f"add `{name}:` under params",
+                )
+            )
+    used = {
+        n for m in [data["message"], *data.get("variants", [])] for n in template.placeholders(m)
+    }
+    for name in params:
+        if name not in used:
+            found.append(
+                Problem(
+                    src.path,
+                    src.line("params", name),
+                    "E108",
+                    f"params.{name}",
+                    "no placeholder of message or variants has this name; "
+                    "remove it or fix its name",
+                )
+            )
+    return found
+
+
+def _load_guides(content_dir: Path, root: Path, problems: list[Problem]) -> list[Guide]:
+    guides = []
+    for path in sorted((content_dir / "guides").glob("*.md")):
+        rel = _rel(path, root)
+        text = path.read_text(encoding="utf-8")
+        match = re.match(r"---\n(.*?\n)---\n", text, re.S)
+        if not match:
+            problems.append(
+                Problem(
+                    rel,
+                    1,
+                    "E101",
+                    "(front matter)",
+                    "a guide starts with YAML front matter between --- lines, "
+                    "with at least `title:`",
+                )
+            )
+            continue
+        source = parse_yaml(match.group(1), rel, problems)
+        if source is None:
+            continue
+        # Front matter starts on line 2 of the file.
+        source.lines = {k: v + 1 for k, v in source.lines.items()}
+        found = schema_problems(source, _GUIDE_SCHEMA)
+        problems += found
+        if not found:
+            body = text[match.end() :]
+            guides.append(Guide(slug=path.stem, path=rel, body=body, source=source, **source.data))
+    return guides
+
+
+def _load_models(content_dir: Path, root: Path, problems: list[Problem]) -> list[dict]:
+    path = content_dir / "models.yaml"
+    if not path.exists():
+        return []
+    source = _read_source(path, root, problems)
+    if source is None:
+        return []
+    found = schema_problems(source, _MODELS_SCHEMA)
+    problems += found
+    if found:
+        return []
+    models = source.data["models"]
+    seen = set()
+    for i, model in enumerate(models):
+        if model["key"] in seen:
+            problems.append(
+                Problem(
+                    source.path,
+                    source.line("models", i, "key"),
+                    "E106",
+                    f"models[{i}].key",
+                    f"duplicate model key {model['key']!r}",
+                )
+            )
+        seen.add(model["key"])
+    return models

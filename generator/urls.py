@@ -1,0 +1,94 @@
+"""The URL scheme: the one place that knows where every page and file lives.
+
+Page URLs end in "/" and are written as <url>index.html; file URLs are written
+as they are. All URLs are root-relative; `absolute` prefixes the site's base.
+"""
+
+from urllib.parse import urlencode
+
+SCHEMA_VERSION = 1
+
+
+def home() -> str:
+    return "/"
+
+
+def error(record_id: str) -> str:
+    return f"/errors/{record_id}/"
+
+
+def error_json(record_id: str) -> str:
+    return f"/api/errors/{record_id}.json"
+
+
+def error_json_bare(record_id: str) -> str:
+    """The extensionless form older links use."""
+    return f"/api/errors/{record_id}"
+
+
+def project(key: str) -> str:
+    return f"/projects/{key}/"
+
+
+def project_json(key: str) -> str:
+    return f"/api/projects/{key}.json"
+
+
+def guide(slug: str) -> str:
+    return f"/guides/{slug}/"
+
+
+def guides() -> str:
+    return "/guides/"
+
+
+def api_index() -> str:
+    return "/api/index.json"
+
+
+def schema() -> str:
+    return "/api/schema/error.json"
+
+
+def openapi() -> str:
+    return "/api/openapi.json"
+
+
+def api_not_found() -> str:
+    return "/api/404.json"
+
+
+def search(query: str = "") -> str:
+    return "/search/" + (f"?q={query}" if query else "")
+
+
+def calc() -> str:
+    return "/calc/"
+
+
+def asset(name: str) -> str:
+    return f"/assets/{name}"
+
+
+def output_path(url: str) -> str:
+    """The file, relative to the site root, that serves a URL."""
+    path = url.split("?", 1)[0].split("#", 1)[0].lstrip("/")
+    return path + "index.html" if path == "" or path.endswith("/") else path
+
+
+def absolute(base_url: str, url: str) -> str:
+    return base_url.rstrip("/") + url
+
+
+def github_blob(repo: str, ref: str, path: str, line: int | None = None) -> str:
+    """A link to a file (and line) of a repository, pinned to a ref."""
+    anchor = f"#L{line}" if line else ""
+    return f"https://github.com/{repo}/blob/{ref}/{path}{anchor}"
+
+
+def github_edit(repo: str, branch: str, path: str) -> str:
+    return f"https://github.com/{repo}/edit/{branch}/{path}"
+
+
+def github_new_issue(repo: str, title: str, body: str) -> str:
+    return f"https://github.com/{repo}/issues/new?" + urlencode({"title": title, "body": body})

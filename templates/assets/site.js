@@ -1,0 +1,93 @@
+// Site-wide behaviour: theme toggle, copy-link buttons, the project filter.
+// A module script: deferred, never blocks rendering.
+
+const root = document.documentElement;
+const THEME_KEY = "errorkb-theme";
+
+function systemTheme() {
+  return matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+}
+
+function applyTheme(theme) {
+  root.dataset.theme = theme;
+  for (const button of document.querySelectorAll("[data-theme-toggle]")) {
+    const next = theme === "dark" ? "light" : "dark";
+    button.setAttribute("aria-label", `Switch to ${next} mode`);
+    button.title = `Switch to ${next} mode`;
+  }
+}
+
+function initTheme() {
+  let saved = null;
+  try { saved = localStorage.getItem(THEME_KEY); } catch { /* storage may be blocked */ }
+  applyTheme(saved === "dark" || saved === "light" ? saved : systemTheme());
+  for (const button of document.querySelectorAll("[data-theme-toggle]")) {
+    button.addEventListener("click", () => {
+      const theme = root.dataset.theme === "dark" ? "light" : "dark";
+      applyTheme(theme);
+      try { localStorage.setItem(THEME_KEY, theme); } catch { /* not persisted */ }
+    });
+  }
+}
+
+async function copyText(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    // Clipboard API refused (e.g. not a secure context): fall back to a selection copy.
+    const area = Object.assign(document.createElement("textarea"), { value: text });
+    document.body.append(area);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+  }
+  button.classList.add("copied");
+  setTimeout(() => button.classList.remove("copied"), 1500);
+}
+
+function initCopyButtons() {
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-copy-link], [data-copy-text]");
+    if (!button) return;
+    if (button.dataset.copyLink) {
+      const url = new URL(button.dataset.copyLink, location.href);
+      url.search = "";
+      history.replaceState(null, "", button.dataset.copyLink);
+      copyText(url.href, button);
+    } else {
+      copyText(button.dataset.copyText, button);
+    }
+  });
+}
+
+function initFilter() {
+  const box = document.querySelector("[data-filter-box]");
+  if (!box) return;
+  const input = box.querySelector("[data-filter-input]");
+  const count = box.querySelector("[data-filter-count]");
+  const groups = [...document.querySelectorAll("[data-filter-group]")];
+  const items = groups.map((group) => [group, [...group.querySelectorAll("[data-filter-item]")]]);
+  box.hidden = false;
+  const apply = () => {
+    const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+    let shown = 0;
+    for (const [group, rows] of items) {
+      let visible = 0;
+      for (const row of rows) {
+        const text = row.dataset.filterText;
+        const match = words.every((word) => text.includes(word));
+        row.hidden = !match;
+        visible += match;
+      }
+      group.hidden = visible === 0;
+      shown += visible;
+    }
+    count.textContent = words.length ? `${shown} shown` : "";
+  };
+  input.addEventListener("input", apply);
+  if (input.value) apply();
+}
+
+initTheme();
+initCopyButtons();
+initFilter();
