@@ -23,6 +23,7 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
     project = content.projects[record.project]
     source = data["source"]
     ref = source.get("ref", project.ref)
+    nearby, in_file = same_file(links, record)
     doc = {
         "schema_version": urls.SCHEMA_VERSION,
         **data,
@@ -43,7 +44,8 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
             "placeholders": template.placeholders(data["message"]),
             "related": [_summary(r, base) for r in links.related[record.id]],
             "referenced_by": [_summary(r, base) for r in links.referenced_by.get(record.id, [])],
-            "same_file": [_summary(r, base) for r in same_file(links, record)],
+            "same_file": [_summary(r, base) for r in nearby],
+            "same_file_count": in_file,
             "guides": [
                 {
                     "slug": g.slug,

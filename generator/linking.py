@@ -6,13 +6,14 @@ from dataclasses import dataclass
 from generator.records import Content, Guide, Record
 
 
-@dataclass
+@dataclass(eq=False)
 class Links:
     related: dict[str, list[Record]]
     referenced_by: dict[str, list[Record]]  # records that list this one as related
     guides: dict[str, list[Guide]]  # guides that cover this record
     by_file: dict[str, dict[str, list[Record]]]  # project -> source path -> records
     recent: list[Record]  # newest first
+    position: dict[str, int]  # record id -> its index in by_file
 
 
 def modified(record: Record) -> str | None:
@@ -40,12 +41,17 @@ def link(content: Content) -> Links:
     for guide in content.guides:
         for ident in guide.errors:
             guides[resolve(content, ident).id].append(guide)
+    by_file = _by_file(records)
+    position = {
+        r.id: i for files in by_file.values() for recs in files.values() for i, r in enumerate(recs)
+    }
     return Links(
         related,
         dict(referenced_by),
         dict(guides),
-        _by_file(records),
+        by_file,
         sorted(records.values(), key=lambda r: (modified(r) or "", r.id), reverse=True),
+        position,
     )
 
 
@@ -62,8 +68,15 @@ def _by_file(records: dict[str, Record]) -> dict[str, dict[str, list[Record]]]:
     }
 
 
-def same_file(links: Links, record: Record) -> list[Record]:
-    """Other errors raised in the same source file."""
-    return [
-        r for r in links.by_file[record.project][record.data["source"]["path"]] if r is not record
-    ]
+SAME_FILE_LIMIT = 10
+
+
+def same_file(links: Links, record: Record) -> tuple[list[Record], int]:
+    """The other errors raised nearest in the same source file, and how many there are."""
+    in_file = links.by_file[record.project][record.data["source"]["path"]]
+    i = links.position[record.id]
+    window = in_file[max(0, i - SAME_FILE_LIMIT) : i] + in_file[i + 1 : i + 1 + SAME_FILE_LIMIT]
+    line = record.data["source"].get("line", 0)
+    nearest = sorted(window, key=lambda r: abs(r.data["source"].get("line", 0) - line))
+    shown = sorted(nearest[:SAME_FILE_LIMIT], key=lambda r: r.data["source"].get("line", 0))
+    return shown, len(in_file) - 1

@@ -129,14 +129,12 @@ class Source:
 
     def line(self, *keys) -> int:
         """Line of a field, or of its nearest enclosing field that has one."""
-        while keys:
-            if keys in self.lines:
-                return self.lines[keys]
+        while keys not in self.lines and keys:
             keys = keys[:-1]
-        return 1
+        return self.lines.get(keys, 1)
 
 
-@dataclass
+@dataclass(eq=False)
 class Record:
     source: Source
     data: dict
@@ -194,6 +192,10 @@ class Content:
     guides: list[Guide]
     models: list[dict]
     aliases: dict[str, str] = field(default_factory=dict)  # former id -> current id
+    unreadable_ids: set[str] = field(default_factory=set)  # ids of records with problems
+
+    def knows(self, ident: str) -> bool:
+        return ident in self.records or ident in self.aliases or ident in self.unreadable_ids
 
 
 # YAML ---------------------------------------------------------------------
@@ -225,6 +227,7 @@ def parse_yaml(text: str, path: str, problems: list[Problem]) -> Source | None:
         loader.dispose()
     source = Source(path, data)
     if node is not None:
+        source.lines[()] = node.start_mark.line + 1
         _index_lines(node, (), source, problems)
     return source
 
@@ -360,16 +363,17 @@ def load_content(root: Path) -> Content:
     problems: list[Problem] = []
     site = _load_site(content_dir, root, problems)
     projects = _load_projects(content_dir, root, problems)
-    records = _load_records(content_dir, root, problems)
+    records, unreadable = _load_records(content_dir, root, problems)
     guides = _load_guides(content_dir, root, problems)
     models = _load_models(content_dir, root, problems)
     content = Content(root, site, projects, {}, guides, models)
+    content.unreadable_ids = unreadable
     _check_ids(records, content, problems)
     for record in content.records.values():
         problems += _cross_problems(record, content)
     for guide in guides:
         for i, ref in enumerate(guide.errors):
-            if ref not in content.records and ref not in content.aliases:
+            if not content.knows(ref):
                 line = guide.source.line("errors", i)
                 problems.append(
                     Problem(
@@ -418,9 +422,12 @@ def _load_projects(content_dir: Path, root: Path, problems: list[Problem]) -> di
     return projects
 
 
-def _load_records(content_dir: Path, root: Path, problems: list[Problem]) -> list[Record]:
+def _load_records(
+    content_dir: Path, root: Path, problems: list[Problem]
+) -> tuple[list[Record], set[str]]:
+    """Valid records, and the ids of invalid ones (so references to them do not cascade)."""
     schema = load_schema()
-    records = []
+    records, unreadable = [], set()
     for path in sorted((content_dir / "errors").glob("*/*.yaml")):
         source = _read_source(path, root, problems)
         if source is None:
@@ -429,7 +436,9 @@ def _load_records(content_dir: Path, root: Path, problems: list[Problem]) -> lis
         problems += found
         if not found:
             records.append(Record(source, source.data))
-    return records
+        elif isinstance(source.data.get("id"), str):
+            unreadable.add(source.data["id"])
+    return records, unreadable
 
 
 def _check_ids(records: list[Record], content: Content, problems: list[Problem]) -> None:
@@ -514,7 +523,7 @@ def _cross_problems(record: Record, content: Content) -> list[Problem]:
                     "a record cannot be related to itself; remove it",
                 )
             )
-        elif ref not in content.records and ref not in content.aliases:
+        elif not content.knows(ref):
             found.append(
                 Problem(
                     src.path,

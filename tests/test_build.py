@@ -1,0 +1,267 @@
+"""The build: every page section, the JSON API, determinism, the atomic swap, links."""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from xml.etree import ElementTree
+
+import jsonschema
+import pytest
+
+from generator import build as build_module
+from generator.build import build
+from generator.records import ContentError
+from tests.sitecheck import broken_links, external_loads, parse
+
+A1 = "00000000000000a1"
+
+
+def html(site: Path, url: str) -> str:
+    return (site / url.lstrip("/") / "index.html").read_text()
+
+
+def test_error_page_has_every_section_in_order(fixture_site):
+    page = html(fixture_site, f"/errors/{A1}/")
+    order = [
+        'example/demo</a> · error · <span class="exc">ValueError</span>',
+        'id="message"',
+        'id="meaning"',
+        'id="source"',
+        'id="solutions"',
+        'id="example-fix"',
+        'id="defensive"',
+        'id="prevention"',
+        'id="when-it-happens"',
+        'id="trigger"',
+        'id="situations"',
+        'id="related"',
+        "Human analysis of",
+        f'Data as JSON: <a href="/api/errors/{A1}.json">',
+        "Report an issue",
+    ]
+    positions = [page.index(marker) for marker in order]
+    assert positions == sorted(positions)
+
+
+def test_error_page_content(fixture_site):
+    page = html(fixture_site, f"/errors/{A1}/")
+    assert '<var class="ph" data-param="count">{count}</var>' in page
+    assert (
+        "https://github.com/example/demo/blob/abc1234/demo/widgets.py#L42" in page
+        and "View on GitHub (pinned to abc1234)" in page
+    )
+    assert "<code>demo/widgets.py:42</code> in <code>Grouper.split</code>" in page
+    assert "Groups must be <strong>equal</strong>" in page  # markdown rendered
+    assert '<span class="k">raise</span>' in page  # snippet highlighted by Pygments
+    assert "Human analysis of example/demo@abc1234 (2026-11-01)" in page
+    assert "https://github.com/example/kb/issues/new?title=%5B00000000000000a1%5D" in page
+    assert 'href="/guides/grouping/"' in page  # guide covering this record
+    assert 'href="/errors/00000000000000b2/"' in page  # related
+
+
+def test_sections_absent_from_a_record_are_absent_from_its_page(fixture_site):
+    page = html(fixture_site, "/errors/00000000000000b2/")
+    for anchor in (
+        "meaning",
+        "solutions",
+        "example-fix",
+        "defensive",
+        "prevention",
+        "when-it-happens",
+    ):
+        assert f'id="{anchor}"' not in page
+    assert 'id="source"' in page and 'id="related"' in page
+
+
+def test_markup_in_records_is_escaped_and_retired_records_say_so(fixture_site):
+    page = html(fixture_site, "/errors/00000000000000c3/")
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "Retired." in page and "Removed in <strong>2.0</strong>" in page
+
+
+def test_head_tags_for_link_previews(fixture_site):
+    page = html(fixture_site, f"/errors/{A1}/")
+    assert f'<link rel="canonical" href="https://kb.example.org/errors/{A1}/">' in page
+    assert f'<link rel="alternate" type="application/json" href="/api/errors/{A1}.json"' in page
+    assert '<meta property="og:title" content="Widget count not divisible by group size">' in page
+    assert (
+        '<meta property="og:description" content="The widgets cannot be split evenly into groups.">'
+    ) in page
+    assert '<meta name="twitter:card" content="summary">' in page
+
+
+def test_alias_gets_a_redirect_page_and_a_json_copy(fixture_site):
+    page = html(fixture_site, "/errors/00000000000000ff/")
+    assert f'content="0; url=/errors/{A1}/"' in page
+    copy = json.loads((fixture_site / "api/errors/00000000000000ff.json").read_text())
+    assert copy["id"] == A1 and copy["alias"] == "00000000000000ff"
+
+
+def test_json_document(fixture_site):
+    doc = json.loads((fixture_site / f"api/errors/{A1}.json").read_text())
+    assert doc["schema_version"] == 1
+    assert doc["message"].startswith("Widget count ({count})")
+    assert doc["url"] == f"https://kb.example.org/api/errors/{A1}.json"
+    assert doc["html_url"] == f"https://kb.example.org/errors/{A1}/"
+    assert doc["modified"] == "2026-11-02"
+    assert (
+        doc["html"]["meaning"]
+        == "<p>Groups must be <strong>equal</strong>; a remainder cannot be placed.</p>\n"
+    )
+    assert doc["computed"]["source_url"].endswith("/demo/widgets.py#L42")
+    assert [r["title"] for r in doc["computed"]["related"]] == [
+        "Group size must be positive, got {group_size}"
+    ]
+    bare = (fixture_site / f"api/errors/{A1}").read_bytes()
+    assert bare == (fixture_site / f"api/errors/{A1}.json").read_bytes()
+
+
+def _openapi_validator(site: Path, component: str):
+    spec = json.loads((site / "api/openapi.json").read_text())
+    schema = {"$ref": f"#/components/schemas/{component}", "components": spec["components"]}
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _response_component(spec: dict, path: str) -> str:
+    ref = spec["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    return ref["$ref"].rsplit("/", 1)[1]
+
+
+@pytest.mark.parametrize("which", ["fixture_site", "real_site"])
+def test_every_json_file_matches_the_schema_openapi_names(which, request):
+    site = request.getfixturevalue(which)
+    spec = json.loads((site / "api/openapi.json").read_text())
+    assert spec["openapi"] == "3.1.0"
+    checks = {
+        "api/errors/*.json": "/api/errors/{id}.json",
+        "api/errors/*[!.json]": "/api/errors/{id}",
+        "api/index.json": "/api/index.json",
+        "api/projects/*.json": "/api/projects/{project}.json",
+    }
+    counted = 0
+    for pattern, path in checks.items():
+        validator = _openapi_validator(site, _response_component(spec, path))
+        for file in site.glob(pattern):
+            validator.validate(json.loads(file.read_text()))
+            counted += 1
+    assert counted >= 4
+    not_found = spec["paths"]["/api/index.json"]["get"]["responses"]["404"]["content"]
+    name = not_found["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    _openapi_validator(site, name).validate(json.loads((site / "api/404.json").read_text()))
+    published = json.loads((site / "api/schema/error.json").read_text())
+    assert published == json.loads(Path("generator/error.schema.json").read_text())
+
+
+def test_project_page_groups_by_source_file(fixture_site):
+    page = html(fixture_site, "/projects/demo/")
+    assert page.index("<code>demo/registry.py</code>") < page.index("<code>demo/widgets.py</code>")
+    widgets = page[page.index("<code>demo/widgets.py</code>") :]
+    assert widgets.index("00000000000000b2") < widgets.index(A1)  # by line within a file
+    listing = json.loads((fixture_site / "api/projects/demo.json").read_text())
+    assert listing["count"] == 3
+
+
+def test_home_guides_sitemap_feed_robots_404(fixture_site):
+    home = (fixture_site / "index.html").read_text()
+    assert 'href="/projects/demo/"' in home and "3 errors" in home
+    guide = html(fixture_site, "/guides/grouping/")
+    assert '<h2 id="divisors">Divisors</h2>' in guide and 'href="#padding"' in guide
+    sitemap = ElementTree.parse(fixture_site / "sitemap.xml").getroot()
+    locs = [e.text for e in sitemap.iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")]
+    assert f"https://kb.example.org/errors/{A1}/" in locs
+    feed = ElementTree.parse(fixture_site / "feed.xml").getroot()
+    atom = "{http://www.w3.org/2005/Atom}"
+    assert feed.find(f"{atom}updated").text == "2026-11-02T00:00:00Z"
+    assert [e.find(f"{atom}title").text for e in feed.iter(f"{atom}entry")][0] == (
+        "Widget count not divisible by group size"
+    )
+    assert (
+        "Sitemap: https://kb.example.org/sitemap.xml" in (fixture_site / "robots.txt").read_text()
+    )
+    assert "Page not found" in (fixture_site / "404.html").read_text()
+
+
+@pytest.mark.parametrize("which", ["fixture_site", "real_site"])
+def test_every_internal_link_resolves(which, request):
+    assert broken_links(request.getfixturevalue(which)) == []
+
+
+@pytest.mark.parametrize("which", ["fixture_site", "real_site"])
+def test_no_page_loads_anything_from_another_host(which, request):
+    site = request.getfixturevalue(which)
+    assert external_loads(site) == []
+    assert parse(site / "index.html").loads  # the check does see what pages load
+
+
+def _digest(site: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(site)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(site.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_build_is_deterministic(kb, tmp_path):
+    build(kb, tmp_path / "one")
+    os.utime(kb / "content/site.yaml")  # a touched file changes nothing
+    build(kb, tmp_path / "two")
+    assert _digest(tmp_path / "one") == _digest(tmp_path / "two")
+
+
+def test_invalid_content_leaves_the_site_untouched(kb):
+    build(kb)
+    before = _digest(kb / "site")
+    (kb / "content/errors/demo/00000000000000b2.yaml").write_text("id: 00000000000000b2\n")
+    with pytest.raises(ContentError):
+        build(kb)
+    assert _digest(kb / "site") == before
+
+
+def test_a_build_failing_midway_leaves_the_site_whole(kb, monkeypatch):
+    build(kb)
+    before = _digest(kb / "site")
+    (kb / "content/errors/demo/00000000000000b2.yaml").open("a").write("title: Changed\n")
+    written = []
+
+    def failing_write(self, url, body):
+        written.append(url)
+        if len(written) == 5:
+            raise OSError("disk full")
+        original(self, url, body)
+
+    original = build_module.Writer.write
+    monkeypatch.setattr(build_module.Writer, "write", failing_write)
+    with pytest.raises(OSError, match="disk full"):
+        build(kb)
+    assert _digest(kb / "site") == before
+    assert not list(kb.glob(".site-*"))  # no staging folder left behind
+
+
+def test_a_killed_build_leaves_the_site_whole(kb):
+    build(kb)
+    before = _digest(kb / "site")
+    records = kb / "content/errors/demo"
+    text = (records / "00000000000000b2.yaml").read_text()
+    for i in range(800):  # enough work that the build is still writing when killed
+        rid = f"{0xB000 + i:016x}"
+        (records / f"{rid}.yaml").write_text(
+            text.replace("00000000000000b2", rid, 1).replace("related: [00000000000000a1]\n", "")
+        )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "generator", "--root", str(kb), "build"], stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    while not list(kb.glob(".site-build-*/errors")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert list(kb.glob(".site-build-*")), "the build was killed before it started writing"
+    assert _digest(kb / "site") == before
+    build(kb)  # the next build clears the abandoned staging folder
+    assert not list(kb.glob(".site-*"))
+    assert (kb / f"site/errors/{0xB000:016x}/index.html").exists()

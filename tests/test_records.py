@@ -1,0 +1,155 @@
+"""The loader and validator: every problem code, with file, line and field."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from generator.records import CODES, ContentError, load_content
+
+A1 = "content/errors/demo/00000000000000a1.yaml"
+B2 = "content/errors/demo/00000000000000b2.yaml"
+
+
+def problems_of(kb) -> list[str]:
+    with pytest.raises(ContentError) as info:
+        load_content(kb)
+    return [str(p) for p in info.value.problems]
+
+
+def edit(kb, rel: str, old: str, new: str) -> None:
+    path = kb / rel
+    text = path.read_text()
+    assert old in text, f"fixture lacks {old!r}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def line_of(kb, rel: str, needle: str) -> int:
+    for number, line in enumerate((kb / rel).read_text().splitlines(), 1):
+        if needle in line:
+            return number
+    raise AssertionError(needle)
+
+
+def test_fixture_is_valid(kb):
+    content = load_content(kb)
+    assert sorted(content.records) == ["00000000000000a1", "00000000000000b2", "00000000000000c3"]
+    assert content.aliases == {"00000000000000ff": "00000000000000a1"}
+    assert [g.slug for g in content.guides] == ["grouping"]
+    assert content.records["00000000000000a1"].data["updated"] == "2026-11-02"  # dates stay text
+
+
+# (code, file, old text, new text, field, the line holding this text)
+CASES = [
+    ("E100", A1, "summary: The widgets", "summary: [The widgets", "(file)", None),
+    ("E101", B2, "exception: RuntimeError\n", "", "exception", "id:"),
+    ("E102", A1, "tags: [config]", "tag: [config]", "tag", "tag:"),
+    ("E103", A1, "line: 42", "line: forty-two", "source.line", "line: forty-two"),
+    ("E103", A1, "method: human", "method: guessed", "analysis.method", "analysis:"),
+    (
+        "E104",
+        A1,
+        "related: [00000000000000b2]",
+        "related: [00000000000000b3]",
+        "related[0]",
+        "related:",
+    ),
+    ("E105", A1, "id: 00000000000000a1", "id: 00000000000000A1", "id", "id:"),
+    ("E105", A1, "id: 00000000000000a1", "id: 00000000000000a9", "id", "id:"),
+    (
+        "E106",
+        B2,
+        "updated: 2026-10-01",
+        "updated: 2026-10-01\naliases: [00000000000000a1]",
+        "aliases[0]",
+        "aliases:",
+    ),
+    (
+        "E107",
+        A1,
+        "  group_size:\n    type: int\n    about: The `--group-size` flag.\n",
+        "",
+        "params",
+        "message:",
+    ),
+    ("E108", A1, "params:\n", "params:\n  spare:\n    type: int\n", "params.spare", "spare:"),
+    ("E109", A1, "project: demo", "project: nodemo", "project", "project:"),
+    (
+        "E110",
+        B2,
+        "updated: 2026-10-01",
+        "updated: 2026-10-01\nupdated: 2026-10-02",
+        "updated",
+        "updated: 2026-10-02",
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "rel", "old", "new", "field", "needle"), CASES)
+def test_each_problem_names_file_line_code_and_field(kb, code, rel, old, new, field, needle):
+    edit(kb, rel, old, new)
+    found = problems_of(kb)
+    line = line_of(kb, rel, needle) if needle else None
+    where = str(line) if line else r"\d+"
+    pattern = rf"^{re.escape(rel)}:{where}: {code} {re.escape(field)}: .+"
+    assert any(re.match(pattern, p) for p in found), found
+
+
+def test_file_that_is_not_a_mapping(kb):
+    (kb / B2).write_text("- just\n- a list\n")
+    assert f"{B2}:1: E111 (file): the file must be a YAML mapping of field: value" in problems_of(
+        kb
+    )
+
+
+def test_missing_site_settings(kb):
+    (kb / "content/site.yaml").unlink()
+    assert any(p.startswith("content/site.yaml:1: E114") for p in problems_of(kb))
+
+
+def test_guide_naming_an_unknown_record(kb):
+    edit(
+        kb,
+        "content/guides/grouping.md",
+        "errors: [00000000000000a1]",
+        "errors: [00000000000000a1, 0000000000000999]",
+    )
+    assert "content/guides/grouping.md:4: E104 errors[1]" in " ".join(problems_of(kb))
+
+
+def test_every_problem_is_reported_at_once(kb):
+    edit(kb, A1, "tags: [config]", "tag: [config]")
+    edit(kb, B2, "project: demo", "project: other")
+    (kb / "content/errors/demo/00000000000000d4.yaml").write_text("id: [unclosed\n")
+    codes = {p.split(": ")[1].split()[0] for p in problems_of(kb)}
+    assert {"E102", "E109", "E100"} <= codes
+
+
+def test_problem_lines_carry_a_fix(kb):
+    edit(kb, A1, "related: [00000000000000b2]", "related: [00000000000000b3]")
+    (problem,) = problems_of(kb)
+    assert "unknown id '00000000000000b3'" in problem and "use the id of a record" in problem
+
+
+def test_codes_are_documented():
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    for code in CODES:
+        if code not in ("E112", "E113"):
+            assert f"| {code} |" in readme, code
+
+
+def test_schema_line_points_at_the_schema(kb):
+    first = (kb / A1).read_text().splitlines()[0]
+    target = first.split("$schema=")[1]
+    assert (kb / "content/errors/demo" / target).resolve().name == "error.schema.json"
+
+
+def test_unknown_field_in_nested_object(kb):
+    edit(kb, A1, "  function: Grouper.split\n", "  function: Grouper.split\n  colour: red\n")
+    assert f"{A1}:{line_of(kb, A1, 'colour:')}: E102 source.colour" in " ".join(problems_of(kb))
+
+
+def test_wrong_type_names_expected_type(kb):
+    edit(kb, A1, "situations:\n", "situations: several\nx_situations:\n")
+    text = "\n".join(problems_of(kb))
+    assert re.search(r"E103 situations: \"several\" is not of type array", text), text
