@@ -1,9 +1,12 @@
 import shutil
+import socket
+import threading
 from pathlib import Path
 
 import pytest
 
 from generator.build import build
+from generator.serve import make_server
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "kb"
@@ -35,3 +38,63 @@ def real_site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("real") / "site"
     build(REPO, out)
     return out
+
+
+@pytest.fixture(scope="session")
+def serve_site():
+    """Serve a built site on 127.0.0.1 with the preview server; returns its base URL."""
+    servers = []
+
+    def start(site: Path) -> str:
+        server = make_server(site, "127.0.0.1", 0)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium, headless, driven by Playwright (no browser download)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh page that records every request it makes and every script error."""
+    context = browser.new_context()
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    pg = context.new_page()
+    pg.requests = []
+    pg.errors = []
+    pg.on("request", lambda req: pg.requests.append(req.url))
+    pg.on("pageerror", lambda err: pg.errors.append(str(err)))
+    yield pg
+    context.close()
+
+
+@pytest.fixture
+def unused_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

@@ -1,0 +1,87 @@
+"""The site in real headless Chromium: sections, dark mode, copy-link, no other hosts."""
+
+from urllib.parse import urlsplit
+
+import pytest
+
+A1 = "00000000000000a1"
+
+
+@pytest.fixture(scope="module")
+def base(fixture_site, serve_site):
+    return serve_site(fixture_site)
+
+
+def test_error_page_sections_are_visible(page, base):
+    page.goto(f"{base}/errors/{A1}/")
+    assert page.locator("h1").inner_text() == "Widget count not divisible by group size"
+    headings = page.locator("section.section h2").all_inner_texts()
+    assert [h.strip() for h in headings] == [
+        "What it means",
+        "Source",
+        "Solutions",
+        "Example fix",
+        "Defensive patterns",
+        "Prevention",
+        "When it happens",
+        "Related errors",
+        "Guides",
+        "Other errors in widgets.py",
+    ]
+    for anchor in ("meaning", "solutions", "example-fix", "related"):
+        assert page.locator(f"#{anchor}").is_visible()
+    assert page.locator("var.ph[data-param=count]").first.is_visible()
+    assert page.errors == []
+
+
+def test_dark_mode_follows_the_system_and_the_toggle(page, base):
+    page.emulate_media(color_scheme="dark")
+    page.goto(f"{base}/errors/{A1}/")
+    background = "getComputedStyle(document.body).backgroundColor"
+    dark = page.evaluate(background)
+    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    page.click("[data-theme-toggle]")
+    assert page.evaluate("document.documentElement.dataset.theme") == "light"
+    light = page.evaluate(background)
+    assert dark == "rgb(15, 17, 23)" and light == "rgb(255, 255, 255)"
+    page.reload()  # the choice persists
+    assert page.evaluate(background) == light
+
+
+def test_copy_link_button_copies_the_section_permalink(page, base):
+    page.goto(f"{base}/errors/{A1}/")
+    page.click("#solutions .copy-link")
+    assert page.evaluate("navigator.clipboard.readText()") == f"{base}/errors/{A1}/#solutions"
+    assert page.locator("#solutions .copy-link.copied").count() == 1
+    assert urlsplit(page.url).fragment == "solutions"
+
+
+def test_every_request_stays_on_localhost(page, base):
+    for url in (f"/errors/{A1}/", "/", "/projects/demo/", "/guides/grouping/", "/nowhere/"):
+        page.goto(base + url)
+    hosts = {urlsplit(u).hostname for u in page.requests}
+    assert hosts == {"127.0.0.1"}
+    assert any(u.endswith(".css?v=" + u.split("?v=")[-1]) for u in page.requests)
+
+
+def test_missing_page_shows_the_404_page(page, base):
+    response = page.goto(f"{base}/errors/0000000000000000/")
+    assert response.status == 404
+    assert page.locator("h1").inner_text() == "Page not found"
+
+
+def test_project_filter_narrows_the_list(page, base):
+    page.goto(f"{base}/projects/demo/")
+    page.fill("[data-filter-input]", "positive")
+    visible = page.locator("[data-filter-item]:visible").all_inner_texts()
+    assert len(visible) == 1 and "Group size must be positive" in visible[0]
+    assert page.locator("[data-filter-count]").inner_text() == "1 shown"
+
+
+def test_phone_width_has_no_horizontal_scroll(browser, base):
+    context = browser.new_context(viewport={"width": 375, "height": 740})
+    pg = context.new_page()
+    pg.goto(f"{base}/errors/{A1}/")
+    overflow = pg.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    context.close()
+    assert overflow <= 0

@@ -1,0 +1,120 @@
+"""The errorkb command: check, build, new and serve, as a user runs them."""
+
+import subprocess
+import sys
+import time
+import urllib.request
+
+import yaml
+
+from generator.scaffold import new_id
+
+
+def errorkb(kb, *args, **kwargs):
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "--root", str(kb), *args],
+        capture_output=True,
+        text=True,
+        **kwargs,
+    )
+
+
+def test_check_passes_on_valid_content(kb):
+    result = errorkb(kb, "check")
+    assert result.returncode == 0
+    assert "ok: 3 records, 1 guides, 1 projects, 1 models" in result.stderr
+
+
+def test_check_lists_every_problem_and_fails(kb):
+    a1 = kb / "content/errors/demo/00000000000000a1.yaml"
+    a1.write_text(a1.read_text().replace("tags: [config]", "tagz: [config]"))
+    (kb / "content/errors/demo/00000000000000b2.yaml").write_text("id: [\n")
+    result = errorkb(kb, "check")
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert any(
+        line.startswith("content/errors/demo/00000000000000a1.yaml:") and " E102 tagz: " in line
+        for line in lines
+    )
+    assert any(
+        line.startswith("content/errors/demo/00000000000000b2.yaml:2: E100") for line in lines
+    )
+    assert lines[-1] == "2 problem(s) found; nothing was written"
+
+
+def test_build_refuses_bad_content_and_writes_nothing(kb):
+    (kb / "content/errors/demo/00000000000000b2.yaml").write_text("id: nope\n")
+    result = errorkb(kb, "build")
+    assert result.returncode == 1 and "E105 id" in result.stderr
+    assert not (kb / "site").exists()
+
+
+def test_new_scaffolds_a_record_with_its_id(kb):
+    message = "Bolt size ({size}) is too large"
+    result = errorkb(
+        kb, "new", "--project", "demo", "--exception", "ValueError", "--message", message
+    )
+    assert result.returncode == 0
+    rid = new_id("demo", "ValueError", message)
+    path = kb / f"content/errors/demo/{rid}.yaml"
+    assert result.stdout.strip() == str(path)
+    data = yaml.safe_load(path.read_text())
+    assert data["id"] == rid and data["message"] == message and "size" in data["params"]
+    assert path.read_text().startswith("# yaml-language-server: $schema=")
+    assert errorkb(kb, "check").returncode == 0  # the scaffold is a valid record
+    again = errorkb(
+        kb, "new", "--project", "demo", "--exception", "ValueError", "--message", message
+    )
+    assert again.returncode == 1 and "already exists" in again.stderr
+
+
+def test_new_id_is_sha256_of_project_exception_message():
+    assert (
+        new_id("vllm", "ValueError", "x")
+        == (__import__("hashlib").sha256(b"vllm\0ValueError\0x").hexdigest()[:16])
+    )
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return response.read().decode()
+
+
+def test_serve_builds_serves_and_rebuilds_on_change(kb, unused_port):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "generator", "--root", str(kb), "serve", "--port", str(unused_port)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{unused_port}"
+    try:
+        page = _wait_for(lambda: _get(f"{base}/errors/00000000000000b2/"))
+        assert "Group size must be positive" in page
+        record = kb / "content/errors/demo/00000000000000b2.yaml"
+        record.write_text(record.read_text() + "title: Group size is not positive\n")
+        _wait_for(
+            lambda: "Group size is not positive" in _get(f"{base}/errors/00000000000000b2/") or None
+        )
+        record.write_text("id: [broken\n")  # a bad edit keeps the last good site up
+        time.sleep(1.5)
+        assert "Group size is not positive" in _get(f"{base}/errors/00000000000000b2/")
+        api = urllib.request.urlopen(f"{base}/api/errors/00000000000000a1", timeout=5)
+        assert api.headers["Content-Type"] == "application/json"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert "E100" in proc.stderr.read()
+
+
+def _wait_for(probe, seconds: float = 20):
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            result = probe()
+            if result:
+                return result
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.1)
