@@ -70,6 +70,79 @@ def cmd_new(args) -> int:
     return 0
 
 
+def cmd_calc(args) -> int:
+    import json
+
+    from generator import calc
+
+    try:
+        model = _calc_model(args)
+        answer = calc.summary(
+            model["heads"],
+            model.get("kv_heads"),
+            args.tp,
+            args.dcp,
+            args.pcp,
+            model.get("mla", False),
+            args.gpus,
+            model.get("layers"),
+        )
+    except (calc.CalcInputError, LookupError) as exc:
+        _log(f"error: {exc}")
+        return 2
+    if args.json:
+        print(json.dumps({"model": model, **answer}, indent=1, sort_keys=True))
+        return 1 if answer.get("first_error") else 0
+    print(_calc_text(model, args, answer))
+    return 1 if answer.get("first_error") else 0
+
+
+def _calc_model(args) -> dict:
+    """The model's head counts: a preset from content/models.yaml, or the flags."""
+    if args.model:
+        from generator.records import load_content
+
+        models = {m["key"]: m for m in load_content(args.root).models}
+        if args.model not in models:
+            raise LookupError(f"unknown model {args.model!r}; presets: {', '.join(models)}")
+        return models[args.model]
+    if args.heads is None:
+        raise LookupError("give --heads (and --kv-heads for GQA/MQA) or --model")
+    return {"heads": args.heads, "kv_heads": args.kv_heads, "layers": args.layers, "mla": args.mla}
+
+
+def _calc_text(model: dict, args, answer: dict) -> str:
+    from generator import urls
+    from generator.records import load_content
+
+    lines = [
+        f"{model.get('name', 'model')}: {model['heads']} attention heads, "
+        f"{model.get('kv_heads') or model['heads']} KV heads"
+        + (", MLA" if model.get("mla") else "")
+    ]
+    if args.tp is not None:
+        error = answer["first_error"]
+        if error:
+            base = load_content(args.root).site["base_url"]
+            lines += [
+                f"ERROR ({error['stage']}): {error['exception']}: {error['message']}",
+                f"  see {urls.absolute(base, urls.error(error['id']))}",
+            ]
+        else:
+            lines.append(f"OK: TP {args.tp}, DCP {args.dcp}, PCP {args.pcp} passes every check")
+        dcp_sizes = ", ".join(map(str, answer["valid_dcp_sizes"])) or "none at this TP size"
+        lines.append(f"valid DCP sizes: {dcp_sizes}")
+    lines.append("valid TP sizes: " + ", ".join(map(str, answer["valid_tp_sizes"])))
+    if args.gpus is not None:
+        lines.append(f"layouts for {args.gpus} GPUs ({answer['layouts_total']} in all):")
+        for lay in answer["layouts"]:
+            dcp = ", ".join(map(str, lay["dcp"]))
+            lines.append(
+                f"  TP {lay['tp']} x PP {lay['pp']} x DP {lay['dp']} (DCP {dcp}): {lay['reason']}"
+            )
+    return "\n".join(lines)
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="errorkb", description="Error knowledge base generator.")
     top.add_argument(
@@ -98,6 +171,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--exception", required=True)
     p.add_argument("--message", required=True, help="the message template, {placeholders} named")
     p.set_defaults(func=cmd_new)
+
+    p = sub.add_parser("calc", help="vLLM parallel-size rules: first error, valid sizes, layouts")
+    p.add_argument("--model", help="a preset key from content/models.yaml")
+    p.add_argument("--heads", type=int, help="num_attention_heads")
+    p.add_argument("--kv-heads", type=int, help="num_key_value_heads (default: heads)")
+    p.add_argument("--layers", type=int, help="num_hidden_layers (bounds pipeline parallelism)")
+    p.add_argument("--mla", action="store_true", help="multi-head latent attention model")
+    p.add_argument("--tp", type=int, help="--tensor-parallel-size to check")
+    p.add_argument("--dcp", type=int, default=1, help="--decode-context-parallel-size")
+    p.add_argument("--pcp", type=int, default=1, help="--prefill-context-parallel-size")
+    p.add_argument("--gpus", type=int, help="suggest TP x PP x DP layouts for this many GPUs")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_calc)
     return top
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from generator import template
+from generator import calc, template
 
 SCHEMA_PATH = Path(__file__).with_name("error.schema.json")
 SCHEMA_LINE = "# yaml-language-server: $schema=../../../generator/error.schema.json"
@@ -535,7 +535,93 @@ def _cross_problems(record: Record, content: Content) -> list[Problem]:
             )
     if "params" in data:
         found += _placeholder_problems(record)
+    if "calculator" in data:
+        found += _calculator_problems(record)
+    for i, check in enumerate(data.get("checks", [])):
+        found += _check_problems(record, i, check)
     return found
+
+
+# Functions of generator/calc.py that a record's `checks` may call.
+CHECK_FUNCTIONS = ("first_error", "moriio_first_error")
+
+
+def _calculator_problems(record: Record) -> list[Problem]:
+    src, spec, found = record.source, record.data["calculator"], []
+    if spec["name"] not in calc.CALCULATORS:
+        return [
+            Problem(
+                src.path,
+                src.line("calculator", "name"),
+                "E112",
+                "calculator.name",
+                f"unknown calculator {spec['name']!r}; use one of: {', '.join(calc.CALCULATORS)}",
+            )
+        ]
+    inputs = calc.CALCULATORS[spec["name"]][1]
+    names = template.placeholders(record.message)
+    for key, placeholder in spec.get("inputs", {}).items():
+        line = src.line("calculator", "inputs", key)
+        if key not in inputs:
+            found.append(
+                Problem(
+                    src.path,
+                    line,
+                    "E112",
+                    f"calculator.inputs.{key}",
+                    f"{spec['name']} has no input {key!r}; inputs: {', '.join(inputs)}",
+                )
+            )
+        elif placeholder not in names:
+            found.append(
+                Problem(
+                    src.path,
+                    line,
+                    "E112",
+                    f"calculator.inputs.{key}",
+                    f"{{{placeholder}}} is not a placeholder of message",
+                )
+            )
+    return found
+
+
+def _check_problems(record: Record, i: int, check: dict) -> list[Problem]:
+    """Run one claim of `checks` through the calculator; a false claim is a problem."""
+    src, field_name = record.source, f"checks[{i}]"
+    line = src.line("checks", i)
+    function = check.get("function", "first_error")
+    if function not in CHECK_FUNCTIONS:
+        return [
+            Problem(
+                src.path,
+                line,
+                "E113",
+                field_name,
+                f"unknown function {function!r}; use one of: {', '.join(CHECK_FUNCTIONS)}",
+            )
+        ]
+    try:
+        result = getattr(calc, function)(**check["given"])
+    except (TypeError, calc.CalcInputError) as exc:
+        return [Problem(src.path, line, "E113", field_name, f"cannot run {function}: {exc}")]
+    got = result.id if result else "ok"
+    if got == check["expect"]:
+        return []
+    said = result.message if result else "no error"
+    return [
+        Problem(
+            src.path,
+            line,
+            "E113",
+            field_name,
+            f"claims {check['expect']} but {function}({_kwargs(check['given'])}) gives "
+            f"{got}: {said}; correct the claim or the calculator",
+        )
+    ]
+
+
+def _kwargs(given: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in given.items())
 
 
 def _placeholder_problems(record: Record) -> list[Problem]:

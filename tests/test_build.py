@@ -163,12 +163,12 @@ def test_project_page_groups_by_source_file(fixture_site):
     widgets = page[page.index("<code>demo/widgets.py</code>") :]
     assert widgets.index("00000000000000b2") < widgets.index(A1)  # by line within a file
     listing = json.loads((fixture_site / "api/projects/demo.json").read_text())
-    assert listing["count"] == 3
+    assert listing["count"] == 4
 
 
 def test_home_guides_sitemap_feed_robots_404(fixture_site):
     home = (fixture_site / "index.html").read_text()
-    assert 'href="/projects/demo/"' in home and "3 errors" in home
+    assert 'href="/projects/demo/"' in home and "4 errors" in home
     guide = html(fixture_site, "/guides/grouping/")
     assert '<h2 id="divisors">Divisors</h2>' in guide and 'href="#padding"' in guide
     sitemap = ElementTree.parse(fixture_site / "sitemap.xml").getroot()

@@ -22,7 +22,7 @@ def errorkb(kb, *args, **kwargs):
 def test_check_passes_on_valid_content(kb):
     result = errorkb(kb, "check")
     assert result.returncode == 0
-    assert "ok: 3 records, 1 guides, 1 projects, 1 models" in result.stderr
+    assert "ok: 4 records, 1 guides, 1 projects, 1 models" in result.stderr
 
 
 def test_check_lists_every_problem_and_fails(kb):
@@ -118,3 +118,34 @@ def _wait_for(probe, seconds: float = 20):
         if time.monotonic() > deadline:
             raise AssertionError("timed out")
         time.sleep(0.1)
+
+
+def test_calc_prints_the_first_error_with_its_record_link(kb):
+    result = errorkb(kb, "calc", "--heads", "40", "--kv-heads", "8", "--tp", "3")
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[1:3] == [
+        "ERROR (config): ValueError: Total number of attention heads (40) must be divisible by "
+        "tensor parallel size (3).",
+        "  see https://kb.example.org/errors/f644a7c8e4fdc46c/",
+    ]
+    assert "valid TP sizes: 1, 2, 4, 8, 40" in result.stdout
+
+
+def test_calc_says_ok_and_lists_layouts_for_a_preset(kb):
+    ok = errorkb(kb, "calc", "--model", "tiny", "--tp", "4", "--gpus", "8")
+    assert ok.returncode == 0, ok.stderr
+    assert "OK: TP 4, DCP 1, PCP 1 passes every check" in ok.stdout
+    assert "layouts for 8 GPUs" in ok.stdout and "TP 8 x PP 1 x DP 1" in ok.stdout
+
+
+def test_calc_json_and_bad_input(kb):
+    import json
+
+    result = errorkb(
+        kb, "calc", "--heads", "48", "--kv-heads", "8", "--tp", "48", "--dcp", "4", "--json"
+    )
+    assert json.loads(result.stdout)["first_error"]["id"] == "d97d5d8528e2b364"
+    bad = errorkb(kb, "calc", "--heads", "0")
+    assert bad.returncode == 2 and "heads must be between 1 and" in bad.stderr
+    unknown = errorkb(kb, "calc", "--model", "nope")
+    assert unknown.returncode == 2 and "presets: tiny" in unknown.stderr

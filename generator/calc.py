@@ -1,0 +1,524 @@
+"""vLLM's parallel-size rules, as vLLM 0.33.0 (commit 4ba787ec9) applies them.
+
+The one source of truth for the calculator: the build uses it for static tables
+and record checks, and the browser runs this very file in a Pyodide Web Worker.
+So: standard library only, no package imports, nothing computed at import time.
+
+Every error is reported as vLLM would raise it: the record id, the exception
+class, the stage (config, load, or transfer for MoRIIO), the message filled in
+exactly as vLLM formats it, and the values of its placeholders.
+"""
+
+from dataclasses import dataclass, field
+
+LIMIT = 2**20  # upper bound for every size: keeps each answer instant, never a hang
+
+# Record ids. The three seeds are fixed; the others are the first 16 hex digits of
+# sha256("vllm\0<exception>\0<template>"), stored here so import does no hashing.
+HEADS_TP = "f644a7c8e4fdc46c"
+Q_PER_KV_DCP = "d97d5d8528e2b364"
+MORIIO_POSITIVE = "8a94eee2b843fde3"
+TP_DCP = "ec286fe14c6bd36e"
+PCP_DCP = "cd09495ecb370cdc"
+DCP_NEEDS_TP = "d5a007f20ffc651d"
+DCP_MAX = "b0d4689c64092fe0"
+NOT_DIVISIBLE = "8c9939623dcb99d4"
+ATTN_HEADS_KV = "23915572dd643864"
+MORIIO_REMOTE_MULTIPLE = "d088ea88edc4adb6"
+MORIIO_LOCAL_MULTIPLE = "4f2f0383ffb17009"
+MORIIO_REPLICATED = "3816d2388527979a"
+MORIIO_ACKS = "3080991b4ff33f42"
+MORIIO_WRITE_MULTIPLE = "ac8dd4ee2d70dbf2"
+MORIIO_WRITE_KV_POSITIVE = "a41a5e77e2553582"
+MORIIO_WRITE_SHARD = "db0b01dcb862cef1"
+
+# id -> (exception, template). Templates are the messages exactly as vLLM formats
+# them, with {name} for each f-string expression (its last attribute name).
+MESSAGES = {
+    # config/parallel.py, ParallelConfig._validate_parallel_config
+    TP_DCP: ("ValueError", "tp_size={tp} must be divisible by dcp_size={dcp}."),
+    PCP_DCP: (
+        "ValueError",
+        "When PCP is enabled, DCP must be disabled, span the PCP axis, or span the full "
+        "TP x PCP axis. Got TP={tp}, PCP={pcp}, DCP={dcp}; valid DCP sizes are "
+        "{valid_dcp_sizes}.",
+    ),
+    # config/model.py, ModelConfig.verify_with_parallel_config
+    HEADS_TP: (
+        "ValueError",
+        "Total number of attention heads ({total_num_attention_heads}) must be divisible "
+        "by tensor parallel size ({tensor_parallel_size}).",
+    ),
+    DCP_NEEDS_TP: (
+        "ValueError",
+        "Decode context parallelism for GQA/MQA requires `--tensor-parallel-size` "
+        "({tensor_parallel_size}) to be greater than the model's total number of KV heads "
+        "({total_num_kv_heads}). Increase `--tensor-parallel-size` or set "
+        "`--decode-context-parallel-size 1`.",
+    ),
+    DCP_MAX: (
+        "ValueError",
+        "`--decode-context-parallel-size` ({decode_context_parallel_size}) exceeds the "
+        "maximum supported value ({max_dcp_size}) for `--tensor-parallel-size` "
+        "({tensor_parallel_size}) and {total_num_kv_heads} model KV heads.",
+    ),
+    Q_PER_KV_DCP: (
+        "ValueError",
+        "The model's number of query heads per KV head ({num_q_per_kv}) must be divisible "
+        "by `--decode-context-parallel-size` ({decode_context_parallel_size}) for GQA/MQA.",
+    ),
+    # distributed/utils.py ensure_divisibility, via QKVParallelLinear at model load
+    NOT_DIVISIBLE: ("AssertionError", "{numerator} is not divisible by {denominator}"),
+    # model_executor/layers/attention/attention.py, Attention.__init__ (per-rank heads)
+    ATTN_HEADS_KV: (
+        "AssertionError",
+        "num_heads ({num_heads}) is not divisible by num_kv_heads ({num_kv_heads})",
+    ),
+    # distributed/kv_transfer/kv_connector/v1/moriio/moriio_connector.py
+    MORIIO_REMOTE_MULTIPLE: (
+        "ValueError",
+        "remote tp_size {remote_tp_size} must be a multiple of local tp_size "
+        "{local_tp_size} for heterogeneous-TP P/D",
+    ),
+    MORIIO_LOCAL_MULTIPLE: (
+        "ValueError",
+        "local tp_size {local_tp_size} must be a multiple of remote tp_size "
+        "{remote_tp_size} for heterogeneous-TP P/D",
+    ),
+    MORIIO_POSITIVE: ("ValueError", "TP sizes and total_num_kv_heads must be positive"),
+    MORIIO_REPLICATED: (
+        "NotImplementedError",
+        "MoRIIO heterogeneous TP requires replicated KV heads on both prefill and decode. "
+        "Got total_num_kv_heads={total_num_kv_heads}, local_tp_size={local_tp_size}, "
+        "remote_tp_size={remote_tp_size}.",
+    ),
+    MORIIO_ACKS: (
+        "ValueError",
+        "consumer tp_size {consumer_tp_size} must be a multiple of producer tp_size "
+        "{producer_tp_size} for heterogeneous-TP P/D",
+    ),
+    # .../moriio/moriio_tp_mapping.py, validate_write_tp_topology
+    MORIIO_WRITE_MULTIPLE: (
+        "ValueError",
+        "MoRIIO WRITE needs one TP size to be a multiple of the other, got producer "
+        "tp_size={producer_tp_size}, consumer tp_size={consumer_tp_size}",
+    ),
+    MORIIO_WRITE_KV_POSITIVE: ("ValueError", "total_num_kv_heads must be positive"),
+    MORIIO_WRITE_SHARD: (
+        "ValueError",
+        "MoRIIO WRITE cannot shard {total_num_kv_heads} KV heads over tp_size={tp_size}",
+    ),
+}
+
+# Calculators a record may name in its `calculator` field -> (run op, its inputs).
+# tp_sizes and dcp_sizes are two views of one widget, answered by summary().
+CALCULATORS = {
+    "tp_sizes": ("summary", ("heads", "kv_heads", "tp", "mla", "gpus", "layers")),
+    "dcp_sizes": ("summary", ("heads", "kv_heads", "tp", "dcp", "pcp", "mla")),
+    "moriio": ("moriio", ("prefill_tp", "decode_tp", "kv_heads", "mode", "mla")),
+}
+
+
+class CalcInputError(ValueError):
+    """An input the calculator cannot use; the message names the input."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """The first error vLLM raises for a configuration."""
+
+    id: str
+    exception: str
+    stage: str  # 'config', 'load' or 'transfer'
+    message: str
+    values: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "exception": self.exception,
+            "stage": self.stage,
+            "message": self.message,
+            "values": dict(self.values),
+        }
+
+
+def _raise(record_id: str, stage: str, **values) -> Result:
+    exception, template = MESSAGES[record_id]
+    return Result(record_id, exception, stage, template.format(**values), values)
+
+
+# ---------------------------------------------------------------- input checks
+
+
+def _int(name: str, value, low: int = 1, high: int = LIMIT) -> int:
+    """A whole number in [low, high]; decimal strings allowed (URL query values)."""
+    if isinstance(value, str):
+        text = value.strip()
+        digits = text[1:] if text[:1] in "+-" else text
+        if not (digits.isascii() and digits.isdigit()):
+            raise CalcInputError(f"{name} must be a whole number, got {value!r}")
+        if len(digits) > 12:
+            raise CalcInputError(f"{name} must be at most {high}, got {value!r}")
+        value = int(text)
+    elif isinstance(value, bool) or not isinstance(value, int):
+        raise CalcInputError(f"{name} must be a whole number, got {value!r}")
+    if not low <= value <= high:
+        raise CalcInputError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _opt_int(name: str, value, low: int = 1, high: int = LIMIT) -> int | None:
+    """None (or an empty form field) means 'not given'."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return _int(name, value, low, high)
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _bool(name: str, value) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise CalcInputError(f"{name} must be true or false, got {value!r}")
+
+
+def _model(heads, kv_heads, mla) -> tuple[int, int, bool]:
+    """Heads, KV heads (None = MHA: one KV head per query head), MLA flag."""
+    heads = _int("heads", heads)
+    kv = _opt_int("kv_heads", kv_heads)
+    return heads, heads if kv is None else kv, _bool("mla", mla)
+
+
+# ---------------------------------------------------------------- the rules
+
+
+def _divisors(n: int) -> list[int]:
+    """All divisors of n in O(sqrt n)."""
+    small, large = [], []
+    i = 1
+    while i * i <= n:
+        if n % i == 0:
+            small.append(i)
+            if i * i != n:
+                large.append(n // i)
+        i += 1
+    return small + large[::-1]
+
+
+def _parallel_config_error(tp: int, dcp: int, pcp: int) -> Result | None:
+    """ParallelConfig validation: runs when the config is built, before the model check."""
+    if pcp == 1:
+        if tp % dcp:  # DCP reuses the TP ranks
+            return _raise(TP_DCP, "config", tp=tp, dcp=dcp)
+    elif dcp not in (1, pcp, tp * pcp):
+        valid = sorted({1, pcp, tp * pcp})
+        return _raise(PCP_DCP, "config", tp=tp, pcp=pcp, dcp=dcp, valid_dcp_sizes=valid)
+    return None
+
+
+def _model_config_error(heads: int, kv: int, tp: int, dcp: int, mla: bool) -> Result | None:
+    """ModelConfig.verify_with_parallel_config: heads vs TP, then DCP for GQA/MQA."""
+    if heads % tp:
+        return _raise(HEADS_TP, "config", total_num_attention_heads=heads, tensor_parallel_size=tp)
+    if dcp == 1 or mla:  # MLA shards its latent KV cache differently
+        return None
+    if tp <= kv:  # DCP needs KV heads replicated across TP ranks
+        return _raise(DCP_NEEDS_TP, "config", tensor_parallel_size=tp, total_num_kv_heads=kv)
+    if dcp > tp // kv:
+        return _raise(
+            DCP_MAX,
+            "config",
+            decode_context_parallel_size=dcp,
+            max_dcp_size=tp // kv,
+            tensor_parallel_size=tp,
+            total_num_kv_heads=kv,
+        )
+    if (heads // kv) % dcp:
+        return _raise(
+            Q_PER_KV_DCP, "config", num_q_per_kv=heads // kv, decode_context_parallel_size=dcp
+        )
+    return None
+
+
+def _load_error(heads: int, kv: int, tp: int) -> Result | None:
+    """Model load, every worker: KV heads are split over TP, or replicated when fewer."""
+    if tp >= kv and tp % kv:
+        return _raise(NOT_DIVISIBLE, "load", numerator=tp, denominator=kv)
+    if tp < kv and kv % tp:
+        return _raise(NOT_DIVISIBLE, "load", numerator=kv, denominator=tp)
+    # The attention layer then needs whole query groups per KV head on each rank.
+    num_heads, num_kv = heads // tp, max(1, kv // tp)
+    if num_heads % num_kv:
+        return _raise(ATTN_HEADS_KV, "load", num_heads=num_heads, num_kv_heads=num_kv)
+    return None
+
+
+def _first(heads: int, kv: int, tp: int, dcp: int, pcp: int, mla: bool) -> Result | None:
+    return (
+        _parallel_config_error(tp, dcp, pcp)
+        or _model_config_error(heads, kv, tp, dcp, mla)
+        or (None if mla else _load_error(heads, kv, tp))
+    )
+
+
+def _valid_tp(heads: int, kv: int, mla: bool, max_tp: int) -> list[int]:
+    return [
+        t for t in _divisors(heads) if t <= max_tp and (mla or _load_error(heads, kv, t) is None)
+    ]
+
+
+def _valid_dcp(heads: int, kv: int, tp: int, mla: bool, pcp: int = 1) -> list[int]:
+    candidates = _divisors(tp) if pcp == 1 else sorted({1, pcp, tp * pcp})
+    return [d for d in candidates if _first(heads, kv, tp, d, pcp, mla) is None]
+
+
+# ---------------------------------------------------------------- public API
+
+
+def divisors(n) -> list[int]:
+    """Divisors of n, ascending."""
+    return _divisors(_int("n", n))
+
+
+def valid_tp_sizes(heads, kv_heads=None, max_tp=None, mla=False) -> list[int]:
+    """TP sizes that pass the config check (heads % tp) and the load-time KV-head check."""
+    heads, kv, mla = _model(heads, kv_heads, mla)
+    cap = _opt_int("max_tp", max_tp)
+    return _valid_tp(heads, kv, mla, LIMIT if cap is None else cap)
+
+
+def first_error(heads, kv_heads=None, tp=1, dcp=1, pcp=1, mla=False) -> Result | None:
+    """The first error vLLM raises for this configuration, or None."""
+    heads, kv, mla = _model(heads, kv_heads, mla)
+    tp, dcp, pcp = _int("tp", tp), _int("dcp", dcp), _int("pcp", pcp)
+    return _first(heads, kv, tp, dcp, pcp, mla)
+
+
+def valid_dcp_sizes(heads, kv_heads, tp, mla=False, pcp=1) -> list[int]:
+    """DCP sizes (1 included) with which this TP/PCP raises nothing; [] if TP itself fails."""
+    heads, kv, mla = _model(heads, kv_heads, mla)
+    return _valid_dcp(heads, kv, _int("tp", tp), mla, _int("pcp", pcp))
+
+
+def _in_node(tp: int, per_node: int) -> bool:
+    """A TP group that never straddles a node boundary."""
+    return tp <= per_node and per_node % tp == 0
+
+
+def _layout_key(entry: dict, per_node: int, layers: int | None):
+    """Advice order: fewest replicas (DP only for what is left), TP inside a node,
+    PP stages that split the layers evenly, then more TP rather than PP."""
+    uneven = layers is not None and layers % entry["pp"] != 0
+    return (entry["dp"], not _in_node(entry["tp"], per_node), uneven, -entry["tp"])
+
+
+def _reason(tp, pp, dp, gpus, per_node, layers, best_tp) -> str:
+    width = f"{tp * pp} GPU" + ("s" if tp * pp > 1 else "")
+    copies = f"DP {dp}: {dp} copies of {width} each" if dp > 1 else f"1 copy on {width}"
+    parts = [copies]
+    if tp == 1:
+        parts.append("no TP")
+    elif _in_node(tp, per_node):
+        parts.append(f"TP {tp} inside one node")
+    else:
+        parts.append(f"TP {tp} crosses nodes (needs a fast inter-node link)")
+    if pp > 1:
+        if layers is None:
+            parts.append(f"PP {pp} splits the layers")
+        elif layers % pp == 0:
+            parts.append(f"PP {pp}: {layers // pp} of {layers} layers per stage")
+        else:
+            parts.append(f"PP {pp}: uneven stages for {layers} layers")
+        if best_tp > tp:
+            parts.append(f"TP {best_tp} could replace some PP")
+    return "; ".join(parts)
+
+
+def layouts(
+    heads, kv_heads, gpus, layers=None, mla=False, gpus_per_node=8, limit=None
+) -> list[dict]:
+    """TP x PP x DP arrangements using exactly `gpus` GPUs, best advice first.
+
+    Memory is unknown, so the order assumes the model needs as many GPUs per copy
+    as possible; each entry says why it sits where it does.
+    """
+    heads, kv, mla = _model(heads, kv_heads, mla)
+    gpus = _int("gpus", gpus)
+    layers = _opt_int("layers", layers)
+    per_node = _int("gpus_per_node", gpus_per_node)
+    limit = _opt_int("limit", limit)
+    tps = [t for t in _valid_tp(heads, kv, mla, gpus) if gpus % t == 0]
+    entries = []
+    for tp in tps:
+        dcp = _valid_dcp(heads, kv, tp, mla)
+        for pp in _divisors(gpus // tp):
+            if layers is not None and pp > layers:
+                break
+            entries.append({"tp": tp, "pp": pp, "dp": gpus // (tp * pp), "dcp": list(dcp)})
+    entries.sort(key=lambda e: _layout_key(e, per_node, layers))
+    entries = entries[:limit] if limit else entries
+    for e in entries:
+        width = e["tp"] * e["pp"]
+        fits = [t for t in tps if width % t == 0 and _in_node(t, per_node)]
+        best = max(fits, default=e["tp"])
+        e["reason"] = _reason(e["tp"], e["pp"], e["dp"], gpus, per_node, layers, best)
+    return entries
+
+
+# ---------------------------------------------------------------- MoRIIO
+
+
+def _moriio_inputs(prefill_tp, decode_tp, kv_heads, mode, mla):
+    mode_name = str(mode).strip().lower() if isinstance(mode, str) else mode
+    if mode_name not in ("read", "write"):
+        raise CalcInputError(f"mode must be 'read' or 'write', got {mode!r}")
+    return (
+        _int("prefill_tp", prefill_tp),
+        _int("decode_tp", decode_tp),
+        # 0 is allowed: some models report no KV heads, which MoRIIO rejects.
+        _int("kv_heads", kv_heads, low=0),
+        mode_name,
+        _bool("mla", mla),
+    )
+
+
+def _moriio_read_error(local: int, remote: int, kv: int, mla: bool) -> Result | None:
+    """READ mode runs on the decode rank (local) reading from prefill (remote)."""
+    # Rank mapping (handshake, then the read holders): one size a multiple of the other.
+    if remote > local and remote % local:
+        return _raise(
+            MORIIO_REMOTE_MULTIPLE, "transfer", remote_tp_size=remote, local_tp_size=local
+        )
+    if remote < local and local % remote:
+        return _raise(MORIIO_LOCAL_MULTIPLE, "transfer", local_tp_size=local, remote_tp_size=remote)
+    # Block offsets: heterogeneous TP copies whole blocks, so KV heads must be replicated.
+    if not mla and local != remote:
+        if kv <= 0:
+            return _raise(MORIIO_POSITIVE, "transfer")
+        if min(local, remote) < kv:
+            return _raise(
+                MORIIO_REPLICATED,
+                "transfer",
+                total_num_kv_heads=kv,
+                local_tp_size=local,
+                remote_tp_size=remote,
+            )
+    # Release ACKs: the prefill (producer) rank counts one per decode rank it feeds.
+    if local > remote and local % remote:
+        return _raise(MORIIO_ACKS, "transfer", consumer_tp_size=local, producer_tp_size=remote)
+    return None
+
+
+def _moriio_write_error(producer: int, consumer: int, kv: int, mla: bool) -> Result | None:
+    """WRITE mode: each prefill (producer) rank pushes its KV shard into decode ranks."""
+    if max(producer, consumer) % min(producer, consumer):
+        return _raise(
+            MORIIO_WRITE_MULTIPLE, "transfer", producer_tp_size=producer, consumer_tp_size=consumer
+        )
+    if mla or producer == consumer:
+        return None
+    if kv <= 0:
+        return _raise(MORIIO_WRITE_KV_POSITIVE, "transfer")
+    for tp_size in (producer, consumer):
+        if (tp_size <= kv and kv % tp_size) or (tp_size > kv and tp_size % kv):
+            return _raise(MORIIO_WRITE_SHARD, "transfer", total_num_kv_heads=kv, tp_size=tp_size)
+    return None
+
+
+def moriio_first_error(prefill_tp, decode_tp, kv_heads, mode="read", mla=False) -> Result | None:
+    """The first error MoRIIO disaggregated prefill/decode raises for these TP sizes."""
+    prefill, decode, kv, mode, mla = _moriio_inputs(prefill_tp, decode_tp, kv_heads, mode, mla)
+    if mode == "read":
+        return _moriio_read_error(decode, prefill, kv, mla)
+    return _moriio_write_error(prefill, decode, kv, mla)
+
+
+def moriio_expected_acks(prefill_tp, decode_tp, mode="read") -> int:
+    """Release ACKs a prefill rank waits for per transfer (WRITE sends exactly one)."""
+    prefill, decode, _, mode, _ = _moriio_inputs(prefill_tp, decode_tp, 1, mode, False)
+    if mode == "write" or decode <= prefill:
+        return 1
+    return decode // prefill
+
+
+def moriio(prefill_tp, decode_tp, kv_heads, mode="read", mla=False) -> dict:
+    """Everything the MoRIIO widget shows, in one call."""
+    error = moriio_first_error(prefill_tp, decode_tp, kv_heads, mode, mla)
+    return {
+        "first_error": error and error.to_dict(),
+        "expected_acks": None if error else moriio_expected_acks(prefill_tp, decode_tp, mode),
+    }
+
+
+# ---------------------------------------------------------------- browser entry
+
+
+def summary(
+    heads,
+    kv_heads=None,
+    tp=None,
+    dcp=1,
+    pcp=1,
+    mla=False,
+    gpus=None,
+    layers=None,
+    gpus_per_node=8,
+    limit=20,
+) -> dict:
+    """Everything the parallel-size widget shows, in one round-trip."""
+    out = {"valid_tp_sizes": valid_tp_sizes(heads, kv_heads, mla=mla)}
+    if _opt_int("tp", tp) is not None:
+        error = first_error(heads, kv_heads, tp, dcp, pcp, mla)
+        out["first_error"] = error and error.to_dict()
+        out["valid_dcp_sizes"] = valid_dcp_sizes(heads, kv_heads, tp, mla, pcp)
+    if _opt_int("gpus", gpus) is not None:
+        every = layouts(heads, kv_heads, gpus, layers, mla, gpus_per_node)
+        out["layouts_total"] = len(every)
+        out["layouts"] = every[: _int("limit", limit)]
+    return out
+
+
+def _to_json(value):
+    return value.to_dict() if isinstance(value, Result) else value
+
+
+_OPS = {
+    "summary": summary,
+    "first_error": first_error,
+    "valid_tp_sizes": valid_tp_sizes,
+    "valid_dcp_sizes": valid_dcp_sizes,
+    "layouts": layouts,
+    "divisors": divisors,
+    "moriio": moriio,
+    "moriio_first_error": moriio_first_error,
+}
+
+
+def run(request: dict) -> dict:
+    """Worker entry: {"op": name, **kwargs} -> {"result": ...} or {"error": message}."""
+    if not isinstance(request, dict):
+        return {"error": "request must be an object with an 'op'"}
+    args = dict(request)
+    op = args.pop("op", None)
+    fn = _OPS.get(op) if isinstance(op, str) else None
+    if fn is None:
+        return {"error": f"unknown op {op!r}; expected one of {', '.join(_OPS)}"}
+    code = fn.__code__
+    known = code.co_varnames[: code.co_argcount]
+    unknown = sorted(set(args) - set(known))
+    if unknown:
+        return {"error": f"{op} does not take {', '.join(unknown)}"}
+    missing = [n for n in known[: code.co_argcount - len(fn.__defaults__ or ())] if n not in args]
+    if missing:
+        return {"error": f"{op} needs {', '.join(missing)}"}
+    try:
+        return {"result": _to_json(fn(**args))}
+    except CalcInputError as exc:
+        return {"error": str(exc)}
