@@ -9,10 +9,13 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.styles import get_style_by_name
-from pygments.token import STANDARD_TYPES
+from pygments.token import STANDARD_TYPES, Token
 from pygments.util import ClassNotFound
 
 _FORMATTER = HtmlFormatter(nowrap=True)
+
+
+_SPAN = re.compile(r'<span class="([\w-]+)">([^<]*)</span>')
 
 
 def highlight_code(code: str, language: str | None) -> str:
@@ -21,7 +24,12 @@ def highlight_code(code: str, language: str | None) -> str:
         lexer = get_lexer_by_name(language or "text", stripnl=False)
     except ClassNotFound:
         return html.escape(code)
-    return highlight(code, lexer, _FORMATTER)
+    coloured = _styled_classes()
+    # Spans of tokens no theme colours (names, punctuation) only add bytes.
+    return _SPAN.sub(
+        lambda m: m.group(0) if m.group(1) in coloured else m.group(2),
+        highlight(code, lexer, _FORMATTER),
+    )
 
 
 def code_block(code: str, language: str | None, caption: str = "") -> str:
@@ -89,23 +97,34 @@ def headings(text: str, level: int = 2) -> list[tuple[str, str]]:
     return out
 
 
-def pygments_css() -> str:
-    """Token colours for both themes in one rule each, with CSS light-dark()."""
+@lru_cache(maxsize=1)
+def _token_styles() -> dict[str, list[str]]:
+    """CSS declarations per Pygments token class, for both themes, with CSS light-dark()."""
     light, dark = get_style_by_name("default"), get_style_by_name("github-dark")
-    rules = []
+    plain = (light.style_for_token(Token)["color"], dark.style_for_token(Token)["color"])
+    styles = {}
     for ttype, cls in sorted(STANDARD_TYPES.items(), key=lambda item: item[1]):
         if not cls:
             continue
         lit, drk = light.style_for_token(ttype), dark.style_for_token(ttype)
         decls = []
-        if lit["color"] or drk["color"]:
+        if (lit["color"], drk["color"]) != plain and (lit["color"] or drk["color"]):
             decls.append(f"color:light-dark({_colour(lit)},{_colour(drk)})")
         if lit["bold"]:
             decls.append("font-weight:bold")
         if lit["italic"]:
             decls.append("font-style:italic")
         if decls:
-            rules.append(f".highlight .{cls}{{{';'.join(decls)}}}")
+            styles[cls] = decls
+    return styles
+
+
+def _styled_classes() -> frozenset[str]:
+    return frozenset(_token_styles())
+
+
+def pygments_css() -> str:
+    rules = [f".highlight .{cls}{{{';'.join(decls)}}}" for cls, decls in _token_styles().items()]
     return "\n".join(rules) + "\n"
 
 

@@ -265,3 +265,11 @@ def test_a_killed_build_leaves_the_site_whole(kb):
     build(kb)  # the next build clears the abandoned staging folder
     assert not list(kb.glob(".site-*"))
     assert (kb / f"site/errors/{0xB000:016x}/index.html").exists()
+
+
+def test_real_pages_and_assets_keep_to_the_size_budgets(real_site):
+    """DESIGN §8: an error page under 20 KB of HTML; our own CSS and JS under 50 KB."""
+    pages = {p.parent.name: p.stat().st_size for p in (real_site / "errors").glob("*/index.html")}
+    assert pages and max(pages.values()) < 20_000, max(pages.items(), key=lambda kv: kv[1])
+    own = [p for p in (real_site / "assets").iterdir() if p.suffix in (".css", ".js")]
+    assert sum(p.stat().st_size for p in own) < 50_000
