@@ -33,7 +33,7 @@ chromium:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
 
 lint: setup
-	$(BIN)/ruff check generator tests bench
+	$(BIN)/ruff check .
 
 test: setup chromium lint
 	$(BIN)/pytest
