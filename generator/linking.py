@@ -68,7 +68,7 @@ def _by_file(records: dict[str, Record]) -> dict[str, dict[str, list[Record]]]:
     }
 
 
-SAME_FILE_LIMIT = 10
+SAME_FILE_LIMIT = 6
 
 
 def same_file(links: Links, record: Record) -> tuple[list[Record], int]:
