@@ -163,3 +163,35 @@ def test_wrong_type_names_expected_type(kb):
     edit(kb, A1, "situations:\n", "situations: several\nx_situations:\n")
     text = "\n".join(problems_of(kb))
     assert re.search(r"E103 situations: \"several\" is not of type array", text), text
+
+
+def test_parse_cache_reuses_unchanged_files_and_rereads_edited_ones(kb, tmp_path):
+    from generator.records import ParseCache
+
+    cache_file = tmp_path / "parse.pickle"
+    cache = ParseCache(cache_file)
+    first = load_content(kb, cache)
+    cache.save()
+    warm = ParseCache(cache_file)
+    assert set(warm.entries) == {f"content/errors/demo/{n}.yaml" for n in first.records}
+    edit(kb, B2, "summary: A group size", "summary: The group size")
+    second = load_content(kb, warm)
+    assert second.records["00000000000000b2"].data["summary"].startswith("The group size")
+    edit(kb, B2, "updated: 2026-10-01", "updated: 2026-10-01\nupdated: 2026-10-02")
+    assert any(" E110 " in p for p in problems_of_cached(kb, warm))  # problems are cached too
+
+
+def problems_of_cached(kb, cache) -> list[str]:
+    with pytest.raises(ContentError) as info:
+        load_content(kb, cache)
+    return [str(p) for p in info.value.problems]
+
+
+def test_a_damaged_parse_cache_is_ignored(kb, tmp_path):
+    from generator.records import ParseCache
+
+    cache_file = tmp_path / "parse.pickle"
+    cache_file.write_bytes(b"not a pickle")
+    cache = ParseCache(cache_file)
+    assert cache.entries == {}
+    assert len(load_content(kb, cache).records) == 4
