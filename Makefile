@@ -10,7 +10,7 @@ setup: $(VENV)/.installed node_modules/.installed
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
-	$(BIN)/pip install --quiet --editable '.[test]'
+	$(BIN)/pip install --quiet --editable '.[test,bench]'
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
