@@ -4,6 +4,7 @@ Every problem in the whole tree is collected, each naming file, line, a stable
 code and the field, so that one `errorkb check` shows all there is to fix.
 """
 
+import copy
 import json
 import os
 import pickle
@@ -288,7 +289,8 @@ def _validator(schema: dict) -> tuple:
     key = id(schema)
     if key not in _validators:
         _validators[key] = (
-            fastjsonschema.compile(schema),
+            # compile() rewrites $refs in place: give it a copy of the shared schema.
+            fastjsonschema.compile(copy.deepcopy(schema)),
             jsonschema.Draft202012Validator(schema),
         )
     return _validators[key]
