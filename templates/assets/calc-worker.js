@@ -1,0 +1,84 @@
+// Module worker: Pyodide from /pyodide/ runs calc.py. In: {init: {calc: url}}, {id, request}.
+// Out: {progress: text}, {ready: ms}, {id, answer}, {failed: text}.
+
+const PYODIDE = "/pyodide/";
+const started = performance.now();
+let calcRun = null;
+let failed = null;
+let booting = null;
+
+const say = (progress) => postMessage({ progress });
+
+function fail(error) {
+  failed = explain(error);
+  postMessage({ failed });
+}
+
+function explain(error) {
+  const text = String((error && (error.message || error.reason)) || error || "unknown error");
+  if (/unsafe-eval|Content.Security.Policy|blocked by CSP|Refused to compile/i.test(text)) {
+    return (
+      "This page's Content-Security-Policy does not allow WebAssembly, so the calculator " +
+      "cannot run here; it needs script-src 'self' 'wasm-unsafe-eval'. The tables below " +
+      `still apply. (${text})`
+    );
+  }
+  return `The calculator could not start: ${text}`;
+}
+
+// An empty module: refused exactly when the CSP refuses WebAssembly, fast and clearly.
+const EMPTY_WASM = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
+
+async function boot(calcUrl) {
+  say("Checking WebAssembly…");
+  if (typeof WebAssembly !== "object") throw new Error("this browser has no WebAssembly");
+  await WebAssembly.compile(EMPTY_WASM);
+  say("Loading the Python runtime (1/3)…");
+  const source = fetch(calcUrl).then((r) => {
+    if (!r.ok) throw new Error(`${calcUrl}: HTTP ${r.status}`);
+    return r.text();
+  });
+  source.catch(() => {}); // awaited below; avoid an unhandled rejection meanwhile
+  const { loadPyodide } = await import(`${PYODIDE}pyodide.mjs`);
+  say("Starting Python (2/3)…");
+  const pyodide = await loadPyodide({
+    indexURL: PYODIDE,
+    packages: [],
+    stdout: () => {},
+    stderr: () => {},
+  });
+  say("Loading the calculator (3/3)…");
+  pyodide.FS.mkdirTree("/errorkb");
+  pyodide.FS.writeFile("/errorkb/errorkb_calc.py", await source);
+  pyodide.runPython(
+    [
+      "import json, sys",
+      "sys.path.insert(0, '/errorkb')",
+      "import errorkb_calc",
+      "def errorkb_answer(text):",
+      "    return json.dumps(errorkb_calc.run(json.loads(text)))",
+    ].join("\n"),
+  );
+  const answer = pyodide.globals.get("errorkb_answer");
+  calcRun = (request) => JSON.parse(answer(JSON.stringify(request)));
+  postMessage({ ready: Math.round(performance.now() - started) });
+}
+
+self.addEventListener("unhandledrejection", (event) => fail(event.reason));
+self.addEventListener("error", (event) => fail(event.error || event.message));
+
+self.addEventListener("message", async ({ data }) => {
+  if (data.init) {
+    booting ??= boot(data.init.calc).catch(fail);
+    return;
+  }
+  await booting;
+  if (failed) return; // the failure itself was reported once
+  let answer;
+  try {
+    answer = calcRun(data.request);
+  } catch (error) {
+    answer = { error: `calculator error: ${error.message || error}` };
+  }
+  postMessage({ id: data.id, answer });
+});
