@@ -9,19 +9,36 @@ import ctypes
 import errno
 import os
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator import api, markup, urls
+from generator import api, markup, search, urls
 from generator.linking import link
 from generator.pages import Pages
 from generator.records import load_content
 
 STAGING_PREFIX = ".site-build-"
 OLD_PREFIX = ".site-old-"
+
+# The calculator in the browser: Pyodide's core files (npm `pyodide`, pinned in
+# package.json) under /pyodide/, and the calc module served byte for byte.
+PYODIDE_FILES = (
+    "pyodide.mjs",
+    "pyodide.asm.mjs",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+)
+CALC_MODULE = Path(__file__).with_name("calc.py")
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+class BuildError(Exception):
+    """The build cannot run (a missing dependency); the message says what to do."""
 
 
 @dataclass
@@ -41,10 +58,14 @@ def build(root: Path, out: Path | None = None, log=None) -> BuildResult:
     content = load_content(root)
     links = link(content)
     assets = load_assets(root)
+    pyodide = find_pyodide(root)
     staging = _new_staging(out)
     try:
         writer = Writer(staging)
         writer.write_all(render(content, links, assets))
+        for name in PYODIDE_FILES:
+            writer.copy(urls.pyodide(name), pyodide / name)
+        index_full_text(staging)
         _swap_in(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -70,6 +91,7 @@ def render(content, links, assets: dict[str, bytes]) -> Iterable[tuple[str, byte
         yield urls.error(rid), pages.error(record, doc)
     yield from pages.site_pages()
     yield from api.api_files(content, links, docs)
+    yield from search.index_files(search.entries(content))
     for name, body in sorted(assets.items()):
         yield urls.asset(name), body
 
@@ -81,7 +103,34 @@ def load_assets(root: Path) -> dict[str, bytes]:
         if path.is_file():
             assets[path.name] = path.read_bytes()
     assets["style.css"] = assets.get("style.css", b"") + markup.pygments_css().encode()
+    assets["calc.py"] = CALC_MODULE.read_bytes()  # run as is by Pyodide in the browser
     return assets
+
+
+def index_full_text(site: Path) -> None:
+    """Pagefind's index of the built pages (search tier 2), written into the site."""
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "pagefind", "--site", str(site), "--silent"]
+            + ["--output-subdir", urls.pagefind("").strip("/")],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+    except subprocess.CalledProcessError as exc:
+        raise BuildError(f"pagefind failed; is pagefind[bin] installed? {exc.stderr}") from exc
+
+
+def find_pyodide(root: Path) -> Path:
+    """node_modules/pyodide of the knowledge base, else of the errorkb checkout."""
+    for base in (root, PACKAGE_ROOT):
+        folder = base / "node_modules" / "pyodide"
+        if all((folder / name).is_file() for name in PYODIDE_FILES):
+            return folder
+    raise BuildError(
+        f"node_modules/pyodide is missing or incomplete (need {', '.join(PYODIDE_FILES)}); "
+        "run make setup"
+    )
 
 
 class Writer:
@@ -103,6 +152,16 @@ class Writer:
         path.write_bytes(body)
         self.files += 1
         self.bytes += len(body)
+
+    def copy(self, url: str, source: Path) -> None:
+        """A file written as is (large vendored files: no read into memory)."""
+        path = self.root / urls.output_path(url)
+        if path.parent not in self._dirs:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._dirs.add(path.parent)
+        shutil.copyfile(source, path)
+        self.files += 1
+        self.bytes += path.stat().st_size
 
 
 def _new_staging(out: Path) -> Path:

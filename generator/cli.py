@@ -1,6 +1,7 @@
 """The `errorkb` command."""
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -33,22 +34,28 @@ def cmd_check(args) -> int:
 
 
 def cmd_build(args) -> int:
-    from generator.build import build
+    from generator.build import BuildError, build
 
     try:
         build(args.root, args.out, log=_log)
     except ContentError as exc:
         return _report(exc)
+    except BuildError as exc:
+        _log(f"error: {exc}")
+        return 1
     return 0
 
 
 def cmd_serve(args) -> int:
-    from generator.build import build
+    from generator.build import BuildError, build
     from generator.serve import serve
 
     out = (args.out or args.root / "site").resolve()
     try:
         build(args.root, out, log=_log)
+    except BuildError as exc:
+        _log(f"error: {exc}")
+        return 1
     except ContentError as exc:
         _report(exc)
         if not out.exists():
@@ -143,6 +150,119 @@ def _calc_text(model: dict, args, answer: dict) -> str:
     return "\n".join(lines)
 
 
+def cmd_match(args) -> int:
+    from generator import search
+
+    text = sys.stdin.read() if args.text == "-" else args.text
+    try:
+        index = search.open_index(args.root, args.site)
+    except ContentError as exc:
+        return _report(exc)
+    except FileNotFoundError:
+        _log(f"error: no search index in {args.site}; run errorkb build first")
+        return 1
+    results = search.search(index, text)
+    if args.json:
+        print(json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2))
+    for rank, result in enumerate([] if args.json else results, 1):
+        kind = "exact" if result.exact else "similar"
+        print(f"{rank}. {result.title}  [{kind}]")
+        print(f"   {result.exception} · {result.project} · {result.id}")
+        for name, value in result.values.items():
+            print(f"   {name} = {value}")
+        print(f"   {result.url}")
+    if not results:
+        _log("no matching error")
+    return 0 if results else 1
+
+
+def cmd_extract(args) -> int:
+    from generator.extract import ExtractError, extract
+
+    try:
+        summary = extract(
+            args.root,
+            args.source,
+            args.project,
+            args.ref,
+            snippets=args.snippets,
+            include_vendored=args.include_vendored,
+            asserts=args.asserts,
+            exclude=args.exclude,
+            prefix=args.prefix,
+            jobs=args.jobs,
+            dry_run=args.dry_run,
+        )
+    except ContentError as exc:
+        return _report(exc)
+    except ExtractError as exc:
+        _log(f"error: {exc}")
+        return 1
+    for line in summary.lines():
+        _log(line)
+    if args.dry_run:
+        _log("dry run: nothing was written")
+    return 0
+
+
+def cmd_verify_sources(args) -> int:
+    import json
+
+    from generator.extract import ExtractError
+    from generator.verify import verify_sources
+
+    if args.accept_variants and not args.update:
+        _log("error: --accept-variants goes with --update")
+        return 2
+    try:
+        report = verify_sources(
+            args.root,
+            args.source,
+            args.project,
+            args.ref,
+            update=args.update,
+            accept_variants=args.accept_variants,
+            include_vendored=args.include_vendored,
+            asserts=args.asserts,
+            exclude=args.exclude,
+            prefix=args.prefix,
+            jobs=args.jobs,
+        )
+    except ContentError as exc:
+        return _report(exc)
+    except ExtractError as exc:
+        _log(f"error: {exc}")
+        return 1
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=1))
+    else:
+        print(report.text(verbose=args.verbose))
+    return 1 if report.unresolved() else 0
+
+
+def _source_options(p: argparse.ArgumentParser) -> None:
+    """Options of the commands that read a source tree."""
+    p.add_argument("source", type=Path, help="a source folder, a wheel or an sdist")
+    p.add_argument("--ref", help="tag or commit the source is at (default: the project's ref)")
+    p.add_argument(
+        "--asserts", action="store_true", help="also errors raised by `assert cond, message`"
+    )
+    p.add_argument(
+        "--include-vendored",
+        action="store_true",
+        help="also read vendor/, third_party/, _vendor/ and thirdparty/ folders",
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip these paths (repeatable)",
+    )
+    p.add_argument("--prefix", default="", help="put before every path, e.g. src/")
+    p.add_argument("--jobs", type=int, help="parser processes (default: one per CPU)")
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="errorkb", description="Error knowledge base generator.")
     top.add_argument(
@@ -172,6 +292,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--message", required=True, help="the message template, {placeholders} named")
     p.set_defaults(func=cmd_new)
 
+    p = sub.add_parser("match", help="find the records a pasted error message matches")
+    p.add_argument("text", help="the error as pasted, log noise and all; - reads stdin")
+    p.add_argument("--site", type=Path, help="read the index of this built site, not content/")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.set_defaults(func=cmd_match)
+
     p = sub.add_parser("calc", help="vLLM parallel-size rules: first error, valid sizes, layouts")
     p.add_argument("--model", help="a preset key from content/models.yaml")
     p.add_argument("--heads", type=int, help="num_attention_heads")
@@ -184,6 +310,26 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--gpus", type=int, help="suggest TP x PP x DP layouts for this many GPUs")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_calc)
+
+    p = sub.add_parser("extract", help="a record for every raise with a literal message")
+    _source_options(p)
+    p.add_argument("--project", required=True, help="the project the source is of, e.g. vllm")
+    p.add_argument("--snippets", action="store_true", help="keep the raise's lines in records")
+    p.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
+    p.set_defaults(func=cmd_extract)
+
+    p = sub.add_parser("verify-sources", help="check records' locations against a source tree")
+    _source_options(p)
+    p.add_argument("--project", help="the project to check (default: the only one)")
+    p.add_argument("--update", action="store_true", help="rewrite the locations of moved records")
+    p.add_argument(
+        "--accept-variants",
+        action="store_true",
+        help="with --update: add reworded messages to variants and follow them",
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable report")
+    p.add_argument("-v", "--verbose", action="store_true", help="list ok records too")
+    p.set_defaults(func=cmd_verify_sources)
     return top
 
 

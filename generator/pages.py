@@ -1,24 +1,28 @@
 """Rendering HTML pages and the site-level text files through the Jinja templates."""
 
 import hashlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from generator import markup, template, urls
+from generator import calc, markup, template, urls
 from generator.linking import Links, modified, resolve
 from generator.records import Content, Record
 
 RECENT_COUNT = 20
 FEED_COUNT = 50
+CALC_DATA = "calc.json"  # what the calculator widget needs, built from content and calc.py
 
 
 class Pages:
     def __init__(self, content: Content, links: Links, assets: dict[str, bytes]):
         self.content = content
         self.links = links
+        self.calc_data = calc_data(content, assets)
+        assets = {**assets, CALC_DATA: self.calc_data}
         self.env = _environment(content.root / "templates", content, assets)
 
     def render(self, name: str, **context) -> bytes:
@@ -49,7 +53,19 @@ class Pages:
             og_type="article",
             doc=doc,
             report_url=report,
+            calc=self.calculator(record),
         )
+
+    def calculator(self, record: Record) -> dict | None:
+        """The calculator section of a record's page: its static tables and widget inputs."""
+        spec = record.data.get("calculator")
+        if not spec or spec["name"] not in calc.CALCULATORS:
+            return None
+        return {
+            "name": spec["name"],
+            "inputs": spec.get("inputs", {}),
+            "tables": calc_tables(spec["name"], self.content.models),
+        }
 
     def site_pages(self) -> Iterator[tuple[str, bytes]]:
         """Everything that is not an error page."""
@@ -97,6 +113,42 @@ class Pages:
             )
         for guide in content.guides:
             yield urls.guide(guide.slug), self._guide(guide)
+        yield (
+            urls.calc(),
+            self.page(
+                "calc.html",
+                urls.calc(),
+                "Parallel-size calculator",
+                "Valid tensor, pipeline and decode context parallel sizes for a model, "
+                "and the first error vLLM raises for yours.",
+                widgets=[
+                    {
+                        "id": "parallel",
+                        "title": "Parallel sizes",
+                        "name": FULL,
+                        "sync": True,
+                        "tables": calc_tables(FULL, content.models),
+                    },
+                    {
+                        "id": "moriio",
+                        "title": "MoRIIO disaggregated prefill/decode",
+                        "name": "moriio",
+                        "sync": True,
+                        "tables": calc_tables("moriio", content.models),
+                    },
+                ],
+            ),
+        )
+        yield urls.asset(CALC_DATA), self.calc_data
+        yield (
+            urls.search(),
+            self.page(
+                "search.html",
+                urls.search(),
+                "Search",
+                "Paste an error message to find its page, or search the knowledge base.",
+            ),
+        )
         for alias, target in sorted(content.aliases.items()):
             yield urls.error(alias), self.render("redirect.html", target=content.records[target])
         yield (
@@ -136,11 +188,153 @@ class Pages:
         entries = [("/", None)] + [(urls.project(k), None) for k in content.projects]
         if content.guides:
             entries.append((urls.guides(), None))
+        entries.append((urls.calc(), None))
         entries += [(urls.guide(g.slug), g.updated or None) for g in content.guides]
         entries += [
             (urls.error(rid), modified(rec)) for rid, rec in sorted(content.records.items())
         ]
         return entries
+
+
+# ---------------------------------------------------------------- calculator
+
+FULL = "parallel"  # the /calc/ page's widget: every input of the summary calculators
+DCP_TABLE_TP = (4, 8, 16)  # TP sizes the static DCP table has a column for
+MORIIO_TABLE_TP = (1, 2, 4, 8, 16)  # TP sizes the static MoRIIO table pairs up
+
+
+def calculators() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """calc.CALCULATORS, plus the full widget of /calc/."""
+    fields = []
+    for op, inputs in calc.CALCULATORS.values():
+        fields += [name for name in inputs if op == "summary" and name not in fields]
+    return {**calc.CALCULATORS, FULL: ("summary", tuple(fields))}
+
+
+def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
+    """/assets/calc.json: the widget's worker and module URLs, calculators, presets, and
+    the titles of the records the calculator can name (so its answers link to them)."""
+
+    def url(name: str) -> str:
+        return f"{urls.asset(name)}?v={_fingerprint(assets[name])}"
+
+    keys = ("key", "name", "heads", "kv_heads", "layers", "mla")
+    data = {
+        "worker": url("calc-worker.js"),
+        "module": url("calc.py"),
+        "calculators": {name: list(spec) for name, spec in calculators().items()},
+        "records": {
+            rid: content.records[rid].title for rid in calc.MESSAGES if rid in content.records
+        },
+        "models": [{k: m[k] for k in keys if k in m} for m in content.models],
+    }
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _model_groups(models: list[dict], key) -> list[tuple[str, dict]]:
+    """Models with the same values for the calculator, as ("name, name", first model)."""
+    groups: dict = {}
+    for model in models:
+        groups.setdefault(key(model), []).append(model)
+    return [(", ".join(m["name"] for m in ms), ms[0]) for ms in groups.values()]
+
+
+def _shape(model: dict) -> tuple[int, int, bool]:
+    return model["heads"], model.get("kv_heads", model["heads"]), model.get("mla", False)
+
+
+def _sizes(values) -> str:
+    return ", ".join(map(str, values)) or "none"
+
+
+def _pairs(pairs: list[tuple[int, int]], sizes: tuple[int, ...]) -> str:
+    """(1, 2), (2, 1), (2, 4) -> "1↔2, 2→4": both directions collapse to one ↔."""
+    if len(pairs) == len(sizes) * (len(sizes) - 1):
+        return "all"
+    out = []
+    for a, b in pairs:
+        if (b, a) in pairs:
+            if a < b:
+                out.append(f"{a}↔{b}")
+        else:
+            out.append(f"{a}→{b}")
+    return ", ".join(out) or "none"
+
+
+def calc_tables(name: str, models: list[dict]) -> list[dict]:
+    """Static tables for readers without JavaScript, every cell computed by calc.py.
+
+    A table is a caption, columns and rows; models with identical answers share a row.
+    """
+    tables = {
+        "tp_sizes": [_tp_table],
+        "dcp_sizes": [_dcp_table],
+        "moriio": [_moriio_table],
+        FULL: [_tp_table, _dcp_table],
+    }
+    return [table(models) for table in tables.get(name, [])]
+
+
+def _tp_table(models: list[dict]) -> dict:
+    rows = []
+    for names, m in _model_groups(models, _shape):
+        heads, kv, mla = _shape(m)
+        rows.append([names, heads, _kv_label(m), _sizes(calc.valid_tp_sizes(heads, kv, mla=mla))])
+    return {
+        "caption": "Tensor parallel sizes that pass vLLM's config and load checks",
+        "columns": ["Models", "Heads", "KV heads", "Valid TP sizes"],
+        "rows": rows,
+    }
+
+
+def _dcp_table(models: list[dict]) -> dict:
+    rows = []
+    for names, m in _model_groups(models, _shape):
+        heads, kv, mla = _shape(m)
+        valid_tp = calc.valid_tp_sizes(heads, kv, mla=mla)
+        cells = [
+            _sizes(calc.valid_dcp_sizes(heads, kv, tp, mla)) if tp in valid_tp else "–"
+            for tp in DCP_TABLE_TP
+        ]
+        rows.append([names, heads, _kv_label(m), *cells])
+    return {
+        "caption": "Decode context parallel sizes that pass, by tensor parallel size "
+        "(–: that TP size fails by itself)",
+        "columns": ["Models", "Heads", "KV heads", *(f"TP {tp}" for tp in DCP_TABLE_TP)],
+        "rows": rows,
+    }
+
+
+def _moriio_table(models: list[dict]) -> dict:
+    rows = []
+    for names, m in _model_groups(models, lambda m: _shape(m)[1:]):
+        _, kv, mla = _shape(m)
+        cells = []
+        for mode in ("read", "write"):
+            pairs = [
+                (prefill, decode)
+                for prefill in MORIIO_TABLE_TP
+                for decode in MORIIO_TABLE_TP
+                if prefill != decode
+                and calc.moriio_first_error(prefill, decode, kv, mode, mla) is None
+            ]
+            cells.append(_pairs(pairs, MORIIO_TABLE_TP))
+        rows.append([names, _kv_label(m), *cells])
+    return {
+        "caption": "Different prefill → decode TP sizes that MoRIIO accepts "
+        f"(among {_sizes(MORIIO_TABLE_TP)})",
+        "columns": ["Models", "KV heads", "READ", "WRITE"],
+        "rows": rows,
+    }
+
+
+def _kv_label(model: dict) -> str:
+    heads, kv, mla = _shape(model)
+    return f"{kv} (MLA)" if mla else str(kv)
+
+
+def _fingerprint(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()[:10]
 
 
 def _environment(template_dir: Path, content: Content, assets: dict[str, bytes]) -> Environment:
@@ -152,7 +346,7 @@ def _environment(template_dir: Path, content: Content, assets: dict[str, bytes])
     )
     base_url = content.site["base_url"]
     # Fingerprinted asset URLs: safe to cache forever, and deterministic.
-    fingerprints = {name: hashlib.sha256(body).hexdigest()[:10] for name, body in assets.items()}
+    fingerprints = {name: _fingerprint(body) for name, body in assets.items()}
     env.globals.update(
         site=content.site,
         projects=content.projects,

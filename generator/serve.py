@@ -6,7 +6,7 @@ import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from generator.build import build
+from generator.build import BuildError, build
 from generator.records import ContentError
 
 POLL_SECONDS = 0.5
@@ -81,9 +81,9 @@ def watch(root: Path, out: Path, log, stop: threading.Event) -> None:
         try:
             build(root, out, log=log)
         except ContentError as exc:
-            log(
-                f"{exc}\nbuild refused ({len(exc.problems)} problems); serving the last good site"
-            )
+            log(f"{exc}\nbuild refused ({len(exc.problems)} problems); serving the last good site")
+        except BuildError as exc:
+            log(f"error: {exc}; serving the last good site")
 
 
 def serve(root: Path, out: Path, host: str, port: int, log) -> None:

@@ -61,3 +61,55 @@ def fill(message: str, values: dict[str, object]) -> str:
 def literal_text(message: str) -> str:
     """The message with every hole removed: what all its instances share."""
     return "".join(seg for seg in parse(message) if isinstance(seg, str))
+
+
+# Search works on messages as pasted: whitespace runs (line breaks included) count as one space.
+# The class is spelled out so that templates/assets/match.js matches exactly the same characters.
+_SPACE = re.compile("[ \t\n\r\f\v\u00a0\u2028\u2029]+")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+Pattern = list[str | list[str]]
+
+
+def squash(text: str) -> str:
+    """Whitespace runs as single spaces, none at the ends."""
+    return _SPACE.sub(" ", text).strip(" ")
+
+
+def words(text: str) -> list[str]:
+    """The search words of a text: lowercase ASCII letter-digit runs, 2+ long, not all digits."""
+    return [w.lower() for w in _WORD.findall(text) if len(w) > 1 and not w.isdigit()]
+
+
+def pattern(message: str, types: dict[str, str]) -> Pattern:
+    """The message as search matches it: squashed literals and [name, type] holes."""
+    out: Pattern = []
+    for seg in parse(message):
+        if isinstance(seg, Hole):
+            out.append([seg.name, types.get(seg.name, "any")])
+        else:
+            out.append(_SPACE.sub(" ", seg))
+    if out and isinstance(out[0], str):
+        out[0] = out[0].lstrip(" ")
+    if out and isinstance(out[-1], str):
+        out[-1] = out[-1].rstrip(" ")
+    return [seg for seg in out if seg != ""]
+
+
+def pattern_words(pat: Pattern) -> list[str]:
+    """The words every instance of a pattern contains, in order.
+
+    A word touching a hole is left out: in an instance it runs on into the value
+    (`fp{bits}` prints as `fp8`).
+    """
+    out = []
+    for i, seg in enumerate(pat):
+        if not isinstance(seg, str):
+            continue
+        runs = list(_WORD.finditer(seg))
+        if runs and runs[0].start() == 0 and i > 0:
+            runs = runs[1:]
+        if runs and runs[-1].end() == len(seg) and i + 1 < len(pat):
+            runs = runs[:-1]
+        out += words(" ".join(run.group() for run in runs))
+    return out

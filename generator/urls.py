@@ -59,7 +59,30 @@ def api_not_found() -> str:
 
 
 def search(query: str = "") -> str:
-    return "/search/" + (f"?q={query}" if query else "")
+    return "/search/" + ("?" + urlencode({"q": query}) if query else "")
+
+
+def search_index() -> str:
+    """Tier-1 search: the settings and shard counts the matcher starts from."""
+    return "/search/index.json"
+
+
+def search_words(shard: str) -> str:
+    return f"/search/words/{shard}.json"
+
+
+def search_patterns(page: str) -> str:
+    return f"/search/patterns/{page}.json"
+
+
+def pagefind(name: str = "pagefind.js") -> str:
+    """Pagefind's bundle (search tier 2: full text), written by the build."""
+    return f"/pagefind/{name}"
+
+
+def error_with_values(record_id: str, values: dict[str, str]) -> str:
+    """An error page with the values of a pasted message, for "Your values" and the calculator."""
+    return error(record_id) + ("?" + urlencode(values) if values else "")
 
 
 def calc() -> str:
@@ -68,6 +91,11 @@ def calc() -> str:
 
 def asset(name: str) -> str:
     return f"/assets/{name}"
+
+
+def pyodide(name: str = "") -> str:
+    """Pyodide's files, copied from node_modules/pyodide."""
+    return f"/pyodide/{name}"
 
 
 def output_path(url: str) -> str:

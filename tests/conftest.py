@@ -1,9 +1,13 @@
+import hashlib
+import json
+import re
 import shutil
 import socket
 import threading
 from pathlib import Path
 
 import pytest
+import yaml
 
 from generator.build import build
 from generator.serve import make_server
@@ -98,3 +102,61 @@ def unused_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+SEARCH_RECORDS = Path(__file__).parent / "fixtures" / "search"
+
+
+def make_search_kb(path: Path) -> Path:
+    """The fixture knowledge base with the records that tests/search_cases.json searches for."""
+    make_kb(path)
+    for record in SEARCH_RECORDS.glob("*.yaml"):
+        shutil.copy(record, path / "content" / "errors" / "demo")
+    return path
+
+
+@pytest.fixture(scope="session")
+def search_kb(tmp_path_factory) -> Path:
+    """The search fixture knowledge base, built once (its site is search_kb / "site")."""
+    root = make_search_kb(tmp_path_factory.mktemp("search") / "kb")
+    build(root)
+    return root
+
+
+CORPUS = REPO.parent / "shared" / "corpus" / "vllm-dev-instances.jsonl"
+
+
+def corpus_rows() -> list[dict]:
+    """Real vLLM error messages as pasted from logs, with their templates (shared/corpus)."""
+    return [json.loads(line) for line in CORPUS.read_text().splitlines()]
+
+
+def corpus_placeholder(expr: str) -> str:
+    """An f-string expression as a placeholder name: {tuple(w.shape)} -> {tuple_w_shape}."""
+    name = re.sub(r"\W+", "_", re.split(r"!|:(?![^(\[]*[)\]])", expr)[0])
+    return name if name.startswith("_") else name.strip("_") or "value"
+
+
+def corpus_template(source: str) -> str:
+    return re.sub(r"\{([^{}]+)\}", lambda m: "{" + corpus_placeholder(m.group(1)) + "}", source)
+
+
+def make_corpus_kb(path: Path) -> Path:
+    """A knowledge base whose records are the corpus templates (until real records exist)."""
+    make_kb(path)
+    folder = path / "content" / "errors" / "demo"
+    for old in [*folder.iterdir(), *(path / "content" / "guides").iterdir()]:
+        old.unlink()
+    for row in corpus_rows():
+        message = corpus_template(row["template"])
+        key = f"demo\0{row['exception']}\0{message}".encode()
+        rid = hashlib.sha256(key).hexdigest()[:16]
+        record = {
+            "id": rid,
+            "project": "demo",
+            "exception": row["exception"],
+            "message": message,
+            "source": {"path": row["path"], "line": row["line"]},
+        }
+        (folder / f"{rid}.yaml").write_text(yaml.safe_dump(record, sort_keys=False))
+    return path

@@ -46,6 +46,18 @@ async function copyText(text, button) {
 }
 
 function initCopyButtons() {
+  // A section's copy-link button works only with JavaScript, so JavaScript adds it
+  // (which also keeps a button per section out of every page's HTML).
+  for (const anchor of document.querySelectorAll("section.section > h2 > a.anchor")) {
+    const button = Object.assign(document.createElement("button"), {
+      type: "button",
+      className: "copy-link",
+      title: "Copy link",
+    });
+    button.dataset.copyLink = anchor.getAttribute("href");
+    button.setAttribute("aria-label", `Copy link to ${anchor.textContent}`);
+    anchor.after(button);
+  }
   document.addEventListener("click", (event) => {
     const button = event.target.closest("[data-copy-link], [data-copy-text]");
     if (!button) return;

@@ -1,0 +1,133 @@
+// The search box of every page, and "Your values" on error pages. Tier 1 (match.js) and
+// tier 2 (Pagefind) load on first use. Query text reaches the page only as text nodes.
+
+let tier1, tier2;
+
+// The index lives beside the search page: /search/index.json (urls.search_index).
+async function errorHits(form, text) {
+  tier1 ??= import("./match.js").then((m) => new m.Index(new URL("index.json", form.action).pathname));
+  return (await tier1).search(text);
+}
+
+async function pageHits(form, text) {
+  tier2 ??= import(form.dataset.pagefind).then(async (pf) => (await pf.init(), pf));
+  const found = await (await tier2).search(text.slice(0, 200));
+  return Promise.all(found.results.slice(0, 5).map((r) => r.data()));
+}
+
+function el(tag, className, ...children) {
+  const node = document.createElement(tag);
+  node.className = className;
+  node.append(...children);
+  return node;
+}
+
+function link(url, title, ...rest) {
+  const a = el("a", "search-hit", el("span", "hit-title", title), ...rest);
+  a.href = url;
+  return a;
+}
+
+function errorHit(hit) {
+  const values = Object.entries(hit.values).flatMap(([k, v]) => [el("code", "", k), " = ", el("mark", "", v), " "]);
+  return link(hit.url, hit.title,
+    el("span", "exc", hit.exception), ` · ${hit.project} · ${hit.exact ? "exact match" : "similar"}`,
+    el("span", "hit-summary", ...(values.length ? values : [hit.summary])));
+}
+
+// Pagefind's excerpt is HTML with <mark>: read in an inert document, only text and marks are kept.
+function pageHit(hit) {
+  const body = new DOMParser().parseFromString(hit.excerpt, "text/html").body;
+  const parts = [...body.childNodes].map((n) => (n.nodeName === "MARK" ? el("mark", "", n.textContent) : n.textContent));
+  return link(hit.url, hit.meta.title || hit.url, el("span", "hit-summary", ...parts));
+}
+
+function render(box, errors, pages) {
+  const groups = [["Matching errors", errors.map(errorHit)], ["Pages", pages.map(pageHit)]]
+    .filter(([, links]) => links.length)
+    .map(([title, links]) => el("div", "search-group", el("h2", "search-heading", title), ...links));
+  box.results.replaceChildren(...(groups.length ? groups : [el("p", "muted", "No matching error or page.")]));
+  hits(box).forEach((a, i) => Object.assign(a, { id: `${box.input.id}-${i}`, role: "option" }));
+  box.active = -1;
+  show(box, true);
+}
+
+const hits = (box) => [...box.results.querySelectorAll(".search-hit")];
+
+function show(box, open) {
+  box.results.hidden = !open;
+  box.input.setAttribute("aria-expanded", open);
+}
+
+async function run(box) {
+  const text = box.input.value;
+  const turn = ++box.turn;
+  if (box.inline && text.length <= 2000) history.replaceState(null, "", `?${new URLSearchParams({ q: text })}`);
+  if (!text.trim()) return show(box, false);
+  // Either tier failing leaves the other's results.
+  const [errors, pages] = await Promise.all([errorHits, pageHits].map((f) => f(box.form, text).catch(() => [])));
+  if (turn === box.turn) render(box, errors, pages); // a later keystroke wins
+}
+
+function onKey(box, event) {
+  const links = box.results.hidden ? [] : hits(box);
+  const step = { ArrowDown: 1, ArrowUp: -1 }[event.key];
+  if (step && links.length) {
+    event.preventDefault();
+    box.active = (Math.max(box.active, step > 0 ? -1 : 0) + step + links.length) % links.length;
+    links.forEach((a, i) => a.setAttribute("aria-selected", i === box.active));
+    box.input.setAttribute("aria-activedescendant", links[box.active].id);
+    links[box.active].scrollIntoView({ block: "nearest" });
+  } else if (event.key === "Enter" && !event.shiftKey) {
+    event.preventDefault(); // Shift+Enter adds a line; Enter opens the chosen, or first, hit
+    if (links.length) location.href = links[Math.max(box.active, 0)].href;
+    else box.form.requestSubmit();
+  } else if (event.key === "Escape" && !box.inline) {
+    show(box, false);
+  }
+}
+
+function initBox(form) {
+  const input = form.querySelector("textarea");
+  const results = form.querySelector("[data-search-results]");
+  const box = { form, input, results, active: -1, turn: 0, inline: form.hasAttribute("data-search-inline") };
+  results.id = `${input.id}-results`;
+  results.setAttribute("role", "listbox");
+  for (const [k, v] of [["role", "combobox"], ["aria-autocomplete", "list"], ["aria-controls", results.id]]) {
+    input.setAttribute(k, v);
+  }
+  show(box, false);
+  let timer;
+  input.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(run, 50, box);
+  });
+  input.addEventListener("keydown", (event) => onKey(box, event));
+  input.addEventListener("focus", () => results.childElementCount && show(box, true));
+  form.addEventListener("focusout", (event) => box.inline || form.contains(event.relatedTarget) || show(box, false));
+  if (box.inline) {
+    input.value = new URLSearchParams(location.search).get("q") || "";
+    if (input.value) run(box);
+  }
+}
+
+// "/" focuses the page's main search box, unless one is typing somewhere.
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.target.closest("input, textarea, select, [contenteditable]")) return;
+  event.preventDefault();
+  document.querySelector("[data-search-primary] textarea, [data-search] textarea")?.focus();
+});
+
+// An error page opened from a search result: the values of the pasted message.
+function yourValues(box) {
+  const params = new URLSearchParams(location.search);
+  const names = new Set([...document.querySelectorAll("#message var.ph")].map((v) => v.dataset.param));
+  const mine = [...params].filter(([name]) => names.has(name));
+  if (!mine.length) return;
+  box.querySelector("dl").append(...mine.flatMap(([k, v]) => [el("dt", "", k), el("dd", "", el("mark", "", v))]));
+  box.hidden = false;
+}
+
+document.querySelectorAll("[data-search]").forEach(initBox);
+document.querySelectorAll("[data-your-values]").forEach(yourValues);
