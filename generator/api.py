@@ -97,33 +97,30 @@ def dumps(doc: object) -> bytes:
     return (json.dumps(doc, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode()
 
 
-def api_files(content: Content, links: Links, docs: dict[str, dict]) -> Iterator[tuple[str, bytes]]:
-    """Every file under /api/ as (url, bytes)."""
+def record_files(rid: str, doc: dict) -> list[tuple[str, bytes]]:
+    """A record's JSON document, at both of its URLs."""
+    body = dumps(doc)
+    return [(urls.error_json(rid), body), (urls.error_json_bare(rid), body)]
+
+
+def api_files(content: Content, links: Links) -> Iterator[tuple[str, bytes]]:
+    """The files under /api/ that are not one record's document."""
     base = content.site["base_url"]
-    for rid, doc in docs.items():
-        body = dumps(doc)
-        yield urls.error_json(rid), body
-        yield urls.error_json_bare(rid), body
-    for alias, target in content.aliases.items():
-        body = dumps({**docs[target], "alias": alias})
-        yield urls.error_json(alias), body
-        yield urls.error_json_bare(alias), body
+    for alias, target in sorted(content.aliases.items()):
+        doc = error_document(content.records[target], content, links)
+        yield from record_files(alias, {**doc, "alias": alias})
     yield urls.api_index(), dumps(index_document(content, links))
     for key in content.projects:
         yield urls.project_json(key), dumps(project_document(content, links, key))
     yield urls.schema(), dumps(load_schema())
     yield urls.openapi(), dumps(openapi_document(base))
-    yield (
-        urls.api_not_found(),
-        dumps(
-            {
-                "schema_version": urls.SCHEMA_VERSION,
-                "status": 404,
-                "error": "not found",
-                "index": urls.absolute(base, urls.api_index()),
-            }
-        ),
-    )
+    not_found = {
+        "schema_version": urls.SCHEMA_VERSION,
+        "status": 404,
+        "error": "not found",
+        "index": urls.absolute(base, urls.api_index()),
+    }
+    yield urls.api_not_found(), dumps(not_found)
 
 
 def index_document(content: Content, links: Links) -> dict:

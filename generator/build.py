@@ -3,26 +3,43 @@
 A failed or killed build never touches the live site: everything is written to a
 sibling staging folder, and only a finished one replaces the old site, in one
 rename(2) exchange where the kernel offers it.
+
+Builds are incremental and double-buffered. Every output has a key, a hash of everything
+it is made from, and each site keeps a manifest (URL -> key) inside it, so the manifest
+swaps with the site. The staging folder is the spare site the last swap left behind: a
+build touches only the files whose key differs from what the spare already holds,
+hard-linking them from the live site where they are current there, rendering the rest
+(in parallel when there are many). A killed build leaves the spare without a manifest,
+and the next build starts it afresh.
 """
 
 import ctypes
 import errno
+import fcntl
+import hashlib
+import json
+import multiprocessing
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from generator import api, markup, search, urls
-from generator.linking import link
+from generator.linking import Links, link, same_file
 from generator.pages import Pages
-from generator.records import load_content
+from generator.records import Content, ParseCache, Record, load_content
 
-STAGING_PREFIX = ".site-build-"
-OLD_PREFIX = ".site-old-"
+OLD_PREFIX = ".site-old-"  # a discarded spare, being deleted in the background
+MANIFEST = ".errorkb-manifest.json"  # URL -> [key, size] of every output; inside the site
+CACHE_DIR = ".errorkb-cache"  # parsed records between builds, beside content/
+TREE = "*"  # manifest entry "<folder>/*": the key of a folder a tool writes as a whole
+PARALLEL_MIN = 400  # records to render before forking workers pays for itself
 
 # The calculator in the browser: Pyodide's core files (npm `pyodide`, pinned in
 # package.json) under /pyodide/, and the calc module served byte for byte.
@@ -48,52 +65,314 @@ class BuildResult:
     bytes: int
     records: int
     seconds: float
+    rendered: int  # outputs rendered (the rest were linked unchanged from the last build)
 
 
-def build(root: Path, out: Path | None = None, log=None) -> BuildResult:
-    """Validate content, render every file, and swap the new site in. Raises ContentError."""
+def build(
+    root: Path, out: Path | None = None, log=None, cache: ParseCache | None = None
+) -> BuildResult:
+    """Validate content, write every file, and swap the new site in. Raises ContentError."""
     started = time.perf_counter()
     root = Path(root).resolve()
     out = Path(out).resolve() if out else root / "site"
-    content = load_content(root)
-    links = link(content)
-    assets = load_assets(root)
+    if cache is None:
+        cache = ParseCache(root / CACHE_DIR / "parse.pickle")
+    content = load_content(root, cache)
+    cache.save()
+    plan = Plan(content, link(content), load_assets(root))
     pyodide = find_pyodide(root)
-    staging = _new_staging(out)
-    try:
-        writer = Writer(staging)
-        writer.write_all(render(content, links, assets))
-        for name in PYODIDE_FILES:
-            writer.copy(urls.pyodide(name), pyodide / name)
-        index_full_text(staging)
-        _swap_in(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    with _locked(out):
+        spare, kept = _spare(out)
+        try:
+            writer = Writer(spare, kept, out if out.exists() else None, _read_manifest(out))
+            write_site(writer, plan, pyodide)
+        except BaseException:
+            (spare / MANIFEST).unlink(missing_ok=True)  # half-made: the next build starts over
+            raise
+        _swap_in(spare, out)
     result = BuildResult(
-        out, writer.files, writer.bytes, len(content.records), time.perf_counter() - started
+        out,
+        writer.files,
+        writer.bytes,
+        len(content.records),
+        time.perf_counter() - started,
+        writer.rendered,
     )
     if log:
         log(
             f"built {result.records} records into {result.files} files "
-            f"({result.bytes / 1e6:.1f} MB) in {result.seconds:.2f} s: {out}"
+            f"({result.bytes / 1e6:.1f} MB; {result.rendered} rendered, "
+            f"{result.files - result.rendered} unchanged) in {result.seconds:.2f} s: {out}"
         )
     return result
 
 
-def render(content, links, assets: dict[str, bytes]) -> Iterable[tuple[str, bytes]]:
-    """Every output file of the site as (url, bytes)."""
-    pages = Pages(content, links, assets)
-    docs = {}
-    for rid, record in sorted(content.records.items()):
-        doc = api.error_document(record, content, links)
-        docs[rid] = doc
-        yield urls.error(rid), pages.error(record, doc)
-    yield from pages.site_pages()
-    yield from api.api_files(content, links, docs)
-    yield from search.index_files(search.entries(content))
+def write_site(writer: "Writer", plan: "Plan", pyodide: Path) -> None:
+    """Every output of the site, into the writer's folder, and its manifest."""
+    _write_records(writer, plan)
+    for url, body in plan.site_outputs():
+        writer.put(url, body)
+    for name in PYODIDE_FILES:
+        writer.copy(urls.pyodide(name), pyodide / name)
+    _write_full_text(writer, plan)
+    writer.finish()
+
+
+class Plan:
+    """What the site is made of, and the key of each record's outputs."""
+
+    def __init__(self, content: Content, links: Links, assets: dict[str, bytes]):
+        self.content = content
+        self.links = links
+        self.assets = assets
+        self.pages = Pages(content, links, assets)
+        self.base_key = _base_key(content, assets)
+
+    def record_key(self, record: Record) -> str:
+        """A hash of everything the record's page and document show."""
+        links = self.links
+        nearby, in_file = same_file(links, record)
+        shown = [*links.related[record.id], *links.referenced_by.get(record.id, []), *nearby]
+        guides = [(g.slug, g.title) for g in links.guides.get(record.id, [])]
+        parts = [self.base_key, record.source.digest, str(in_file), json.dumps(guides)]
+        parts += [r.source.digest for r in shown]
+        return hashlib.sha1("\0".join(parts).encode()).hexdigest()
+
+    def record_outputs(self, record: Record) -> list[tuple[str, bytes]]:
+        doc = api.error_document(record, self.content, self.links)
+        return [(urls.error(record.id), self.pages.error(record, doc))] + api.record_files(
+            record.id, doc
+        )
+
+    def site_outputs(self) -> Iterable[tuple[str, bytes]]:
+        """Pages and files made from many records: rendered each build, written if changed."""
+        content, links = self.content, self.links
+        yield from self.pages.site_pages()
+        yield from api.api_files(content, links)
+        yield from search.index_files(search.entries(content))
+        for name, body in sorted(self.assets.items()):
+            yield urls.asset(name), body
+
+
+def _base_key(content: Content, assets: dict[str, bytes]) -> str:
+    """What every page depends on: the generator's code, templates, site and projects."""
+    digest = hashlib.sha1()
+    for path in sorted(Path(__file__).parent.glob("*.py")) + sorted(
+        (content.root / "templates").rglob("*")
+    ):
+        if path.is_file():
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
     for name, body in sorted(assets.items()):
-        yield urls.asset(name), body
+        digest.update(name.encode() + b"\0" + body)
+    projects = {k: vars(p) for k, p in content.projects.items()}
+    digest.update(json.dumps([content.site, projects, content.models], sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+# Record pages ------------------------------------------------------------------------------
+
+_PLAN: "Plan | None" = None  # the plan forked workers render from
+
+
+def _write_records(writer: "Writer", plan: Plan) -> None:
+    """Each record's page and JSON: linked when unchanged, else rendered, in parallel if many."""
+    todo = []
+    for rid, record in sorted(plan.content.records.items()):
+        key = plan.record_key(record)
+        if not writer.reuse(_record_urls(rid), key):
+            todo.append((rid, key))
+    workers = min(os.cpu_count() or 1, 8)
+    if (
+        len(todo) < PARALLEL_MIN
+        or workers < 2
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        for rid, key in todo:
+            for url, body in plan.record_outputs(plan.content.records[rid]):
+                writer.write(url, body, key)
+        return
+    global _PLAN
+    _PLAN = plan
+    chunks = [todo[i : i + 100] for i in range(0, len(todo), 100)]
+    try:
+        with multiprocessing.get_context("fork").Pool(workers, _die_with_parent) as pool:
+            for written in pool.imap_unordered(_render_chunk, [(writer.root, c) for c in chunks]):
+                writer.add_written(written)
+    finally:
+        _PLAN = None
+
+
+def _die_with_parent() -> None:
+    """A worker must not outlive a killed build and write into the next build's folder."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _render_chunk(job: tuple[Path, list[tuple[str, str]]]) -> list[tuple[str, str, int]]:
+    """In a worker: render and write some records; report (url, key, size) of each file."""
+    root, chunk = job
+    local = Writer(root, {}, None, {})
+    for rid, key in chunk:
+        for url, body in _PLAN.record_outputs(_PLAN.content.records[rid]):
+            local.write(url, body, key)
+    return [(url, key, size) for url, (key, size) in local.manifest.items()]
+
+
+def _record_urls(rid: str) -> list[str]:
+    return [urls.error(rid), urls.error_json(rid), urls.error_json_bare(rid)]
+
+
+# Full text ---------------------------------------------------------------------------------
+
+
+def _write_full_text(writer: "Writer", plan: Plan) -> None:
+    """Pagefind over curated error pages and guides; stubs hold only their message, which
+    tier 1 matches exactly, so indexing thousands of them would only slow every build."""
+    content = plan.content
+    page_urls = [urls.error(rid) for rid, rec in sorted(content.records.items()) if rec.curated]
+    page_urls += [urls.guide(g.slug) for g in content.guides]
+    key = hashlib.sha1("\0".join(u + writer.manifest[u][0] for u in page_urls).encode())
+    folder = urls.pagefind("")
+    if not page_urls or writer.reuse_tree(folder, key.hexdigest()):
+        return
+    shutil.rmtree(writer.root / folder.strip("/"), ignore_errors=True)
+    try:
+        search.full_text_index(writer.root, page_urls, writer.root / folder.strip("/"))
+    except search.FullTextError as exc:
+        raise BuildError(str(exc)) from exc
+    writer.add_tree(folder, key.hexdigest())
+
+
+# Writing -----------------------------------------------------------------------------------
+
+
+class Writer:
+    """Makes `root` hold exactly the outputs it is given, touching only what differs."""
+
+    def __init__(self, root: Path, kept: dict, live_site: Path | None, live: dict):
+        self.root = root
+        self.kept = kept  # url -> [key, size] already in root
+        self.live_site = live_site
+        self.live = live  # url -> [key, size] of the live site
+        self.manifest: dict[str, tuple[str, int]] = {}
+        self.rendered = 0
+
+    @property
+    def files(self) -> int:
+        return sum(1 for url in self.manifest if not url.endswith(TREE))
+
+    @property
+    def bytes(self) -> int:
+        return sum(size for _, size in self.manifest.values())
+
+    def put(self, url: str, body: bytes) -> None:
+        """An output made fresh each build: kept or linked if its content is unchanged."""
+        key = hashlib.sha1(body).hexdigest()
+        if not self.reuse([url], key):
+            self.write(url, body, key)
+
+    def write(self, url: str, body: bytes, key: str) -> None:
+        self._replace(url, lambda path: path.write_bytes(body))
+        self.manifest[url] = (key, len(body))
+        self.rendered += 1
+
+    def add_written(self, written: list[tuple[str, str, int]]) -> None:
+        """Files a worker process wrote into this folder."""
+        for url, key, size in written:
+            self.manifest[url] = (key, size)
+        self.rendered += len(written)
+
+    def copy(self, url: str, source: Path) -> None:
+        """A vendored file, keyed by its size and time: kept, linked, or copied unread."""
+        st = source.stat()
+        key = f"{st.st_size}-{st.st_mtime_ns}"
+        if not self.reuse([url], key):
+            self._replace(url, lambda path: shutil.copyfile(source, path))
+            self.manifest[url] = (key, st.st_size)
+            self.rendered += 1
+
+    def reuse(self, url_list: list[str], key: str) -> bool:
+        """True when these outputs are already current here, or now linked from the live site."""
+        if all(self.kept.get(url, (None,))[0] == key for url in url_list):
+            for url in url_list:
+                self.manifest[url] = (key, self.kept[url][1])
+            return True
+        if self.live_site is None or not all(
+            self.live.get(url, (None,))[0] == key for url in url_list
+        ):
+            return False
+        try:
+            for url in url_list:
+                source = self.live_site / urls.output_path(url)
+                self._replace(url, lambda path, source=source: os.link(source, path))
+        except FileNotFoundError:
+            return False  # the live site lost a file: render it instead
+        for url in url_list:
+            self.manifest[url] = (key, self.live[url][1])
+        return True
+
+    def reuse_tree(self, folder: str, key: str) -> bool:
+        """A generated folder (Pagefind's) whose key is unchanged: kept or linked."""
+        for known in (self.kept, self.live):
+            if known.get(folder + TREE, (None,))[0] == key:
+                names = [u for u in known if u.startswith(folder) and not u.endswith(TREE)]
+                if self.reuse(names, key):
+                    self.manifest[folder + TREE] = (key, 0)
+                    return True
+        return False
+
+    def add_tree(self, folder: str, key: str) -> None:
+        """Record a folder a tool wrote, file by file, under one key."""
+        for path in sorted((self.root / folder.strip("/")).rglob("*")):
+            if path.is_file():
+                url = "/" + path.relative_to(self.root).as_posix()
+                self.manifest[url] = (key, path.stat().st_size)
+                self.rendered += 1
+        self.manifest[folder + TREE] = (key, 0)
+
+    def finish(self) -> None:
+        """Remove what the spare held but this site no longer has, and write the manifest."""
+        for url in self.kept.keys() - self.manifest.keys():
+            if not url.endswith(TREE):
+                path = self.root / urls.output_path(url)
+                path.unlink(missing_ok=True)
+                _prune(path.parent, self.root)
+        body = json.dumps(self.manifest, sort_keys=True, separators=(",", ":")).encode()
+        (self.root / MANIFEST).write_bytes(body)
+
+    def _replace(self, url: str, make) -> None:
+        """Make a file anew (never in place: it may be a hard link to the live site)."""
+        path = self.root / urls.output_path(url)
+        if url in self.kept:
+            path.unlink(missing_ok=True)
+        try:
+            make(path)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            make(path)
+        except FileExistsError:  # a file the spare held without knowing it
+            path.unlink()
+            make(path)
+
+
+def _prune(folder: Path, root: Path) -> None:
+    """Remove folders left empty, up to the site root."""
+    while folder != root:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
+def _read_manifest(site: Path) -> dict[str, list]:
+    try:
+        return json.loads((site / MANIFEST).read_bytes())
+    except (OSError, ValueError):
+        return {}  # no site there, or a half-made one: trust none of its files
 
 
 def load_assets(root: Path) -> dict[str, bytes]:
@@ -105,20 +384,6 @@ def load_assets(root: Path) -> dict[str, bytes]:
     assets["style.css"] = assets.get("style.css", b"") + markup.pygments_css().encode()
     assets["calc.py"] = CALC_MODULE.read_bytes()  # run as is by Pyodide in the browser
     return assets
-
-
-def index_full_text(site: Path) -> None:
-    """Pagefind's index of the built pages (search tier 2), written into the site."""
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "pagefind", "--site", str(site), "--silent"]
-            + ["--output-subdir", urls.pagefind("").strip("/")],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-    except subprocess.CalledProcessError as exc:
-        raise BuildError(f"pagefind failed; is pagefind[bin] installed? {exc.stderr}") from exc
 
 
 def find_pyodide(root: Path) -> Path:
@@ -133,53 +398,38 @@ def find_pyodide(root: Path) -> Path:
     )
 
 
-class Writer:
-    def __init__(self, root: Path):
-        self.root = root
-        self.files = 0
-        self.bytes = 0
-        self._dirs: set[Path] = set()
-
-    def write_all(self, outputs: Iterable[tuple[str, bytes]]) -> None:
-        for url, body in outputs:
-            self.write(url, body)
-
-    def write(self, url: str, body: bytes) -> None:
-        path = self.root / urls.output_path(url)
-        if path.parent not in self._dirs:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._dirs.add(path.parent)
-        path.write_bytes(body)
-        self.files += 1
-        self.bytes += len(body)
-
-    def copy(self, url: str, source: Path) -> None:
-        """A file written as is (large vendored files: no read into memory)."""
-        path = self.root / urls.output_path(url)
-        if path.parent not in self._dirs:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._dirs.add(path.parent)
-        shutil.copyfile(source, path)
-        self.files += 1
-        self.bytes += path.stat().st_size
+def _spare_path(out: Path) -> Path:
+    return out.parent / f".{out.name}-spare"
 
 
-def _new_staging(out: Path) -> Path:
+def _spare(out: Path) -> tuple[Path, dict]:
+    """The folder to build in and what it holds: the spare site, or a fresh folder."""
     out.parent.mkdir(parents=True, exist_ok=True)
     _remove_abandoned(out.parent)
-    staging = out.parent / f"{STAGING_PREFIX}{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    return staging
+    spare = _spare_path(out)
+    kept = _read_manifest(spare)
+    if spare.exists() and not kept:
+        _discard(spare)  # half-made by a killed build: unknown content
+    spare.mkdir(exist_ok=True)
+    (spare / MANIFEST).unlink(missing_ok=True)  # from here on, the spare is being changed
+    return spare, kept
+
+
+@contextmanager
+def _locked(out: Path):
+    """One build at a time per site: they share the spare folder."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f".{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _remove_abandoned(parent: Path) -> None:
-    """Staging folders of builds that were killed: their process is gone."""
+    """Discarded folders whose deleting process is gone."""
     for path in parent.iterdir():
-        for prefix in (STAGING_PREFIX, OLD_PREFIX):
-            pid = path.name.removeprefix(prefix)
-            if path.name.startswith(prefix) and pid.isdigit() and not _alive(int(pid)):
-                shutil.rmtree(path, ignore_errors=True)
+        pid = path.name.removeprefix(OLD_PREFIX).split("-")[0]
+        if path.name.startswith(OLD_PREFIX) and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:
@@ -192,17 +442,32 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _swap_in(staging: Path, out: Path) -> None:
+def _discard(folder: Path) -> None:
+    """Move a folder aside and delete it in the background, off the build's path."""
+    parked = folder.parent / f"{OLD_PREFIX}{os.getpid()}-{time.time_ns()}"
+    folder.rename(parked)
+    rm = shutil.which("rm")
+    if rm is None:
+        shutil.rmtree(parked)
+        return
+    subprocess.Popen(
+        [rm, "-rf", "--", str(parked)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _swap_in(spare: Path, out: Path) -> None:
+    """The finished spare becomes the site; the site it replaces becomes the spare."""
     if not out.exists():
-        staging.rename(out)
-        return
-    if _exchange(staging, out):
-        shutil.rmtree(staging)  # now holds the previous site
-        return
-    old = out.parent / f"{OLD_PREFIX}{os.getpid()}"
-    out.rename(old)
-    staging.rename(out)
-    shutil.rmtree(old)
+        spare.rename(out)
+    elif not _exchange(spare, out):
+        parked = out.parent / f"{OLD_PREFIX}{os.getpid()}-{time.time_ns()}"
+        out.rename(parked)
+        spare.rename(out)
+        parked.rename(spare)
 
 
 _RENAME_EXCHANGE = 2

@@ -5,6 +5,7 @@ code and the field, so that one `errorkb check` shows all there is to fix.
 """
 
 import copy
+import hashlib
 import json
 import os
 import pickle
@@ -131,6 +132,7 @@ class Source:
     path: str
     data: object
     lines: dict[tuple, int] = field(default_factory=dict)
+    digest: str = ""  # of the file's text: what the build keys its outputs on
 
     def line(self, *keys) -> int:
         """Line of a field, or of its nearest enclosing field that has one."""
@@ -163,6 +165,11 @@ class Record:
     @property
     def path(self) -> str:
         return self.source.path
+
+    @property
+    def curated(self) -> bool:
+        """Explained by a person, not only extracted: it has prose worth full-text search."""
+        return any(name in self.data for name in ("meaning", "trigger", "solutions"))
 
 
 @dataclass
@@ -230,7 +237,7 @@ def parse_yaml(text: str, path: str, problems: list[Problem]) -> Source | None:
         return None
     finally:
         loader.dispose()
-    source = Source(path, data)
+    source = Source(path, data, digest=hashlib.sha1(text.encode()).hexdigest())
     if node is not None:
         source.lines[()] = node.start_mark.line + 1
         _index_lines(node, (), source, problems)
@@ -486,7 +493,7 @@ class ParseCache:
     record changes parses one file instead of all of them.
     """
 
-    VERSION = 1
+    VERSION = 2
 
     def __init__(self, path: Path | None = None):
         self.path = path

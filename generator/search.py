@@ -16,7 +16,11 @@ the same algorithm, step for step; tests/search_cases.json runs through both.
 
 import json
 import math
+import os
 import re
+import subprocess
+import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -485,3 +489,27 @@ def open_index(root: Path, site: Path | None = None) -> Index:
         return Index(lambda url: (Path(site) / urls.output_path(url)).read_bytes())
     files = dict(index_files(entries(load_content(root))))
     return Index(files.__getitem__)
+
+
+# Tier 2 ----------------------------------------------------------------------------------
+
+
+class FullTextError(Exception):
+    """Pagefind failed; the message carries what it said."""
+
+
+def full_text_index(site: Path, page_urls: list[str], out: Path) -> None:
+    """Pagefind's chunked full-text index of these pages of `site`, written to `out`.
+
+    Pagefind reads a folder: it gets one of hard links to just these pages, so it never
+    spends time on pages that are not to be indexed.
+    """
+    with tempfile.TemporaryDirectory(dir=site.parent, prefix=".pagefind-") as tmp:
+        for url in page_urls:
+            target = Path(tmp) / urls.output_path(url)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.link(site / urls.output_path(url), target)
+        command = [sys.executable, "-m", "pagefind", "--site", tmp, "--output-path", str(out)]
+        done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise FullTextError(f"pagefind failed (is pagefind[bin] installed?): {done.stderr}")

@@ -6,8 +6,8 @@ import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from generator.build import BuildError, build
-from generator.records import ContentError
+from generator.build import CACHE_DIR, BuildError, build
+from generator.records import ContentError, ParseCache
 
 POLL_SECONDS = 0.5
 
@@ -73,13 +73,14 @@ def _snapshot(root: Path) -> dict[str, float]:
 def watch(root: Path, out: Path, log, stop: threading.Event) -> None:
     """Rebuild whenever a file under content/ or templates/ changes."""
     seen = _snapshot(root)
+    cache = ParseCache(root / CACHE_DIR / "parse.pickle")  # parsed records stay in memory
     while not stop.wait(POLL_SECONDS):
         now = _snapshot(root)
         if now == seen:
             continue
         seen = now
         try:
-            build(root, out, log=log)
+            build(root, out, log=log, cache=cache)
         except ContentError as exc:
             log(f"{exc}\nbuild refused ({len(exc.problems)} problems); serving the last good site")
         except BuildError as exc:

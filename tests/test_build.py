@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import jsonschema
 import pytest
 
 from generator import build as build_module
-from generator.build import build
+from generator.build import MANIFEST, build
 from generator.records import ContentError
 from tests.sitecheck import broken_links, external_loads, parse
 
@@ -228,18 +229,20 @@ def test_a_build_failing_midway_leaves_the_site_whole(kb, monkeypatch):
     (kb / "content/errors/demo/00000000000000b2.yaml").open("a").write("title: Changed\n")
     written = []
 
-    def failing_write(self, url, body):
+    def failing_write(self, url, body, key):
         written.append(url)
         if len(written) == 5:
             raise OSError("disk full")
-        original(self, url, body)
+        original(self, url, body, key)
 
     original = build_module.Writer.write
     monkeypatch.setattr(build_module.Writer, "write", failing_write)
     with pytest.raises(OSError, match="disk full"):
         build(kb)
     assert _digest(kb / "site") == before
-    assert not list(kb.glob(".site-*"))  # no staging folder left behind
+    assert not (kb / ".site-spare" / MANIFEST).exists()  # marked half-made
+    build(kb)
+    assert "Changed" in (kb / "site/errors/00000000000000b2/index.html").read_text()
 
 
 def test_a_killed_build_leaves_the_site_whole(kb):
@@ -256,15 +259,38 @@ def test_a_killed_build_leaves_the_site_whole(kb):
         [sys.executable, "-m", "generator", "--root", str(kb), "build"], stderr=subprocess.PIPE
     )
     deadline = time.monotonic() + 60
-    while not list(kb.glob(".site-build-*/errors")) and time.monotonic() < deadline:
+    spare = kb / ".site-spare"
+    while not (spare / "errors").exists() and time.monotonic() < deadline:
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert list(kb.glob(".site-build-*")), "the build was killed before it started writing"
+    assert (spare / "errors").exists(), "the build was killed before it started writing"
+    assert not (spare / MANIFEST).exists()
     assert _digest(kb / "site") == before
-    build(kb)  # the next build clears the abandoned staging folder
-    assert not list(kb.glob(".site-*"))
+    build(kb)  # the next build sets the half-made folder aside and starts afresh
     assert (kb / f"site/errors/{0xB000:016x}/index.html").exists()
+    assert (spare / MANIFEST).exists()  # the replaced site is the next build's spare
+
+
+def test_incremental_build_gives_exactly_the_output_of_a_full_build(kb, tmp_path):
+    build(kb)
+    records = kb / "content/errors/demo"
+    (records / "00000000000000c3.yaml").unlink()
+    a1 = records / "00000000000000a1.yaml"
+    a1.write_text(a1.read_text().replace("title: Widget count", "title: The widget count"))
+    b2 = (records / "00000000000000b2.yaml").read_text()
+    (records / "00000000000000e5.yaml").write_text(
+        b2.replace("00000000000000b2", "00000000000000e5").replace("line: 30", "line: 31")
+    )
+    changed = build(kb)
+    assert 0 < changed.rendered < changed.files
+    assert build(kb).rendered == 0  # into the spare the last build left: links, renders nothing
+    fresh = tmp_path / "fresh"
+    shutil.copytree(kb / "content", fresh / "content")
+    shutil.copytree(kb / "templates", fresh / "templates")
+    build(fresh)
+    assert _digest(kb / "site") == _digest(fresh / "site")
+    assert not (kb / "site/errors/00000000000000c3").exists()
 
 
 def test_real_pages_and_assets_keep_to_the_size_budgets(real_site):

@@ -9,9 +9,12 @@ async function errorHits(form, text) {
   return (await tier1).search(text);
 }
 
+// A site with nothing to index full-text has no Pagefind bundle: tier 2 then stays empty.
 async function pageHits(form, text) {
-  tier2 ??= import(form.dataset.pagefind).then(async (pf) => (await pf.init(), pf));
-  const found = await (await tier2).search(text.slice(0, 200));
+  tier2 ??= import(form.dataset.pagefind).then(async (pf) => (await pf.init(), pf)).catch(() => null);
+  const pagefind = await tier2;
+  if (!pagefind) return [];
+  const found = await pagefind.search(text.slice(0, 200));
   return Promise.all(found.results.slice(0, 5).map((r) => r.data()));
 }
 
