@@ -1,0 +1,1422 @@
+"""`errorkb extract`: stub records for every `raise` with a literal message in a source tree.
+
+A source tree is a folder, a wheel or an sdist. Each `raise X(<message>)` whose message is a
+string, an f-string, an implicit or `+` concatenation, a %-format or a `.format()` call (or a
+local variable or module constant holding one) becomes a *site*: exception, message template,
+path, line, enclosing qualname. Sites with the same exception and the same message shape are one
+error and get one record; records that already exist are matched and only their location is
+rewritten, never their curated text.
+
+The template is the message as the program prints it, each `{expr}` turned into a readable,
+unique `{name}` hole and literal braces written `{{`/`}}`. Format specs and conversions
+(`{x:.2f}`, `{x!r}`, `%5d`) become a plain hole: the printed text differs from the template only
+in the shape of the value (digits, quotes), never in its literal text. Exceptions whose `__str__`
+is not the message itself (`KeyError` quotes it) are written with the bare message too: it is
+what the user pastes after stripping the quotes, and what search looks for.
+"""
+
+import ast
+import json
+import os
+import re
+import string
+import sys
+import tarfile
+import time
+import warnings
+import zipfile
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from pathlib import Path
+
+import yaml
+
+from generator import template
+from generator.records import SCHEMA_LINE, Content, Record, load_content, parse_yaml
+from generator.scaffold import new_id
+
+# Folders skipped unless --include-vendored: code copied from other projects.
+VENDORED = frozenset({"vendor", "third_party", "_vendor", "thirdparty"})
+# Folders never worth parsing in a checkout.
+_PRUNED = frozenset({"__pycache__", "node_modules", "site-packages"})
+
+# Why a raise statement gave no site, in the order the summary lists them.
+SKIP_REASONS = {
+    "re-raise": "bare `raise` or raising an existing exception object",
+    "no-message": "`raise X`, `raise X()` or no message argument",
+    "factory-call": "exception built by a function call; its class is unknown",
+    "non-literal": "message computed at run time (a parameter, str(e), a call, ...)",
+    "no-literal-text": "message with no letter or digit outside its placeholders",
+    "bad-format": "%-format or .format() that does not fit its arguments",
+}
+
+LOGGER_STYLE_TAG = "logger-style-args"
+
+# Keyword arguments that carry the message when there is no positional one
+# (`HTTPException(status_code=400, detail="...")`).
+_MESSAGE_KEYWORDS = ("message", "msg", "detail", "reason", "description")
+_PERCENT = re.compile(
+    r"%(?:\((?P<key>[^)]*)\))?[-#0 +]*(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d*))?[hlL]?(?P<conv>.?)",
+    re.S,
+)
+_INT_CONV, _FLOAT_CONV = set("diouxX"), set("eEfFgG")
+_WS = re.compile(r"\s+")
+_HOLE = "\x00"
+# Parse in a process pool above this many bytes of source (vLLM: 45 MB, 3,000 files).
+PARALLEL_BYTES = 4_000_000
+
+
+class ExtractError(Exception):
+    """Extraction cannot go on; the message says why."""
+
+
+class SourceError(ExtractError):
+    """The source tree cannot be read, or the project is unknown."""
+
+
+# Sites -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Site:
+    """One raise statement with a literal message."""
+
+    exception: str
+    template: str
+    path: str
+    line: int
+    function: str = ""
+    snippet: str = ""
+    tags: tuple[str, ...] = ()
+    types: tuple[tuple[str, str], ...] = ()  # placeholder -> int / float / any
+    kind: str = "raise"  # or "assert": `assert cond, message` raises AssertionError(message)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return match_key(self.exception, self.template)
+
+    def place(self) -> dict:
+        out = {"path": self.path, "line": self.line}
+        if self.function:
+            out["function"] = self.function
+        return out
+
+
+def match_key(exception: str, message: str) -> tuple[str, str]:
+    """What two templates share when they are the same error printed the same way.
+
+    Placeholder names do not count (`{tp}` and `{tp_size}` print alike), runs of white space are
+    one space, and quotes hugging a hole belong to the hole (`'{name}'` prints like `{name!r}`).
+    """
+    parts: list[str] = []
+    for seg in template.parse(message):
+        parts.append(_HOLE if isinstance(seg, template.Hole) else seg)
+    for i in range(1, len(parts) - 1):
+        if parts[i] != _HOLE or parts[i - 1] == _HOLE or parts[i + 1] == _HOLE:
+            continue
+        before, after = parts[i - 1], parts[i + 1]
+        if before[-1:] in ("'", '"') and after[:1] == before[-1:]:
+            parts[i - 1], parts[i + 1] = before[:-1], after[1:]
+    return exception, _WS.sub(" ", "".join(parts)).strip()
+
+
+# Message forms -----------------------------------------------------------------
+
+
+class _BadFormat(Exception):
+    pass
+
+
+@dataclass
+class _Hole:
+    expr: ast.AST | None  # the expression printed, or None when only a name is known
+    hint: str = ""  # a name to use when there is no expression
+    type: str = ""  # int or float when the format says so
+
+
+_Parts = list  # of str | _Hole
+
+
+def _spec_type(spec: str) -> str:
+    spec = spec.strip()
+    if spec[-1:] in "bdoxXn" and spec:
+        return "int"
+    if spec[-1:] in "eEfFgG%" and spec:
+        return "float"
+    return ""
+
+
+def _constant_text(node: ast.AST) -> str | None:
+    """The text of a format spec that has no nested fields."""
+    if node is None:
+        return ""
+    if isinstance(node, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in node.values):
+        return "".join(str(v.value) for v in node.values)
+    return None
+
+
+def _formatted(value: ast.FormattedValue) -> str | _Hole:
+    """One `{expr!c:spec}` of an f-string: a hole, or literal text for a constant."""
+    spec = _constant_text(value.format_spec)
+    if isinstance(value.value, ast.Constant) and spec is not None:
+        const = value.value.value
+        conv = {-1: lambda v: v, 115: str, 114: repr, 97: ascii}[value.conversion]
+        try:
+            return format(conv(const), spec)
+        except (TypeError, ValueError):
+            pass
+    kind = _spec_type(spec or "") if value.conversion == -1 else ""
+    return _Hole(value.value, type=kind)
+
+
+class _Messages:
+    """Turns a message expression into literal text and holes, resolving simple variables."""
+
+    def __init__(self, scopes: list["_Scope"]):
+        self.scopes = scopes
+
+    def parts(self, node: ast.AST, depth: int = 0) -> _Parts | None:
+        """Literal parts and holes, or None when the message is not a string form."""
+        if depth > 8:
+            return None
+        if isinstance(node, ast.Constant):
+            return [node.value] if isinstance(node.value, str) else None
+        if isinstance(node, ast.JoinedStr):
+            return [v.value if isinstance(v, ast.Constant) else _formatted(v) for v in node.values]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left = self.parts(node.left, depth + 1)
+            right = self.parts(node.right, depth + 1)
+            if left is None and right is None:
+                return None
+            return (left if left is not None else [_Hole(node.left)]) + (
+                right if right is not None else [_Hole(node.right)]
+            )
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            fmt = self.literal(node.left, depth + 1)
+            return None if fmt is None else _percent(fmt, node.right)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format"
+        ):
+            fmt = self.literal(node.func.value, depth + 1)
+            return None if fmt is None else _str_format(fmt, node.args, node.keywords)
+        if isinstance(node, ast.Name):
+            value = self.resolve(node.id)
+            return None if value is None else self.parts(value, depth + 1)
+        return None
+
+    def literal(self, node: ast.AST, depth: int) -> str | None:
+        """A plain string constant, directly or through a variable."""
+        if isinstance(node, ast.Name) and depth <= 8:
+            value = self.resolve(node.id)
+            return None if value is None else self.literal(value, depth + 1)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        return None
+
+    def resolve(self, name: str) -> ast.AST | None:
+        """The value of a variable assigned exactly once, in the nearest scope that binds it."""
+        for scope in reversed(self.scopes):
+            found = scope.bindings().get(name)
+            if found is not None:
+                return found[0] if len(found) == 1 else None
+        return None
+
+
+def _percent(fmt: str, rhs: ast.AST) -> _Parts:
+    """`"..." % args`: holes for the conversions, `%%` as `%`."""
+    specs: list[tuple[str, str]] = []  # (key, conversion) per hole, in order
+    parts: _Parts = []
+    pos = 0
+    while (at := fmt.find("%", pos)) >= 0:
+        parts.append(fmt[pos:at])
+        match = _PERCENT.match(fmt, at)
+        conv = match.group("conv")
+        if conv == "%":
+            parts.append("%")
+        elif conv and conv in "diouxXeEfFgGcrsab":
+            for star in ("width", "prec"):
+                if match.group(star) == "*":
+                    specs.append(("*", ""))
+            specs.append((match.group("key"), conv))
+            parts.append(len(specs) - 1)
+        else:
+            raise _BadFormat(f"bad conversion at {at}")
+        pos = match.end()
+    parts.append(fmt[pos:])
+    keyed = [key for key, _ in specs if key not in (None, "*")]
+    values: dict = {}
+    if keyed:
+        mapping = {}
+        if isinstance(rhs, ast.Dict) and all(
+            isinstance(k, ast.Constant) and isinstance(k.value, str) for k in rhs.keys
+        ):
+            mapping = {k.value: v for k, v in zip(rhs.keys, rhs.values, strict=True)}
+        for i, (key, _) in enumerate(specs):
+            if key in mapping:
+                values[i] = _Hole(mapping[key])
+            elif isinstance(rhs, ast.Dict) and None not in rhs.keys:  # no **spread in it
+                raise _BadFormat(f"no key {key!r}")
+            else:
+                values[i] = _Hole(None, hint=key or "value")
+    else:
+        if isinstance(rhs, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in rhs.elts):
+            args = list(rhs.elts)
+            if len(args) != len(specs):
+                raise _BadFormat("argument count")
+        elif len(specs) == 1 and not isinstance(rhs, ast.Tuple):
+            args = [rhs]
+        else:
+            args = [ast.Subscript(value=rhs, slice=ast.Constant(i)) for i in range(len(specs))]
+        values = {i: _Hole(arg) for i, arg in enumerate(args)}
+    out: _Parts = []
+    for part in parts:
+        if isinstance(part, int):
+            conv = specs[part][1]
+            if specs[part][0] == "*":
+                continue
+            hole = values[part]
+            hole.type = "int" if conv in _INT_CONV else "float" if conv in _FLOAT_CONV else ""
+            out.append(hole)
+        elif part:
+            out.append(part)
+    return out
+
+
+_FIELD_REST = re.compile(r"\.([^.[]+)|\[([^\]]+)\]")
+
+
+def _str_format(fmt: str, args: list, keywords: list) -> _Parts:
+    """`"...".format(...)`: holes for the fields, following `.attr` and `[key]` of a field."""
+    formatter = string.Formatter()
+    try:
+        items = list(formatter.parse(fmt))
+    except ValueError as exc:
+        raise _BadFormat(str(exc)) from exc
+    starred = any(isinstance(a, ast.Starred) for a in args)
+    kwargs = {k.arg: k.value for k in keywords if k.arg}
+    double_star = any(k.arg is None for k in keywords)
+    out: _Parts = []
+    auto = 0
+    for literal, field_name, spec, conv in items:
+        if literal:
+            out.append(literal)
+        if field_name is None:
+            continue
+        first = re.match(r"[^.[]*", field_name).group(0)
+        rest = field_name[len(first) :]
+        expr, hint = None, first
+        if first == "" or first.isdigit():
+            index = auto if first == "" else int(first)
+            auto += first == ""
+            if index < len(args) and not any(isinstance(a, ast.Starred) for a in args[: index + 1]):
+                expr = args[index]
+            elif not starred:
+                raise _BadFormat(f"no argument {index}")
+            else:
+                hint = "value"
+        elif first in kwargs:
+            expr = kwargs[first]
+        elif not double_star:
+            raise _BadFormat(f"no argument {first!r}")
+        for attr, key in _FIELD_REST.findall(rest):
+            if expr is None:
+                hint = attr or key
+                continue
+            if attr:
+                expr = ast.Attribute(value=expr, attr=attr)
+            else:
+                expr = ast.Subscript(
+                    value=expr, slice=ast.Constant(int(key) if key.isdigit() else key)
+                )
+        for _, nested, _, _ in formatter.parse(spec or ""):
+            auto += nested == ""
+        out.append(_Hole(expr, hint=hint, type="" if conv else _spec_type(spec or "")))
+    return out
+
+
+# Placeholder names ------------------------------------------------------------
+
+# Attributes too generic to name a value alone: `x.shape` is `x_shape`.
+_GENERIC_ATTRS = frozenset(
+    {"shape", "dtype", "device", "value", "values", "name", "names", "size", "type", "id"}
+    | {"data", "keys", "items", "ndim", "numel", "dim", "len", "length", "count", "kind"}
+)
+# Calls that print their argument: `str(x)` is named after x.
+_TRANSPARENT_CALLS = frozenset(
+    {"str", "repr", "int", "float", "bool", "list", "tuple", "set", "frozenset", "sorted"}
+    | {"dict", "ascii", "format", "reversed", "iter", "item", "tolist", "lower", "upper"}
+    | {"strip", "lstrip", "rstrip", "cpu", "numpy", "copy", "detach"}
+)
+# Calls that compute something from their argument: `len(x)` is `len_x`.
+_DERIVED_CALLS = frozenset(
+    {"len", "sum", "min", "max", "abs", "round", "any", "all", "hex", "bin", "oct", "id", "hash"}
+)
+_OP_WORDS = {
+    ast.Add: "plus",
+    ast.Sub: "minus",
+    ast.Mult: "times",
+    ast.Div: "div",
+    ast.FloorDiv: "div",
+    ast.Mod: "mod",
+    ast.Pow: "pow",
+}
+_RENAMED = {"e": "error", "err": "error", "exc": "error", "ex": "error"}
+
+
+def _raw_name(node: ast.AST | None) -> str:
+    """A readable name for the value an expression prints."""
+    match node:
+        case ast.Name(id=name):
+            return name
+        case ast.Attribute(value=inner, attr="__name__" | "__qualname__"):
+            if isinstance(inner, ast.Call) and _func_name(inner) == "type" and inner.args:
+                base = _raw_name(inner.args[0])
+                return "class_name" if base in ("self", "cls") else base + "_type"
+            if isinstance(inner, ast.Attribute) and inner.attr == "__class__":
+                base = _raw_name(inner.value)
+                return "class_name" if base in ("self", "cls") else base + "_type"
+            base = _raw_name(inner)
+            return "class_name" if base in ("self", "cls") else base + "_name"
+        case ast.Attribute(value=inner, attr=attr):
+            if attr.strip("_") in _GENERIC_ATTRS or attr == "__class__":
+                return _qualify(_raw_name(inner), attr)
+            return attr
+        case ast.Subscript(value=inner, slice=key):
+            base = _raw_name(inner)
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value:
+                return key.value if re.fullmatch(r"\w+", key.value) else base
+            if isinstance(key, ast.Constant) and isinstance(key.value, int):
+                return f"{base}_{key.value}"
+            if isinstance(key, ast.UnaryOp) and isinstance(key.operand, ast.Constant):
+                return f"{base}_last" if key.operand.value == 1 else base
+            if isinstance(key, ast.Name):
+                return f"{base}_{key.id}"
+            return base
+        case ast.Call(func=func, args=args, keywords=keywords):
+            fname = _func_name(node)
+            first = args[0] if args else None
+            if isinstance(func, ast.Attribute) and fname == "join" and first is not None:
+                return _raw_name(first)
+            key = args[1] if fname == "getattr" and len(args) > 1 else first
+            if fname in ("get", "pop", "getattr") and isinstance(key, ast.Constant):
+                return str(key.value)
+            if fname == "type" and first is not None:
+                return _raw_name(first) + "_type"
+            if fname in _DERIVED_CALLS and first is not None:
+                return f"{fname}_{_raw_name(first)}"
+            if fname in _TRANSPARENT_CALLS:
+                if first is not None:
+                    return _raw_name(first)
+                if isinstance(func, ast.Attribute):
+                    return _raw_name(func.value)
+            fmt_like = fname.lstrip("_").startswith(("format", "fmt", "pretty", "human", "to_str"))
+            if fmt_like and len(args) == 1 and not keywords:
+                return _raw_name(first)
+            bare = fname.lstrip("_")
+            bare = bare[4:] if bare.startswith("get_") and len(bare) > 4 else bare
+            if isinstance(func, ast.Attribute) and (
+                bare in _GENERIC_ATTRS or bare in _DERIVED_CALLS
+            ):
+                return _qualify(_raw_name(func.value), bare)
+            return bare
+        case ast.BinOp(left=left, op=op, right=right):
+            lname, rname = _raw_name(left), _raw_name(right)
+            word = _OP_WORDS.get(type(op))
+            name = f"{lname}_{word}_{rname}" if word and lname and rname else lname or rname
+            return name if len(name) <= 40 else lname
+        case ast.UnaryOp(operand=operand) | ast.Starred(value=operand) | ast.Await(value=operand):
+            return _raw_name(operand)
+        case ast.BoolOp(values=values):
+            return _raw_name(values[0])
+        case ast.IfExp(body=body):
+            return _raw_name(body)
+        case ast.NamedExpr(target=target):
+            return _raw_name(target)
+        case ast.ListComp(generators=gens) | ast.SetComp(generators=gens):
+            return _raw_name(gens[0].iter)
+        case ast.GeneratorExp(generators=gens) | ast.DictComp(generators=gens):
+            return _raw_name(gens[0].iter)
+        case ast.List() | ast.Tuple() | ast.Set() | ast.Dict():
+            return "values"
+        case ast.JoinedStr() | ast.Constant(value=str()):
+            return "text"
+    return "value"
+
+
+def _qualify(base: str, attr: str) -> str:
+    """`x.shape` is `x_shape`; `self.shape` is `shape`."""
+    return attr if base in ("", "self", "cls", "value") else f"{base}_{attr}"
+
+
+def _func_name(call: ast.Call) -> str:
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _clean(name: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_]+", "_", name)
+    name = re.sub(r"_+", "_", name).strip("_")
+    name = _RENAMED.get(name, name)
+    if not name:
+        return "value"
+    return name if not name[0].isdigit() else "n" + name
+
+
+class _Namer:
+    """Unique names within one template; the same expression keeps one name."""
+
+    def __init__(self):
+        self.by_expr: dict[str, str] = {}
+        self.taken: set[str] = set()
+
+    def name(self, hole: _Hole) -> str:
+        key = ast.dump(hole.expr) if hole.expr is not None else "hint:" + hole.hint
+        if key not in self.by_expr:
+            base = _clean(_raw_name(hole.expr) if hole.expr is not None else hole.hint)
+            name, n = base, 1
+            while name in self.taken:
+                n += 1
+                name = f"{base}_{n}"
+            self.taken.add(name)
+            self.by_expr[key] = name
+        return self.by_expr[key]
+
+
+def _build(parts: _Parts) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The template text and the type of each placeholder."""
+    namer = _Namer()
+    out, types = [], {}
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part.replace("{", "{{").replace("}", "}}"))
+            continue
+        name = namer.name(part)
+        kind = part.type or _expr_type(part.expr)
+        types[name] = kind if types.get(name, kind) == kind else ""
+        out.append("{" + name + "}")
+    return "".join(out), tuple((n, t or "any") for n, t in types.items())
+
+
+def _expr_type(expr: ast.AST | None) -> str:
+    if isinstance(expr, ast.Call) and _func_name(expr) == "len":
+        return "int"
+    return ""
+
+
+def _repr_body(text: str, quote: str) -> str:
+    """The inside of repr(text) when repr uses this quote character."""
+    out = []
+    for ch in text:
+        if ch in ("\\", quote):
+            out.append("\\" + ch)
+        elif ch in "\n\r\t":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[ch])
+        elif not ch.isprintable():
+            out.append(repr(ch)[1:-1])
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _logger_tuple(parts: _Parts, extra: list) -> _Parts:
+    """`raise X("... %s", x)`: the exception prints its args tuple, `%s` and all."""
+    literal = "".join(p for p in parts if isinstance(p, str))
+    quote = '"' if "'" in literal and '"' not in literal else "'"
+    out: _Parts = ["(" + quote]
+    out += [_repr_body(p, quote) if isinstance(p, str) else p for p in parts]
+    out.append(quote)
+    for arg in extra:
+        out.append(", ")
+        if isinstance(arg, ast.Constant):
+            out.append(repr(arg.value))
+        else:
+            out.append(_Hole(arg))
+    out.append(")")
+    return out
+
+
+_LOGGER_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0+]*(?:\d+|\*)?(?:\.\d*)?[hlL]?[diouxXeEfFgGcrsa]")
+
+
+def _has_percent(parts: _Parts) -> bool:
+    """Whether the literal text has a %-conversion (a space flag does not count: `50% of`)."""
+    text = "".join(p for p in parts if isinstance(p, str)).replace("%%", "")
+    return _LOGGER_SPEC.search(text) is not None
+
+
+# The scanner ------------------------------------------------------------------
+
+
+class _Scope:
+    """Names bound in a function or module body (not in nested functions or classes)."""
+
+    def __init__(self, node: ast.AST):
+        self.node = node
+        self._bindings: dict[str, list] | None = None
+
+    def bindings(self) -> dict[str, list]:
+        """name -> the values assigned to it; None stands for a binding that is not `x = ...`."""
+        if self._bindings is None:
+            found: dict[str, list] = defaultdict(list)
+            node = self.node
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                a = node.args
+                for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
+                    if arg is not None:
+                        found[arg.arg].append(None)
+            for stmt in node.body:
+                _bind(stmt, found)
+            self._bindings = found
+        return self._bindings
+
+
+def _bind(node: ast.AST, found: dict) -> None:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        found[node.name].append(None)
+        return
+    if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+        return
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                found[target.id].append(node.value if len(node.targets) == 1 else None)
+            else:
+                _bind_target(target, found)
+    elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        if node.value is not None:
+            found[node.target.id].append(node.value)
+    elif isinstance(node, ast.AugAssign | ast.For | ast.AsyncFor | ast.NamedExpr):
+        _bind_target(node.target, found)
+    elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+        _bind_target(node.optional_vars, found)
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        found[node.name].append(None)
+    elif isinstance(node, ast.Import | ast.ImportFrom):
+        for alias in node.names:
+            found[(alias.asname or alias.name).split(".")[0]].append(None)
+    elif isinstance(node, ast.Global | ast.Nonlocal):
+        for name in node.names:
+            found[name] += [None, None]
+    elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+        found[node.name].append(None)
+    elif isinstance(node, ast.Delete):
+        for target in node.targets:
+            _bind_target(target, found)
+    for child in ast.iter_child_nodes(node):
+        _bind(child, found)
+
+
+def _bind_target(target: ast.AST, found: dict) -> None:
+    for node in ast.walk(target):
+        if isinstance(node, ast.Name):
+            found[node.id].append(None)
+
+
+# Statements that hold statements (functions and classes apart).
+_COMPOUND = (
+    ast.If | ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith | ast.Try | ast.TryStar
+) | ast.Match
+
+
+class _Scanner:
+    """Finds the raise statements of a module, with their enclosing qualname and scopes.
+
+    A raise is a statement, so only statement lists are walked, never expressions: that is
+    most of the time saved over a full `ast.NodeVisitor` walk.
+    """
+
+    def __init__(self, path: str, lines: list[str] | None, asserts: bool = True):
+        self.path = path
+        self.lines = lines  # source lines, for snippets
+        self.with_asserts = asserts
+        self.qualname: list[str] = []
+        self.scopes: list[_Scope] = []
+        self.messages = _Messages(self.scopes)
+        self.sites: list[Site] = []
+        self.skipped: Counter = Counter()
+        self.seen = 0
+        self.asserts = 0  # assert statements with a message
+
+    def module(self, node: ast.Module) -> None:
+        self.scopes.append(_Scope(node))
+        self._body(node.body)
+
+    def _body(self, statements: list) -> None:
+        for stmt in statements:
+            if isinstance(stmt, ast.Raise):
+                self.seen += 1
+                reason = self._raise(stmt)
+                if reason:
+                    self.skipped[reason] += 1
+            elif isinstance(stmt, ast.Assert) and stmt.msg is not None and self.with_asserts:
+                self.asserts += 1
+                self._assert(stmt)
+            elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.qualname.append(stmt.name)
+                self.scopes.append(_Scope(stmt))
+                self._body(stmt.body)
+                self.scopes.pop()
+                self.qualname.pop()
+            elif isinstance(stmt, ast.ClassDef):
+                self.qualname.append(stmt.name)
+                self._body(stmt.body)
+                self.qualname.pop()
+            elif isinstance(stmt, _COMPOUND):
+                for name in ("body", "orelse", "finalbody"):
+                    self._body(getattr(stmt, name, ()))
+                for part in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:
+                    self._body(part.body)
+
+    def _raise(self, node: ast.Raise) -> str:
+        """Add the site of a raise statement; or say why it has none."""
+        exc = node.exc
+        if exc is None:
+            return "re-raise"
+        if not isinstance(exc, ast.Call):
+            name = exc.attr if isinstance(exc, ast.Attribute) else getattr(exc, "id", "")
+            return "no-message" if name.lstrip("_")[:1].isupper() else "re-raise"
+        exception = _func_name(exc)
+        if not exception.lstrip("_")[:1].isupper():
+            return "factory-call"
+        message, extra = self._message_arg(exc)
+        if message is None:
+            return "no-message"
+        return self._add(node, exception, message, extra, "raise")
+
+    def _assert(self, node: ast.Assert) -> None:
+        self._add(node, "AssertionError", node.msg, [], "assert")
+
+    def _add(self, node: ast.stmt, exception: str, message: ast.AST, extra: list, kind: str):
+        """Add a site for this message; or say why there is none."""
+        try:
+            parts = self.messages.parts(message)
+        except _BadFormat:
+            return "bad-format"
+        if parts is None:
+            return "non-literal"
+        tags: tuple[str, ...] = ()
+        if extra and _has_percent(parts):
+            parts, tags = _logger_tuple(parts, extra), (LOGGER_STYLE_TAG,)
+        literal = "".join(p for p in parts if isinstance(p, str))
+        if not any(ch.isalnum() for ch in literal):
+            return "no-literal-text"
+        text, types = _build(parts)
+        snippet = ""
+        if self.lines is not None:
+            snippet = _dedent(self.lines[node.lineno - 1 : node.end_lineno])
+        self.sites.append(
+            Site(
+                exception=exception,
+                template=text,
+                path=self.path,
+                line=node.lineno,
+                function=".".join(self.qualname),
+                snippet=snippet,
+                tags=tags,
+                types=types,
+                kind=kind,
+            )
+        )
+        return ""
+
+    def _message_arg(self, call: ast.Call) -> tuple[ast.AST | None, list]:
+        """The message argument, and the positional arguments after it."""
+        args = call.args
+        if args:
+            for i, arg in enumerate(args):
+                if isinstance(arg, ast.Starred):
+                    break
+                try:
+                    if self.messages.parts(arg) is not None:
+                        return arg, args[i + 1 :]
+                except _BadFormat:
+                    return arg, args[i + 1 :]
+            return args[0], args[1:]
+        for keyword in call.keywords:
+            if keyword.arg in _MESSAGE_KEYWORDS:
+                return keyword.value, []
+        return None, []
+
+
+def _dedent(lines: list[str]) -> str:
+    lines = [line.rstrip() for line in lines]
+    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
+    cut = min(indents, default=0)
+    return "\n".join(line[cut:] for line in lines) + "\n"
+
+
+@dataclass
+class FileScan:
+    path: str
+    sites: list[Site] = field(default_factory=list)
+    skipped: Counter = field(default_factory=Counter)
+    seen: int = 0
+    asserts: int = 0
+    error: str = ""
+
+
+def scan_file(path: str, data: bytes, snippets: bool = False, asserts: bool = True) -> FileScan:
+    """The sites of one Python file; those of `assert` statements too if asked."""
+    result = FileScan(path)
+    if b"raise" not in data and not (asserts and b"assert" in data):
+        return result
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data, filename=path)
+        lines = data.decode("utf-8", "replace").splitlines() if snippets else None
+        scanner = _Scanner(path, lines, asserts)
+        scanner.module(tree)
+    except (SyntaxError, ValueError, RecursionError) as exc:
+        result.error = f"{type(exc).__name__}: {exc}"
+        return result
+    result.sites, result.skipped = scanner.sites, scanner.skipped
+    result.seen, result.asserts = scanner.seen, scanner.asserts
+    return result
+
+
+def _scan_batch(batch: list[tuple[str, bytes]], snippets: bool, asserts: bool) -> list[FileScan]:
+    return [scan_file(path, data, snippets, asserts) for path, data in batch]
+
+
+# Reading a source tree ----------------------------------------------------------
+
+
+@dataclass
+class Tree:
+    """The Python files of a source tree, with repository paths."""
+
+    files: list[tuple[str, bytes]]
+    vendored: int = 0  # files skipped in vendored folders
+    excluded: int = 0  # files skipped by --exclude
+
+
+def read_tree(
+    source: Path, prefix: str = "", include_vendored: bool = False, exclude: Iterable[str] = ()
+) -> Tree:
+    """Read the .py files of a folder, a wheel (.whl/.zip) or an sdist (.tar.gz).
+
+    Paths are repository paths: a folder that is itself a package (has `__init__.py`) keeps its
+    name (`vllm/config/model.py` from `.../src/vllm`); an sdist loses its `name-version/` folder.
+    """
+    source = Path(source)
+    tree = Tree([])
+    exclude = list(exclude)
+    prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
+
+    def keep(rel: str) -> bool:
+        if not include_vendored and VENDORED & set(rel.split("/")[:-1]):
+            tree.vendored += 1
+            return False
+        if any(fnmatch(rel, pattern) for pattern in exclude):
+            tree.excluded += 1
+            return False
+        return True
+
+    if source.is_dir():
+        tree.files = _read_folder(source, prefix, keep)
+    elif source.is_file() and zipfile.is_zipfile(source):
+        tree.files = _read_zip(source, prefix, keep)
+    elif source.is_file() and tarfile.is_tarfile(source):
+        tree.files = _read_tar(source, prefix, keep)
+    elif not source.exists():
+        raise SourceError(f"{source} does not exist")
+    else:
+        raise SourceError(f"{source} is not a folder, a wheel or an sdist")
+    tree.files.sort()
+    return tree
+
+
+def _read_folder(root: Path, prefix: str, keep: Callable[[str], bool]) -> list:
+    base = root.parent if (root / "__init__.py").is_file() else root
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _PRUNED)
+        for name in sorted(files):
+            path = Path(folder, name)
+            rel = prefix + path.relative_to(base).as_posix()
+            if name.endswith(".py") and keep(rel):
+                found.append((rel, path.read_bytes()))
+    return found
+
+
+def _strip_top(names: list[str]) -> int:
+    """Length of a folder that every member lies in (an sdist's `name-version/`), or 0."""
+    tops = {n.split("/", 1)[0] for n in names}
+    if len(tops) == 1 and all("/" in n for n in names):
+        top = tops.pop()
+        if "-" in top:
+            return len(top) + 1
+    return 0
+
+
+def _read_zip(path: Path, prefix: str, keep: Callable[[str], bool]) -> list:
+    with zipfile.ZipFile(path) as archive:
+        names = [n for n in archive.namelist() if n.endswith(".py")]
+        cut = 0 if path.suffix == ".whl" else _strip_top(names)
+        return [(prefix + n[cut:], archive.read(n)) for n in names if keep(prefix + n[cut:])]
+
+
+def _read_tar(path: Path, prefix: str, keep: Callable[[str], bool]) -> list:
+    with tarfile.open(path) as archive:
+        members = [m for m in archive.getmembers() if m.isfile() and m.name.endswith(".py")]
+        cut = _strip_top([m.name for m in members])
+        return [
+            (prefix + m.name[cut:], archive.extractfile(m).read())
+            for m in members
+            if keep(prefix + m.name[cut:])
+        ]
+
+
+# Scanning a tree ------------------------------------------------------------------
+
+
+class Progress:
+    """A progress bar on a terminal; silent otherwise."""
+
+    def __init__(self, total: int, label: str, stream=None, enabled: bool | None = None):
+        self.total, self.label, self.done = total, label, 0
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self._drawn = -1.0
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        now = time.monotonic()
+        if self.enabled and (now - self._drawn > 0.1 or self.done >= self.total):
+            self._drawn = now
+            width = 30
+            filled = width * self.done // max(self.total, 1)
+            bar = "#" * filled + "." * (width - filled)
+            self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total}")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+@dataclass
+class Scan:
+    """Every site of a tree, and what was skipped."""
+
+    sites: list[Site]
+    files: int
+    seen: int  # raise statements
+    skipped: Counter
+    asserts: int  # assert statements with a message
+    vendored: int
+    excluded: int
+    unparsable: list[tuple[str, str]]
+    seconds: float
+    paths: list[str] = field(default_factory=list)  # every file scanned
+
+
+def scan_tree(
+    source: Path,
+    *,
+    prefix: str = "",
+    include_vendored: bool = False,
+    exclude: Iterable[str] = (),
+    snippets: bool = False,
+    asserts: bool = True,
+    jobs: int | None = None,
+    progress: bool | None = None,
+) -> Scan:
+    """Parse every Python file of a tree, in a process pool when that pays.
+
+    Files without a `raise` are parsed only for their `assert` statements, when asked.
+    """
+    start = time.monotonic()
+    tree = read_tree(source, prefix, include_vendored, exclude)
+    jobs = jobs or os.cpu_count() or 1
+    bar = Progress(len(tree.files), "scanning", enabled=progress)
+    size = sum(len(data) for _, data in tree.files)
+    results: list[FileScan] = []
+    if jobs > 1 and size > PARALLEL_BYTES:
+        # Big files first, spread over the batches, so that no worker has a long tail.
+        files = sorted(tree.files, key=lambda f: -len(f[1]))
+        batches = [(files[i::64], snippets, asserts) for i in range(64)]
+        for batch in _parallel(_scan_batch, batches, jobs):
+            results += batch
+            bar.advance(len(batch))
+    else:
+        for path, data in tree.files:
+            results.append(scan_file(path, data, snippets, asserts))
+            bar.advance()
+    bar.close()
+    sites: list[Site] = []
+    skipped: Counter = Counter()
+    seen = asserts = 0
+    for res in results:
+        sites += res.sites
+        skipped.update(res.skipped)
+        seen += res.seen
+        asserts += res.asserts
+    sites.sort(key=lambda s: (s.path, s.line, s.exception, s.template))
+    return Scan(
+        sites=sites,
+        files=len(tree.files),
+        seen=seen,
+        skipped=skipped,
+        asserts=asserts,
+        vendored=tree.vendored,
+        excluded=tree.excluded,
+        unparsable=sorted((r.path, r.error) for r in results if r.error),
+        seconds=time.monotonic() - start,
+        paths=[path for path, _ in tree.files],
+    )
+
+
+def _parallel(function: Callable, batches: list[tuple], jobs: int) -> Iterable:
+    """function(*batch) for each batch in a process pool, results as they come."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    with ProcessPoolExecutor(jobs) as pool:
+        futures = [pool.submit(function, *batch) for batch in batches if batch[0]]
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def group_sites(sites: Iterable[Site]) -> dict[tuple[str, str], list[Site]]:
+    """Sites of the same error: one list per (exception, message shape), sorted by place."""
+    groups: dict[tuple[str, str], list[Site]] = defaultdict(list)
+    for site in sites:
+        groups[site.key].append(site)
+    out = {}
+    for key, found in groups.items():
+        found.sort(key=lambda s: (s.path, s.line))
+        seen, unique = set(), []
+        for site in found:
+            if (site.path, site.line) not in seen:
+                seen.add((site.path, site.line))
+                unique.append(site)
+        out[key] = unique
+    return dict(sorted(out.items(), key=lambda kv: (kv[1][0].path, kv[1][0].line, kv[0])))
+
+
+# Records ------------------------------------------------------------------------
+
+
+class RecordIndex:
+    """Existing records of a project, by the keys of their message and variants."""
+
+    def __init__(self, content: Content, project: str):
+        self.records = {i: r for i, r in content.records.items() if r.project == project}
+        self.aliases = {a: i for a, i in content.aliases.items() if i in self.records}
+        self.by_key: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
+        for rid, record in self.records.items():
+            exception = record.data["exception"]
+            self.by_key[match_key(exception, record.message)].append((0, rid))
+            for variant in record.data.get("variants", []):
+                self.by_key[match_key(exception, variant)].append((1, rid))
+        # Records of `assert` messages: the tree's asserts must be read to find them.
+        self.has_asserts = any(
+            r.data["exception"] == "AssertionError" for r in self.records.values()
+        )
+
+    def find(self, key: tuple[str, str], new: str) -> tuple[str, int, list[str]]:
+        """(record id, 0 for its message / 1 for a variant, other candidates); id '' if none."""
+        found = sorted(set(self.by_key.get(key, [])))
+        if found:
+            best = found[0]
+            others = [rid for prio, rid in found[1:] if prio == best[0] and rid != best[1]]
+            return best[1], best[0], others
+        rid = self.aliases.get(new, new)
+        if rid in self.records:
+            return rid, 0, []
+        return "", 0, []
+
+
+@dataclass
+class Assignment:
+    matched: dict[str, list[Site]]  # record id -> its sites
+    fresh: list[list[Site]]  # the sites of each error without a record
+    warnings: list[str]
+    errors: int  # errors considered (exception + message shape)
+
+
+def assign(
+    groups: dict[tuple[str, str], list[Site]],
+    index: RecordIndex,
+    project: str,
+    asserts: bool = False,
+) -> Assignment:
+    """Which record each error belongs to. A record's sites are those of its message first,
+    then those of its variants.
+
+    Errors raised only by `assert` statements count as errors without a record only when
+    `asserts` is true; they always find the records that already exist for them.
+    """
+    found: dict[str, list[tuple[int, list[Site]]]] = defaultdict(list)
+    fresh: list[list[Site]] = []
+    warnings: list[str] = []
+    errors = 0
+    for key, sites in groups.items():
+        first = sites[0]
+        rid, prio, others = index.find(key, new_id(project, first.exception, first.template))
+        if others:
+            warnings.append(
+                f"{first.exception}: {first.template!r} matches records {rid} and "
+                f"{', '.join(others)}; {rid} takes it"
+            )
+        if rid:
+            found[rid].append((prio, sites))
+        elif asserts or any(site.kind == "raise" for site in sites):
+            fresh.append(sites)
+        else:
+            continue
+        errors += 1
+    matched = {}
+    for rid, pairs in sorted(found.items()):
+        best = min(prio for prio, _ in pairs)
+        sites = sorted((s for prio, ss in pairs if prio == best for s in ss), key=_place)
+        sites += sorted((s for prio, ss in pairs if prio != best for s in ss), key=_place)
+        matched[rid] = sites
+    return Assignment(matched, fresh, warnings, errors)
+
+
+def _place(site: Site) -> tuple[str, int]:
+    return site.path, site.line
+
+
+def location(
+    sites: list[Site], ref: str, default_ref: str, old: dict | None, snippets: bool
+) -> dict:
+    """A record's `source`: the first site and the others in `sites`.
+
+    A record that names no ref keeps naming none while the ref is the project's; new records
+    always name theirs, so that a later change of the project's ref does not move their lines.
+    """
+    first = sites[0]
+    src: dict = {"path": first.path, "line": first.line}
+    if first.function:
+        src["function"] = first.function
+    if old is None or "ref" in old or ref != default_ref:
+        src["ref"] = ref
+    if snippets and first.snippet:
+        src["snippet"] = first.snippet
+    elif old and "snippet" in old:
+        src["snippet"] = old["snippet"]
+    if len(sites) > 1:
+        src["sites"] = [site.place() for site in sites[1:]]
+    return src
+
+
+# Writing YAML -----------------------------------------------------------------------
+#
+# Records are small mappings of strings, integers and lists, so they are written here
+# directly (fast, and the same bytes whatever the PyYAML version); every text is read back
+# and compared, and PyYAML writes whatever this simple writer cannot.
+
+_PLAIN_FIRST = set("-?:,[]{}#&*!|>'\"%@`") | {" "}
+_RESOLVER = yaml.resolver.Resolver()
+
+
+def _plain(text: str) -> bool:
+    """Whether YAML reads this string back unquoted, as the same string."""
+    return (
+        text != ""
+        and text[0] not in _PLAIN_FIRST
+        and text == text.strip()
+        and text.isprintable()
+        and ": " not in text
+        and " #" not in text
+        and not text.endswith(":")
+        and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == "tag:yaml.org,2002:str"
+    )
+
+
+def _block(text: str, pad: str) -> list[str] | None:
+    """A literal block (`|` or `|-`) for multi-line text, or None when it would not fit."""
+    body = text[:-1] if text.endswith("\n") else text
+    lines = body.split("\n")
+    if not lines[0] or lines[0][0] == " " or body.endswith("\n"):
+        return None
+    if any(line != line.rstrip() or not line.isprintable() for line in lines):
+        return None
+    head = "|" if text.endswith("\n") else "|-"
+    return [head] + [pad + line if line else "" for line in lines]
+
+
+def _scalar(value) -> str:
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
+    return value if _plain(value) else _quoted(value)
+
+
+def _quoted(text: str) -> str:
+    """A double-quoted scalar; JSON's escapes are YAML's, and YAML breaks lines at NEL etc."""
+    return "".join(
+        ch
+        if ch.isprintable()
+        else f"\\u{ord(ch):04x}"
+        if ord(ch) < 0x10000
+        else f"\\U{ord(ch):08x}"
+        for ch in json.dumps(text, ensure_ascii=False)
+    )
+
+
+def _emit(data: dict, indent: int = 0) -> list[str]:
+    pad = " " * indent
+    out = []
+    for key, value in data.items():
+        head = f"{pad}{_scalar(key)}:"
+        if isinstance(value, dict) and value:
+            out += [head, *_emit(value, indent + 2)]
+        elif isinstance(value, list) and value:
+            out.append(head)
+            for item in value:
+                if isinstance(item, dict) and item:
+                    lines = _emit(item, indent + 4)
+                    out += [f"{pad}  - {lines[0].lstrip()}", *lines[1:]]
+                else:
+                    out.append(f"{pad}  - {_scalar(item)}")
+        elif isinstance(value, str) and "\n" in value and (block := _block(value, pad + "  ")):
+            out += [f"{head} {block[0]}", *block[1:]]
+        elif isinstance(value, dict | list):
+            out.append(f"{head} {json.dumps(value)}")
+        else:
+            out.append(f"{head} {_scalar(value)}")
+    return out
+
+
+class _Dumper(yaml.SafeDumper):
+    """PyYAML in the records' style, for what _emit cannot write: lists indented under keys."""
+
+    def increase_indent(self, flow=False, indentless=False):
+        return super().increase_indent(flow, False)
+
+
+def _dump(data: dict) -> str:
+    """YAML for a mapping: stable, and read back exactly as written."""
+    text = "\n".join(_emit(data)) + "\n"
+    if _load(text) == data:
+        return text
+    for unicode in (True, False):
+        text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=unicode, width=100)
+        if _load(text) == data:
+            return text
+    raise ExtractError(f"cannot write {data.get('id', data)!r} as YAML that reads back the same")
+
+
+def _load(text: str):
+    source = parse_yaml(text, "(new)", [])
+    return None if source is None else source.data
+
+
+def _render_batch(project: str, groups: list[list[Site]], ref: str, snippets: bool) -> list:
+    return [new_record(project, sites, ref, snippets) for sites in groups]
+
+
+def new_record(project: str, sites: list[Site], ref: str, snippets: bool) -> tuple[str, str]:
+    """(id, file text) of a stub record for one error."""
+    first = sites[0]
+    rid = new_id(project, first.exception, first.template)
+    data: dict = {"id": rid, "project": project, "exception": first.exception}
+    data["message"] = first.template
+    if first.types:
+        data["params"] = {name: {"type": kind} for name, kind in first.types}
+    data["source"] = location(sites, ref, "", None, snippets)
+    tags = sorted({tag for site in sites for tag in site.tags})
+    if tags:
+        data["tags"] = tags
+    data["analysis"] = {"method": "extracted", "ref": ref}
+    return rid, f"{SCHEMA_LINE}\n{_dump(data)}"
+
+
+# Fields in the order content/README.md writes them, to place a field that a file lacks.
+_FIELD_ORDER = [
+    *("id", "project", "exception", "message", "title", "params", "variants", "summary"),
+    *("meaning", "source", "trigger", "situations", "solutions", "example_fix", "defensive"),
+    *("prevention", "related", "calculator", "checks", "tags", "analysis", "updated", "status"),
+    *("status_note", "aliases"),
+]
+
+
+def replace_field(record: Record, text: str, name: str, value) -> str:
+    """The record's file text with one top-level field rewritten and every other byte kept."""
+    lines = text.splitlines(keepends=True)
+    tops = sorted((line, keys[0]) for keys, line in record.source.lines.items() if len(keys) == 1)
+    block = _dump({name: value})
+    if name in record.data:
+        start = record.source.lines[(name,)] - 1
+        later = [line - 1 for line, key in tops if line - 1 > start]
+        end = later[0] if later else len(lines)
+        # Blank lines and comments before the next field stay where they are.
+        while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
+            end -= 1
+    else:
+        after = _FIELD_ORDER[_FIELD_ORDER.index(name) + 1 :] if name in _FIELD_ORDER else []
+        later = [line - 1 for line, key in tops if key in after]
+        start = end = min(later) if later else len(lines)
+        if lines and not lines[-1].endswith("\n") and start == len(lines):
+            lines[-1] += "\n"
+    new = "".join(lines[:start]) + block + "".join(lines[end:])
+    want = {**record.data, name: value}
+    if _load(new) != want or list(_load(new)) != list(_order(record.data, name)):
+        raise ExtractError(f"{record.path}: cannot rewrite `{name}` without touching other fields")
+    return new
+
+
+def rewrite(record: Record, text: str, **fields) -> str:
+    """The record's file text with these top-level fields rewritten, one after the other."""
+    for name, value in fields.items():
+        text = replace_field(record, text, name, value)
+        source = parse_yaml(text, record.path, [])
+        record = Record(source, source.data)
+    return text
+
+
+def _order(data: dict, name: str) -> list[str]:
+    if name in data:
+        return list(data)
+    after = _FIELD_ORDER[_FIELD_ORDER.index(name) + 1 :] if name in _FIELD_ORDER else []
+    keys = list(data)
+    for i, key in enumerate(keys):
+        if key in after:
+            return keys[:i] + [name] + keys[i:]
+    return keys + [name]
+
+
+def write_text(path: Path, text: str) -> None:
+    """Replace a file atomically: a killed run leaves the old or the new file, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# The command ----------------------------------------------------------------------
+
+
+@dataclass
+class Summary:
+    scan: Scan
+    templates: int = 0
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    matched: int = 0
+    seconds: float = 0.0
+
+    asserts: bool = False
+
+    def lines(self) -> list[str]:
+        scan = self.scan
+        extracted = sum(site.kind == "raise" for site in scan.sites)
+        out = [
+            f"scanned {scan.files} Python files in {scan.seconds:.1f} s"
+            + (f" ({scan.vendored} in vendored folders skipped)" if scan.vendored else "")
+            + (f" ({scan.excluded} excluded)" if scan.excluded else ""),
+            f"raise statements seen: {scan.seen}",
+            f"  with a literal message: {extracted}",
+            f"  skipped: {sum(scan.skipped.values())}",
+        ]
+        for reason, why in SKIP_REASONS.items():
+            if scan.skipped[reason]:
+                out.append(f"    {reason}: {scan.skipped[reason]} ({why})")
+        if self.asserts:
+            literal = len(scan.sites) - extracted
+            out.append(
+                f"assert statements with a message: {scan.asserts} ({literal} literal, "
+                f"{scan.asserts - literal} skipped)"
+            )
+        if scan.unparsable:
+            out.append(f"files that do not parse: {len(scan.unparsable)}")
+            out += [f"  {path}: {error}" for path, error in scan.unparsable[:10]]
+        out.append(f"distinct errors (exception + message): {self.templates}")
+        if self.matched:
+            out.append(f"existing records matched: {self.matched}")
+        out.append(
+            f"records: {len(self.created)} created, {len(self.updated)} updated, "
+            f"{len(self.unchanged)} unchanged"
+        )
+        out += [f"warning: {w}" for w in self.warnings]
+        out.append(f"done in {self.seconds:.1f} s")
+        return out
+
+
+def project_ref(content: Content, project: str) -> str:
+    if project not in content.projects:
+        known = ", ".join(content.projects) or "none"
+        raise SourceError(f"unknown project {project!r}; projects: {known}")
+    return content.projects[project].ref
+
+
+def extract(
+    root: Path,
+    source: Path,
+    project: str,
+    ref: str | None = None,
+    *,
+    snippets: bool = False,
+    include_vendored: bool = False,
+    exclude: Iterable[str] = (),
+    prefix: str = "",
+    asserts: bool = False,
+    jobs: int | None = None,
+    dry_run: bool = False,
+    progress: bool | None = None,
+) -> Summary:
+    """Write or update one record per error raised in the tree; return what was done."""
+    start = time.monotonic()
+    root = Path(root)
+    content = load_content(root)
+    default_ref = project_ref(content, project)
+    ref = ref or default_ref
+    index = RecordIndex(content, project)
+    scan = scan_tree(
+        source,
+        prefix=prefix,
+        include_vendored=include_vendored,
+        exclude=exclude,
+        snippets=snippets,
+        asserts=asserts or index.has_asserts,
+        jobs=jobs,
+        progress=progress,
+    )
+    groups = group_sites(scan.sites)
+    done = assign(groups, index, project, asserts)
+    matched, fresh = done.matched, done.fresh
+    summary = Summary(scan, done.errors, warnings=done.warnings, asserts=asserts)
+    summary.matched = len(matched)
+    writes: list[tuple[Path, str]] = []
+    folder = root / "content" / "errors" / project
+    jobs = jobs or os.cpu_count() or 1
+    if jobs > 1 and len(fresh) > 500:
+        batches = [(project, fresh[i :: jobs * 4], ref, snippets) for i in range(jobs * 4)]
+        rendered = sorted(r for batch in _parallel(_render_batch, batches, jobs) for r in batch)
+    else:
+        rendered = _render_batch(project, fresh, ref, snippets)
+    for rid, text in rendered:
+        writes.append((folder / f"{rid}.yaml", text))
+        summary.created.append(rid)
+    for rid, sites in matched.items():
+        record = index.records[rid]
+        old = record.data["source"]
+        new = location(sites, ref, default_ref, old, snippets)
+        if new == old:
+            summary.unchanged.append(rid)
+            continue
+        path = root / record.path
+        writes.append((path, rewrite(record, path.read_text(encoding="utf-8"), source=new)))
+        summary.updated.append(rid)
+    if not dry_run:
+        bar = Progress(len(writes), "writing", enabled=progress)
+        for path, text in writes:
+            write_text(path, text)
+            bar.advance()
+        bar.close()
+    summary.seconds = time.monotonic() - start
+    return summary

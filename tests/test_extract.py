@@ -1,0 +1,550 @@
+"""errorkb extract and verify-sources, on a source tree of our own (tests/fixtures/extract)."""
+
+import hashlib
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator import extract as ex
+from generator import template
+from generator.records import SCHEMA_LINE, load_content
+from generator.scaffold import new_id
+from generator.verify import verify_sources
+
+TREE = Path(__file__).parent / "fixtures" / "extract" / "tree"
+DEMO = "demo"  # the fixture knowledge base's project (tests/fixtures/kb), ref abc1234
+
+
+def line_of(path: str, needle: str) -> int:
+    """The line of the first occurrence of needle in a fixture file."""
+    for number, line in enumerate((TREE / path).read_text().splitlines(), 1):
+        if needle in line:
+            return number
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+@pytest.fixture(scope="module")
+def scan():
+    return ex.scan_tree(TREE)
+
+
+def by_function(scan, path="demo/forms.py") -> dict[str, ex.Site]:
+    return {s.function: s for s in scan.sites if s.path == path}
+
+
+def load(path: Path) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def record_of(kb: Path, exception: str, message: str) -> dict:
+    return load(kb / f"content/errors/{DEMO}/{new_id(DEMO, exception, message)}.yaml")
+
+
+def digest(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+# Message forms --------------------------------------------------------------------
+
+FORMS = {
+    "plain": ("ValueError", "A plain message"),
+    "attribute_chain": (
+        "ValueError",
+        "Total heads ({total_num_attention_heads}) must be even",
+    ),
+    "implicit": ("TypeError", "First part, then {a} and finally {b}."),
+    "percent_tuple": ("ValueError", "Model {name} has {count} layers (100%)"),
+    "percent_single": ("OSError", "Cannot open {path}"),
+    "percent_mapping": ("ValueError", "Bad {key}: {ratio}"),
+    "str_format": ("ValueError", "Got {len_items} of {total} items"),
+    "str_format_named": ("LookupError", "User {user_name} has no key {key}"),
+    "format_specs": ("ValueError", "Ratio {ratio} too high for size {size}"),
+    "conversions": ("ValueError", "Unknown name {name}, did you mean {name_2}?"),
+    "nested_quotes": ("ValueError", 'Missing "{name}" in the registry ({cfg_0})'),
+    "literal_braces": ("ValueError", "Expected {{'a': 1}}, got {x}"),
+    "braces_in_plain_string": ("ValueError", "Use {{name}} placeholders, not {{0}}"),
+    "self_documenting": ("ValueError", "len(a)={len_a} does not match b={b}."),
+    "raise_from": ("RuntimeError", "Cannot read {path}: {error}"),
+    "variable": ("ValueError", "Too many items: {n}"),
+    "module_constant": ("RuntimeError", "Limit reached; raise the limit in settings.toml"),
+    "concatenation": ("ValueError", "No kernel fits. Reasons: {reasons}"),
+    "logger_style": ("ValueError", "('Method %s is deprecated', {method})"),
+    "keyword_detail": ("HTTPException", "Missing 'method' in request body"),
+    "errno_first": ("OSError", "Failed to map {path}"),
+    "same_expression_twice": ("ValueError", "{a_size} vs {b_size}, again {a_size}"),
+    "colliding_names": ("ValueError", "First {limit}, second {limit_2}"),
+    "fetch": ("ConnectionError", "Cannot fetch {url}"),
+}
+
+
+@pytest.mark.parametrize("function", FORMS)
+def test_every_message_form_becomes_its_template(scan, function):
+    site = by_function(scan)[f"Loader.{function}"]
+    assert (site.exception, site.template) == FORMS[function]
+
+
+def test_templates_follow_the_template_model(scan):
+    for site in scan.sites:
+        names = [name for name, _ in site.types]
+        assert template.placeholders(site.template) == names
+        assert all(name.isidentifier() for name in names)
+
+
+def test_sites_have_the_raise_line_and_the_enclosing_qualname(scan):
+    sites = by_function(scan)
+    assert sites["Loader.implicit"].line == line_of("demo/forms.py", "raise TypeError(")
+    assert sites["Loader.raise_from"].line == line_of("demo/forms.py", "raise RuntimeError(f")
+    assert "Loader.outer.inner" in sites
+    assert "Outer.Inner.method" in sites
+    module_level = sites[""]
+    assert module_level.template == "Module-level guard failed"
+    assert module_level.place() == {"path": "demo/forms.py", "line": 10}
+
+
+def test_placeholder_types_come_from_format_specs(scan):
+    sites = by_function(scan)
+    assert dict(sites["Loader.format_specs"].types) == {"ratio": "float", "size": "int"}
+    assert dict(sites["Loader.percent_tuple"].types) == {"name": "any", "count": "int"}
+    assert dict(sites["Loader.str_format"].types) == {"len_items": "int", "total": "any"}
+
+
+def test_logger_style_arguments_are_tagged(scan):
+    site = by_function(scan)["Loader.logger_style"]
+    assert site.tags == (ex.LOGGER_STYLE_TAG,)
+    assert all(not s.tags for s in scan.sites if s is not site)
+
+
+@pytest.mark.parametrize(
+    ("expression", "name"),
+    [
+        ("self.model_arch_config.total_num_attention_heads", "total_num_attention_heads"),
+        ("x.shape", "x_shape"),
+        ("self.shape", "shape"),
+        ("type(model).__name__", "model_type"),
+        ("type(self).__name__", "class_name"),
+        ("self.__class__.__name__", "class_name"),
+        ("len(items)", "len_items"),
+        ("', '.join(sorted(names))", "names"),
+        ("cfg['model_type']", "model_type"),
+        ("args[0]", "args_0"),
+        ("parts[-1]", "parts_last"),
+        ("str(e)", "error"),
+        ("tp // kv", "tp_div_kv"),
+        ("get_tp_group()", "tp_group"),
+        ("self._private", "private"),
+        ("format_gib(free_memory)", "free_memory"),
+        ("name or '<root>'", "name"),
+        ("[type(c) for c in options]", "options"),
+        ("getattr(cfg, 'hidden_size', 0)", "hidden_size"),
+        ("x.size(0)", "x_size"),
+    ],
+)
+def test_placeholder_names_are_readable(expression, name):
+    found = ex.scan_file("m.py", f'raise ValueError(f"value {{{expression}}}")'.encode())
+    assert found.sites[0].template == f"value {{{name}}}"
+
+
+# Skipped raises -------------------------------------------------------------------
+
+
+def test_skipped_raises_are_counted_by_reason():
+    found = ex.scan_file("demo/skipped.py", (TREE / "demo/skipped.py").read_bytes())
+    assert found.sites == []
+    assert found.seen == 12
+    assert dict(found.skipped) == {
+        "re-raise": 2,
+        "no-message": 3,
+        "non-literal": 4,
+        "factory-call": 1,
+        "no-literal-text": 1,
+        "bad-format": 1,
+    }
+
+
+def test_unparsable_files_are_reported(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree)
+    (tree / "demo" / "broken.py").write_text("def f(:\n    raise ValueError('x')\n")
+    scan = ex.scan_tree(tree)
+    assert [path for path, _ in scan.unparsable] == ["demo/broken.py"]
+    assert "SyntaxError" in scan.unparsable[0][1]
+
+
+def test_vendored_folders_are_skipped_unless_asked(scan):
+    assert scan.vendored == 4
+    assert not [s for s in scan.sites if "Vendored" in s.template]
+    everything = ex.scan_tree(TREE, include_vendored=True)
+    vendored = sorted(s.path for s in everything.sites if "Vendored" in s.template)
+    assert vendored == [
+        "demo/_vendor/lib.py",
+        "demo/third_party/lib.py",
+        "demo/thirdparty/lib.py",
+        "demo/vendor/lib.py",
+    ]
+
+
+def test_exclude_patterns_skip_files():
+    scan = ex.scan_tree(TREE, exclude=["demo/forms.py"])
+    assert scan.excluded == 1
+    assert not [s for s in scan.sites if s.path == "demo/forms.py"]
+
+
+# Source trees ---------------------------------------------------------------------
+
+
+def test_a_package_folder_keeps_its_name_in_paths(scan):
+    package = ex.scan_tree(TREE / "demo")
+    assert package.sites == scan.sites
+
+
+def test_wheels_and_sdists_give_the_same_sites(tmp_path, scan):
+    wheel = tmp_path / "demo-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path in sorted(TREE.rglob("*.py")):
+            archive.write(path, path.relative_to(TREE).as_posix())
+        archive.writestr("demo-1.0.dist-info/METADATA", "Name: demo\n")
+    sdist = tmp_path / "demo-1.0.tar.gz"
+    with tarfile.open(sdist, "w:gz") as archive:
+        for path in sorted(TREE.rglob("*.py")):
+            archive.add(path, "demo-1.0/" + path.relative_to(TREE).as_posix())
+        info = tarfile.TarInfo("demo-1.0/PKG-INFO")
+        info.size = 11
+        archive.addfile(info, io.BytesIO(b"Name: demo\n"))
+    assert ex.scan_tree(wheel).sites == scan.sites
+    assert ex.scan_tree(sdist).sites == scan.sites
+
+
+def test_a_missing_source_is_an_error(tmp_path):
+    with pytest.raises(ex.SourceError):
+        ex.scan_tree(tmp_path / "nope")
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(ex.SourceError):
+        ex.scan_tree(tmp_path / "notes.txt")
+
+
+def test_the_process_pool_gives_the_same_sites(monkeypatch, scan):
+    monkeypatch.setattr(ex, "PARALLEL_BYTES", 0)
+    assert ex.scan_tree(TREE, jobs=2).sites == scan.sites
+
+
+# Matching -------------------------------------------------------------------------
+
+
+def test_match_key_ignores_names_spacing_and_quotes_around_holes():
+    key = ex.match_key("ValueError", "Unknown model {name} in  {path}")
+    assert ex.match_key("ValueError", "Unknown model '{model}' in {p}") == key
+    assert ex.match_key("ValueError", "Unknown model {a}\nin {b}") == key
+    assert ex.match_key("TypeError", "Unknown model {name} in {path}") != key
+    assert ex.match_key("ValueError", "Unknown model {name} at {path}") != key
+
+
+# Records --------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",))),
+    st.lists(st.text(max_size=8), max_size=3),
+)
+def test_written_yaml_reads_back_as_written(message, variants):
+    data = {
+        "id": "0123456789abcdef",
+        "message": message,
+        "variants": variants,
+        "source": {"path": message or "x.py", "line": 3, "sites": [{"path": "y.py", "line": 1}]},
+    }
+    assert yaml.load(ex._dump(data), Loader=yaml.SafeLoader) == data
+
+
+def test_duplicates_across_files_make_one_record(kb):
+    ex.extract(kb, TREE, DEMO)
+    plain = record_of(kb, "ValueError", "A plain message")
+    assert plain["source"]["path"] == "demo/dupes.py"
+    assert plain["source"]["line"] == line_of("demo/dupes.py", 'raise ValueError("A plain')
+    assert plain["source"]["function"] == "again"
+    assert plain["source"]["sites"] == [
+        {"path": "demo/dupes.py", "line": 11, "function": "again"},
+        {"path": "demo/forms.py", "line": 15, "function": "Loader.plain"},
+    ]
+    # The same text raised as another exception is another error.
+    assert record_of(kb, "TypeError", "A plain message")["source"]["path"] == "demo/dupes.py"
+    # Same message, other placeholder names: one error; the first site's names are kept.
+    items = record_of(kb, "ValueError", "Too many items: {count}")
+    assert [s["path"] for s in items["source"]["sites"]] == ["demo/forms.py"]
+    other_names = new_id(DEMO, "ValueError", "Too many items: {n}")
+    assert not (kb / f"content/errors/demo/{other_names}.yaml").exists()
+
+
+def test_new_records_are_stubs_that_pass_check(kb):
+    summary = ex.extract(kb, TREE, DEMO, "v2.0")
+    load_content(kb)  # raises on any problem
+    path = kb / f"content/errors/{DEMO}/{new_id(DEMO, 'OSError', 'Cannot open {path}')}.yaml"
+    text = path.read_text()
+    assert text.startswith(SCHEMA_LINE + "\n")
+    assert load(path) == {
+        "id": path.stem,
+        "project": DEMO,
+        "exception": "OSError",
+        "message": "Cannot open {path}",
+        "params": {"path": {"type": "any"}},
+        "source": {
+            "path": "demo/forms.py",
+            "line": line_of("demo/forms.py", 'raise OSError("Cannot open'),
+            "function": "Loader.percent_single",
+            "ref": "v2.0",
+        },
+        "analysis": {"method": "extracted", "ref": "v2.0"},
+    }
+    logger = record_of(kb, "ValueError", "('Method %s is deprecated', {method})")
+    assert logger["tags"] == [ex.LOGGER_STYLE_TAG]
+    assert summary.scan.seen == 47
+    # One record per wording, except 00000000000000a1, whose variant is raised too.
+    records = len(summary.created) + len(summary.updated) + len(summary.unchanged)
+    assert records == summary.templates - 1
+    for rid in summary.created:
+        assert "snippet" not in load(kb / f"content/errors/demo/{rid}.yaml")["source"]
+
+
+def test_extract_is_stable(kb):
+    ex.extract(kb, TREE, DEMO)
+    before = digest(kb / "content")
+    again = ex.extract(kb, TREE, DEMO)
+    assert again.created == again.updated == []
+    assert digest(kb / "content") == before
+
+
+def test_merging_never_overwrites_curated_fields(kb):
+    errors = kb / "content/errors/demo"
+    old = {p.name: p.read_text() for p in errors.glob("*.yaml")}
+    summary = ex.extract(kb, TREE, DEMO)
+    assert sorted(summary.updated) == ["00000000000000a1", "00000000000000b2"]
+    assert sorted(summary.unchanged) == ["00000000000000d4"]
+    # Not raised in the tree: left alone (verify-sources reports it).
+    assert (errors / "00000000000000c3.yaml").read_text() == old["00000000000000c3.yaml"]
+    assert (errors / "00000000000000d4.yaml").read_text() == old["00000000000000d4.yaml"]
+
+    a1_old, a1_new = old["00000000000000a1.yaml"], (errors / "00000000000000a1.yaml").read_text()
+    # Every byte outside the source block is kept: comments, styles, curated text.
+    head = a1_old[: a1_old.index("source:\n")]
+    tail = a1_old[a1_old.index("trigger:") :]
+    assert a1_new.startswith(head) and a1_new.endswith(tail)
+    old_data, new_data = yaml.safe_load(a1_old), yaml.safe_load(a1_new)
+    assert {k: v for k, v in new_data.items() if k != "source"} == {
+        k: v for k, v in old_data.items() if k != "source"
+    }
+    # The message's site first, the variant's after; the curated snippet stays.
+    assert new_data["source"] == {
+        "path": "demo/widgets.py",
+        "line": line_of("demo/widgets.py", "raise ValueError("),
+        "function": "Grouper.split",
+        "snippet": old_data["source"]["snippet"],
+        "sites": [{"path": "demo/widgets.py", "line": 22, "function": "Grouper.check"}],
+    }
+    b2 = load(errors / "00000000000000b2.yaml")
+    assert b2["message"] == "Group size must be positive, got {group_size}"
+    assert b2["source"] == {"path": "demo/widgets.py", "line": 9, "function": "Grouper.__init__"}
+    load_content(kb)
+
+
+def test_an_existing_record_is_matched_by_a_variant(kb):
+    a1 = kb / "content/errors/demo/00000000000000a1.yaml"
+    # A record that only knows the variant's wording still gets its site.
+    a1.write_text(
+        a1.read_text().replace(
+            "message: Widget count ({count}) must be divisible by group size ({group_size}).",
+            "message: Widget count ({count}) is bad ({group_size}).",
+        )
+    )
+    ex.extract(kb, TREE, DEMO)
+    source = load(a1)["source"]
+    assert (source["line"], source["function"]) == (22, "Grouper.check")
+
+
+def test_an_existing_record_is_matched_by_its_id_after_its_text_was_corrected(kb):
+    rid = new_id(DEMO, "OSError", "Cannot open {path}")
+    path = kb / f"content/errors/demo/{rid}.yaml"
+    path.write_text(
+        f"{SCHEMA_LINE}\nid: {rid}\nproject: demo\nexception: OSError\n"
+        "message: Cannot open the file {path}  # corrected by hand\n"
+        "source: {path: demo/old.py}\n"
+    )
+    summary = ex.extract(kb, TREE, DEMO)
+    assert rid in summary.updated
+    record = load(path)
+    assert record["message"] == "Cannot open the file {path}"
+    assert record["source"]["function"] == "Loader.percent_single"
+
+
+def test_progress_bar_draws_on_a_terminal():
+    out = io.StringIO()
+    bar = ex.Progress(3, "scanning", stream=out, enabled=True)
+    for _ in range(3):
+        bar.advance()
+    bar.close()
+    assert out.getvalue().endswith("scanning [" + "#" * 30 + "] 3/3\n")
+    quiet = io.StringIO()
+    ex.Progress(3, "scanning", stream=quiet).advance()
+    assert quiet.getvalue() == ""
+
+
+def test_snippets_only_when_asked(kb):
+    ex.extract(kb, TREE, DEMO, snippets=True)
+    record = record_of(kb, "TypeError", "First part, then {a} and finally {b}.")
+    assert record["source"]["snippet"] == (
+        'raise TypeError(\n    "First part, "\n    f"then {a} "\n'
+        '    "and finally "\n    f"{b}."\n)\n'
+    )
+    load_content(kb)
+
+
+def test_asserts_only_when_asked(kb):
+    rid = new_id(DEMO, "AssertionError", "x must be positive, got {x}")
+    ex.extract(kb, TREE, DEMO)
+    assert not (kb / f"content/errors/demo/{rid}.yaml").exists()
+    summary = ex.extract(kb, TREE, DEMO, asserts=True)
+    assert summary.created == [rid]
+
+
+def test_dry_run_writes_nothing(kb):
+    before = digest(kb / "content")
+    summary = ex.extract(kb, TREE, DEMO, dry_run=True)
+    assert summary.created and digest(kb / "content") == before
+
+
+def test_unknown_project_is_an_error(kb):
+    with pytest.raises(ex.SourceError, match="unknown project"):
+        ex.extract(kb, TREE, "nope")
+
+
+# verify-sources ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def changed_tree(tmp_path) -> Path:
+    """The fixture tree one release later: a raise moved, one reworded, one removed."""
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree)
+    widgets = tree / "demo/widgets.py"
+    widgets.write_text(widgets.read_text().replace("class Grouper:", "\n\nclass Grouper:"))
+    forms = tree / "demo/forms.py"
+    text = forms.read_text()
+    text = text.replace("Inner failure for {x}", "Inner failure while handling {x}")
+    text = text.replace('raise ConnectionError(f"Cannot fetch {url}")', "return url")
+    forms.write_text(text)
+    return tree
+
+
+def findings(report) -> dict[str, str]:
+    return {f.id: f.status for f in report.findings}
+
+
+def test_verify_sources_reports_ok_moved_reworded_and_gone(kb, changed_tree):
+    ex.extract(kb, TREE, DEMO)
+    inner = new_id(DEMO, "ValueError", "Inner failure for {x}")
+    fetch = new_id(DEMO, "ConnectionError", "Cannot fetch {url}")
+    report = verify_sources(kb, changed_tree, DEMO)
+    status = findings(report)
+    assert status["00000000000000a1"] == status["00000000000000b2"] == "moved"
+    assert status["00000000000000d4"] == "ok"
+    assert status["00000000000000c3"] == "gone"
+    assert status[inner] == "reworded"
+    assert status[fetch] == "gone"
+    assert report.counts() == {
+        "ok": len(status) - 5,
+        "moved": 2,
+        "reworded": 1,
+        "gone": 2,
+        "not-checked": 0,
+    }
+    moved = next(f for f in report.findings if f.id == "00000000000000b2")
+    assert (moved.line, moved.new["line"]) == (9, 11)
+    reworded = next(f for f in report.findings if f.id == inner)
+    assert reworded.variant == "Inner failure while handling {x}"
+    assert reworded.similarity > 0.6
+    assert report.unrecorded == 0
+    text = report.text()
+    assert "moved     00000000000000b2  demo/widgets.py:9 -> demo/widgets.py:11" in text
+    assert "now: Inner failure while handling {x}" in text
+    assert report.unresolved() == 5
+
+
+def test_verify_sources_update_rewrites_locations_only(kb, changed_tree):
+    ex.extract(kb, TREE, DEMO)
+    inner = new_id(DEMO, "ValueError", "Inner failure for {x}")
+    b2 = kb / "content/errors/demo/00000000000000b2.yaml"
+    b2_old = b2.read_text()
+    report = verify_sources(kb, changed_tree, DEMO, update=True)
+    assert sorted(f.id for f in report.findings if f.updated) == sorted(
+        f.id for f in report.findings if f.status == "moved"
+    )
+    assert b2.read_text() == b2_old.replace("  line: 9\n", "  line: 11\n")
+    again = verify_sources(kb, changed_tree, DEMO)
+    assert findings(again)["00000000000000b2"] == "ok"
+    assert findings(again)[inner] == "reworded"
+
+    verify_sources(kb, changed_tree, DEMO, update=True, accept_variants=True)
+    record = load(kb / f"content/errors/demo/{inner}.yaml")
+    assert record["message"] == "Inner failure for {x}"
+    assert record["variants"] == ["Inner failure while handling {x}"]
+    final = findings(verify_sources(kb, changed_tree, DEMO))
+    assert final[inner] == "ok"
+    assert sorted(i for i, s in final.items() if s != "ok") == sorted(
+        ["00000000000000c3", new_id(DEMO, "ConnectionError", "Cannot fetch {url}")]
+    )
+    load_content(kb)
+
+
+def test_verify_sources_skips_records_of_other_languages(kb):
+    b2 = kb / "content/errors/demo/00000000000000b2.yaml"
+    b2.write_text(b2.read_text().replace("demo/widgets.py", "rust/src/widgets.rs"))
+    status = findings(verify_sources(kb, TREE, DEMO))
+    assert status["00000000000000b2"] == "not-checked"
+
+
+# The command ------------------------------------------------------------------------
+
+
+def errorkb(kb, *args):
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "--root", str(kb), *args],
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_the_commands(kb, changed_tree):
+    result = errorkb(kb, "extract", str(TREE), "--project", DEMO, "--ref", "abc1234")
+    assert result.returncode == 0, result.stderr
+    assert "raise statements seen: 47" in result.stderr
+    assert "    re-raise: 2 (" in result.stderr
+    assert "records: " in result.stderr and " created, 2 updated, 1 unchanged" in result.stderr
+    assert errorkb(kb, "check").returncode == 0
+
+    result = errorkb(kb, "verify-sources", str(TREE))
+    assert result.returncode == 1  # 00000000000000c3 is gone
+    assert "gone      00000000000000c3  demo/registry.py" in result.stdout
+
+    result = errorkb(kb, "verify-sources", str(changed_tree), "--json")
+    report = json.loads(result.stdout)
+    assert report["counts"]["moved"] == 2 and report["counts"]["reworded"] == 1
+    assert result.returncode == 1
+
+    result = errorkb(kb, "verify-sources", str(changed_tree), "--accept-variants")
+    assert result.returncode == 2
+
+    result = errorkb(kb, "extract", str(kb / "nope"), "--project", DEMO)
+    assert result.returncode == 1 and "does not exist" in result.stderr
