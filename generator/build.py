@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator import api, markup, search, urls
-from generator.linking import Links, link, same_file
+from generator.linking import Links, link, same_file, same_function
 from generator.pages import Pages
 from generator.records import Content, ParseCache, Record, load_content
 
@@ -81,7 +81,7 @@ def build(
     cache.save()
     plan = Plan(content, link(content), load_assets(root))
     pyodide = find_pyodide(root)
-    with _locked(out):
+    with _locked(out, log):
         spare, kept = _spare(out)
         try:
             writer = Writer(spare, kept, out if out.exists() else None, _read_manifest(out))
@@ -110,6 +110,9 @@ def build(
 def write_site(writer: "Writer", plan: "Plan", pyodide: Path) -> None:
     """Every output of the site, into the writer's folder, and its manifest."""
     _write_records(writer, plan)
+    for url, key, (project, path) in plan.file_pages():
+        if not writer.reuse([url], key):
+            writer.write(url, plan.pages.source_file(project, path), key)
     for url, body in plan.site_outputs():
         writer.put(url, body)
     for name in PYODIDE_FILES:
@@ -132,11 +135,22 @@ class Plan:
         """A hash of everything the record's page and document show."""
         links = self.links
         nearby, in_file = same_file(links, record)
+        in_function, in_function_count = same_function(links, record)
         shown = [*links.related[record.id], *links.referenced_by.get(record.id, []), *nearby]
+        shown += in_function
         guides = [(g.slug, g.title) for g in links.guides.get(record.id, [])]
-        parts = [self.base_key, record.source.digest, str(in_file), json.dumps(guides)]
+        counts = f"{in_file} {in_function_count}"
+        parts = [self.base_key, record.source.digest, counts, json.dumps(guides)]
         parts += [r.source.digest for r in shown]
         return hashlib.sha1("\0".join(parts).encode()).hexdigest()
+
+    def file_pages(self) -> Iterable[tuple[str, str, tuple[str, str]]]:
+        """Each source file's page: its URL, a key of the records it shows, (project, path)."""
+        for project, files in self.links.raised_in.items():
+            for path, entries in files.items():
+                parts = [self.base_key, project, path, *(r.source.digest for r, _ in entries)]
+                key = hashlib.sha1("\0".join(parts).encode()).hexdigest()
+                yield urls.source_file(project, path), key, (project, path)
 
     def record_outputs(self, record: Record) -> list[tuple[str, bytes]]:
         doc = api.error_document(record, self.content, self.links)
@@ -195,17 +209,21 @@ def _write_records(writer: "Writer", plan: Plan) -> None:
     _PLAN = plan
     chunks = [todo[i : i + 100] for i in range(0, len(todo), 100)]
     try:
-        with multiprocessing.get_context("fork").Pool(workers, _die_with_parent) as pool:
+        with multiprocessing.get_context("fork").Pool(
+            workers, _die_with_parent, (os.getpid(),)
+        ) as pool:
             for written in pool.imap_unordered(_render_chunk, [(writer.root, c) for c in chunks]):
                 writer.add_written(written)
     finally:
         _PLAN = None
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent: int) -> None:
     """A worker must not outlive a killed build and write into the next build's folder."""
     if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    if os.getppid() != parent:  # the build died before the signal was armed
+        os._exit(1)
 
 
 _PR_SET_PDEATHSIG = 1
@@ -416,11 +434,16 @@ def _spare(out: Path) -> tuple[Path, dict]:
 
 
 @contextmanager
-def _locked(out: Path):
+def _locked(out: Path, log=None):
     """One build at a time per site: they share the spare folder."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.parent / f".{out.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if log:
+                log(f"waiting for another build of {out} to finish")
+            fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
 
