@@ -165,9 +165,11 @@ def cmd_match(args) -> int:
     if args.json:
         print(json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2))
     for rank, result in enumerate([] if args.json else results, 1):
-        kind = "exact" if result.exact else "similar"
+        kind = ("exact, tied" if result.tied else "exact") if result.exact else "similar"
         print(f"{rank}. {result.title}  [{kind}]")
         print(f"   {result.exception} · {result.project} · {result.id}")
+        if result.tied:
+            print("   tied: another match fits as well (the same text); source order ranks them")
         for name, value in result.values.items():
             print(f"   {name} = {value}")
         print(f"   {result.url}")

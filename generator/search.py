@@ -39,6 +39,7 @@ QUERY = {
     "block_chars": 2000,  # a block's length cap: keeps a 1 MB paste fast
     "words": 24,  # words whose shards a query fetches at most (longest first)
     "candidates": 10,  # patterns fetched and verified
+    "quoted": 4,  # a word seen only in quotes or brackets, as values print, weighs 1/4
     "budget": 2000,  # steps one verification may take (it backtracks)
     "coverage": 500,  # per mille of a pattern's word weight a query needs to show unverified
     "results": 10,
@@ -197,8 +198,9 @@ _LOG_PREFIXES = [
 RULES = {
     "prefix": "(?:" + "|".join(f"(?:{p})" for p in _LOG_PREFIXES) + ")*",  # any number of them
     # An exception line: ValueError: ..., pydantic_core._pydantic_core.ValidationError: ...
-    "exception": r"((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?"
-    r"(?:Error|Exception|Warning|Exit|Interrupt|Iteration))(?:: |:?$)",
+    # A bare "Warning:" is not one: C++ logs put it after their glog prefix.
+    "exception": r"((?:[A-Za-z_]\w*\.)*(?:(?:[A-Z]\w*)?"
+    r"(?:Error|Exception|Exit|Interrupt|Iteration)|[A-Z]\w*Warning))(?:: |:?$)",
     # Whole lines that are no part of a message; they end the one above.
     "noise": r"Traceback \(most recent call last\):"
     r"|The above exception was the direct cause of the following exception:"
@@ -209,6 +211,11 @@ RULES = {
     # pydantic wraps a validator's message: "Value error, <message> [type=value_error, ...]".
     "pydantic": r"(?:Value error|Assertion failed), (.*?)(?: \[type=.*)?$",
     "rank_suffix": r" \(rank \d+\)$",  # added to messages in distributed runs
+    # Quoted or bracketed text, as repr() prints values: 'auto', ['mp', 'ray'], "x".
+    # An apostrophe within a word ("model's") opens no quote.
+    "quoted": r"(?<![A-Za-z0-9])'[^']*'(?![A-Za-z0-9])"
+    r'|(?<![A-Za-z0-9])"[^"]*"(?![A-Za-z0-9])'
+    r"|\[[^\[\]]*\]",
     # What a typed hole's value looks like; a hole of another type takes anything.
     "types": {
         "int": r"[-+]?[0-9]+",
@@ -222,6 +229,7 @@ _EXCEPTION = re.compile(RULES["exception"], re.ASCII)
 _NOISE = re.compile(RULES["noise"], re.ASCII)
 _PYDANTIC = re.compile(RULES["pydantic"], re.ASCII)
 _RANK_SUFFIX = re.compile(RULES["rank_suffix"], re.ASCII)
+_QUOTED = re.compile(RULES["quoted"], re.ASCII)
 _TRACEBACK = "Traceback (most recent call last):"
 
 
@@ -289,6 +297,13 @@ def query_words(blocks: list[Block]) -> list[str]:
     """The words whose shards a query fetches: the longest first, as they tend to be rarest."""
     found = {w for b in blocks for w in template.words(b.text)}
     return sorted(found, key=lambda w: (-len(w), w))[: QUERY["words"]]
+
+
+def quoted_words(blocks: list[Block]) -> set[str]:
+    """The words a paste has only in quotes or brackets: most likely values, which share
+    rare words with other templates ("one of ['mp', 'ray']") and so weigh less."""
+    inside = {w for b in blocks for m in _QUOTED.finditer(b.text) for w in template.words(m[0])}
+    return inside - {w for b in blocks for w in template.words(_QUOTED.sub(" ", b.text))}
 
 
 # --- verification ----------------------------------------------------------------------
@@ -387,6 +402,9 @@ class Result:
     summary: str
     exact: bool  # the pasted message fits the template
     values: dict[str, str]
+    # Exact, and so is another result that ranks alike but for its place in the source:
+    # a tie (the same text printed by two records), which source order ranks.
+    tied: bool = False
 
     @property
     def url(self) -> str:
@@ -416,29 +434,39 @@ class Index:
 
 
 def search(index: Index, text: str) -> list[Result]:
-    """Ranked results: verified matches (the more literal first), then similar patterns."""
+    """Ranked results: verified matches, then similar patterns.
+
+    Of the verified matches the more literal template ranks first, then the one raised as
+    the exception the paste names, then a fit of typed values. Matches alike in all that
+    are a tie (two records that print the same text): each is marked tied, and source
+    order ranks them.
+    """
     meta = index.meta
     blocks = clean(text)
-    scores = _scores(index, query_words(blocks))
+    scores = _scores(index, query_words(blocks), quoted_words(blocks))
     top = sorted(scores, key=lambda pid: (-scores[pid], pid))[: QUERY["candidates"]]
     rated = []
     for pid in top:
         page = index.get(meta["patterns_url"].replace("{}", str(pid // meta["page"])))
         rated.append(_rate(page[pid % meta["page"]], blocks, scores[pid], pid))
-    results: dict[str, Result] = {}
-    for _key, result in sorted(r for r in rated if r):
-        results.setdefault(result.id, result)
-    return list(results.values())[: QUERY["results"]]
+    results: dict[str, tuple[tuple, Result]] = {}
+    for key, result in sorted(r for r in rated if r):
+        results.setdefault(result.id, (key[:-1], result))  # the key but for the pattern id
+    alike = [key for key, _ in results.values()]
+    for key, result in results.values():
+        result.tied = result.exact and alike.count(key) > 1
+    return [result for _, result in results.values()][: QUERY["results"]]
 
 
-def _scores(index: Index, words: list[str]) -> dict[int, int]:
-    """Each pattern's sum of the weights of the query words it has (words of one shard
-    share a file: Index.get fetches it once)."""
+def _scores(index: Index, words: list[str], quoted: set[str]) -> dict[int, int]:
+    """Each pattern's sum of the weights of the query words it has, a quoted word's cut
+    (words of one shard share a file: Index.get fetches it once)."""
     meta = index.meta
     scores: dict[int, int] = {}
     for word in words:
         rows = index.get(meta["words_url"].replace("{}", str(shard_of(word, meta["shards"]))))
         weight, *ids = rows.get(word, [0])
+        weight = weight // QUERY["quoted"] if word in quoted else weight
         for pid in ids:
             scores[pid] = scores.get(pid, 0) + weight
     return scores
@@ -449,14 +477,26 @@ def _rate(doc: dict, blocks: list[Block], score: int, pid: int):
     pat = doc["pattern"]
     literal = sum(len(seg) for seg in pat if isinstance(seg, str))
     for typed in (True, False):
+        fits = []
         for block in blocks:
             values = verify(pat, _unprefixed(block, doc["exception"]), typed)
             if values is not None:
-                return (0, -literal, not typed, pid), _result(doc, True, values)
+                fits.append((int(not _names(block, doc["exception"])), values))
+        if fits:
+            other, values = min(fits, key=lambda fit: fit[0])  # the first that names it
+            return (0, -literal, other, int(not typed), pid), _result(doc, True, values)
     coverage = 1000 * score // doc["weight"] if doc["weight"] else 0
     if coverage < QUERY["coverage"]:
         return None
     return (1, -coverage, -score, pid), _result(doc, False, {})
+
+
+def _names(block: Block, exception: str) -> bool:
+    """Whether the paste names this exception before the message: matches that print
+    the same text are told apart by it (vLLM raises some messages as two exceptions)."""
+    if block.exception is None:
+        return block.text.startswith(exception + ": ")
+    return ("." + block.exception).endswith("." + exception)
 
 
 def _unprefixed(block: Block, exception: str) -> str:

@@ -1,13 +1,10 @@
-import hashlib
 import json
-import re
 import shutil
 import socket
 import threading
 from pathlib import Path
 
 import pytest
-import yaml
 
 from generator.build import build
 from generator.serve import make_server
@@ -129,34 +126,3 @@ CORPUS = REPO.parent / "shared" / "corpus" / "vllm-dev-instances.jsonl"
 def corpus_rows() -> list[dict]:
     """Real vLLM error messages as pasted from logs, with their templates (shared/corpus)."""
     return [json.loads(line) for line in CORPUS.read_text().splitlines()]
-
-
-def corpus_placeholder(expr: str) -> str:
-    """An f-string expression as a placeholder name: {tuple(w.shape)} -> {tuple_w_shape}."""
-    name = re.sub(r"\W+", "_", re.split(r"!|:(?![^(\[]*[)\]])", expr)[0])
-    return name if name.startswith("_") else name.strip("_") or "value"
-
-
-def corpus_template(source: str) -> str:
-    return re.sub(r"\{([^{}]+)\}", lambda m: "{" + corpus_placeholder(m.group(1)) + "}", source)
-
-
-def make_corpus_kb(path: Path) -> Path:
-    """A knowledge base whose records are the corpus templates (until real records exist)."""
-    make_kb(path)
-    folder = path / "content" / "errors" / "demo"
-    for old in [*folder.iterdir(), *(path / "content" / "guides").iterdir()]:
-        old.unlink()
-    for row in corpus_rows():
-        message = corpus_template(row["template"])
-        key = f"demo\0{row['exception']}\0{message}".encode()
-        rid = hashlib.sha256(key).hexdigest()[:16]
-        record = {
-            "id": rid,
-            "project": "demo",
-            "exception": row["exception"],
-            "message": message,
-            "source": {"path": row["path"], "line": row["line"]},
-        }
-        (folder / f"{rid}.yaml").write_text(yaml.safe_dump(record, sort_keys=False))
-    return path

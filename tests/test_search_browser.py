@@ -9,8 +9,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from generator import search
-from generator.build import build
-from tests.conftest import CORPUS, corpus_rows, make_corpus_kb
+from tests.conftest import CORPUS, REPO, corpus_rows
 
 CASES = json.loads(Path(__file__).with_name("search_cases.json").read_text())
 A1 = "00000000000000a1"
@@ -32,7 +31,7 @@ def base(search_kb, serve_site):
 
 
 def _plain(results) -> list:
-    return [[r["id"], r["exact"], r["values"]] for r in results]
+    return [[r["id"], r["exact"], r["tied"], r["values"]] for r in results]
 
 
 def test_the_shared_cases_rank_alike_in_javascript_and_python(page, base, search_kb):
@@ -55,19 +54,19 @@ def test_the_shared_cases_rank_alike_in_javascript_and_python(page, base, search
 
 
 @pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpus is not beside the repository")
-def test_the_vllm_corpus_ranks_alike_in_javascript_and_python(page, serve_site, tmp_path_factory):
-    root = make_corpus_kb(tmp_path_factory.mktemp("corpus") / "kb")
-    build(root)
-    page.goto(serve_site(root / "site") + "/")
+def test_the_vllm_corpus_ranks_alike_in_javascript_and_python(page, serve_site, real_site):
+    """All 300 pastes, against the real content's index as the site serves it."""
+    page.goto(serve_site(real_site) + "/")
     texts = [row["text"] for row in corpus_rows()]
     got = page.evaluate(RUN_JS, texts)
-    index = search.open_index(root)
+    index = search.open_index(REPO, real_site)
     drift = [
         text[:80]
         for text, results in zip(texts, got, strict=True)
         if _plain(results) != _plain(r.to_json() for r in search.search(index, text))
     ]
     assert drift == []
+    assert sum(bool(results) and results[0]["exact"] for results in got) == 298
 
 
 def _type(page, text):
@@ -86,6 +85,17 @@ def test_slash_focuses_the_box_and_results_appear_as_you_type(page, base):
     assert "exact match" in first.inner_text() and "ValueError" in first.inner_text()
     headings = page.locator(".search-heading").all_inner_texts()
     assert [h.upper() for h in headings][0] == "MATCHING ERRORS"
+
+
+def test_a_tie_shows_both_records_as_exact_and_tied(page, base):
+    page.goto(f"{base}/")
+    _type(page, "Unsupported sprocket task: 'embed' Supported tasks: ['generate']")
+    hits = page.locator("#q-top-results .search-group").first.locator(".search-hit")
+    assert [hits.nth(i).inner_text().count("exact match, tied") for i in range(2)] == [1, 1]
+    page.fill("#q-top", "TypeError: Unsupported sprocket task: 'embed' Supported tasks: []")
+    page.wait_for_selector("#q-top-results .search-hit[href$='tasks=%5B%5D']")
+    assert hits.first.get_attribute("href").startswith("/errors/00000000000005e8/")
+    assert "tied" not in page.locator("#q-top-results").inner_text()
 
 
 def test_arrow_keys_choose_a_result_and_enter_opens_it(page, base):

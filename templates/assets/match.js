@@ -21,6 +21,7 @@ function compile(rules) {
     noise: re(rules.noise, "$"),
     pydantic: re(rules.pydantic),
     rankSuffix: new RegExp(rules.rank_suffix),
+    quoted: new RegExp(rules.quoted, "g"),
     whole: Object.fromEntries(types.map(([k, src]) => [k, re(src, "$")])),
     leading: Object.fromEntries(types.map(([k, src]) => [k, re(src)])),
   };
@@ -76,10 +77,13 @@ function clean(text, rules, settings) {
   return [...chosen.values()];
 }
 
-// search.verify
+// search.quoted_words
+function quotedWords(blocks, re) {
+  const out = new Set(blocks.flatMap((b) => words(b.text.replace(re, " "))));
+  return new Set(words(blocks.flatMap((b) => b.text.match(re) || []).join(" ")).filter((w) => !out.has(w)));
+}
 
-// Holes take the shortest value that lets the rest fit, within a step budget; a fit that
-// ends where the text ends is tried first.
+// search.verify: the shortest values that fit, a fit to the text's end first
 function verify(rules, pat, text, typed, budget) {
   const kinds = pat.map((seg) => (typed && typeof seg !== "string" ? seg[1] : "any"));
   const valid = (kind, value) => !has(rules.whole, kind) || rules.whole[kind].test(value);
@@ -123,7 +127,7 @@ function verify(rules, pat, text, typed, budget) {
 
 // search.search
 
-// FNV-1a (32 bit) of the ASCII word, modulo the power-of-two shard count.
+// search.shard_of: FNV-1a
 function shardOf(word, shards) {
   let h = 0x811c9dc5;
   for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193) >>> 0;
@@ -148,7 +152,7 @@ export class Index {
     return this.files.get(url);
   }
 
-  // Ranked results: verified matches (the more literal first), then similar patterns.
+  // Ranked results: verified matches, then similar patterns (search.search).
   async search(text) {
     const meta = await this.get(this.url);
     this.rules ??= compile(meta.rules);
@@ -156,7 +160,7 @@ export class Index {
     const blocks = clean(text, this.rules, settings);
     const wanted = [...new Set(blocks.flatMap((b) => words(b.text)))]
       .sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
-    const scores = await this.scores(meta, wanted.slice(0, settings.words));
+    const scores = await this.scores(meta, wanted.slice(0, settings.words), quotedWords(blocks, this.rules.quoted));
     const top = [...scores.keys()].sort((a, b) => scores.get(b) - scores.get(a) || a - b)
       .slice(0, settings.candidates);
     const docs = await Promise.all(top.map(async (pid) => {
@@ -165,17 +169,20 @@ export class Index {
     }));
     const rated = top.map((pid, i) => this.rate(docs[i], blocks, scores.get(pid), pid, meta));
     const results = new Map();
-    for (const [, hit] of rated.filter(Boolean).sort(byKey)) {
-      if (!results.has(hit.id)) results.set(hit.id, hit);
+    for (const [key, hit] of rated.filter(Boolean).sort(byKey)) {
+      if (!results.has(hit.id)) results.set(hit.id, [`${key.slice(0, -1)}`, hit]);
     }
-    return [...results.values()].slice(0, settings.results);
+    const all = [...results.values()];
+    for (const [alike, hit] of all) hit.tied = hit.exact && all.filter(([a]) => a === alike).length > 1;
+    return all.map(([, hit]) => hit).slice(0, settings.results);
   }
 
-  async scores(meta, wanted) {
+  async scores(meta, wanted, quoted) {
     const scores = new Map();
     await Promise.all(wanted.map(async (word) => {
       const rows = await this.get(meta.words_url.replace("{}", shardOf(word, meta.shards)));
-      const [weight, ...ids] = has(rows, word) ? rows[word] : [0];
+      const [w, ...ids] = has(rows, word) ? rows[word] : [0];
+      const weight = quoted.has(word) ? Math.floor(w / meta.query.quoted) : w;
       for (const pid of ids) scores.set(pid, (scores.get(pid) || 0) + weight);
     }));
     return scores;
@@ -185,13 +192,17 @@ export class Index {
     const settings = meta.query;
     const pat = doc.pattern;
     const literal = pat.reduce((n, seg) => n + (typeof seg === "string" ? seg.length : 0), 0);
+    const head = `${doc.exception}: `;
     for (const typed of [true, false]) {
+      let fit = null;
       for (const block of blocks) {
-        const head = `${doc.exception}: `; // also when it did not look like an exception
-        const text = !block.exception && block.text.startsWith(head) ? block.text.slice(head.length) : block.text;
+        // The exception's name also when it did not look like an exception.
+        const named = block.exception ? `.${block.exception}`.endsWith(`.${doc.exception}`) : block.text.startsWith(head);
+        const text = !block.exception && named ? block.text.slice(head.length) : block.text;
         const values = verify(this.rules, pat, text, typed, settings.budget);
-        if (values) return [[0, -literal, typed ? 0 : 1, pid], hit(meta, doc, true, values)];
+        if (values && (!fit || (named && !fit[0]))) fit = [named, values];
       }
+      if (fit) return [[0, -literal, fit[0] ? 0 : 1, typed ? 0 : 1, pid], hit(meta, doc, true, fit[1])];
     }
     const coverage = doc.weight ? Math.floor((1000 * score) / doc.weight) : 0;
     return coverage < settings.coverage ? null : [[1, -coverage, -score, pid], hit(meta, doc, false, {})];

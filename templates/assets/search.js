@@ -34,7 +34,7 @@ function link(url, title, ...rest) {
 function errorHit(hit) {
   const values = Object.entries(hit.values).flatMap(([k, v]) => [el("code", "", k), " = ", el("mark", "", v), " "]);
   return link(hit.url, hit.title,
-    el("span", "exc", hit.exception), ` · ${hit.project} · ${hit.exact ? "exact match" : "similar"}`,
+    el("span", "exc", hit.exception), ` · ${hit.project} · ${hit.exact ? "exact match" : "similar"}${hit.tied ? ", tied" : ""}`,
     el("span", "hit-summary", ...(values.length ? values : [hit.summary])));
 }
 
