@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterator
 
 from generator import markup, template, urls
-from generator.linking import Links, modified, same_file
+from generator.linking import Links, modified, same_file, same_function
 from generator.records import Content, Record, load_schema
 
 _MARKDOWN_FIELDS = ("meaning", "trigger", "prevention", "status_note")
@@ -24,6 +24,7 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
     source = data["source"]
     ref = source.get("ref", project.ref)
     nearby, in_file = same_file(links, record)
+    in_function, in_function_count = same_function(links, record)
     doc = {
         "schema_version": urls.SCHEMA_VERSION,
         **data,
@@ -34,6 +35,7 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
         "computed": {
             "title": record.title,
             "status": data.get("status", "active"),
+            "curated": record.curated,
             "project": {"key": project.key, "name": project.name, "repo": project.repo},
             "ref": ref,
             "source_url": urls.github_blob(project.repo, ref, source["path"], source.get("line")),
@@ -46,6 +48,11 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
             "referenced_by": [_summary(r, base) for r in links.referenced_by.get(record.id, [])],
             "same_file": [_summary(r, base) for r in nearby],
             "same_file_count": in_file,
+            "same_function": [
+                {**_summary(r, base), "line": r.data["source"].get("line")} for r in in_function
+            ],
+            "same_function_count": in_function_count,
+            "file_html_url": urls.absolute(base, urls.source_file(project.key, source["path"])),
             "guides": [
                 {
                     "slug": g.slug,
@@ -201,11 +208,30 @@ def error_document_schema() -> dict:
                 "required": ["title", "project", "source_url", "related", "edit_url"],
                 "properties": {
                     "title": {"type": "string"},
+                    "curated": {
+                        "type": "boolean",
+                        "description": "explained by a person (meaning, trigger or solutions); "
+                        "false for a record only extracted from the source",
+                    },
                     "source_url": url,
                     "edit_url": url,
+                    "file_html_url": {
+                        **url,
+                        "description": "the page of every error raised in the record's file",
+                    },
                     "related": {"type": "array", "items": summary},
                     "referenced_by": {"type": "array", "items": summary},
                     "same_file": {"type": "array", "items": summary},
+                    "same_file_count": {"type": "integer", "minimum": 0},
+                    "same_function": {
+                        "type": "array",
+                        "description": "errors raised in the same function, the nearest few",
+                        "items": {
+                            **summary,
+                            "properties": {"line": {"type": ["integer", "null"]}},
+                        },
+                    },
+                    "same_function_count": {"type": "integer", "minimum": 0},
                 },
             },
         }

@@ -14,6 +14,10 @@ class Links:
     by_file: dict[str, dict[str, list[Record]]]  # project -> source path -> records
     recent: list[Record]  # newest first
     position: dict[str, int]  # record id -> its index in by_file
+    by_function: dict[tuple[str, str, str], list[Record]]  # (project, path, function) -> records
+    # project -> path -> the records raised in that file (where source or one of its sites
+    # points), each with its locations there; by line
+    raised_in: dict[str, dict[str, list[tuple[Record, list[dict]]]]]
 
 
 def modified(record: Record) -> str | None:
@@ -52,6 +56,8 @@ def link(content: Content) -> Links:
         by_file,
         sorted(records.values(), key=lambda r: (modified(r) or "", r.id), reverse=True),
         position,
+        _by_function(by_file),
+        _raised_in(by_file),
     )
 
 
@@ -68,7 +74,55 @@ def _by_file(records: dict[str, Record]) -> dict[str, dict[str, list[Record]]]:
     }
 
 
+def _by_function(
+    by_file: dict[str, dict[str, list[Record]]],
+) -> dict[tuple[str, str, str], list[Record]]:
+    grouped: dict[tuple[str, str, str], list[Record]] = defaultdict(list)
+    for project, files in by_file.items():
+        for path, recs in files.items():
+            for rec in recs:  # already by line
+                if function := rec.data["source"].get("function"):
+                    grouped[project, path, function].append(rec)
+    return dict(grouped)
+
+
+def _raised_in(
+    by_file: dict[str, dict[str, list[Record]]],
+) -> dict[str, dict[str, list[tuple[Record, list[dict]]]]]:
+    def line(location: dict) -> int:
+        return location.get("line", 0)
+
+    grouped: dict = defaultdict(lambda: defaultdict(dict))
+    for project, files in by_file.items():
+        for recs in files.values():
+            for rec in recs:
+                source = rec.data["source"]
+                for location in [source, *source.get("sites", [])]:
+                    in_file = grouped[project][location["path"]]
+                    in_file.setdefault(rec.id, (rec, []))[1].append(location)
+    return {
+        project: {
+            path: sorted(
+                ((rec, sorted(locations, key=line)) for rec, locations in entries.values()),
+                key=lambda entry: (line(entry[1][0]), entry[0].id),
+            )
+            for path, entries in sorted(files.items())
+        }
+        for project, files in sorted(grouped.items())
+    }
+
+
+def by_folder(files: dict[str, list]) -> dict[str, dict[str, list]]:
+    """A project's files grouped by the folder they are in ("" for the top); a folder's
+    subfolders follow it."""
+    grouped: dict[str, dict[str, list]] = defaultdict(dict)
+    for path, recs in files.items():
+        grouped[path.rpartition("/")[0]][path] = recs
+    return dict(sorted(grouped.items(), key=lambda item: item[0].split("/")))
+
+
 SAME_FILE_LIMIT = 6
+SAME_FUNCTION_LIMIT = 8
 
 
 def same_file(links: Links, record: Record) -> tuple[list[Record], int]:
@@ -80,3 +134,19 @@ def same_file(links: Links, record: Record) -> tuple[list[Record], int]:
     nearest = sorted(window, key=lambda r: abs(r.data["source"].get("line", 0) - line))
     shown = sorted(nearest[:SAME_FILE_LIMIT], key=lambda r: r.data["source"].get("line", 0))
     return shown, len(in_file) - 1
+
+
+def same_function(links: Links, record: Record) -> tuple[list[Record], int]:
+    """The other errors raised in the same function of the same file, the nearest few by line,
+    and how many there are; none when the record's function is not known."""
+    source = record.data["source"]
+    function = source.get("function")
+    if not function:
+        return [], 0
+    others = [
+        r for r in links.by_function[record.project, source["path"], function] if r is not record
+    ]
+    line = source.get("line", 0)
+    nearest = sorted(others, key=lambda r: abs(r.data["source"].get("line", 0) - line))
+    shown = sorted(nearest[:SAME_FUNCTION_LIMIT], key=lambda r: r.data["source"].get("line", 0))
+    return shown, len(others)

@@ -104,7 +104,7 @@ def _token_styles() -> dict[str, list[str]]:
     plain = (light.style_for_token(Token)["color"], dark.style_for_token(Token)["color"])
     styles = {}
     for ttype, cls in sorted(STANDARD_TYPES.items(), key=lambda item: item[1]):
-        if not cls:
+        if not cls or ttype in Token.Text.Whitespace:  # a colour on blanks shows nothing
             continue
         lit, drk = light.style_for_token(ttype), dark.style_for_token(ttype)
         decls = []

@@ -9,7 +9,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from generator import calc, markup, template, urls
-from generator.linking import Links, modified, resolve
+from generator.linking import Links, by_folder, modified, resolve
 from generator.records import Content, Record
 
 RECENT_COUNT = 20
@@ -88,6 +88,7 @@ class Pages:
         )
         for key, project in content.projects.items():
             files = links.by_file.get(key, {})
+            folders = _folders(links.raised_in.get(key, {}))
             yield (
                 urls.project(key),
                 self.page(
@@ -96,7 +97,10 @@ class Pages:
                     f"{project.name} errors",
                     f"All {counts[key]} {project.name} errors, grouped by source file.",
                     project=project,
-                    files=files,
+                    files=sum(len(f["files"]) for f in folders),
+                    folders=folders,
+                    areas=_areas(folders),
+                    explained=[r for recs in files.values() for r in recs if r.curated],
                     count=counts[key],
                 ),
             )
@@ -167,6 +171,21 @@ class Pages:
         )
         yield "/robots.txt", self.render("robots.txt")
 
+    def source_file(self, key: str, path: str) -> bytes:
+        """The page of one source file: every error raised in it, by line."""
+        project = self.content.projects[key]
+        entries = self.links.raised_in[key][path]
+        return self.page(
+            "file.html",
+            urls.source_file(key, path),
+            f"{project.name} errors in {path}",
+            f"The {len(entries)} {project.name} errors raised in {path}, by line.",
+            project=project,
+            path=path,
+            entries=entries,
+            explained=sum(r.curated for r, _ in entries),
+        )
+
     def _guide(self, guide) -> bytes:
         site = self.content.site
         covered = [resolve(self.content, ident) for ident in guide.errors]
@@ -186,6 +205,10 @@ class Pages:
     def _sitemap_entries(self) -> list[tuple[str, str | None]]:
         content = self.content
         entries = [("/", None)] + [(urls.project(k), None) for k in content.projects]
+        for key, files in self.links.raised_in.items():
+            for path, raised in files.items():
+                dates = [d for d in (modified(r) for r, _ in raised) if d]
+                entries.append((urls.source_file(key, path), max(dates, default=None)))
         if content.guides:
             entries.append((urls.guides(), None))
         entries.append((urls.calc(), None))
@@ -194,6 +217,27 @@ class Pages:
             (urls.error(rid), modified(rec)) for rid, rec in sorted(content.records.items())
         ]
         return entries
+
+
+def _folders(raised_in: dict[str, list[tuple[Record, list[dict]]]]) -> list[dict]:
+    """The project page's file list: folders, each with its files and their error counts."""
+    folders = []
+    for folder, files in by_folder(raised_in).items():
+        ids = {r.id for entries in files.values() for r, _ in entries}
+        listed = [(path, path.rpartition("/")[2], len(entries)) for path, entries in files.items()]
+        folders.append({"name": folder, "files": listed, "ids": ids})
+    return folders
+
+
+def _areas(folders: list[dict]) -> list[dict]:
+    """The project page's index: folders by their first two levels (vllm/config, ...), each
+    with its first folder (the anchor it links to) and how many errors it raises."""
+    areas: dict[str, dict] = {}
+    for folder in folders:
+        name = "/".join(folder["name"].split("/")[:2])
+        area = areas.setdefault(name, {"name": name, "first": folder["name"], "ids": set()})
+        area["ids"] |= folder["ids"]
+    return list(areas.values())
 
 
 # ---------------------------------------------------------------- calculator

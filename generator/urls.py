@@ -4,7 +4,7 @@ Page URLs end in "/" and are written as <url>index.html; file URLs are written
 as they are. All URLs are root-relative; `absolute` prefixes the site's base.
 """
 
-from urllib.parse import urlencode
+from urllib.parse import quote, unquote, urlencode
 
 SCHEMA_VERSION = 1
 
@@ -28,6 +28,11 @@ def error_json_bare(record_id: str) -> str:
 
 def project(key: str) -> str:
     return f"/projects/{key}/"
+
+
+def source_file(key: str, path: str) -> str:
+    """A project's page for one source file: the errors raised in it."""
+    return f"/projects/{key}/files/{quote(path)}/"
 
 
 def project_json(key: str) -> str:
@@ -100,7 +105,7 @@ def pyodide(name: str = "") -> str:
 
 def output_path(url: str) -> str:
     """The file, relative to the site root, that serves a URL."""
-    path = url.split("?", 1)[0].split("#", 1)[0].lstrip("/")
+    path = unquote(url.split("?", 1)[0].split("#", 1)[0].lstrip("/"))
     return path + "index.html" if path == "" or path.endswith("/") else path
 
 

@@ -72,10 +72,33 @@ def test_missing_page_shows_the_404_page(page, base):
 
 def test_project_filter_narrows_the_list(page, base):
     page.goto(f"{base}/projects/demo/")
-    page.fill("[data-filter-input]", "positive")
+    page.fill("[data-filter-input]", "regis")
     visible = page.locator("[data-filter-item]:visible").all_inner_texts()
-    assert len(visible) == 1 and "Group size must be positive" in visible[0]
+    assert visible == ["registry.py 1"]
     assert page.locator("[data-filter-count]").inner_text() == "1 shown"
+
+
+def test_project_filter_finds_files_among_thousands_of_errors(page, real_site, serve_site):
+    """The real project page: folders of files; typing narrows files and hides empty folders."""
+    page.goto(f"{serve_site(real_site)}/projects/vllm/")
+    files = page.locator("[data-filter-item]")
+    assert files.count() > 1000
+    page.fill("[data-filter-input]", "moriio connector")  # every word, anywhere in the path
+    paths = [
+        item.get_attribute("data-filter-text")
+        for item in page.locator("[data-filter-item]:visible").all()
+    ]
+    assert "vllm/distributed/kv_transfer/kv_connector/v1/moriio/moriio_connector.py" in paths
+    assert all("moriio" in p and "connector" in p for p in paths)
+    assert page.locator("[data-filter-count]").inner_text() == f"{len(paths)} shown"
+    folders = page.locator("[data-filter-group]:visible h3").all_inner_texts()
+    assert {f.split()[0] for f in folders} == {p.rpartition("/")[0] + "/" for p in paths}
+    page.get_by_role("link", name="moriio_connector.py", exact=True).click()
+    assert page.url.endswith(
+        "/files/vllm/distributed/kv_transfer/kv_connector/v1/moriio/moriio_connector.py/"
+    )
+    assert page.locator("h1").inner_text().endswith("/moriio/moriio_connector.py")
+    assert page.errors == []
 
 
 def test_phone_width_has_no_horizontal_scroll(browser, base):

@@ -160,8 +160,10 @@ def test_every_json_file_matches_the_schema_openapi_names(which, request):
 
 def test_project_page_groups_by_source_file(fixture_site):
     page = html(fixture_site, "/projects/demo/")
-    assert page.index("<code>demo/registry.py</code>") < page.index("<code>demo/widgets.py</code>")
-    widgets = page[page.index("<code>demo/widgets.py</code>") :]
+    assert '<h3 id="demo/"><code>demo/</code>' in page
+    registry = page.index('href="/projects/demo/files/demo/registry.py/">registry.py</a> 1')
+    assert registry < page.index('href="/projects/demo/files/demo/widgets.py/">widgets.py</a> 2')
+    widgets = html(fixture_site, "/projects/demo/files/demo/widgets.py/")
     assert widgets.index("00000000000000b2") < widgets.index(A1)  # by line within a file
     listing = json.loads((fixture_site / "api/projects/demo.json").read_text())
     assert listing["count"] == 4
@@ -291,6 +293,37 @@ def test_incremental_build_gives_exactly_the_output_of_a_full_build(kb, tmp_path
     build(fresh)
     assert _digest(kb / "site") == _digest(fresh / "site")
     assert not (kb / "site/errors/00000000000000c3").exists()
+
+
+def test_incremental_build_follows_functions_and_file_pages(kb, tmp_path):
+    """A page shows the errors of its function however far away in the file they are, and a
+    file's page the errors raised there from other files: changing those must re-render it."""
+    records = kb / "content/errors/demo"
+
+    def write(n: int, function: str, message: str = "Big error {n}", **source) -> None:
+        record = {
+            "id": f"{0xF000 + n:016x}",
+            "project": "demo",
+            "exception": "ValueError",
+            "message": message.format(n=n),
+            "source": {"path": "demo/big.py", "line": 10 * (n + 1), "function": function, **source},
+        }
+        (records / f"{record['id']}.yaml").write_text(json.dumps(record))  # JSON is YAML
+
+    elsewhere = [{"path": "demo/elsewhere.py", "line": 3}]
+    for n in range(14):  # 0 and 13 share a function, too far apart to be each other's neighbours
+        write(n, "first" if n in (0, 13) else "other", **({"sites": elsewhere} if n == 10 else {}))
+    build(kb)
+    write(13, "first", "Big error thirteen")
+    write(10, "other", "Big error ten", sites=elsewhere)  # 10 is no neighbour of 0 or 13
+    assert build(kb).rendered < 40  # incremental indeed
+    fresh = tmp_path / "fresh"
+    shutil.copytree(kb / "content", fresh / "content")
+    shutil.copytree(kb / "templates", fresh / "templates")
+    build(fresh)
+    assert _digest(kb / "site") == _digest(fresh / "site")
+    assert "Big error thirteen" in html(kb / "site", f"/errors/{0xF000:016x}/")
+    assert "Big error ten" in html(kb / "site", "/projects/demo/files/demo/elsewhere.py/")
 
 
 def test_real_pages_and_assets_keep_to_the_size_budgets(real_site):
