@@ -325,7 +325,8 @@ def _tp_table(models: list[dict]) -> dict:
         heads, kv, mla = _shape(m)
         rows.append([names, heads, _kv_label(m), _sizes(calc.valid_tp_sizes(heads, kv, mla=mla))])
     return {
-        "caption": "Tensor parallel sizes that pass vLLM's config and load checks",
+        "caption": "Tensor parallel sizes that pass vLLM's attention-head checks (config and "
+        "load); the MLP width and vocabulary must also divide, which this table does not check",
         "columns": ["Models", "Heads", "KV heads", "Valid TP sizes"],
         "rows": rows,
     }
