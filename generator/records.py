@@ -454,7 +454,10 @@ def _load_records(
 ) -> tuple[list[Record], set[str]]:
     """Valid records, and the ids of invalid ones (so references to them do not cascade)."""
     records, unreadable = [], set()
-    for path in sorted((content_dir / "errors").glob("*/*.yaml")):
+    paths = sorted((content_dir / "errors").glob("*/*.yaml"))
+    if cache is not None:
+        cache.forget_others({_rel(path, root) for path in paths})
+    for path in paths:
         source, found = _parse_record(path, root, cache)
         problems += found
         if source is None:
@@ -498,6 +501,7 @@ class ParseCache:
     def __init__(self, path: Path | None = None):
         self.path = path
         self.entries: dict[str, tuple] = {}
+        self.changed = False
         self.key = (self.VERSION, SCHEMA_PATH.read_bytes(), Path(__file__).stat().st_mtime_ns)
         if path is not None and path.exists():
             try:
@@ -513,10 +517,19 @@ class ParseCache:
 
     def store(self, rel: str, stamp: tuple, parsed: tuple) -> None:
         self.entries[rel] = (stamp, parsed)
+        self.changed = True
+
+    def forget_others(self, seen: set[str]) -> None:
+        """Drop the entries of files that are gone."""
+        gone = self.entries.keys() - seen
+        for rel in gone:
+            del self.entries[rel]
+        self.changed |= bool(gone)
 
     def save(self) -> None:
-        if self.path is None:
+        if self.path is None or not self.changed:
             return
+        self.changed = False
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(f".tmp{os.getpid()}")
         tmp.write_bytes(pickle.dumps((self.key, self.entries), pickle.HIGHEST_PROTOCOL))
