@@ -1347,6 +1347,14 @@ class Summary:
         return out
 
 
+def assign_tree(content: Content, project: str, source: Path, *, asserts: bool = False, **scan):
+    """Scan a source tree and assign every error it raises to a record of the project:
+    (the scan, the project's records, the assignment)."""
+    index = RecordIndex(content, project)
+    found = scan_tree(source, asserts=asserts or index.has_asserts, **scan)
+    return found, index, assign(group_sites(found.sites), index, project, asserts)
+
+
 def project_ref(content: Content, project: str) -> str:
     if project not in content.projects:
         known = ", ".join(content.projects) or "none"
@@ -1375,19 +1383,18 @@ def extract(
     content = load_content(root)
     default_ref = project_ref(content, project)
     ref = ref or default_ref
-    index = RecordIndex(content, project)
-    scan = scan_tree(
+    scan, index, done = assign_tree(
+        content,
+        project,
         source,
+        asserts=asserts,
+        snippets=snippets,
         prefix=prefix,
         include_vendored=include_vendored,
         exclude=exclude,
-        snippets=snippets,
-        asserts=asserts or index.has_asserts,
         jobs=jobs,
         progress=progress,
     )
-    groups = group_sites(scan.sites)
-    done = assign(groups, index, project, asserts)
     matched, fresh = done.matched, done.fresh
     summary = Summary(scan, done.errors, warnings=done.warnings, asserts=asserts)
     summary.matched = len(matched)

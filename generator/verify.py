@@ -24,17 +24,14 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 from generator.extract import (
-    RecordIndex,
     Scan,
     Site,
     SourceError,
-    assign,
-    group_sites,
+    assign_tree,
     location,
     match_key,
     project_ref,
     rewrite,
-    scan_tree,
     write_text,
 )
 from generator.records import Record, load_content
@@ -221,18 +218,17 @@ def verify_sources(
         project = next(iter(content.projects))
     default_ref = project_ref(content, project)
     ref = ref or default_ref
-    index = RecordIndex(content, project)
-    scan = scan_tree(
+    scan, index, done = assign_tree(
+        content,
+        project,
         source,
+        asserts=asserts,
         prefix=prefix,
         include_vendored=include_vendored,
         exclude=exclude,
-        asserts=asserts or index.has_asserts,
         jobs=jobs,
         progress=progress,
     )
-    groups = group_sites(scan.sites)
-    done = assign(groups, index, project, asserts)
     matched, fresh = done.matched, done.fresh
     candidates = _Candidates(fresh)
     paths = set(scan.paths)
