@@ -656,27 +656,14 @@ def _calculator_problems(record: Record) -> list[Problem]:
     inputs = calc.CALCULATORS[spec["name"]][1]
     names = template.placeholders(record.message)
     for key, placeholder in spec.get("inputs", {}).items():
-        line = src.line("calculator", "inputs", key)
         if key not in inputs:
-            found.append(
-                Problem(
-                    src.path,
-                    line,
-                    "E112",
-                    f"calculator.inputs.{key}",
-                    f"{spec['name']} has no input {key!r}; inputs: {', '.join(inputs)}",
-                )
-            )
+            why = f"{spec['name']} has no input {key!r}; inputs: {', '.join(inputs)}"
         elif placeholder not in names:
-            found.append(
-                Problem(
-                    src.path,
-                    line,
-                    "E112",
-                    f"calculator.inputs.{key}",
-                    f"{{{placeholder}}} is not a placeholder of message",
-                )
-            )
+            why = f"{{{placeholder}}} is not a placeholder of message"
+        else:
+            continue
+        line = src.line("calculator", "inputs", key)
+        found.append(Problem(src.path, line, "E112", f"calculator.inputs.{key}", why))
     return found
 
 
