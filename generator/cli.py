@@ -94,22 +94,24 @@ def cmd_calc(args) -> int:
             args.gpus,
             model.get("layers"),
         )
+        if args.json:
+            print(json.dumps({"model": model, **answer}, indent=1, sort_keys=True))
+        else:
+            print(_calc_text(model, args, answer))
     except (calc.CalcInputError, LookupError) as exc:
         _log(f"error: {exc}")
         return 2
-    if args.json:
-        print(json.dumps({"model": model, **answer}, indent=1, sort_keys=True))
-        return 1 if answer.get("first_error") else 0
-    print(_calc_text(model, args, answer))
+    except ContentError as exc:
+        return _report(exc)
     return 1 if answer.get("first_error") else 0
 
 
 def _calc_model(args) -> dict:
     """The model's head counts: a preset from content/models.yaml, or the flags."""
     if args.model:
-        from generator.records import load_content
+        from generator.records import load_models
 
-        models = {m["key"]: m for m in load_content(args.root).models}
+        models = {m["key"]: m for m in load_models(args.root)}
         if args.model not in models:
             raise LookupError(f"unknown model {args.model!r}; presets: {', '.join(models)}")
         return models[args.model]
@@ -120,7 +122,7 @@ def _calc_model(args) -> dict:
 
 def _calc_text(model: dict, args, answer: dict) -> str:
     from generator import urls
-    from generator.records import load_content
+    from generator.records import load_site
 
     lines = [
         f"{model.get('name', 'model')}: {model['heads']} attention heads, "
@@ -130,7 +132,7 @@ def _calc_text(model: dict, args, answer: dict) -> str:
     if args.tp is not None:
         error = answer["first_error"]
         if error:
-            base = load_content(args.root).site["base_url"]
+            base = load_site(args.root)["base_url"]
             lines += [
                 f"ERROR ({error['stage']}): {error['exception']}: {error['message']}",
                 f"  see {urls.absolute(base, urls.error(error['id']))}",

@@ -416,6 +416,24 @@ def load_content(root: Path, cache: "ParseCache | None" = None) -> Content:
     return content
 
 
+def load_site(root: Path) -> dict:
+    """Only content/site.yaml, for commands that need no records. Raises ContentError."""
+    return _load_alone(Path(root), _load_site)
+
+
+def load_models(root: Path) -> list[dict]:
+    """Only content/models.yaml, for commands that need no records. Raises ContentError."""
+    return _load_alone(Path(root), _load_models)
+
+
+def _load_alone(root: Path, loader):
+    problems: list[Problem] = []
+    loaded = loader(root / "content", root, problems)
+    if problems:
+        raise ContentError(problems)
+    return loaded
+
+
 def _load_site(content_dir: Path, root: Path, problems: list[Problem]) -> dict:
     path = content_dir / "site.yaml"
     if not path.exists():
@@ -669,37 +687,30 @@ def _calculator_problems(record: Record) -> list[Problem]:
 
 def _check_problems(record: Record, i: int, check: dict) -> list[Problem]:
     """Run one claim of `checks` through the calculator; a false claim is a problem."""
-    src, field_name = record.source, f"checks[{i}]"
-    line = src.line("checks", i)
     function = check.get("function", "first_error")
     if function not in CHECK_FUNCTIONS:
-        return [
-            Problem(
-                src.path,
-                line,
-                "E113",
-                field_name,
-                f"unknown function {function!r}; use one of: {', '.join(CHECK_FUNCTIONS)}",
-            )
-        ]
+        why = f"unknown function {function!r}; use one of: {', '.join(CHECK_FUNCTIONS)}"
+    else:
+        why = _false_claim(function, check)
+    if why is None:
+        return []
+    return [Problem(record.path, record.source.line("checks", i), "E113", f"checks[{i}]", why)]
+
+
+def _false_claim(function: str, check: dict) -> str | None:
+    """Why the calculator contradicts the claim, or None when it agrees."""
     try:
         result = getattr(calc, function)(**check["given"])
     except (TypeError, calc.CalcInputError) as exc:
-        return [Problem(src.path, line, "E113", field_name, f"cannot run {function}: {exc}")]
+        return f"cannot run {function}: {exc}"
     got = result.id if result else "ok"
     if got == check["expect"]:
-        return []
+        return None
     said = result.message if result else "no error"
-    return [
-        Problem(
-            src.path,
-            line,
-            "E113",
-            field_name,
-            f"claims {check['expect']} but {function}({_kwargs(check['given'])}) gives "
-            f"{got}: {said}; correct the claim or the calculator",
-        )
-    ]
+    return (
+        f"claims {check['expect']} but {function}({_kwargs(check['given'])}) gives "
+        f"{got}: {said}; correct the claim or the calculator"
+    )
 
 
 def _kwargs(given: dict) -> str:
