@@ -180,6 +180,12 @@ def cmd_match(args) -> int:
     return 0 if results else 1
 
 
+def _scan_options(args) -> dict:
+    """How extract and verify-sources read a source tree (options both take)."""
+    names = ("include_vendored", "asserts", "exclude", "prefix", "jobs")
+    return {name: getattr(args, name) for name in names}
+
+
 def cmd_extract(args) -> int:
     from generator.extract import ExtractError, extract
 
@@ -190,12 +196,8 @@ def cmd_extract(args) -> int:
             args.project,
             args.ref,
             snippets=args.snippets,
-            include_vendored=args.include_vendored,
-            asserts=args.asserts,
-            exclude=args.exclude,
-            prefix=args.prefix,
-            jobs=args.jobs,
             dry_run=args.dry_run,
+            **_scan_options(args),
         )
     except ContentError as exc:
         return _report(exc)
@@ -226,11 +228,7 @@ def cmd_verify_sources(args) -> int:
             args.ref,
             update=args.update,
             accept_variants=args.accept_variants,
-            include_vendored=args.include_vendored,
-            asserts=args.asserts,
-            exclude=args.exclude,
-            prefix=args.prefix,
-            jobs=args.jobs,
+            **_scan_options(args),
         )
     except ContentError as exc:
         return _report(exc)
