@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -338,3 +339,12 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     return args.func(args)
+
+
+def run() -> None:
+    """The command's entry point: main, then exit without tearing down the interpreter,
+    whose freeing a build's objects one by one is a tenth of a rebuild."""
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
