@@ -16,6 +16,7 @@ and the next build starts it afresh.
 import ctypes
 import errno
 import fcntl
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -26,13 +27,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from generator import api, markup, search, urls
-from generator.linking import Links, link, same_file, same_function
+from generator.linking import Links, link
 from generator.pages import Pages
 from generator.records import Content, ParseCache, Record, load_content
 
@@ -76,21 +78,22 @@ def build(
     started = time.perf_counter()
     root = Path(root).resolve()
     out = Path(out).resolve() if out else root / "site"
-    if cache is None:
-        cache = ParseCache(root / CACHE_DIR / "parse.pickle")
-    content = load_content(root, cache)
-    cache.save()
-    plan = Plan(content, link(content), load_assets(root))
-    pyodide = find_pyodide(root)
-    with _locked(out, log):
-        spare, kept = _spare(out)
-        try:
-            writer = Writer(spare, kept, out if out.exists() else None, _read_manifest(out))
-            write_site(writer, plan, pyodide)
-        except BaseException:
-            (spare / MANIFEST).unlink(missing_ok=True)  # half-made: the next build starts over
-            raise
-        _swap_in(spare, out)
+    with _collector_paused():
+        if cache is None:
+            cache = ParseCache(root / CACHE_DIR / "parse")
+        content = load_content(root, cache)
+        cache.save()
+        plan = Plan(content, link(content), load_assets(root))
+        pyodide = find_pyodide(root)
+        with _locked(out, log):
+            spare, kept = _spare(out)
+            try:
+                writer = Writer(spare, kept, out if out.exists() else None, _read_manifest(out))
+                write_site(writer, plan, pyodide)
+            except BaseException:
+                (spare / MANIFEST).unlink(missing_ok=True)  # half-made: the next build starts over
+                raise
+            _swap_in(spare, out)
     result = BuildResult(
         out,
         writer.files,
@@ -108,18 +111,50 @@ def build(
     return result
 
 
+@contextmanager
+def _collector_paused():
+    """No cyclic garbage collection during a build: loading makes hundreds of thousands of
+    long-lived objects, and each allocation burst would trigger a collection scanning them
+    all (a third of a rebuild; in forked workers, it also copies the pages it scans).
+    Rendering makes no reference cycles, so reference counting alone frees its garbage."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        # All the build allocated counts as young: move it to the oldest generation, or
+        # the first collection after would scan it all.
+        gc.freeze()
+        gc.unfreeze()
+        if was_enabled:
+            gc.enable()
+
+
 def write_site(writer: "Writer", plan: "Plan", pyodide: Path) -> None:
-    """Every output of the site, into the writer's folder, and its manifest."""
-    _write_records(writer, plan)
-    for url, key, (project, path) in plan.file_pages():
-        if not writer.reuse([url], key):
-            writer.write(url, plan.pages.source_file(project, path), key)
-    for url, body in plan.site_outputs():
-        writer.put(url, body)
+    """Every output of the site, into the writer's folder, and its manifest. On a big site,
+    workers make the outputs drawn from many records while the records are written."""
+    with _workers(plan, writer) as pool:
+        groups = range(len(plan.shared_groups()))
+        if pool is None:
+            for group in groups:
+                _write_shared(writer, plan, group)
+        else:
+            shared = [pool.apply_async(_write_shared_in_worker, (group,)) for group in groups]
+        _write_records(writer, plan, pool)
+        if pool is not None:
+            for done in shared:
+                writer.merge(*done.get())
     for name in PYODIDE_FILES:
         writer.copy(urls.pyodide(name), pyodide / name)
     _write_full_text(writer, plan)
     writer.finish()
+
+
+def _write_shared(writer: "Writer", plan: "Plan", group: int) -> None:
+    """One group of the outputs made from many records."""
+    for url, key, make in plan.shared_groups()[group]():
+        if not writer.reuse([url], key):
+            writer.write(url, make(), key)
 
 
 class Plan:
@@ -129,29 +164,64 @@ class Plan:
         self.content = content
         self.links = links
         self.assets = assets
-        self.pages = Pages(content, links, assets)
+        self.pages = Pages(content, links, assets, content.root / CACHE_DIR / "templates")
         self.base_key = _base_key(content, assets)
 
     def record_key(self, record: Record) -> str:
-        """A hash of everything the record's page and document show."""
+        """A hash of everything the record's page and document show: the record, the
+        records raised in its source file (the nearest of them are shown, and how many
+        there are), its related records and its guides. Keying on the whole file rather
+        than the few shown costs a few pages more per edit and saves working out the
+        nearest for each of 10,000 records on every build."""
         links = self.links
-        nearby, in_file = same_file(links, record)
-        in_function, in_function_count = same_function(links, record)
-        shown = [*links.related[record.id], *links.referenced_by.get(record.id, []), *nearby]
-        shown += in_function
-        guides = [(g.slug, g.title) for g in links.guides.get(record.id, [])]
-        counts = f"{in_file} {in_function_count}"
-        parts = [self.base_key, record.source.digest, counts, json.dumps(guides)]
-        parts += [r.source.digest for r in shown]
+        source = record.data["source"]
+        in_file = self.file_keys[record.project, source["path"]]
+        linked = [*links.related[record.id], *links.referenced_by.get(record.id, [])]
+        guides = [f"{g.slug} {g.title}" for g in links.guides.get(record.id, [])]
+        parts = [
+            self.base_key,
+            record.source.digest,
+            in_file,
+            *guides,
+            "",
+            *(r.source.digest for r in linked),
+        ]
         return hashlib.sha1("\0".join(parts).encode()).hexdigest()
 
-    def file_pages(self) -> Iterable[tuple[str, str, tuple[str, str]]]:
-        """Each source file's page: its URL, a key of the records it shows, (project, path)."""
+    @cached_property
+    def file_keys(self) -> dict[tuple[str, str], str]:
+        """(project, path) -> a hash of the records whose source is that file."""
+        return {
+            (project, path): hashlib.sha1(
+                "".join(r.source.digest for r in recs).encode()
+            ).hexdigest()
+            for project, files in self.links.by_file.items()
+            for path, recs in files.items()
+        }
+
+    def shared_groups(self) -> list[Callable[[], Iterable[tuple[str, str, Callable]]]]:
+        """The outputs made from many records, in groups that workers can make side by side
+        (the longest first); each output as (url, key, make its bytes)."""
+        content, links = self.content, self.links
+        return [
+            lambda: _keyed(search.index_files(search.entries(content))),
+            lambda: _keyed(self.pages.site_pages()),
+            lambda: _keyed(api.api_files(content, links)),
+            lambda: self._file_pages(),
+            lambda: _keyed((urls.asset(name), body) for name, body in sorted(self.assets.items())),
+        ]
+
+    def _file_pages(self) -> Iterable[tuple[str, str, Callable]]:
+        """Each source file's page, keyed by the records it shows."""
         for project, files in self.links.raised_in.items():
             for path, entries in files.items():
                 parts = [self.base_key, project, path, *(r.source.digest for r, _ in entries)]
                 key = hashlib.sha1("\0".join(parts).encode()).hexdigest()
-                yield urls.source_file(project, path), key, (project, path)
+                yield (
+                    urls.source_file(project, path),
+                    key,
+                    lambda project=project, path=path: self.pages.source_file(project, path),
+                )
 
     def record_outputs(self, record: Record) -> list[tuple[str, bytes]]:
         doc = api.error_document(record, self.content, self.links)
@@ -159,14 +229,11 @@ class Plan:
             record.id, doc
         )
 
-    def site_outputs(self) -> Iterable[tuple[str, bytes]]:
-        """Pages and files made from many records: rendered each build, written if changed."""
-        content, links = self.content, self.links
-        yield from self.pages.site_pages()
-        yield from api.api_files(content, links)
-        yield from search.index_files(search.entries(content))
-        for name, body in sorted(self.assets.items()):
-            yield urls.asset(name), body
+
+def _keyed(outputs: Iterable[tuple[str, bytes]]) -> Iterable[tuple[str, str, Callable]]:
+    """Outputs rendered every build, keyed by their bytes: written only when changed."""
+    for url, body in outputs:
+        yield url, hashlib.sha1(body).hexdigest(), lambda body=body: body
 
 
 def _base_key(content: Content, assets: dict[str, bytes]) -> str:
@@ -186,37 +253,55 @@ def _base_key(content: Content, assets: dict[str, bytes]) -> str:
 
 # Record pages ------------------------------------------------------------------------------
 
-_PLAN: "Plan | None" = None  # the plan forked workers render from
+_PLAN: "Plan | None" = None  # what forked workers work from
+_WRITER: "Writer | None" = None
 
 
-def _write_records(writer: "Writer", plan: Plan) -> None:
-    """Each record's page and JSON: linked when unchanged, else rendered, in parallel if many."""
+@contextmanager
+def _workers(plan: Plan, writer: "Writer"):
+    """A pool of forked workers sharing the plan, or None where the site is too small for
+    them to pay for their start (or the platform cannot fork)."""
+    count = min(os.cpu_count() or 1, 8)
+    if (
+        len(plan.content.records) < PARALLEL_MIN
+        or count < 2
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        yield None
+        return
+    global _PLAN, _WRITER
+    _PLAN, _WRITER = plan, writer
+    try:
+        with multiprocessing.get_context("fork").Pool(
+            count, _die_with_parent, (os.getpid(),)
+        ) as pool:
+            yield pool
+    finally:
+        _PLAN = _WRITER = None
+
+
+def _write_records(writer: "Writer", plan: Plan, pool) -> None:
+    """Each record's page and JSON: linked when unchanged, else rendered (by the pool when
+    there are many)."""
     todo = []
     for rid, record in sorted(plan.content.records.items()):
         key = plan.record_key(record)
         if not writer.reuse(_record_urls(rid), key):
             todo.append((rid, key))
-    workers = min(os.cpu_count() or 1, 8)
-    if (
-        len(todo) < PARALLEL_MIN
-        or workers < 2
-        or "fork" not in multiprocessing.get_all_start_methods()
-    ):
+    if pool is None or len(todo) < PARALLEL_MIN:
         for rid, key in todo:
             for url, body in plan.record_outputs(plan.content.records[rid]):
                 writer.write(url, body, key)
         return
-    global _PLAN
-    _PLAN = plan
     chunks = [todo[i : i + 100] for i in range(0, len(todo), 100)]
-    try:
-        with multiprocessing.get_context("fork").Pool(
-            workers, _die_with_parent, (os.getpid(),)
-        ) as pool:
-            for written in pool.imap_unordered(_render_chunk, [(writer.root, c) for c in chunks]):
-                writer.add_written(written)
-    finally:
-        _PLAN = None
+    for written in pool.imap_unordered(_render_chunk, [(writer.root, c) for c in chunks]):
+        writer.merge(written, len(written))
+
+
+def _write_shared_in_worker(group: int) -> tuple[dict, int]:
+    local = _WRITER.twin()
+    _write_shared(local, _PLAN, group)
+    return local.manifest, local.rendered
 
 
 def _die_with_parent(parent: int) -> None:
@@ -230,14 +315,14 @@ def _die_with_parent(parent: int) -> None:
 _PR_SET_PDEATHSIG = 1
 
 
-def _render_chunk(job: tuple[Path, list[tuple[str, str]]]) -> list[tuple[str, str, int]]:
-    """In a worker: render and write some records; report (url, key, size) of each file."""
+def _render_chunk(job: tuple[Path, list[tuple[str, str]]]) -> dict[str, tuple[str, int]]:
+    """In a worker: render and write some records; report url -> (key, size) of each file."""
     root, chunk = job
     local = Writer(root, {}, None, {})
     for rid, key in chunk:
         for url, body in _PLAN.record_outputs(_PLAN.content.records[rid]):
             local.write(url, body, key)
-    return [(url, key, size) for url, (key, size) in local.manifest.items()]
+    return local.manifest
 
 
 def _record_urls(rid: str) -> list[str]:
@@ -287,22 +372,19 @@ class Writer:
     def bytes(self) -> int:
         return sum(size for _, size in self.manifest.values())
 
-    def put(self, url: str, body: bytes) -> None:
-        """An output made fresh each build: kept or linked if its content is unchanged."""
-        key = hashlib.sha1(body).hexdigest()
-        if not self.reuse([url], key):
-            self.write(url, body, key)
-
     def write(self, url: str, body: bytes, key: str) -> None:
         self._replace(url, lambda path: path.write_bytes(body))
         self.manifest[url] = (key, len(body))
         self.rendered += 1
 
-    def add_written(self, written: list[tuple[str, str, int]]) -> None:
-        """Files a worker process wrote into this folder."""
-        for url, key, size in written:
-            self.manifest[url] = (key, size)
-        self.rendered += len(written)
+    def twin(self) -> "Writer":
+        """A writer for a worker process: same folder and knowledge, its own manifest."""
+        return Writer(self.root, self.kept, self.live_site, self.live)
+
+    def merge(self, manifest: dict[str, tuple[str, int]], rendered: int) -> None:
+        """What a worker process put into this folder."""
+        self.manifest.update(manifest)
+        self.rendered += rendered
 
     def copy(self, url: str, source: Path) -> None:
         """A vendored file, keyed by its size and time: kept, linked, or copied unread."""

@@ -2,6 +2,7 @@
 
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 
 from generator.records import Content, Guide, Record
 
@@ -12,12 +13,23 @@ class Links:
     referenced_by: dict[str, list[Record]]  # records that list this one as related
     guides: dict[str, list[Guide]]  # guides that cover this record
     by_file: dict[str, dict[str, list[Record]]]  # project -> source path -> records
-    recent: list[Record]  # newest first
     position: dict[str, int]  # record id -> its index in by_file
     by_function: dict[tuple[str, str, str], list[Record]]  # (project, path, function) -> records
-    # project -> path -> the records raised in that file (where source or one of its sites
-    # points), each with its locations there; by line
-    raised_in: dict[str, dict[str, list[tuple[Record, list[dict]]]]]
+
+    # Made on first use: only the pages drawn from many records need them, and the build
+    # makes those in worker processes, off the path of the rest.
+
+    @cached_property
+    def recent(self) -> list[Record]:
+        """Newest first."""
+        records = (r for files in self.by_file.values() for recs in files.values() for r in recs)
+        return sorted(records, key=lambda r: (modified(r) or "", r.id), reverse=True)
+
+    @cached_property
+    def raised_in(self) -> dict[str, dict[str, list[tuple[Record, list[dict]]]]]:
+        """project -> path -> the records raised in that file (where source or one of its
+        sites points), each with its locations there; by line."""
+        return _raised_in(self.by_file)
 
 
 def modified(record: Record) -> str | None:
@@ -50,14 +62,7 @@ def link(content: Content) -> Links:
         r.id: i for files in by_file.values() for recs in files.values() for i, r in enumerate(recs)
     }
     return Links(
-        related,
-        dict(referenced_by),
-        dict(guides),
-        by_file,
-        sorted(records.values(), key=lambda r: (modified(r) or "", r.id), reverse=True),
-        position,
-        _by_function(by_file),
-        _raised_in(by_file),
+        related, dict(referenced_by), dict(guides), by_file, position, _by_function(by_file)
     )
 
 
@@ -128,12 +133,7 @@ SAME_FUNCTION_LIMIT = 8
 def same_file(links: Links, record: Record) -> tuple[list[Record], int]:
     """The other errors raised nearest in the same source file, and how many there are."""
     in_file = links.by_file[record.project][record.data["source"]["path"]]
-    i = links.position[record.id]
-    window = in_file[max(0, i - SAME_FILE_LIMIT) : i] + in_file[i + 1 : i + 1 + SAME_FILE_LIMIT]
-    line = record.data["source"].get("line", 0)
-    nearest = sorted(window, key=lambda r: abs(r.data["source"].get("line", 0) - line))
-    shown = sorted(nearest[:SAME_FILE_LIMIT], key=lambda r: r.data["source"].get("line", 0))
-    return shown, len(in_file) - 1
+    return _nearest(in_file, links.position[record.id], SAME_FILE_LIMIT), len(in_file) - 1
 
 
 def same_function(links: Links, record: Record) -> tuple[list[Record], int]:
@@ -143,10 +143,25 @@ def same_function(links: Links, record: Record) -> tuple[list[Record], int]:
     function = source.get("function")
     if not function:
         return [], 0
-    others = [
-        r for r in links.by_function[record.project, source["path"], function] if r is not record
-    ]
-    line = source.get("line", 0)
-    nearest = sorted(others, key=lambda r: abs(r.data["source"].get("line", 0) - line))
-    shown = sorted(nearest[:SAME_FUNCTION_LIMIT], key=lambda r: r.data["source"].get("line", 0))
-    return shown, len(others)
+    in_function = links.by_function[record.project, source["path"], function]
+    i = in_function.index(record)
+    return _nearest(in_function, i, SAME_FUNCTION_LIMIT), len(in_function) - 1
+
+
+def _nearest(by_line: list[Record], i: int, limit: int) -> list[Record]:
+    """Up to `limit` records nearest by line to by_line[i], by line. In a list by line, the
+    nearest are a run around i: grow it on the nearer side (the earlier on a tie)."""
+    line = _line(by_line[i])
+    lo, hi = i, i + 1
+    while hi - lo <= limit and (lo > 0 or hi < len(by_line)):
+        if hi == len(by_line) or (
+            lo > 0 and line - _line(by_line[lo - 1]) <= _line(by_line[hi]) - line
+        ):
+            lo -= 1
+        else:
+            hi += 1
+    return by_line[lo:i] + by_line[i + 1 : hi]
+
+
+def _line(record: Record) -> int:
+    return record.data["source"].get("line", 0)

@@ -5,7 +5,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from generator import calc, markup, template, urls
@@ -18,12 +18,18 @@ CALC_DATA = "calc.json"  # what the calculator widget needs, built from content 
 
 
 class Pages:
-    def __init__(self, content: Content, links: Links, assets: dict[str, bytes]):
+    def __init__(
+        self,
+        content: Content,
+        links: Links,
+        assets: dict[str, bytes],
+        compiled: Path | None = None,  # a folder keeping compiled templates between builds
+    ):
         self.content = content
         self.links = links
         self.calc_data = calc_data(content, assets)
         assets = {**assets, CALC_DATA: self.calc_data}
-        self.env = _environment(content.root / "templates", content, assets)
+        self.env = _environment(content.root / "templates", content, assets, compiled)
 
     def render(self, name: str, **context) -> bytes:
         return self.env.get_template(name).render(**context).encode()
@@ -382,9 +388,15 @@ def _fingerprint(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()[:10]
 
 
-def _environment(template_dir: Path, content: Content, assets: dict[str, bytes]) -> Environment:
+def _environment(
+    template_dir: Path, content: Content, assets: dict[str, bytes], compiled: Path | None
+) -> Environment:
+    if compiled is not None:
+        compiled.mkdir(parents=True, exist_ok=True)
     env = Environment(
         loader=FileSystemLoader(template_dir),
+        # Compiling the templates is a tenth of a rebuild's CPU, and every worker would redo it.
+        bytecode_cache=FileSystemBytecodeCache(str(compiled)) if compiled else None,
         autoescape=select_autoescape(["html", "xml"]),
         trim_blocks=True,
         lstrip_blocks=True,

@@ -10,15 +10,15 @@ import json
 import os
 import pickle
 import re
+import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import fastjsonschema
-import jsonschema
 import yaml
 
-from generator import calc, template
+from generator import calc, search, template
 
 SCHEMA_PATH = Path(__file__).with_name("error.schema.json")
 SCHEMA_LINE = "# yaml-language-server: $schema=../../../generator/error.schema.json"
@@ -145,6 +145,7 @@ class Source:
 class Record:
     source: Source
     data: dict
+    patterns: list = field(default_factory=list)  # search.record_patterns of data
 
     @property
     def id(self) -> str:
@@ -286,33 +287,31 @@ def load_schema() -> dict:
     return json.loads(SCHEMA_PATH.read_text())
 
 
-# Validators per schema, keyed by id(); every schema here lives as long as the module.
-_validators: dict[int, tuple] = {}
+# Checkers per schema, keyed by id(); every schema here lives as long as the module.
+_checkers: dict[int, object] = {}
 
 
-def _validator(schema: dict) -> tuple:
-    """(fast check, full validator): fastjsonschema compiles the schema to Python code and
-    answers valid documents ~7x faster; jsonschema then explains an invalid one fully."""
+def _checker(schema: dict):
+    """fastjsonschema compiles the schema to Python code that answers valid documents ~7x
+    faster than jsonschema, which only explains an invalid one (and is imported only then)."""
     key = id(schema)
-    if key not in _validators:
-        _validators[key] = (
-            # compile() rewrites $refs in place: give it a copy of the shared schema.
-            fastjsonschema.compile(copy.deepcopy(schema)),
-            jsonschema.Draft202012Validator(schema),
-        )
-    return _validators[key]
+    if key not in _checkers:
+        # compile() rewrites $refs in place: give it a copy of the shared schema.
+        _checkers[key] = fastjsonschema.compile(copy.deepcopy(schema))
+    return _checkers[key]
 
 
 def schema_problems(source: Source, schema: dict, id_field: str | None = None) -> list[Problem]:
     """Schema violations of a document, one Problem per field."""
-    fast, full = _validator(schema)
     try:
-        fast(source.data)
+        _checker(schema)(source.data)
         return []
     except fastjsonschema.JsonSchemaException:
         pass
+    import jsonschema
+
     problems = []
-    for err in full.iter_errors(source.data):
+    for err in jsonschema.Draft202012Validator(schema).iter_errors(source.data):
         keys = tuple(err.absolute_path)
         if err.validator == "required":
             missing = err.message.split("'")[1]
@@ -346,7 +345,8 @@ def schema_problems(source: Source, schema: dict, id_field: str | None = None) -
     return problems
 
 
-def _explain(err: jsonschema.ValidationError) -> str:
+def _explain(err) -> str:
+    """A jsonschema ValidationError in a sentence."""
     value = json.dumps(err.instance, default=str)
     if len(value) > 60:
         value = value[:57] + "..."
@@ -472,62 +472,88 @@ def _load_records(
 ) -> tuple[list[Record], set[str]]:
     """Valid records, and the ids of invalid ones (so references to them do not cascade)."""
     records, unreadable = [], set()
-    paths = sorted((content_dir / "errors").glob("*/*.yaml"))
+    files = _record_files(content_dir, root)
     if cache is not None:
-        cache.forget_others({_rel(path, root) for path in paths})
-    for path in paths:
-        source, found = _parse_record(path, root, cache)
+        cache.forget_others({rel for _, rel, _ in files})
+    for path, rel, stamp in files:
+        source, found, patterns = _parse_record(path, rel, stamp, root, cache)
         problems += found
         if source is None:
             continue
         if not found:
-            records.append(Record(source, source.data))
+            records.append(Record(source, source.data, patterns))
         elif isinstance(source.data.get("id"), str):
             unreadable.add(source.data["id"])
     return records, unreadable
 
 
-def _parse_record(path: Path, root: Path, cache: "ParseCache | None"):
-    """(Source or None, its own problems): parsed and schema-checked, or from the cache."""
-    rel = _rel(path, root)
-    stamp = _stamp(path)
+def _record_files(content_dir: Path, root: Path) -> list[tuple[str, str, tuple]]:
+    """Every record file as (path, path from root, stamp), sorted: one scandir per project
+    folder, as a rebuild lists ten thousands of files before it knows what changed."""
+    errors = content_dir / "errors"
+    prefix = _rel(errors, root)
+    files = []
+    for folder in sorted(os.scandir(errors) if errors.is_dir() else [], key=lambda e: e.name):
+        if not folder.is_dir():
+            continue
+        for entry in os.scandir(folder.path):
+            if entry.name.endswith(".yaml") and entry.is_file():
+                st = entry.stat()
+                stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+                rel = f"{prefix}/{folder.name}/{entry.name}"
+                files.append((entry.path, rel, stamp))
+    files.sort(key=lambda file: file[1])
+    return files
+
+
+def _parse_record(path: str, rel: str, stamp: tuple, root: Path, cache: "ParseCache | None"):
+    """(Source or None, its own problems, its search patterns): parsed and checked, or
+    from the cache."""
     if cache is not None and (hit := cache.lookup(rel, stamp)) is not None:
         return hit
     found: list[Problem] = []
-    source = _read_source(path, root, found)
+    patterns: list = []
+    source = _read_source(Path(path), root, found)
     if source is not None:
         found += schema_problems(source, load_schema(), id_field="id")
+        if not found:
+            found += _record_problems(Record(source, source.data))
+        if not found:
+            patterns = search.record_patterns(source.data)
     if cache is not None:
-        cache.store(rel, stamp, (source, found))
-    return source, found
-
-
-def _stamp(path: Path) -> tuple:
-    st = path.stat()
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
+        cache.store(rel, stamp, (source, found, patterns))
+    return source, found, patterns
 
 
 class ParseCache:
     """Parsed, schema-checked record files, reused while a file's stamp is unchanged.
 
     Kept in memory by `serve` and pickled between builds, so that a rebuild after one
-    record changes parses one file instead of all of them.
+    record changes parses one file instead of all of them. The pickles are shards of the
+    files (by a hash of their path), and a build rewrites only the shards it changed.
     """
 
-    VERSION = 2
+    VERSION = 3
+    SHARDS = 16
 
-    def __init__(self, path: Path | None = None):
-        self.path = path
+    def __init__(self, folder: Path | None = None):
+        self.folder = folder
         self.entries: dict[str, tuple] = {}
-        self.changed = False
-        self.key = (self.VERSION, SCHEMA_PATH.read_bytes(), Path(__file__).stat().st_mtime_ns)
-        if path is not None and path.exists():
+        self.dirty: set[int] = set()
+        # What an entry depends on besides its file: the schema, the code that checks it
+        # and makes its patterns.
+        code = [Path(m.__file__).stat().st_mtime_ns for m in (calc, search, template)]
+        self.key = (self.VERSION, SCHEMA_PATH.read_bytes(), Path(__file__).stat().st_mtime_ns, code)
+        for shard in range(self.SHARDS if folder is not None else 0):
             try:
-                key, entries = pickle.loads(path.read_bytes())
-            except Exception:  # a stale or damaged cache is only a slower build
-                return
+                key, entries = pickle.loads(self._path(shard).read_bytes())
+            except Exception:  # missing, stale or damaged: only a slower build
+                self.dirty.add(shard)
+                continue
             if key == self.key:
-                self.entries = entries
+                self.entries.update(entries)
+            else:
+                self.dirty.add(shard)
 
     def lookup(self, rel: str, stamp: tuple):
         entry = self.entries.get(rel)
@@ -535,23 +561,33 @@ class ParseCache:
 
     def store(self, rel: str, stamp: tuple, parsed: tuple) -> None:
         self.entries[rel] = (stamp, parsed)
-        self.changed = True
+        self.dirty.add(self._shard(rel))
 
     def forget_others(self, seen: set[str]) -> None:
         """Drop the entries of files that are gone."""
-        gone = self.entries.keys() - seen
-        for rel in gone:
+        for rel in self.entries.keys() - seen:
             del self.entries[rel]
-        self.changed |= bool(gone)
+            self.dirty.add(self._shard(rel))
 
     def save(self) -> None:
-        if self.path is None or not self.changed:
+        if self.folder is None or not self.dirty:
             return
-        self.changed = False
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_bytes(pickle.dumps((self.key, self.entries), pickle.HIGHEST_PROTOCOL))
-        os.replace(tmp, self.path)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        shards: dict[int, dict] = {shard: {} for shard in self.dirty}
+        for rel, entry in self.entries.items():
+            if (shard := self._shard(rel)) in shards:
+                shards[shard][rel] = entry
+        for shard, entries in shards.items():
+            tmp = self.folder / f".{shard}.tmp{os.getpid()}"
+            tmp.write_bytes(pickle.dumps((self.key, entries), pickle.HIGHEST_PROTOCOL))
+            os.replace(tmp, self._path(shard))
+        self.dirty.clear()
+
+    def _shard(self, rel: str) -> int:
+        return zlib.crc32(rel.encode()) % self.SHARDS
+
+    def _path(self, shard: int) -> Path:
+        return self.folder / f"{shard}.pickle"
 
 
 def _check_ids(records: list[Record], content: Content, problems: list[Problem]) -> None:
@@ -559,7 +595,9 @@ def _check_ids(records: list[Record], content: Content, problems: list[Problem])
     owner: dict[str, str] = {}
     for record in records:
         src = record.source
-        stem = Path(src.path).stem
+        project_dir, _, name = src.path.rpartition("/")
+        project_dir = project_dir.rpartition("/")[2]
+        stem = name.removesuffix(".yaml")
         if record.id != stem:
             problems.append(
                 Problem(
@@ -571,7 +609,6 @@ def _check_ids(records: list[Record], content: Content, problems: list[Problem])
                     "rename the file or fix the id",
                 )
             )
-        project_dir = Path(src.path).parent.name
         if record.project != project_dir:
             problems.append(
                 Problem(
@@ -612,7 +649,7 @@ def _keys(dotted: str) -> tuple:
 
 
 def _cross_problems(record: Record, content: Content) -> list[Problem]:
-    """Checks that need more than one file: project, related ids, placeholders."""
+    """Checks that need more than one file: the project and related ids exist."""
     src, data, found = record.source, record.data, []
     if data["project"] not in content.projects:
         found.append(
@@ -646,6 +683,12 @@ def _cross_problems(record: Record, content: Content) -> list[Problem]:
                     f"unknown id {ref!r}; use the id of a record under content/errors/",
                 )
             )
+    return found
+
+
+def _record_problems(record: Record) -> list[Problem]:
+    """Checks of one record beyond its schema: placeholders, calculator inputs, claims."""
+    data, found = record.data, []
     if "params" in data:
         found += _placeholder_problems(record)
     if "calculator" in data:

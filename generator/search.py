@@ -59,6 +59,7 @@ class Entry:
     project: str
     summary: str
     pattern: template.Pattern
+    words: list[str]  # template.pattern_words of the pattern: what the index lists it under
 
     def document(self) -> dict:
         doc = {
@@ -80,29 +81,31 @@ def entries(content) -> list[Entry]:
     return [
         entry
         for r in records
-        for entry in record_entries(r.data, r.title, content.projects[r.project].name)
+        for entry in record_entries(r.data, r.title, content.projects[r.project].name, r.patterns)
     ]
 
 
-def record_entries(data: dict, title: str, project: str) -> list[Entry]:
-    """The patterns of one record: its message and each of its variants."""
+def record_patterns(data: dict) -> list[tuple[template.Pattern, list[str]]]:
+    """A record's message and each variant as a pattern, with its words. Made when the
+    record is parsed and cached with it, as a rebuild indexes every record anew."""
     types = {name: p.get("type", "any") for name, p in data.get("params", {}).items()}
+    patterns = [template.pattern(m, types) for m in [data["message"], *data.get("variants", [])]]
+    return [(pattern, template.pattern_words(pattern)) for pattern in patterns]
+
+
+def record_entries(data: dict, title: str, project: str, patterns=None) -> list[Entry]:
+    """The index entries of one record: its message and each of its variants."""
+    if patterns is None:
+        patterns = record_patterns(data)
     return [
-        Entry(
-            data["id"],
-            title,
-            data["exception"],
-            project,
-            data.get("summary", ""),
-            template.pattern(message, types),
-        )
-        for message in [data["message"], *data.get("variants", [])]
+        Entry(data["id"], title, data["exception"], project, data.get("summary", ""), *pattern)
+        for pattern in patterns
     ]
 
 
 def index_files(items: list[Entry]) -> Iterator[tuple[str, bytes]]:
     """The tier-1 index as (url, bytes), the same bytes for the same entries."""
-    own = [set(template.pattern_words(item.pattern)) for item in items]
+    own = [set(item.words) for item in items]
     postings: dict[str, list[int]] = {}
     for pid, words in enumerate(own):
         for word in words:

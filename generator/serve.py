@@ -73,7 +73,7 @@ def _snapshot(root: Path) -> dict[str, float]:
 def watch(root: Path, out: Path, log, stop: threading.Event) -> None:
     """Rebuild whenever a file under content/ or templates/ changes."""
     seen = _snapshot(root)
-    cache = ParseCache(root / CACHE_DIR / "parse.pickle")  # parsed records stay in memory
+    cache = ParseCache(root / CACHE_DIR / "parse")  # parsed records stay in memory
     while not stop.wait(POLL_SECONDS):
         now = _snapshot(root)
         if now == seen:

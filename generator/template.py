@@ -7,6 +7,7 @@ that print dicts or sets need no escaping.
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_.]*)\}")
 
@@ -19,7 +20,8 @@ class Hole:
 Segment = str | Hole
 
 
-def parse(message: str) -> list[Segment]:
+@lru_cache(maxsize=1 << 17)  # every build asks for each message's segments several times
+def parse(message: str) -> tuple[Segment, ...]:
     """Split a template into literal strings and holes, adjacent literals merged."""
     segments: list[Segment] = []
     pos = 0
@@ -32,7 +34,7 @@ def parse(message: str) -> list[Segment]:
             _append(segments, literal + match.group(0)[0])
         pos = match.end()
     _append(segments, message[pos:])
-    return segments
+    return tuple(segments)
 
 
 def _append(segments: list[Segment], text: str) -> None:
@@ -65,7 +67,11 @@ def squash(text: str) -> str:
 
 def words(text: str) -> list[str]:
     """The search words of a text: lowercase ASCII letter-digit runs, 2+ long, not all digits."""
-    return [w.lower() for w in _WORD.findall(text) if len(w) > 1 and not w.isdigit()]
+    return _search_words(_WORD.findall(text))
+
+
+def _search_words(runs) -> list[str]:
+    return [w.lower() for w in runs if len(w) > 1 and not w.isdigit()]
 
 
 def pattern(message: str, types: dict[str, str]) -> Pattern:
@@ -98,5 +104,5 @@ def pattern_words(pat: Pattern) -> list[str]:
             runs = runs[1:]
         if runs and runs[-1].end() == len(seg) and i + 1 < len(pat):
             runs = runs[:-1]
-        out += words(" ".join(run.group() for run in runs))
+        out += _search_words(run.group() for run in runs)
     return out

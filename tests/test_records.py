@@ -168,11 +168,11 @@ def test_wrong_type_names_expected_type(kb):
 def test_parse_cache_reuses_unchanged_files_and_rereads_edited_ones(kb, tmp_path):
     from generator.records import ParseCache
 
-    cache_file = tmp_path / "parse.pickle"
-    cache = ParseCache(cache_file)
+    cache_dir = tmp_path / "parse"
+    cache = ParseCache(cache_dir)
     first = load_content(kb, cache)
     cache.save()
-    warm = ParseCache(cache_file)
+    warm = ParseCache(cache_dir)
     assert set(warm.entries) == {f"content/errors/demo/{n}.yaml" for n in first.records}
     edit(kb, B2, "summary: A group size", "summary: The group size")
     second = load_content(kb, warm)
@@ -190,8 +190,14 @@ def problems_of_cached(kb, cache) -> list[str]:
 def test_a_damaged_parse_cache_is_ignored(kb, tmp_path):
     from generator.records import ParseCache
 
-    cache_file = tmp_path / "parse.pickle"
-    cache_file.write_bytes(b"not a pickle")
-    cache = ParseCache(cache_file)
-    assert cache.entries == {}
+    cache_dir = tmp_path / "parse"
+    cache = ParseCache(cache_dir)
+    load_content(kb, cache)
+    cache.save()
+    shards = sorted(cache_dir.glob("*.pickle"), key=lambda path: path.stat().st_size)
+    shards[-1].write_bytes(b"not a pickle")  # the largest: it holds some records
+    cache = ParseCache(cache_dir)
+    assert 0 < len(cache.entries) < 4
     assert len(load_content(kb, cache).records) == 4
+    cache.save()
+    assert len(ParseCache(cache_dir).entries) == 4  # the damaged shard was rewritten
