@@ -7,6 +7,7 @@ code and the field, so that one `errorkb check` shows all there is to fix.
 import copy
 import hashlib
 import json
+import multiprocessing
 import os
 import pickle
 import re
@@ -475,8 +476,7 @@ def _load_records(
     files = _record_files(content_dir, root)
     if cache is not None:
         cache.forget_others({rel for _, rel, _ in files})
-    for path, rel, stamp in files:
-        source, found, patterns = _parse_record(path, rel, stamp, root, cache)
+    for source, found, patterns in _parse_records(files, root, cache):
         problems += found
         if source is None:
             continue
@@ -506,11 +506,43 @@ def _record_files(content_dir: Path, root: Path) -> list[tuple[str, str, tuple]]
     return files
 
 
-def _parse_record(path: str, rel: str, stamp: tuple, root: Path, cache: "ParseCache | None"):
-    """(Source or None, its own problems, its search patterns): parsed and checked, or
-    from the cache."""
-    if cache is not None and (hit := cache.lookup(rel, stamp)) is not None:
-        return hit
+def _parse_records(files: list[tuple[str, str, tuple]], root: Path, cache: "ParseCache | None"):
+    """Each file's (Source or None, its own problems, its search patterns): from the cache,
+    else parsed, by forked workers when there are many (a cold build of 10,000 records)."""
+    parsed: dict[str, tuple] = {}
+    todo = []
+    for path, rel, stamp in files:
+        hit = cache.lookup(rel, stamp) if cache is not None else None
+        if hit is None:
+            todo.append((path, rel, stamp))
+        else:
+            parsed[rel] = hit
+    results = _parse_files([(path, root) for path, _, _ in todo])
+    for (_, rel, stamp), result in zip(todo, results, strict=True):
+        parsed[rel] = result
+        if cache is not None:
+            cache.store(rel, stamp, result)
+    return [parsed[rel] for _, rel, _ in files]
+
+
+PARALLEL_PARSE_MIN = 1000  # files to parse before forking workers pays for itself
+
+
+def _parse_files(jobs: list[tuple[str, Path]]) -> list[tuple]:
+    workers = min(os.cpu_count() or 1, 8)
+    if (
+        len(jobs) < PARALLEL_PARSE_MIN
+        or workers < 2
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        return [_parse_record(job) for job in jobs]
+    _checker(load_schema())  # compiled once, before the fork, not in every worker
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        return pool.map(_parse_record, jobs, chunksize=250)
+
+
+def _parse_record(job: tuple[str, Path]) -> tuple:
+    path, root = job
     found: list[Problem] = []
     patterns: list = []
     source = _read_source(Path(path), root, found)
@@ -520,8 +552,6 @@ def _parse_record(path: str, rel: str, stamp: tuple, root: Path, cache: "ParseCa
             found += _record_problems(Record(source, source.data))
         if not found:
             patterns = search.record_patterns(source.data)
-    if cache is not None:
-        cache.store(rel, stamp, (source, found, patterns))
     return source, found, patterns
 
 
