@@ -8,9 +8,12 @@ Builds are incremental and double-buffered. Every output has a key, a hash of ev
 it is made from, and each site keeps a manifest (URL -> key) inside it, so the manifest
 swaps with the site. The staging folder is the spare site the last swap left behind: a
 build touches only the files whose key differs from what the spare already holds,
-hard-linking them from the live site where they are current there, rendering the rest
-(in parallel when there are many). A killed build leaves the spare without a manifest,
-and the next build starts it afresh.
+hard-linking them from the live site where they are current there, rendering the rest.
+A killed build leaves the spare without a manifest, and the next build starts it afresh.
+
+On a big site, forked workers make the outputs drawn from many records (search index,
+lists, file pages) while the parent keys the record pages, and render those when many
+changed.
 """
 
 import ctypes
