@@ -383,7 +383,7 @@ class Writer:
             # the cost of creating and filling a file.
             self._replace(url, lambda path: os.link(last[1], path))
         else:
-            self._replace(url, lambda path: path.write_bytes(body))
+            self._replace(url, lambda path: _write_file(path, body))
         self._last_written = (body, self.root / urls.output_path(url))
         self.manifest[url] = (key, len(body))
         self.rendered += 1
@@ -468,6 +468,18 @@ class Writer:
         except FileExistsError:  # a file the spare held without knowing it
             path.unlink()
             make(path)
+
+
+def _write_file(path: Path, body: bytes) -> None:
+    """A file with these bytes in three system calls: Python's open() adds a stat, a seek and
+    a terminal check to each of the site's tens of thousands of files."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        view = memoryview(body)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
 
 
 def _prune(folder: Path, root: Path) -> None:
