@@ -489,7 +489,7 @@ def _load_records(
 
 def _record_files(content_dir: Path, root: Path) -> list[tuple[str, str, tuple]]:
     """Every record file as (path, path from root, stamp), sorted: one scandir per project
-    folder, as a rebuild lists ten thousands of files before it knows what changed."""
+    folder, as a rebuild lists tens of thousands of files before it knows what changed."""
     errors = content_dir / "errors"
     prefix = _rel(errors, root)
     files = []
@@ -529,6 +529,7 @@ PARALLEL_PARSE_MIN = 1000  # files to parse before forking workers pays for itse
 
 
 def _parse_files(jobs: list[tuple[str, Path]]) -> list[tuple]:
+    """_parse_record of each job, in order."""
     workers = min(os.cpu_count() or 1, 8)
     if (
         len(jobs) < PARALLEL_PARSE_MIN
@@ -542,6 +543,7 @@ def _parse_files(jobs: list[tuple[str, Path]]) -> list[tuple]:
 
 
 def _parse_record(job: tuple[str, Path]) -> tuple:
+    """One record file parsed and checked (in a worker process or not)."""
     path, root = job
     found: list[Problem] = []
     patterns: list = []
