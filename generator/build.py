@@ -39,7 +39,7 @@ from pathlib import Path
 from generator import api, markup, search, urls
 from generator.linking import Links, link
 from generator.pages import Pages
-from generator.records import Content, ParseCache, Record, load_content
+from generator.records import Content, ParseCache, Record, fork_workers, load_content
 
 OLD_PREFIX = ".site-old-"  # a discarded spare, being deleted in the background
 MANIFEST = ".errorkb-manifest.json"  # URL -> [key, size] of every output; inside the site
@@ -264,12 +264,8 @@ _WRITER: "Writer | None" = None
 def _workers(plan: Plan, writer: "Writer"):
     """A pool of forked workers sharing the plan, or None where the site is too small for
     them to pay for their start (or the platform cannot fork)."""
-    count = min(os.cpu_count() or 1, 8)
-    if (
-        len(plan.content.records) < PARALLEL_MIN
-        or count < 2
-        or "fork" not in multiprocessing.get_all_start_methods()
-    ):
+    count = fork_workers(len(plan.content.records), PARALLEL_MIN)
+    if not count:
         yield None
         return
     global _PLAN, _WRITER

@@ -146,7 +146,7 @@ class Source:
 class Record:
     source: Source
     data: dict
-    patterns: list = field(default_factory=list)  # search.record_patterns of data
+    patterns: list | None = None  # search.record_patterns of data, when parsed for a build
 
     @property
     def id(self) -> str:
@@ -528,14 +528,19 @@ def _parse_records(files: list[tuple[str, str, tuple]], root: Path, cache: "Pars
 PARALLEL_PARSE_MIN = 1000  # files to parse before forking workers pays for itself
 
 
+def fork_workers(jobs: int, minimum: int) -> int:
+    """How many forked worker processes to use for `jobs` jobs: 0 where fewer than `minimum`
+    would not pay for their start, or where there is one core or no fork."""
+    count = min(os.cpu_count() or 1, 8)
+    if jobs < minimum or count < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return 0
+    return count
+
+
 def _parse_files(jobs: list[tuple[str, Path]]) -> list[tuple]:
     """_parse_record of each job, in order."""
-    workers = min(os.cpu_count() or 1, 8)
-    if (
-        len(jobs) < PARALLEL_PARSE_MIN
-        or workers < 2
-        or "fork" not in multiprocessing.get_all_start_methods()
-    ):
+    workers = fork_workers(len(jobs), PARALLEL_PARSE_MIN)
+    if not workers:
         return [_parse_record(job) for job in jobs]
     _checker(load_schema())  # compiled once, before the fork, not in every worker
     with multiprocessing.get_context("fork").Pool(workers) as pool:
