@@ -39,4 +39,4 @@ test: setup chromium lint
 	$(BIN)/pytest
 
 clean:
-	rm -rf site .site-build-* .site-old-*
+	rm -rf site .site-* .errorkb-cache

@@ -11,6 +11,10 @@ build touches only the files whose key differs from what the spare already holds
 hard-linking them from the live site where they are current there, rendering the rest.
 A killed build leaves the spare without a manifest, and the next build starts it afresh.
 
+Files of the spare may be hard links to the live site's, so the writer never opens an
+existing file for writing: every output is a new file (O_EXCL), made after unlinking
+whatever name was there. The live site changes only in the final exchange.
+
 On a big site, forked workers make the outputs drawn from many records (search index,
 lists, file pages) while the parent keys the record pages, and render those when many
 changed.
@@ -241,16 +245,25 @@ def _keyed(outputs: Iterable[tuple[str, bytes]]) -> Iterable[tuple[str, str, Cal
 
 def _base_key(content: Content, assets: dict[str, bytes]) -> str:
     """What every page depends on: the generator's code, templates, site and projects."""
-    digest = hashlib.sha1()
-    for path in sorted(Path(__file__).parent.glob("*.py")) + sorted(
-        (content.root / "templates").rglob("*")
-    ):
+    digest = hashlib.sha1(code_digest().encode())
+    for path in sorted((content.root / "templates").rglob("*")):
         if path.is_file():
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
     for name, body in sorted(assets.items()):
         digest.update(name.encode() + b"\0" + body)
     projects = {k: vars(p) for k, p in content.projects.items()}
     digest.update(json.dumps([content.site, projects, content.models], sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def code_digest() -> str:
+    """A hash of the generator's own code: a new version renders every page anew."""
+    digest = hashlib.sha1()
+    package = Path(__file__).parent
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".json") and path.is_file():
+            digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
@@ -293,7 +306,7 @@ def _write_records(writer: "Writer", plan: Plan, pool) -> None:
                 writer.write(url, body, key)
         return
     chunks = [todo[i : i + 100] for i in range(0, len(todo), 100)]
-    for written in pool.imap_unordered(_render_chunk, [(writer.root, c) for c in chunks]):
+    for written in pool.imap_unordered(_render_chunk, chunks):
         writer.merge(written, len(written))
 
 
@@ -314,10 +327,9 @@ def _die_with_parent(parent: int) -> None:
 _PR_SET_PDEATHSIG = 1
 
 
-def _render_chunk(job: tuple[Path, list[tuple[str, str]]]) -> dict[str, tuple[str, int]]:
+def _render_chunk(chunk: list[tuple[str, str]]) -> dict[str, tuple[str, int]]:
     """In a worker: render and write some records; report url -> (key, size) of each file."""
-    root, chunk = job
-    local = Writer(root, {}, None, {})
+    local = _WRITER.twin()
     for rid, key in chunk:
         for url, body in _PLAN.record_outputs(_PLAN.content.records[rid]):
             local.write(url, body, key)
@@ -377,10 +389,10 @@ class Writer:
         if last is not None and last[0] is body:
             # The same bytes at a second URL (a record's JSON): a hard link is a tenth of
             # the cost of creating and filling a file.
-            self._replace(url, lambda path: os.link(last[1], path))
+            path = self._create(url, lambda path: os.link(last[1], path))
         else:
-            self._replace(url, lambda path: _write_file(path, body))
-        self._last_written = (body, self.root / urls.output_path(url))
+            path = self._create(url, lambda path: _write_new(path, body))
+        self._last_written = (body, path)
         self.manifest[url] = (key, len(body))
         self.rendered += 1
 
@@ -394,12 +406,12 @@ class Writer:
         self.rendered += rendered
 
     def copy(self, url: str, source: Path) -> None:
-        """A vendored file, keyed by its size and time: kept, linked, or copied unread."""
-        st = source.stat()
-        key = f"{st.st_size}-{st.st_mtime_ns}"
+        """A vendored file, keyed by its bytes: kept, linked, or copied."""
+        body = source.read_bytes()
+        key = hashlib.sha1(body).hexdigest()
         if not self.reuse([url], key):
-            self._replace(url, lambda path: shutil.copyfile(source, path))
-            self.manifest[url] = (key, st.st_size)
+            self._create(url, lambda path: _write_new(path, body))
+            self.manifest[url] = (key, len(body))
             self.rendered += 1
 
     def reuse(self, url_list: list[str], key: str) -> bool:
@@ -414,8 +426,8 @@ class Writer:
             return False
         try:
             for url in url_list:
-                source = self.live_site / urls.output_path(url)
-                self._replace(url, lambda path, source=source: os.link(source, path))
+                source = self.live_site / safe_output_path(url)
+                self._create(url, lambda path, source=source: os.link(source, path))
         except FileNotFoundError:
             return False  # the live site lost a file: render it instead
         for url in url_list:
@@ -445,15 +457,18 @@ class Writer:
         """Remove what the spare held but this site no longer has, and write the manifest."""
         for url in self.kept.keys() - self.manifest.keys():
             if not url.endswith(TREE):
-                path = self.root / urls.output_path(url)
+                path = self.root / safe_output_path(url)
                 path.unlink(missing_ok=True)
                 _prune(path.parent, self.root)
         body = json.dumps(self.manifest, sort_keys=True, separators=(",", ":")).encode()
-        (self.root / MANIFEST).write_bytes(body)
+        path = self.root / MANIFEST
+        path.unlink(missing_ok=True)
+        _write_new(path, body)
 
-    def _replace(self, url: str, make) -> None:
-        """Make a file anew (never in place: it may be a hard link to the live site)."""
-        path = self.root / urls.output_path(url)
+    def _create(self, url: str, make: Callable[[Path], None]) -> Path:
+        """Make the file of a URL as a new file: `make` must create it (O_EXCL or link) and
+        never open what is there, which may be a hard link to the live site."""
+        path = self.root / safe_output_path(url)
         if url in self.kept:
             path.unlink(missing_ok=True)
         try:
@@ -464,12 +479,28 @@ class Writer:
         except FileExistsError:  # a file the spare held without knowing it
             path.unlink()
             make(path)
+        return path
 
 
-def _write_file(path: Path, body: bytes) -> None:
-    """A file with these bytes in three system calls: Python's open() adds a stat, a seek and
-    a terminal check to each of the site's tens of thousands of files."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+class UnsafeOutputError(BuildError):
+    """An output path that would leave the site folder: a bug or hostile content."""
+
+
+def safe_output_path(url: str) -> str:
+    """The file of a URL relative to the site root, refused unless it stays inside it: the
+    second wall behind content validation, checked on every file the writer touches."""
+    path = urls.output_path(url)
+    parts = path.split("/")
+    if "\0" in path or "\\" in path or any(part in ("", ".", "..") for part in parts):
+        raise UnsafeOutputError(f"refusing to write {url!r}: its path would leave the site folder")
+    return path
+
+
+def _write_new(path: Path, body: bytes) -> None:
+    """A new file with these bytes, in three system calls (Python's open() adds a stat, a
+    seek and a terminal check to each of the site's tens of thousands of files). O_EXCL: an
+    existing file, perhaps linked to the live site, is never written into."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         view = memoryview(body)
         while view:
@@ -559,7 +590,7 @@ def _spare(out: Path) -> tuple[Path, dict]:
 def _locked(out: Path, log=None):
     """One build at a time per site: they share the spare folder."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.parent / f".{out.name}.lock", "w") as lock:
+    with open(out.parent / f".{out.name}-lock", "w") as lock:  # ignored as .site-*
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -1,0 +1,235 @@
+"""Build integrity, tried as a careless writer and an attacker would: the live site is never
+written during a build, incremental builds equal clean ones after any edits and reverts, and
+nothing is written outside the site folder."""
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from generator import build as build_module
+from generator import urls
+from generator.build import UnsafeOutputError, Writer, build, safe_output_path
+
+RECORDS = "content/errors/demo"
+PAGE_END = "</div>\n{% endblock %}"  # the end of templates/error.html
+
+
+def snapshot(site: Path) -> dict[str, tuple[int, str]]:
+    """Every file of a site: (inode, digest of its bytes)."""
+    return {
+        path.relative_to(site).as_posix(): (
+            path.stat().st_ino,
+            hashlib.sha1(path.read_bytes()).hexdigest(),
+        )
+        for path in sorted(site.rglob("*"))
+        if path.is_file()
+    }
+
+
+def digests(site: Path) -> dict[str, str]:
+    return {name: digest for name, (_, digest) in snapshot(site).items()}
+
+
+def add_records(kb: Path, count: int) -> None:
+    """Enough records that the build forks workers to render them."""
+    text = (kb / RECORDS / "00000000000000b2.yaml").read_text()
+    for i in range(count):
+        rid = f"{0xB000 + i:016x}"
+        body = text.replace("00000000000000b2", rid, 1).replace("related: [00000000000000a1]\n", "")
+        (kb / RECORDS / f"{rid}.yaml").write_text(body.replace("line: 30", f"line: {100 + i}"))
+
+
+def live_checked_at_swap(monkeypatch) -> list[tuple[dict, dict]]:
+    """Make each build compare the live site, just before its swap, with what it held when
+    the build started; returns the (before, at swap) pairs."""
+    seen = []
+    original_build_lock = build_module._locked
+    original_swap = build_module._swap_in
+
+    def locked(out, log=None):
+        seen.append((snapshot(out) if out.exists() else {}, None))
+        return original_build_lock(out, log)
+
+    def swap(spare, out):
+        before, _ = seen[-1]
+        seen[-1] = (before, snapshot(out) if out.exists() else {})
+        original_swap(spare, out)
+
+    monkeypatch.setattr(build_module, "_locked", locked)
+    monkeypatch.setattr(build_module, "_swap_in", swap)
+    return seen
+
+
+def test_the_live_site_is_never_written_during_a_build(kb, monkeypatch):
+    """Regression: forked workers wrote record pages into spare files that were hard links to
+    the live site, so the live site changed mid-build and a reverted edit stayed."""
+    add_records(kb, build_module.PARALLEL_MIN + 50)
+    seen = live_checked_at_swap(monkeypatch)
+    template = kb / "templates/error.html"
+    original = template.read_text()
+    build(kb)
+    build(kb)  # the spare now holds hard links to the live files
+    template.write_text(
+        original.replace("</div>\n{% endblock %}", "<p>MARKER-1</p></div>\n{% endblock %}")
+    )
+    assert build(kb).rendered > build_module.PARALLEL_MIN  # rendered by the workers
+    template.write_text(original)
+    build(kb)
+    for before, at_swap in seen[1:]:
+        assert at_swap == before, "the live site changed before the swap"
+    pages = list((kb / "site/errors").glob("*/index.html"))
+    assert len(pages) > build_module.PARALLEL_MIN
+    assert not [p for p in pages if "MARKER-1" in p.read_text()]
+
+
+# Edits that each step of the property test toggles: applied, or reverted to the original.
+def _edit_record(kb: Path) -> None:
+    path = kb / RECORDS / "00000000000000a1.yaml"
+    path.write_text(path.read_text().replace("title: Widget count", "title: The widget tally"))
+
+
+def _new_record(kb: Path) -> None:
+    text = (kb / RECORDS / "00000000000000b2.yaml").read_text()
+    body = text.replace("00000000000000b2", "00000000000000f6", 1).replace("line: 30", "line: 77")
+    (kb / RECORDS / "00000000000000f6.yaml").write_text(body)
+
+
+def _delete_record(kb: Path) -> None:
+    (kb / RECORDS / "00000000000000c3.yaml").unlink()
+
+
+def _edit_template(kb: Path) -> None:
+    path = kb / "templates/error.html"
+    path.write_text(
+        path.read_text().replace("</div>\n{% endblock %}", "<p>edited</p></div>\n{% endblock %}")
+    )
+
+
+def _edit_site(kb: Path) -> None:
+    path = kb / "content/site.yaml"
+    path.write_text(path.read_text().replace("title: Demo KB", "title: Demo Knowledge Base"))
+
+
+def _edit_asset(kb: Path) -> None:
+    with open(kb / "templates/assets/style.css", "a") as css:
+        css.write("\n.edited { color: red }\n")
+
+
+EDITS = {
+    "record": _edit_record,
+    "new record": _new_record,
+    "delete record": _delete_record,
+    "template": _edit_template,
+    "site.yaml": _edit_site,
+    "asset": _edit_asset,
+    "generator code": None,  # a new version of the generator (see below)
+}
+
+
+@pytest.fixture
+def editable_kb(kb, tmp_path_factory, monkeypatch):
+    """The fixture kb with its pristine copy (to revert from) and a switchable generator
+    version: a changed code digest and a changed output, as a new release would bring."""
+    pristine = tmp_path_factory.mktemp("pristine")
+    shutil.copytree(kb, pristine, dirs_exist_ok=True)
+    digest = build_module.code_digest()
+    version = {"new": False}
+
+    def set_version(new: bool) -> None:
+        version["new"] = new
+        monkeypatch.setattr(build_module, "code_digest", lambda: digest + ("+1" if new else ""))
+        monkeypatch.setattr(urls, "SCHEMA_VERSION", 2 if new else 1)
+
+    return kb, pristine, set_version, version
+
+
+@settings(
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(st.sampled_from(sorted(EDITS)), min_size=6, max_size=9))
+def test_incremental_equals_clean_after_any_edits_and_reverts(editable_kb, tmp_path, steps):
+    kb, pristine, set_version, version = editable_kb
+    for item in ("content", "templates"):  # each example starts from the pristine kb
+        shutil.rmtree(kb / item)
+        shutil.copytree(pristine / item, kb / item)
+    set_version(False)
+    applied: set[str] = set()
+    build(kb)
+    for n, name in enumerate(steps):
+        if name == "generator code":
+            set_version(not version["new"])
+        elif name in applied:
+            _revert(kb, pristine, name)
+        else:
+            EDITS[name](kb)
+        applied ^= {name}
+        build(kb)
+        clean = tmp_path / f"clean-{n}-{len(list(tmp_path.iterdir()))}"
+        for item in ("content", "templates"):
+            shutil.copytree(kb / item, clean / item)
+        build(clean)
+        assert digests(kb / "site") == digests(clean / "site"), f"after {steps[: n + 1]}"
+
+
+def _revert(kb: Path, pristine: Path, name: str) -> None:
+    changed = {
+        "record": [f"{RECORDS}/00000000000000a1.yaml"],
+        "new record": [f"{RECORDS}/00000000000000f6.yaml"],
+        "delete record": [f"{RECORDS}/00000000000000c3.yaml"],
+        "template": ["templates/error.html"],
+        "site.yaml": ["content/site.yaml"],
+        "asset": ["templates/assets/style.css"],
+    }[name]
+    for rel in changed:
+        if (pristine / rel).exists():
+            shutil.copy(pristine / rel, kb / rel)
+        else:
+            (kb / rel).unlink()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/../escaped.html",
+        "/errors/../../escaped/",
+        "/projects/demo/files/%2e%2e/%2e%2e/%2e%2e/tmp/evil.py/",
+        "/api/errors/a\\..\\..\\b.json",
+        "/api/errors/x\x00.json",
+        "/errors/%00/",
+        "/errors/./x/",
+    ],
+)
+def test_the_writer_refuses_paths_that_leave_the_site(tmp_path, url):
+    site = tmp_path / "site"
+    site.mkdir()
+    writer = Writer(site, {}, None, {})
+    with pytest.raises(UnsafeOutputError, match="would leave the site folder"):
+        writer.write(url, b"pwned", "key")
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_a_build_refuses_an_output_outside_the_site_even_past_validation(kb, monkeypatch):
+    """The second wall: were a hostile path to pass validation, the writer still refuses it,
+    and the live site stays whole."""
+    build(kb)
+    before = digests(kb / "site")
+    real = urls.source_file
+    monkeypatch.setattr(urls, "source_file", lambda key, path: real(key, "../../../../" + path))
+    with pytest.raises(UnsafeOutputError):
+        build(kb)
+    assert digests(kb / "site") == before
+    assert not (kb / "demo").exists() and not (kb.parent / "demo").exists()
+
+
+def test_safe_output_paths_are_the_usual_ones():
+    assert safe_output_path("/") == "index.html"
+    assert safe_output_path("/errors/00000000000000a1/") == "errors/00000000000000a1/index.html"
+    assert safe_output_path("/projects/demo/files/demo/a%20b.py/") == (
+        "projects/demo/files/demo/a b.py/index.html"
+    )
