@@ -4,6 +4,8 @@ nothing is written outside the site folder."""
 
 import hashlib
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -233,3 +235,17 @@ def test_safe_output_paths_are_the_usual_ones():
     assert safe_output_path("/projects/demo/files/demo/a%20b.py/") == (
         "projects/demo/files/demo/a b.py/index.html"
     )
+
+
+def test_builds_killed_at_random_moments_leave_the_old_or_the_new_site():
+    """bench/kill on a reduced content set (enough records for forked workers)."""
+    script = Path(__file__).resolve().parent.parent / "bench" / "kill"
+    result = subprocess.run(
+        [sys.executable, str(script), "--records", "450", "--trials", "5", "--seed", "3"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "mixed 0" in result.stdout
+    assert "next build byte-identical to a clean build: yes" in result.stdout
