@@ -261,14 +261,26 @@ def parse_yaml(text: str, path: str, problems: list[Problem]) -> Source | None:
                 return None
             source.data = loader.construct_document(node)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark else 1
-        reason = getattr(exc, "problem", None) or str(exc)
-        problems.append(Problem(path, line, "E100", "(file)", f"{reason}; fix the YAML syntax"))
+        problems.append(_syntax_problem(exc, path))
         return None
     finally:
         loader.dispose()
     return source
+
+
+def _syntax_problem(exc: yaml.YAMLError, path: str) -> Problem:
+    """A YAML error on the line to fix: where the parser gave up, or where the construct it
+    was reading began when it ran into the end of the file (an unclosed quote)."""
+    problem = getattr(exc, "problem_mark", None)
+    context = getattr(exc, "context_mark", None)
+    reason = getattr(exc, "problem", None) or str(exc)
+    mark = context if context and "end of stream" in reason else problem or context
+    if mark is context and mark is not None:
+        reason += f" {exc.context} that starts on this line"
+    elif context and context.line != mark.line:
+        reason += f" ({exc.context} on line {context.line + 1})"
+    line = mark.line + 1 if mark else 1
+    return Problem(path, line, "E100", "(file)", f"{reason}; fix the YAML syntax")
 
 
 def _anchor_problem(text: str, path: str) -> Problem | None:
@@ -306,7 +318,7 @@ def _index_lines(root, source: Source) -> list[Problem]:
         node, keys = stack.pop()
         if len(keys) > MAX_DEPTH:
             why = f"nested more than {MAX_DEPTH} levels deep; records are flat data"
-            problems.append(Problem(source.path, source.line(*keys), "E103", _dotted(keys), why))
+            problems.append(Problem(source.path, source.line(*keys), "E103", keys[0], why))
             return problems
         children = []
         if isinstance(node, yaml.MappingNode):
@@ -355,20 +367,20 @@ def path_problem(path: str) -> str | None:
     The same rule as the schema's `$defs/path` pattern (which editors check as you type);
     this says which part is wrong."""
     if _CONTROL.search(path):
-        return "has a control character (NUL, tab, newline)"
+        return "it has a control character (NUL, tab, newline); remove it"
     if "\\" in path:
-        return "has a backslash; separate folders with /"
+        return "it has a backslash; separate folders with /"
     if path.startswith("/"):
-        return "is absolute; write it from the repository root without the leading /"
+        return "it is absolute; write it from the repository root, without the leading /"
     if _DRIVE.match(path):
-        return "starts with a drive letter; write it from the repository root"
+        return "it starts with a drive letter; write it from the repository root"
     for segment in path.split("/"):
         if segment in ("", "."):
-            return "has an empty or . segment; write each folder once, separated by one /"
+            return "it has an empty or . folder; write each folder once, separated by one /"
         if segment == "..":
-            return "has a .. segment; write it from the repository root, without going up"
+            return "it goes up with ..; write it from the repository root"
         if segment.startswith("~"):
-            return "has a segment starting with ~; write it from the repository root"
+            return "it has a folder starting with ~; write it from the repository root"
     return None
 
 
@@ -432,7 +444,8 @@ def schema_problems(source: Source, schema: dict, id_field: str | None = None) -
                     )
                 )
         elif err.validator == "pattern" and err.validator_value == _path_pattern():
-            why = f"{_shown(err.instance)} {path_problem(err.instance)}; it must be a relative path"
+            why = f"{_shown(err.instance)} is not a path inside the repository: "
+            why += path_problem(err.instance)
             problems.append(Problem(source.path, source.line(*keys), "E115", _dotted(keys), why))
         else:
             code = "E105" if keys == (id_field,) else "E103"
@@ -511,9 +524,8 @@ class _Files:
             )
             self._add(rel, "E118", why)
             return None
-        if folder != stat.S_ISDIR(st.st_mode) or not (folder or stat.S_ISREG(st.st_mode)):
-            what = "a folder" if folder else "a regular file"
-            self._add(rel, "E119", f"is not {what}; remove it or put {what} here")
+        if why := _kind_problem(st.st_mode, folder):
+            self._add(rel, "E119", why)
             return None
         if st.st_size > self.limit_kb * 1024 and not folder:
             self._add(rel, "E117", self._too_large(st.st_size))
@@ -578,9 +590,20 @@ class _Files:
         self.problems.append(Problem(rel, 1, code, "(file)", why))
 
 
+def _kind_problem(mode: int, folder: bool) -> str | None:
+    """Why an entry is not the folder or regular file expected where it lies, or None."""
+    if folder and not stat.S_ISDIR(mode):
+        return "is not a folder, and only folders are read here; move it into one"
+    if not folder and stat.S_ISDIR(mode):
+        return "is a folder, and folders are not read here; move its files up or remove it"
+    if not folder and not stat.S_ISREG(mode):
+        return "is not a regular file (a pipe, socket or device); remove it"
+    return None
+
+
 def _too_large(size: int, limit_kb: int) -> str:
     return (
-        f"{size / 1024:,.0f} KB is over the limit of {limit_kb} KB per file; split it, "
+        f"{size:,} bytes, over the limit of {limit_kb} KB per file; split it, "
         "or raise max_file_kb in content/site.yaml"
     )
 
