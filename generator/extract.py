@@ -818,8 +818,8 @@ def read_tree(
     tree = Tree([])
     exclude = list(exclude)
     prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
-    if prefix and (why := path_problem(prefix[:-1])):
-        raise SourceError(f"--prefix {prefix[:-1]!r} {why}")
+    if prefix and (problem := path_problem(prefix[:-1])):
+        raise SourceError(f"--prefix {prefix[:-1]!r}: {problem[0]}; {problem[1]}")
 
     def keep(rel: str) -> bool:
         if not include_vendored and VENDORED & set(rel.split("/")[:-1]):
@@ -857,7 +857,7 @@ def _read_folder(root: Path, prefix: str, keep: Callable[[str], bool]) -> list:
                 continue
             _refuse_unsafe(root, rel)
             if path.is_symlink() and os.path.commonpath([real, os.path.realpath(path)]) != real:
-                _refuse(root, rel, f"links to {os.path.realpath(path)}, outside the tree")
+                _refuse(root, rel, f"is a link to {os.path.realpath(path)}, outside the tree")
             if keep(prefix + rel):
                 found.append((prefix + rel, path.read_bytes()))
     return found
@@ -885,13 +885,13 @@ def _member(name: str) -> str:
 def _refuse_unsafe(archive: Path, name: str) -> None:
     """Refuse a whole archive or tree for one unsafe name: it was made to write or
     record paths outside the tree (`../`, `/etc/...`), and no part of it is trusted."""
-    if why := path_problem(name):
-        _refuse(archive, name, why)
+    if problem := path_problem(name):
+        _refuse(archive, name, problem[0])
 
 
 def _refuse(archive: Path, name: str, why: str) -> None:
     raise SourceError(
-        f"{archive}: member {name!r} {why}; refusing the whole source: "
+        f"{archive}: member {name!r}: {why}; refusing the whole source: "
         "every member must be a relative path inside it"
     )
 
@@ -934,8 +934,8 @@ def _read_tar(path: Path, prefix: str, keep: Callable[[str], bool]) -> list:
             _refuse_unsafe(path, name)
             if member.issym() and _link_escapes(name, member.linkname):
                 _refuse(path, name, f"is a link to {member.linkname!r}, outside the archive")
-            if member.islnk():
-                _refuse_unsafe(path, _member(member.linkname))
+            if member.islnk() and path_problem(_member(member.linkname)):
+                _refuse(path, name, f"is a hard link to {member.linkname!r}, outside the archive")
             if member.isfile() and name.endswith(".py"):
                 members.append((name, member))
         cut = _strip_top([n for n, _ in members])

@@ -361,26 +361,27 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DRIVE = re.compile(r"[A-Za-z]:")
 
 
-def path_problem(path: str) -> str | None:
-    """Why `path` is not a relative POSIX path that stays inside its tree, or None.
+def path_problem(path: str) -> tuple[str, str] | None:
+    """What makes `path` not a relative POSIX path that stays inside its tree, and how to
+    fix it; None when it is one.
 
     The same rule as the schema's `$defs/path` pattern (which editors check as you type);
     this says which part is wrong."""
     if _CONTROL.search(path):
-        return "it has a control character (NUL, tab, newline); remove it"
+        return "it has a control character (NUL, tab, newline)", "remove it"
     if "\\" in path:
-        return "it has a backslash; separate folders with /"
+        return "it has a backslash", "separate folders with /"
     if path.startswith("/"):
-        return "it is absolute; write it from the repository root, without the leading /"
+        return "it is absolute", "write it from the repository root, without the leading /"
     if _DRIVE.match(path):
-        return "it starts with a drive letter; write it from the repository root"
+        return "it starts with a drive letter", "write it from the repository root"
     for segment in path.split("/"):
         if segment in ("", "."):
-            return "it has an empty or . folder; write each folder once, separated by one /"
+            return "it has an empty or . folder", "write each folder once, separated by one /"
         if segment == "..":
-            return "it goes up with ..; write it from the repository root"
+            return "it goes up with ..", "write it from the repository root"
         if segment.startswith("~"):
-            return "it has a folder starting with ~; write it from the repository root"
+            return "it has a folder starting with ~", "write it from the repository root"
     return None
 
 
@@ -444,8 +445,8 @@ def schema_problems(source: Source, schema: dict, id_field: str | None = None) -
                     )
                 )
         elif err.validator == "pattern" and err.validator_value == _path_pattern():
-            why = f"{_shown(err.instance)} is not a path inside the repository: "
-            why += path_problem(err.instance)
+            what, fix = path_problem(err.instance)
+            why = f"{_shown(err.instance)} is not a path inside the repository: {what}; {fix}"
             problems.append(Problem(source.path, source.line(*keys), "E115", _dotted(keys), why))
         else:
             code = "E105" if keys == (id_field,) else "E103"
