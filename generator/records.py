@@ -504,9 +504,12 @@ class _Files:
         self.problems = problems
         self.limit_kb = limit_kb
 
-    def usable(self, path: str, rel: str, folder: bool = False) -> os.stat_result | None:
-        """The stat of a file (or folder) that may be read, or None once reported."""
-        link = os.path.islink(path)
+    def usable(
+        self, path: str, rel: str, folder: bool = False, link: bool | None = None
+    ) -> os.stat_result | None:
+        """The stat of a file (or folder) that may be read, or None once reported. `link`:
+        whether it is a symbolic link, when a directory listing already said."""
+        link = os.path.islink(path) if link is None else link
         try:
             st = os.stat(path)
         except OSError as exc:
@@ -555,7 +558,7 @@ class _Files:
                     else f"only *{suffix} files belong in {prefix}/; move or delete it"
                 )
                 self._add(rel, "E119", f"is not read: {hint}")
-            elif st := self.usable(entry.path, rel):
+            elif st := self.usable(entry.path, rel, link=entry.is_symlink()):
                 files.append((entry.path, rel, (st.st_mtime_ns, st.st_size, st.st_ino)))
         files.sort(key=lambda file: file[1])
         return files
@@ -566,8 +569,10 @@ class _Files:
             return []
         found = []
         for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            if entry.name.startswith("."):
+                continue
             rel = f"{_rel(folder, self.root)}/{entry.name}"
-            if not entry.name.startswith(".") and self.usable(entry.path, rel, folder=True):
+            if self.usable(entry.path, rel, folder=True, link=entry.is_symlink()):
                 found.append(Path(entry.path))
         return found
 
