@@ -913,7 +913,8 @@ def _read_zip(path: Path, prefix: str, keep: Callable[[str], bool]) -> list:
                 continue
             _refuse_unsafe(path, name)
             if stat.S_ISLNK(info.external_attr >> 16):
-                target = archive.read(info).decode("utf-8", "replace")
+                with archive.open(info) as link:  # a link's data is its target: a short path
+                    target = link.read(4096).decode("utf-8", "replace")
                 if _link_escapes(name, target):
                     _refuse(path, name, f"is a link to {target!r}, outside the archive")
             elif name.endswith(".py"):

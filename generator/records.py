@@ -318,7 +318,8 @@ def _index_lines(root, source: Source) -> list[Problem]:
         node, keys = stack.pop()
         if len(keys) > MAX_DEPTH:
             why = f"nested more than {MAX_DEPTH} levels deep; records are flat data"
-            problems.append(Problem(source.path, source.line(*keys), "E103", keys[0], why))
+            top = _dotted(keys[:1])
+            problems.append(Problem(source.path, source.line(*keys), "E103", top, why))
             return problems
         children = []
         if isinstance(node, yaml.MappingNode):
@@ -532,7 +533,7 @@ class _Files:
             self._add(rel, "E119", why)
             return None
         if st.st_size > self.limit_kb * 1024 and not folder:
-            self._add(rel, "E117", self._too_large(st.st_size))
+            self._add(rel, "E117", _too_large(st.st_size, self.limit_kb))
             return None
         return st
 
@@ -578,7 +579,8 @@ class _Files:
 
     def exists(self, path: Path, folder: bool = False) -> bool:
         """Whether an optional file or folder is there and usable (reported when it is not)."""
-        return os.path.lexists(path) and self.usable(str(path), _rel(path, self.root), folder)
+        rel = _rel(path, self.root)
+        return os.path.lexists(path) and self.usable(str(path), rel, folder) is not None
 
     def text(self, path, rel: str) -> str | None:
         """The text of a usable file, read with a bound in case it grew since it was listed."""
@@ -588,9 +590,6 @@ class _Files:
         """A usable YAML file parsed, or None once reported."""
         rel = rel or _rel(Path(path), self.root)
         return _read_source(path, rel, self.limit_kb, self.problems)
-
-    def _too_large(self, size: int) -> str:
-        return _too_large(size, self.limit_kb)
 
     def _add(self, rel: str, code: str, why: str) -> None:
         self.problems.append(Problem(rel, 1, code, "(file)", why))

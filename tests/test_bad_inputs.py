@@ -24,7 +24,13 @@ import pytest
 
 from generator import extract as ex
 from generator.build import build
-from generator.records import ContentError, load_content, load_schema, path_problem
+from generator.records import (
+    ContentError,
+    load_content,
+    load_schema,
+    parse_yaml,
+    path_problem,
+)
 from tests.conftest import make_kb
 
 BAD = Path(__file__).parent / "fixtures" / "bad"
@@ -106,6 +112,32 @@ def test_an_alias_bomb_is_refused_at_once(kb):
     lines = problems_of(kb)
     assert time.perf_counter() - start < 1
     assert lines == [f"{RECORD}:5: E116 (file): anchor &a0: " + lines[0].split(": anchor &a0: ")[1]]
+
+
+ANCHORS = [
+    "k: !!str &a x\n",
+    "- &a x\n",
+    "? &a x\n: 1\n",
+    "[&a x, *a]\n",
+    "{&a x: 1}\n",
+    '{"k":*a}\n',
+    "---\n&a x\n",
+    "\ufeff&a x\n",
+    "&a\nk: v\n",
+    "k:\t&a x\n",
+    "k: [x,&a y]\n",
+    "k: {a: 1,*b : 2}\n",
+    "'k': &a v\n",
+]
+NOT_ANCHORS = ["k: |\n  &a in a block\n", "k: a&b *c\n", 'k: "*a"\n', "k: '&a'\n", "k: R&D\n"]
+
+
+@pytest.mark.parametrize("text", ANCHORS + NOT_ANCHORS)
+def test_anchors_are_found_wherever_yaml_allows_them(text):
+    """The quick text test that spares most files the event scan never misses an anchor."""
+    problems = []
+    parse_yaml(text, "x.yaml", problems)
+    assert [p.code for p in problems] == (["E116"] if text in ANCHORS else [])
 
 
 def test_a_50_mb_record_is_refused_without_reading_it(kb):
