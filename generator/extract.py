@@ -18,7 +18,9 @@ what the user pastes after stripping the quotes, and what search looks for.
 import ast
 import json
 import os
+import posixpath
 import re
+import stat
 import string
 import sys
 import tarfile
@@ -34,7 +36,14 @@ from pathlib import Path
 import yaml
 
 from generator import template
-from generator.records import SCHEMA_LINE, Content, Record, load_content, parse_yaml
+from generator.records import (
+    SCHEMA_LINE,
+    Content,
+    Record,
+    load_content,
+    parse_yaml,
+    path_problem,
+)
 from generator.scaffold import new_id
 
 # Folders skipped unless --include-vendored: code copied from other projects.
@@ -809,6 +818,8 @@ def read_tree(
     tree = Tree([])
     exclude = list(exclude)
     prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
+    if prefix and (problem := path_problem(prefix[:-1])):
+        raise SourceError(f"--prefix {prefix[:-1]!r}: {problem[0]}; {problem[1]}")
 
     def keep(rel: str) -> bool:
         if not include_vendored and VENDORED & set(rel.split("/")[:-1]):
@@ -835,14 +846,20 @@ def read_tree(
 
 def _read_folder(root: Path, prefix: str, keep: Callable[[str], bool]) -> list:
     base = root.parent if (root / "__init__.py").is_file() else root
+    real = os.path.realpath(base)
     found = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _PRUNED)
         for name in sorted(files):
             path = Path(folder, name)
-            rel = prefix + path.relative_to(base).as_posix()
-            if name.endswith(".py") and keep(rel):
-                found.append((rel, path.read_bytes()))
+            rel = path.relative_to(base).as_posix()
+            if not name.endswith(".py"):
+                continue
+            _refuse_unsafe(root, rel)
+            if path.is_symlink() and os.path.commonpath([real, os.path.realpath(path)]) != real:
+                _refuse(root, rel, f"is a link to {os.path.realpath(path)}, outside the tree")
+            if keep(prefix + rel):
+                found.append((prefix + rel, path.read_bytes()))
     return found
 
 
@@ -856,21 +873,77 @@ def _strip_top(names: list[str]) -> int:
     return 0
 
 
+def _member(name: str) -> str:
+    """An archive member's name as a path: `./` and a folder's trailing `/` dropped, and
+    "" for the archive's own top folder `.`."""
+    while name.startswith("./"):
+        name = name[2:]
+    name = name.rstrip("/")
+    return "" if name == "." else name
+
+
+def _refuse_unsafe(archive: Path, name: str) -> None:
+    """Refuse a whole archive or tree for one unsafe name: it was made to write or
+    record paths outside the tree (`../`, `/etc/...`), and no part of it is trusted."""
+    if problem := path_problem(name):
+        _refuse(archive, name, problem[0])
+
+
+def _refuse(archive: Path, name: str, why: str) -> None:
+    raise SourceError(
+        f"{archive}: member {name!r}: {why}; refusing the whole source: "
+        "every member must be a relative path inside it"
+    )
+
+
+def _link_escapes(name: str, target: str) -> bool:
+    """Whether a link at `name` pointing to `target` resolves outside the archive."""
+    if target.startswith("/") or "\\" in target:
+        return True
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
+    return resolved == ".." or resolved.startswith("../")
+
+
 def _read_zip(path: Path, prefix: str, keep: Callable[[str], bool]) -> list:
     with zipfile.ZipFile(path) as archive:
-        names = [n for n in archive.namelist() if n.endswith(".py")]
-        cut = 0 if path.suffix == ".whl" else _strip_top(names)
-        return [(prefix + n[cut:], archive.read(n)) for n in names if keep(prefix + n[cut:])]
+        names = []
+        for info in archive.infolist():
+            name = _member(info.filename)
+            if not name:
+                continue
+            _refuse_unsafe(path, name)
+            if stat.S_ISLNK(info.external_attr >> 16):
+                with archive.open(info) as link:  # a link's data is its target: a short path
+                    target = link.read(4096).decode("utf-8", "replace")
+                if _link_escapes(name, target):
+                    _refuse(path, name, f"is a link to {target!r}, outside the archive")
+            elif name.endswith(".py"):
+                names.append((name, info))
+        cut = 0 if path.suffix == ".whl" else _strip_top([n for n, _ in names])
+        return [
+            (prefix + n[cut:], archive.read(info)) for n, info in names if keep(prefix + n[cut:])
+        ]
 
 
 def _read_tar(path: Path, prefix: str, keep: Callable[[str], bool]) -> list:
     with tarfile.open(path) as archive:
-        members = [m for m in archive.getmembers() if m.isfile() and m.name.endswith(".py")]
-        cut = _strip_top([m.name for m in members])
+        members = []
+        for member in archive.getmembers():
+            name = _member(member.name)
+            if not name:
+                continue
+            _refuse_unsafe(path, name)
+            if member.issym() and _link_escapes(name, member.linkname):
+                _refuse(path, name, f"is a link to {member.linkname!r}, outside the archive")
+            if member.islnk() and path_problem(_member(member.linkname)):
+                _refuse(path, name, f"is a hard link to {member.linkname!r}, outside the archive")
+            if member.isfile() and name.endswith(".py"):
+                members.append((name, member))
+        cut = _strip_top([n for n, _ in members])
         return [
-            (prefix + m.name[cut:], archive.extractfile(m).read())
-            for m in members
-            if keep(prefix + m.name[cut:])
+            (prefix + n[cut:], archive.extractfile(m).read())
+            for n, m in members
+            if keep(prefix + n[cut:])
         ]
 
 

@@ -5,12 +5,14 @@ code and the field, so that one `errorkb check` shows all there is to fix.
 """
 
 import copy
+import errno
 import hashlib
 import json
 import multiprocessing
 import os
 import pickle
 import re
+import stat
 import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -41,7 +43,13 @@ CODES = {
     "E112": "bad calculator",
     "E113": "check failed",
     "E114": "missing file",
+    "E115": "unsafe path",
+    "E116": "YAML anchor or alias",
+    "E117": "file too large",
+    "E118": "unusable link",
+    "E119": "stray file",
 }
+MAX_FILE_KB = 256  # default of site.yaml's max_file_kb
 
 _PROJECT_SCHEMA = {
     "type": "object",
@@ -67,6 +75,7 @@ _SITE_SCHEMA = {
         "repo": {"type": "string", "pattern": "^[\\w.-]+/[\\w.-]+$"},
         "branch": {"type": "string"},
         "language": {"type": "string"},
+        "max_file_kb": {"type": "integer", "minimum": 1, "maximum": 1048576},
     },
 }
 _GUIDE_SCHEMA = {
@@ -225,51 +234,119 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
+# An anchor (&name) or alias (*name) can only start where a node starts: after whitespace, a
+# flow indicator, a key's colon or a quote. Texts without such a character skip the event scan.
+_MAYBE_ANCHOR = re.compile(r"""(?<![^\s\[\]{},:"'\ufeff])[&*](?=[^\s,\[\]{}])""")
+MAX_DEPTH = 20  # records nest four levels; deeper is garbage, refused before construction
+MAX_INT_DIGITS = 100  # beyond Python's int parsing limits long before any real value
+
+
 def parse_yaml(text: str, path: str, problems: list[Problem]) -> Source | None:
-    """Parse one YAML document, recording field lines and duplicate keys."""
+    """Parse one YAML document, recording field lines and duplicate keys.
+
+    Anchors and aliases are refused before the document is composed (an alias bomb expands
+    to billions of nodes), and nesting and integer sizes are bounded before it is constructed.
+    """
+    if _MAYBE_ANCHOR.search(text) and (problem := _anchor_problem(text, path)):
+        problems.append(problem)
+        return None
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        source = Source(path, None, digest=hashlib.sha1(text.encode()).hexdigest())
+        if node is not None:
+            found = _index_lines(node, source)
+            problems += found
+            if any(p.code != "E110" for p in found):
+                return None
+            source.data = loader.construct_document(node)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark else 1
-        reason = getattr(exc, "problem", None) or str(exc)
-        problems.append(Problem(path, line, "E100", "(file)", f"{reason}; fix the YAML syntax"))
+        problems.append(_syntax_problem(exc, path))
         return None
     finally:
         loader.dispose()
-    source = Source(path, data, digest=hashlib.sha1(text.encode()).hexdigest())
-    if node is not None:
-        source.lines[()] = node.start_mark.line + 1
-        _index_lines(node, (), source, problems)
     return source
 
 
-def _index_lines(node, keys: tuple, source: Source, problems: list[Problem]) -> None:
-    if isinstance(node, yaml.MappingNode):
-        seen = set()
-        for key_node, value_node in node.value:
-            key = key_node.value
-            line = key_node.start_mark.line + 1
-            here = keys + (key,)
-            if key in seen:
-                problems.append(
-                    Problem(
-                        source.path,
-                        line,
-                        "E110",
-                        _dotted(here),
-                        "key appears twice in the same mapping; keep one",
-                    )
+def _syntax_problem(exc: yaml.YAMLError, path: str) -> Problem:
+    """A YAML error on the line to fix: where the parser gave up, or where the construct it
+    was reading began when it ran into the end of the file (an unclosed quote)."""
+    problem = getattr(exc, "problem_mark", None)
+    context = getattr(exc, "context_mark", None)
+    reason = getattr(exc, "problem", None) or str(exc)
+    mark = context if context and "end of stream" in reason else problem or context
+    if mark is context and mark is not None:
+        reason += f" {exc.context} that starts on this line"
+    elif context and context.line != mark.line:
+        reason += f" ({exc.context} on line {context.line + 1})"
+    line = mark.line + 1 if mark else 1
+    return Problem(path, line, "E100", "(file)", f"{reason}; fix the YAML syntax")
+
+
+def _anchor_problem(text: str, path: str) -> Problem | None:
+    """The first anchor or alias of the text, found in its event stream (linear: aliases are
+    not expanded there); None when it has none or a syntax error comes first (the parse
+    reports that)."""
+    loader = _Loader(text)
+    try:
+        while (event := loader.get_event()) is not None:
+            name = getattr(event, "anchor", None)
+            if name is not None:
+                kind = "alias *" if isinstance(event, yaml.AliasEvent) else "anchor &"
+                return Problem(
+                    path,
+                    event.start_mark.line + 1,
+                    "E116",
+                    "(file)",
+                    f"{kind}{name}: anchors and aliases are not allowed, records are plain data; "
+                    "write the value out in full",
                 )
-            seen.add(key)
-            source.lines.setdefault(here, line)
-            _index_lines(value_node, here, source, problems)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            source.lines.setdefault(keys + (i,), item.start_mark.line + 1)
-            _index_lines(item, keys + (i,), source, problems)
+    except yaml.YAMLError:
+        pass
+    finally:
+        loader.dispose()
+    return None
+
+
+def _index_lines(root, source: Source) -> list[Problem]:
+    """Record the line of every field (walking the node tree without recursion) and return
+    the duplicate keys, too deep nesting and oversized integers found on the way."""
+    problems = []
+    source.lines[()] = root.start_mark.line + 1
+    stack = [(root, ())]
+    while stack:
+        node, keys = stack.pop()
+        if len(keys) > MAX_DEPTH:
+            why = f"nested more than {MAX_DEPTH} levels deep; records are flat data"
+            top = _dotted(keys[:1])
+            problems.append(Problem(source.path, source.line(*keys), "E103", top, why))
+            return problems
+        children = []
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for key_node, value_node in node.value:
+                line = key_node.start_mark.line + 1
+                if not isinstance(key_node, yaml.ScalarNode):
+                    why = "a key must be a plain name, not a list or mapping"
+                    problems.append(Problem(source.path, line, "E103", _dotted(keys), why))
+                    return problems
+                key = key_node.value
+                here = keys + (key,)
+                if key in seen:
+                    why = "key appears twice in the same mapping; keep one"
+                    problems.append(Problem(source.path, line, "E110", _dotted(here), why))
+                seen.add(key)
+                source.lines.setdefault(here, line)
+                children.append((value_node, here))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                source.lines.setdefault(keys + (i,), item.start_mark.line + 1)
+                children.append((item, keys + (i,)))
+        elif node.tag == "tag:yaml.org,2002:int" and len(node.value) > MAX_INT_DIGITS:
+            why = f"a number of {len(node.value)} characters; no field holds one that long"
+            problems.append(Problem(source.path, source.line(*keys), "E103", _dotted(keys), why))
+        stack.extend(reversed(children))  # visited in document order, as lines are first-wins
+    return problems
 
 
 def _dotted(keys) -> str:
@@ -277,6 +354,36 @@ def _dotted(keys) -> str:
     for key in keys:
         out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
     return out or "(file)"
+
+
+# Paths --------------------------------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_DRIVE = re.compile(r"[A-Za-z]:")
+
+
+def path_problem(path: str) -> tuple[str, str] | None:
+    """What makes `path` not a relative POSIX path that stays inside its tree, and how to
+    fix it; None when it is one.
+
+    The same rule as the schema's `$defs/path` pattern (which editors check as you type);
+    this says which part is wrong."""
+    if _CONTROL.search(path):
+        return "it has a control character (NUL, tab, newline)", "remove it"
+    if "\\" in path:
+        return "it has a backslash", "separate folders with /"
+    if path.startswith("/"):
+        return "it is absolute", "write it from the repository root, without the leading /"
+    if _DRIVE.match(path):
+        return "it starts with a drive letter", "write it from the repository root"
+    for segment in path.split("/"):
+        if segment in ("", "."):
+            return "it has an empty or . folder", "write each folder once, separated by one /"
+        if segment == "..":
+            return "it goes up with ..", "write it from the repository root"
+        if segment.startswith("~"):
+            return "it has a folder starting with ~", "write it from the repository root"
+    return None
 
 
 # Schema -------------------------------------------------------------------
@@ -338,6 +445,10 @@ def schema_problems(source: Source, schema: dict, id_field: str | None = None) -
                         f"unknown field; expected one of: {', '.join(allowed)}",
                     )
                 )
+        elif err.validator == "pattern" and err.validator_value == _path_pattern():
+            what, fix = path_problem(err.instance)
+            why = f"{_shown(err.instance)} is not a path inside the repository: {what}; {fix}"
+            problems.append(Problem(source.path, source.line(*keys), "E115", _dotted(keys), why))
         else:
             code = "E105" if keys == (id_field,) else "E103"
             problems.append(
@@ -346,12 +457,26 @@ def schema_problems(source: Source, schema: dict, id_field: str | None = None) -
     return problems
 
 
+def _path_pattern() -> str:
+    return load_schema()["$defs"]["path"]["pattern"]
+
+
+def _shown(value) -> str:
+    """A value as JSON, cut to a length that fits a problem line."""
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _explain(err) -> str:
     """A jsonschema ValidationError in a sentence."""
-    value = json.dumps(err.instance, default=str)
-    if len(value) > 60:
-        value = value[:57] + "..."
+    value = _shown(err.instance)
     hint = err.schema.get("description")
+    scalar = isinstance(err.instance, (bool, int, float))
+    if err.validator == "type" and err.validator_value == "string" and scalar:
+        return (
+            "is written as a number or yes/no, which YAML does not read as text; "
+            "put the value in quotes"
+        )
     if err.validator == "type":
         return f"{value} is not of type {err.validator_value}" + (f" ({hint})" if hint else "")
     if err.validator == "enum":
@@ -368,12 +493,149 @@ def _rel(path: Path, root: Path) -> str:
     return path.relative_to(root).as_posix()
 
 
-def _read_source(path: Path, root: Path, problems: list[Problem]) -> Source | None:
-    rel = _rel(path, root)
+class _Files:
+    """What may be read from content/: regular files, within the size limit, and links only
+    when they resolve inside content/. Every other entry is reported, never skipped without
+    a word nor followed: a writer's file that is not read would silently not be published."""
+
+    def __init__(self, root: Path, problems: list[Problem], limit_kb: int = MAX_FILE_KB):
+        self.root = root
+        self.content = root / "content"
+        self.real = os.path.realpath(self.content)
+        self.problems = problems
+        self.limit_kb = limit_kb
+
+    def usable(
+        self, path: str, rel: str, folder: bool = False, link: bool | None = None
+    ) -> os.stat_result | None:
+        """The stat of a file (or folder) that may be read, or None once reported. `link`:
+        whether it is a symbolic link, when a directory listing already said."""
+        link = os.path.islink(path) if link is None else link
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                self._add(rel, "E100", "is a symbolic link loop; remove the link or fix it")
+            elif link:
+                why = f"links to {os.readlink(path)!r}, which does not exist; remove the link"
+                self._add(rel, "E118", why)
+            else:
+                self._add(rel, "E100", f"cannot read: {exc.strerror}")
+            return None
+        if link and os.path.commonpath([self.real, os.path.realpath(path)]) != self.real:
+            why = (
+                f"links to {os.path.realpath(path)}, outside content/; "
+                "links are followed only within content/: copy the file in instead"
+            )
+            self._add(rel, "E118", why)
+            return None
+        if why := _kind_problem(st.st_mode, folder):
+            self._add(rel, "E119", why)
+            return None
+        if st.st_size > self.limit_kb * 1024 and not folder:
+            self._add(rel, "E117", _too_large(st.st_size, self.limit_kb))
+            return None
+        return st
+
+    def listing(self, folder: Path, suffix: str, rename: str) -> list[tuple[str, str, tuple]]:
+        """The `*suffix` files of a folder as (path, path from root, stamp), sorted; every other
+        entry is reported (a `*rename` file with a hint to rename it). One scandir, and one
+        stat per file, as a rebuild lists tens of thousands of files before it knows what
+        changed."""
+        if not self.exists(folder, folder=True):
+            return []
+        prefix = _rel(folder, self.root)
+        files = []
+        for entry in os.scandir(folder):
+            name = entry.name
+            if name.startswith(".") or name.endswith("~"):
+                continue  # editors' swap and backup files, hidden files
+            rel = f"{prefix}/{name}"
+            if not name.endswith(suffix):
+                stem = name.removesuffix(rename)
+                hint = (
+                    f"rename it to {stem}{suffix}"
+                    if stem != name
+                    else f"only *{suffix} files belong in {prefix}/; move or delete it"
+                )
+                self._add(rel, "E119", f"is not read: {hint}")
+            elif st := self.usable(entry.path, rel, link=entry.is_symlink()):
+                files.append((entry.path, rel, (st.st_mtime_ns, st.st_size, st.st_ino)))
+        files.sort(key=lambda file: file[1])
+        return files
+
+    def folders(self, folder: Path) -> list[Path]:
+        """The usable sub-folders of a folder, sorted; files there are reported."""
+        if not self.exists(folder, folder=True):
+            return []
+        found = []
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            if entry.name.startswith("."):
+                continue
+            rel = f"{_rel(folder, self.root)}/{entry.name}"
+            if self.usable(entry.path, rel, folder=True, link=entry.is_symlink()):
+                found.append(Path(entry.path))
+        return found
+
+    def exists(self, path: Path, folder: bool = False) -> bool:
+        """Whether an optional file or folder is there and usable (reported when it is not)."""
+        rel = _rel(path, self.root)
+        return os.path.lexists(path) and self.usable(str(path), rel, folder) is not None
+
+    def text(self, path, rel: str) -> str | None:
+        """The text of a usable file, read with a bound in case it grew since it was listed."""
+        return _read_text(path, rel, self.limit_kb, self.problems)
+
+    def source(self, path, rel: str | None = None) -> Source | None:
+        """A usable YAML file parsed, or None once reported."""
+        rel = rel or _rel(Path(path), self.root)
+        return _read_source(path, rel, self.limit_kb, self.problems)
+
+    def _add(self, rel: str, code: str, why: str) -> None:
+        self.problems.append(Problem(rel, 1, code, "(file)", why))
+
+
+def _kind_problem(mode: int, folder: bool) -> str | None:
+    """Why an entry is not the folder or regular file expected where it lies, or None."""
+    if folder and not stat.S_ISDIR(mode):
+        return "is not a folder, and only folders are read here; move it into one"
+    if not folder and stat.S_ISDIR(mode):
+        return "is a folder, and folders are not read here; move its files up or remove it"
+    if not folder and not stat.S_ISREG(mode):
+        return "is not a regular file (a pipe, socket or device); remove it"
+    return None
+
+
+def _too_large(size: int, limit_kb: int) -> str:
+    return (
+        f"{size:,} bytes, over the limit of {limit_kb} KB per file; split it, "
+        "or raise max_file_kb in content/site.yaml"
+    )
+
+
+def _read_text(path, rel: str, limit_kb: int, problems: list[Problem]) -> str | None:
+    """A file's text; at most limit_kb is read, and bad UTF-8 is reported at its line."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(Problem(rel, 1, "E100", "(file)", f"cannot read file: {exc}"))
+        with open(path, "rb") as file:
+            data = file.read(limit_kb * 1024 + 1)
+    except OSError as exc:
+        problems.append(Problem(rel, 1, "E100", "(file)", f"cannot read: {exc.strerror}"))
+        return None
+    if len(data) > limit_kb * 1024:
+        problems.append(Problem(rel, 1, "E117", "(file)", _too_large(len(data), limit_kb)))
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        why = f"byte 0x{data[exc.start]:02x} is not UTF-8; save the file as UTF-8"
+        problems.append(Problem(rel, line, "E100", "(file)", why))
+        return None
+
+
+def _read_source(path, rel: str, limit_kb: int, problems: list[Problem]) -> Source | None:
+    text = _read_text(path, rel, limit_kb, problems)
+    if text is None:
         return None
     source = parse_yaml(text, rel, problems)
     if source is not None and not isinstance(source.data, dict):
@@ -387,13 +649,13 @@ def _read_source(path: Path, root: Path, problems: list[Problem]) -> Source | No
 def load_content(root: Path, cache: "ParseCache | None" = None) -> Content:
     """Load and validate everything under root/content; raise ContentError on any problem."""
     root = Path(root)
-    content_dir = root / "content"
     problems: list[Problem] = []
-    site = _load_site(content_dir, root, problems)
-    projects = _load_projects(content_dir, root, problems)
-    records, unreadable = _load_records(content_dir, root, problems, cache)
-    guides = _load_guides(content_dir, root, problems)
-    models = _load_models(content_dir, root, problems)
+    site = _load_site(_Files(root, problems))
+    files = _Files(root, problems, site.get("max_file_kb", MAX_FILE_KB))
+    projects = _load_projects(files)
+    records, unreadable = _load_records(files, cache)
+    guides = _load_guides(files)
+    models = _load_models(files)
     content = Content(root, site, projects, {}, guides, models)
     content.unreadable_ids = unreadable
     _check_ids(records, content, problems)
@@ -429,18 +691,19 @@ def load_models(root: Path) -> list[dict]:
 
 def _load_alone(root: Path, loader):
     problems: list[Problem] = []
-    loaded = loader(root / "content", root, problems)
+    loaded = loader(_Files(root, problems))
     if problems:
         raise ContentError(problems)
     return loaded
 
 
-def _load_site(content_dir: Path, root: Path, problems: list[Problem]) -> dict:
-    path = content_dir / "site.yaml"
-    if not path.exists():
-        problems.append(
+def _load_site(files: _Files) -> dict:
+    """site.yaml, read within the default size limit (it is what may raise the limit)."""
+    path = files.content / "site.yaml"
+    if not os.path.lexists(path):
+        files.problems.append(
             Problem(
-                _rel(path, root),
+                _rel(path, files.root),
                 1,
                 "E114",
                 "(file)",
@@ -448,36 +711,40 @@ def _load_site(content_dir: Path, root: Path, problems: list[Problem]) -> dict:
             )
         )
         return {}
-    source = _read_source(path, root, problems)
-    if source is None:
+    source = files.exists(path) and files.source(path)
+    if not source:
         return {}
-    problems += schema_problems(source, _SITE_SCHEMA)
-    return {"branch": "main", "language": "en", "tagline": "", **source.data}
+    found = schema_problems(source, _SITE_SCHEMA)
+    files.problems.extend(found)
+    return {"branch": "main", "language": "en", "tagline": "", **(source.data if not found else {})}
 
 
-def _load_projects(content_dir: Path, root: Path, problems: list[Problem]) -> dict[str, Project]:
+def _load_projects(files: _Files) -> dict[str, Project]:
     projects = {}
-    for path in sorted((content_dir / "projects").glob("*.yaml")):
-        source = _read_source(path, root, problems)
+    folder = files.content / "projects"
+    for path, rel, _ in files.listing(folder, ".yaml", ".yml"):
+        source = files.source(path, rel)
         if source is None:
             continue
         found = schema_problems(source, _PROJECT_SCHEMA)
-        problems += found
+        files.problems.extend(found)
         if not found:
-            projects[path.stem] = Project(key=path.stem, **source.data)
+            key = Path(path).stem
+            projects[key] = Project(key=key, **source.data)
     return projects
 
 
-def _load_records(
-    content_dir: Path, root: Path, problems: list[Problem], cache: "ParseCache | None"
-) -> tuple[list[Record], set[str]]:
+def _load_records(files: _Files, cache: "ParseCache | None") -> tuple[list[Record], set[str]]:
     """Valid records, and the ids of invalid ones (so references to them do not cascade)."""
     records, unreadable = [], set()
-    files = _record_files(content_dir, root)
+    errors = files.content / "errors"
+    listed = []
+    for folder in files.folders(errors):
+        listed += files.listing(folder, ".yaml", ".yml")
     if cache is not None:
-        cache.forget_others({rel for _, rel, _ in files})
-    for source, found, patterns in _parse_records(files, root, cache):
-        problems += found
+        cache.forget_others({rel for _, rel, _ in listed})
+    for source, found, patterns in _parse_records(listed, files.limit_kb, cache):
+        files.problems.extend(found)
         if source is None:
             continue
         if not found:
@@ -487,26 +754,7 @@ def _load_records(
     return records, unreadable
 
 
-def _record_files(content_dir: Path, root: Path) -> list[tuple[str, str, tuple]]:
-    """Every record file as (path, path from root, stamp), sorted: one scandir per project
-    folder, as a rebuild lists tens of thousands of files before it knows what changed."""
-    errors = content_dir / "errors"
-    prefix = _rel(errors, root)
-    files = []
-    for folder in sorted(os.scandir(errors) if errors.is_dir() else [], key=lambda e: e.name):
-        if not folder.is_dir():
-            continue
-        for entry in os.scandir(folder.path):
-            if entry.name.endswith(".yaml") and entry.is_file():
-                st = entry.stat()
-                stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-                rel = f"{prefix}/{folder.name}/{entry.name}"
-                files.append((entry.path, rel, stamp))
-    files.sort(key=lambda file: file[1])
-    return files
-
-
-def _parse_records(files: list[tuple[str, str, tuple]], root: Path, cache: "ParseCache | None"):
+def _parse_records(files: list[tuple[str, str, tuple]], limit_kb: int, cache: "ParseCache | None"):
     """Each file's (Source or None, its own problems, its search patterns): from the cache,
     else parsed, by forked workers when there are many (a cold build of 10,000 records)."""
     parsed: dict[str, tuple] = {}
@@ -517,7 +765,7 @@ def _parse_records(files: list[tuple[str, str, tuple]], root: Path, cache: "Pars
             todo.append((path, rel, stamp))
         else:
             parsed[rel] = hit
-    results = _parse_files([(path, root) for path, _, _ in todo])
+    results = _parse_files([(path, rel, limit_kb) for path, rel, _ in todo])
     for (_, rel, stamp), result in zip(todo, results, strict=True):
         parsed[rel] = result
         if cache is not None:
@@ -537,7 +785,7 @@ def fork_workers(jobs: int, minimum: int) -> int:
     return count
 
 
-def _parse_files(jobs: list[tuple[str, Path]]) -> list[tuple]:
+def _parse_files(jobs: list[tuple[str, str, int]]) -> list[tuple]:
     """_parse_record of each job, in order."""
     workers = fork_workers(len(jobs), PARALLEL_PARSE_MIN)
     if not workers:
@@ -547,12 +795,12 @@ def _parse_files(jobs: list[tuple[str, Path]]) -> list[tuple]:
         return pool.map(_parse_record, jobs, chunksize=250)
 
 
-def _parse_record(job: tuple[str, Path]) -> tuple:
+def _parse_record(job: tuple[str, str, int]) -> tuple:
     """One record file parsed and checked (in a worker process or not)."""
-    path, root = job
+    path, rel, limit_kb = job
     found: list[Problem] = []
     patterns: list = []
-    source = _read_source(Path(path), root, found)
+    source = _read_source(path, rel, limit_kb, found)
     if source is not None:
         found += schema_problems(source, load_schema(), id_field="id")
         if not found:
@@ -657,27 +905,31 @@ def _check_ids(records: list[Record], content: Content, problems: list[Problem])
                     f"errors/{project_dir}/; move it to errors/{record.project}/",
                 )
             )
-        names = [("id", record.id)] + [
-            (f"aliases[{i}]", alias) for i, alias in enumerate(record.data.get("aliases", []))
-        ]
-        for fld, ident in names:
-            if ident in owner:
-                problems.append(
-                    Problem(
-                        src.path,
-                        src.line(*_keys(fld)),
-                        "E106",
-                        fld,
-                        f"{ident!r} is already used by {owner[ident]}; "
-                        "ids and aliases must be unique",
-                    )
+    # Ids first: an alias that collides with an id is the alias's fault, whatever the order.
+    names = [(record, "id", record.id) for record in records] + [
+        (record, f"aliases[{i}]", alias)
+        for record in records
+        for i, alias in enumerate(record.data.get("aliases", []))
+    ]
+    for record, fld, ident in names:
+        src = record.source
+        if ident in owner:
+            problems.append(
+                Problem(
+                    src.path,
+                    src.line(*_keys(fld)),
+                    "E106",
+                    fld,
+                    f"{ident!r} is already used by {owner[ident]}; "
+                    "ids and aliases must be unique",
                 )
-                continue
-            owner[ident] = src.path
-            if fld == "id":
-                content.records[ident] = record
-            else:
-                content.aliases[ident] = record.id
+            )
+            continue
+        owner[ident] = src.path
+        if fld == "id":
+            content.records[ident] = record
+        else:
+            content.aliases[ident] = record.id
 
 
 def _keys(dotted: str) -> tuple:
@@ -830,14 +1082,17 @@ def _placeholder_problems(record: Record) -> list[Problem]:
     return found
 
 
-def _load_guides(content_dir: Path, root: Path, problems: list[Problem]) -> list[Guide]:
+def _load_guides(files: _Files) -> list[Guide]:
     guides = []
-    for path in sorted((content_dir / "guides").glob("*.md")):
-        rel = _rel(path, root)
-        text = path.read_text(encoding="utf-8")
+    folder = files.content / "guides"
+    for path, rel, _ in files.listing(folder, ".md", ".markdown"):
+        text = files.text(path, rel)
+        if text is None:
+            continue
+        text = text.removeprefix("\ufeff").replace("\r\n", "\n")
         match = re.match(r"---\n(.*?\n)---\n", text, re.S)
         if not match:
-            problems.append(
+            files.problems.append(
                 Problem(
                     rel,
                     1,
@@ -848,26 +1103,31 @@ def _load_guides(content_dir: Path, root: Path, problems: list[Problem]) -> list
                 )
             )
             continue
-        source = parse_yaml(match.group(1), rel, problems)
+        # Parsed after an empty line, as it starts on line 2: every line is the file's.
+        source = parse_yaml("\n" + match.group(1), rel, files.problems)
         if source is None:
             continue
-        # Front matter starts on line 2 of the file.
-        source.lines = {k: v + 1 for k, v in source.lines.items()}
+        if not isinstance(source.data, dict):
+            why = "the front matter must be a YAML mapping of field: value"
+            files.problems.append(Problem(rel, 2, "E111", "(front matter)", why))
+            continue
         found = schema_problems(source, _GUIDE_SCHEMA)
-        problems += found
+        files.problems.extend(found)
         if not found:
             body = text[match.end() :]
-            guides.append(Guide(slug=path.stem, path=rel, body=body, source=source, **source.data))
+            slug = Path(path).stem
+            guides.append(Guide(slug=slug, path=rel, body=body, source=source, **source.data))
     return guides
 
 
-def _load_models(content_dir: Path, root: Path, problems: list[Problem]) -> list[dict]:
-    path = content_dir / "models.yaml"
-    if not path.exists():
+def _load_models(files: _Files) -> list[dict]:
+    path = files.content / "models.yaml"
+    if not files.exists(path):
         return []
-    source = _read_source(path, root, problems)
+    source = files.source(path)
     if source is None:
         return []
+    problems = files.problems
     found = schema_problems(source, _MODELS_SCHEMA)
     problems += found
     if found:
