@@ -52,7 +52,13 @@ def api_index() -> str:
 
 
 def schema() -> str:
+    """JSON Schema of an error document: what /api/errors/<id>.json holds."""
     return "/api/schema/error.json"
+
+
+def record_schema() -> str:
+    """JSON Schema of a record as written in content/ (generator/error.schema.json)."""
+    return "/api/schema/record.json"
 
 
 def openapi() -> str:
