@@ -109,6 +109,11 @@ def pyodide(name: str = "") -> str:
     return f"/pyodide/{name}"
 
 
+def headers_file() -> str:
+    """Response headers by URL pattern, for static hosts that read a _headers file."""
+    return "/_headers"
+
+
 def output_path(url: str) -> str:
     """The file, relative to the site root, that serves a URL."""
     path = unquote(url.split("?", 1)[0].split("#", 1)[0].lstrip("/"))
