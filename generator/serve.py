@@ -127,21 +127,22 @@ class SiteHandler(SimpleHTTPRequestHandler):
         return super().guess_type(path)
 
     def send_head(self):
-        url_path = self.path.split("?", 1)[0].split("#", 1)[0]
+        url_path, mark, query = self.path.split("#", 1)[0].partition("?")
         if url_path == PROBLEMS_CSS_URL:
             return self._send_body(200, "text/css; charset=utf-8", PROBLEMS_CSS)
+        site = Path(self.directory)
         try:
-            target = site_file(Path(self.directory), url_path)
+            target = site_file(site, url_path)
+            if target is not None and target.is_dir():
+                if not url_path.endswith("/"):
+                    return self._redirect(url_path + "/" + mark + query)
+                target = site_file(site, url_path + "index.html")
         except BadPath as exc:
             self.send_error(400, f"Bad path: {exc}")
             return None
-        if target is not None and target.is_dir():
-            if not url_path.endswith("/"):
-                return self._redirect(url_path + "/")
-            target = target / "index.html"
         try:
             body = target.read_bytes() if target is not None else None
-        except OSError:  # no index.html, or removed by a build since
+        except OSError:  # a folder, or a file a build removed since
             body = None
         if body is None:
             self.send_error(404)
