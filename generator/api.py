@@ -6,6 +6,7 @@ the API can never disagree.
 
 import copy
 import json
+import posixpath
 from collections.abc import Iterator
 
 from generator import markup, template, urls
@@ -26,6 +27,7 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
     nearby, in_file = same_file(links, record)
     in_function, in_function_count = same_function(links, record)
     doc = {
+        "$schema": urls.absolute(base, urls.schema()),
         "schema_version": urls.SCHEMA_VERSION,
         **data,
         "url": urls.absolute(base, urls.error_json(record.id)),
@@ -122,7 +124,8 @@ def api_files(content: Content, links: Links) -> Iterator[tuple[str, bytes]]:
     yield urls.api_index(), dumps(index_document(content, links))
     for key in content.projects:
         yield urls.project_json(key), dumps(project_document(content, links, key))
-    yield urls.schema(), dumps(load_schema())
+    yield urls.schema(), dumps(error_document_schema(base))
+    yield urls.record_schema(), dumps(record_schema(base))
     yield urls.openapi(), dumps(openapi_document(base))
     not_found = {
         "schema_version": urls.SCHEMA_VERSION,
@@ -155,6 +158,7 @@ def index_document(content: Content, links: Links) -> dict:
             for g in content.guides
         ],
         "schema": urls.absolute(base, urls.schema()),
+        "record_schema": urls.absolute(base, urls.record_schema()),
         "openapi": urls.absolute(base, urls.openapi()),
     }
 
@@ -183,16 +187,38 @@ def project_document(content: Content, links: Links, key: str) -> dict:
     }
 
 
-def error_document_schema() -> dict:
-    """JSON Schema of an error document: the record schema plus the computed fields."""
+def record_schema(base_url: str) -> dict:
+    """The record schema as the site publishes it, identified by its address there."""
+    return {**load_schema(), "$id": urls.absolute(base_url, urls.record_schema())}
+
+
+def error_document_schema(base_url: str) -> dict:
+    """JSON Schema of an error document: the record schema plus the computed fields. The one
+    schema of /api/errors/<id>.json: published on its own, and the OpenAPI file's
+    ErrorDocument."""
     schema = copy.deepcopy(load_schema())
-    schema.pop("$id")
+    own_url = urls.absolute(base_url, urls.schema())
+    schema["$id"] = own_url
     schema["title"] = "errorkb error document"
+    schema["description"] = (
+        "What /api/errors/<id>.json holds: an error record (its schema: "
+        f"{urls.absolute(base_url, urls.record_schema())}), its markdown rendered to HTML, "
+        "and values computed from other records."
+    )
     url = {"type": "string", "format": "uri"}
     summary = {"type": "object", "required": ["id", "title", "url", "html_url"]}
-    schema["required"] += ["schema_version", "url", "html_url", "modified", "html", "computed"]
+    schema["required"] += [
+        "$schema",
+        "schema_version",
+        "url",
+        "html_url",
+        "modified",
+        "html",
+        "computed",
+    ]
     schema["properties"].update(
         {
+            "$schema": {"const": own_url, "description": "this schema"},
             "schema_version": {"const": urls.SCHEMA_VERSION},
             "url": url,
             "html_url": url,
@@ -274,10 +300,6 @@ def openapi_document(base_url: str) -> dict:
         "schema": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
     }
     project = {"name": "project", "in": "path", "required": True, "schema": {"type": "string"}}
-    doc_schema = error_document_schema()
-    defs = doc_schema.pop("$defs")
-    doc_schema = json.loads(json.dumps(doc_schema).replace("#/$defs/", "#/components/schemas/"))
-    defs = json.loads(json.dumps(defs).replace("#/$defs/", "#/components/schemas/"))
     return {
         "openapi": "3.1.0",
         "info": {
@@ -295,12 +317,15 @@ def openapi_document(base_url: str) -> dict:
             ),
             "/api/index.json": get("Counts, projects and guides", "Index"),
             "/api/projects/{project}.json": get("All errors of a project", "Project", [project]),
-            "/api/schema/error.json": get("JSON Schema of a record", "AnyObject"),
+            urls.schema(): get("JSON Schema of an error document (ErrorDocument)", "AnyObject"),
+            urls.record_schema(): get("JSON Schema of a record in content/", "AnyObject"),
         },
         "components": {
             "schemas": {
-                **defs,
-                "ErrorDocument": doc_schema,
+                # The published schema itself, by reference: one copy, one truth.
+                "ErrorDocument": {
+                    "$ref": posixpath.relpath(urls.schema(), posixpath.dirname(urls.openapi()))
+                },
                 "Index": {
                     "type": "object",
                     "required": ["schema_version", "count", "projects"],

@@ -52,6 +52,7 @@ def cmd_serve(args) -> int:
     from generator.serve import serve
 
     out = (args.out or args.root / "site").resolve()
+    failure = None
     try:
         build(args.root, out, log=_log)
     except BuildError as exc:
@@ -62,7 +63,8 @@ def cmd_serve(args) -> int:
         if not out.exists():
             return 1
         _log("serving the last good site; fix the problems above and it rebuilds")
-    serve(args.root.resolve(), out, args.host, args.port, _log)
+        failure = exc
+    serve(args.root.resolve(), out, args.host, args.port, _log, failure)
     return 0
 
 

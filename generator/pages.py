@@ -16,6 +16,43 @@ RECENT_COUNT = 20
 FEED_COUNT = 50
 CALC_DATA = "calc.json"  # what the calculator widget needs, built from content and calc.py
 
+# No inline script or style anywhere; WebAssembly for Pyodide and Pagefind; nothing may
+# frame the site. The one statement of the policy: `serve` sends it, _headers carries it.
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self' 'wasm-unsafe-eval'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+        "form-action 'self'",
+    ]
+)
+# Response headers by URL pattern, in the _headers order: every pattern that matches applies.
+HEADERS = (
+    ("/*", {"Content-Security-Policy": CONTENT_SECURITY_POLICY}),
+    ("/api/*", {"Access-Control-Allow-Origin": "*"}),
+)
+
+
+def headers_for(path: str) -> dict[str, str]:
+    """The headers a host sends with the file at this URL path."""
+    out = {}
+    for pattern, headers in HEADERS:
+        splat = pattern.endswith("*")
+        if path == pattern or (splat and path.startswith(pattern[:-1])):
+            out.update(headers)
+    return out
+
+
+def headers_file() -> bytes:
+    """/_headers, in the format Netlify and Cloudflare Pages read."""
+    lines = []
+    for pattern, headers in HEADERS:
+        lines.append(pattern)
+        lines += [f"  {name}: {value}" for name, value in headers.items()]
+    return ("\n".join(lines) + "\n").encode()
+
 
 class Pages:
     def __init__(
@@ -176,6 +213,7 @@ class Pages:
             ),
         )
         yield "/robots.txt", self.render("robots.txt")
+        yield urls.headers_file(), headers_file()
 
     def source_file(self, key: str, path: str) -> bytes:
         """The page of one source file: every error raised in it, by line."""

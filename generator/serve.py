@@ -1,23 +1,116 @@
-"""A local preview server: serves site/, rebuilds when content or templates change."""
+"""A local preview server: serves site/, rebuilds when content or templates change.
+
+It sends the headers the site's _headers file gives static hosts, answers only with files
+inside the site (a malformed path gets a 400, anything else missing a 404), and while the
+last build failed, shows why at the top of every page it serves.
+"""
 
 import functools
+import html
+import io
 import mimetypes
+import os
+import re
 import threading
+import traceback
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import unquote
 
 from generator.build import CACHE_DIR, BuildError, build
+from generator.pages import headers_for
 from generator.records import ContentError, ParseCache
 
 POLL_SECONDS = 0.5
+WATCHED = ("content", "templates")
+
+# The banner's stylesheet: served by `serve` only, never part of a site. The policy allows
+# no inline style, so the banner cannot carry its own.
+PROBLEMS_CSS_URL = "/_errorkb/problems.css"
+PROBLEMS_CSS = b"""\
+.errorkb-problems{position:sticky;top:0;z-index:2147483647;max-height:45vh;overflow:auto;
+margin:0;padding:.75rem 1rem;background:#2b0b0e;color:#ffe4e6;border-bottom:4px solid #e11d48;
+font:14px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;text-align:left}
+.errorkb-problems h2{margin:0 0 .5rem;font:inherit;font-weight:bold;color:#fecdd3}
+.errorkb-problems pre{margin:0;white-space:pre-wrap;overflow-wrap:anywhere;font:inherit}
+.errorkb-problems details{margin-top:.5rem;color:#fda4af}
+"""
 
 mimetypes.add_type("application/wasm", ".wasm")
 mimetypes.add_type("text/javascript", ".mjs")
 mimetypes.add_type("application/atom+xml", ".xml")
 
 
+class BuildStatus:
+    """Whether the last build failed, and why: what every served page shows until one works."""
+
+    def __init__(self):
+        self.failure: tuple[list[str], str] | None = None  # problem lines, traceback
+
+    def failed(self, lines: list[str], detail: str = "") -> None:
+        self.failure = (lines, detail)
+
+    def succeeded(self) -> None:
+        self.failure = None
+
+    def banner(self) -> bytes:
+        failure = self.failure  # one read: the watcher thread may replace it meanwhile
+        if failure is None:
+            return b""
+        lines, detail = failure
+        parts = [
+            f'<link rel="stylesheet" href="{PROBLEMS_CSS_URL}">',
+            '<div class="errorkb-problems" role="alert">',
+            "<h2>The last build failed: this is the last good site. "
+            "Fix these and save to rebuild.</h2>",
+            f"<pre>{html.escape(chr(10).join(lines))}</pre>",
+        ]
+        if detail:
+            parts.append(f"<details><summary>Traceback</summary><pre>{html.escape(detail)}</pre>")
+            parts.append("</details>")
+        parts.append("</div>")
+        return "\n".join(parts).encode()
+
+
+class BadPath(ValueError):
+    """A URL path no browser sends for a page: not UTF-8, a NUL, a '..' or '\\'."""
+
+
+def site_file(site: Path, url_path: str) -> Path | None:
+    """The file or folder inside `site` that a URL path names, or None. Symbolic links are
+    followed only where they stay inside the site."""
+    try:
+        path = unquote(url_path, errors="strict")
+    except UnicodeDecodeError as exc:
+        raise BadPath("not UTF-8") from exc
+    parts = path.split("/")
+    if "\0" in path or "\\" in path or ".." in parts:
+        raise BadPath("not a plain path")
+    root = site.resolve()
+    try:
+        target = root.joinpath(*parts).resolve()
+        if target.is_relative_to(root) and (target.is_file() or target.is_dir()):
+            return target
+    except (OSError, RuntimeError):  # too long, a link loop
+        pass
+    return None
+
+
+_BODY_TAG = re.compile(rb"<body\b[^>]*>", re.IGNORECASE)
+
+
+def with_banner(page: bytes, banner: bytes) -> bytes:
+    """The page with the banner first in its body."""
+    if not banner:
+        return page
+    found = _BODY_TAG.search(page)
+    at = found.end() if found else 0
+    return page[:at] + banner + page[at:]
+
+
 class SiteHandler(SimpleHTTPRequestHandler):
-    """Static files with the types a static host would send, and the site's 404 pages."""
+    """Static files with the types and headers a static host would send, the site's 404
+    pages, and the failed build's banner on every HTML page."""
 
     extensions_map = {
         **SimpleHTTPRequestHandler.extensions_map,
@@ -33,23 +126,69 @@ class SiteHandler(SimpleHTTPRequestHandler):
             return "application/json"
         return super().guess_type(path)
 
+    def send_head(self):
+        url_path, mark, query = self.path.split("#", 1)[0].partition("?")
+        if url_path == PROBLEMS_CSS_URL:
+            return self._send_body(200, "text/css; charset=utf-8", PROBLEMS_CSS)
+        site = Path(self.directory)
+        try:
+            target = site_file(site, url_path)
+            if target is not None and target.is_dir():
+                if not url_path.endswith("/"):
+                    return self._redirect(url_path + "/" + mark + query)
+                target = site_file(site, url_path + "index.html")
+        except BadPath as exc:
+            self.send_error(400, f"Bad path: {exc}")
+            return None
+        try:
+            body = target.read_bytes() if target is not None else None
+        except OSError:  # a folder, or a file a build removed since
+            body = None
+        if body is None:
+            self.send_error(404)
+            return None
+        ctype = self.guess_type(str(target))
+        return self._send_body(200, ctype, body)
+
+    def _send_body(self, code: int, ctype: str, body: bytes):
+        if ctype.startswith("text/html"):
+            body = with_banner(body, self._banner())
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)  # what send_head's callers copy out and close
+
+    def _redirect(self, location: str):
+        self.send_response(301)
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        return None
+
+    def _banner(self) -> bytes:
+        status = getattr(self.server, "status", None)
+        return status.banner() if status else b""
+
     def send_error(self, code, message=None, explain=None):
         if code != 404:
             return super().send_error(code, message, explain)
         api = self.path.startswith("/api/")
         page = Path(self.directory) / ("api/404.json" if api else "404.html")
-        if not page.exists():
+        try:
+            body = page.read_bytes()
+        except OSError:
             return super().send_error(code, message, explain)
-        body = page.read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "application/json" if api else "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
+        ctype = "application/json" if api else "text/html; charset=utf-8"
+        sent = self._send_body(404, ctype, body)
         if self.command != "HEAD":
-            self.wfile.write(body)
+            self.wfile.write(sent.getvalue())
 
     def end_headers(self):
         self.send_header("Cache-Control", "no-cache")
+        path = getattr(self, "path", "/")  # unset when the request line itself is bad
+        for name, value in headers_for(path.split("?", 1)[0]).items():
+            self.send_header(name, value)
         super().end_headers()
 
     def log_message(self, format, *args):
@@ -58,40 +197,94 @@ class SiteHandler(SimpleHTTPRequestHandler):
 
 def make_server(site_dir: Path, host: str = "127.0.0.1", port: int = 8000) -> ThreadingHTTPServer:
     handler = functools.partial(SiteHandler, directory=str(site_dir))
-    return ThreadingHTTPServer((host, port), handler)
+    server = ThreadingHTTPServer((host, port), handler)
+    server.status = BuildStatus()
+    return server
 
 
-def _snapshot(root: Path) -> dict[str, float]:
+def _snapshot(root: Path) -> dict[str, tuple]:
+    """Every file under the watched folders, by its time and size. Linked folders are not
+    walked (a link loop would never end); a link that cannot be followed is an entry too,
+    so that making or mending one rebuilds."""
     stamps = {}
-    for folder in ("content", "templates"):
-        for path in (root / folder).rglob("*"):
-            if path.is_file():
-                stamps[str(path)] = path.stat().st_mtime_ns
+    for folder in WATCHED:
+        for dirpath, dirnames, filenames in os.walk(root / folder):
+            linked = [name for name in dirnames if os.path.islink(os.path.join(dirpath, name))]
+            for name in filenames + linked:
+                path = os.path.join(dirpath, name)
+                try:
+                    st = os.stat(path)
+                    stamps[path] = (st.st_mtime_ns, st.st_size)
+                except OSError as exc:
+                    stamps[path] = ("unreadable", exc.errno)
     return stamps
 
 
-def watch(root: Path, out: Path, log, stop: threading.Event) -> None:
-    """Rebuild whenever a file under content/ or templates/ changes."""
-    seen = _snapshot(root)
-    cache = ParseCache(root / CACHE_DIR / "parse")  # parsed records stay in memory
-    while not stop.wait(POLL_SECONDS):
-        now = _snapshot(root)
-        if now == seen:
-            continue
-        seen = now
+class Watcher:
+    """Rebuilds when a watched file changes. No error stops it: each is reported, on the
+    terminal and on every page served, and the next change rebuilds."""
+
+    def __init__(self, root: Path, out: Path, log, status: BuildStatus):
+        self.root, self.out, self.log, self.status = root, out, log, status
+        self.cache = ParseCache(root / CACHE_DIR / "parse")  # parsed records stay in memory
+        self.watch_error: str | None = None  # reported once, not on every poll
+        self.seen: dict | None = self._look()
+
+    def poll(self) -> None:
+        """One look at the sources; a rebuild if they changed."""
+        now = self._look()
+        if now is None or now == self.seen:
+            return
+        self.seen = now
         try:
-            build(root, out, log=log, cache=cache)
+            build(self.root, self.out, log=self.log, cache=self.cache)
         except ContentError as exc:
-            log(f"{exc}\nbuild refused ({len(exc.problems)} problems); serving the last good site")
+            n = len(exc.problems)
+            self.log(f"{exc}\nbuild refused ({n} problems); serving the last good site")
+            self.status.failed([str(p) for p in exc.problems])
         except BuildError as exc:
-            log(f"error: {exc}; serving the last good site")
+            self.log(f"error: {exc}; serving the last good site")
+            self.status.failed([f"error: {exc}"])
+        except Exception as exc:
+            self._report(f"build crashed: {type(exc).__name__}: {exc}")
+        else:
+            self.status.succeeded()
+
+    def _look(self) -> dict | None:
+        """The snapshot, or None when it cannot be taken (reported, and the next one that
+        can is taken as a change: edits may have been missed)."""
+        try:
+            now = _snapshot(self.root)
+        except Exception as exc:
+            line = f"cannot watch {self.root}: {type(exc).__name__}: {exc}"
+            if line != self.watch_error:
+                self._report(line)
+            self.watch_error, self.seen = line, None
+            return None
+        self.watch_error = None
+        return now
+
+    def _report(self, line: str) -> None:
+        detail = traceback.format_exc()
+        self.log(f"{line}\n{detail}serving the last good site; the next change rebuilds")
+        self.status.failed([line], detail)
 
 
-def serve(root: Path, out: Path, host: str, port: int, log) -> None:
+def watch(watcher: Watcher, stop: threading.Event) -> None:
+    while not stop.wait(POLL_SECONDS):
+        watcher.poll()
+
+
+def serve(
+    root: Path, out: Path, host: str, port: int, log, failure: ContentError | None = None
+) -> None:
+    """Serve `out` and rebuild it from `root`; `failure`: why the first build failed."""
     server = make_server(out, host, port)
+    if failure is not None:
+        server.status.failed([str(p) for p in failure.problems])
     stop = threading.Event()
-    watcher = threading.Thread(target=watch, args=(root, out, log, stop), daemon=True)
-    watcher.start()
+    watcher = Watcher(root, out, log, server.status)
+    threading.Thread(target=watch, args=(watcher, stop), daemon=True).start()
     log(f"serving {out} at http://{host}:{server.server_address[1]}/ (Ctrl+C stops)")
     try:
         server.serve_forever()

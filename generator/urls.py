@@ -52,7 +52,13 @@ def api_index() -> str:
 
 
 def schema() -> str:
+    """JSON Schema of an error document: what /api/errors/<id>.json holds."""
     return "/api/schema/error.json"
+
+
+def record_schema() -> str:
+    """JSON Schema of a record as written in content/ (generator/error.schema.json)."""
+    return "/api/schema/record.json"
 
 
 def openapi() -> str:
@@ -101,6 +107,11 @@ def asset(name: str) -> str:
 def pyodide(name: str = "") -> str:
     """Pyodide's files, copied from node_modules/pyodide."""
     return f"/pyodide/{name}"
+
+
+def headers_file() -> str:
+    """Response headers by URL pattern, for static hosts that read a _headers file."""
+    return "/_headers"
 
 
 def output_path(url: str) -> str:

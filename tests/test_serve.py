@@ -1,0 +1,367 @@
+"""The preview server: hostile paths get a clean 400 or 404, every response carries the
+site's headers, and the watcher survives any error, showing failed builds on every page."""
+
+import http.client
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from generator import serve as serve_module
+from generator.build import build
+from generator.pages import CONTENT_SECURITY_POLICY
+from generator.serve import Watcher, make_server, watch
+from tests.conftest import REPO
+
+A1 = "00000000000000a1"
+RECORD = f"content/errors/demo/{A1}.yaml"
+WAIT = 60  # s: a rebuild of the fixture takes about one; the machine is shared
+
+
+def raw_get(port: int, target: bytes) -> tuple[int, bytes, bytes]:
+    """Status, head and body of a GET sent byte for byte as given."""
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+        sock.sendall(b"GET " + target + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        data = b""
+        while chunk := sock.recv(1 << 16):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1."), f"connection dropped for {target[:80]!r}"
+    return int(head.split()[1]), head, body
+
+
+def get(port: int, path: str, method: str = "GET") -> tuple[int, dict, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        conn.request(method, path)
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def server():
+    """Start the preview server on a folder; stopped after the test."""
+    started = []
+
+    def start(site: Path):
+        srv = make_server(site, "127.0.0.1", 0)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        started.append(srv)
+        return srv
+
+    yield start
+    for srv in started:
+        srv.shutdown()
+        srv.server_close()
+
+
+# ---------------------------------------------------------------- hostile paths
+
+
+@pytest.fixture
+def hostile_site(tmp_path, fixture_site):
+    """A few pages of the fixture site, with links out of it and a link loop inside."""
+    site = tmp_path / "site"
+    for name in ("index.html", "404.html", "api/404.json", f"api/errors/{A1}.json"):
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(fixture_site / name, site / name)
+    secret = tmp_path / "outside"
+    secret.mkdir()
+    (secret / "passwd").write_text("root:x:0:0:SECRET\n")
+    (site / "out").symlink_to(secret)
+    (site / "passwd").symlink_to(secret / "passwd")
+    (site / "loop").symlink_to("loop")
+    (site / "inner").mkdir()
+    (site / "inner/index.html").symlink_to(secret / "passwd")  # a page linked out
+    (site / "api/loop").symlink_to("../api")  # stays inside: fine, but walks in circles
+    return site
+
+
+HOSTILE = [
+    (b"/%00", 400),
+    (b"/errors/%00/index.html", 400),
+    (b"/api/%00.json", 400),
+    (b"/%ff", 400),
+    (b"/errors/%c3%28/", 400),  # bad UTF-8 sequence
+    (b"/%ed%a0%80", 400),  # an encoded surrogate: not UTF-8 either
+    (b"/..%2f..%2fetc/passwd", 400),
+    (b"/%2e%2e/%2e%2e/%2e%2e/etc/passwd", 400),
+    (b"/../../../etc/passwd", 400),
+    (b"/..%5c..%5cetc%5cpasswd", 400),
+    (b"/out/passwd", 404),  # a link out of the site
+    (b"/out/", 404),
+    (b"/passwd", 404),
+    (b"/inner/", 404),
+    (b"/inner/index.html", 404),
+    (b"/loop", 404),
+    (b"/loop/index.html", 404),
+    (b"//etc/passwd", 404),
+    (b"/" + b"a" * 5000, 404),  # longer than a file name may be
+    (b"/" + b"a/" * 3000 + b"index.html", 404),  # longer than a path may be
+    (b"/" + b"%41" * 20000, 404),
+    (b"/nowhere?%00=%ff", 404),  # the query is not a path
+]
+
+
+@pytest.mark.parametrize("target,status", HOSTILE, ids=lambda v: repr(v)[:40])
+def test_malformed_and_escaping_paths_get_a_clean_answer(
+    target, status, hostile_site, server, capsys
+):
+    port = server(hostile_site).server_address[1]
+    got, head, body = raw_get(port, target)
+    assert got == status
+    assert b"SECRET" not in body
+    assert b"Content-Security-Policy: " + CONTENT_SECURITY_POLICY.encode() in head
+    assert get(port, "/")[0] == 200  # still serving
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_request_line_too_long_for_http_gets_414_not_a_dropped_connection(
+    hostile_site, server, capsys
+):
+    port = server(hostile_site).server_address[1]
+    assert raw_get(port, b"/" + b"a" * 70_000)[0] == 414
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_links_inside_the_site_are_followed(hostile_site, server):
+    port = server(hostile_site).server_address[1]
+    status, headers, body = get(port, f"/api/loop/errors/{A1}.json")
+    assert status == 200 and body.startswith(b"{")
+    status, headers, _ = get(port, "/api/loop?x=1")
+    assert (status, headers["Location"]) == (301, "/api/loop/?x=1")  # a folder: its slash form
+
+
+# ---------------------------------------------------------------- headers
+
+
+def parse_headers_file(text: str) -> list[tuple[str, dict[str, str]]]:
+    """A _headers file as Netlify and Cloudflare Pages read it."""
+    rules: list[tuple[str, dict[str, str]]] = []
+    for line in text.splitlines():
+        if line and not line[0].isspace():
+            rules.append((line, {}))
+        elif line.strip():
+            name, _, value = line.strip().partition(": ")
+            rules[-1][1][name] = value
+    return rules
+
+
+def host_headers(rules, path: str) -> dict[str, str]:
+    """What such a host sends for a path: every rule whose pattern matches, in order."""
+    out = {}
+    for pattern, headers in rules:
+        if path == pattern or (pattern.endswith("*") and path.startswith(pattern[:-1])):
+            out.update(headers)
+    return out
+
+
+RESPONSES = [
+    ("GET", "/", 200),
+    ("HEAD", "/", 200),
+    ("GET", f"/errors/{A1}/", 200),
+    ("GET", f"/errors/{A1}", 301),
+    ("GET", "/assets/style.css", 200),
+    ("GET", f"/api/errors/{A1}.json", 200),
+    ("GET", f"/api/errors/{A1}", 200),
+    ("GET", "/api/schema/error.json", 200),
+    ("GET", "/api/nowhere.json", 404),
+    ("GET", "/nowhere/", 404),
+    ("GET", "/%00", 400),
+    ("POST", "/", 501),
+]
+
+
+def test_every_response_has_the_headers_of_the_sites_headers_file(fixture_site, server):
+    rules = parse_headers_file((fixture_site / "_headers").read_text())
+    assert host_headers(rules, "/")["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    assert "object-src 'none'" in CONTENT_SECURITY_POLICY
+    assert "script-src 'self' 'wasm-unsafe-eval';" in CONTENT_SECURITY_POLICY
+    port = server(fixture_site).server_address[1]
+    for method, path, status in RESPONSES:
+        got, headers, _ = get(port, path, method)
+        assert got == status, path
+        expected = host_headers(rules, path)
+        assert {k: headers.get(k) for k in expected} == expected, path
+        api = path.startswith("/api/")
+        assert (headers.get("Access-Control-Allow-Origin") == "*") == api, path
+    _, headers, _ = get(port, f"/api/errors/{A1}")
+    assert headers["Content-Type"] == "application/json"
+
+
+# ---------------------------------------------------------------- the watcher
+
+
+def wait_until(check, what: str):
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def page(port: int, path: str = f"/errors/{A1}/") -> str:
+    return get(port, path)[2].decode()
+
+
+BANNER = 'class="errorkb-problems"'
+
+
+@pytest.fixture
+def watched(kb, server, monkeypatch):
+    """The fixture kb, built, served, and watched by a watcher thread (as `serve` runs them)."""
+    monkeypatch.setattr(serve_module, "POLL_SECONDS", 0.05)
+    build(kb)
+    srv = server(kb / "site")
+    lines: list[str] = []
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=watch, args=(Watcher(kb, kb / "site", lines.append, srv.status), stop)
+    )
+    thread.start()
+    yield kb, srv.server_address[1], lines, thread
+    stop.set()
+    thread.join()
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def test_a_failed_build_shows_its_problems_on_every_page_until_a_build_succeeds(watched):
+    kb, port, lines, _ = watched
+    record = kb / RECORD
+    edit(record, "updated:", "<b>odd</b>: 1\nupdated:")  # an unknown field, with markup
+    wait_until(lambda: BANNER in page(port), "the banner")
+    line = record.read_text().splitlines().index("<b>odd</b>: 1") + 1
+    problem = f"{RECORD}:{line}: E102 &lt;b&gt;odd&lt;/b&gt;: unknown field"
+    for path in ("/", f"/errors/{A1}/", "/projects/demo/", "/calc/", "/nowhere/"):
+        body = page(port, path)
+        assert BANNER in body and problem in body, path
+        assert "<b>odd</b>" not in body
+        assert body.index(BANNER) < body.index('<a class="skip"'), path  # first in the body
+    css = get(port, serve_module.PROBLEMS_CSS_URL)
+    assert css[0] == 200 and css[1]["Content-Type"].startswith("text/css")
+    assert b".errorkb-problems{" in css[2]
+    api = get(port, f"/api/errors/{A1}.json")[2]
+    assert b"errorkb-problems" not in api  # only HTML gets the banner
+    assert any("E102" in line and "build refused" in line for line in lines)
+
+    edit(record, "<b>odd</b>: 1\n", "")
+    edit(record, "title: Widget count", "title: Widget total")
+    wait_until(lambda: BANNER not in page(port), "the banner to go")
+    assert "Widget total not divisible" in page(port)
+
+
+def test_an_unexpected_error_in_a_build_is_reported_and_the_watcher_goes_on(
+    watched, monkeypatch
+):
+    kb, port, lines, thread = watched
+    real_build = serve_module.build
+
+    def crash(*args, **kwargs):
+        raise KeyError("a bug in the generator")
+
+    monkeypatch.setattr(serve_module, "build", crash)
+    edit(kb / RECORD, "title: Widget count", "title: Widget sum")
+    wait_until(lambda: "build crashed" in page(port), "the crash banner")
+    body = page(port)
+    assert "build crashed: KeyError: &#x27;a bug in the generator&#x27;" in body
+    assert "<summary>Traceback</summary>" in body and "in crash" in body
+    report = next(line for line in lines if "build crashed" in line)
+    assert report.splitlines()[0] == "build crashed: KeyError: 'a bug in the generator'"
+    assert "Traceback (most recent call last)" in report
+    assert thread.is_alive()
+
+    monkeypatch.setattr(serve_module, "build", real_build)
+    edit(kb / RECORD, "title: Widget sum", "title: Widget product")
+    wait_until(lambda: "Widget product not divisible" in page(port), "the next rebuild")
+    assert BANNER not in page(port)
+
+
+def test_an_error_while_watching_is_reported_once_and_watching_resumes(watched, monkeypatch):
+    kb, port, lines, thread = watched
+    real_snapshot = serve_module._snapshot
+
+    def broken(root):
+        raise OSError(40, "Too many levels of symbolic links", str(root / "content"))
+
+    monkeypatch.setattr(serve_module, "_snapshot", broken)
+    wait_until(lambda: "cannot watch" in page(port), "the watch banner")
+    time.sleep(0.5)  # ten polls, all failing
+    assert len([line for line in lines if "cannot watch" in line]) == 1
+    assert "Too many levels of symbolic links" in page(port)
+
+    # Edited while unwatched: picked up as soon as watching works again.
+    edit(kb / RECORD, "title: Widget count", "title: Widget tally")
+    monkeypatch.setattr(serve_module, "_snapshot", real_snapshot)
+    wait_until(lambda: "Widget tally not divisible" in page(port), "the rebuild")
+    assert BANNER not in page(port)
+    assert thread.is_alive()
+
+
+def test_symlink_loops_in_content_do_not_stop_the_watcher(watched):
+    kb, port, lines, thread = watched
+    folder = kb / "content/errors/demo"
+    (folder / "loop.yaml").symlink_to("loop.yaml")
+    (folder / "again").symlink_to(".")
+    (kb / "content/guides/other.md").symlink_to("/nonexistent/other.md")
+    wait_until(lambda: BANNER in page(port), "the banner")
+    assert "content/errors/demo/loop.yaml" in page(port)
+    assert thread.is_alive()
+    for name in ("loop.yaml", "again"):
+        (folder / name).unlink()
+    (kb / "content/guides/other.md").unlink()
+    edit(kb / RECORD, "title: Widget count", "title: Widget amount")
+    wait_until(lambda: "Widget amount not divisible" in page(port), "the rebuild")
+    assert BANNER not in page(port)
+
+
+def test_errorkb_serve_end_to_end(kb, unused_port):
+    """The command itself: a first build that fails is shown, a template that crashes the
+    build is reported with its traceback, and each fix is picked up."""
+    build(kb)
+    edit(kb / RECORD, "exception: ValueError", "exception: Value Error")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "generator", "--root", str(kb), "serve"]
+    proc = subprocess.Popen(
+        [*command, "--port", str(unused_port)],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+
+        def up():
+            try:
+                return get(unused_port, "/")[0] == 200
+            except OSError:
+                return False
+
+        wait_until(up, "the server")
+        assert "E103 exception" in page(unused_port)
+        edit(kb / RECORD, "exception: Value Error", "exception: ValueError")
+        wait_until(lambda: BANNER not in page(unused_port), "the fixed build")
+
+        edit(kb / "templates/error.html", "{% block main %}", "{% block main %}{{ 1 // 0 }}")
+        wait_until(lambda: "build crashed" in page(unused_port), "the crash")
+        assert "ZeroDivisionError" in page(unused_port)
+        edit(kb / "templates/error.html", "{{ 1 // 0 }}", "")
+        wait_until(lambda: BANNER not in page(unused_port), "the rebuild")
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "build crashed: ZeroDivisionError: integer division or modulo by zero" in err
+    assert "Traceback (most recent call last)" in err
