@@ -31,10 +31,48 @@ MORIIO_ACKS = "3080991b4ff33f42"
 MORIIO_WRITE_MULTIPLE = "ac8dd4ee2d70dbf2"
 MORIIO_WRITE_KV_POSITIVE = "a41a5e77e2553582"
 MORIIO_WRITE_SHARD = "db0b01dcb862cef1"
+NNODES_DP_BACKEND = "f6ec449b210a9b66"
+NNODES_DIVIDE = "31841048635cd034"
+NODE_RANK = "230acc43d4f8cfca"
+WORLD_GPUS = "dd418736ee7fb7a3"
+NNODES_EXECUTOR = "ff12640a36a84da9"
 
 # id -> (exception, template). Templates are the messages exactly as vLLM formats
 # them, with {name} for each f-string expression (its last attribute name).
 MESSAGES = {
+    # engine/arg_utils.py, EngineArgs.create_engine_config (before ParallelConfig exists)
+    NNODES_DP_BACKEND: (
+        "ValueError",
+        "Invalid data-parallel launch options: `--nnodes {nnodes}` requires "
+        "`--data-parallel-backend mp`; got `--data-parallel-backend {data_parallel_backend}`. "
+        "Use the MP backend or set `--nnodes 1`.",
+    ),
+    NNODES_DIVIDE: (
+        "ValueError",
+        "Invalid data-parallel launch options: `--nnodes {nnodes}` must evenly divide the "
+        "total world size ({world_size}). Adjust `--nnodes`, `--data-parallel-size`, "
+        "`--pipeline-parallel-size`, `--tensor-parallel-size`, or "
+        "`--prefill-context-parallel-size`.",
+    ),
+    NODE_RANK: (
+        "ValueError",
+        "Invalid data-parallel launch options: `--node-rank` must be between 0 and "
+        "{nnodes_minus_value}; got `--node-rank {node_rank}`. Set it to this node's "
+        "zero-based index.",
+    ),
+    # config/parallel.py, ParallelConfig.__post_init__ (runs before its after-validators)
+    WORLD_GPUS: (
+        "ValueError",
+        "World size ({world_size}) is larger than the number of available GPUs ({gpu_count}) "
+        "in this node. If this is intentional and you are using:\n- ray, set "
+        "'--distributed-executor-backend ray'.\n- multiprocessing, set '--nnodes' "
+        "appropriately.",
+    ),
+    NNODES_EXECUTOR: (
+        "ValueError",
+        "nnodes > 1 can only be set when distributed executor backend is mp, uni or "
+        "external_launcher.",
+    ),
     # config/parallel.py, ParallelConfig._validate_parallel_config
     TP_DCP: ("ValueError", "tp_size={tp} must be divisible by dcp_size={dcp}."),
     PCP_DCP: (
@@ -112,9 +150,10 @@ MESSAGES = {
 
 # Calculators a record may name in its `calculator` field -> (run op, its inputs).
 # tp_sizes and dcp_sizes are two views of one widget, answered by summary().
+_NODE = ("pp", "dp", "gpus_per_node", "nnodes")  # where it runs: the node check's inputs
 CALCULATORS = {
-    "tp_sizes": ("summary", ("heads", "kv_heads", "tp", "mla", "gpus", "layers")),
-    "dcp_sizes": ("summary", ("heads", "kv_heads", "tp", "dcp", "pcp", "mla")),
+    "tp_sizes": ("summary", ("heads", "kv_heads", "tp", "mla", *_NODE, "gpus", "layers")),
+    "dcp_sizes": ("summary", ("heads", "kv_heads", "tp", "dcp", "pcp", "mla", *_NODE)),
     "moriio": ("moriio", ("prefill_tp", "decode_tp", "kv_heads", "mode", "mla")),
 }
 
@@ -268,6 +307,71 @@ def _first(heads: int, kv: int, tp: int, dcp: int, pcp: int, mla: bool) -> Resul
     )
 
 
+@dataclass(frozen=True)
+class Launch:
+    """How vLLM is started: the sizes that make up the world and where it runs.
+
+    gpus_per_node is the number of GPUs vLLM sees on the node it starts on (None: not
+    known, so the node check is skipped). backend is --distributed-executor-backend
+    (None when not given), dp_backend is --data-parallel-backend.
+    """
+
+    tp: int = 1
+    pp: int = 1
+    pcp: int = 1
+    dp: int = 1
+    gpus_per_node: int | None = None
+    nnodes: int = 1
+    node_rank: int = 0
+    backend: str | None = None
+    dp_backend: str = "mp"
+
+    @property
+    def world_size(self) -> int:
+        """ParallelConfig.world_size: the GPUs of one replica (DP is not in it)."""
+        return self.pp * self.tp * self.pcp
+
+    @property
+    def total(self) -> int:
+        """The GPUs of all replicas: what --nnodes must divide."""
+        return self.dp * self.world_size
+
+
+BACKENDS = ("mp", "ray", "uni", "external_launcher")
+DP_BACKENDS = ("mp", "ray")
+
+
+def _launch_error(launch: Launch) -> Result | None:
+    """EngineArgs.create_engine_config's --nnodes checks, then ParallelConfig.__post_init__
+    on a CUDA platform: both run before the parallel config's own validation."""
+    nnodes = launch.nnodes
+    if nnodes > 1:
+        if launch.dp_backend != "mp":
+            return _raise(
+                NNODES_DP_BACKEND, "launch", nnodes=nnodes, data_parallel_backend=launch.dp_backend
+            )
+        if launch.total % nnodes:
+            return _raise(NNODES_DIVIDE, "launch", nnodes=nnodes, world_size=launch.total)
+        if not 0 <= launch.node_rank < nnodes:
+            return _raise(
+                NODE_RANK, "launch", nnodes_minus_value=nnodes - 1, node_rank=launch.node_rank
+            )
+    # Only an unset backend is checked, and only on one node (more nodes choose mp).
+    if (
+        launch.backend is None
+        and launch.total > 1
+        and nnodes == 1
+        and launch.gpus_per_node is not None
+        and launch.gpus_per_node < launch.world_size
+    ):
+        return _raise(
+            WORLD_GPUS, "config", world_size=launch.world_size, gpu_count=launch.gpus_per_node
+        )
+    if nnodes > 1 and launch.backend == "ray":
+        return _raise(NNODES_EXECUTOR, "config")
+    return None
+
+
 def _valid_tp(heads: int, kv: int, mla: bool, max_tp: int) -> list[int]:
     return [
         t for t in _divisors(heads) if t <= max_tp and (mla or _load_error(heads, kv, t) is None)
@@ -294,11 +398,116 @@ def valid_tp_sizes(heads, kv_heads=None, max_tp=None, mla=False) -> list[int]:
     return _valid_tp(heads, kv, mla, LIMIT if cap is None else cap)
 
 
-def first_error(heads, kv_heads=None, tp=1, dcp=1, pcp=1, mla=False) -> Result | None:
-    """The first error vLLM raises for this configuration, or None."""
+def first_error(
+    heads,
+    kv_heads=None,
+    tp=1,
+    dcp=1,
+    pcp=1,
+    mla=False,
+    *,
+    pp=1,
+    dp=1,
+    gpus_per_node=None,
+    nnodes=1,
+    node_rank=0,
+    backend=None,
+    dp_backend="mp",
+) -> Result | None:
+    """The first error vLLM raises for this configuration, or None.
+
+    In vLLM's order: the --nnodes launch checks and the world-size check (skipped when
+    gpus_per_node is None), then the parallel config, the model config and model load.
+    heads=None means an unknown model: only the launch checks run.
+    """
+    launch = launch_inputs(tp, pp, pcp, dp, gpus_per_node, nnodes, node_rank, backend, dp_backend)
+    dcp = _int("dcp", dcp)
+    if heads is None:
+        return _launch_error(launch) or _parallel_config_error(launch.tp, dcp, launch.pcp)
     heads, kv, mla = _model(heads, kv_heads, mla)
-    tp, dcp, pcp = _int("tp", tp), _int("dcp", dcp), _int("pcp", pcp)
-    return _first(heads, kv, tp, dcp, pcp, mla)
+    return _launch_error(launch) or _first(heads, kv, launch.tp, dcp, launch.pcp, mla)
+
+
+def launch_inputs(
+    tp=1,
+    pp=1,
+    pcp=1,
+    dp=1,
+    gpus_per_node=None,
+    nnodes=1,
+    node_rank=0,
+    backend=None,
+    dp_backend="mp",
+) -> Launch:
+    """The launch settings, checked: the errors name the input."""
+    nnodes = _int("nnodes", nnodes)
+    node_rank = _int("node_rank", node_rank, low=-LIMIT)
+    if node_rank < 0 and nnodes == 1:  # vLLM's range check only runs with --nnodes above 1
+        raise CalcInputError(f"node_rank must be at least 0, got {node_rank}")
+    sizes = {name: _int(name, value) for name, value in (("tp", tp), ("pp", pp), ("pcp", pcp))}
+    sizes["dp"] = _int("dp", dp)
+    if sizes["tp"] * sizes["pp"] * sizes["pcp"] * sizes["dp"] > LIMIT:
+        raise CalcInputError(f"dp x pp x tp x pcp must be at most {LIMIT} GPUs")
+    return Launch(
+        **sizes,
+        gpus_per_node=_opt_int("gpus_per_node", gpus_per_node),
+        nnodes=nnodes,
+        node_rank=node_rank,
+        backend=_choice("backend", backend, BACKENDS, optional=True),
+        dp_backend=_choice("dp_backend", dp_backend, DP_BACKENDS),
+    )
+
+
+def _choice(name: str, value, choices: tuple, optional: bool = False) -> str | None:
+    text = value.strip().lower() if isinstance(value, str) else value
+    if optional and text in (None, ""):
+        return None
+    if text not in choices:
+        raise CalcInputError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return text
+
+
+def _nodes_for(total: int, per_node: int) -> int:
+    """The fewest nodes of per_node GPUs that hold total GPUs with --nnodes dividing it."""
+    return next(k for k in _divisors(total) if k * per_node >= total)
+
+
+def node_plan(launch: Launch, nodes=None) -> dict:
+    """Where the workers of a launch go, and whether a machine of `nodes` nodes of
+    launch.gpus_per_node GPUs holds them (fits: None when that is not known).
+
+    vLLM has no check of its own for this beyond the world-size one: with more workers
+    on a node than it has GPUs, a worker stops at start-up on an assertion that its
+    local rank is out of bounds for the node's devices.
+    """
+    nodes = launch.nnodes if nodes is None else _int("nodes", nodes)
+    per_node_gpus, total = launch.gpus_per_node, launch.total
+    plan = {"world_size": launch.world_size, "gpus": total, "nnodes": launch.nnodes}
+    if launch.backend in ("uni", "external_launcher"):
+        return {**plan, "fits": None, "note": f"{launch.backend}: placement is not modelled"}
+    if launch.backend == "ray":
+        if per_node_gpus is None:
+            return {**plan, "fits": None, "note": f"needs a Ray cluster with {total} GPUs"}
+        have = per_node_gpus * nodes
+        fits = total <= have
+        return {**plan, "fits": fits, "note": f"Ray needs {total} GPUs in its cluster; {have} here"}
+    per_node = -(-total // launch.nnodes)
+    plan["per_node"] = per_node
+    if per_node_gpus is None:
+        note = f"GPUs per node not given: assumed each node has the {per_node} this needs"
+        return {**plan, "fits": None, "note": note}
+    if launch.nnodes > nodes:
+        return {**plan, "fits": False, "note": f"needs {launch.nnodes} nodes; {nodes} here"}
+    if per_node <= per_node_gpus:
+        where = "one node" if launch.nnodes == 1 else f"each of {launch.nnodes} nodes"
+        return {**plan, "fits": True, "note": f"uses {per_node} of {per_node_gpus} GPUs on {where}"}
+    need = _nodes_for(total, per_node_gpus)
+    note = (
+        f"needs {per_node} GPUs on a node of {per_node_gpus}: start it on {need} nodes "
+        f"(--nnodes {need}, --node-rank 0 to {need - 1}, --master-addr of node 0) "
+        "or use --distributed-executor-backend ray on a Ray cluster"
+    )
+    return {**plan, "fits": False, "note": note}
 
 
 def valid_dcp_sizes(heads, kv_heads, tp, mla=False, pcp=1) -> list[int]:
@@ -469,17 +678,37 @@ def summary(
     mla=False,
     gpus=None,
     layers=None,
-    gpus_per_node=8,
+    gpus_per_node=None,
     limit=20,
+    pp=1,
+    dp=1,
+    nnodes=1,
+    node_rank=0,
+    backend=None,
+    dp_backend="mp",
 ) -> dict:
-    """Everything the parallel-size widget shows, in one round-trip."""
+    """Everything the parallel-size widget shows, in one round-trip.
+
+    gpus_per_node None (or empty) skips the node check; layouts then assume 8-GPU nodes.
+    """
     out = {"valid_tp_sizes": valid_tp_sizes(heads, kv_heads, mla=mla)}
     if _opt_int("tp", tp) is not None:
-        error = first_error(heads, kv_heads, tp, dcp, pcp, mla)
+        node = {
+            "pp": pp,
+            "dp": dp,
+            "gpus_per_node": gpus_per_node,
+            "nnodes": nnodes,
+            "node_rank": node_rank,
+            "backend": backend,
+            "dp_backend": dp_backend,
+        }
+        error = first_error(heads, kv_heads, tp, dcp, pcp, mla, **node)
         out["first_error"] = error and error.to_dict()
         out["valid_dcp_sizes"] = valid_dcp_sizes(heads, kv_heads, tp, mla, pcp)
+        out["node"] = node_plan(launch_inputs(tp=tp, pcp=pcp, **node))
     if _opt_int("gpus", gpus) is not None:
-        every = layouts(heads, kv_heads, gpus, layers, mla, gpus_per_node)
+        per_node = _opt_int("gpus_per_node", gpus_per_node) or 8
+        every = layouts(heads, kv_heads, gpus, layers, mla, per_node)
         out["layouts_total"] = len(every)
         out["layouts"] = every[: _int("limit", limit)]
     return out
@@ -511,7 +740,7 @@ def run(request: dict) -> dict:
     if fn is None:
         return {"error": f"unknown op {op!r}; expected one of {', '.join(_OPS)}"}
     code = fn.__code__
-    known = code.co_varnames[: code.co_argcount]
+    known = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
     unknown = sorted(set(args) - set(known))
     if unknown:
         return {"error": f"{op} does not take {', '.join(unknown)}"}
