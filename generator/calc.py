@@ -37,6 +37,13 @@ NODE_RANK = "230acc43d4f8cfca"
 WORLD_GPUS = "dd418736ee7fb7a3"
 NNODES_EXECUTOR = "ff12640a36a84da9"
 
+# The records first_error can raise without knowing the model's heads, and with them.
+MODEL_FREE = frozenset(
+    (NNODES_DP_BACKEND, NNODES_DIVIDE, NODE_RANK, WORLD_GPUS, NNODES_EXECUTOR, TP_DCP, PCP_DCP)
+)
+FIRST_ERRORS = MODEL_FREE | {HEADS_TP, DCP_NEEDS_TP, DCP_MAX, Q_PER_KV_DCP, NOT_DIVISIBLE}
+FIRST_ERRORS |= {ATTN_HEADS_KV}
+
 # id -> (exception, template). Templates are the messages exactly as vLLM formats
 # them, with {name} for each f-string expression (its last attribute name).
 MESSAGES = {
@@ -325,6 +332,7 @@ class Launch:
     node_rank: int = 0
     backend: str | None = None
     dp_backend: str = "mp"
+    dp_local: int | None = None  # --data-parallel-size-local: replicas on this node
 
     @property
     def world_size(self) -> int:
@@ -438,6 +446,7 @@ def launch_inputs(
     node_rank=0,
     backend=None,
     dp_backend="mp",
+    dp_local=None,
 ) -> Launch:
     """The launch settings, checked: the errors name the input."""
     nnodes = _int("nnodes", nnodes)
@@ -455,6 +464,7 @@ def launch_inputs(
         node_rank=node_rank,
         backend=_choice("backend", backend, BACKENDS, optional=True),
         dp_backend=_choice("dp_backend", dp_backend, DP_BACKENDS),
+        dp_local=_opt_int("dp_local", dp_local),
     )
 
 
@@ -492,6 +502,8 @@ def node_plan(launch: Launch, nodes=None) -> dict:
         fits = total <= have
         return {**plan, "fits": fits, "note": f"Ray needs {total} GPUs in its cluster; {have} here"}
     per_node = -(-total // launch.nnodes)
+    if launch.dp_local is not None:  # replicas placed by hand, node by node
+        per_node = launch.world_size * launch.dp_local
     plan["per_node"] = per_node
     if per_node_gpus is None:
         note = f"GPUs per node not given: assumed each node has the {per_node} this needs"
@@ -503,7 +515,8 @@ def node_plan(launch: Launch, nodes=None) -> dict:
         return {**plan, "fits": True, "note": f"uses {per_node} of {per_node_gpus} GPUs on {where}"}
     need = _nodes_for(total, per_node_gpus)
     note = (
-        f"needs {per_node} GPUs on a node of {per_node_gpus}: start it on {need} nodes "
+        f"needs {per_node} GPUs on a node of {per_node_gpus} (workers past its last GPU stop "
+        f"at start-up): start it on {need} nodes "
         f"(--nnodes {need}, --node-rank 0 to {need - 1}, --master-addr of node 0) "
         "or use --distributed-executor-backend ray on a Ray cluster"
     )
@@ -664,6 +677,79 @@ def moriio(prefill_tp, decode_tp, kv_heads, mode="read", mla=False) -> dict:
         "first_error": error and error.to_dict(),
         "expected_acks": None if error else moriio_expected_acks(prefill_tp, decode_tp, mode),
     }
+
+
+# ---------------------------------------------------------------- command lines
+
+# vLLM 0.33.0's flags (engine/arg_utils.py add_cli_args) -> first_error's inputs.
+FLAGS = {
+    "--tensor-parallel-size": "tp",
+    "-tp": "tp",
+    "--pipeline-parallel-size": "pp",
+    "-pp": "pp",
+    "--data-parallel-size": "dp",
+    "-dp": "dp",
+    "--decode-context-parallel-size": "dcp",
+    "-dcp": "dcp",
+    "--prefill-context-parallel-size": "pcp",
+    "-pcp": "pcp",
+    "--nnodes": "nnodes",
+    "-n": "nnodes",
+    "--node-rank": "node_rank",
+    "-r": "node_rank",
+    "--distributed-executor-backend": "backend",
+    "--data-parallel-backend": "dp_backend",
+    "-dpb": "dp_backend",
+    "--data-parallel-size-local": "dp_local",
+    "-dpl": "dp_local",
+    "--model": "model",
+}
+# Programs that start vLLM's engine from the command line, and where their model is.
+_ENTRYPOINTS = ("vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server")
+
+
+def _launcher(words: list[str]) -> int | None:
+    """Index of the first argument after `vllm serve` / `python -m <entrypoint>`."""
+    for i, word in enumerate(words):
+        if word.rsplit("/", 1)[-1] == "vllm" and words[i + 1 : i + 2] == ["serve"]:
+            return i + 2
+        if word == "-m" and words[i + 1 : i + 2] and words[i + 1] in _ENTRYPOINTS:
+            return i + 2
+    return None
+
+
+def read_command(words: list[str]) -> dict | None:
+    """The parallel settings of one shell command (already split into words), or None
+    when it does not start vLLM. Returns {"model", "settings", "visible_gpus"}:
+    settings are launch_inputs' keywords and dcp, as written (strings), visible_gpus the
+    count CUDA_VISIBLE_DEVICES leaves vLLM, when the command sets it."""
+    start = _launcher(words)
+    if start is None:
+        return None
+    visible = None
+    for word in words[: start - 2]:
+        name, eq, value = word.partition("=")
+        if eq and name == "CUDA_VISIBLE_DEVICES":
+            visible = len([v for v in value.split(",") if v.strip()])
+    model, settings = None, {}
+    args = words[start:]
+    i = 0
+    while i < len(args):
+        word = args[i]
+        # vLLM's parser reads --a_b as --a-b (the name only, up to a dot).
+        flag, eq, value = word.partition("=")
+        if flag.startswith("--"):
+            flag = "--" + flag[2:].replace("_", "-")
+        if flag in FLAGS:
+            if not eq:
+                i += 1
+                value = args[i] if i < len(args) else ""
+            settings[FLAGS[flag]] = value
+        elif i == 0 and not word.startswith("-"):
+            model = word  # `vllm serve <model>`
+        i += 1
+    model = settings.pop("model", model)
+    return {"model": model, "settings": settings, "visible_gpus": visible}
 
 
 # ---------------------------------------------------------------- browser entry
