@@ -832,7 +832,7 @@ def command_problems(content: Content) -> list[Problem]:
             if block.get("language", "") not in _SHELL:
                 continue
             where = ("example_fix", side, "code")
-            first = record.source.line(*where) + ("\n" in block["code"].strip())
+            first = record.source.line(*where) + ("\n" in block["code"])  # a | block: next line
             for offset, words, claim in _commands(block["code"]):
                 why = _command_problem(words, claim or default, machine, models)
                 if why:
