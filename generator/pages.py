@@ -297,6 +297,18 @@ def _sizes(values) -> str:
     return ", ".join(map(str, values)) or "none"
 
 
+NODE_GPUS = 8  # the static tables assume the common 8-GPU server
+
+
+def _tp_sizes(values) -> str:
+    """TP sizes, each marked with the 8-GPU nodes it needs when that is more than one."""
+    return _sizes(f"{tp} ({_nodes(tp)})" if tp > NODE_GPUS else tp for tp in values)
+
+
+def _nodes(gpus: int) -> str:
+    return f"{calc.nodes_for(gpus, NODE_GPUS)} nodes"
+
+
 def _pairs(pairs: list[tuple[int, int]], sizes: tuple[int, ...]) -> str:
     """(1, 2), (2, 1), (2, 4) -> "1↔2, 2→4": both directions collapse to one ↔."""
     if len(pairs) == len(sizes) * (len(sizes) - 1):
@@ -329,10 +341,12 @@ def _tp_table(models: list[dict]) -> dict:
     rows = []
     for names, m in _model_groups(models, _shape):
         heads, kv, mla = _shape(m)
-        rows.append([names, heads, _kv_label(m), _sizes(calc.valid_tp_sizes(heads, kv, mla=mla))])
+        sizes = _tp_sizes(calc.valid_tp_sizes(heads, kv, mla=mla))
+        rows.append([names, heads, _kv_label(m), sizes])
     return {
         "caption": "Tensor parallel sizes that pass vLLM's attention-head checks (config and "
-        "load); the MLP width and vocabulary must also divide, which this table does not check",
+        "load); the MLP width and vocabulary must also divide, which this table does not check. "
+        f"Above {NODE_GPUS}: the {NODE_GPUS}-GPU nodes it needs, started with --nnodes",
         "columns": ["Models", "Heads", "KV heads", "Valid TP sizes"],
         "rows": rows,
     }
@@ -351,7 +365,12 @@ def _dcp_table(models: list[dict]) -> dict:
     return {
         "caption": "Decode context parallel sizes that pass, by tensor parallel size "
         "(–: that TP size fails by itself)",
-        "columns": ["Models", "Heads", "KV heads", *(f"TP {tp}" for tp in DCP_TABLE_TP)],
+        "columns": [
+            "Models",
+            "Heads",
+            "KV heads",
+            *(f"TP {tp} ({_nodes(tp)})" if tp > NODE_GPUS else f"TP {tp}" for tp in DCP_TABLE_TP),
+        ],
         "rows": rows,
     }
 
