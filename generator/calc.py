@@ -5,7 +5,7 @@ and record checks, and the browser runs this very file in a Pyodide Web Worker.
 So: standard library only, no package imports, nothing computed at import time.
 
 Every error is reported as vLLM would raise it: the record id, the exception
-class, the stage (config, load, or transfer for MoRIIO), the message filled in
+class, the stage (launch, config, load, or transfer for MoRIIO), the message filled in
 exactly as vLLM formats it, and the values of its placeholders.
 """
 
@@ -175,7 +175,7 @@ class Result:
 
     id: str
     exception: str
-    stage: str  # 'config', 'load' or 'transfer'
+    stage: str  # 'launch', 'config', 'load' or 'transfer'
     message: str
     values: dict = field(default_factory=dict)
 
