@@ -482,11 +482,6 @@ def _nodes_for(total: int, per_node: int) -> int:
     return next(k for k in _divisors(total) if k * per_node >= total)
 
 
-def nodes_for(gpus, gpus_per_node=8) -> int:
-    """The --nnodes a launch of `gpus` GPUs in all needs on nodes of gpus_per_node GPUs."""
-    return _nodes_for(_int("gpus", gpus), _int("gpus_per_node", gpus_per_node))
-
-
 def node_plan(launch: Launch, nodes=None) -> dict:
     """Where the workers of a launch go, and whether a machine of `nodes` nodes of
     launch.gpus_per_node GPUs holds them (fits: None when that is not known).
