@@ -52,10 +52,12 @@ def test_every_example_command_in_content_passes():
         for side in ("before", "after"):
             code = fix.get(side, {}).get("code", "")
             seen += [w for _, w, _ in records._commands(code) if calc.read_command(w)]
-    guides = [w for g in content.guides for _, w, _ in records._commands(g.body)]
+    blocks = [m.group(3) for g in content.guides for m in records._FENCE.finditer(g.body)]
+    guides = [w for code in blocks for _, w, _ in records._commands(code)]
     launches = [w for w in seen + guides if calc.read_command(w)]
-    assert len(launches) >= 30
-    assert sum("--nnodes" in w for w in launches) >= 10
+    assert len(launches) >= 60
+    assert sum("--nnodes" in w for w in launches) >= 20
+    assert sum(1 for w in guides if calc.read_command(w)) >= 6
 
 
 def test_a_fix_above_one_node_without_multi_node_flags_is_caught(kb):
