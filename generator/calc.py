@@ -5,7 +5,7 @@ and record checks, and the browser runs this very file in a Pyodide Web Worker.
 So: standard library only, no package imports, nothing computed at import time.
 
 Every error is reported as vLLM would raise it: the record id, the exception
-class, the stage (config, load, or transfer for MoRIIO), the message filled in
+class, the stage (launch, config, load, or transfer for MoRIIO), the message filled in
 exactly as vLLM formats it, and the values of its placeholders.
 """
 
@@ -31,10 +31,55 @@ MORIIO_ACKS = "3080991b4ff33f42"
 MORIIO_WRITE_MULTIPLE = "ac8dd4ee2d70dbf2"
 MORIIO_WRITE_KV_POSITIVE = "a41a5e77e2553582"
 MORIIO_WRITE_SHARD = "db0b01dcb862cef1"
+NNODES_DP_BACKEND = "f6ec449b210a9b66"
+NNODES_DIVIDE = "31841048635cd034"
+NODE_RANK = "230acc43d4f8cfca"
+WORLD_GPUS = "dd418736ee7fb7a3"
+NNODES_EXECUTOR = "ff12640a36a84da9"
+
+# The records first_error can raise without knowing the model's heads, and with them.
+MODEL_FREE = frozenset(
+    (NNODES_DP_BACKEND, NNODES_DIVIDE, NODE_RANK, WORLD_GPUS, NNODES_EXECUTOR, TP_DCP, PCP_DCP)
+)
+FIRST_ERRORS = MODEL_FREE | {HEADS_TP, DCP_NEEDS_TP, DCP_MAX, Q_PER_KV_DCP, NOT_DIVISIBLE}
+FIRST_ERRORS |= {ATTN_HEADS_KV}
 
 # id -> (exception, template). Templates are the messages exactly as vLLM formats
 # them, with {name} for each f-string expression (its last attribute name).
 MESSAGES = {
+    # engine/arg_utils.py, EngineArgs.create_engine_config (before ParallelConfig exists)
+    NNODES_DP_BACKEND: (
+        "ValueError",
+        "Invalid data-parallel launch options: `--nnodes {nnodes}` requires "
+        "`--data-parallel-backend mp`; got `--data-parallel-backend {data_parallel_backend}`. "
+        "Use the MP backend or set `--nnodes 1`.",
+    ),
+    NNODES_DIVIDE: (
+        "ValueError",
+        "Invalid data-parallel launch options: `--nnodes {nnodes}` must evenly divide the "
+        "total world size ({world_size}). Adjust `--nnodes`, `--data-parallel-size`, "
+        "`--pipeline-parallel-size`, `--tensor-parallel-size`, or "
+        "`--prefill-context-parallel-size`.",
+    ),
+    NODE_RANK: (
+        "ValueError",
+        "Invalid data-parallel launch options: `--node-rank` must be between 0 and "
+        "{nnodes_minus_value}; got `--node-rank {node_rank}`. Set it to this node's "
+        "zero-based index.",
+    ),
+    # config/parallel.py, ParallelConfig.__post_init__ (runs before its after-validators)
+    WORLD_GPUS: (
+        "ValueError",
+        "World size ({world_size}) is larger than the number of available GPUs ({gpu_count}) "
+        "in this node. If this is intentional and you are using:\n- ray, set "
+        "'--distributed-executor-backend ray'.\n- multiprocessing, set '--nnodes' "
+        "appropriately.",
+    ),
+    NNODES_EXECUTOR: (
+        "ValueError",
+        "nnodes > 1 can only be set when distributed executor backend is mp, uni or "
+        "external_launcher.",
+    ),
     # config/parallel.py, ParallelConfig._validate_parallel_config
     TP_DCP: ("ValueError", "tp_size={tp} must be divisible by dcp_size={dcp}."),
     PCP_DCP: (
@@ -112,9 +157,10 @@ MESSAGES = {
 
 # Calculators a record may name in its `calculator` field -> (run op, its inputs).
 # tp_sizes and dcp_sizes are two views of one widget, answered by summary().
+_NODE = ("pp", "dp", "gpus_per_node", "nnodes")  # where it runs: the node check's inputs
 CALCULATORS = {
-    "tp_sizes": ("summary", ("heads", "kv_heads", "tp", "mla", "gpus", "layers")),
-    "dcp_sizes": ("summary", ("heads", "kv_heads", "tp", "dcp", "pcp", "mla")),
+    "tp_sizes": ("summary", ("heads", "kv_heads", "tp", "mla", *_NODE, "gpus", "layers")),
+    "dcp_sizes": ("summary", ("heads", "kv_heads", "tp", "dcp", "pcp", "mla", *_NODE)),
     "moriio": ("moriio", ("prefill_tp", "decode_tp", "kv_heads", "mode", "mla")),
 }
 
@@ -129,7 +175,7 @@ class Result:
 
     id: str
     exception: str
-    stage: str  # 'config', 'load' or 'transfer'
+    stage: str  # 'launch', 'config', 'load' or 'transfer'
     message: str
     values: dict = field(default_factory=dict)
 
@@ -268,6 +314,72 @@ def _first(heads: int, kv: int, tp: int, dcp: int, pcp: int, mla: bool) -> Resul
     )
 
 
+@dataclass(frozen=True)
+class Launch:
+    """How vLLM is started: the sizes that make up the world and where it runs.
+
+    gpus_per_node is the number of GPUs vLLM sees on the node it starts on (None: not
+    known, so the node check is skipped). backend is --distributed-executor-backend
+    (None when not given), dp_backend is --data-parallel-backend.
+    """
+
+    tp: int = 1
+    pp: int = 1
+    pcp: int = 1
+    dp: int = 1
+    gpus_per_node: int | None = None
+    nnodes: int = 1
+    node_rank: int = 0
+    backend: str | None = None
+    dp_backend: str = "mp"
+    dp_local: int | None = None  # --data-parallel-size-local: replicas on this node
+
+    @property
+    def world_size(self) -> int:
+        """ParallelConfig.world_size: the GPUs of one replica (DP is not in it)."""
+        return self.pp * self.tp * self.pcp
+
+    @property
+    def total(self) -> int:
+        """The GPUs of all replicas: what --nnodes must divide."""
+        return self.dp * self.world_size
+
+
+BACKENDS = ("mp", "ray", "uni", "external_launcher")
+DP_BACKENDS = ("mp", "ray")
+
+
+def _launch_error(launch: Launch) -> Result | None:
+    """EngineArgs.create_engine_config's --nnodes checks, then ParallelConfig.__post_init__
+    on a CUDA platform: both run before the parallel config's own validation."""
+    nnodes = launch.nnodes
+    if nnodes > 1:
+        if launch.dp_backend != "mp":
+            return _raise(
+                NNODES_DP_BACKEND, "launch", nnodes=nnodes, data_parallel_backend=launch.dp_backend
+            )
+        if launch.total % nnodes:
+            return _raise(NNODES_DIVIDE, "launch", nnodes=nnodes, world_size=launch.total)
+        if not 0 <= launch.node_rank < nnodes:
+            return _raise(
+                NODE_RANK, "launch", nnodes_minus_value=nnodes - 1, node_rank=launch.node_rank
+            )
+    # Only an unset backend is checked, and only on one node (more nodes choose mp).
+    if (
+        launch.backend is None
+        and launch.total > 1
+        and nnodes == 1
+        and launch.gpus_per_node is not None
+        and launch.gpus_per_node < launch.world_size
+    ):
+        return _raise(
+            WORLD_GPUS, "config", world_size=launch.world_size, gpu_count=launch.gpus_per_node
+        )
+    if nnodes > 1 and launch.backend == "ray":
+        return _raise(NNODES_EXECUTOR, "config")
+    return None
+
+
 def _valid_tp(heads: int, kv: int, mla: bool, max_tp: int) -> list[int]:
     return [
         t for t in _divisors(heads) if t <= max_tp and (mla or _load_error(heads, kv, t) is None)
@@ -294,11 +406,121 @@ def valid_tp_sizes(heads, kv_heads=None, max_tp=None, mla=False) -> list[int]:
     return _valid_tp(heads, kv, mla, LIMIT if cap is None else cap)
 
 
-def first_error(heads, kv_heads=None, tp=1, dcp=1, pcp=1, mla=False) -> Result | None:
-    """The first error vLLM raises for this configuration, or None."""
+def first_error(
+    heads,
+    kv_heads=None,
+    tp=1,
+    dcp=1,
+    pcp=1,
+    mla=False,
+    *,
+    pp=1,
+    dp=1,
+    gpus_per_node=None,
+    nnodes=1,
+    node_rank=0,
+    backend=None,
+    dp_backend="mp",
+) -> Result | None:
+    """The first error vLLM raises for this configuration, or None.
+
+    In vLLM's order: the --nnodes launch checks and the world-size check (skipped when
+    gpus_per_node is None), then the parallel config, the model config and model load.
+    heads=None means an unknown model: only the launch checks run.
+    """
+    launch = launch_inputs(tp, pp, pcp, dp, gpus_per_node, nnodes, node_rank, backend, dp_backend)
+    dcp = _int("dcp", dcp)
+    if heads is None:
+        return _launch_error(launch) or _parallel_config_error(launch.tp, dcp, launch.pcp)
     heads, kv, mla = _model(heads, kv_heads, mla)
-    tp, dcp, pcp = _int("tp", tp), _int("dcp", dcp), _int("pcp", pcp)
-    return _first(heads, kv, tp, dcp, pcp, mla)
+    return _launch_error(launch) or _first(heads, kv, launch.tp, dcp, launch.pcp, mla)
+
+
+def launch_inputs(
+    tp=1,
+    pp=1,
+    pcp=1,
+    dp=1,
+    gpus_per_node=None,
+    nnodes=1,
+    node_rank=0,
+    backend=None,
+    dp_backend="mp",
+    dp_local=None,
+) -> Launch:
+    """The launch settings, checked: the errors name the input."""
+    nnodes = _int("nnodes", nnodes)
+    node_rank = _int("node_rank", node_rank, low=-LIMIT)
+    if node_rank < 0 and nnodes == 1:  # vLLM's range check only runs with --nnodes above 1
+        raise CalcInputError(f"node_rank must be at least 0, got {node_rank}")
+    sizes = {name: _int(name, value) for name, value in (("tp", tp), ("pp", pp), ("pcp", pcp))}
+    sizes["dp"] = _int("dp", dp)
+    if sizes["tp"] * sizes["pp"] * sizes["pcp"] * sizes["dp"] > LIMIT:
+        raise CalcInputError(f"dp x pp x tp x pcp must be at most {LIMIT} GPUs")
+    return Launch(
+        **sizes,
+        gpus_per_node=_opt_int("gpus_per_node", gpus_per_node),
+        nnodes=nnodes,
+        node_rank=node_rank,
+        backend=_choice("backend", backend, BACKENDS, optional=True),
+        dp_backend=_choice("dp_backend", dp_backend, DP_BACKENDS),
+        dp_local=_opt_int("dp_local", dp_local),
+    )
+
+
+def _choice(name: str, value, choices: tuple, optional: bool = False) -> str | None:
+    text = value.strip().lower() if isinstance(value, str) else value
+    if optional and text in (None, ""):
+        return None
+    if text not in choices:
+        raise CalcInputError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return text
+
+
+def _nodes_for(total: int, per_node: int) -> int:
+    """The fewest nodes of per_node GPUs that hold total GPUs with --nnodes dividing it."""
+    return next(k for k in _divisors(total) if k * per_node >= total)
+
+
+def node_plan(launch: Launch, nodes=None) -> dict:
+    """Where the workers of a launch go, and whether a machine of `nodes` nodes of
+    launch.gpus_per_node GPUs holds them (fits: None when that is not known).
+
+    vLLM has no check of its own for this beyond the world-size one: with more workers
+    on a node than it has GPUs, a worker stops at start-up on an assertion that its
+    local rank is out of bounds for the node's devices.
+    """
+    nodes = launch.nnodes if nodes is None else _int("nodes", nodes)
+    per_node_gpus, total = launch.gpus_per_node, launch.total
+    plan = {"world_size": launch.world_size, "gpus": total, "nnodes": launch.nnodes}
+    if launch.backend in ("uni", "external_launcher"):
+        return {**plan, "fits": None, "note": f"{launch.backend}: placement is not modelled"}
+    if launch.backend == "ray":
+        if per_node_gpus is None:
+            return {**plan, "fits": None, "note": f"needs a Ray cluster with {total} GPUs"}
+        have = per_node_gpus * nodes
+        fits = total <= have
+        return {**plan, "fits": fits, "note": f"Ray needs {total} GPUs in its cluster; {have} here"}
+    per_node = -(-total // launch.nnodes)
+    if launch.dp_local is not None:  # replicas placed by hand, node by node
+        per_node = launch.world_size * launch.dp_local
+    plan["per_node"] = per_node
+    if per_node_gpus is None:
+        note = f"GPUs per node not given: assumed each node has the {per_node} this needs"
+        return {**plan, "fits": None, "note": note}
+    if launch.nnodes > nodes:
+        return {**plan, "fits": False, "note": f"needs {launch.nnodes} nodes; {nodes} here"}
+    if per_node <= per_node_gpus:
+        where = "one node" if launch.nnodes == 1 else f"each of {launch.nnodes} nodes"
+        return {**plan, "fits": True, "note": f"uses {per_node} of {per_node_gpus} GPUs on {where}"}
+    need = _nodes_for(total, per_node_gpus)
+    note = (
+        f"needs {per_node} GPUs on a node of {per_node_gpus} (workers past its last GPU stop "
+        f"at start-up): start it on {need} nodes "
+        f"(--nnodes {need}, --node-rank 0 to {need - 1}, --master-addr of node 0) "
+        "or use --distributed-executor-backend ray on a Ray cluster"
+    )
+    return {**plan, "fits": False, "note": note}
 
 
 def valid_dcp_sizes(heads, kv_heads, tp, mla=False, pcp=1) -> list[int]:
@@ -457,6 +679,79 @@ def moriio(prefill_tp, decode_tp, kv_heads, mode="read", mla=False) -> dict:
     }
 
 
+# ---------------------------------------------------------------- command lines
+
+# vLLM 0.33.0's flags (engine/arg_utils.py add_cli_args) -> first_error's inputs.
+FLAGS = {
+    "--tensor-parallel-size": "tp",
+    "-tp": "tp",
+    "--pipeline-parallel-size": "pp",
+    "-pp": "pp",
+    "--data-parallel-size": "dp",
+    "-dp": "dp",
+    "--decode-context-parallel-size": "dcp",
+    "-dcp": "dcp",
+    "--prefill-context-parallel-size": "pcp",
+    "-pcp": "pcp",
+    "--nnodes": "nnodes",
+    "-n": "nnodes",
+    "--node-rank": "node_rank",
+    "-r": "node_rank",
+    "--distributed-executor-backend": "backend",
+    "--data-parallel-backend": "dp_backend",
+    "-dpb": "dp_backend",
+    "--data-parallel-size-local": "dp_local",
+    "-dpl": "dp_local",
+    "--model": "model",
+}
+# Programs that start vLLM's engine from the command line, and where their model is.
+_ENTRYPOINTS = ("vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server")
+
+
+def _launcher(words: list[str]) -> int | None:
+    """Index of the first argument after `vllm serve` / `python -m <entrypoint>`."""
+    for i, word in enumerate(words):
+        if word.rsplit("/", 1)[-1] == "vllm" and words[i + 1 : i + 2] == ["serve"]:
+            return i + 2
+        if word == "-m" and words[i + 1 : i + 2] and words[i + 1] in _ENTRYPOINTS:
+            return i + 2
+    return None
+
+
+def read_command(words: list[str]) -> dict | None:
+    """The parallel settings of one shell command (already split into words), or None
+    when it does not start vLLM. Returns {"model", "settings", "visible_gpus"}:
+    settings are launch_inputs' keywords and dcp, as written (strings), visible_gpus the
+    count CUDA_VISIBLE_DEVICES leaves vLLM, when the command sets it."""
+    start = _launcher(words)
+    if start is None:
+        return None
+    visible = None
+    for word in words[: start - 2]:
+        name, eq, value = word.partition("=")
+        if eq and name == "CUDA_VISIBLE_DEVICES":
+            visible = len([v for v in value.split(",") if v.strip()])
+    model, settings = None, {}
+    args = words[start:]
+    i = 0
+    while i < len(args):
+        word = args[i]
+        # vLLM's parser reads --a_b as --a-b (the name only, up to a dot).
+        flag, eq, value = word.partition("=")
+        if flag.startswith("--"):
+            flag = "--" + flag[2:].replace("_", "-")
+        if flag in FLAGS:
+            if not eq:
+                i += 1
+                value = args[i] if i < len(args) else ""
+            settings[FLAGS[flag]] = value
+        elif i == 0 and not word.startswith("-"):
+            model = word  # `vllm serve <model>`
+        i += 1
+    model = settings.pop("model", model)
+    return {"model": model, "settings": settings, "visible_gpus": visible}
+
+
 # ---------------------------------------------------------------- browser entry
 
 
@@ -469,17 +764,37 @@ def summary(
     mla=False,
     gpus=None,
     layers=None,
-    gpus_per_node=8,
+    gpus_per_node=None,
     limit=20,
+    pp=1,
+    dp=1,
+    nnodes=1,
+    node_rank=0,
+    backend=None,
+    dp_backend="mp",
 ) -> dict:
-    """Everything the parallel-size widget shows, in one round-trip."""
+    """Everything the parallel-size widget shows, in one round-trip.
+
+    gpus_per_node None (or empty) skips the node check; layouts then assume 8-GPU nodes.
+    """
     out = {"valid_tp_sizes": valid_tp_sizes(heads, kv_heads, mla=mla)}
     if _opt_int("tp", tp) is not None:
-        error = first_error(heads, kv_heads, tp, dcp, pcp, mla)
+        node = {
+            "pp": pp,
+            "dp": dp,
+            "gpus_per_node": gpus_per_node,
+            "nnodes": nnodes,
+            "node_rank": node_rank,
+            "backend": backend,
+            "dp_backend": dp_backend,
+        }
+        error = first_error(heads, kv_heads, tp, dcp, pcp, mla, **node)
         out["first_error"] = error and error.to_dict()
         out["valid_dcp_sizes"] = valid_dcp_sizes(heads, kv_heads, tp, mla, pcp)
+        out["node"] = node_plan(launch_inputs(tp=tp, pcp=pcp, **node))
     if _opt_int("gpus", gpus) is not None:
-        every = layouts(heads, kv_heads, gpus, layers, mla, gpus_per_node)
+        per_node = _opt_int("gpus_per_node", gpus_per_node) or 8
+        every = layouts(heads, kv_heads, gpus, layers, mla, per_node)
         out["layouts_total"] = len(every)
         out["layouts"] = every[: _int("limit", limit)]
     return out
@@ -511,7 +826,7 @@ def run(request: dict) -> dict:
     if fn is None:
         return {"error": f"unknown op {op!r}; expected one of {', '.join(_OPS)}"}
     code = fn.__code__
-    known = code.co_varnames[: code.co_argcount]
+    known = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
     unknown = sorted(set(args) - set(known))
     if unknown:
         return {"error": f"{op} does not take {', '.join(unknown)}"}

@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+from generator.calc import BACKENDS
 from generator.records import ContentError
 
 
@@ -96,6 +97,12 @@ def cmd_calc(args) -> int:
             model.get("mla", False),
             args.gpus,
             model.get("layers"),
+            gpus_per_node=args.gpus_per_node,
+            pp=args.pp,
+            dp=args.dp,
+            nnodes=args.nnodes,
+            node_rank=args.node_rank,
+            backend=args.backend,
         )
         if args.json:
             print(json.dumps({"model": model, **answer}, indent=1, sort_keys=True))
@@ -106,7 +113,8 @@ def cmd_calc(args) -> int:
         return 2
     except ContentError as exc:
         return _report(exc)
-    return 1 if answer.get("first_error") else 0
+    fails = answer.get("first_error") or answer.get("node", {}).get("fits") is False
+    return 1 if fails else 0
 
 
 def _calc_model(args) -> dict:
@@ -141,7 +149,11 @@ def _calc_text(model: dict, args, answer: dict) -> str:
                 f"  see {urls.absolute(base, urls.error(error['id']))}",
             ]
         else:
-            lines.append(f"OK: TP {args.tp}, DCP {args.dcp}, PCP {args.pcp} passes every check")
+            sizes = f"TP {args.tp}, PP {args.pp}, DP {args.dp}, DCP {args.dcp}, PCP {args.pcp}"
+            lines.append(f"OK: {sizes} passes every check")
+        node = answer["node"]
+        verdict = {True: "fits", False: "DOES NOT FIT", None: "node"}[node["fits"]]
+        lines.append(f"{verdict}: {node['note']}")
         dcp_sizes = ", ".join(map(str, answer["valid_dcp_sizes"])) or "none at this TP size"
         lines.append(f"valid DCP sizes: {dcp_sizes}")
     lines.append("valid TP sizes: " + ", ".join(map(str, answer["valid_tp_sizes"])))
@@ -312,6 +324,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tp", type=int, help="--tensor-parallel-size to check")
     p.add_argument("--dcp", type=int, default=1, help="--decode-context-parallel-size")
     p.add_argument("--pcp", type=int, default=1, help="--prefill-context-parallel-size")
+    p.add_argument("--pp", type=int, default=1, help="--pipeline-parallel-size")
+    p.add_argument("--dp", type=int, default=1, help="--data-parallel-size")
+    p.add_argument(
+        "--gpus-per-node",
+        type=int,
+        help="GPUs vLLM sees on each node; checks the world size (default: not checked)",
+    )
+    p.add_argument("--nnodes", type=int, default=1, help="vLLM's --nnodes")
+    p.add_argument("--node-rank", type=int, default=0, help="vLLM's --node-rank")
+    p.add_argument(
+        "--backend", choices=BACKENDS, help="vLLM's --distributed-executor-backend"
+    )
     p.add_argument("--gpus", type=int, help="suggest TP x PP x DP layouts for this many GPUs")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_calc)

@@ -335,6 +335,16 @@ def _sizes(values) -> str:
     return ", ".join(map(str, values)) or "none"
 
 
+NODE_GPUS = 8  # the static tables assume the common 8-GPU server
+BEYOND_NODE = f"* more than one {NODE_GPUS}-GPU node: start it with --nnodes"
+
+
+def _tp(tp: int) -> str:
+    """A TP size, marked * when vLLM's world-size check refuses it on one 8-GPU node."""
+    error = calc.first_error(None, tp=tp, gpus_per_node=NODE_GPUS)
+    return f"{tp}*" if error and error.id == calc.WORLD_GPUS else str(tp)
+
+
 def _pairs(pairs: list[tuple[int, int]], sizes: tuple[int, ...]) -> str:
     """(1, 2), (2, 1), (2, 4) -> "1↔2, 2→4": both directions collapse to one ↔."""
     if len(pairs) == len(sizes) * (len(sizes) - 1):
@@ -367,10 +377,12 @@ def _tp_table(models: list[dict]) -> dict:
     rows = []
     for names, m in _model_groups(models, _shape):
         heads, kv, mla = _shape(m)
-        rows.append([names, heads, _kv_label(m), _sizes(calc.valid_tp_sizes(heads, kv, mla=mla))])
+        sizes = _sizes(map(_tp, calc.valid_tp_sizes(heads, kv, mla=mla)))
+        rows.append([names, heads, _kv_label(m), sizes])
     return {
         "caption": "Tensor parallel sizes that pass vLLM's attention-head checks (config and "
-        "load); the MLP width and vocabulary must also divide, which this table does not check",
+        "load); the MLP width and vocabulary must also divide, which this table does not check. "
+        f"{BEYOND_NODE}",
         "columns": ["Models", "Heads", "KV heads", "Valid TP sizes"],
         "rows": rows,
     }
@@ -388,8 +400,13 @@ def _dcp_table(models: list[dict]) -> dict:
         rows.append([names, heads, _kv_label(m), *cells])
     return {
         "caption": "Decode context parallel sizes that pass, by tensor parallel size "
-        "(–: that TP size fails by itself)",
-        "columns": ["Models", "Heads", "KV heads", *(f"TP {tp}" for tp in DCP_TABLE_TP)],
+        f"(–: that TP size fails by itself; {BEYOND_NODE})",
+        "columns": [
+            "Models",
+            "Heads",
+            "KV heads",
+            *(f"TP {_tp(tp)}" for tp in DCP_TABLE_TP),
+        ],
         "rows": rows,
     }
 

@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import pickle
 import re
+import shlex
 import stat
 import zlib
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ CODES = {
     "E117": "file too large",
     "E118": "unusable link",
     "E119": "stray file",
+    "E120": "command fails otherwise than the text says",
 }
 MAX_FILE_KB = 256  # default of site.yaml's max_file_kb
 
@@ -87,6 +89,8 @@ _GUIDE_SCHEMA = {
         "summary": {"type": "string"},
         "errors": {"type": "array", "items": {"type": "string"}},
         "updated": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
+        "gpus_per_node": {"type": "integer", "minimum": 1},
+        "nodes": {"type": "integer", "minimum": 1},
     },
 }
 _MODELS_SCHEMA = {
@@ -203,7 +207,10 @@ class Guide:
     summary: str = ""
     errors: list[str] = field(default_factory=list)
     updated: str = ""
+    gpus_per_node: int = 8
+    nodes: int | None = None
     source: Source | None = field(default=None, repr=False)
+    body_line: int = 1  # the file's line where body starts
 
 
 @dataclass
@@ -674,6 +681,7 @@ def load_content(root: Path, cache: "ParseCache | None" = None) -> Content:
                         f"unknown record id {ref!r}; use an id under content/errors/",
                     )
                 )
+    problems += command_problems(content)
     if problems:
         raise ContentError(problems)
     return content
@@ -1049,6 +1057,143 @@ def _kwargs(given: dict) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in given.items())
 
 
+# Example commands ----------------------------------------------------------
+# Each vLLM launch in a record's example fix or a guide's shell block runs through calc.py
+# on the machine the text states. What the text says: a fix's `before` stops with the
+# record's own error, everything else starts; a `# fails: <id>` comment on the line of a
+# command or just above it says which error that one stops with.
+
+_SHELL = {"", "bash", "sh", "shell", "console", "zsh"}
+_FENCE = re.compile(r"^(```+|~~~+)[ \t]*([\w+-]*)[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
+_FAILS = re.compile(r"#\s*fails:\s*([0-9a-f]{16})\b")
+_SEPARATORS = {";", "&&", "||", "|", "&", ";;"}
+PLACEMENT = "more workers than GPUs on a node"
+
+
+def command_problems(content: Content) -> list[Problem]:
+    """E120 for every example command that vLLM would stop otherwise than its text says."""
+    models = _models_by_name(content.models)
+    found = []
+    for record in content.records.values():
+        fix = record.data.get("example_fix")
+        if not fix:
+            continue
+        machine = (fix.get("gpus_per_node", 8), fix.get("nodes"))
+        for side, default in (("before", record.id), ("after", None)):
+            block = fix[side]
+            if block.get("language", "") not in _SHELL:
+                continue
+            where = ("example_fix", side, "code")
+            first = record.source.line(*where) + ("\n" in block["code"])  # a | block: next line
+            for offset, words, claim in _commands(block["code"]):
+                why = _command_problem(words, claim or default, machine, models)
+                if why:
+                    line = first + offset
+                    found.append(Problem(record.path, line, "E120", f"example_fix.{side}", why))
+    for guide in content.guides:
+        machine = (guide.gpus_per_node, guide.nodes)
+        for match in _FENCE.finditer(guide.body):
+            if match.group(2).lower() not in _SHELL:
+                continue
+            first = guide.body_line + guide.body[: match.start(3)].count("\n")
+            for offset, words, claim in _commands(match.group(3)):
+                why = _command_problem(words, claim, machine, models)
+                if why:
+                    found.append(Problem(guide.path, first + offset, "E120", "(code)", why))
+    return found
+
+
+def _models_by_name(models: list[dict]) -> dict[str, dict]:
+    """Presets by their Hugging Face name and key, as a command names its model."""
+    named = {}
+    for model in models:
+        for name in (model["key"], model.get("hf")):
+            if name:
+                named[name.lower()] = model
+    return named
+
+
+def _commands(code: str):
+    """(line offset, words, claimed error id or None) of each command in a shell snippet,
+    joining backslash-continued lines; separators (;, &&, |) split commands."""
+    claim, start, logical = None, 0, ""
+    for i, raw in enumerate(code.split("\n")):
+        text = raw.strip().removeprefix("$ ")
+        if not logical:
+            start = i
+        if text.endswith("\\"):
+            logical += text[:-1] + " "
+            continue
+        logical += text
+        found = _FAILS.search(logical)
+        if logical.startswith("#"):
+            claim = found.group(1) if found else claim
+        elif logical:
+            for words in _split(logical):
+                yield start, words, found.group(1) if found else claim
+            claim = None
+        logical = ""
+
+
+def _split(line: str) -> list[list[str]]:
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:  # unbalanced quotes: not a command this check can read
+        return []
+    commands, words = [], []
+    for token in tokens + [";"]:
+        if token in _SEPARATORS:
+            commands, words = commands + [words] * bool(words), []
+        else:
+            words.append(token)
+    return commands
+
+
+def _command_problem(words, expect, machine, models) -> str | None:
+    """Why vLLM would not do what the text says of this command, or None."""
+    read = calc.read_command(words)
+    if read is None:
+        return None
+    gpus, nodes = machine
+    if read["visible_gpus"] is not None:
+        gpus = min(gpus, read["visible_gpus"])
+    model = models.get((read["model"] or "").lower().rstrip("/"))
+    settings = read["settings"]
+    place = {k: v for k, v in settings.items() if k != "dcp"}
+    rules = {k: v for k, v in settings.items() if k != "dp_local"}
+    try:
+        shape = model and (model["heads"], model.get("kv_heads"), model.get("mla", False))
+        heads, kv, mla = shape or (None, None, False)
+        result = calc.first_error(heads, kv, mla=mla, gpus_per_node=gpus, **rules)
+        plan = calc.node_plan(calc.launch_inputs(gpus_per_node=gpus, **place), nodes)
+    except (calc.CalcInputError, TypeError) as exc:
+        return f"cannot check `{_shown(words)}`: {exc}"
+    got, said = (result.id, result.message) if result else (None, None)
+    if got is None and plan["fits"] is False:
+        got, said = PLACEMENT, plan["note"]
+    if got == expect:
+        return None
+    if got is None:
+        checkable = calc.MODEL_FREE if model is None else calc.FIRST_ERRORS
+        if expect not in checkable:
+            return None  # an error calc.py does not model, or needs the model's heads
+        return f"`{_shown(words)}` is said to fail with {expect}, but passes every check"
+    said = said.split("\n")[0]
+    if expect is None:
+        return (
+            f"`{_shown(words)}` would stop with {got}: {said} (on {gpus} GPUs per node; "
+            "give the multi-node flags or state the machine: gpus_per_node, nodes)"
+        )
+    return f"`{_shown(words)}` is said to fail with {expect}, but stops first with {got}: {said}"
+
+
+def _shown(words: list[str]) -> str:
+    text = " ".join(words)
+    return text if len(text) <= 90 else text[:87] + "..."
+
+
 def _placeholder_problems(record: Record) -> list[Problem]:
     src, data, found = record.source, record.data, []
     params = data["params"]
@@ -1115,8 +1260,10 @@ def _load_guides(files: _Files) -> list[Guide]:
         files.problems.extend(found)
         if not found:
             body = text[match.end() :]
-            slug = Path(path).stem
-            guides.append(Guide(slug=slug, path=rel, body=body, source=source, **source.data))
+            first = text[: match.end()].count("\n") + 1
+            guide = Guide(slug=Path(path).stem, path=rel, body=body, source=source, **source.data)
+            guide.body_line = first
+            guides.append(guide)
     return guides
 
 

@@ -221,6 +221,11 @@ def test_every_template_fills_to_the_message():
         calc.moriio_first_error(4, 6, 8, mode="write"),
         calc.moriio_first_error(2, 4, 0, mode="write"),
         calc.moriio_first_error(4, 8, 6, mode="write"),
+        calc.first_error(64, 8, 8, nnodes=2, dp_backend="ray"),
+        calc.first_error(64, 8, 8, nnodes=3),
+        calc.first_error(64, 8, 8, dp=2, nnodes=2, node_rank=2),
+        calc.first_error(64, 8, 16, gpus_per_node=8),
+        calc.first_error(64, 8, 16, nnodes=2, backend="ray"),
     ]
     for result in cases:
         exception, template = calc.MESSAGES[result.id]

@@ -182,9 +182,15 @@ def test_model_preset_fills_the_form_and_suggests_layouts(page, strict):
     widget = page.locator(".calc").first
     wait_for(widget, "Valid TP sizes for 64 heads, 8 KV heads")
     assert widget.locator("[data-out=valid-tp]").inner_text() == "1, 2, 4, 8, 16, 32, 64"
+    assert page.input_value("#calc0-gpus_per_node") == "8"  # preselected
     page.fill("#calc0-tp", "16")
     page.fill("#calc0-gpus", "16")
+    wait_for(widget, re.escape("World size (16) is larger than the number of available GPUs (8)"))
+    page.fill("#calc0-nnodes", "2")
     wait_for(widget, "TP 16: no error")
+    assert widget.locator("[data-out=node]").inner_text().endswith(
+        "uses 8 of 8 GPUs on each of 2 nodes"
+    )
     rows = widget.locator(".calc-layouts tr").all_inner_texts()
     assert rows[0].split("\t")[:4] == ["TP", "PP", "DP", "DCP"]
     assert rows[1].split("\t")[:3] == ["8", "2", "1"]  # TP in a node, PP over 80 layers
@@ -234,7 +240,7 @@ def test_pasted_config_json_fills_the_form(page, strict):
 
 
 def test_calc_page_keeps_values_in_the_address_and_links_records(page, strict):
-    page.goto(strict.base + "/calc/?heads=64&kv_heads=8&tp=16&dcp=4")
+    page.goto(strict.base + "/calc/?heads=64&kv_heads=8&tp=16&dcp=4&nnodes=2")
     parallel = page.locator(".calc").first
     page.click("#calc0-dcp")
     wait_for(parallel, "fails at config time")
@@ -263,6 +269,44 @@ def test_calc_page_keeps_values_in_the_address_and_links_records(page, strict):
     page.goto(strict.base + href)
     assert page.input_value("#calc0-dcp") == "4"
     assert page.input_value("#calc0-tp") == "16"
+    assert page.errors == []
+
+
+def test_gpus_per_node_decides_which_error_comes_first(page, strict):
+    page.goto(strict.base + "/calc/?heads=48&kv_heads=8&tp=16&dcp=3")
+    parallel = page.locator(".calc").first
+    assert page.input_value("#calc0-gpus_per_node") == "8"
+    assert page.input_value("#calc0-nnodes") == ""
+    page.click("#calc0-tp")
+    wait_for(parallel, re.escape("World size (16) is larger than the number of available GPUs (8)"))
+    link = parallel.locator("a.calc-record").get_attribute("href")
+    assert link.startswith("/errors/dd418736ee7fb7a3/?") and "gpu_count=8" in link
+    node = parallel.locator("[data-out=node]")
+    assert "needs 16 GPUs on a node of 8" in node.inner_text()
+    assert "--nnodes 2" in node.inner_text()
+
+    page.fill("#calc0-gpus_per_node", "16")  # a 16-GPU server: DCP is looked at
+    wait_for(parallel, re.escape("tp_size=16 must be divisible by dcp_size=3."))
+    wait_for(parallel, re.escape("uses 16 of 16 GPUs on one node"))
+    assert parse_qs(urlsplit(page.url).query)["gpus_per_node"] == ["16"]
+
+    page.fill("#calc0-gpus_per_node", "")  # not known: the answer says what it assumed
+    wait_for(parallel, re.escape("assumed each node has the 16 this needs"))
+    page.fill("#calc0-gpus_per_node", "8")
+    page.fill("#calc0-nnodes", "3")
+    wait_for(parallel, re.escape("`--nnodes 3` must evenly divide the total world size (16)"))
+    page.fill("#calc0-nnodes", "2")
+    page.fill("#calc0-dp", "2")
+    wait_for(parallel, re.escape("TP 16, DP 2, DCP 3, PCP 1 fails"))
+    wait_for(parallel, re.escape("tp_size=16 must be divisible by dcp_size=3."))
+    page.fill("#calc0-dcp", "2")
+    wait_for(parallel, re.escape("needs 16 GPUs on a node of 8"))
+    page.fill("#calc0-nnodes", "4")
+    wait_for(parallel, re.escape("TP 16, DP 2, DCP 2, PCP 1: no error"))
+    wait_for(parallel, re.escape("uses 8 of 8 GPUs on each of 4 nodes"))
+
+    page.fill("#calc0-gpus_per_node", "eight")
+    wait_for(parallel, re.escape("GPUs per node must be a whole number"))
     assert page.errors == []
 
 

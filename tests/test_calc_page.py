@@ -104,10 +104,17 @@ def test_seed_page_has_a_static_tp_table_computed_by_calc(real_site):
             covered.add(model["name"])
             h, k, mla = shape(model)
             assert (int(heads), kv) == (h, f"{k} (MLA)" if mla else str(k))
-            assert sizes == ", ".join(map(str, calc.valid_tp_sizes(h, k, mla=mla)))
+            assert sizes == ", ".join(map(_marked, calc.valid_tp_sizes(h, k, mla=mla)))
     assert covered == set(by_name), "every model of models.yaml is in the table"
     qwen = next(r for r in rows if "Qwen2.5 32B" in r[0])
-    assert qwen[1:] == ["40", "8", "1, 2, 4, 8, 40"]
+    assert "Qwen3 14B" in qwen[0]
+    assert qwen[1:] == ["40", "8", "1, 2, 4, 8, 40*"]
+    assert "* more than one 8-GPU node: start it with --nnodes" in table["caption"]
+
+
+def _marked(tp: int) -> str:
+    """A TP size as the tables show it: marked * above one 8-GPU node."""
+    return f"{tp}*" if tp > 8 else str(tp)
 
 
 def test_dcp_and_moriio_tables_are_computed_by_calc(real_site):
@@ -115,7 +122,8 @@ def test_dcp_and_moriio_tables_are_computed_by_calc(real_site):
     dcp_page = parse(real_site / "errors/d97d5d8528e2b364/index.html")
     [table] = dcp_page.tables
     header, *rows = table["rows"]
-    assert header[3:] == [f"TP {tp}" for tp in pages.DCP_TABLE_TP]
+    assert header[3:] == [f"TP {_marked(tp)}" for tp in pages.DCP_TABLE_TP]
+    assert header[-1] == "TP 16*"
     for row in rows:
         for model in table_models(row[0], by_name):
             heads, kv, mla = shape(model)

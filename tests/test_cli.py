@@ -134,7 +134,7 @@ def test_calc_prints_the_first_error_with_its_record_link(kb):
 def test_calc_says_ok_and_lists_layouts_for_a_preset(kb):
     ok = errorkb(kb, "calc", "--model", "tiny", "--tp", "4", "--gpus", "8")
     assert ok.returncode == 0, ok.stderr
-    assert "OK: TP 4, DCP 1, PCP 1 passes every check" in ok.stdout
+    assert "OK: TP 4, PP 1, DP 1, DCP 1, PCP 1 passes every check" in ok.stdout
     assert "layouts for 8 GPUs" in ok.stdout and "TP 8 x PP 1 x DP 1" in ok.stdout
 
 
@@ -149,3 +149,46 @@ def test_calc_json_and_bad_input(kb):
     assert bad.returncode == 2 and "heads must be between 1 and" in bad.stderr
     unknown = errorkb(kb, "calc", "--model", "nope")
     assert unknown.returncode == 2 and "presets: tiny" in unknown.stderr
+
+
+def test_calc_checks_the_node_first_when_told_its_gpus(kb):
+    import json
+
+    model = ("calc", "--heads", "48", "--kv-heads", "8", "--tp", "16", "--dcp", "3")
+    assumed = errorkb(kb, *model)
+    assert "ValueError: tp_size=16 must be divisible by dcp_size=3." in assumed.stdout
+    assert "node: GPUs per node not given: assumed each node has the 16" in assumed.stdout
+    node = errorkb(kb, *model, "--gpus-per-node", "8")
+    assert node.returncode == 1
+    assert "ERROR (config): ValueError: World size (16) is larger than" in node.stdout
+    assert "/errors/dd418736ee7fb7a3/" in node.stdout
+    assert "DOES NOT FIT: needs 16 GPUs on a node of 8" in node.stdout
+    two = errorkb(kb, *model, "--gpus-per-node", "8", "--nnodes", "2", "--node-rank", "1")
+    assert "tp_size=16 must be divisible by dcp_size=3." in two.stdout
+    assert "fits: uses 8 of 8 GPUs on each of 2 nodes" in two.stdout
+    rank = errorkb(kb, *model, "--gpus-per-node", "8", "--nnodes", "2", "--node-rank", "2")
+    assert "`--node-rank` must be between 0 and 1; got `--node-rank 2`" in rank.stdout
+
+    replicas = errorkb(
+        kb, "calc", "--model", "tiny", "--tp", "8", "--dp", "2", "--gpus-per-node", "8", "--json"
+    )
+    answer = json.loads(replicas.stdout)
+    assert replicas.returncode == 1 and answer["first_error"] is None
+    assert answer["node"]["fits"] is False and answer["node"]["gpus"] == 16
+    ray = errorkb(
+        kb,
+        "calc",
+        "--model",
+        "tiny",
+        "--tp",
+        "4",
+        "--pp",
+        "4",
+        "--backend",
+        "ray",
+        "--gpus-per-node",
+        "8",
+    )
+    assert "DOES NOT FIT: Ray needs 16 GPUs in its cluster; 8 here" in ray.stdout
+    bad = errorkb(kb, "calc", "--model", "tiny", "--tp", "4", "--gpus-per-node", "0")
+    assert bad.returncode == 2 and "gpus_per_node must be between 1" in bad.stderr

@@ -9,6 +9,10 @@ const FIELDS = {
   tp: ["Tensor parallel size", "--tensor-parallel-size"],
   dcp: ["DCP size", "--decode-context-parallel-size", "int", "1"],
   pcp: ["PCP size", "--prefill-context-parallel-size", "int", "1"],
+  pp: ["Pipeline parallel size", "--pipeline-parallel-size", "int", "1"],
+  dp: ["Data parallel size", "--data-parallel-size", "int", "1"],
+  gpus_per_node: ["GPUs per node", "empty: not checked", "int", "", "8"],
+  nnodes: ["Nodes", "--nnodes", "int", "1"],
   gpus: ["GPUs", "layouts using all of them"],
   prefill_tp: ["Prefill TP size", "producer"],
   decode_tp: ["Decode TP size", "consumer"],
@@ -37,14 +41,14 @@ function val(widget, name) {
 }
 
 function field(widget, name) {
-  const [text, hint, kind = "int", placeholder = ""] = FIELDS[name];
+  const [text, hint, kind = "int", placeholder = "", value = ""] = FIELDS[name];
   const id = `${widget.id}-${name}`;
   let input;
   if (kind === "bool") input = el("input", { type: "checkbox", id });
   else if (kind === "mode") {
     input = el("select", { id }, el("option", { value: "read" }, "READ"));
     input.append(el("option", { value: "write" }, "WRITE"));
-  } else input = el("input", { id, type: "text", inputMode: "numeric", placeholder });
+  } else input = el("input", { id, type: "text", inputMode: "numeric", placeholder, value });
   widget.inputs[name] = input;
   const parts = [el("label", { htmlFor: id }, text), el("small", {}, hint)];
   const box = kind === "bool" ? [input, el("div", {}, ...parts)] : [parts[0], input, parts[1]];
@@ -266,17 +270,29 @@ function summary(widget, result) {
   const out = [line(`Valid TP sizes for ${model}`, result.valid_tp_sizes, "valid-tp")];
   if ("first_error" in result) {
     let sizes = `TP ${v("tp")}`;
-    for (const name of ["dcp", "pcp"]) {
-      if (widget.inputs[name]) sizes += `, ${name.toUpperCase()} ${v(name) || 1}`;
+    for (const name of ["pp", "dp", "dcp", "pcp"]) {
+      const value = v(name) || 1;
+      if (widget.inputs[name] && (value != 1 || !["pp", "dp"].includes(name))) {
+        sizes += `, ${name.toUpperCase()} ${value}`;
+      }
     }
     const ok = el("p", { className: "calc-good" }, `${sizes}: no error at config or load time.`);
     out.push(result.first_error ? errorBlock(`${sizes} fails`, result.first_error) : ok);
+    if (result.node) out.push(nodeLine(result.node));
     if (result.valid_dcp_sizes.length) {
       out.push(line(`Valid DCP sizes with TP ${v("tp")}`, result.valid_dcp_sizes, "valid-dcp"));
     }
   }
   if (result.layouts) out.push(layouts(result, v("gpus")));
   return out;
+}
+
+// Where the workers go: fits (true), too many for a node (false), or not known (null).
+function nodeLine(node) {
+  const className = { true: "calc-good", false: "calc-bad" }[node.fits] || "muted";
+  const where = el("p", { className }, el("strong", {}, "Where it runs: "), node.note);
+  where.dataset.out = "node";
+  return where;
 }
 
 function layouts(result, gpus) {
