@@ -1169,7 +1169,7 @@ def _command_problem(words, expect, machine, models) -> str | None:
         result = calc.first_error(heads, kv, mla=mla, gpus_per_node=gpus, **rules)
         plan = calc.node_plan(calc.launch_inputs(gpus_per_node=gpus, **place), nodes)
     except (calc.CalcInputError, TypeError) as exc:
-        return f"cannot check `{_shown(words)}`: {exc}"
+        return f"cannot check `{_command_text(words)}`: {exc}"
     got, said = (result.id, result.message) if result else (None, None)
     if got is None and plan["fits"] is False:
         got, said = PLACEMENT, plan["note"]
@@ -1179,17 +1179,17 @@ def _command_problem(words, expect, machine, models) -> str | None:
         checkable = calc.MODEL_FREE if model is None else calc.FIRST_ERRORS
         if expect not in checkable:
             return None  # an error calc.py does not model, or needs the model's heads
-        return f"`{_shown(words)}` is said to fail with {expect}, but passes every check"
+        return f"`{_command_text(words)}` is said to fail with {expect}, but passes every check"
     said = said.split("\n")[0]
     if expect is None:
         return (
-            f"`{_shown(words)}` would stop with {got}: {said} (on {gpus} GPUs per node; "
+            f"`{_command_text(words)}` would stop with {got}: {said} (on {gpus} GPUs per node; "
             "give the multi-node flags or state the machine: gpus_per_node, nodes)"
         )
-    return f"`{_shown(words)}` is said to fail with {expect}, but stops first with {got}: {said}"
+    return f"`{_command_text(words)}` is said to fail with {expect}, but stops first with {got}: {said}"
 
 
-def _shown(words: list[str]) -> str:
+def _command_text(words: list[str]) -> str:
     text = " ".join(words)
     return text if len(text) <= 90 else text[:87] + "..."
 
