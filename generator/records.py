@@ -1186,7 +1186,8 @@ def _command_problem(words, expect, machine, models) -> str | None:
             f"`{_command_text(words)}` would stop with {got}: {said} (on {gpus} GPUs per node; "
             "give the multi-node flags or state the machine: gpus_per_node, nodes)"
         )
-    return f"`{_command_text(words)}` is said to fail with {expect}, but stops first with {got}: {said}"
+    shown = _command_text(words)
+    return f"`{shown}` is said to fail with {expect}, but stops first with {got}: {said}"
 
 
 def _command_text(words: list[str]) -> str:
