@@ -43,6 +43,8 @@ QUERY = {
     "quoted": 4,  # a word seen only in quotes or brackets, as values print, weighs 1/4
     "budget": 2000,  # steps one verification may take (it backtracks)
     "coverage": 500,  # per mille of a pattern's word weight a query needs to show unverified
+    "partial_words": 3,  # words of a template's own text a partial match must show at least
+    "wrap_width": 40,  # lines this long and alike are a terminal's hard wrap: glued, not spaced
     "near_coverage": 150,  # ...when nothing fits: the nearest few, even if not that near
     "nearest": 3,  # similar patterns shown at most
     "results": 10,
@@ -162,7 +164,7 @@ def index_files(items: list[Entry], repo: str | None = None) -> Iterator[tuple[s
                 "query": QUERY,
                 "rules": RULES,
                 "how": HOW,
-                "tiers": TIERS,
+                "ranks": RANKS,
                 "report": repo and urls.github_new_issue(repo, "{title}", "{body}"),
             }
         ),
@@ -289,7 +291,6 @@ _TUPLE = re.compile(RULES["tuple"], re.ASCII)
 _TUPLE_ITEM = re.compile(RULES["tuple_item"], re.ASCII)
 _ELLIPSIS = re.compile(RULES["ellipsis"], re.ASCII)
 _TRACEBACK = "Traceback (most recent call last):"
-WRAP_WIDTH = 40  # lines this long and all alike are a terminal's hard wrap: glued, not spaced
 
 
 @dataclass
@@ -399,7 +400,7 @@ def _glued(raws: list[str]) -> str | None:
     """The lines a terminal wrapped at its width, joined without a space where a line
     fills the width (the cut may fall inside a word), or None when none does."""
     width = max((len(raw) for raw in raws[:-1]), default=0)
-    if width < WRAP_WIDTH or sum(len(raw) == width for raw in raws) < 2:
+    if width < QUERY["wrap_width"] or sum(len(raw) == width for raw in raws) < 2:
         return None
     joined = "".join(raw if len(raw) == width else raw + " " for raw in raws[:-1])
     return template.squash(joined + raws[-1])
@@ -621,9 +622,8 @@ class _Fit:
 
 # --- rating a candidate ------------------------------------------------------------------
 
-# The tiers of a result, best first, and the words that say what matched (index.json
-# carries them to match.js, so both say the same).
-TIERS = ["exact", "partial", "generic", "similar"]
+# The words that say what a result matched (index.json carries them and RANKS to
+# match.js, so both say the same).
 HOW = {
     "message": "the message",
     "whole": "the message",
@@ -638,10 +638,10 @@ HOW = {
     "loose": "the message, with a value its placeholder does not hold",
     "similar": "shares rare words with the paste",
 }
-# Partial and generic fits rank together: the one that shows more of its template's text
-# first, and of two that show as much, the whole fit (a generic template) before the cut.
-_RANKS = {"exact": 0, "partial": 1, "generic": 1, "similar": 2}
-PARTIAL_WORDS = 3  # words of a template's own text a partial match must show at least
+# The tiers of a result. Partial and generic fits rank together: the one that shows more
+# of its template's text first, and of two that show as much, the whole fit (a generic
+# template) before the cut.
+RANKS = {"exact": 0, "partial": 1, "generic": 1, "similar": 2}
 
 
 def _try(pat, form: Form, generic: bool):
@@ -676,7 +676,7 @@ def _partial(pat, fit, text: str, how: str | None, values=True, fold=False, cut=
     rest = ""
     if i < len(pat) and isinstance(pat[i], str):
         shown, rest = shown + pat[i][:read], pat[i][read:]
-    if len(template.words(shown)) < PARTIAL_WORDS:
+    if len(template.words(shown)) < QUERY["partial_words"]:
         return None
     if how is None:
         how = _cut_how(pat, fit.stop, text, rest, cut) + (HOW["case"] if fold else "")
@@ -761,7 +761,7 @@ def search(index: Index, text: str) -> list[Result]:
     for pid in top:
         page = index.get(meta["patterns_url"].replace("{}", str(pid // meta["page"])))
         rated.append(_rate(page[pid % meta["page"]], blocks, scores[pid], pid))
-    fitted = any(key[0] < _RANKS["similar"] for key, _ in rated)
+    fitted = any(key[0] < RANKS["similar"] for key, _ in rated)
     least = QUERY["coverage"] if fitted else QUERY["near_coverage"]
     results: dict[str, tuple[tuple, Result]] = {}
     similar = 0
@@ -799,18 +799,18 @@ def _rate(doc: dict, blocks: list[Block], score: int, pid: int) -> tuple[tuple, 
     for block in blocks:
         other = int(not _names(block, doc["exception"]))
         for form in block.forms:
-            if form.kind == "message":
+            if form.kind != "source":
                 form = Form(_unprefixed(block, form.text, doc["exception"]), form.kind)
             found = _try(pat, form, doc.get("generic", False))
             if found:
                 tier, how, fit = found
-                key = (_RANKS[tier], -_shown(pat, fit.stop), int(bool(fit.stop)), other, pid)
+                key = (RANKS[tier], -_shown(pat, fit.stop), int(bool(fit.stop)), other, pid)
                 if best is None or key < best[0]:
                     best = key, _result(doc, tier, how, fit.values)
     if best:
         return best
     coverage = 1000 * score // doc["weight"] if doc["weight"] else 0
-    return (_RANKS["similar"], -coverage, -score, 0, pid), _result(
+    return (RANKS["similar"], -coverage, -score, 0, pid), _result(
         doc, "similar", HOW["similar"], {}
     )
 

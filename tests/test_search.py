@@ -320,3 +320,26 @@ def test_match_without_a_result_exits_1(search_kb, tmp_path):
     assert "no matching error" in out.stderr
     out = errorkb(search_kb, "match", "--site", str(tmp_path), "x")
     assert out.returncode == 1 and "run errorkb build" in out.stderr
+
+
+def test_errors_of_other_programs_get_no_exact_or_partial_claim(real):
+    """CUDA, NCCL, torch, numpy and Python's own messages: at most generic or similar."""
+    _, _, index = real
+    negatives = json.loads((REPO / "tests/fixtures/search/negatives.json").read_text())
+    claims = {}
+    for text in negatives:
+        results = search.search(index, text)
+        if results and results[0].match in ("exact", "partial"):
+            claims[text] = (results[0].id, results[0].match, results[0].how)
+    assert claims == {}
+
+
+def test_a_paste_nothing_fits_gets_the_nearest_few_and_a_report_link(index):
+    text = "ValueError: the sprocket cache of the engine overflowed; try a larger fraction"
+    results = search.search(index, text)
+    assert [(r.id, r.match) for r in results][:1] == [("00000000000005e9", "similar")]
+    assert len(results) <= search.QUERY["nearest"]
+    url = search.report_url(index, text)
+    assert url.startswith("https://github.com/example/kb/issues/new?title=Unknown%20error%3A%20")
+    assert "sprocket%20cache%20of" in url and "%60%60%60" in url  # the paste, fenced
+    assert search.search(index, "zzqx wubble") == []
