@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -867,14 +868,68 @@ def report_url(index: Index, text: str) -> str | None:
 
 
 def open_index(root: Path, site: Path | None = None) -> Index:
-    """The index of a built site, or else one built in memory from root/content."""
-    from generator.records import load_content  # only here: the matcher itself is stdlib only
-
+    """The index of a built site, or else the one of root/content: its copy in the cache
+    when content/ is as it was when that was written, else compiled anew (and cached)."""
     if site:
         return Index(lambda url: (Path(site) / urls.output_path(url)).read_bytes())
-    content = load_content(root)
-    files = dict(index_files(entries(content), content.site.get("repo")))
+    folder = Path(root) / CACHE_DIR
+    stamp = _content_stamp(Path(root))
+    try:
+        if (folder / "stamp").read_text() == stamp:
+            return Index(lambda url: (folder / urls.output_path(url)).read_bytes())
+    except OSError:
+        pass
+    files = _content_index(Path(root))
+    _write_cache(folder, stamp, files)
     return Index(files.__getitem__)
+
+
+# The index of content/ as the site serves it, beside the build's parsed records
+# (build.CACHE_DIR); safe to delete, as they are.
+CACHE_DIR = ".errorkb-cache/search-index"
+
+
+def _content_stamp(root: Path) -> str:
+    """What the index of root/content depends on: its files (count, newest change, bytes)
+    and the code that compiles them."""
+    count = newest = size = 0
+    folders = [root / "content"]
+    while folders:
+        with os.scandir(folders.pop()) as found:
+            for entry in found:
+                if entry.is_dir():
+                    folders.append(entry.path)
+                    continue
+                st = entry.stat()
+                count, newest, size = count + 1, max(newest, st.st_mtime_ns), size + st.st_size
+    code = [os.stat(module).st_mtime_ns for module in (__file__, template.__file__)]
+    return f"{VERSION}:{count}:{newest}:{size}:{code}"
+
+
+def _content_index(root: Path) -> dict[str, bytes]:
+    from generator.records import load_content  # only here: the matcher itself is stdlib only
+
+    content = load_content(root)
+    return dict(index_files(entries(content), content.site.get("repo")))
+
+
+def _write_cache(folder: Path, stamp: str, files: dict[str, bytes]) -> None:
+    """The files under folder, swapped in whole: two commands may run at once."""
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        new = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".search-"))
+        for url, body in files.items():
+            target = new / urls.output_path(url)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(body)
+        (new / "stamp").write_text(stamp)
+        old = folder.with_name(new.name + "-old")
+        if folder.exists():
+            folder.rename(old)
+        new.rename(folder)
+        shutil.rmtree(old, ignore_errors=True)
+    except OSError:
+        pass  # a read-only tree, or another command swapped its copy in first
 
 
 # Tier 2 ----------------------------------------------------------------------------------

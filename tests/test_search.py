@@ -1,6 +1,8 @@
 """Tier-1 search in Python: the shared cases, the real vLLM corpus, the index, `errorkb match`."""
 
 import json
+import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -343,3 +345,71 @@ def test_a_paste_nothing_fits_gets_the_nearest_few_and_a_report_link(index):
     assert url.startswith("https://github.com/example/kb/issues/new?title=Unknown%20error%3A%20")
     assert "sprocket%20cache%20of" in url and "%60%60%60" in url  # the paste, fenced
     assert search.search(index, "zzqx wubble") == []
+
+
+def test_match_answers_from_its_cache_until_content_changes(search_kb, tmp_path):
+    root = tmp_path / "kb"
+    shutil.copytree(search_kb / "content", root / "content")
+    text = CASES[0]["text"]
+    first = errorkb(root, "match", "--json", text)
+    assert first.returncode == 0 and (root / search.CACHE_DIR / "stamp").exists()
+    again = errorkb(root, "match", "--json", text)
+    assert again.stdout == first.stdout
+    # A change to content/ compiles the index anew, and a broken record shows.
+    bad = root / "content/errors/demo/00000000000000b2.yaml"
+    bad.write_text(bad.read_text() + "\nnot: [valid\n")
+    broken = errorkb(root, "match", text)
+    assert broken.returncode == 1 and "E100" in broken.stderr
+
+
+def test_match_cached_is_fast(search_kb, tmp_path):
+    """Under 0.3 s of CPU (the machine's speed varies, CPU time less), interpreter included."""
+    root = tmp_path / "kb"
+    shutil.copytree(search_kb / "content", root / "content")
+    errorkb(root, "match", "x")
+    command = [sys.executable, "-m", "generator", "--root", str(root), "match", CASES[2]["text"]]
+    usage = []
+    for _ in range(3):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(command, capture_output=True, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        usage.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    assert min(usage) < 0.3, usage
+
+
+def test_match_exits_quietly_when_its_reader_goes(search_kb):
+    shell = (
+        f"{sys.executable} -m generator --root {search_kb} match --site {search_kb / 'site'} "
+        f"'Group size must be positive, got 3' | head -1"
+    )
+    out = subprocess.run(["bash", "-o", "pipefail", "-c", shell], capture_output=True, text=True)
+    assert out.stdout.startswith("1. ") and out.stdout.count("\n") == 1
+    assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr
+    assert out.returncode == 0
+
+
+def test_match_batch_answers_json_lines(search_kb):
+    lines = [
+        json.dumps({"id": "issue-1", "text": CASES[1]["text"]}),
+        json.dumps("zzqx wubble"),
+        "",
+        "{not json",
+        json.dumps({"text": ["a list"]}),
+    ]
+    out = errorkb(search_kb, "match", "--batch", stdin="\n".join(lines) + "\n")
+    assert out.returncode == 0, out.stderr
+    answers = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(answers) == 4
+    assert answers[0]["id"] == "issue-1" and answers[0]["report"] is None
+    assert answers[0]["results"][0]["id"] == "00000000000000a1"
+    assert answers[0]["results"][0]["match"] == "exact"
+    assert answers[1]["results"] == [] and "issues/new" in answers[1]["report"]
+    assert answers[2] == {"line": 4, "error": 'expected a JSON string or {"text": "..."}'}
+    assert answers[3]["line"] == 5
+
+
+def test_match_says_what_a_partial_match_matched(search_kb):
+    out = errorkb(search_kb, "match", "Widget count (12) must be divisible by gro...")
+    lines = out.stdout.splitlines()
+    assert lines[0] == "1. Widget count not divisible by group size  [partial]"
+    assert "   matched: a prefix of the message" in lines
