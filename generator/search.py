@@ -401,7 +401,7 @@ def _glued(raws: list[str]) -> str | None:
     """The lines a terminal wrapped at its width, joined without a space where a line
     fills the width (the cut may fall inside a word), or None when none does."""
     width = max((len(raw) for raw in raws[:-1]), default=0)
-    if width < QUERY["wrap_width"] or sum(len(raw) == width for raw in raws) < 2:
+    if width < QUERY["wrap_width"]:
         return None
     joined = "".join(raw if len(raw) == width else raw + " " for raw in raws[:-1])
     return template.squash(joined + raws[-1])

@@ -126,7 +126,7 @@ function withForms(rules, settings, block, text) {
 
 function glued(raws, settings) {
   const width = Math.max(0, ...raws.slice(0, -1).map((r) => r.length));
-  if (width < settings.wrap_width || raws.filter((r) => r.length === width).length < 2) return null;
+  if (width < settings.wrap_width) return null;
   const joined = raws.slice(0, -1).map((r) => (r.length === width ? r : `${r} `)).join("");
   return squash(joined + raws.at(-1));
 }
