@@ -7,11 +7,17 @@ squashed literal text and typed holes) and writes a sharded index:
   /search/words/<shard>.json     each word hashed to that shard: [weight, pattern ids...]
   /search/patterns/<page>.json   PAGE patterns each, with their record's title and exception
 
-A query is cleaned of log noise into a few message blocks. A word's shard follows from
-its hash alone, so the query fetches only the shards of its own words; the patterns
-sharing its rarest (heaviest) words become candidates, the best few are fetched,
-verified against the blocks and their values extracted. templates/assets/match.js is
-the same algorithm, step for step; tests/search_cases.json runs through both.
+A query is cleaned of log noise into a few message blocks, each with the readings it
+allows (as pasted, rejoined where a terminal cut words, without a trailing "...", from
+a tuple repr or from a traceback's raise statement). A word's shard follows from its
+hash alone, so the query fetches only the shards of its own words; the patterns sharing
+its rarest (heaviest) words become candidates, the best few are fetched, verified
+against the readings and their values extracted. A result is exact (the message fits
+its template, each value of its placeholder's type), partial (a prefix, a first
+sentence, other letter case, a tuple, a raise line), generic (a template with little
+text of its own, or a fit only with values unlike their placeholders') or similar
+(shared rare words). templates/assets/match.js is the same algorithm, step for step;
+tests/js runs it against this one on tests/search_cases.json and the corpus.
 """
 
 import json
