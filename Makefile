@@ -35,8 +35,10 @@ chromium:
 lint: setup
 	$(BIN)/ruff check .
 
+# match.js under Node's test runner, against generator/search.py on the same cases.
 test: setup chromium lint
 	$(BIN)/pytest
+	PYTHON=$(BIN)/python node --test tests/js/
 
 clean:
 	rm -rf site .site-* .errorkb-cache

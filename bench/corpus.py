@@ -214,3 +214,112 @@ def noisy_instance(rec: dict, rng: random.Random) -> tuple[str, dict]:
         ]
     )
     return noise.format(exc=rec["exception"], msg=message), values
+
+
+# --- real-world pastes of real records ---------------------------------------------------
+
+PASTE_SHAPES = [
+    "log line",  # a vLLM log prefix and the exception name
+    "cut",  # cut anywhere after a few words, even inside a value
+    "ellipsis",  # cut, ending in "..." or "…"
+    "no period",  # the closing punctuation dropped
+    "first sentence",  # the sentences after the first dropped
+    "case",  # all lower or upper case
+    "hard wrap",  # a terminal's width, words cut
+    "box",  # a rich panel's frame around wrapped lines
+    "tuple",  # a multi-argument exception's tuple repr
+    "raise line",  # only the raise statement of a traceback
+    "variant",  # an older wording, with log noise
+]
+_ANY_VALUES = ["auto", "'fp8'", "[1, 2, 4]", "torch.bfloat16", "/models/llama/config.json", "None"]
+_VLLM_PREFIX = "(EngineCore_DP0 pid=1508) ERROR 11-01 09:43:08 [core.py:708] "
+
+
+def fill_value(kind: str, rng: random.Random) -> str:
+    """A value such as a program prints for a placeholder of this type."""
+    return {
+        "int": lambda: str(rng.choice([0, 2, 3, 7, 16, 128, 4096])),
+        "float": lambda: rng.choice(["0.9", "1e-05", "2.5"]),
+        "bool": lambda: rng.choice(["True", "False"]),
+        "path": lambda: "/models/llama/config.json",
+        "text": lambda: "CUDA driver initialization failed, you might not have a CUDA gpu.",
+    }.get(kind, lambda: rng.choice(_ANY_VALUES))()
+
+
+def real_paste(rec: dict, shape: str, rng: random.Random) -> str | None:
+    """A paste of a record's message in one of PASTE_SHAPES, or None when the message
+    cannot take that shape (one sentence, no placeholder to cut a raise line at...)."""
+    from generator import template
+
+    types = {name: p.get("type", "any") for name, p in rec.get("params", {}).items()}
+    names = template.placeholders(rec["message"])
+    values = {name: fill_value(types.get(name, "any"), rng) for name in names}
+    message = template.squash(template.fill(rec["message"], values))
+    exc = rec["exception"]
+    words = message.split(" ")
+    if shape == "log line":
+        return f"{_VLLM_PREFIX}{exc}: {message}"
+    if shape in ("cut", "ellipsis"):
+        if len(words) < 8:
+            return None
+        cut = " ".join(words[: rng.randint(max(5, len(words) // 2), len(words) - 1)])
+        cut = cut[: len(cut) - rng.randint(0, min(3, len(words[-1])))]
+        return f"{exc}: {cut}" + (rng.choice(["...", "…", " ..."]) if shape == "ellipsis" else "")
+    if shape == "no period":
+        return f"{exc}: {message[:-1]}" if message[-1:] in ".!" and len(words) >= 4 else None
+    if shape == "first sentence":
+        first, sep, rest = message.partition(". ")
+        return f"{exc}: {first}." if sep and rest and len(first.split()) >= 4 else None
+    if shape == "case":
+        return f"{exc}: " + (message.lower() if rng.random() < 0.5 else message.upper())
+    if shape in ("hard wrap", "box"):
+        text = f"{exc}: {message}"
+        width = rng.randint(50, 80)
+        if len(text) <= width:
+            return None
+        if shape == "hard wrap":
+            return "\n".join(text[i : i + width] for i in range(0, len(text), width))
+        lines = _soft_wrap(text, width)
+        return "\n".join(f"│ {line.ljust(width)} │" for line in lines)
+    if shape == "tuple":
+        if len(words) < 6:
+            return None
+        cuts = sorted(rng.sample(range(2, len(words) - 1), 2))
+        bounds = zip([0, *cuts], [*cuts, len(words)], strict=True)
+        parts = [" ".join(words[a:b]) + " " for a, b in bounds]
+        parts[-1] = parts[-1].rstrip()
+        return f"{exc}: (" + ", ".join(repr(p) for p in parts) + ")"
+    if shape == "raise line":
+        head = rec["message"].split("{")[0] if "{" in rec["message"] else rec["message"][:80]
+        if len(head.split()) < 4:
+            return None
+        body = head.replace("\\", "\\\\").replace('"', '\\"')
+        return (
+            "Traceback (most recent call last):\n"
+            f'  File "/usr/lib/python3.12/site-packages/{rec["source"]["path"]}", line '
+            f'{rec["source"].get("line", 1)}, in check\n    raise {exc}(f"{body}"'
+        )
+    if shape == "variant":
+        if not rec.get("variants"):
+            return None
+        variant = template.fill(rng.choice(rec["variants"]), values)
+        return f"{_VLLM_PREFIX}{exc}: {template.squash(variant)}"
+    raise ValueError(shape)
+
+
+def _soft_wrap(text: str, width: int) -> list[str]:
+    lines, line = [], ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*lines, line]
+
+
+def negatives() -> list[str]:
+    """Errors of other programs (CUDA, NCCL, torch, numpy, Python itself), as pasted."""
+    import json
+
+    return json.loads((REPO / "tests" / "fixtures" / "search" / "negatives.json").read_text())

@@ -7,14 +7,16 @@ import sys
 from pathlib import Path
 
 from generator.calc import BACKENDS
-from generator.records import ContentError
+
+# generator.records (yaml, the schema) is imported by the commands that read content, not
+# here: `errorkb match` answers from the cached index without it.
 
 
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _report(exc: ContentError) -> int:
+def _report(exc) -> int:
     for problem in exc.problems:
         print(problem, file=sys.stderr)
     _log(f"{len(exc.problems)} problem(s) found; nothing was written")
@@ -22,7 +24,7 @@ def _report(exc: ContentError) -> int:
 
 
 def cmd_check(args) -> int:
-    from generator.records import load_content
+    from generator.records import ContentError, load_content
 
     try:
         content = load_content(args.root)
@@ -37,6 +39,7 @@ def cmd_check(args) -> int:
 
 def cmd_build(args) -> int:
     from generator.build import BuildError, build
+    from generator.records import ContentError
 
     try:
         build(args.root, args.out, log=_log)
@@ -50,6 +53,7 @@ def cmd_build(args) -> int:
 
 def cmd_serve(args) -> int:
     from generator.build import BuildError, build
+    from generator.records import ContentError
     from generator.serve import serve
 
     out = (args.out or args.root / "site").resolve()
@@ -85,6 +89,7 @@ def cmd_calc(args) -> int:
     import json
 
     from generator import calc
+    from generator.records import ContentError
 
     try:
         model = _calc_model(args)
@@ -170,21 +175,39 @@ def _calc_text(model: dict, args, answer: dict) -> str:
 def cmd_match(args) -> int:
     from generator import search
 
-    text = sys.stdin.read() if args.text == "-" else args.text
     try:
         index = search.open_index(args.root, args.site)
-    except ContentError as exc:
-        return _report(exc)
     except FileNotFoundError:
         _log(f"error: no search index in {args.site}; run errorkb build first")
         return 1
+    except Exception as exc:  # records is loaded only when the index is compiled anew
+        from generator.records import ContentError
+
+        if not isinstance(exc, ContentError):
+            raise
+        return _report(exc)
+    try:
+        if args.batch:
+            return _match_batch(search, index)
+        return _match_one(search, index, sys.stdin.read() if args.text == "-" else args.text, args)
+    except BrokenPipeError:
+        # The reader is gone (errorkb match ... | head -1): nothing more to say, no traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _match_one(search, index, text: str, args) -> int:
     results = search.search(index, text)
+    fits = [r for r in results if r.match != "similar"]
+    report = None if fits else search.report_url(index, text)
     if args.json:
         print(json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2))
     for rank, result in enumerate([] if args.json else results, 1):
-        kind = ("exact, tied" if result.tied else "exact") if result.exact else "similar"
+        kind = "exact, tied" if result.tied else result.match
         print(f"{rank}. {result.title}  [{kind}]")
         print(f"   {result.exception} · {result.project} · {result.id}")
+        if result.match != "exact":
+            print(f"   matched: {result.how}")
         if result.tied:
             print("   tied: another match fits as well (the same text); source order ranks them")
         for name, value in result.values.items():
@@ -192,7 +215,35 @@ def cmd_match(args) -> int:
         print(f"   {result.url}")
     if not results:
         _log("no matching error")
+    if report and not args.json:
+        _log(f"not what you got? report it: {report}")
     return 0 if results else 1
+
+
+def _match_batch(search, index) -> int:
+    """JSON lines in ({"text": ..., "id": ...} or a string), JSON lines out, one per line,
+    each written as soon as it is answered."""
+    for number, line in enumerate(sys.stdin, 1):
+        if not line.strip():
+            continue
+        try:
+            query = json.loads(line)
+            query = {"text": query} if isinstance(query, str) else query
+            text = query["text"]
+            if not isinstance(text, str):
+                raise TypeError
+        except (ValueError, KeyError, TypeError):
+            answer = {"line": number, "error": 'expected a JSON string or {"text": "..."}'}
+        else:
+            results = search.search(index, text)
+            fits = any(r.match != "similar" for r in results)
+            answer = {
+                **({"id": query["id"]} if "id" in query else {}),
+                "results": [r.to_json() for r in results],
+                "report": None if fits else search.report_url(index, text),
+            }
+        print(json.dumps(answer, ensure_ascii=False), flush=True)
+    return 0
 
 
 def _scan_options(args) -> dict:
@@ -203,6 +254,7 @@ def _scan_options(args) -> dict:
 
 def cmd_extract(args) -> int:
     from generator.extract import ExtractError, extract
+    from generator.records import ContentError
 
     try:
         summary = extract(
@@ -230,6 +282,7 @@ def cmd_verify_sources(args) -> int:
     import json
 
     from generator.extract import ExtractError
+    from generator.records import ContentError
     from generator.verify import verify_sources
 
     if args.accept_variants and not args.update:
@@ -310,9 +363,16 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_new)
 
     p = sub.add_parser("match", help="find the records a pasted error message matches")
-    p.add_argument("text", help="the error as pasted, log noise and all; - reads stdin")
+    p.add_argument(
+        "text", nargs="?", default="-", help="the error as pasted, log noise and all; - reads stdin"
+    )
     p.add_argument("--site", type=Path, help="read the index of this built site, not content/")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument(
+        "--batch",
+        action="store_true",
+        help='JSON lines on stdin ({"text": ..., "id": ...}), one JSON line of results each',
+    )
     p.set_defaults(func=cmd_match)
 
     p = sub.add_parser("calc", help="vLLM parallel-size rules: first error, valid sizes, layouts")

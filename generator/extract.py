@@ -512,9 +512,33 @@ def _build(parts: _Parts) -> tuple[str, tuple[tuple[str, str], ...]]:
     return "".join(out), tuple((n, t or "any") for n, t in types.items())
 
 
+# Names that hold a count or size wherever vLLM uses them: tp_size, num_heads, max_model_len.
+_INT_NAME = re.compile(r"(?:num|n)_\w+|\w+_(?:size|len|count)")
+# An exception caught and printed, a reason: free text, a sentence of its own.
+_ERROR_NAMES = frozenset({"e", "err", "exc", "ex", "error", "exception", "reason", "msg"})
+
+
 def _expr_type(expr: ast.AST | None) -> str:
-    if isinstance(expr, ast.Call) and _func_name(expr) == "len":
-        return "int"
+    """A placeholder's type where the code makes it clear: len(), int(), integer
+    arithmetic and count-like names are int, float() float, a caught exception text."""
+    match expr:
+        case ast.Call() if _func_name(expr) in ("len", "int"):
+            return "int"
+        case ast.Call() if _func_name(expr) == "float":
+            return "float"
+        case ast.Call(args=[arg]) if _func_name(expr) == "str":
+            return _expr_type(arg) if _expr_type(arg) == "text" else ""
+        case ast.BinOp(op=ast.FloorDiv()):
+            return "int"
+        case ast.BinOp(left=left, op=ast.Add() | ast.Sub() | ast.Mult() | ast.Mod(), right=right):
+            sides = {_expr_type(left), _expr_type(right)}
+            return "int" if sides == {"int"} else ""
+        case ast.Constant(value=int() as value) if not isinstance(value, bool):
+            return "int"
+        case ast.Name(id=name) if name in _ERROR_NAMES:
+            return "text"
+        case ast.Name(id=name) | ast.Attribute(attr=name) if _INT_NAME.fullmatch(name):
+            return "int"
     return ""
 
 

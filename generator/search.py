@@ -7,23 +7,31 @@ squashed literal text and typed holes) and writes a sharded index:
   /search/words/<shard>.json     each word hashed to that shard: [weight, pattern ids...]
   /search/patterns/<page>.json   PAGE patterns each, with their record's title and exception
 
-A query is cleaned of log noise into a few message blocks. A word's shard follows from
-its hash alone, so the query fetches only the shards of its own words; the patterns
-sharing its rarest (heaviest) words become candidates, the best few are fetched,
-verified against the blocks and their values extracted. templates/assets/match.js is
-the same algorithm, step for step; tests/search_cases.json runs through both.
+A query is cleaned of log noise into a few message blocks, each with the readings it
+allows (as pasted, rejoined where a terminal cut words, without a trailing "...", from
+a tuple repr or from a traceback's raise statement). A word's shard follows from its
+hash alone, so the query fetches only the shards of its own words; the patterns sharing
+its rarest (heaviest) words become candidates, the best few are fetched, verified
+against the readings and their values extracted. A result is exact (the message fits
+its template, each value of its placeholder's type), partial (a prefix, a first
+sentence, other letter case, a tuple, a raise line), generic (a template with little
+text of its own, or a fit only with values unlike their placeholders') or similar
+(shared rare words). templates/assets/match.js is the same algorithm, step for step;
+tests/js runs it against this one on tests/search_cases.json and the corpus.
 """
 
 import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 from generator import template, urls
 
@@ -42,8 +50,26 @@ QUERY = {
     "quoted": 4,  # a word seen only in quotes or brackets, as values print, weighs 1/4
     "budget": 2000,  # steps one verification may take (it backtracks)
     "coverage": 500,  # per mille of a pattern's word weight a query needs to show unverified
+    "partial_words": 3,  # words of a template's own text a partial match must show at least
+    "wrap_width": 40,  # lines this long and alike are a terminal's hard wrap: glued, not spaced
+    "near_coverage": 150,  # ...when nothing fits: the nearest few, even if not that near
+    "nearest": 3,  # similar patterns shown at most
     "results": 10,
+    # "Report this error": the issue's title (the message's start) and body (the paste)
+    "report_title": 80,
+    "report_chars": 2000,
+    "report_body": "I searched for this error and the knowledge base has no page for it:"
+    "\n\n```\n{}\n```\n",
 }
+GENERIC_WORDS = 4  # a template with fewer words of its own is generic: anyone's text fits it
+# Messages Python itself prints, which a template may restate: generic, whatever their length.
+_BUILTIN = re.compile(
+    r"\{\} object has no attribute \{\}|\{\} object is not (?:subscriptable|callable|iterable)"
+    r"|\{\} is not divisible by \{\}|name \{\} is not defined|no module named \{\}"
+    r"|unsupported operand type|takes \{\} positional arguments? but \{\} (?:was|were) given"
+    r"|got an unexpected keyword argument \{\}|invalid literal for int\(\)"
+    r"|list index out of range|division by zero|\{\} is not a valid \{\}",
+)
 
 
 # --- the index -------------------------------------------------------------------------
@@ -69,7 +95,19 @@ class Entry:
             "project": self.project,
             "pattern": self.pattern,
         }
-        return {**doc, "summary": self.summary} if self.summary else doc
+        if self.summary:
+            doc["summary"] = self.summary
+        if generic(self.pattern, self.words):
+            doc["generic"] = True
+        return doc
+
+
+def generic(pat: template.Pattern, words: list[str]) -> bool:
+    """Whether a template has too little text of its own to tell a message apart, or
+    restates one of Python's own messages: a fit is then no claim that this is the error."""
+    skeleton = "".join(seg if isinstance(seg, str) else "{}" for seg in pat)
+    skeleton = re.sub(r"['\"`]?\{\}['\"`]?", "{}", skeleton.lower())
+    return len(words) < GENERIC_WORDS or bool(_BUILTIN.search(skeleton))
 
 
 def entries(content) -> list[Entry]:
@@ -103,8 +141,9 @@ def record_entries(data: dict, title: str, project: str, patterns=None) -> list[
     ]
 
 
-def index_files(items: list[Entry]) -> Iterator[tuple[str, bytes]]:
-    """The tier-1 index as (url, bytes), the same bytes for the same entries."""
+def index_files(items: list[Entry], repo: str | None = None) -> Iterator[tuple[str, bytes]]:
+    """The tier-1 index as (url, bytes), the same bytes for the same entries; `repo`, the
+    knowledge base's own, is where "report this error" files an issue."""
     own = [set(item.words) for item in items]
     postings: dict[str, list[int]] = {}
     for pid, words in enumerate(own):
@@ -131,6 +170,9 @@ def index_files(items: list[Entry]) -> Iterator[tuple[str, bytes]]:
                 "patterns_url": urls.search_patterns("{}"),
                 "query": QUERY,
                 "rules": RULES,
+                "how": HOW,
+                "ranks": RANKS,
+                "report": repo and urls.github_new_issue(repo, "{title}", "{body}"),
             }
         ),
     )
@@ -200,12 +242,14 @@ _LOG_PREFIXES = [
 # re.ASCII) and JavaScript read alike; index.json carries them to match.js.
 RULES = {
     "prefix": "(?:" + "|".join(f"(?:{p})" for p in _LOG_PREFIXES) + ")*",  # any number of them
+    # Box drawing (rich's panels, tables): a frame, never part of a message.
+    "box": "[\u2500-\u257f]+",
     # An exception line: ValueError: ..., pydantic_core._pydantic_core.ValidationError: ...
     # A bare "Warning:" is not one: C++ logs put it after their glog prefix.
     "exception": r"((?:[A-Za-z_]\w*\.)*(?:(?:[A-Z]\w*)?"
     r"(?:Error|Exception|Exit|Interrupt|Iteration)|[A-Z]\w*Warning))(?:: |:?$)",
     # Whole lines that are no part of a message; they end the one above.
-    "noise": r"Traceback \(most recent call last\):"
+    "noise": r"Traceback \(most recent call last\):?"
     r"|The above exception was the direct cause of the following exception:"
     r"|During handling of the above exception, another exception occurred:"
     r"|\d+ validation errors? for [\w.]+"
@@ -219,7 +263,20 @@ RULES = {
     "quoted": r"(?<![A-Za-z0-9])'[^']*'(?![A-Za-z0-9])"
     r'|(?<![A-Za-z0-9])"[^"]*"(?![A-Za-z0-9])'
     r"|\[[^\[\]]*\]",
-    # What a typed hole's value looks like; a hole of another type takes anything.
+    # The statement a traceback shows for its last frame: raise ValueError("...
+    "raise": r"raise [A-Za-z_][\w.]*\(",
+    # A line that goes on the statement: more string literals ("..." f"..." + "...").
+    "literal_line": r"(?:\+ ?)?[rRbBuUfF]{0,2}[\"']",
+    # One string literal; the last may be cut off, with the paste.
+    "literal": r"([rRbBuUfF]{0,2})(\"|')((?:\\.|(?!\2)[^\\])*)(?:\2|$)",
+    # A multi-argument exception prints its arguments as a tuple: ('...', '...', 80)
+    "tuple": r"\((?:'[^']*'|\"[^\"]*\"), ",
+    "tuple_item": r"'((?:\\.|[^'\\])*)'?|\"((?:\\.|[^\"\\])*)\"?|([^,()'\" ][^,()'\"]*)",
+    # A cut paste's mark: "...", "…", "[...]", "(truncated)"
+    "ellipsis": r" ?(?:\.\.\.|\u2026|\[\.\.\.\]|\[truncated\]|\(truncated\))+ ?$",
+    # What a typed hole's value looks like. Untyped holes (any, str, list) hold one token,
+    # quoted string, bracketed group or comma-separated list of them (search._token_len);
+    # a `text` hole holds anything.
     "types": {
         "int": r"[-+]?[0-9]+",
         "float": r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?inf|nan",
@@ -228,12 +285,29 @@ RULES = {
     },
 }
 _PREFIX = re.compile(RULES["prefix"], re.ASCII)
+_BOX = re.compile(RULES["box"])
 _EXCEPTION = re.compile(RULES["exception"], re.ASCII)
 _NOISE = re.compile(RULES["noise"], re.ASCII)
 _PYDANTIC = re.compile(RULES["pydantic"], re.ASCII)
 _RANK_SUFFIX = re.compile(RULES["rank_suffix"], re.ASCII)
 _QUOTED = re.compile(RULES["quoted"], re.ASCII)
+_RAISE = re.compile(RULES["raise"], re.ASCII)
+_LITERAL_LINE = re.compile(RULES["literal_line"], re.ASCII)
+_LITERAL = re.compile(RULES["literal"], re.ASCII)
+_TUPLE = re.compile(RULES["tuple"], re.ASCII)
+_TUPLE_ITEM = re.compile(RULES["tuple_item"], re.ASCII)
+_ELLIPSIS = re.compile(RULES["ellipsis"], re.ASCII)
 _TRACEBACK = "Traceback (most recent call last):"
+
+
+@dataclass
+class Form:
+    """A reading of a message block: `message` as is (exact when it fits), `glued` where a
+    terminal cut words at its width, `cut` without its "...", `tuple` from a tuple repr,
+    `source` from a traceback's raise statement."""
+
+    text: str
+    kind: str
 
 
 @dataclass
@@ -241,9 +315,12 @@ class Block:
     """A message as found in a paste: its lines joined, with the exception it was raised as."""
 
     exception: str | None
-    starts: bool  # begins at an exception line or a pydantic error: a message for sure
+    starts: bool  # begins at an exception line, a pydantic error or a raise: a message for sure
     lines: list[str] = field(default_factory=list)
     size: int = 0
+    raws: list[str] = field(default_factory=list)  # the lines as pasted, but for log prefixes
+    source: bool = False  # a raise statement of a traceback
+    forms: list[Form] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -257,32 +334,109 @@ def clean(text: str) -> list[Block]:
     in_traceback = False
     last_prefix = None
     for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        raw = _BOX.sub(" ", raw)
         prefix = _PREFIX.match(raw).group()
         rest = raw[len(prefix) :]
+        line = template.squash(rest)
+        if current and current.source and _LITERAL_LINE.match(line):
+            _add(current, line, rest)  # the raise statement goes on
+            continue
+        if _RAISE.match(line):
+            current = Block(None, True, source=True)
+            blocks.append(current)
+            _add(current, line, rest)
+            continue
         if in_traceback and rest[:1] in (" ", "\t"):
             continue  # a frame of the traceback: File "...", its code line, ^^^^ markers
         in_traceback = False
-        exception, line = _exception(template.squash(rest))
+        exception, line = _exception(line)
         if not line or _NOISE.fullmatch(line):
-            in_traceback = line == _TRACEBACK
+            in_traceback = line.startswith(_TRACEBACK[:-1])
             current = None
             continue
         line = _RANK_SUFFIX.sub("", line)
         wrapped = _PYDANTIC.match(line)
         line = wrapped.group(1) if wrapped else line
         # A line goes on the message above unless it starts a message or another log record.
-        if exception or wrapped or current is None or (prefix and prefix != last_prefix):
+        if (
+            exception
+            or wrapped
+            or current is None
+            or current.source
+            or (prefix and prefix != last_prefix)
+        ):
             current = Block(exception, bool(exception or wrapped))
             blocks.append(current)
-        if current.size < QUERY["block_chars"]:
-            current.lines.append(line)
-            current.size += len(line) + 1
+        _add(current, line, rest)
         last_prefix = prefix or last_prefix
+    # A raise statement whose message is not on its first lines (raise X(\n) has none.
+    blocks = [b for b in blocks if not b.source or _source_text(b.text)]
     starting = [b for b in blocks if b.starts]
     chosen: dict[str, Block] = {}
     for block in (starting or blocks)[-QUERY["blocks"] :]:
         chosen.setdefault(block.text[: QUERY["block_chars"]], block)
-    return [Block(b.exception, b.starts, [t]) for t, b in chosen.items()]
+    return [_with_forms(b, t) for t, b in chosen.items()]
+
+
+def _add(block: Block, line: str, raw: str) -> None:
+    if block.size < QUERY["block_chars"]:
+        block.lines.append(line)
+        block.raws.append(raw)
+        block.size += len(line) + 1
+
+
+def _with_forms(block: Block, text: str) -> Block:
+    """The block as one line of text, with the readings it allows."""
+    out = Block(block.exception, block.starts, [text], source=block.source)
+    if block.source:
+        out.forms = [Form(_source_text(text), "source")]
+        return out
+    stripped = _ELLIPSIS.sub("", text)
+    out.forms = [Form(text, "message" if stripped == text else "whole")]
+    glued = _glued(block.raws)
+    if glued:
+        out.forms.append(Form(glued[: QUERY["block_chars"]], "glued"))
+    if stripped != text and stripped:
+        out.forms.append(Form(stripped, "cut"))
+    if _TUPLE.match(text):
+        out.forms.append(Form(_tuple_text(text), "tuple"))
+    return out
+
+
+def _glued(raws: list[str]) -> str | None:
+    """The lines a terminal wrapped at its width, joined without a space where a line
+    fills the width (the cut may fall inside a word), or None when none does."""
+    width = max((len(raw) for raw in raws[:-1]), default=0)
+    if width < QUERY["wrap_width"]:
+        return None
+    joined = "".join(raw if len(raw) == width else raw + " " for raw in raws[:-1])
+    return template.squash(joined + raws[-1])
+
+
+def _unescape(body: str) -> str:
+    """A string literal's escapes, as far as a message shows them."""
+    return re.sub(r"\\(.)", lambda m: " " if m[1] in "nrt" else m[1], body)
+
+
+def _source_text(statement: str) -> str:
+    """The message a raise statement's string literals spell, joined as Python joins
+    adjacent literals; what comes between them (+ str(x) +) is a value: {}."""
+    out, end = [], _RAISE.match(statement).end()
+    for m in _LITERAL.finditer(statement, end):
+        if re.search(r"[A-Za-z0-9_]", statement[end : m.start()]):
+            out.append("{}")
+        body = _unescape(m[3])
+        # An f-string's expressions are values, whose names are no words of the message.
+        out.append(re.sub(r"\{[^{}]*\}", "{}", body) if "f" in m[1].lower() else body)
+        end = m.end()
+    return template.squash("".join(out))
+
+
+def _tuple_text(text: str) -> str:
+    """The arguments of a multi-argument exception's tuple repr, joined with spaces."""
+    items = [m[1] or m[2] or m[3] or "" for m in _TUPLE_ITEM.finditer(text[1:])]
+    joined = template.squash(" ".join(_unescape(item) for item in items))
+    return _ELLIPSIS.sub("", joined)
 
 
 def _exception(line: str) -> tuple[str | None, str]:
@@ -298,7 +452,7 @@ def _exception(line: str) -> tuple[str | None, str]:
 
 def query_words(blocks: list[Block]) -> list[str]:
     """The words whose shards a query fetches: the longest first, as they tend to be rarest."""
-    found = {w for b in blocks for w in template.words(b.text)}
+    found = {w for b in blocks for f in b.forms for w in template.words(f.text)}
     return sorted(found, key=lambda w: (-len(w), w))[: QUERY["words"]]
 
 
@@ -313,84 +467,240 @@ def quoted_words(blocks: list[Block]) -> set[str]:
 
 _WHOLE = {k: re.compile(f"(?:{v})$", re.ASCII) for k, v in RULES["types"].items()}
 _LEADING = {k: re.compile(f"(?:{v})", re.ASCII) for k, v in RULES["types"].items()}
+_CLOSERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 
 
-def verify(pat: template.Pattern, text: str, typed: bool = True) -> dict[str, str] | None:
+def _alnum(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
+
+
+def _token_len(text: str) -> tuple[int, bool]:
+    """How far an untyped value runs from the start of text: to the first space outside
+    quotes and brackets that follows no comma (one token, 'a quoted string', a [list] or
+    `a, b, c`, never a phrase of words); and whether it closes every group it opens."""
+    stack: list[str] = []  # the closers awaited
+    for i, ch in enumerate(text):
+        if stack and stack[-1] in "'\"":
+            if ch == stack[-1]:
+                stack.pop()
+        elif ch in "'\"" and not (i and _alnum(text[i - 1])):
+            stack.append(ch)
+        elif ch in _CLOSERS:
+            stack.append(_CLOSERS[ch])
+        elif ch in ")]}":
+            if not stack or stack[-1] != ch:
+                return i, False
+            stack.pop()
+        elif ch == ">" and stack and stack[-1] == ">":
+            stack.pop()
+        elif ch == " " and not stack and not (i and text[i - 1] == ","):
+            return i, True
+    return len(text), not stack
+
+
+def _valid(kind: str, value: str, cut: bool = False) -> bool:
+    """Whether a hole of this kind holds the value (a cut one: the start of a value)."""
+    if kind == "text":
+        return True
+    if kind in _WHOLE:
+        return bool(_WHOLE[kind].match(value))
+    length, closed = _token_len(value)
+    return value != "" and length == len(value) and (closed or cut)
+
+
+def verify(pat: template.Pattern, text: str, typed: bool = True, cut: bool = False):
     """The hole values with which the pattern spells the text, or None.
 
     Holes take the shortest value that lets the rest fit, as a lazy regular
     expression would, within a step budget. Text before the pattern's first literal
     is allowed (a prefix the cleaning missed), and so is text after its end, though
     a fit that ends where the text ends is preferred: "Layer: {prefix}." takes all
-    of "Layer: model.embed_tokens.".
+    of "Layer: model.embed_tokens.". Untyped (typed=False), a hole takes any text.
+    Cut, the text may end anywhere in the pattern, even inside a value.
     """
-    for anchored in (True, False):
-        fit = _Fit(pat, text, typed, anchored)
+    fit = _fit(pat, text, typed, cut)
+    return fit and fit.values
+
+
+def _fit(pat: template.Pattern, text: str, strict: bool, cut: bool, fold: bool = False):
+    """The fit of the text to the pattern (with `stop`, where a cut text ended), or None.
+    Folded, letter case is ignored and the values keep the paste's own."""
+    seen = _fold(text) if fold else text
+    folded = [_fold(seg) if isinstance(seg, str) else seg for seg in pat] if fold else pat
+    for anchored in (True,) if cut else (True, False):
+        fit = _Fit(folded, seen, strict, anchored, cut)
         if fit.at(0, 0):
-            return fit.values
+            fit.values = {name: text[a:b] for name, (a, b) in fit.spans.items()}
+            return fit
     return None
 
 
+def _fold(text: str) -> str:
+    """ASCII letters in lower case: the same length, so positions carry over."""
+    return text.translate(_LOWER)
+
+
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
 class _Fit:
-    def __init__(self, pat: template.Pattern, text: str, typed: bool, anchored: bool):
+    def __init__(self, pat, text: str, strict: bool, anchored: bool, cut: bool):
         self.pat = pat
-        self.kinds = [seg[1] if typed and not isinstance(seg, str) else "any" for seg in pat]
+        self.kinds = ["" if isinstance(seg, str) else seg[1] if strict else "text" for seg in pat]
         self.text = text
         self.anchored = anchored
+        self.cut = cut
         self.budget = QUERY["budget"]
+        self.spans: dict[str, tuple[int, int]] = {}
         self.values: dict[str, str] = {}
+        self.stop: tuple[int, int] | None = None  # (segment, its characters read) of a cut
 
     def at(self, i: int, pos: int) -> bool:
         """Whether segments i... fit the text from pos on."""
         pat, text = self.pat, self.text
         if i == len(pat):
             return not self.anchored or pos == len(text)
+        if self.cut and i > 0 and pos == len(text):
+            return self.stopped(i, 0)
         seg = pat[i]
         if isinstance(seg, str):
             if i > 0:
-                return text.startswith(seg, pos) and self.at(i + 1, pos + len(seg))
+                if text.startswith(seg, pos):
+                    return self.at(i + 1, pos + len(seg))
+                return self.cut and seg.startswith(text[pos:]) and self.stopped(i, len(text) - pos)
             start = text.find(seg)
             while start >= 0 and self.spend():
                 if self.at(1, start + len(seg)):
                     return True
                 start = text.find(seg, start + 1)
-            return False
+            return self.cut and seg.startswith(text) and self.stopped(0, len(text))
         if i + 1 == len(pat):
-            return self.take(seg[0], self.final_value(self.kinds[i], text[pos:]))
+            return self.take(seg[0], pos, self.final_end(self.kinds[i], pos))
         nxt = pat[i + 1]
         end = pos
         while end <= len(text) and self.spend():
             if isinstance(nxt, str):
                 end = text.find(nxt, end)
                 if end < 0:
-                    return False
-            value = text[pos:end]
-            if _valid(self.kinds[i], value) and self.at(i + 1, end):
-                return self.take(seg[0], value)
+                    break
+            if _valid(self.kinds[i], text[pos:end]) and self.at(i + 1, end):
+                return self.take(seg[0], pos, end)
             end += 1
+        return self.cut and self.cut_hole(i, pos)
+
+    def cut_hole(self, i: int, pos: int) -> bool:
+        """A cut text ends in this hole, or in the literal after it."""
+        text, nxt = self.text, self.pat[i + 1]
+        tail = len(nxt) if isinstance(nxt, str) else 0
+        for end in range(max(pos + 1, len(text) - tail + 1), len(text) + 1):
+            fits = not isinstance(nxt, str) or nxt.startswith(text[end:])
+            if fits and _valid(self.kinds[i], text[pos:end], True) and self.at(i + 1, end):
+                return self.take(self.pat[i][0], pos, end)
         return False
 
-    def final_value(self, kind: str, rest: str) -> str | None:
-        """A final hole takes the rest of the text, or when trailing text is allowed,
-        the longest start of it that has the hole's type."""
-        if self.anchored or kind not in _LEADING:
-            return rest if _valid(kind, rest) else None
-        m = _LEADING[kind].match(rest)
-        return m.group() if m else None
+    def final_end(self, kind: str, pos: int) -> int | None:
+        """Where a final hole ends: at the text's end, or when trailing text is allowed,
+        after the longest start of the rest that has the hole's type."""
+        rest = self.text[pos:]
+        if self.anchored:
+            return len(self.text) if _valid(kind, rest, self.cut) else None
+        if kind == "text":
+            return len(self.text)
+        if kind in _LEADING:
+            m = _LEADING[kind].match(rest)
+            return pos + len(m.group()) if m else None
+        length, closed = _token_len(rest)
+        return pos + length if length and closed else None
 
-    def take(self, name: str, value: str | None) -> bool:
+    def stopped(self, i: int, read: int) -> bool:
+        self.stop = (i, read)
+        return True
+
+    def take(self, name: str, start: int, end: int | None) -> bool:
         # Set on the way back from a fit, so a placeholder used twice keeps its first value.
-        if value is not None:
-            self.values[name] = value
-        return value is not None
+        if end is not None:
+            self.spans[name] = (start, end)
+        return end is not None
 
     def spend(self) -> bool:
         self.budget -= 1
         return self.budget >= 0
 
 
-def _valid(kind: str, value: str) -> bool:
-    return kind not in _WHOLE or bool(_WHOLE[kind].match(value))
+# --- rating a candidate ------------------------------------------------------------------
+
+# The words that say what a result matched (index.json carries them and RANKS to
+# match.js, so both say the same).
+HOW = {
+    "message": "the message",
+    "whole": "the message",
+    "glued": "the message, rejoined where the terminal cut it",
+    "prefix": "a prefix of the message",
+    "sentence": "the first sentence of the message",
+    "punctuation": "the message without its closing punctuation",
+    "case": ", in other letter case",
+    "tuple": "the exception's arguments, printed as a tuple",
+    "source": "the raise statement of the traceback",
+    "generic": "a generic template: little text of its own, or a message Python itself prints",
+    "loose": "the message, with a value its placeholder does not hold",
+    "similar": "shares rare words with the paste",
+}
+# The tiers of a result. Partial and generic fits rank together: the one that shows more
+# of its template's text first, and of two that show as much, the whole fit (a generic
+# template) before the cut.
+RANKS = {"exact": 0, "partial": 1, "generic": 1, "similar": 2}
+
+
+def _try(pat, form: Form, generic: bool):
+    """(tier, how, fit) of the best way the form fits the pattern, or None."""
+    kind, text = form.kind, form.text
+    if kind == "source":
+        fit = None if generic else _fit(pat, text, False, True)
+        return fit and _partial(pat, fit, text, HOW["source"], values=False)
+    if kind == "tuple":
+        fit = None if generic else _fit(pat, text, True, False) or _fit(pat, text, True, True)
+        return fit and _partial(pat, fit, text, HOW["tuple"])
+    whole = kind != "cut"  # a cut form only ever fits a prefix
+    fit = whole and _fit(pat, text, True, False)
+    if fit:
+        return ("generic", HOW["generic"], fit) if generic else ("exact", HOW[kind], fit)
+    if generic or kind == "glued":
+        return None
+    for fold in (False, True):
+        fit = whole and fold and _fit(pat, text, True, False, True)
+        fit = fit or (kind != "whole" and _fit(pat, text, True, True, fold))
+        found = fit and _partial(pat, fit, text, None, fold=fold, cut=kind == "cut")
+        if found:
+            return found
+    fit = whole and _fit(pat, text, False, False)
+    return fit and ("generic", HOW["loose"], fit)
+
+
+def _partial(pat, fit, text: str, how: str | None, values=True, fold=False, cut=False):
+    """A partial fit, with what it matched, when it shows enough of the template's text."""
+    i, read = fit.stop or (len(pat), 0)
+    shown = "".join(seg for seg in pat[:i] if isinstance(seg, str))
+    rest = ""
+    if i < len(pat) and isinstance(pat[i], str):
+        shown, rest = shown + pat[i][:read], pat[i][read:]
+    if len(template.words(shown)) < QUERY["partial_words"]:
+        return None
+    if how is None:
+        how = _cut_how(pat, fit.stop, text, rest, cut) + (HOW["case"] if fold else "")
+    if not values:
+        fit.values = {}
+    return "partial", how, fit
+
+
+def _cut_how(pat, stop, text: str, rest: str, cut: bool) -> str:
+    if stop is None:
+        return HOW["message"]
+    last = stop[0] >= len(pat) - 1
+    if not cut and last and re.fullmatch(r"[.!?,;:]+", rest):
+        return HOW["punctuation"]
+    if not cut and text[-1:] in ".!?" and (rest[:1] == " " or not rest):
+        return HOW["sentence"]
+    return HOW["prefix"]
 
 
 # --- querying --------------------------------------------------------------------------
@@ -403,18 +713,23 @@ class Result:
     exception: str
     project: str
     summary: str
-    exact: bool  # the pasted message fits the template
+    match: str  # a tier: exact, partial, generic or similar
+    how: str  # what of the template the paste matched, in words
     values: dict[str, str]
     # Exact, and so is another result that ranks alike but for its place in the source:
     # a tie (the same text printed by two records), which source order ranks.
     tied: bool = False
 
     @property
+    def exact(self) -> bool:
+        return self.match == "exact"
+
+    @property
     def url(self) -> str:
         return urls.error_with_values(self.id, self.values)
 
     def to_json(self) -> dict:
-        return {**self.__dict__, "url": self.url}
+        return {**self.__dict__, "exact": self.exact, "url": self.url}
 
 
 class Index:
@@ -437,12 +752,13 @@ class Index:
 
 
 def search(index: Index, text: str) -> list[Result]:
-    """Ranked results: verified matches, then similar patterns.
+    """Ranked results: exact fits, partial ones, generic ones, then similar patterns.
 
-    Of the verified matches the more literal template ranks first, then the one raised as
-    the exception the paste names, then a fit of typed values. Matches alike in all that
-    are a tie (two records that print the same text): each is marked tied, and source
-    order ranks them.
+    Of the fits of one tier the one that shows more of its template's text ranks first
+    (partial and generic fits compete so), then a whole fit before a cut one, then the
+    one raised as the exception the paste names. Exact matches alike in all
+    that are a tie (two records that print the same text): each is marked tied, and
+    source order ranks them. Similar patterns, when nothing fits, are the nearest few.
     """
     meta = index.meta
     blocks = clean(text)
@@ -452,8 +768,15 @@ def search(index: Index, text: str) -> list[Result]:
     for pid in top:
         page = index.get(meta["patterns_url"].replace("{}", str(pid // meta["page"])))
         rated.append(_rate(page[pid % meta["page"]], blocks, scores[pid], pid))
+    fitted = any(key[0] < RANKS["similar"] for key, _ in rated)
+    least = QUERY["coverage"] if fitted else QUERY["near_coverage"]
     results: dict[str, tuple[tuple, Result]] = {}
-    for key, result in sorted(r for r in rated if r):
+    similar = 0
+    for key, result in sorted(rated):
+        if result.match == "similar":
+            similar += 1
+            if -key[1] < least or similar > QUERY["nearest"]:
+                continue
         results.setdefault(result.id, (key[:-1], result))  # the key but for the pattern id
     alike = [key for key, _ in results.values()]
     for key, result in results.values():
@@ -475,23 +798,34 @@ def _scores(index: Index, words: list[str], quoted: set[str]) -> dict[int, int]:
     return scores
 
 
-def _rate(doc: dict, blocks: list[Block], score: int, pid: int):
-    """(sort key, Result) for a candidate, or None when it neither fits nor is similar."""
+def _rate(doc: dict, blocks: list[Block], score: int, pid: int) -> tuple[tuple, Result]:
+    """(sort key, Result) of a candidate: its best fit to any reading of any block, or
+    else how much of its words the paste has (per mille), as a similar one."""
     pat = doc["pattern"]
-    literal = sum(len(seg) for seg in pat if isinstance(seg, str))
-    for typed in (True, False):
-        fits = []
-        for block in blocks:
-            values = verify(pat, _unprefixed(block, doc["exception"]), typed)
-            if values is not None:
-                fits.append((int(not _names(block, doc["exception"])), values))
-        if fits:
-            other, values = min(fits, key=lambda fit: fit[0])  # the first that names it
-            return (0, -literal, other, int(not typed), pid), _result(doc, True, values)
+    best = None
+    for block in blocks:
+        other = int(not _names(block, doc["exception"]))
+        for form in block.forms:
+            if form.kind != "source":
+                form = Form(_unprefixed(block, form.text, doc["exception"]), form.kind)
+            found = _try(pat, form, doc.get("generic", False))
+            if found:
+                tier, how, fit = found
+                key = (RANKS[tier], -_shown(pat, fit.stop), int(bool(fit.stop)), other, pid)
+                if best is None or key < best[0]:
+                    best = key, _result(doc, tier, how, fit.values)
+    if best:
+        return best
     coverage = 1000 * score // doc["weight"] if doc["weight"] else 0
-    if coverage < QUERY["coverage"]:
-        return None
-    return (1, -coverage, -score, pid), _result(doc, False, {})
+    return (RANKS["similar"], -coverage, -score, 0, pid), _result(
+        doc, "similar", HOW["similar"], {}
+    )
+
+
+def _shown(pat, stop) -> int:
+    """How many characters of the template's own text a fit shows."""
+    i, read = stop or (len(pat), 0)
+    return sum(len(seg) for seg in pat[:i] if isinstance(seg, str)) + read
 
 
 def _names(block: Block, exception: str) -> bool:
@@ -502,15 +836,15 @@ def _names(block: Block, exception: str) -> bool:
     return ("." + block.exception).endswith("." + exception)
 
 
-def _unprefixed(block: Block, exception: str) -> str:
+def _unprefixed(block: Block, text: str, exception: str) -> str:
     """A block without its exception name, also when the name did not look like one."""
     head = exception + ": "
-    if not block.exception and block.text.startswith(head):
-        return block.text[len(head) :]
-    return block.text
+    if not block.exception and text.startswith(head):
+        return text[len(head) :]
+    return text
 
 
-def _result(doc: dict, exact: bool, values: dict[str, str]) -> Result:
+def _result(doc: dict, match: str, how: str, values: dict[str, str]) -> Result:
     order = [seg[0] for seg in doc["pattern"] if not isinstance(seg, str)]
     ordered = {name: values[name] for name in dict.fromkeys(order) if name in values}
     return Result(
@@ -519,19 +853,89 @@ def _result(doc: dict, exact: bool, values: dict[str, str]) -> Result:
         doc["exception"],
         doc["project"],
         doc.get("summary", ""),
-        exact,
+        match,
+        how,
         ordered,
     )
 
 
-def open_index(root: Path, site: Path | None = None) -> Index:
-    """The index of a built site, or else one built in memory from root/content."""
-    from generator.records import load_content  # only here: the matcher itself is stdlib only
+def report_url(index: Index, text: str) -> str | None:
+    """A new issue on the knowledge base's repository with the paste in it, or None when
+    the site names no repository."""
+    report = index.meta.get("report")
+    if not report:
+        return None
+    blocks = clean(text)
+    first = blocks[-1].text if blocks else template.squash(text)
+    title = "Unknown error: " + first[: QUERY["report_title"]]
+    body = QUERY["report_body"].replace("{}", text[: QUERY["report_chars"]].strip("\n"))
+    encode = lambda s: quote(s, safe="!~*'()")  # noqa: E731 (encodeURIComponent's set)
+    return report.replace("%7Btitle%7D", encode(title)).replace("%7Bbody%7D", encode(body))
 
+
+def open_index(root: Path, site: Path | None = None) -> Index:
+    """The index of a built site, or else the one of root/content: its copy in the cache
+    when content/ is as it was when that was written, else compiled anew (and cached)."""
     if site:
         return Index(lambda url: (Path(site) / urls.output_path(url)).read_bytes())
-    files = dict(index_files(entries(load_content(root))))
+    folder = Path(root) / CACHE_DIR
+    stamp = _content_stamp(Path(root))
+    try:
+        if (folder / "stamp").read_text() == stamp:
+            return Index(lambda url: (folder / urls.output_path(url)).read_bytes())
+    except OSError:
+        pass
+    files = _content_index(Path(root))
+    _write_cache(folder, stamp, files)
     return Index(files.__getitem__)
+
+
+# The index of content/ as the site serves it, beside the build's parsed records
+# (build.CACHE_DIR); safe to delete, as they are.
+CACHE_DIR = ".errorkb-cache/search-index"
+
+
+def _content_stamp(root: Path) -> str:
+    """What the index of root/content depends on: its files (count, newest change, bytes)
+    and the code that compiles them."""
+    count = newest = size = 0
+    folders = [root / "content"]
+    while folders:
+        with os.scandir(folders.pop()) as found:
+            for entry in found:
+                if entry.is_dir():
+                    folders.append(entry.path)
+                    continue
+                st = entry.stat()
+                count, newest, size = count + 1, max(newest, st.st_mtime_ns), size + st.st_size
+    code = [os.stat(module).st_mtime_ns for module in (__file__, template.__file__)]
+    return f"{VERSION}:{count}:{newest}:{size}:{code}"
+
+
+def _content_index(root: Path) -> dict[str, bytes]:
+    from generator.records import load_content  # only here: the matcher itself is stdlib only
+
+    content = load_content(root)
+    return dict(index_files(entries(content), content.site.get("repo")))
+
+
+def _write_cache(folder: Path, stamp: str, files: dict[str, bytes]) -> None:
+    """The files under folder, swapped in whole: two commands may run at once."""
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        new = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".search-"))
+        for url, body in files.items():
+            target = new / urls.output_path(url)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(body)
+        (new / "stamp").write_text(stamp)
+        old = folder.with_name(new.name + "-old")
+        if folder.exists():
+            folder.rename(old)
+        new.rename(folder)
+        shutil.rmtree(old, ignore_errors=True)
+    except OSError:
+        pass  # a read-only tree, or another command swapped its copy in first
 
 
 # Tier 2 ----------------------------------------------------------------------------------

@@ -52,6 +52,14 @@ def placeholders(message: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def fill(message: str, values: dict[str, object]) -> str:
+    """The message as the program would print it for these values."""
+    return "".join(
+        str(values.get(seg.name, "{" + seg.name + "}")) if isinstance(seg, Hole) else seg
+        for seg in parse(message)
+    )
+
+
 # Search works on messages as pasted: whitespace runs (line breaks included) count as one space.
 # The class is spelled out so that templates/assets/match.js matches exactly the same characters.
 _SPACE = re.compile("[ \t\n\r\f\v\u00a0\u2028\u2029]+")

@@ -1,6 +1,8 @@
 """Tier-1 search in Python: the shared cases, the real vLLM corpus, the index, `errorkb match`."""
 
 import json
+import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -10,7 +12,7 @@ import pytest
 
 from generator import search, template, urls
 from generator.records import load_content
-from tests.conftest import CORPUS, REPO, corpus_rows
+from tests.conftest import REPO, corpus_rows
 
 CASES = json.loads(Path(__file__).with_name("search_cases.json").read_text())
 
@@ -22,17 +24,19 @@ def index(search_kb):
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_shared_case(index, case):
+    """tests/js/match.test.mjs runs the same cases through match.js."""
     results = search.search(index, case["text"])
-    if case["id"] is None:
-        assert results == []
+    if case["id"] is None:  # nothing fits: at most similar ones
+        assert [r.match for r in results] == ["similar"] * len(results)
         return
     top = results[0]
-    assert (top.id, top.exact, top.values, top.tied) == (
+    assert (top.id, top.match, top.values, top.tied) == (
         case["id"],
-        case["exact"],
+        case["match"],
         case["values"],
         case.get("tied", False),
     )
+    assert top.how == case.get("how", top.how) and top.exact == (case["match"] == "exact")
     assert top.url == urls.error_with_values(case["id"], case["values"])
 
 
@@ -67,7 +71,6 @@ def test_the_built_site_and_content_give_the_same_index(search_kb):
 # Rows whose record is found at rank 1, of the 300. The misses: the two rows raised in
 # vendored third_party folders, which `errorkb extract` skips, so no record has them.
 FOUND_FIRST = 298
-needs_corpus = pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpus is not beside")
 
 
 @pytest.fixture(scope="module")
@@ -94,9 +97,9 @@ def _skeleton(message: str) -> list:
 
 
 def _found(content, results: list[search.Result], wanted: set[str]) -> bool:
-    """Whether the first result is a wanted record, or ties with one: both exact and tied,
-    printing the same text (which the paste cannot tell apart)."""
-    if not results or not results[0].exact:
+    """Whether the first result fits and is a wanted record, or ties with one: both exact
+    and tied, printing the same text (which the paste cannot tell apart)."""
+    if not results or results[0].match == "similar":
         return False
     top = results[0]
     if top.id in wanted:
@@ -111,7 +114,6 @@ def _found(content, results: list[search.Result], wanted: set[str]) -> bool:
     )
 
 
-@needs_corpus
 def test_the_corpus_pastes_find_their_records_first(real):
     content, _, index = real
     raised_at = _raised_at(content)
@@ -126,7 +128,6 @@ def test_the_corpus_pastes_find_their_records_first(real):
     assert all("/third_party/" in miss for miss in misses), misses
 
 
-@needs_corpus
 def test_corpus_values_are_extracted(real):
     """Values agree, by position, wherever the template leaves no doubt (no placeholder
     twice, none adjacent)."""
@@ -146,7 +147,6 @@ def test_corpus_values_are_extracted(real):
     assert (checked, wrong) == (292, [])
 
 
-@needs_corpus
 def test_quoted_values_do_not_outscore_the_template(real):
     """The values share rare words with other templates: weighed in full, they would push
     this template out of the candidates; quoted, they weigh a quarter."""
@@ -179,7 +179,6 @@ def test_quotes_are_values_but_apostrophes_are_not():
     assert search.quoted_words(search.clean("'auto' then auto")) == set()
 
 
-@needs_corpus
 def test_a_query_fetches_a_few_small_files_not_the_index(real):
     _, files, _ = real
     for row in corpus_rows()[:100]:
@@ -189,7 +188,7 @@ def test_a_query_fetches_a_few_small_files_not_the_index(real):
         search.search(fresh, row["text"])
         words = search.query_words(search.clean(row["text"]))
         assert fresh.requests <= 1 + len(words) + search.QUERY["candidates"] < total
-        assert fresh.bytes < 40_000
+        assert fresh.bytes < 45_000
 
 
 # --- the parts ---------------------------------------------------------------------------
@@ -323,3 +322,94 @@ def test_match_without_a_result_exits_1(search_kb, tmp_path):
     assert "no matching error" in out.stderr
     out = errorkb(search_kb, "match", "--site", str(tmp_path), "x")
     assert out.returncode == 1 and "run errorkb build" in out.stderr
+
+
+def test_errors_of_other_programs_get_no_exact_or_partial_claim(real):
+    """CUDA, NCCL, torch, numpy and Python's own messages: at most generic or similar."""
+    _, _, index = real
+    negatives = json.loads((REPO / "tests/fixtures/search/negatives.json").read_text())
+    claims = {}
+    for text in negatives:
+        results = search.search(index, text)
+        if results and results[0].match in ("exact", "partial"):
+            claims[text] = (results[0].id, results[0].match, results[0].how)
+    assert claims == {}
+
+
+def test_a_paste_nothing_fits_gets_the_nearest_few_and_a_report_link(index):
+    text = "ValueError: the sprocket cache of the engine overflowed; try a larger fraction"
+    results = search.search(index, text)
+    assert [(r.id, r.match) for r in results][:1] == [("00000000000005e9", "similar")]
+    assert len(results) <= search.QUERY["nearest"]
+    url = search.report_url(index, text)
+    assert url.startswith("https://github.com/example/kb/issues/new?title=Unknown%20error%3A%20")
+    assert "sprocket%20cache%20of" in url and "%60%60%60" in url  # the paste, fenced
+    assert search.search(index, "zzqx wubble") == []
+
+
+def test_match_answers_from_its_cache_until_content_changes(search_kb, tmp_path):
+    root = tmp_path / "kb"
+    shutil.copytree(search_kb / "content", root / "content")
+    text = CASES[0]["text"]
+    first = errorkb(root, "match", "--json", text)
+    assert first.returncode == 0 and (root / search.CACHE_DIR / "stamp").exists()
+    again = errorkb(root, "match", "--json", text)
+    assert again.stdout == first.stdout
+    # A change to content/ compiles the index anew, and a broken record shows.
+    bad = root / "content/errors/demo/00000000000000b2.yaml"
+    bad.write_text(bad.read_text() + "\nnot: [valid\n")
+    broken = errorkb(root, "match", text)
+    assert broken.returncode == 1 and "E100" in broken.stderr
+
+
+def test_match_cached_is_fast(search_kb, tmp_path):
+    """Under 0.3 s of CPU (the machine's speed varies, CPU time less), interpreter included."""
+    root = tmp_path / "kb"
+    shutil.copytree(search_kb / "content", root / "content")
+    errorkb(root, "match", "x")
+    command = [sys.executable, "-m", "generator", "--root", str(root), "match", CASES[2]["text"]]
+    usage = []
+    for _ in range(3):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(command, capture_output=True, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        usage.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    assert min(usage) < 0.3, usage
+
+
+def test_match_exits_quietly_when_its_reader_goes(search_kb):
+    shell = (
+        f"{sys.executable} -m generator --root {search_kb} match --site {search_kb / 'site'} "
+        f"'Group size must be positive, got 3' | head -1"
+    )
+    out = subprocess.run(["bash", "-o", "pipefail", "-c", shell], capture_output=True, text=True)
+    assert out.stdout.startswith("1. ") and out.stdout.count("\n") == 1
+    assert "Traceback" not in out.stderr and "BrokenPipe" not in out.stderr
+    assert out.returncode == 0
+
+
+def test_match_batch_answers_json_lines(search_kb):
+    lines = [
+        json.dumps({"id": "issue-1", "text": CASES[1]["text"]}),
+        json.dumps("zzqx wubble"),
+        "",
+        "{not json",
+        json.dumps({"text": ["a list"]}),
+    ]
+    out = errorkb(search_kb, "match", "--batch", stdin="\n".join(lines) + "\n")
+    assert out.returncode == 0, out.stderr
+    answers = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(answers) == 4
+    assert answers[0]["id"] == "issue-1" and answers[0]["report"] is None
+    assert answers[0]["results"][0]["id"] == "00000000000000a1"
+    assert answers[0]["results"][0]["match"] == "exact"
+    assert answers[1]["results"] == [] and "issues/new" in answers[1]["report"]
+    assert answers[2] == {"line": 4, "error": 'expected a JSON string or {"text": "..."}'}
+    assert answers[3]["line"] == 5
+
+
+def test_match_says_what_a_partial_match_matched(search_kb):
+    out = errorkb(search_kb, "match", "Widget count (12) must be divisible by gro...")
+    lines = out.stdout.splitlines()
+    assert lines[0] == "1. Widget count not divisible by group size  [partial]"
+    assert "   matched: a prefix of the message" in lines

@@ -1,72 +1,18 @@
-"""The search in real Chromium: the JavaScript matcher against the Python one, the box's
-keyboard behaviour, Pagefind's results, "Your values", safety and a 1 MB paste."""
+"""The search in real Chromium: the box's keyboard behaviour, the tiers as they arrive,
+Pagefind's results, "Your values", safety and a 1 MB paste. (match.js against
+generator/search.py: tests/js/match.test.mjs, under Node.)"""
 
-import json
 import time
-from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from generator import search
-from tests.conftest import CORPUS, REPO, corpus_rows
-
-CASES = json.loads(Path(__file__).with_name("search_cases.json").read_text())
 A1 = "00000000000000a1"
 WIDGET = "ValueError: Widget count (12) must be divisible by group size (5)."
-
-# Runs texts through match.js as the page loads it.
-RUN_JS = """async (texts) => {
-  const { Index } = await import("/assets/match.js");
-  const out = [];
-  const index = new Index("/search/index.json");
-  for (const text of texts) out.push(await index.search(text));
-  return out;
-}"""
-
 
 @pytest.fixture(scope="module")
 def base(search_kb, serve_site):
     return serve_site(search_kb / "site")
-
-
-def _plain(results) -> list:
-    return [[r["id"], r["exact"], r["tied"], r["values"]] for r in results]
-
-
-def test_the_shared_cases_rank_alike_in_javascript_and_python(page, base, search_kb):
-    page.goto(base + "/")
-    got = page.evaluate(RUN_JS, [case["text"] for case in CASES])
-    index = search.open_index(search_kb)
-    for case, results in zip(CASES, got, strict=True):
-        python = [r.to_json() for r in search.search(index, case["text"])]
-        assert _plain(results) == _plain(python), case["name"]
-        if case["id"]:
-            top = results[0]
-            assert [top["id"], top["exact"], top["values"]] == [
-                case["id"],
-                case["exact"],
-                case["values"],
-            ]
-            assert dict(parse_qsl(urlsplit(top["url"]).query)) == case["values"]
-        else:
-            assert results == []
-
-
-@pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpus is not beside the repository")
-def test_the_vllm_corpus_ranks_alike_in_javascript_and_python(page, serve_site, real_site):
-    """All 300 pastes, against the real content's index as the site serves it."""
-    page.goto(serve_site(real_site) + "/")
-    texts = [row["text"] for row in corpus_rows()]
-    got = page.evaluate(RUN_JS, texts)
-    index = search.open_index(REPO, real_site)
-    drift = [
-        text[:80]
-        for text, results in zip(texts, got, strict=True)
-        if _plain(results) != _plain(r.to_json() for r in search.search(index, text))
-    ]
-    assert drift == []
-    assert sum(bool(results) and results[0]["exact"] for results in got) == 298
 
 
 def _type(page, text):
@@ -172,11 +118,51 @@ def test_pagefind_results_follow_the_exact_matches_under_their_heading(page, bas
 def test_words_that_are_no_pasted_error_come_from_pagefind(page, base):
     page.goto(f"{base}/")
     _type(page, "group size")
+    page.wait_for_selector(".search-group:has-text('Pages') .search-hit")
     headings = [h.upper() for h in page.locator(".search-heading").all_inner_texts()]
-    assert headings == ["PAGES"]
+    assert headings[0] == "PAGES" and "MATCHING ERRORS" not in headings
     hits = page.locator(".search-hit")
-    hrefs = [hits.nth(i).get_attribute("href") for i in range(hits.count())]
+    hrefs = [hits.nth(i).get_attribute("href").split("?")[0] for i in range(hits.count())]
     assert "/guides/grouping/" in hrefs and f"/errors/{A1}/" in hrefs
+    assert len(hrefs) == len(set(hrefs))  # a page once, not under both tiers
+
+
+def test_tier_one_results_show_before_pagefind_answers(page, base):
+    held, released = [], []
+    page.route("**/pagefind/**", lambda r: r.continue_() if released else held.append(r))
+    page.goto(f"{base}/")
+    _type(page, "RuntimeError: Group size must be positive, got 0")  # waits for a hit
+    assert page.locator(".search-hit").first.get_attribute("href").startswith("/errors/")
+    assert "PAGES" not in [h.upper() for h in page.locator(".search-heading").all_inner_texts()]
+    assert held  # Pagefind was asked, and is still to answer
+    released.append(True)
+    for route in held:
+        route.continue_()
+    page.wait_for_selector(".search-group:has-text('Pages') .search-hit")
+
+
+def test_an_error_page_shows_once_and_stop_words_are_not_marked(page, base):
+    page.goto(f"{base}/search/?q=" + "Group%20size%20must%20be%20positive%2C%20got%200")
+    page.wait_for_selector(".search-group:has-text('Pages') .search-hit")
+    hits = page.locator(".search-hit")
+    paths = [hits.nth(i).get_attribute("href").split("?")[0] for i in range(hits.count())]
+    assert paths.count("/errors/00000000000000b2/") == 1
+    marks = page.locator(".search-group:has-text('Pages') mark").all_inner_texts()
+    assert marks and not {m.lower() for m in marks} & {"be", "must", "the"} - {"must"}
+
+
+def test_a_cut_paste_says_what_matched_and_a_stranger_gets_a_report_link(page, base):
+    page.goto(f"{base}/")
+    _type(page, "ValueError: Widget count (12) must be divisible by gro...")
+    first = page.locator(".search-hit").first
+    assert "partial: a prefix of the message" in first.inner_text()
+    assert first.locator("mark").all_inner_texts() == ["12"]
+    page.fill("#q-top", "SprocketPanic: zzqx wubble flux")
+    page.wait_for_selector(".search-report")
+    href = page.locator(".search-report").get_attribute("href")
+    query = dict(parse_qsl(urlsplit(href).query))
+    assert href.startswith("https://github.com/example/kb/issues/new?")
+    assert "SprocketPanic: zzqx wubble flux" in query["body"]
 
 
 XSS = [

@@ -1,9 +1,9 @@
-// Tier-1 search: generator/search.py step for step, and its regular expressions from index.json
-// (tests/search_cases.json runs through both).
+// Tier-1 search: generator/search.py step for step, and its regular expressions, settings
+// and words from index.json (tests/search_cases.json runs through both: tests/js/).
 
 const SPACE = /[ \t\n\r\f\v\u00a0\u2028\u2029]+/g;
 const WORD = /[A-Za-z0-9]+/g;
-const TRACEBACK = "Traceback (most recent call last):";
+const TRACEBACK = "Traceback (most recent call last)";
 const has = Object.hasOwn;
 
 const squash = (text) => text.replace(SPACE, " ").replace(/^ | $/g, "");
@@ -12,16 +12,26 @@ const words = (text) =>
   [...text.matchAll(WORD)].map((m) => m[0]).filter((w) => w.length > 1 && !/^[0-9]+$/.test(w))
     .map((w) => w.toLowerCase());
 
+const fold = (text) => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+const alnum = (ch) => /^[A-Za-z0-9]$/.test(ch);
+
 function compile(rules) {
-  const re = (src, end = "") => new RegExp(`^(?:${src})${end}`);
+  const re = (src, end = "", flags = "") => new RegExp(`^(?:${src})${end}`, flags);
   const types = Object.entries(rules.types);
   return {
     prefix: re(rules.prefix),
+    box: new RegExp(rules.box, "g"),
     exception: re(rules.exception),
     noise: re(rules.noise, "$"),
     pydantic: re(rules.pydantic),
     rankSuffix: new RegExp(rules.rank_suffix),
     quoted: new RegExp(rules.quoted, "g"),
+    raise: re(rules.raise),
+    literalLine: re(rules.literal_line),
+    literal: rules.literal,
+    tuple: re(rules.tuple),
+    tupleItem: new RegExp(rules.tuple_item, "g"),
+    ellipsis: new RegExp(rules.ellipsis),
     whole: Object.fromEntries(types.map(([k, src]) => [k, re(src, "$")])),
     leading: Object.fromEntries(types.map(([k, src]) => [k, re(src)])),
   };
@@ -39,42 +49,108 @@ function exceptionOf(rules, line) {
   return [m[1], message];
 }
 
+function add(block, line, raw, settings) {
+  if (block.size < settings.block_chars) {
+    block.lines.push(line);
+    block.raws.push(raw);
+    block.size += line.length + 1;
+  }
+}
+
 function clean(text, rules, settings) {
   const blocks = [];
   let current = null;
   let inTraceback = false;
   let lastPrefix = null;
-  for (const raw of text.replace(/\r\n?/g, "\n").split("\n")) {
+  const open = (exception, starts, source = false) => {
+    current = { exception, starts, source, lines: [], raws: [], size: 0 };
+    blocks.push(current);
+  };
+  for (let raw of text.replace(/\r\n?/g, "\n").split("\n")) {
+    raw = raw.replace(rules.box, " ");
     const prefix = rules.prefix.exec(raw)[0];
     const rest = raw.slice(prefix.length);
+    let line = squash(rest);
+    if (current?.source && rules.literalLine.test(line)) {
+      add(current, line, rest, settings); // the raise statement goes on
+      continue;
+    }
+    if (rules.raise.test(line)) {
+      open(null, true, true);
+      add(current, line, rest, settings);
+      continue;
+    }
     if (inTraceback && (rest[0] === " " || rest[0] === "\t")) continue;
     inTraceback = false;
-    let [exception, line] = exceptionOf(rules, squash(rest));
+    let exception;
+    [exception, line] = exceptionOf(rules, line);
     if (!line || rules.noise.test(line)) {
-      inTraceback = line === TRACEBACK;
+      inTraceback = line.startsWith(TRACEBACK);
       current = null;
       continue;
     }
     line = line.replace(rules.rankSuffix, "");
     const wrapped = rules.pydantic.exec(line);
     if (wrapped) line = wrapped[1];
-    if (exception || wrapped || !current || (prefix && prefix !== lastPrefix)) {
-      current = { exception, starts: Boolean(exception || wrapped), lines: [], size: 0 };
-      blocks.push(current);
+    if (exception || wrapped || !current || current.source || (prefix && prefix !== lastPrefix)) {
+      open(exception, Boolean(exception || wrapped));
     }
-    if (current.size < settings.block_chars) {
-      current.lines.push(line);
-      current.size += line.length + 1;
-    }
+    add(current, line, rest, settings);
     lastPrefix = prefix || lastPrefix;
   }
-  const starting = blocks.filter((b) => b.starts);
+  const kept = blocks.filter((b) => !b.source || sourceText(rules, b.lines.join(" ")));
+  const starting = kept.filter((b) => b.starts);
   const chosen = new Map();
-  for (const block of (starting.length ? starting : blocks).slice(-settings.blocks)) {
+  for (const block of (starting.length ? starting : kept).slice(-settings.blocks)) {
     const joined = block.lines.join(" ").slice(0, settings.block_chars);
-    if (!chosen.has(joined)) chosen.set(joined, { exception: block.exception, text: joined });
+    if (!chosen.has(joined)) chosen.set(joined, block);
   }
-  return [...chosen.values()];
+  return [...chosen].map(([joined, block]) => withForms(rules, settings, block, joined));
+}
+
+// search._with_forms
+function withForms(rules, settings, block, text) {
+  const out = { exception: block.exception, text, forms: [] };
+  if (block.source) {
+    out.forms.push({ text: sourceText(rules, text), kind: "source" });
+    return out;
+  }
+  const stripped = text.replace(rules.ellipsis, "");
+  out.forms.push({ text, kind: stripped === text ? "message" : "whole" });
+  const joined = glued(block.raws, settings);
+  if (joined) out.forms.push({ text: joined.slice(0, settings.block_chars), kind: "glued" });
+  if (stripped !== text && stripped) out.forms.push({ text: stripped, kind: "cut" });
+  if (rules.tuple.test(text)) out.forms.push({ text: tupleText(rules, text), kind: "tuple" });
+  return out;
+}
+
+function glued(raws, settings) {
+  const width = Math.max(0, ...raws.slice(0, -1).map((r) => r.length));
+  if (width < settings.wrap_width) return null;
+  const joined = raws.slice(0, -1).map((r) => (r.length === width ? r : `${r} `)).join("");
+  return squash(joined + raws.at(-1));
+}
+
+const unescape = (body) => body.replace(/\\(.)/g, (_, c) => ("nrt".includes(c) ? " " : c));
+
+function sourceText(rules, statement) {
+  const out = [];
+  let end = rules.raise.exec(statement)[0].length;
+  const literal = new RegExp(rules.literal, "g");
+  literal.lastIndex = end;
+  for (let m; (m = literal.exec(statement));) {
+    if (/[A-Za-z0-9_]/.test(statement.slice(end, m.index))) out.push("{}");
+    const body = unescape(m[3]);
+    // An f-string's expressions are values, whose names are no words of the message.
+    out.push(m[1].toLowerCase().includes("f") ? body.replace(/\{[^{}]*\}/g, "{}") : body);
+    end = m.index + m[0].length;
+  }
+  return squash(out.join(""));
+}
+
+function tupleText(rules, text) {
+  const items = [...text.slice(1).matchAll(rules.tupleItem)].map((m) => m[1] || m[2] || m[3] || "");
+  return squash(items.map(unescape).join(" ")).replace(rules.ellipsis, "");
 }
 
 // search.quoted_words
@@ -83,49 +159,185 @@ function quotedWords(blocks, re) {
   return new Set(words(blocks.flatMap((b) => b.text.match(re) || []).join(" ")).filter((w) => !out.has(w)));
 }
 
-// search.verify: the shortest values that fit, a fit to the text's end first
-function verify(rules, pat, text, typed, budget) {
-  const kinds = pat.map((seg) => (typed && typeof seg !== "string" ? seg[1] : "any"));
-  const valid = (kind, value) => !has(rules.whole, kind) || rules.whole[kind].test(value);
-  for (const anchored of [true, false]) {
-    const values = Object.create(null); // placeholder names are data: no prototype
-    let steps = budget;
-    const spend = () => --steps >= 0;
-    const take = (name, value) => {
-      if (value !== null) values[name] = value; // on the way back: a name used twice keeps its first
-      return value !== null;
-    };
-    const finalValue = (kind, rest) => {
-      if (anchored || !has(rules.leading, kind)) return valid(kind, rest) ? rest : null;
-      return rules.leading[kind].exec(rest)?.[0] ?? null;
-    };
-    const at = (i, pos) => {
-      if (i === pat.length) return !anchored || pos === text.length;
-      const seg = pat[i];
-      if (typeof seg === "string") {
-        if (i > 0) return text.startsWith(seg, pos) && at(i + 1, pos + seg.length);
-        for (let s = text.indexOf(seg); s >= 0 && spend(); s = text.indexOf(seg, s + 1)) {
-          if (at(1, s + seg.length)) return true;
-        }
-        return false;
-      }
-      if (i + 1 === pat.length) return take(seg[0], finalValue(kinds[i], text.slice(pos)));
-      for (let end = pos; end <= text.length && spend(); end++) {
-        if (typeof pat[i + 1] === "string") {
-          end = text.indexOf(pat[i + 1], end);
-          if (end < 0) return false;
-        }
-        const value = text.slice(pos, end);
-        if (valid(kinds[i], value) && at(i + 1, end)) return take(seg[0], value);
-      }
-      return false;
-    };
-    if (at(0, 0)) return values;
+// search._token_len: an untyped value runs to the first space outside quotes and brackets
+// that follows no comma; [length, whether it closes every group it opens]
+const CLOSERS = { "(": ")", "[": "]", "{": "}", "<": ">" };
+function tokenLen(text) {
+  const stack = [];
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    const top = stack.at(-1);
+    if (top === "'" || top === '"') {
+      if (ch === top) stack.pop();
+    } else if ((ch === "'" || ch === '"') && !(i && alnum(text[i - 1]))) {
+      stack.push(ch);
+    } else if (has(CLOSERS, ch)) {
+      stack.push(CLOSERS[ch]);
+    } else if (")]}".includes(ch)) {
+      if (top !== ch) return [i, false];
+      stack.pop();
+    } else if (ch === ">" && top === ">") {
+      stack.pop();
+    } else if (ch === " " && !stack.length && !(i && text[i - 1] === ",")) {
+      return [i, true];
+    }
+  }
+  return [text.length, !stack.length];
+}
+
+function valid(rules, kind, value, cut = false) {
+  if (kind === "text") return true;
+  if (has(rules.whole, kind)) return rules.whole[kind].test(value);
+  const [length, closed] = tokenLen(value);
+  return value !== "" && length === value.length && (closed || cut);
+}
+
+// search._fit: the fit of the text to the pattern, or null; folded, case is ignored
+function fitOf(rules, settings, pat, text, strict, cut, folded = false) {
+  const seen = folded ? fold(text) : text;
+  const segs = folded ? pat.map((seg) => (typeof seg === "string" ? fold(seg) : seg)) : pat;
+  for (const anchored of cut ? [true] : [true, false]) {
+    const fit = new Fit(rules, settings, segs, seen, strict, anchored, cut);
+    if (fit.at(0, 0)) {
+      fit.values = Object.create(null); // placeholder names are data: no prototype
+      for (const [name, [a, b]] of fit.spans) fit.values[name] = text.slice(a, b);
+      return fit;
+    }
   }
   return null;
 }
 
-// search.search
+class Fit {
+  constructor(rules, settings, pat, text, strict, anchored, cut) {
+    Object.assign(this, { rules, pat, text, anchored, cut, budget: settings.budget, stop: null });
+    this.kinds = pat.map((seg) => (typeof seg === "string" ? "" : strict ? seg[1] : "text"));
+    this.spans = new Map();
+  }
+
+  at(i, pos) {
+    const { pat, text } = this;
+    if (i === pat.length) return !this.anchored || pos === text.length;
+    if (this.cut && i > 0 && pos === text.length) return this.stopped(i, 0);
+    const seg = pat[i];
+    if (typeof seg === "string") {
+      if (i > 0) {
+        if (text.startsWith(seg, pos)) return this.at(i + 1, pos + seg.length);
+        return this.cut && seg.startsWith(text.slice(pos)) && this.stopped(i, text.length - pos);
+      }
+      for (let s = text.indexOf(seg); s >= 0 && this.spend(); s = text.indexOf(seg, s + 1)) {
+        if (this.at(1, s + seg.length)) return true;
+      }
+      return this.cut && seg.startsWith(text) && this.stopped(0, text.length);
+    }
+    if (i + 1 === pat.length) return this.take(seg[0], pos, this.finalEnd(this.kinds[i], pos));
+    const nxt = pat[i + 1];
+    for (let end = pos; end <= text.length && this.spend(); end++) {
+      if (typeof nxt === "string") {
+        end = text.indexOf(nxt, end);
+        if (end < 0) break;
+      }
+      if (valid(this.rules, this.kinds[i], text.slice(pos, end)) && this.at(i + 1, end)) {
+        return this.take(seg[0], pos, end);
+      }
+    }
+    return this.cut && this.cutHole(i, pos);
+  }
+
+  // A cut text ends in this hole, or in the literal after it.
+  cutHole(i, pos) {
+    const { text } = this;
+    const nxt = this.pat[i + 1];
+    const tail = typeof nxt === "string" ? nxt.length : 0;
+    for (let end = Math.max(pos + 1, text.length - tail + 1); end <= text.length; end++) {
+      const fits = typeof nxt !== "string" || nxt.startsWith(text.slice(end));
+      if (fits && valid(this.rules, this.kinds[i], text.slice(pos, end), true) && this.at(i + 1, end)) {
+        return this.take(this.pat[i][0], pos, end);
+      }
+    }
+    return false;
+  }
+
+  finalEnd(kind, pos) {
+    const rest = this.text.slice(pos);
+    if (this.anchored) return valid(this.rules, kind, rest, this.cut) ? this.text.length : null;
+    if (kind === "text") return this.text.length;
+    if (has(this.rules.leading, kind)) {
+      const m = this.rules.leading[kind].exec(rest);
+      return m ? pos + m[0].length : null;
+    }
+    const [length, closed] = tokenLen(rest);
+    return length && closed ? pos + length : null;
+  }
+
+  stopped(i, read) {
+    this.stop = [i, read];
+    return true;
+  }
+
+  // Set on the way back from a fit, so a placeholder used twice keeps its first value.
+  take(name, start, end) {
+    if (end !== null) this.spans.set(name, [start, end]);
+    return end !== null;
+  }
+
+  spend() {
+    return --this.budget >= 0;
+  }
+}
+
+// search._try: [tier, how, fit] of the best way a form fits the pattern, or null
+function tryForm(ctx, pat, form, generic) {
+  const { rules, settings, how } = ctx;
+  const fit = (...args) => fitOf(rules, settings, pat, form.text, ...args);
+  const { kind, text } = form;
+  if (kind === "source") {
+    const f = generic ? null : fit(false, true);
+    return f && partial(ctx, pat, f, text, how.source, { values: false });
+  }
+  if (kind === "tuple") {
+    const f = generic ? null : fit(true, false) || fit(true, true);
+    return f && partial(ctx, pat, f, text, how.tuple);
+  }
+  const whole = kind !== "cut";
+  const exact = whole && fit(true, false);
+  if (exact) return generic ? ["generic", how.generic, exact] : ["exact", how[kind], exact];
+  if (generic || kind === "glued") return null;
+  for (const folded of [false, true]) {
+    const f = (whole && folded && fit(true, false, true)) || (kind !== "whole" && fit(true, true, folded));
+    const found = f && partial(ctx, pat, f, text, null, { folded, cut: kind === "cut" });
+    if (found) return found;
+  }
+  const loose = whole && fit(false, false);
+  return loose ? ["generic", how.loose, loose] : null;
+}
+
+function partial(ctx, pat, fit, text, said, { values = true, folded = false, cut = false } = {}) {
+  const [i, read] = fit.stop || [pat.length, 0];
+  let shown = pat.slice(0, i).filter((seg) => typeof seg === "string").join("");
+  let rest = "";
+  if (i < pat.length && typeof pat[i] === "string") {
+    shown += pat[i].slice(0, read);
+    rest = pat[i].slice(read);
+  }
+  if (words(shown).length < ctx.settings.partial_words) return null;
+  const how = said ?? cutHow(ctx.how, pat, fit.stop, text, rest, cut) + (folded ? ctx.how.case : "");
+  if (!values) fit.values = Object.create(null);
+  return ["partial", how, fit];
+}
+
+function cutHow(how, pat, stop, text, rest, cut) {
+  if (!stop) return how.message;
+  const last = stop[0] >= pat.length - 1;
+  if (!cut && last && /^[.!?,;:]+$/.test(rest)) return how.punctuation;
+  if (!cut && ".!?".includes(text.slice(-1)) && (rest[0] === " " || !rest)) return how.sentence;
+  return how.prefix;
+}
+
+// How many characters of the template's own text a fit shows.
+function shownOf(pat, stop) {
+  const [i, read] = stop || [pat.length, 0];
+  return pat.slice(0, i).reduce((n, seg) => n + (typeof seg === "string" ? seg.length : 0), 0) + read;
+}
 
 // search.shard_of: FNV-1a
 function shardOf(word, shards) {
@@ -152,24 +364,33 @@ export class Index {
     return this.files.get(url);
   }
 
-  // Ranked results: verified matches, then similar patterns (search.search).
-  async search(text) {
+  async context() {
     const meta = await this.get(this.url);
-    this.rules ??= compile(meta.rules);
-    const settings = meta.query;
-    const blocks = clean(text, this.rules, settings);
-    const wanted = [...new Set(blocks.flatMap((b) => words(b.text)))]
+    this.ctx ??= { meta, rules: compile(meta.rules), settings: meta.query, how: meta.how };
+    return this.ctx;
+  }
+
+  // Ranked results: exact, partial and generic fits, then similar patterns (search.search).
+  async search(text) {
+    const ctx = await this.context();
+    const { meta, rules, settings } = ctx;
+    const blocks = clean(text, rules, settings);
+    const wanted = [...new Set(blocks.flatMap((b) => b.forms.flatMap((f) => words(f.text))))]
       .sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
-    const scores = await this.scores(meta, wanted.slice(0, settings.words), quotedWords(blocks, this.rules.quoted));
+    const scores = await this.scores(meta, wanted.slice(0, settings.words), quotedWords(blocks, rules.quoted));
     const top = [...scores.keys()].sort((a, b) => scores.get(b) - scores.get(a) || a - b)
       .slice(0, settings.candidates);
     const docs = await Promise.all(top.map(async (pid) => {
       const page = await this.get(meta.patterns_url.replace("{}", Math.floor(pid / meta.page)));
       return page[pid % meta.page];
     }));
-    const rated = top.map((pid, i) => this.rate(docs[i], blocks, scores.get(pid), pid, meta));
+    const rated = top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid), pid)).sort(byKey);
+    const similarRank = meta.ranks.similar;
+    const least = rated.some(([key]) => key[0] < similarRank) ? settings.coverage : settings.near_coverage;
     const results = new Map();
-    for (const [key, hit] of rated.filter(Boolean).sort(byKey)) {
+    let similar = 0;
+    for (const [key, hit] of rated) {
+      if (hit.match === "similar" && (++similar > settings.nearest || -key[1] < least)) continue;
       if (!results.has(hit.id)) results.set(hit.id, [`${key.slice(0, -1)}`, hit]);
     }
     const all = [...results.values()];
@@ -188,33 +409,48 @@ export class Index {
     return scores;
   }
 
-  rate(doc, blocks, score, pid, meta) {
-    const settings = meta.query;
-    const pat = doc.pattern;
-    const literal = pat.reduce((n, seg) => n + (typeof seg === "string" ? seg.length : 0), 0);
-    const head = `${doc.exception}: `;
-    for (const typed of [true, false]) {
-      let fit = null;
-      for (const block of blocks) {
-        // The exception's name also when it did not look like an exception.
-        const named = block.exception ? `.${block.exception}`.endsWith(`.${doc.exception}`) : block.text.startsWith(head);
-        const text = !block.exception && named ? block.text.slice(head.length) : block.text;
-        const values = verify(this.rules, pat, text, typed, settings.budget);
-        if (values && (!fit || (named && !fit[0]))) fit = [named, values];
-      }
-      if (fit) return [[0, -literal, fit[0] ? 0 : 1, typed ? 0 : 1, pid], hit(meta, doc, true, fit[1])];
-    }
-    const coverage = doc.weight ? Math.floor((1000 * score) / doc.weight) : 0;
-    return coverage < settings.coverage ? null : [[1, -coverage, -score, pid], hit(meta, doc, false, {})];
+  // A new issue on the knowledge base's repository with the paste in it (search.report_url).
+  async reportUrl(text) {
+    const { meta, rules, settings } = await this.context();
+    if (!meta.report) return null;
+    const blocks = clean(text, rules, settings);
+    const first = blocks.length ? blocks.at(-1).text : squash(text);
+    const title = `Unknown error: ${first.slice(0, settings.report_title)}`;
+    const body = settings.report_body.replace("{}", text.slice(0, settings.report_chars).replace(/^\n+|\n+$/g, ""));
+    return meta.report.replace("%7Btitle%7D", encodeURIComponent(title)).replace("%7Bbody%7D", encodeURIComponent(body));
   }
 }
 
-function hit(meta, doc, exact, found) {
+// search._rate: [key, hit] of a candidate's best fit, or of how much of its words the paste has
+function rate(ctx, doc, blocks, score, pid) {
+  const pat = doc.pattern;
+  const head = `${doc.exception}: `;
+  let best = null;
+  for (const block of blocks) {
+    // The exception's name also when it did not look like an exception.
+    const named = block.exception ? `.${block.exception}`.endsWith(`.${doc.exception}`) : block.text.startsWith(head);
+    for (let form of block.forms) {
+      if (form.kind !== "source" && !block.exception && form.text.startsWith(head)) {
+        form = { ...form, text: form.text.slice(head.length) };
+      }
+      const found = tryForm(ctx, pat, form, Boolean(doc.generic));
+      if (!found) continue;
+      const [tier, how, fit] = found;
+      const key = [ctx.meta.ranks[tier], -shownOf(pat, fit.stop), fit.stop ? 1 : 0, named ? 0 : 1, pid];
+      if (!best || byKey([key], best) < 0) best = [key, hit(ctx.meta, doc, tier, how, fit.values)];
+    }
+  }
+  if (best) return best;
+  const coverage = doc.weight ? Math.floor((1000 * score) / doc.weight) : 0;
+  return [[ctx.meta.ranks.similar, -coverage, -score, 0, pid], hit(ctx.meta, doc, "similar", ctx.how.similar, {})];
+}
+
+function hit(meta, doc, match, how, found) {
   // Values in the pattern's order (a name used twice once); null prototype: names are data.
   const values = Object.create(null);
   for (const seg of doc.pattern) if (typeof seg !== "string" && has(found, seg[0])) values[seg[0]] = found[seg[0]];
   const query = new URLSearchParams(values).toString();
   const url = meta.errors_url.replace("{}", doc.id) + (query && `?${query}`);
   const { id, title, exception, project, summary = "" } = doc;
-  return { id, title, exception, project, summary, exact, values, url };
+  return { id, title, exception, project, summary, match, how, exact: match === "exact", values, url };
 }

@@ -4,9 +4,9 @@
 let tier1, tier2;
 
 // The index lives beside the search page: /search/index.json (urls.search_index).
-async function errorHits(form, text) {
+function errorIndex(form) {
   tier1 ??= import("./match.js").then((m) => new m.Index(new URL("index.json", form.action).pathname));
-  return (await tier1).search(text);
+  return tier1;
 }
 
 // A site with nothing to index full-text has no Pagefind bundle: tier 2 then stays empty.
@@ -15,7 +15,7 @@ async function pageHits(form, text) {
   const pagefind = await tier2;
   if (!pagefind) return [];
   const found = await pagefind.search(text.slice(0, 200));
-  return Promise.all(found.results.slice(0, 5).map((r) => r.data()));
+  return Promise.all(found.results.slice(0, 6).map((r) => r.data()));
 }
 
 function el(tag, className, ...children) {
@@ -31,27 +31,55 @@ function link(url, title, ...rest) {
   return a;
 }
 
+function label(hit) {
+  if (hit.match === "exact") return hit.tied ? "exact match, tied" : "exact match";
+  return hit.match === "similar" ? "similar" : `${hit.match}: ${hit.how}`;
+}
+
 function errorHit(hit) {
   const values = Object.entries(hit.values).flatMap(([k, v]) => [el("code", "", k), " = ", el("mark", "", v), " "]);
-  return link(hit.url, hit.title,
-    el("span", "exc", hit.exception), ` · ${hit.project} · ${hit.exact ? "exact match" : "similar"}${hit.tied ? ", tied" : ""}`,
+  return link(hit.url, hit.title, el("span", "exc", hit.exception), ` · ${hit.project} · ${label(hit)}`,
     el("span", "hit-summary", ...(values.length ? values : [hit.summary])));
 }
+
+// Words too common to be worth a highlight in Pagefind's excerpts.
+const STOP = new Set(("a an and are as at be but by for from has have if in into is it its of on or " +
+  "so than that the their then there these this to was were when which while will with").split(" "));
 
 // Pagefind's excerpt is HTML with <mark>: read in an inert document, only text and marks are kept.
 function pageHit(hit) {
   const body = new DOMParser().parseFromString(hit.excerpt, "text/html").body;
-  const parts = [...body.childNodes].map((n) => (n.nodeName === "MARK" ? el("mark", "", n.textContent) : n.textContent));
+  const parts = [...body.childNodes].map((n) =>
+    n.nodeName === "MARK" && !STOP.has(n.textContent.trim().toLowerCase()) ? el("mark", "", n.textContent) : n.textContent);
   return link(hit.url, hit.meta.title || hit.url, el("span", "hit-summary", ...parts));
 }
 
-function render(box, errors, pages) {
-  const groups = [["Matching errors", errors.map(errorHit)], ["Pages", pages.map(pageHit)]]
+// Tier-1 results as soon as they are ready; Pagefind's (pages === null until then) after
+// them, without the pages tier 1 already shows.
+function render(box, errors, pages, report) {
+  const fits = errors.filter((h) => h.match !== "similar");
+  const shown = new Set(errors.map((h) => h.url.split("?")[0]));
+  const others = (pages || []).filter((p) => !shown.has(new URL(p.url, location.href).pathname));
+  const groups = [["Matching errors", fits.map(errorHit)], ["Pages", others.map(pageHit)],
+    ["Similar errors", errors.filter((h) => h.match === "similar").map(errorHit)]]
     .filter(([, links]) => links.length)
     .map(([title, links]) => el("div", "search-group", el("h2", "search-heading", title), ...links));
+  if (report && pages !== null) {
+    const a = el("a", "search-report", "Not here? Report this error");
+    Object.assign(a, { href: report, rel: "noopener" });
+    groups.push(el("p", "muted", a));
+  }
+  if (!groups.length && pages === null) return; // nothing yet: wait for the pages
+  // The hit chosen by arrow keys stays chosen when the pages arrive.
+  const chosen = box.active >= 0 ? hits(box)[box.active]?.href : null;
   box.results.replaceChildren(...(groups.length ? groups : [el("p", "muted", "No matching error or page.")]));
-  hits(box).forEach((a, i) => Object.assign(a, { id: `${box.input.id}-${i}`, role: "option" }));
-  box.active = -1;
+  const links = hits(box);
+  links.forEach((a, i) => Object.assign(a, { id: `${box.input.id}-${i}`, role: "option" }));
+  box.active = chosen ? links.findIndex((a) => a.href === chosen) : -1;
+  if (box.active >= 0) {
+    links.forEach((a, i) => a.setAttribute("aria-selected", i === box.active));
+    box.input.setAttribute("aria-activedescendant", links[box.active].id);
+  }
   show(box, true);
 }
 
@@ -67,9 +95,21 @@ async function run(box) {
   const turn = ++box.turn;
   if (box.inline && text.length <= 2000) history.replaceState(null, "", `?${new URLSearchParams({ q: text })}`);
   if (!text.trim()) return show(box, false);
-  // Either tier failing leaves the other's results.
-  const [errors, pages] = await Promise.all([errorHits, pageHits].map((f) => f(box.form, text).catch(() => [])));
-  if (turn === box.turn) render(box, errors, pages); // a later keystroke wins
+  // Either tier failing leaves the other's results; a later keystroke wins.
+  const pages = pageHits(box.form, text).catch(() => []);
+  let errors = [];
+  let report = null;
+  try {
+    const index = await errorIndex(box.form);
+    errors = await index.search(text);
+    if (!errors.some((h) => h.match !== "similar")) report = await index.reportUrl(text);
+  } catch {
+    // tier 1 unavailable: the pages alone
+  }
+  if (turn !== box.turn) return;
+  render(box, errors, null, report);
+  const found = await pages;
+  if (turn === box.turn) render(box, errors, found, report);
 }
 
 function onKey(box, event) {

@@ -1,0 +1,56 @@
+"""What tests/js/match.test.mjs checks match.js against: the tier-1 indexes of the search
+fixture knowledge base and of the repository's content, written as the site serves them,
+and generator/search.py's answers for every paste of tests/search_cases.json, the corpus
+and the negatives.
+
+    python tests/js/parity.py <out dir>
+"""
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from generator import search, urls
+from generator.records import load_content
+from tests.conftest import REPO, corpus_rows, make_search_kb
+
+NEGATIVES = REPO / "tests" / "fixtures" / "search" / "negatives.json"
+
+
+def write_index(root: Path, out: Path) -> search.Index:
+    content = load_content(root)
+    files = dict(search.index_files(search.entries(content), content.site.get("repo")))
+    for url, body in files.items():
+        target = out / urls.output_path(url)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(body)
+    return search.Index(files.__getitem__)
+
+
+def answers(index: search.Index, texts: list[str]) -> list[dict]:
+    return [
+        {
+            "text": text,
+            "results": [r.to_json() for r in search.search(index, text)],
+            "report": search.report_url(index, text),
+        }
+        for text in texts
+    ]
+
+
+def main(out: Path) -> None:
+    cases = json.loads((REPO / "tests" / "search_cases.json").read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        fixture = write_index(make_search_kb(Path(tmp) / "kb"), out / "fixture")
+    real = write_index(REPO, out / "real")
+    texts = [row["text"] for row in corpus_rows()] + json.loads(NEGATIVES.read_text())
+    doc = {
+        "fixture": answers(fixture, [case["text"] for case in cases]),
+        "real": answers(real, texts),
+    }
+    (out / "python.json").write_text(json.dumps(doc, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
