@@ -6,8 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from generator.calc import BACKENDS
-from generator.records import ContentError
+from generator.content.load import ContentError
+from generator.projects.vllm.calc import BACKENDS
 
 
 def _log(message: str) -> None:
@@ -22,7 +22,7 @@ def _report(exc: ContentError) -> int:
 
 
 def cmd_check(args) -> int:
-    from generator.records import load_content
+    from generator.content.load import load_content
 
     try:
         content = load_content(args.root)
@@ -36,7 +36,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_build(args) -> int:
-    from generator.build import BuildError, build
+    from generator.site.build import BuildError, build
 
     try:
         build(args.root, args.out, log=_log)
@@ -49,8 +49,8 @@ def cmd_build(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from generator.build import BuildError, build
     from generator.serve import serve
+    from generator.site.build import BuildError, build
 
     out = (args.out or args.root / "site").resolve()
     failure = None
@@ -70,7 +70,7 @@ def cmd_serve(args) -> int:
 
 
 def cmd_new(args) -> int:
-    from generator.scaffold import scaffold
+    from generator.sources.scaffold import scaffold
 
     try:
         path = scaffold(args.root, args.project, args.exception, args.message)
@@ -84,7 +84,7 @@ def cmd_new(args) -> int:
 def cmd_calc(args) -> int:
     import json
 
-    from generator import calc
+    from generator.projects.vllm import calc
 
     try:
         model = _calc_model(args)
@@ -120,7 +120,7 @@ def cmd_calc(args) -> int:
 def _calc_model(args) -> dict:
     """The model's head counts: a preset from content/models.yaml, or the flags."""
     if args.model:
-        from generator.records import load_models
+        from generator.content.load import load_models
 
         models = {m["key"]: m for m in load_models(args.root)}
         if args.model not in models:
@@ -132,8 +132,8 @@ def _calc_model(args) -> dict:
 
 
 def _calc_text(model: dict, args, answer: dict) -> str:
-    from generator import urls
-    from generator.records import load_site
+    from generator.content.load import load_site
+    from generator.site import urls
 
     lines = [
         f"{model.get('name', 'model')}: {model['heads']} attention heads, "
@@ -168,7 +168,7 @@ def _calc_text(model: dict, args, answer: dict) -> str:
 
 
 def cmd_match(args) -> int:
-    from generator import search
+    from generator.search import engine as search
 
     text = sys.stdin.read() if args.text == "-" else args.text
     try:
@@ -202,7 +202,7 @@ def _scan_options(args) -> dict:
 
 
 def cmd_extract(args) -> int:
-    from generator.extract import ExtractError, extract
+    from generator.sources.extract import ExtractError, extract
 
     try:
         summary = extract(
@@ -229,8 +229,8 @@ def cmd_extract(args) -> int:
 def cmd_verify_sources(args) -> int:
     import json
 
-    from generator.extract import ExtractError
-    from generator.verify import verify_sources
+    from generator.sources.extract import ExtractError
+    from generator.sources.verify import verify_sources
 
     if args.accept_variants and not args.update:
         _log("error: --accept-variants goes with --update")

@@ -40,10 +40,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from generator import api, markup, search, urls
-from generator.linking import Links, link
-from generator.pages import Pages
-from generator.records import Content, ParseCache, Record, fork_workers, load_content
+from generator.content.load import Content, ParseCache, Record, fork_workers, load_content
+from generator.projects.vllm import calc
+from generator.search import engine as search
+from generator.site import api, markup, urls
+from generator.site.linking import Links, link
+from generator.site.pages import Pages
 
 OLD_PREFIX = ".site-old-"  # a discarded spare, being deleted in the background
 MANIFEST = ".errorkb-manifest.json"  # URL -> [key, size] of every output; inside the site
@@ -60,8 +62,8 @@ PYODIDE_FILES = (
     "python_stdlib.zip",
     "pyodide-lock.json",
 )
-CALC_MODULE = Path(__file__).with_name("calc.py")
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+CALC_MODULE = Path(calc.__file__)
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 class BuildError(Exception):
@@ -259,7 +261,7 @@ def _base_key(content: Content, assets: dict[str, bytes]) -> str:
 def code_digest() -> str:
     """A hash of the generator's own code: a new version renders every page anew."""
     digest = hashlib.sha1()
-    package = Path(__file__).parent
+    package = Path(__file__).parent.parent
     for path in sorted(package.rglob("*")):
         if path.suffix in (".py", ".json") and path.is_file():
             digest.update(path.relative_to(package).as_posix().encode() + b"\0")

@@ -22,9 +22,11 @@ from pathlib import Path
 import fastjsonschema
 import yaml
 
-from generator import calc, search, template
+from generator.content import template
+from generator.projects.vllm import calc
+from generator.search import engine as search
 
-SCHEMA_PATH = Path(__file__).with_name("error.schema.json")
+SCHEMA_PATH = Path(__file__).parent.parent / "error.schema.json"
 SCHEMA_LINE = "# yaml-language-server: $schema=../../../generator/error.schema.json"
 
 # Stable problem codes: tests, docs and users rely on them.

@@ -8,9 +8,11 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from generator import calc, markup, template, urls
-from generator.linking import Links, by_folder, modified, resolve
-from generator.records import Content, Record
+from generator.content import template
+from generator.content.load import Content, Record
+from generator.projects.vllm import calc
+from generator.site import markup, urls
+from generator.site.linking import Links, by_folder, modified, resolve
 
 RECENT_COUNT = 20
 FEED_COUNT = 50

@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator import template, urls
+from generator.content import template
+from generator.site import urls
 
 VERSION = 1
 PAGE = 8  # patterns per file: a candidate costs a file of this many
@@ -526,7 +527,7 @@ def _result(doc: dict, exact: bool, values: dict[str, str]) -> Result:
 
 def open_index(root: Path, site: Path | None = None) -> Index:
     """The index of a built site, or else one built in memory from root/content."""
-    from generator.records import load_content  # only here: the matcher itself is stdlib only
+    from generator.content.load import load_content  # only here: the matcher itself is stdlib only
 
     if site:
         return Index(lambda url: (Path(site) / urls.output_path(url)).read_bytes())
