@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from generator.cli import main as cli_main
-from generator.projects.vllm import calc
-from generator.site import build as build_module
-from generator.site import pages
-from generator.site.build import PYODIDE_FILES, BuildError, build
+from generator.projects import vllm as vllm_wing
+from generator.projects.vllm import PYODIDE_FILES, calc
+from generator.projects.vllm import tables as pages
+from generator.site.build import BuildError, build
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = "f644a7c8e4fdc46c"
@@ -70,7 +70,7 @@ def parse(path: Path) -> Tables:
 def models() -> dict[str, dict]:
     from generator.content.load import load_content
 
-    return {m["name"]: m for m in load_content(REPO).models}
+    return {m["name"]: m for m in load_content(REPO).extras["vllm"]}
 
 
 def shape(model: dict) -> tuple[int, int, bool]:
@@ -249,7 +249,7 @@ def test_calc_page_has_both_widgets_and_is_linked(real_site):
 
 
 def test_build_without_node_modules_says_run_make_setup(kb, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(build_module, "PACKAGE_ROOT", tmp_path / "nowhere")
+    monkeypatch.setattr(vllm_wing, "PACKAGE_ROOT", tmp_path / "nowhere")
     with pytest.raises(BuildError, match="run make setup"):
         build(kb)
     assert not (kb / "site").exists() and not list(kb.glob(".site-*"))
