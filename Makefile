@@ -35,7 +35,7 @@ chromium:
 lint: setup
 	$(BIN)/ruff check .
 
-# match.js under Node's test runner, against generator/search.py on the same cases.
+# match.js under Node's test runner, against generator/search/engine.py on the same cases.
 test: setup chromium lint
 	$(BIN)/pytest
 	PYTHON=$(BIN)/python node --test tests/js/

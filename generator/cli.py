@@ -6,9 +6,9 @@ import os
 import sys
 from pathlib import Path
 
-from generator.calc import BACKENDS
+from generator import projects
 
-# generator.records (yaml, the schema) is imported by the commands that read content, not
+# generator.content (yaml, the schema) is imported by the commands that read content, not
 # here: `errorkb match` answers from the cached index without it.
 
 
@@ -24,7 +24,7 @@ def _report(exc) -> int:
 
 
 def cmd_check(args) -> int:
-    from generator.records import ContentError, load_content
+    from generator.content.load import ContentError, load_content
 
     try:
         content = load_content(args.root)
@@ -32,14 +32,19 @@ def cmd_check(args) -> int:
         return _report(exc)
     _log(
         f"ok: {len(content.records)} records, {len(content.guides)} guides, "
-        f"{len(content.projects)} projects, {len(content.models)} models"
+        f"{len(content.projects)} projects"
+        + "".join(
+            f", {said}"
+            for w in projects.wings(content.projects.values())
+            if (said := w.describe(content.extras.get(w.key)))
+        )
     )
     return 0
 
 
 def cmd_build(args) -> int:
-    from generator.build import BuildError, build
-    from generator.records import ContentError
+    from generator.content.load import ContentError
+    from generator.site.build import BuildError, build
 
     try:
         build(args.root, args.out, log=_log)
@@ -52,9 +57,9 @@ def cmd_build(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from generator.build import BuildError, build
-    from generator.records import ContentError
+    from generator.content.load import ContentError
     from generator.serve import serve
+    from generator.site.build import BuildError, build
 
     out = (args.out or args.root / "site").resolve()
     failure = None
@@ -74,7 +79,7 @@ def cmd_serve(args) -> int:
 
 
 def cmd_new(args) -> int:
-    from generator.scaffold import scaffold
+    from generator.sources.scaffold import scaffold
 
     try:
         path = scaffold(args.root, args.project, args.exception, args.message)
@@ -85,95 +90,8 @@ def cmd_new(args) -> int:
     return 0
 
 
-def cmd_calc(args) -> int:
-    import json
-
-    from generator import calc
-    from generator.records import ContentError
-
-    try:
-        model = _calc_model(args)
-        answer = calc.summary(
-            model["heads"],
-            model.get("kv_heads"),
-            args.tp,
-            args.dcp,
-            args.pcp,
-            model.get("mla", False),
-            args.gpus,
-            model.get("layers"),
-            gpus_per_node=args.gpus_per_node,
-            pp=args.pp,
-            dp=args.dp,
-            nnodes=args.nnodes,
-            node_rank=args.node_rank,
-            backend=args.backend,
-        )
-        if args.json:
-            print(json.dumps({"model": model, **answer}, indent=1, sort_keys=True))
-        else:
-            print(_calc_text(model, args, answer))
-    except (calc.CalcInputError, LookupError) as exc:
-        _log(f"error: {exc}")
-        return 2
-    except ContentError as exc:
-        return _report(exc)
-    fails = answer.get("first_error") or answer.get("node", {}).get("fits") is False
-    return 1 if fails else 0
-
-
-def _calc_model(args) -> dict:
-    """The model's head counts: a preset from content/models.yaml, or the flags."""
-    if args.model:
-        from generator.records import load_models
-
-        models = {m["key"]: m for m in load_models(args.root)}
-        if args.model not in models:
-            raise LookupError(f"unknown model {args.model!r}; presets: {', '.join(models)}")
-        return models[args.model]
-    if args.heads is None:
-        raise LookupError("give --heads (and --kv-heads for GQA/MQA) or --model")
-    return {"heads": args.heads, "kv_heads": args.kv_heads, "layers": args.layers, "mla": args.mla}
-
-
-def _calc_text(model: dict, args, answer: dict) -> str:
-    from generator import urls
-    from generator.records import load_site
-
-    lines = [
-        f"{model.get('name', 'model')}: {model['heads']} attention heads, "
-        f"{model.get('kv_heads') or model['heads']} KV heads"
-        + (", MLA" if model.get("mla") else "")
-    ]
-    if args.tp is not None:
-        error = answer["first_error"]
-        if error:
-            base = load_site(args.root)["base_url"]
-            lines += [
-                f"ERROR ({error['stage']}): {error['exception']}: {error['message']}",
-                f"  see {urls.absolute(base, urls.error(error['id']))}",
-            ]
-        else:
-            sizes = f"TP {args.tp}, PP {args.pp}, DP {args.dp}, DCP {args.dcp}, PCP {args.pcp}"
-            lines.append(f"OK: {sizes} passes every check")
-        node = answer["node"]
-        verdict = {True: "fits", False: "DOES NOT FIT", None: "node"}[node["fits"]]
-        lines.append(f"{verdict}: {node['note']}")
-        dcp_sizes = ", ".join(map(str, answer["valid_dcp_sizes"])) or "none at this TP size"
-        lines.append(f"valid DCP sizes: {dcp_sizes}")
-    lines.append("valid TP sizes: " + ", ".join(map(str, answer["valid_tp_sizes"])))
-    if args.gpus is not None:
-        lines.append(f"layouts for {args.gpus} GPUs ({answer['layouts_total']} in all):")
-        for lay in answer["layouts"]:
-            dcp = ", ".join(map(str, lay["dcp"]))
-            lines.append(
-                f"  TP {lay['tp']} x PP {lay['pp']} x DP {lay['dp']} (DCP {dcp}): {lay['reason']}"
-            )
-    return "\n".join(lines)
-
-
 def cmd_match(args) -> int:
-    from generator import search
+    from generator.search import engine as search
 
     try:
         index = search.open_index(args.root, args.site)
@@ -181,7 +99,7 @@ def cmd_match(args) -> int:
         _log(f"error: no search index in {args.site}; run errorkb build first")
         return 1
     except Exception as exc:  # records is loaded only when the index is compiled anew
-        from generator.records import ContentError
+        from generator.content.load import ContentError
 
         if not isinstance(exc, ContentError):
             raise
@@ -253,8 +171,8 @@ def _scan_options(args) -> dict:
 
 
 def cmd_extract(args) -> int:
-    from generator.extract import ExtractError, extract
-    from generator.records import ContentError
+    from generator.content.load import ContentError
+    from generator.sources.extract import ExtractError, extract
 
     try:
         summary = extract(
@@ -281,9 +199,9 @@ def cmd_extract(args) -> int:
 def cmd_verify_sources(args) -> int:
     import json
 
-    from generator.extract import ExtractError
-    from generator.records import ContentError
-    from generator.verify import verify_sources
+    from generator.content.load import ContentError
+    from generator.sources.extract import ExtractError
+    from generator.sources.verify import verify_sources
 
     if args.accept_variants and not args.update:
         _log("error: --accept-variants goes with --update")
@@ -375,30 +293,8 @@ def parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_match)
 
-    p = sub.add_parser("calc", help="vLLM parallel-size rules: first error, valid sizes, layouts")
-    p.add_argument("--model", help="a preset key from content/models.yaml")
-    p.add_argument("--heads", type=int, help="num_attention_heads")
-    p.add_argument("--kv-heads", type=int, help="num_key_value_heads (default: heads)")
-    p.add_argument("--layers", type=int, help="num_hidden_layers (bounds pipeline parallelism)")
-    p.add_argument("--mla", action="store_true", help="multi-head latent attention model")
-    p.add_argument("--tp", type=int, help="--tensor-parallel-size to check")
-    p.add_argument("--dcp", type=int, default=1, help="--decode-context-parallel-size")
-    p.add_argument("--pcp", type=int, default=1, help="--prefill-context-parallel-size")
-    p.add_argument("--pp", type=int, default=1, help="--pipeline-parallel-size")
-    p.add_argument("--dp", type=int, default=1, help="--data-parallel-size")
-    p.add_argument(
-        "--gpus-per-node",
-        type=int,
-        help="GPUs vLLM sees on each node; checks the world size (default: not checked)",
-    )
-    p.add_argument("--nnodes", type=int, default=1, help="vLLM's --nnodes")
-    p.add_argument("--node-rank", type=int, default=0, help="vLLM's --node-rank")
-    p.add_argument(
-        "--backend", choices=BACKENDS, help="vLLM's --distributed-executor-backend"
-    )
-    p.add_argument("--gpus", type=int, help="suggest TP x PP x DP layouts for this many GPUs")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_calc)
+    for key in projects.available():  # what the projects' wings add (a calculator, say)
+        projects.wing(key).add_commands(sub)
 
     p = sub.add_parser("extract", help="a record for every raise with a literal message")
     _source_options(p)

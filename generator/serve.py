@@ -17,9 +17,9 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
 
-from generator.build import CACHE_DIR, BuildError, build
-from generator.pages import headers_for
-from generator.records import ContentError, ParseCache
+from generator.content.load import ContentError, ParseCache
+from generator.site.build import CACHE_DIR, BuildError, build
+from generator.site.pages import headers_for
 
 POLL_SECONDS = 0.5
 WATCHED = ("content", "templates")

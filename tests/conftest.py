@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import build
 from generator.serve import make_server
+from generator.site.build import build
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "kb"

@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 from openapi_spec_validator import validate as validate_openapi
 
-from generator import urls
-from generator.records import parse_yaml
+from generator.content.load import parse_yaml
+from generator.site import urls
 from tests.conftest import FIXTURE
 from tests.test_build import _openapi_validator
 

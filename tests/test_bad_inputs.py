@@ -22,15 +22,15 @@ from pathlib import Path
 
 import pytest
 
-from generator import extract as ex
-from generator.build import build
-from generator.records import (
+from generator.content.load import (
     ContentError,
     load_content,
     load_schema,
     parse_yaml,
     path_problem,
 )
+from generator.site.build import build
+from generator.sources import extract as ex
 from tests.conftest import make_kb
 
 BAD = Path(__file__).parent / "fixtures" / "bad"

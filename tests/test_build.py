@@ -17,9 +17,9 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
-from generator import build as build_module
-from generator.build import MANIFEST, build
-from generator.records import ContentError
+from generator.content.load import ContentError
+from generator.site import build as build_module
+from generator.site.build import MANIFEST, build
 from tests.sitecheck import broken_links, external_loads, parse
 
 A1 = "00000000000000a1"

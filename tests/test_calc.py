@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-CALC_PATH = Path(__file__).resolve().parent.parent / "generator" / "calc.py"
+CALC_PATH = Path(__file__).resolve().parent.parent / "generator" / "projects" / "vllm" / "calc.py"
 
 
 def _load_standalone():
@@ -554,7 +554,7 @@ def test_run_reports_errors(request_, fragment):
 
 def test_every_calculator_message_is_its_record_message_word_for_word():
     """calc.py carries a copy of each wording (it runs alone in the browser): it must not drift."""
-    from generator.records import load_content
+    from generator.content.load import load_content
 
     records = load_content(Path(__file__).resolve().parent.parent).records
     for record_id, (exception, message) in calc.MESSAGES.items():

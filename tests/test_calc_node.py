@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-CALC_PATH = Path(__file__).resolve().parent.parent / "generator" / "calc.py"
+CALC_PATH = Path(__file__).resolve().parent.parent / "generator" / "projects" / "vllm" / "calc.py"
 _spec = importlib.util.spec_from_file_location("errorkb_calc_node", CALC_PATH)
 calc = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = calc

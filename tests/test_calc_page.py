@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from generator import build as build_module
-from generator import calc, pages
-from generator.build import PYODIDE_FILES, BuildError, build
 from generator.cli import main as cli_main
+from generator.projects import vllm as vllm_wing
+from generator.projects.vllm import PYODIDE_FILES, calc
+from generator.projects.vllm import tables as pages
+from generator.site.build import BuildError, build
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = "f644a7c8e4fdc46c"
@@ -67,9 +68,9 @@ def parse(path: Path) -> Tables:
 
 
 def models() -> dict[str, dict]:
-    from generator.records import load_content
+    from generator.content.load import load_content
 
-    return {m["name"]: m for m in load_content(REPO).models}
+    return {m["name"]: m for m in load_content(REPO).extras["vllm"]}
 
 
 def shape(model: dict) -> tuple[int, int, bool]:
@@ -158,7 +159,7 @@ def test_dcp_and_moriio_tables_are_computed_by_calc(real_site):
 
 
 def test_every_record_with_a_calculator_has_the_section_and_others_have_none(real_site):
-    from generator.records import load_content
+    from generator.content.load import load_content
 
     for rid, record in load_content(REPO).records.items():
         page = parse(real_site / f"errors/{rid}/index.html")
@@ -190,7 +191,8 @@ def test_fixture_record_maps_its_own_placeholders(fixture_site):
 
 
 def test_calc_module_is_served_byte_identical(real_site):
-    assert (real_site / "assets/calc.py").read_bytes() == (REPO / "generator/calc.py").read_bytes()
+    module = REPO / "generator/projects/vllm/calc.py"
+    assert (real_site / "assets/calc.py").read_bytes() == module.read_bytes()
 
 
 def test_pyodide_core_files_are_copied_byte_identical(real_site):
@@ -247,7 +249,7 @@ def test_calc_page_has_both_widgets_and_is_linked(real_site):
 
 
 def test_build_without_node_modules_says_run_make_setup(kb, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(build_module, "PACKAGE_ROOT", tmp_path / "nowhere")
+    monkeypatch.setattr(vllm_wing, "PACKAGE_ROOT", tmp_path / "nowhere")
     with pytest.raises(BuildError, match="run make setup"):
         build(kb)
     assert not (kb / "site").exists() and not list(kb.glob(".site-*"))

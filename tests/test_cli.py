@@ -7,7 +7,7 @@ import urllib.request
 
 import yaml
 
-from generator.scaffold import new_id
+from generator.sources.scaffold import new_id
 
 
 def errorkb(kb, *args, **kwargs):

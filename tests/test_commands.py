@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from generator import calc, records
-from generator.records import ContentError, load_content
+from generator.content.load import ContentError, load_content
+from generator.projects.vllm import calc
+from generator.projects.vllm import checks as records
 
 REPO = Path(__file__).resolve().parent.parent
 

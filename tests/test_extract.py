@@ -15,11 +15,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import extract as ex
-from generator import template
-from generator.records import SCHEMA_LINE, load_content
-from generator.scaffold import new_id
-from generator.verify import verify_sources
+from generator.content import template
+from generator.content.load import SCHEMA_LINE, load_content
+from generator.sources import extract as ex
+from generator.sources.scaffold import new_id
+from generator.sources.verify import verify_sources
 
 TREE = Path(__file__).parent / "fixtures" / "extract" / "tree"
 DEMO = "demo"  # the fixture knowledge base's project (tests/fixtures/kb), ref abc1234

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator import build as build_module
-from generator import urls
-from generator.build import UnsafeOutputError, Writer, build, safe_output_path
+from generator.site import build as build_module
+from generator.site import urls
+from generator.site.build import UnsafeOutputError, Writer, build, safe_output_path
 
 RECORDS = "content/errors/demo"
 PAGE_END = "</div>\n{% endblock %}"  # the end of templates/error.html

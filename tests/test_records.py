@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.records import CODES, ContentError, load_content
+from generator.content.load import CODES, ContentError, load_content
 
 A1 = "content/errors/demo/00000000000000a1.yaml"
 B2 = "content/errors/demo/00000000000000b2.yaml"
@@ -166,7 +166,7 @@ def test_wrong_type_names_expected_type(kb):
 
 
 def test_parse_cache_reuses_unchanged_files_and_rereads_edited_ones(kb, tmp_path):
-    from generator.records import ParseCache
+    from generator.content.load import ParseCache
 
     cache_dir = tmp_path / "parse"
     cache = ParseCache(cache_dir)
@@ -188,7 +188,7 @@ def problems_of_cached(kb, cache) -> list[str]:
 
 
 def test_a_damaged_parse_cache_is_ignored(kb, tmp_path):
-    from generator.records import ParseCache
+    from generator.content.load import ParseCache
 
     cache_dir = tmp_path / "parse"
     cache = ParseCache(cache_dir)

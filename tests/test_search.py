@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from generator import search, template, urls
-from generator.records import load_content
+from generator.content import template
+from generator.content.load import load_content
+from generator.search import engine as search
+from generator.site import urls
 from tests.conftest import REPO, corpus_rows
 
 CASES = json.loads(Path(__file__).with_name("search_cases.json").read_text())

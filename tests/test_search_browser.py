@@ -1,6 +1,6 @@
 """The search in real Chromium: the box's keyboard behaviour, the tiers as they arrive,
 Pagefind's results, "Your values", safety and a 1 MB paste. (match.js against
-generator/search.py: tests/js/match.test.mjs, under Node.)"""
+generator/search/engine.py: tests/js/match.test.mjs, under Node.)"""
 
 import time
 from urllib.parse import parse_qsl, urlsplit

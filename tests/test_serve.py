@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from generator import serve as serve_module
-from generator.build import build
-from generator.pages import CONTENT_SECURITY_POLICY
 from generator.serve import Watcher, make_server, watch
+from generator.site.build import build
+from generator.site.pages import CONTENT_SECURITY_POLICY
 from tests.conftest import REPO
 
 A1 = "00000000000000a1"

@@ -8,8 +8,8 @@ from xml.etree import ElementTree
 import pytest
 import yaml
 
-from generator.build import build
-from generator.linking import SAME_FUNCTION_LIMIT
+from generator.site.build import build
+from generator.site.linking import SAME_FUNCTION_LIMIT
 from tests.conftest import make_kb
 from tests.sitecheck import broken_links
 from tests.test_build import _openapi_validator

@@ -1,4 +1,4 @@
-// match.js against generator/search.py: the same cases (tests/search_cases.json), the
+// match.js against generator/search/engine.py: the same cases (tests/search_cases.json), the
 // corpus and the negatives, through the same index files; every answer must be the same.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";

@@ -1,6 +1,6 @@
 """What tests/js/match.test.mjs checks match.js against: the tier-1 indexes of the search
 fixture knowledge base and of the repository's content, written as the site serves them,
-and generator/search.py's answers for every paste of tests/search_cases.json, the corpus
+and generator/search/engine.py's answers for every paste of tests/search_cases.json, the corpus
 and the negatives.
 
     python tests/js/parity.py <out dir>
@@ -11,8 +11,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from generator import search, urls
-from generator.records import load_content
+from generator.content.load import load_content
+from generator.search import engine as search
+from generator.site import urls
 from tests.conftest import REPO, corpus_rows, make_search_kb
 
 NEGATIVES = REPO / "tests" / "fixtures" / "search" / "negatives.json"

@@ -9,9 +9,10 @@ import json
 import posixpath
 from collections.abc import Iterator
 
-from generator import markup, template, urls
-from generator.linking import Links, modified, same_file, same_function
-from generator.records import Content, Record, load_schema
+from generator.content import template
+from generator.content.load import Content, Record, load_schema
+from generator.site import markup, urls
+from generator.site.linking import Links, modified, same_file, same_function
 
 _MARKDOWN_FIELDS = ("meaning", "trigger", "prevention", "status_note")
 _MARKDOWN_LISTS = ("situations", "solutions")

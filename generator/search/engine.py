@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from generator import template, urls
+from generator.content import template
+from generator.site import urls
 
 VERSION = 1
 PAGE = 8  # patterns per file: a candidate costs a file of this many
@@ -913,7 +914,7 @@ def _content_stamp(root: Path) -> str:
 
 
 def _content_index(root: Path) -> dict[str, bytes]:
-    from generator.records import load_content  # only here: the matcher itself is stdlib only
+    from generator.content.load import load_content  # only here: the matcher itself is stdlib only
 
     content = load_content(root)
     return dict(index_files(entries(content), content.site.get("repo")))

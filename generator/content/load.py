@@ -1,4 +1,5 @@
-"""Loading and validating content/: records, projects, guides, models, site settings.
+"""Loading and validating content/: records, projects, guides, site settings, and what
+the projects' wings read besides.
 
 Every problem in the whole tree is collected, each naming file, line, a stable
 code and the field, so that one `errorkb check` shows all there is to fix.
@@ -12,19 +13,23 @@ import multiprocessing
 import os
 import pickle
 import re
-import shlex
 import stat
 import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import fastjsonschema
 import yaml
 
-from generator import calc, search, template
+from generator import projects
+from generator.content import template
+from generator.projects import wing
+from generator.projects import wings as projects_wings
+from generator.search import engine as search
 
-SCHEMA_PATH = Path(__file__).with_name("error.schema.json")
+SCHEMA_PATH = Path(__file__).parent.parent / "error.schema.json"
 SCHEMA_LINE = "# yaml-language-server: $schema=../../../generator/error.schema.json"
 
 # Stable problem codes: tests, docs and users rely on them.
@@ -64,6 +69,7 @@ _PROJECT_SCHEMA = {
         "version": {"type": "string"},
         "description": {"type": "string"},
         "homepage": {"type": "string"},
+        "wing": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"},
     },
 }
 _SITE_SCHEMA = {
@@ -91,30 +97,6 @@ _GUIDE_SCHEMA = {
         "updated": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
         "gpus_per_node": {"type": "integer", "minimum": 1},
         "nodes": {"type": "integer", "minimum": 1},
-    },
-}
-_MODELS_SCHEMA = {
-    "type": "object",
-    "required": ["models"],
-    "additionalProperties": False,
-    "properties": {
-        "models": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["key", "name", "heads", "layers"],
-                "additionalProperties": False,
-                "properties": {
-                    "key": {"type": "string", "pattern": "^[a-z0-9][a-z0-9.-]*$"},
-                    "name": {"type": "string"},
-                    "hf": {"type": "string"},
-                    "heads": {"type": "integer", "minimum": 1},
-                    "kv_heads": {"type": "integer", "minimum": 1},
-                    "layers": {"type": "integer", "minimum": 1},
-                    "mla": {"type": "boolean"},
-                },
-            },
-        }
     },
 }
 
@@ -196,6 +178,11 @@ class Project:
     version: str = ""
     description: str = ""
     homepage: str = ""
+    wing: str = ""  # the wing it uses, when not its own (a fork of a project, a test site)
+
+    @property
+    def wing_key(self) -> str:
+        return self.wing or self.key
 
 
 @dataclass
@@ -220,7 +207,7 @@ class Content:
     projects: dict[str, Project]
     records: dict[str, Record]
     guides: list[Guide]
-    models: list[dict]
+    extras: dict[str, Any]  # what each project's wing loads besides records (presets)
     aliases: dict[str, str] = field(default_factory=dict)  # former id -> current id
     unreadable_ids: set[str] = field(default_factory=set)  # ids of records with problems
 
@@ -660,10 +647,10 @@ def load_content(root: Path, cache: "ParseCache | None" = None) -> Content:
     site = _load_site(_Files(root, problems))
     files = _Files(root, problems, site.get("max_file_kb", MAX_FILE_KB))
     projects = _load_projects(files)
-    records, unreadable = _load_records(files, cache)
+    records, unreadable = _load_records(files, cache, projects)
     guides = _load_guides(files)
-    models = _load_models(files)
-    content = Content(root, site, projects, {}, guides, models)
+    extras = {w.key: w.load(files) for w in projects_wings(projects.values())}
+    content = Content(root, site, projects, {}, guides, extras)
     content.unreadable_ids = unreadable
     _check_ids(records, content, problems)
     for record in content.records.values():
@@ -681,7 +668,8 @@ def load_content(root: Path, cache: "ParseCache | None" = None) -> Content:
                         f"unknown record id {ref!r}; use an id under content/errors/",
                     )
                 )
-    problems += command_problems(content)
+    for project_wing in projects_wings(projects.values()):
+        problems += project_wing.content_problems(content)
     if problems:
         raise ContentError(problems)
     return content
@@ -690,11 +678,6 @@ def load_content(root: Path, cache: "ParseCache | None" = None) -> Content:
 def load_site(root: Path) -> dict:
     """Only content/site.yaml, for commands that need no records. Raises ContentError."""
     return _load_alone(Path(root), _load_site)
-
-
-def load_models(root: Path) -> list[dict]:
-    """Only content/models.yaml, for commands that need no records. Raises ContentError."""
-    return _load_alone(Path(root), _load_models)
 
 
 def _load_alone(root: Path, loader):
@@ -742,13 +725,21 @@ def _load_projects(files: _Files) -> dict[str, Project]:
     return projects
 
 
-def _load_records(files: _Files, cache: "ParseCache | None") -> tuple[list[Record], set[str]]:
+def _load_records(
+    files: _Files, cache: "ParseCache | None", projects: dict[str, Project]
+) -> tuple[list[Record], set[str]]:
     """Valid records, and the ids of invalid ones (so references to them do not cascade)."""
     records, unreadable = [], set()
     errors = files.content / "errors"
     listed = []
     for folder in files.folders(errors):
-        listed += files.listing(folder, ".yaml", ".yml")
+        project = projects.get(folder.name)
+        # Whose checks a record gets: part of its stamp, so a new wing checks it anew.
+        wing_key = project.wing_key if project else folder.name
+        listed += [
+            (path, rel, (*stamp, wing_key))
+            for path, rel, stamp in files.listing(folder, ".yaml", ".yml")
+        ]
     if cache is not None:
         cache.forget_others({rel for _, rel, _ in listed})
     for source, found, patterns in _parse_records(listed, files.limit_kb, cache):
@@ -773,7 +764,7 @@ def _parse_records(files: list[tuple[str, str, tuple]], limit_kb: int, cache: "P
             todo.append((path, rel, stamp))
         else:
             parsed[rel] = hit
-    results = _parse_files([(path, rel, limit_kb) for path, rel, _ in todo])
+    results = _parse_files([(path, rel, limit_kb, stamp[-1]) for path, rel, stamp in todo])
     for (_, rel, stamp), result in zip(todo, results, strict=True):
         parsed[rel] = result
         if cache is not None:
@@ -793,7 +784,7 @@ def fork_workers(jobs: int, minimum: int) -> int:
     return count
 
 
-def _parse_files(jobs: list[tuple[str, str, int]]) -> list[tuple]:
+def _parse_files(jobs: list[tuple[str, str, int, str]]) -> list[tuple]:
     """_parse_record of each job, in order."""
     workers = fork_workers(len(jobs), PARALLEL_PARSE_MIN)
     if not workers:
@@ -803,16 +794,16 @@ def _parse_files(jobs: list[tuple[str, str, int]]) -> list[tuple]:
         return pool.map(_parse_record, jobs, chunksize=250)
 
 
-def _parse_record(job: tuple[str, str, int]) -> tuple:
+def _parse_record(job: tuple[str, str, int, str]) -> tuple:
     """One record file parsed and checked (in a worker process or not)."""
-    path, rel, limit_kb = job
+    path, rel, limit_kb, wing_key = job
     found: list[Problem] = []
     patterns: list = []
     source = _read_source(path, rel, limit_kb, found)
     if source is not None:
         found += schema_problems(source, load_schema(), id_field="id")
         if not found:
-            found += _record_problems(Record(source, source.data))
+            found += _record_problems(Record(source, source.data), wing_key)
         if not found:
             patterns = search.record_patterns(source.data)
     return source, found, patterns
@@ -835,7 +826,8 @@ class ParseCache:
         self.dirty: set[int] = set()
         # What an entry depends on besides its file: the schema, the code that checks it
         # and makes its patterns.
-        code = [Path(m.__file__).stat().st_mtime_ns for m in (calc, search, template)]
+        modules = [Path(search.__file__), Path(template.__file__), *projects.code_files()]
+        code = [path.stat().st_mtime_ns for path in modules]
         self.key = (self.VERSION, SCHEMA_PATH.read_bytes(), Path(__file__).stat().st_mtime_ns, code)
         for shard in range(self.SHARDS if folder is not None else 0):
             try:
@@ -928,8 +920,7 @@ def _check_ids(records: list[Record], content: Content, problems: list[Problem])
                     src.line(*_keys(fld)),
                     "E106",
                     fld,
-                    f"{ident!r} is already used by {owner[ident]}; "
-                    "ids and aliases must be unique",
+                    f"{ident!r} is already used by {owner[ident]}; ids and aliases must be unique",
                 )
             )
             continue
@@ -983,216 +974,10 @@ def _cross_problems(record: Record, content: Content) -> list[Problem]:
     return found
 
 
-def _record_problems(record: Record) -> list[Problem]:
-    """Checks of one record beyond its schema: placeholders, calculator inputs, claims."""
-    data, found = record.data, []
-    if "params" in data:
-        found += _placeholder_problems(record)
-    if "calculator" in data:
-        found += _calculator_problems(record)
-    for i, check in enumerate(data.get("checks", [])):
-        found += _check_problems(record, i, check)
-    return found
-
-
-# Functions of generator/calc.py that a record's `checks` may call.
-CHECK_FUNCTIONS = ("first_error", "moriio_first_error")
-
-
-def _calculator_problems(record: Record) -> list[Problem]:
-    src, spec, found = record.source, record.data["calculator"], []
-    if spec["name"] not in calc.CALCULATORS:
-        return [
-            Problem(
-                src.path,
-                src.line("calculator", "name"),
-                "E112",
-                "calculator.name",
-                f"unknown calculator {spec['name']!r}; use one of: {', '.join(calc.CALCULATORS)}",
-            )
-        ]
-    inputs = calc.CALCULATORS[spec["name"]][1]
-    names = template.placeholders(record.message)
-    for key, placeholder in spec.get("inputs", {}).items():
-        if key not in inputs:
-            why = f"{spec['name']} has no input {key!r}; inputs: {', '.join(inputs)}"
-        elif placeholder not in names:
-            why = f"{{{placeholder}}} is not a placeholder of message"
-        else:
-            continue
-        line = src.line("calculator", "inputs", key)
-        found.append(Problem(src.path, line, "E112", f"calculator.inputs.{key}", why))
-    return found
-
-
-def _check_problems(record: Record, i: int, check: dict) -> list[Problem]:
-    """Run one claim of `checks` through the calculator; a false claim is a problem."""
-    function = check.get("function", "first_error")
-    if function not in CHECK_FUNCTIONS:
-        why = f"unknown function {function!r}; use one of: {', '.join(CHECK_FUNCTIONS)}"
-    else:
-        why = _false_claim(function, check)
-    if why is None:
-        return []
-    return [Problem(record.path, record.source.line("checks", i), "E113", f"checks[{i}]", why)]
-
-
-def _false_claim(function: str, check: dict) -> str | None:
-    """Why the calculator contradicts the claim, or None when it agrees."""
-    try:
-        result = getattr(calc, function)(**check["given"])
-    except (TypeError, calc.CalcInputError) as exc:
-        return f"cannot run {function}: {exc}"
-    got = result.id if result else "ok"
-    if got == check["expect"]:
-        return None
-    said = result.message if result else "no error"
-    return (
-        f"claims {check['expect']} but {function}({_kwargs(check['given'])}) gives "
-        f"{got}: {said}; correct the claim or the calculator"
-    )
-
-
-def _kwargs(given: dict) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in given.items())
-
-
-# Example commands ----------------------------------------------------------
-# Each vLLM launch in a record's example fix or a guide's shell block runs through calc.py
-# on the machine the text states. What the text says: a fix's `before` stops with the
-# record's own error, everything else starts; a `# fails: <id>` comment on the line of a
-# command or just above it says which error that one stops with.
-
-_SHELL = {"", "bash", "sh", "shell", "console", "zsh"}
-_FENCE = re.compile(r"^(```+|~~~+)[ \t]*([\w+-]*)[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
-_FAILS = re.compile(r"#\s*fails:\s*([0-9a-f]{16})\b")
-_SEPARATORS = {";", "&&", "||", "|", "&", ";;"}
-PLACEMENT = "more workers than GPUs on a node"
-
-
-def command_problems(content: Content) -> list[Problem]:
-    """E120 for every example command that vLLM would stop otherwise than its text says."""
-    models = _models_by_name(content.models)
-    found = []
-    for record in content.records.values():
-        fix = record.data.get("example_fix")
-        if not fix:
-            continue
-        machine = (fix.get("gpus_per_node", 8), fix.get("nodes"))
-        for side, default in (("before", record.id), ("after", None)):
-            block = fix[side]
-            if block.get("language", "") not in _SHELL:
-                continue
-            where = ("example_fix", side, "code")
-            first = record.source.line(*where) + ("\n" in block["code"])  # a | block: next line
-            for offset, words, claim in _commands(block["code"]):
-                why = _command_problem(words, claim or default, machine, models)
-                if why:
-                    line = first + offset
-                    found.append(Problem(record.path, line, "E120", f"example_fix.{side}", why))
-    for guide in content.guides:
-        machine = (guide.gpus_per_node, guide.nodes)
-        for match in _FENCE.finditer(guide.body):
-            if match.group(2).lower() not in _SHELL:
-                continue
-            first = guide.body_line + guide.body[: match.start(3)].count("\n")
-            for offset, words, claim in _commands(match.group(3)):
-                why = _command_problem(words, claim, machine, models)
-                if why:
-                    found.append(Problem(guide.path, first + offset, "E120", "(code)", why))
-    return found
-
-
-def _models_by_name(models: list[dict]) -> dict[str, dict]:
-    """Presets by their Hugging Face name and key, as a command names its model."""
-    named = {}
-    for model in models:
-        for name in (model["key"], model.get("hf")):
-            if name:
-                named[name.lower()] = model
-    return named
-
-
-def _commands(code: str):
-    """(line offset, words, claimed error id or None) of each command in a shell snippet,
-    joining backslash-continued lines; separators (;, &&, |) split commands."""
-    claim, start, logical = None, 0, ""
-    for i, raw in enumerate(code.split("\n")):
-        text = raw.strip().removeprefix("$ ")
-        if not logical:
-            start = i
-        if text.endswith("\\"):
-            logical += text[:-1] + " "
-            continue
-        logical += text
-        found = _FAILS.search(logical)
-        if logical.startswith("#"):
-            claim = found.group(1) if found else claim
-        elif logical:
-            for words in _split(logical):
-                yield start, words, found.group(1) if found else claim
-            claim = None
-        logical = ""
-
-
-def _split(line: str) -> list[list[str]]:
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
-    lexer.whitespace_split = True
-    try:
-        tokens = list(lexer)
-    except ValueError:  # unbalanced quotes: not a command this check can read
-        return []
-    commands, words = [], []
-    for token in tokens + [";"]:
-        if token in _SEPARATORS:
-            commands, words = commands + [words] * bool(words), []
-        else:
-            words.append(token)
-    return commands
-
-
-def _command_problem(words, expect, machine, models) -> str | None:
-    """Why vLLM would not do what the text says of this command, or None."""
-    read = calc.read_command(words)
-    if read is None:
-        return None
-    gpus, nodes = machine
-    if read["visible_gpus"] is not None:
-        gpus = min(gpus, read["visible_gpus"])
-    model = models.get((read["model"] or "").lower().rstrip("/"))
-    settings = read["settings"]
-    place = {k: v for k, v in settings.items() if k != "dcp"}
-    rules = {k: v for k, v in settings.items() if k != "dp_local"}
-    try:
-        shape = model and (model["heads"], model.get("kv_heads"), model.get("mla", False))
-        heads, kv, mla = shape or (None, None, False)
-        result = calc.first_error(heads, kv, mla=mla, gpus_per_node=gpus, **rules)
-        plan = calc.node_plan(calc.launch_inputs(gpus_per_node=gpus, **place), nodes)
-    except (calc.CalcInputError, TypeError) as exc:
-        return f"cannot check `{_command_text(words)}`: {exc}"
-    got, said = (result.id, result.message) if result else (None, None)
-    if got is None and plan["fits"] is False:
-        got, said = PLACEMENT, plan["note"]
-    if got == expect:
-        return None
-    if got is None:
-        checkable = calc.MODEL_FREE if model is None else calc.FIRST_ERRORS
-        if expect not in checkable:
-            return None  # an error calc.py does not model, or needs the model's heads
-        return f"`{_command_text(words)}` is said to fail with {expect}, but passes every check"
-    said = said.split("\n")[0]
-    if expect is None:
-        return (
-            f"`{_command_text(words)}` would stop with {got}: {said} (on {gpus} GPUs per node; "
-            "give the multi-node flags or state the machine: gpus_per_node, nodes)"
-        )
-    shown = _command_text(words)
-    return f"`{shown}` is said to fail with {expect}, but stops first with {got}: {said}"
-
-
-def _command_text(words: list[str]) -> str:
-    text = " ".join(words)
-    return text if len(text) <= 90 else text[:87] + "..."
+def _record_problems(record: Record, wing_key: str) -> list[Problem]:
+    """Checks of one record beyond its schema: placeholders, and its project's wing's."""
+    found = _placeholder_problems(record) if "params" in record.data else []
+    return found + wing(wing_key).record_problems(record)
 
 
 def _placeholder_problems(record: Record) -> list[Problem]:
@@ -1266,32 +1051,3 @@ def _load_guides(files: _Files) -> list[Guide]:
             guide.body_line = first
             guides.append(guide)
     return guides
-
-
-def _load_models(files: _Files) -> list[dict]:
-    path = files.content / "models.yaml"
-    if not files.exists(path):
-        return []
-    source = files.source(path)
-    if source is None:
-        return []
-    problems = files.problems
-    found = schema_problems(source, _MODELS_SCHEMA)
-    problems += found
-    if found:
-        return []
-    models = source.data["models"]
-    seen = set()
-    for i, model in enumerate(models):
-        if model["key"] in seen:
-            problems.append(
-                Problem(
-                    source.path,
-                    source.line("models", i, "key"),
-                    "E106",
-                    f"models[{i}].key",
-                    f"duplicate model key {model['key']!r}",
-                )
-            )
-        seen.add(model["key"])
-    return models

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import yaml
 
-from generator import template
-from generator.records import (
+from generator.content import template
+from generator.content.load import (
     SCHEMA_LINE,
     Content,
     Record,
@@ -44,7 +44,7 @@ from generator.records import (
     parse_yaml,
     path_problem,
 )
-from generator.scaffold import new_id
+from generator.sources.scaffold import new_id
 
 # Folders skipped unless --include-vendored: code copied from other projects.
 VENDORED = frozenset({"vendor", "third_party", "_vendor", "thirdparty"})

@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
 
-from generator.extract import (
+from generator.content.load import Record, load_content
+from generator.sources.extract import (
     Scan,
     Site,
     SourceError,
@@ -34,7 +35,6 @@ from generator.extract import (
     rewrite,
     write_text,
 )
-from generator.records import Record, load_content
 
 STATUSES = ("ok", "moved", "reworded", "gone", "not-checked")
 

@@ -1,20 +1,20 @@
 """Rendering HTML pages and the site-level text files through the Jinja templates."""
 
 import hashlib
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from generator import calc, markup, template, urls
-from generator.linking import Links, by_folder, modified, resolve
-from generator.records import Content, Record
+from generator.content import template
+from generator.content.load import Content, Record
+from generator.projects import wing, wings
+from generator.site import markup, urls
+from generator.site.linking import Links, by_folder, modified, resolve
 
 RECENT_COUNT = 20
 FEED_COUNT = 50
-CALC_DATA = "calc.json"  # what the calculator widget needs, built from content and calc.py
 
 # No inline script or style anywhere; WebAssembly for Pyodide and Pagefind; nothing may
 # frame the site. The one statement of the policy: `serve` sends it, _headers carries it.
@@ -64,8 +64,7 @@ class Pages:
     ):
         self.content = content
         self.links = links
-        self.calc_data = calc_data(content, assets)
-        assets = {**assets, CALC_DATA: self.calc_data}
+        self.wings = wings(content.projects.values())
         self.env = _environment(content.root / "templates", content, assets, compiled)
 
     def render(self, name: str, **context) -> bytes:
@@ -96,19 +95,13 @@ class Pages:
             og_type="article",
             doc=doc,
             report_url=report,
-            calc=self.calculator(record),
+            extra=self.extra_section(record),
         )
 
-    def calculator(self, record: Record) -> dict | None:
-        """The calculator section of a record's page: its static tables and widget inputs."""
-        spec = record.data.get("calculator")
-        if not spec or spec["name"] not in calc.CALCULATORS:
-            return None
-        return {
-            "name": spec["name"],
-            "inputs": spec.get("inputs", {}),
-            "tables": calc_tables(spec["name"], self.content.models),
-        }
+    def extra_section(self, record: Record) -> dict | None:
+        """What the record's project adds to its page (a calculator, say)."""
+        project = self.content.projects.get(record.project)
+        return wing(project.wing_key).record_section(record, self.content) if project else None
 
     def site_pages(self) -> Iterator[tuple[str, bytes]]:
         """Everything that is not an error page."""
@@ -160,33 +153,8 @@ class Pages:
             )
         for guide in content.guides:
             yield urls.guide(guide.slug), self._guide(guide)
-        yield (
-            urls.calc(),
-            self.page(
-                "calc.html",
-                urls.calc(),
-                "Parallel-size calculator",
-                "Valid tensor, pipeline and decode context parallel sizes for a model, "
-                "and the first error vLLM raises for yours.",
-                widgets=[
-                    {
-                        "id": "parallel",
-                        "title": "Parallel sizes",
-                        "name": FULL,
-                        "sync": True,
-                        "tables": calc_tables(FULL, content.models),
-                    },
-                    {
-                        "id": "moriio",
-                        "title": "MoRIIO disaggregated prefill/decode",
-                        "name": "moriio",
-                        "sync": True,
-                        "tables": calc_tables("moriio", content.models),
-                    },
-                ],
-            ),
-        )
-        yield urls.asset(CALC_DATA), self.calc_data
+        for project_wing in self.wings:
+            yield from project_wing.pages(self)
         yield (
             urls.search(),
             self.page(
@@ -255,7 +223,7 @@ class Pages:
                 entries.append((urls.source_file(key, path), max(dates, default=None)))
         if content.guides:
             entries.append((urls.guides(), None))
-        entries.append((urls.calc(), None))
+        entries += [(url, None) for w in self.wings for url in w.sitemap()]
         entries += [(urls.guide(g.slug), g.updated or None) for g in content.guides]
         entries += [
             (urls.error(rid), modified(rec)) for rid, rec in sorted(content.records.items())
@@ -284,162 +252,9 @@ def _areas(folders: list[dict]) -> list[dict]:
     return list(areas.values())
 
 
-# ---------------------------------------------------------------- calculator
-
-FULL = "parallel"  # the /calc/ page's widget: every input of the summary calculators
-DCP_TABLE_TP = (4, 8, 16)  # TP sizes the static DCP table has a column for
-MORIIO_TABLE_TP = (1, 2, 4, 8, 16)  # TP sizes the static MoRIIO table pairs up
 
 
-def calculators() -> dict[str, tuple[str, tuple[str, ...]]]:
-    """calc.CALCULATORS, plus the full widget of /calc/."""
-    fields = []
-    for op, inputs in calc.CALCULATORS.values():
-        fields += [name for name in inputs if op == "summary" and name not in fields]
-    return {**calc.CALCULATORS, FULL: ("summary", tuple(fields))}
-
-
-def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
-    """/assets/calc.json: the widget's worker and module URLs, calculators, presets, and
-    the titles of the records the calculator can name (so its answers link to them)."""
-
-    def url(name: str) -> str:
-        return f"{urls.asset(name)}?v={_fingerprint(assets[name])}"
-
-    keys = ("key", "name", "heads", "kv_heads", "layers", "mla")
-    data = {
-        "worker": url("calc-worker.js"),
-        "module": url("calc.py"),
-        "calculators": {name: list(spec) for name, spec in calculators().items()},
-        "records": {
-            rid: content.records[rid].title for rid in calc.MESSAGES if rid in content.records
-        },
-        "models": [{k: m[k] for k in keys if k in m} for m in content.models],
-    }
-    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
-
-
-def _model_groups(models: list[dict], key) -> list[tuple[str, dict]]:
-    """Models with the same values for the calculator, as ("name, name", first model)."""
-    groups: dict = {}
-    for model in models:
-        groups.setdefault(key(model), []).append(model)
-    return [(", ".join(m["name"] for m in ms), ms[0]) for ms in groups.values()]
-
-
-def _shape(model: dict) -> tuple[int, int, bool]:
-    return model["heads"], model.get("kv_heads", model["heads"]), model.get("mla", False)
-
-
-def _sizes(values) -> str:
-    return ", ".join(map(str, values)) or "none"
-
-
-NODE_GPUS = 8  # the static tables assume the common 8-GPU server
-BEYOND_NODE = f"* more than one {NODE_GPUS}-GPU node: start it with --nnodes"
-
-
-def _tp(tp: int) -> str:
-    """A TP size, marked * when vLLM's world-size check refuses it on one 8-GPU node."""
-    error = calc.first_error(None, tp=tp, gpus_per_node=NODE_GPUS)
-    return f"{tp}*" if error and error.id == calc.WORLD_GPUS else str(tp)
-
-
-def _pairs(pairs: list[tuple[int, int]], sizes: tuple[int, ...]) -> str:
-    """(1, 2), (2, 1), (2, 4) -> "1↔2, 2→4": both directions collapse to one ↔."""
-    if len(pairs) == len(sizes) * (len(sizes) - 1):
-        return "all"
-    out = []
-    for a, b in pairs:
-        if (b, a) in pairs:
-            if a < b:
-                out.append(f"{a}↔{b}")
-        else:
-            out.append(f"{a}→{b}")
-    return ", ".join(out) or "none"
-
-
-def calc_tables(name: str, models: list[dict]) -> list[dict]:
-    """Static tables for readers without JavaScript, every cell computed by calc.py.
-
-    A table is a caption, columns and rows; models with identical answers share a row.
-    """
-    tables = {
-        "tp_sizes": [_tp_table],
-        "dcp_sizes": [_dcp_table],
-        "moriio": [_moriio_table],
-        FULL: [_tp_table, _dcp_table],
-    }
-    return [table(models) for table in tables.get(name, [])]
-
-
-def _tp_table(models: list[dict]) -> dict:
-    rows = []
-    for names, m in _model_groups(models, _shape):
-        heads, kv, mla = _shape(m)
-        sizes = _sizes(map(_tp, calc.valid_tp_sizes(heads, kv, mla=mla)))
-        rows.append([names, heads, _kv_label(m), sizes])
-    return {
-        "caption": "Tensor parallel sizes that pass vLLM's attention-head checks (config and "
-        "load); the MLP width and vocabulary must also divide, which this table does not check. "
-        f"{BEYOND_NODE}",
-        "columns": ["Models", "Heads", "KV heads", "Valid TP sizes"],
-        "rows": rows,
-    }
-
-
-def _dcp_table(models: list[dict]) -> dict:
-    rows = []
-    for names, m in _model_groups(models, _shape):
-        heads, kv, mla = _shape(m)
-        valid_tp = calc.valid_tp_sizes(heads, kv, mla=mla)
-        cells = [
-            _sizes(calc.valid_dcp_sizes(heads, kv, tp, mla)) if tp in valid_tp else "–"
-            for tp in DCP_TABLE_TP
-        ]
-        rows.append([names, heads, _kv_label(m), *cells])
-    return {
-        "caption": "Decode context parallel sizes that pass, by tensor parallel size "
-        f"(–: that TP size fails by itself; {BEYOND_NODE})",
-        "columns": [
-            "Models",
-            "Heads",
-            "KV heads",
-            *(f"TP {_tp(tp)}" for tp in DCP_TABLE_TP),
-        ],
-        "rows": rows,
-    }
-
-
-def _moriio_table(models: list[dict]) -> dict:
-    rows = []
-    for names, m in _model_groups(models, lambda m: _shape(m)[1:]):
-        _, kv, mla = _shape(m)
-        cells = []
-        for mode in ("read", "write"):
-            pairs = [
-                (prefill, decode)
-                for prefill in MORIIO_TABLE_TP
-                for decode in MORIIO_TABLE_TP
-                if prefill != decode
-                and calc.moriio_first_error(prefill, decode, kv, mode, mla) is None
-            ]
-            cells.append(_pairs(pairs, MORIIO_TABLE_TP))
-        rows.append([names, _kv_label(m), *cells])
-    return {
-        "caption": "Different prefill → decode TP sizes that MoRIIO accepts "
-        f"(among {_sizes(MORIIO_TABLE_TP)})",
-        "columns": ["Models", "KV heads", "READ", "WRITE"],
-        "rows": rows,
-    }
-
-
-def _kv_label(model: dict) -> str:
-    heads, kv, mla = _shape(model)
-    return f"{kv} (MLA)" if mla else str(kv)
-
-
-def _fingerprint(body: bytes) -> str:
+def fingerprint(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()[:10]
 
 
@@ -470,7 +285,7 @@ def _environment(
     )
     base_url = content.site["base_url"]
     # Fingerprinted asset URLs: safe to cache forever, and deterministic.
-    fingerprints = {name: _fingerprint(body) for name, body in assets.items()}
+    fingerprints = {name: fingerprint(body) for name, body in assets.items()}
     env.globals.update(
         site=content.site,
         projects=content.projects,
@@ -478,6 +293,7 @@ def _environment(
         modified=modified,
         segments=template.parse,
         absolute=lambda url: urls.absolute(base_url, url),
+        nav=[link for w in wings(content.projects.values()) for link in w.nav()],
         asset=lambda name: f"{urls.asset(name)}?v={fingerprints[name]}",
     )
     env.filters["code"] = _code_filter

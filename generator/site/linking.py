@@ -4,7 +4,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
 
-from generator.records import Content, Guide, Record
+from generator.content.load import Content, Guide, Record
 
 
 @dataclass(eq=False)

@@ -40,10 +40,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from generator import api, markup, search, urls
-from generator.linking import Links, link
-from generator.pages import Pages
-from generator.records import Content, ParseCache, Record, fork_workers, load_content
+from generator.content.load import Content, ParseCache, Record, fork_workers, load_content
+from generator.projects import wings
+from generator.search import engine as search
+from generator.site import api, markup, urls
+from generator.site.linking import Links, link
+from generator.site.pages import Pages
 
 OLD_PREFIX = ".site-old-"  # a discarded spare, being deleted in the background
 MANIFEST = ".errorkb-manifest.json"  # URL -> [key, size] of every output; inside the site
@@ -51,17 +53,6 @@ CACHE_DIR = ".errorkb-cache"  # parsed records between builds, beside content/
 TREE = "*"  # manifest entry "<folder>/*": the key of a folder a tool writes as a whole
 PARALLEL_MIN = 400  # records to render before forking workers pays for itself
 
-# The calculator in the browser: Pyodide's core files (npm `pyodide`, pinned in
-# package.json) under /pyodide/, and the calc module served byte for byte.
-PYODIDE_FILES = (
-    "pyodide.mjs",
-    "pyodide.asm.mjs",
-    "pyodide.asm.wasm",
-    "python_stdlib.zip",
-    "pyodide-lock.json",
-)
-CALC_MODULE = Path(__file__).with_name("calc.py")
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 
 
 class BuildError(Exception):
@@ -90,13 +81,13 @@ def build(
             cache = ParseCache(root / CACHE_DIR / "parse")
         content = load_content(root, cache)
         cache.save()
-        plan = Plan(content, link(content), load_assets(root))
-        pyodide = find_pyodide(root)
+        plan = Plan(content, link(content), load_assets(root, content))
+        vendored = [file for w in wings(content.projects.values()) for file in w.vendored(root)]
         with _locked(out, log):
             spare, kept = _spare(out)
             try:
                 writer = Writer(spare, kept, out if out.exists() else None, _read_manifest(out))
-                write_site(writer, plan, pyodide)
+                write_site(writer, plan, vendored)
             except BaseException:
                 (spare / MANIFEST).unlink(missing_ok=True)  # half-made: the next build starts over
                 raise
@@ -137,7 +128,7 @@ def _collector_paused():
             gc.enable()
 
 
-def write_site(writer: "Writer", plan: "Plan", pyodide: Path) -> None:
+def write_site(writer: "Writer", plan: "Plan", vendored: list[tuple[str, Path]]) -> None:
     """Every output of the site, into the writer's folder, and its manifest. On a big site,
     workers make the outputs drawn from many records while the records are written."""
     with _workers(plan, writer) as pool:
@@ -151,8 +142,8 @@ def write_site(writer: "Writer", plan: "Plan", pyodide: Path) -> None:
         if pool is not None:
             for done in shared:
                 writer.merge(*done.get())
-    for name in PYODIDE_FILES:
-        writer.copy(urls.pyodide(name), pyodide / name)
+    for url, source in vendored:
+        writer.copy(url, source)
     _write_full_text(writer, plan)
     writer.finish()
 
@@ -252,14 +243,14 @@ def _base_key(content: Content, assets: dict[str, bytes]) -> str:
     for name, body in sorted(assets.items()):
         digest.update(name.encode() + b"\0" + body)
     projects = {k: vars(p) for k, p in content.projects.items()}
-    digest.update(json.dumps([content.site, projects, content.models], sort_keys=True).encode())
+    digest.update(json.dumps([content.site, projects, content.extras], sort_keys=True).encode())
     return digest.hexdigest()
 
 
 def code_digest() -> str:
     """A hash of the generator's own code: a new version renders every page anew."""
     digest = hashlib.sha1()
-    package = Path(__file__).parent
+    package = Path(__file__).parent.parent
     for path in sorted(package.rglob("*")):
         if path.suffix in (".py", ".json") and path.is_file():
             digest.update(path.relative_to(package).as_posix().encode() + b"\0")
@@ -526,8 +517,9 @@ def _read_manifest(site: Path) -> dict[str, list]:
         return {}  # no site there, or a half-made one: trust none of its files
 
 
-def load_assets(root: Path) -> dict[str, bytes]:
-    """Front-end files from templates/assets, with the code-highlighting CSS appended."""
+def load_assets(root: Path, content: Content) -> dict[str, bytes]:
+    """Front-end files from templates/assets, with the code-highlighting CSS appended, and
+    what the projects' wings add (a calculator's module and data)."""
     assets = {}
     for path in sorted((root / "templates" / "assets").iterdir()):
         if path.is_file():
@@ -536,7 +528,8 @@ def load_assets(root: Path) -> dict[str, bytes]:
     assets["style.css"] = _compact_css(css).encode()
     for name in [n for n in assets if n.endswith(".js")]:
         assets[name] = _compact_js(assets[name].decode()).encode()
-    assets["calc.py"] = CALC_MODULE.read_bytes()  # run as is by Pyodide in the browser
+    for project_wing in wings(content.projects.values()):
+        assets.update(project_wing.assets(content, assets))
     return assets
 
 
@@ -555,18 +548,6 @@ def _compact_css(css: str) -> str:
     (Safe for our CSS: no string in it holds a comment marker or a meaningful run of spaces.)"""
     css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
     return "\n".join(line.strip() for line in css.splitlines() if line.strip()) + "\n"
-
-
-def find_pyodide(root: Path) -> Path:
-    """node_modules/pyodide of the knowledge base, else of the errorkb checkout."""
-    for base in (root, PACKAGE_ROOT):
-        folder = base / "node_modules" / "pyodide"
-        if all((folder / name).is_file() for name in PYODIDE_FILES):
-            return folder
-    raise BuildError(
-        f"node_modules/pyodide is missing or incomplete (need {', '.join(PYODIDE_FILES)}); "
-        "run make setup"
-    )
 
 
 def _spare_path(out: Path) -> Path:

@@ -1,0 +1,107 @@
+"""Project wings: what belongs to one project, behind the few hooks the core calls.
+
+A project of the knowledge base (content/projects/<key>.yaml) may have a wing, the package
+generator/projects/<key>/ (or the one its `wing:` names), whose module-level WING is a
+`Wing`. The core calls the hooks of the wings of the site's projects and never names a
+project; a project without a wing gets what the base class does: nothing extra.
+"""
+
+import importlib
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
+
+    from generator.content.load import Content, Problem, Project, Record
+    from generator.content.load import _Files as ContentFiles
+    from generator.site.pages import Pages
+
+
+class Wing:
+    """The hooks a project may fill in. Each has the default of a project without extras."""
+
+    key = ""
+
+    def load(self, files: "ContentFiles") -> Any:
+        """Extra content files the project reads (kept as `content.extras[key]`)."""
+        return None
+
+    def describe(self, extra: Any) -> str:
+        """What `load` found, for `errorkb check`'s summary ("16 models")."""
+        return ""
+
+    def record_problems(self, record: "Record") -> list["Problem"]:
+        """Checks of one of the project's records beyond the schema (in parse workers; the
+        result is cached with the record while the wing's code is unchanged)."""
+        return []
+
+    def content_problems(self, content: "Content") -> list["Problem"]:
+        """Checks that need the whole content (records, guides, extras)."""
+        return []
+
+    def record_section(self, record: "Record", content: "Content") -> dict | None:
+        """An extra section of a record's page: {"template": name, ...its context}."""
+        return None
+
+    def pages(self, pages: "Pages") -> Iterable[tuple[str, bytes]]:
+        """Extra outputs of the site: pages and data files, as (url, bytes)."""
+        return ()
+
+    def sitemap(self) -> list[str]:
+        """URLs of the extra pages that belong in the sitemap."""
+        return []
+
+    def nav(self) -> list[tuple[str, str]]:
+        """Links the site header adds, as (label, url)."""
+        return []
+
+    def assets(self, content: "Content", assets: dict[str, bytes]) -> dict[str, bytes]:
+        """Files served under /assets/ beside the templates' own (`assets`)."""
+        return {}
+
+    def vendored(self, root: Path) -> list[tuple[str, Path]]:
+        """Third-party files copied into the site as they are, as (url, file)."""
+        return []
+
+    def log_prefixes(self) -> list[str]:
+        """Regular expressions of what the project's logs put before a message, which
+        search strips from a paste (in Python and in the browser)."""
+        return []
+
+    def add_commands(self, commands: "argparse._SubParsersAction") -> None:
+        """Subcommands of `errorkb` the project adds."""
+
+
+@cache
+def wing(key: str) -> Wing:
+    """The wing of a project, or the plain Wing when it has none."""
+    if key.isidentifier():
+        try:
+            module = importlib.import_module(f"{__name__}.{key}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{key}":
+                raise
+        else:
+            return module.WING
+    plain = Wing()
+    plain.key = key
+    return plain
+
+
+def wings(projects: "Iterable[Project]") -> list[Wing]:
+    """The wings these projects use, each once, in key order."""
+    return [wing(key) for key in sorted({project.wing_key for project in projects})]
+
+
+def available() -> list[str]:
+    """Keys of every project that has a wing (for the command line)."""
+    folder = Path(__file__).parent
+    return sorted(p.name for p in folder.iterdir() if (p / "__init__.py").is_file())
+
+
+def code_files() -> list[Path]:
+    """Every file of every wing: what cached record checks depend on."""
+    return sorted(Path(__file__).parent.rglob("*.py"))

@@ -1,0 +1,79 @@
+"""vLLM's wing: its parallel-size rules (calc.py, run by the build and, under Pyodide, by
+the browser), the checks they make of records and example commands, model presets, the
+calculator on record pages and at /calc/, and its `errorkb calc` command."""
+
+from pathlib import Path
+
+from generator.projects import Wing
+from generator.projects.vllm import calc, checks, presets, tables
+from generator.site import urls
+
+# The calculator in the browser: Pyodide's core files (npm `pyodide`, pinned in
+# package.json) under /pyodide/, and calc.py served byte for byte.
+PYODIDE_FILES = (
+    "pyodide.mjs",
+    "pyodide.asm.mjs",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+)
+PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the errorkb checkout
+
+
+class Vllm(Wing):
+    key = "vllm"
+
+    def load(self, files):
+        return presets.load(files)
+
+    def describe(self, extra) -> str:
+        return f"{len(extra or [])} models"
+
+    def record_problems(self, record):
+        return checks.record_problems(record)
+
+    def content_problems(self, content):
+        return checks.command_problems(content)
+
+    def record_section(self, record, content):
+        return tables.record_calculator(record, content)
+
+    def pages(self, pages):
+        yield urls.calc(), tables.calc_page(pages)
+
+    def sitemap(self):
+        return [urls.calc()]
+
+    def nav(self):
+        return [("Calculator", urls.calc())]
+
+    def assets(self, content, assets):
+        module = {"calc.py": Path(calc.__file__).read_bytes()}  # run as is by Pyodide
+        data = tables.calc_data(content, {**assets, **module})
+        return {**module, tables.CALC_DATA: data}
+
+    def vendored(self, root):
+        folder = find_pyodide(root)
+        return [(urls.pyodide(name), folder / name) for name in PYODIDE_FILES]
+
+    def add_commands(self, commands):
+        from generator.projects.vllm import cli
+
+        cli.add_calc(commands)
+
+
+def find_pyodide(root: Path) -> Path:
+    """node_modules/pyodide of the knowledge base, else of the errorkb checkout."""
+    for base in (root, PACKAGE_ROOT):
+        folder = base / "node_modules" / "pyodide"
+        if all((folder / name).is_file() for name in PYODIDE_FILES):
+            return folder
+    from generator.site.build import BuildError
+
+    raise BuildError(
+        f"node_modules/pyodide is missing or incomplete (need {', '.join(PYODIDE_FILES)}); "
+        "run make setup"
+    )
+
+
+WING = Vllm()
