@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+from generator import projects
 from generator.content import template
 from generator.site import urls
 
@@ -228,11 +229,11 @@ def _dumps(doc: object) -> bytes:
 
 # Prefixes that loggers put before a line. Each eats one space at most: the indentation
 # left is how a traceback's frames are told apart.
+# The projects' wings add their own (vLLM's logger: ERROR 11-01 09:43:08 [model.py:1560]).
 _LOG_PREFIXES = [
-    r"\([^()\n]*\bpid=\d+\) ?",  # vLLM's process: (EngineCore_DP0 pid=1508)
+    r"\([^()\n]*\bpid=\d+\) ?",  # a Ray actor's or named process's: (EngineCore_DP0 pid=1508)
     r"\[rank\d+\]: ?",  # torch.distributed: [rank0]:
-    # vLLM's logger: ERROR 11-01 09:43:08 [model.py:1560]
-    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[^\]\n]*\] ?",
+    *(prefix for key in projects.available() for prefix in projects.wing(key).log_prefixes()),
     r"\[[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ [^\]\n]*\] ?",  # glog (PyTorch's C++): [W1101 09:43...]
     # ISO timestamps, optionally with a logger name: 2025-11-01 09:43:08,123 - vllm -
     r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?(?: - [\w.]+ -)? ?",

@@ -5,8 +5,11 @@ calculator on record pages and at /calc/, and its `errorkb calc` command."""
 from pathlib import Path
 
 from generator.projects import Wing
-from generator.projects.vllm import calc, checks, presets, tables
+from generator.projects.vllm import calc
 from generator.site import urls
+
+# The modules behind the hooks import YAML, the schema and Jinja: they load on first use,
+# so that `errorkb match`, which asks only for log prefixes, stays quick.
 
 # The calculator in the browser: Pyodide's core files (npm `pyodide`, pinned in
 # package.json) under /pyodide/, and calc.py served byte for byte.
@@ -24,21 +27,31 @@ class Vllm(Wing):
     key = "vllm"
 
     def load(self, files):
+        from generator.projects.vllm import presets
+
         return presets.load(files)
 
     def describe(self, extra) -> str:
         return f"{len(extra or [])} models"
 
     def record_problems(self, record):
+        from generator.projects.vllm import checks
+
         return checks.record_problems(record)
 
     def content_problems(self, content):
+        from generator.projects.vllm import checks
+
         return checks.command_problems(content)
 
     def record_section(self, record, content):
+        from generator.projects.vllm import tables
+
         return tables.record_calculator(record, content)
 
     def pages(self, pages):
+        from generator.projects.vllm import tables
+
         yield urls.calc(), tables.calc_page(pages)
 
     def sitemap(self):
@@ -48,9 +61,18 @@ class Vllm(Wing):
         return [("Calculator", urls.calc())]
 
     def assets(self, content, assets):
+        from generator.projects.vllm import tables
+
         module = {"calc.py": Path(calc.__file__).read_bytes()}  # run as is by Pyodide
         data = tables.calc_data(content, {**assets, **module})
         return {**module, tables.CALC_DATA: data}
+
+    def log_prefixes(self):
+        # vLLM's logger: ERROR 11-01 09:43:08 [model.py:1560]
+        return [
+            r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?"
+            r" \[[^\]\n]*\] ?"
+        ]
 
     def vendored(self, root):
         folder = find_pyodide(root)
