@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 # Root installs directly; anyone else needs sudo for Debian packages.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup serve build check test lint chromium clean
+.PHONY: setup serve build check test test-fast lint chromium clean
 
 setup: $(VENV)/.installed node_modules/.installed
 
@@ -39,6 +39,10 @@ lint: setup
 test: setup chromium lint
 	$(BIN)/pytest
 	PYTHON=$(BIN)/python node --test tests/js/
+
+# The edit-test loop: everything but the whole-site scans, the browser and the kill runs.
+test-fast: setup lint
+	$(BIN)/pytest -m "not slow"
 
 clean:
 	rm -rf site .site-* .errorkb-cache

@@ -129,3 +129,14 @@ CORPUS = Path(__file__).parent / "fixtures" / "corpus" / "vllm-dev-instances.jso
 def corpus_rows() -> list[dict]:
     """Real vLLM error messages as pasted from logs, with their templates."""
     return [json.loads(line) for line in CORPUS.read_text().splitlines()]
+
+
+SLOW_FIXTURES = {"real_site", "browser", "page"}
+
+
+def pytest_collection_modifyitems(items):
+    """Tests that build or scan the real content, or drive Chromium, are `slow`: make
+    test-fast leaves them to make test."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

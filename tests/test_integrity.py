@@ -237,6 +237,7 @@ def test_safe_output_paths_are_the_usual_ones():
     )
 
 
+@pytest.mark.slow
 def test_builds_killed_at_random_moments_leave_the_old_or_the_new_site():
     """bench/kill on a reduced content set (enough records for forked workers)."""
     script = Path(__file__).resolve().parent.parent / "bench" / "kill"
