@@ -121,7 +121,7 @@ def _match_one(search, index, text: str, args) -> int:
     if args.json:
         print(json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2))
     for rank, result in enumerate([] if args.json else results, 1):
-        kind = "exact, tied" if result.tied else result.match
+        kind = f"{result.match}, tied" if result.tied else result.match
         print(f"{rank}. {result.title}  [{kind}]")
         print(f"   {result.exception} · {result.project} · {result.id}")
         if result.match != "exact":

@@ -99,8 +99,9 @@ def _skeleton(message: str) -> list:
 
 
 def _found(content, results: list[search.Result], wanted: set[str]) -> bool:
-    """Whether the first result fits and is a wanted record, or ties with one: both exact
-    and tied, printing the same text (which the paste cannot tell apart)."""
+    """Whether the first result fits and is a wanted record, or ties with one: both of one
+    tier and tied, printing the same text (which the paste cannot tell apart; two projects
+    may print it)."""
     if not results or results[0].match == "similar":
         return False
     top = results[0]
@@ -109,7 +110,7 @@ def _found(content, results: list[search.Result], wanted: set[str]) -> bool:
     text = _skeleton(content.records[top.id].data["message"])
     return top.tied and any(
         r.id in wanted
-        and r.exact
+        and r.match == top.match
         and r.tied
         and _skeleton(content.records[r.id].data["message"]) == text
         for r in results

@@ -649,7 +649,8 @@ def load_content(root: Path, cache: "ParseCache | None" = None) -> Content:
     projects = _load_projects(files)
     records, unreadable = _load_records(files, cache, projects)
     guides = _load_guides(files)
-    extras = {w.key: w.load(files) for w in projects_wings(projects.values())}
+    loaded = {w.key: w.load(files) for w in projects_wings(projects.values())}
+    extras = {key: extra for key, extra in loaded.items() if extra is not None}
     content = Content(root, site, projects, {}, guides, extras)
     content.unreadable_ids = unreadable
     _check_ids(records, content, problems)

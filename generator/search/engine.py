@@ -20,6 +20,7 @@ text of its own, or a fit only with values unlike their placeholders') or simila
 tests/js runs it against this one on tests/search_cases.json and the corpus.
 """
 
+import itertools
 import json
 import math
 import os
@@ -143,9 +144,12 @@ def record_entries(data: dict, title: str, project: str, patterns=None) -> list[
     ]
 
 
-def index_files(items: list[Entry], repo: str | None = None) -> Iterator[tuple[str, bytes]]:
+def index_files(
+    items: list[Entry], repo: str | None = None, hints: dict[str, str] | None = None
+) -> Iterator[tuple[str, bytes]]:
     """The tier-1 index as (url, bytes), the same bytes for the same entries; `repo`, the
-    knowledge base's own, is where "report this error" files an issue."""
+    knowledge base's own, is where "report this error" files an issue; `hints`, project
+    name -> a line of its own logger's, what tells two projects' alike results apart."""
     own = [set(item.words) for item in items]
     postings: dict[str, list[int]] = {}
     for pid, words in enumerate(own):
@@ -175,6 +179,7 @@ def index_files(items: list[Entry], repo: str | None = None) -> Iterator[tuple[s
                 "how": HOW,
                 "ranks": RANKS,
                 "report": repo and urls.github_new_issue(repo, "{title}", "{body}"),
+                "hints": hints or {},
             }
         ),
     )
@@ -780,10 +785,29 @@ def search(index: Index, text: str) -> list[Result]:
             if -key[1] < least or similar > QUERY["nearest"]:
                 continue
         results.setdefault(result.id, (key[:-1], result))  # the key but for the pattern id
-    alike = [key for key, _ in results.values()]
-    for key, result in results.values():
-        result.tied = result.exact and alike.count(key) > 1
-    return [result for _, result in results.values()][: QUERY["results"]]
+    ranked = _named_first(list(results.values()), text, meta.get("hints", {}))
+    alike = [key for key, _ in ranked]
+    for key, result in ranked:
+        result.tied = result.match != "similar" and alike.count(key) > 1
+    return [result for _, result in ranked][: QUERY["results"]]
+
+
+def _named_first(ranked: list[tuple[tuple, Result]], text: str, hints: dict) -> list:
+    """Of results that rank alike (two projects print the same text), those of a project
+    the paste points at come first: its name in the text ("vllm/config/model.py" in a
+    traceback) or a line in its own logger's format (`hints`: project -> pattern)."""
+    said = text.lower()
+    named = {
+        project
+        for project, pattern in hints.items()
+        if project.lower() in said or re.search(pattern, text, re.ASCII)
+    }
+    out = []
+    for _, run in itertools.groupby(ranked, key=lambda kr: kr[0]):
+        run = list(run)
+        out += [kr for kr in run if kr[1].project in named]
+        out += [kr for kr in run if kr[1].project not in named]
+    return out
 
 
 def _scores(index: Index, words: list[str], quoted: set[str]) -> dict[int, int]:
@@ -918,7 +942,7 @@ def _content_index(root: Path) -> dict[str, bytes]:
     from generator.content.load import load_content  # only here: the matcher itself is stdlib only
 
     content = load_content(root)
-    return dict(index_files(entries(content), content.site.get("repo")))
+    return dict(index_files(entries(content), content.site.get("repo"), project_hints(content)))
 
 
 def _write_cache(folder: Path, stamp: str, files: dict[str, bytes]) -> None:
@@ -962,3 +986,13 @@ def full_text_index(site: Path, page_urls: list[str], out: Path) -> None:
         done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise FullTextError(f"pagefind failed (is pagefind[bin] installed?): {done.stderr}")
+
+
+def project_hints(content) -> dict[str, str]:
+    """Each project's name -> a pattern of a line its logger starts (from its wing), for
+    telling apart the records of two projects that print the same text."""
+    hints = {}
+    for project in sorted(content.projects.values(), key=lambda p: p.key):
+        prefixes = projects.wing(project.wing_key).log_prefixes()
+        hints[project.name] = "|".join(f"(?:{p})" for p in prefixes) or "(?!)"
+    return hints

@@ -54,7 +54,6 @@ TREE = "*"  # manifest entry "<folder>/*": the key of a folder a tool writes as 
 PARALLEL_MIN = 400  # records to render before forking workers pays for itself
 
 
-
 class BuildError(Exception):
     """The build cannot run (a missing dependency); the message says what to do."""
 
@@ -202,7 +201,11 @@ class Plan:
         (the longest first); each output as (url, key, make its bytes)."""
         content, links = self.content, self.links
         return [
-            lambda: _keyed(search.index_files(search.entries(content), content.site.get("repo"))),
+            lambda: _keyed(
+                search.index_files(
+                    search.entries(content), content.site.get("repo"), search.project_hints(content)
+                )
+            ),
             lambda: _keyed(self.pages.site_pages()),
             lambda: _keyed(api.api_files(content, links)),
             lambda: self._file_pages(),

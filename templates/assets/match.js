@@ -352,6 +352,24 @@ function byKey([a], [b]) {
   return i < 0 ? 0 : a[i] - b[i];
 }
 
+// Of results that rank alike (two projects print the same text), those of a project the
+// paste points at come first: its name in the text, or a line of its own logger (search._named_first).
+function namedFirst(ranked, text, hints) {
+  const said = text.toLowerCase();
+  const named = new Set(Object.entries(hints)
+    .filter(([project, pattern]) => said.includes(project.toLowerCase()) || new RegExp(pattern).test(text))
+    .map(([project]) => project));
+  const out = [];
+  for (let i = 0; i < ranked.length;) {
+    let j = i;
+    while (j < ranked.length && ranked[j][0] === ranked[i][0]) j++;
+    const run = ranked.slice(i, j);
+    out.push(...run.filter(([, hit]) => named.has(hit.project)), ...run.filter(([, hit]) => !named.has(hit.project)));
+    i = j;
+  }
+  return out;
+}
+
 export class Index {
   constructor(url, fetchImpl = (u) => fetch(u)) {
     Object.assign(this, { url, fetchImpl, files: new Map() });
@@ -393,8 +411,8 @@ export class Index {
       if (hit.match === "similar" && (++similar > settings.nearest || -key[1] < least)) continue;
       if (!results.has(hit.id)) results.set(hit.id, [`${key.slice(0, -1)}`, hit]);
     }
-    const all = [...results.values()];
-    for (const [alike, hit] of all) hit.tied = hit.exact && all.filter(([a]) => a === alike).length > 1;
+    const all = namedFirst([...results.values()], text, meta.hints || {});
+    for (const [alike, hit] of all) hit.tied = hit.match !== "similar" && all.filter(([a]) => a === alike).length > 1;
     return all.map(([, hit]) => hit).slice(0, settings.results);
   }
 

@@ -1,0 +1,89 @@
+"""One generator, many projects: a second project with no wing of its own lives beside the
+first, its errors are found, a message both print shows both, labelled, and only the project
+whose wing has a calculator gets one."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from generator.content.load import load_content
+from generator.search import engine as search
+from generator.site.build import build
+
+SHARED = "Widget count ({count}) must be divisible by group size ({group_size})."
+OWN = "Gearbox ratio {ratio} is outside the range the other tool accepts"
+
+
+def write_record(folder: Path, rid: str, message: str, path: str, line: int) -> None:
+    record = {
+        "id": rid,
+        "project": "other",
+        "exception": "ValueError",
+        "message": message,
+        "params": {
+            name: {"type": "int" if name != "ratio" else "float"}
+            for name in re.findall(r"\{(\w+)\}", message)
+        },
+        "source": {"path": path, "line": line},
+    }
+    (folder / f"{rid}.yaml").write_text(json.dumps(record))  # JSON is YAML
+
+
+@pytest.fixture(scope="module")
+def two_projects(tmp_path_factory) -> Path:
+    from tests.conftest import make_kb
+
+    kb = make_kb(tmp_path_factory.mktemp("two") / "kb")
+    (kb / "content/projects/other.yaml").write_text("name: Other\nrepo: example/other\nref: v2.0\n")
+    folder = kb / "content/errors/other"
+    folder.mkdir()
+    write_record(folder, "0000000000000a01", SHARED, "other/widgets.py", 12)
+    write_record(folder, "0000000000000a02", OWN, "other/gears.py", 40)
+    build(kb)
+    return kb
+
+
+def test_an_error_of_the_second_project_lands_on_its_record(two_projects):
+    index = search.open_index(two_projects, two_projects / "site")
+    [top, *_] = search.search(
+        index, "ValueError: Gearbox ratio 3.5 is outside the range the other tool accepts"
+    )
+    assert (top.id, top.project, top.match, top.values) == (
+        "0000000000000a02",
+        "Other",
+        "exact",
+        {"ratio": "3.5"},
+    )
+
+
+def test_a_message_both_projects_print_shows_both_labelled(two_projects):
+    index = search.open_index(two_projects, two_projects / "site")
+    paste = "ValueError: Widget count (10) must be divisible by group size (4)."
+    results = search.search(index, paste)
+    both = [(r.project, r.tied) for r in results if r.exact]
+    assert sorted(both) == [("Demo", True), ("Other", True)]
+    # A paste that names its project (a traceback's path) puts that project's record first.
+    named = 'File "/usr/lib/python3/site-packages/other/widgets.py", line 12\n' + paste
+    assert [r.project for r in search.search(index, named)][:2] == ["Other", "Demo"]
+    named = 'File "/srv/demo/widgets.py", line 42\n' + paste
+    assert [r.project for r in search.search(index, named)][:2] == ["Demo", "Other"]
+
+
+def test_only_the_project_with_a_calculator_wing_gets_one(two_projects):
+    site = two_projects / "site"
+    other = (site / "errors/0000000000000a01/index.html").read_text()
+    demo_calc = (site / "errors/00000000000000d4/index.html").read_text()
+    assert 'class="calc"' not in other and 'class="calc"' in demo_calc
+    assert (site / "projects/other/index.html").exists()
+    assert (site / "api/projects/other.json").exists()
+    index = json.loads((site / "search/index.json").read_text())
+    assert index["hints"]["Other"] == "(?!)"  # no wing: no logger line of its own
+    assert "CRITICAL" in index["hints"]["Demo"]  # the vLLM wing's logger line
+
+
+def test_a_project_without_a_wing_has_no_extras(two_projects):
+    content = load_content(two_projects)
+    assert content.projects["other"].wing_key == "other"
+    assert set(content.extras) == {"vllm"}  # the demo project uses vLLM's wing
