@@ -137,11 +137,35 @@ class Source:
         return self.lines.get(keys, 1)
 
 
+@dataclass(frozen=True)
+class Location:
+    """A place in a project's source where an error is raised (the schema's `site`)."""
+
+    path: str
+    line: int | None = None
+    function: str | None = None
+
+    @classmethod
+    def of(cls, site: dict[str, Any]) -> "Location":
+        return cls(site["path"], site.get("line"), site.get("function"))
+
+
+@dataclass(frozen=True)
+class Param:
+    """One placeholder of the message: what its values look like, and what it is."""
+
+    type: str = "any"
+    about: str | None = None
+
+
 @dataclass(eq=False)
 class Record:
+    """A valid record. `data` is the file's mapping, as the API publishes it; code reads
+    the fields through the properties below."""
+
     source: Source
-    data: dict
-    patterns: list | None = None  # search.record_patterns of data, when parsed for a build
+    data: dict[str, Any]
+    patterns: list | None = None  # search.record_patterns of the record, when parsed for a build
 
     @property
     def id(self) -> str:
@@ -152,12 +176,66 @@ class Record:
         return self.data["project"]
 
     @property
+    def exception(self) -> str:
+        return self.data["exception"]
+
+    @property
     def message(self) -> str:
         return self.data["message"]
 
     @property
+    def variants(self) -> list[str]:
+        return self.data.get("variants", [])
+
+    @property
+    def messages(self) -> list[str]:
+        """The message and its variants: every wording search matches."""
+        return [self.message, *self.variants]
+
+    @property
+    def params(self) -> dict[str, Param]:
+        return {name: Param(**about) for name, about in self.data.get("params", {}).items()}
+
+    @property
     def title(self) -> str:
-        return self.data.get("title") or self.data["message"]
+        return self.data.get("title") or self.message
+
+    @property
+    def summary(self) -> str:
+        return self.data.get("summary", "")
+
+    @property
+    def status(self) -> str:
+        return self.data.get("status", "active")
+
+    @property
+    def location(self) -> Location:
+        """Where the error is raised (the first site)."""
+        return Location.of(self.data["source"])
+
+    @property
+    def sites(self) -> list[Location]:
+        """The further places the same error is raised."""
+        return [Location.of(site) for site in self.data["source"].get("sites", [])]
+
+    @property
+    def ref(self) -> str | None:
+        """The tag or commit the record's lines are pinned to; None: the project's ref."""
+        return self.data["source"].get("ref")
+
+    @property
+    def related(self) -> list[str]:
+        return self.data.get("related", [])
+
+    @property
+    def aliases(self) -> list[str]:
+        return self.data.get("aliases", [])
+
+    @property
+    def modified(self) -> str | None:
+        """When the record last changed, from its own data (never the clock): when a person
+        last changed it, else when it was analysed."""
+        return self.data.get("updated") or self.data.get("analysis", {}).get("date")
 
     @property
     def path(self) -> str:
@@ -387,6 +465,33 @@ def path_problem(path: str) -> tuple[str, str] | None:
 def load_schema() -> dict:
     """The record schema (shared: callers must not modify it)."""
     return json.loads(SCHEMA_PATH.read_text())
+
+
+def record_fields() -> list[str]:
+    """A record's top-level fields in the schema's order, the order files are written in."""
+    return list(load_schema()["properties"])
+
+
+MARKDOWN_REF = "#/$defs/markdown"
+EACH = "[]"  # in a field path: every item of a list
+
+
+@lru_cache(maxsize=1)
+def markdown_fields() -> list[tuple[str, ...]]:
+    """Paths of the fields that hold Markdown: those the schema types as `$defs/markdown`,
+    e.g. ("meaning",), ("solutions", EACH), ("example_fix", "note")."""
+    found: list[tuple[str, ...]] = []
+
+    def walk(node: dict, path: tuple[str, ...]) -> None:
+        if node.get("$ref") == MARKDOWN_REF:
+            found.append(path)
+        if isinstance(node.get("items"), dict):
+            walk(node["items"], path + (EACH,))
+        for name, sub in node.get("properties", {}).items():
+            walk(sub, path + (name,))
+
+    walk(load_schema(), ())
+    return found
 
 
 # Checkers per schema, keyed by id(); every schema here lives as long as the module.
@@ -805,7 +910,7 @@ def _parse_record(job: tuple[str, str, int, str]) -> tuple:
         if not found:
             found += _record_problems(Record(source, source.data), wing_key)
         if not found:
-            patterns = search.record_patterns(source.data)
+            patterns = search.record_patterns(Record(source, source.data))
     return source, found, patterns
 
 

@@ -31,11 +31,15 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from generator import projects
 from generator.content import template
 from generator.site import urls
+
+if TYPE_CHECKING:  # the matcher itself is stdlib only: load imports this module
+    from generator.content.load import Content, Record
 
 VERSION = 1
 PAGE = 8  # patterns per file: a candidate costs a file of this many
@@ -112,33 +116,30 @@ def generic(pat: template.Pattern, words: list[str]) -> bool:
     return len(words) < GENERIC_WORDS or bool(_BUILTIN.search(skeleton))
 
 
-def entries(content) -> list[Entry]:
+def entries(content: "Content") -> list[Entry]:
     """Every record's patterns, in source order so that neighbours share files."""
     records = sorted(
         content.records.values(),
-        key=lambda r: (r.project, r.data["source"]["path"], r.data["source"].get("line", 0), r.id),
+        key=lambda r: (r.project, r.location.path, r.location.line or 0, r.id),
     )
     return [
-        entry
-        for r in records
-        for entry in record_entries(r.data, r.title, content.projects[r.project].name, r.patterns)
+        entry for r in records for entry in record_entries(r, content.projects[r.project].name)
     ]
 
 
-def record_patterns(data: dict) -> list[tuple[template.Pattern, list[str]]]:
+def record_patterns(record: "Record") -> list[tuple[template.Pattern, list[str]]]:
     """A record's message and each variant as a pattern, with its words. Made when the
     record is parsed and cached with it, as a rebuild indexes every record anew."""
-    types = {name: p.get("type", "any") for name, p in data.get("params", {}).items()}
-    patterns = [template.pattern(m, types) for m in [data["message"], *data.get("variants", [])]]
+    types = {name: param.type for name, param in record.params.items()}
+    patterns = [template.pattern(m, types) for m in record.messages]
     return [(pattern, template.pattern_words(pattern)) for pattern in patterns]
 
 
-def record_entries(data: dict, title: str, project: str, patterns=None) -> list[Entry]:
+def record_entries(record: "Record", project: str) -> list[Entry]:
     """The index entries of one record: its message and each of its variants."""
-    if patterns is None:
-        patterns = record_patterns(data)
+    patterns = record.patterns if record.patterns is not None else record_patterns(record)
     return [
-        Entry(data["id"], title, data["exception"], project, data.get("summary", ""), *pattern)
+        Entry(record.id, record.title, record.exception, project, record.summary, *pattern)
         for pattern in patterns
     ]
 

@@ -172,8 +172,7 @@ class Plan:
         than the few shown costs a few pages more per edit and saves working out the
         nearest for each of 10,000 records on every build."""
         links = self.links
-        source = record.data["source"]
-        in_file = self.file_keys[record.project, source["path"]]
+        in_file = self.file_keys[record.project, record.location.path]
         linked = [*links.related[record.id], *links.referenced_by.get(record.id, [])]
         guides = [f"{g.slug} {g.title}" for g in links.guides.get(record.id, [])]
         parts = [

@@ -43,6 +43,7 @@ from generator.content.load import (
     load_content,
     parse_yaml,
     path_problem,
+    record_fields,
 )
 from generator.sources.scaffold import new_id
 
@@ -1110,13 +1111,12 @@ class RecordIndex:
         self.aliases = {a: i for a, i in content.aliases.items() if i in self.records}
         self.by_key: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
         for rid, record in self.records.items():
-            exception = record.data["exception"]
-            self.by_key[match_key(exception, record.message)].append((0, rid))
-            for variant in record.data.get("variants", []):
-                self.by_key[match_key(exception, variant)].append((1, rid))
+            self.by_key[match_key(record.exception, record.message)].append((0, rid))
+            for variant in record.variants:
+                self.by_key[match_key(record.exception, variant)].append((1, rid))
         # Records of `assert` messages: the tree's asserts must be read to find them.
         self.has_asserts = any(
-            r.data["exception"] == "AssertionError" for r in self.records.values()
+            r.exception == "AssertionError" for r in self.records.values()
         )
 
     def find(self, key: tuple[str, str], new: str) -> tuple[str, int, list[str]]:
@@ -1328,16 +1328,10 @@ def new_record(project: str, sites: list[Site], ref: str, snippets: bool) -> tup
     if tags:
         data["tags"] = tags
     data["analysis"] = {"method": "extracted", "ref": ref}
-    return rid, f"{SCHEMA_LINE}\n{_dump(data)}"
+    ordered = {name: data[name] for name in record_fields() if name in data}
+    return rid, f"{SCHEMA_LINE}\n{_dump(ordered)}"
 
 
-# Fields in the order content/README.md writes them, to place a field that a file lacks.
-_FIELD_ORDER = [
-    *("id", "project", "exception", "message", "title", "params", "variants", "summary"),
-    *("meaning", "source", "trigger", "situations", "solutions", "example_fix", "defensive"),
-    *("prevention", "related", "calculator", "checks", "tags", "analysis", "updated", "status"),
-    *("status_note", "aliases"),
-]
 
 
 def replace_field(record: Record, text: str, name: str, value) -> str:
@@ -1353,7 +1347,7 @@ def replace_field(record: Record, text: str, name: str, value) -> str:
         while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
             end -= 1
     else:
-        after = _FIELD_ORDER[_FIELD_ORDER.index(name) + 1 :] if name in _FIELD_ORDER else []
+        after = _fields_after(name)
         later = [line - 1 for line, key in tops if key in after]
         start = end = min(later) if later else len(lines)
         if lines and not lines[-1].endswith("\n") and start == len(lines):
@@ -1377,12 +1371,19 @@ def rewrite(record: Record, text: str, **fields) -> str:
 def _order(data: dict, name: str) -> list[str]:
     if name in data:
         return list(data)
-    after = _FIELD_ORDER[_FIELD_ORDER.index(name) + 1 :] if name in _FIELD_ORDER else []
+    after = _fields_after(name)
     keys = list(data)
     for i, key in enumerate(keys):
         if key in after:
             return keys[:i] + [name] + keys[i:]
     return keys + [name]
+
+
+def _fields_after(name: str) -> list[str]:
+    """The fields that follow this one in a record, in the schema's order: where a field a
+    file lacks goes."""
+    fields = record_fields()
+    return fields[fields.index(name) + 1 :] if name in fields else []
 
 
 def write_text(path: Path, text: str) -> None:
@@ -1508,7 +1509,7 @@ def extract(
         summary.created.append(rid)
     for rid, sites in matched.items():
         record = index.records[rid]
-        old = record.data["source"]
+        old = record.data["source"]  # the mapping rewritten
         new = location(sites, ref, default_ref, old, snippets)
         if new == old:
             summary.unchanged.append(rid)
