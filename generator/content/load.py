@@ -1014,7 +1014,7 @@ def _check_ids(records: list[Record], content: Content, problems: list[Problem])
     names = [(record, "id", record.id) for record in records] + [
         (record, f"aliases[{i}]", alias)
         for record in records
-        for i, alias in enumerate(record.data.get("aliases", []))
+        for i, alias in enumerate(record.aliases)
     ]
     for record, fld, ident in names:
         src = record.source
@@ -1043,19 +1043,19 @@ def _keys(dotted: str) -> tuple:
 
 def _cross_problems(record: Record, content: Content) -> list[Problem]:
     """Checks that need more than one file: the project and related ids exist."""
-    src, data, found = record.source, record.data, []
-    if data["project"] not in content.projects:
+    src, found = record.source, []
+    if record.project not in content.projects:
         found.append(
             Problem(
                 src.path,
                 src.line("project"),
                 "E109",
                 "project",
-                f"unknown project {data['project']!r}; add "
-                f"content/projects/{data['project']}.yaml or fix the key",
+                f"unknown project {record.project!r}; add "
+                f"content/projects/{record.project}.yaml or fix the key",
             )
         )
-    for i, ref in enumerate(data.get("related", [])):
+    for i, ref in enumerate(record.related):
         if ref == record.id:
             found.append(
                 Problem(
@@ -1086,9 +1086,8 @@ def _record_problems(record: Record, wing_key: str) -> list[Problem]:
 
 
 def _placeholder_problems(record: Record) -> list[Problem]:
-    src, data, found = record.source, record.data, []
-    params = data["params"]
-    for name in template.placeholders(data["message"]):
+    src, params, found = record.source, record.params, []
+    for name in template.placeholders(record.message):
         if name not in params:
             found.append(
                 Problem(
@@ -1100,9 +1099,7 @@ def _placeholder_problems(record: Record) -> list[Problem]:
                     f"add `{name}:` under params",
                 )
             )
-    used = {
-        n for m in [data["message"], *data.get("variants", [])] for n in template.placeholders(m)
-    }
+    used = {n for m in record.messages for n in template.placeholders(m)}
     for name in params:
         if name not in used:
             found.append(

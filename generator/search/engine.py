@@ -31,7 +31,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from generator import projects
@@ -48,7 +48,7 @@ POSTINGS_CAP = 100  # a word listed in more patterns keeps only those it is amon
 RAREST_KEPT = 3  # ...which are each pattern's 3 rarest words, so every pattern stays findable
 
 # The query side's settings; index.json carries them to the browser's matcher.
-QUERY = {
+QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "blocks": 4,  # message blocks of a paste that are matched (the last ones)
     "block_chars": 2000,  # a block's length cap: keeps a 1 MB paste fast
     "words": 24,  # words whose shards a query fetches at most (longest first)
@@ -94,7 +94,7 @@ class Entry:
     words: list[str]  # template.pattern_words of the pattern: what the index lists it under
 
     def document(self) -> dict:
-        doc = {
+        doc: dict[str, object] = {
             "id": self.record,
             "title": self.title,
             "exception": self.exception,
@@ -243,7 +243,7 @@ _LOG_PREFIXES = [
 
 # The rules of cleaning and of typed values, as regular expressions that Python (with
 # re.ASCII) and JavaScript read alike; index.json carries them to match.js.
-RULES = {
+RULES: dict[str, Any] = {  # JSON for the browser: patterns, and patterns by type
     "prefix": "(?:" + "|".join(f"(?:{p})" for p in _LOG_PREFIXES) + ")*",  # any number of them
     # Box drawing (rich's panels, tables): a frame, never part of a message.
     "box": "[\u2500-\u257f]+",
@@ -330,6 +330,13 @@ class Block:
         return " ".join(self.lines)
 
 
+def _prefix(line: str) -> str:
+    """The log prefixes a line starts with ("" when none)."""
+    match = _PREFIX.match(line)
+    assert match is not None  # `(...)*`: it matches at the start of every line
+    return match[0]
+
+
 def clean(text: str) -> list[Block]:
     """The message blocks of a paste, log noise removed; the last few, exception lines first."""
     blocks: list[Block] = []
@@ -338,7 +345,7 @@ def clean(text: str) -> list[Block]:
     last_prefix = None
     for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         raw = _BOX.sub(" ", raw)
-        prefix = _PREFIX.match(raw).group()
+        prefix = _prefix(raw)
         rest = raw[len(prefix) :]
         line = template.squash(rest)
         if current and current.source and _LITERAL_LINE.match(line):
@@ -424,7 +431,9 @@ def _unescape(body: str) -> str:
 def _source_text(statement: str) -> str:
     """The message a raise statement's string literals spell, joined as Python joins
     adjacent literals; what comes between them (+ str(x) +) is a value: {}."""
-    out, end = [], _RAISE.match(statement).end()
+    raise_ = _RAISE.match(statement)
+    assert raise_ is not None, "only blocks that are raise statements reach here"
+    out, end = [], raise_.end()
     for m in _LITERAL.finditer(statement, end):
         if re.search(r"[A-Za-z0-9_]", statement[end : m.start()]):
             out.append("{}")
@@ -902,7 +911,7 @@ def _content_stamp(root: Path) -> str:
     """What the index of root/content depends on: its files (count, newest change, bytes)
     and the code that compiles them."""
     count = newest = size = 0
-    folders = [root / "content"]
+    folders: list[str | Path] = [root / "content"]
     while folders:
         with os.scandir(folders.pop()) as found:
             for entry in found:
