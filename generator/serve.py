@@ -198,9 +198,15 @@ class SiteHandler(SimpleHTTPRequestHandler):
         pass
 
 
-def make_server(site_dir: Path, host: str = "127.0.0.1", port: int = 8000) -> ThreadingHTTPServer:
+class SiteServer(ThreadingHTTPServer):
+    """The HTTP server, holding the state of the builds that its pages show."""
+
+    status: "BuildStatus"
+
+
+def make_server(site_dir: Path, host: str = "127.0.0.1", port: int = 8000) -> SiteServer:
     handler = functools.partial(SiteHandler, directory=str(site_dir))
-    server = ThreadingHTTPServer((host, port), handler)
+    server = SiteServer((host, port), handler)
     server.status = BuildStatus()
     return server
 
@@ -209,7 +215,7 @@ def _snapshot(root: Path) -> dict[str, tuple]:
     """Every file under the watched folders, by its time and size. Linked folders are not
     walked (a link loop would never end); a link that cannot be followed is an entry too,
     so that making or mending one rebuilds."""
-    stamps = {}
+    stamps: dict[str, tuple] = {}
     for folder in WATCHED:
         for dirpath, dirnames, filenames in os.walk(root / folder):
             linked = [name for name in dirnames if os.path.islink(os.path.join(dirpath, name))]

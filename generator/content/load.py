@@ -18,7 +18,7 @@ import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fastjsonschema
 import yaml
@@ -296,7 +296,13 @@ class Content:
 # YAML ---------------------------------------------------------------------
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:  # libyaml's loader where PyYAML was built with it: the same, 10x faster
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_SafeLoader):
     """Safe loader that keeps dates as the strings they were written as."""
 
 
@@ -343,13 +349,14 @@ def parse_yaml(text: str, path: str, problems: list[Problem]) -> Source | None:
 def _syntax_problem(exc: yaml.YAMLError, path: str) -> Problem:
     """A YAML error on the line to fix: where the parser gave up, or where the construct it
     was reading began when it ran into the end of the file (an unclosed quote)."""
-    problem = getattr(exc, "problem_mark", None)
-    context = getattr(exc, "context_mark", None)
-    reason = getattr(exc, "problem", None) or str(exc)
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return Problem(path, 1, "E100", "(file)", f"{exc}; fix the YAML syntax")
+    problem, context = exc.problem_mark, exc.context_mark
+    reason = exc.problem or str(exc)
     mark = context if context and "end of stream" in reason else problem or context
-    if mark is context and mark is not None:
+    if mark is not None and mark is context:
         reason += f" {exc.context} that starts on this line"
-    elif context and context.line != mark.line:
+    elif mark is not None and context is not None and context.line != mark.line:
         reason += f" ({exc.context} on line {context.line + 1})"
     line = mark.line + 1 if mark else 1
     return Problem(path, line, "E100", "(file)", f"{reason}; fix the YAML syntax")
@@ -385,7 +392,7 @@ def _index_lines(root, source: Source) -> list[Problem]:
     the duplicate keys, too deep nesting and oversized integers found on the way."""
     problems = []
     source.lines[()] = root.start_mark.line + 1
-    stack = [(root, ())]
+    stack: list[tuple[yaml.Node, tuple]] = [(root, ())]
     while stack:
         node, keys = stack.pop()
         if len(keys) > MAX_DEPTH:
@@ -393,7 +400,7 @@ def _index_lines(root, source: Source) -> list[Problem]:
             top = _dotted(keys[:1])
             problems.append(Problem(source.path, source.line(*keys), "E103", top, why))
             return problems
-        children = []
+        children: list[tuple[yaml.Node, tuple]] = []
         if isinstance(node, yaml.MappingNode):
             seen = set()
             for key_node, value_node in node.value:
@@ -544,8 +551,12 @@ def schema_problems(source: Source, schema: dict, id_field: str | None = None) -
                         f"unknown field; expected one of: {', '.join(allowed)}",
                     )
                 )
-        elif err.validator == "pattern" and err.validator_value == _path_pattern():
-            what, fix = path_problem(err.instance)
+        elif (
+            err.validator == "pattern"
+            and err.validator_value == _path_pattern()
+            and (bad := path_problem(err.instance))
+        ):
+            what, fix = bad
             why = f"{_shown(err.instance)} is not a path inside the repository: {what}; {fix}"
             problems.append(Problem(source.path, source.line(*keys), "E115", _dotted(keys), why))
         else:
@@ -554,6 +565,13 @@ def schema_problems(source: Source, schema: dict, id_field: str | None = None) -
                 Problem(source.path, source.line(*keys), code, _dotted(keys), _explain(err))
             )
     return problems
+
+
+def accepted_data(source: Source) -> dict[str, Any]:
+    """The data of a document its schema accepted: a mapping, as each schema requires."""
+    if not isinstance(source.data, dict):
+        raise TypeError(f"{source.path}: a schema accepted a document that is no mapping")
+    return source.data
 
 
 def _path_pattern() -> str:
@@ -628,8 +646,8 @@ class _Files:
             )
             self._add(rel, "E118", why)
             return None
-        if why := _kind_problem(st.st_mode, folder):
-            self._add(rel, "E119", why)
+        if kind := _kind_problem(st.st_mode, folder):
+            self._add(rel, "E119", kind)
             return None
         if st.st_size > self.limit_kb * 1024 and not folder:
             self._add(rel, "E117", _too_large(st.st_size, self.limit_kb))
@@ -763,7 +781,7 @@ def load_content(root: Path, cache: "ParseCache | None" = None) -> Content:
     for guide in guides:
         for i, ref in enumerate(guide.errors):
             if not content.knows(ref):
-                line = guide.source.line("errors", i)
+                line = guide.source.line("errors", i) if guide.source else 1
                 problems.append(
                     Problem(
                         guide.path,
@@ -812,7 +830,8 @@ def _load_site(files: _Files) -> dict:
         return {}
     found = schema_problems(source, _SITE_SCHEMA)
     files.problems.extend(found)
-    return {"branch": "main", "language": "en", "tagline": "", **(source.data if not found else {})}
+    given = accepted_data(source) if not found else {}
+    return {"branch": "main", "language": "en", "tagline": "", **given}
 
 
 def _load_projects(files: _Files) -> dict[str, Project]:
@@ -826,7 +845,7 @@ def _load_projects(files: _Files) -> dict[str, Project]:
         files.problems.extend(found)
         if not found:
             key = Path(path).stem
-            projects[key] = Project(key=key, **source.data)
+            projects[key] = Project(key=key, **accepted_data(source))
     return projects
 
 
@@ -852,8 +871,8 @@ def _load_records(
         if source is None:
             continue
         if not found:
-            records.append(Record(source, source.data, patterns))
-        elif isinstance(source.data.get("id"), str):
+            records.append(Record(source, accepted_data(source), patterns))
+        elif isinstance(source.data, dict) and isinstance(source.data.get("id"), str):
             unreadable.add(source.data["id"])
     return records, unreadable
 
@@ -908,9 +927,10 @@ def _parse_record(job: tuple[str, str, int, str]) -> tuple:
     if source is not None:
         found += schema_problems(source, load_schema(), id_field="id")
         if not found:
-            found += _record_problems(Record(source, source.data), wing_key)
+            record = Record(source, accepted_data(source))
+            found += _record_problems(record, wing_key)
         if not found:
-            patterns = search.record_patterns(Record(source, source.data))
+            patterns = search.record_patterns(record)
     return source, found, patterns
 
 
@@ -977,6 +997,7 @@ class ParseCache:
         return zlib.crc32(rel.encode()) % self.SHARDS
 
     def _path(self, shard: int) -> Path:
+        assert self.folder is not None, "only a cache kept on disk has shard files"
         return self.folder / f"{shard}.pickle"
 
 
