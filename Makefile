@@ -34,6 +34,7 @@ chromium:
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/mypy generator
 
 # match.js under Node's test runner, against generator/search/engine.py on the same cases.
 test: setup chromium lint

@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from generator.content.load import ContentError, ParseCache
+from generator.site import urls
 from generator.site.build import CACHE_DIR, BuildError, build
 from generator.site.pages import headers_for
 
@@ -122,7 +123,7 @@ class SiteHandler(SimpleHTTPRequestHandler):
 
     def guess_type(self, path):
         # Extensionless API files (/api/errors/<id>) are JSON.
-        if "/api/" in str(path).replace("\\", "/") and not Path(str(path)).suffix:
+        if urls.api() in str(path).replace("\\", "/") and not Path(str(path)).suffix:
             return "application/json"
         return super().guess_type(path)
 
@@ -173,8 +174,10 @@ class SiteHandler(SimpleHTTPRequestHandler):
     def send_error(self, code, message=None, explain=None):
         if code != 404:
             return super().send_error(code, message, explain)
-        api = self.path.startswith("/api/")
-        page = Path(self.directory) / ("api/404.json" if api else "404.html")
+        api = self.path.startswith(urls.api())
+        page = Path(self.directory) / urls.output_path(
+            urls.api_not_found() if api else urls.not_found()
+        )
         try:
             body = page.read_bytes()
         except OSError:
@@ -195,9 +198,15 @@ class SiteHandler(SimpleHTTPRequestHandler):
         pass
 
 
-def make_server(site_dir: Path, host: str = "127.0.0.1", port: int = 8000) -> ThreadingHTTPServer:
+class SiteServer(ThreadingHTTPServer):
+    """The HTTP server, holding the state of the builds that its pages show."""
+
+    status: "BuildStatus"
+
+
+def make_server(site_dir: Path, host: str = "127.0.0.1", port: int = 8000) -> SiteServer:
     handler = functools.partial(SiteHandler, directory=str(site_dir))
-    server = ThreadingHTTPServer((host, port), handler)
+    server = SiteServer((host, port), handler)
     server.status = BuildStatus()
     return server
 
@@ -206,7 +215,7 @@ def _snapshot(root: Path) -> dict[str, tuple]:
     """Every file under the watched folders, by its time and size. Linked folders are not
     walked (a link loop would never end); a link that cannot be followed is an entry too,
     so that making or mending one rebuilds."""
-    stamps = {}
+    stamps: dict[str, tuple] = {}
     for folder in WATCHED:
         for dirpath, dirnames, filenames in os.walk(root / folder):
             linked = [name for name in dirnames if os.path.islink(os.path.join(dirpath, name))]

@@ -18,7 +18,7 @@ import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fastjsonschema
 import yaml
@@ -137,11 +137,35 @@ class Source:
         return self.lines.get(keys, 1)
 
 
+@dataclass(frozen=True)
+class Location:
+    """A place in a project's source where an error is raised (the schema's `site`)."""
+
+    path: str
+    line: int | None = None
+    function: str | None = None
+
+    @classmethod
+    def of(cls, site: dict[str, Any]) -> "Location":
+        return cls(site["path"], site.get("line"), site.get("function"))
+
+
+@dataclass(frozen=True)
+class Param:
+    """One placeholder of the message: what its values look like, and what it is."""
+
+    type: str = "any"
+    about: str | None = None
+
+
 @dataclass(eq=False)
 class Record:
+    """A valid record. `data` is the file's mapping, as the API publishes it; code reads
+    the fields through the properties below."""
+
     source: Source
-    data: dict
-    patterns: list | None = None  # search.record_patterns of data, when parsed for a build
+    data: dict[str, Any]
+    patterns: list | None = None  # search.record_patterns of the record, when parsed for a build
 
     @property
     def id(self) -> str:
@@ -152,12 +176,66 @@ class Record:
         return self.data["project"]
 
     @property
+    def exception(self) -> str:
+        return self.data["exception"]
+
+    @property
     def message(self) -> str:
         return self.data["message"]
 
     @property
+    def variants(self) -> list[str]:
+        return self.data.get("variants", [])
+
+    @property
+    def messages(self) -> list[str]:
+        """The message and its variants: every wording search matches."""
+        return [self.message, *self.variants]
+
+    @property
+    def params(self) -> dict[str, Param]:
+        return {name: Param(**about) for name, about in self.data.get("params", {}).items()}
+
+    @property
     def title(self) -> str:
-        return self.data.get("title") or self.data["message"]
+        return self.data.get("title") or self.message
+
+    @property
+    def summary(self) -> str:
+        return self.data.get("summary", "")
+
+    @property
+    def status(self) -> str:
+        return self.data.get("status", "active")
+
+    @property
+    def location(self) -> Location:
+        """Where the error is raised (the first site)."""
+        return Location.of(self.data["source"])
+
+    @property
+    def sites(self) -> list[Location]:
+        """The further places the same error is raised."""
+        return [Location.of(site) for site in self.data["source"].get("sites", [])]
+
+    @property
+    def ref(self) -> str | None:
+        """The tag or commit the record's lines are pinned to; None: the project's ref."""
+        return self.data["source"].get("ref")
+
+    @property
+    def related(self) -> list[str]:
+        return self.data.get("related", [])
+
+    @property
+    def aliases(self) -> list[str]:
+        return self.data.get("aliases", [])
+
+    @property
+    def modified(self) -> str | None:
+        """When the record last changed, from its own data (never the clock): when a person
+        last changed it, else when it was analysed."""
+        return self.data.get("updated") or self.data.get("analysis", {}).get("date")
 
     @property
     def path(self) -> str:
@@ -218,7 +296,13 @@ class Content:
 # YAML ---------------------------------------------------------------------
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+if TYPE_CHECKING:
+    _SafeLoader = yaml.SafeLoader
+else:  # libyaml's loader where PyYAML was built with it: the same, 10x faster
+    _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_SafeLoader):
     """Safe loader that keeps dates as the strings they were written as."""
 
 
@@ -265,13 +349,14 @@ def parse_yaml(text: str, path: str, problems: list[Problem]) -> Source | None:
 def _syntax_problem(exc: yaml.YAMLError, path: str) -> Problem:
     """A YAML error on the line to fix: where the parser gave up, or where the construct it
     was reading began when it ran into the end of the file (an unclosed quote)."""
-    problem = getattr(exc, "problem_mark", None)
-    context = getattr(exc, "context_mark", None)
-    reason = getattr(exc, "problem", None) or str(exc)
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return Problem(path, 1, "E100", "(file)", f"{exc}; fix the YAML syntax")
+    problem, context = exc.problem_mark, exc.context_mark
+    reason = exc.problem or str(exc)
     mark = context if context and "end of stream" in reason else problem or context
-    if mark is context and mark is not None:
+    if mark is not None and mark is context:
         reason += f" {exc.context} that starts on this line"
-    elif context and context.line != mark.line:
+    elif mark is not None and context is not None and context.line != mark.line:
         reason += f" ({exc.context} on line {context.line + 1})"
     line = mark.line + 1 if mark else 1
     return Problem(path, line, "E100", "(file)", f"{reason}; fix the YAML syntax")
@@ -307,7 +392,7 @@ def _index_lines(root, source: Source) -> list[Problem]:
     the duplicate keys, too deep nesting and oversized integers found on the way."""
     problems = []
     source.lines[()] = root.start_mark.line + 1
-    stack = [(root, ())]
+    stack: list[tuple[yaml.Node, tuple]] = [(root, ())]
     while stack:
         node, keys = stack.pop()
         if len(keys) > MAX_DEPTH:
@@ -315,7 +400,7 @@ def _index_lines(root, source: Source) -> list[Problem]:
             top = _dotted(keys[:1])
             problems.append(Problem(source.path, source.line(*keys), "E103", top, why))
             return problems
-        children = []
+        children: list[tuple[yaml.Node, tuple]] = []
         if isinstance(node, yaml.MappingNode):
             seen = set()
             for key_node, value_node in node.value:
@@ -389,6 +474,33 @@ def load_schema() -> dict:
     return json.loads(SCHEMA_PATH.read_text())
 
 
+def record_fields() -> list[str]:
+    """A record's top-level fields in the schema's order, the order files are written in."""
+    return list(load_schema()["properties"])
+
+
+MARKDOWN_REF = "#/$defs/markdown"
+EACH = "[]"  # in a field path: every item of a list
+
+
+@lru_cache(maxsize=1)
+def markdown_fields() -> list[tuple[str, ...]]:
+    """Paths of the fields that hold Markdown: those the schema types as `$defs/markdown`,
+    e.g. ("meaning",), ("solutions", EACH), ("example_fix", "note")."""
+    found: list[tuple[str, ...]] = []
+
+    def walk(node: dict, path: tuple[str, ...]) -> None:
+        if node.get("$ref") == MARKDOWN_REF:
+            found.append(path)
+        if isinstance(node.get("items"), dict):
+            walk(node["items"], path + (EACH,))
+        for name, sub in node.get("properties", {}).items():
+            walk(sub, path + (name,))
+
+    walk(load_schema(), ())
+    return found
+
+
 # Checkers per schema, keyed by id(); every schema here lives as long as the module.
 _checkers: dict[int, object] = {}
 
@@ -439,8 +551,12 @@ def schema_problems(source: Source, schema: dict, id_field: str | None = None) -
                         f"unknown field; expected one of: {', '.join(allowed)}",
                     )
                 )
-        elif err.validator == "pattern" and err.validator_value == _path_pattern():
-            what, fix = path_problem(err.instance)
+        elif (
+            err.validator == "pattern"
+            and err.validator_value == _path_pattern()
+            and (bad := path_problem(err.instance))
+        ):
+            what, fix = bad
             why = f"{_shown(err.instance)} is not a path inside the repository: {what}; {fix}"
             problems.append(Problem(source.path, source.line(*keys), "E115", _dotted(keys), why))
         else:
@@ -449,6 +565,13 @@ def schema_problems(source: Source, schema: dict, id_field: str | None = None) -
                 Problem(source.path, source.line(*keys), code, _dotted(keys), _explain(err))
             )
     return problems
+
+
+def accepted_data(source: Source) -> dict[str, Any]:
+    """The data of a document its schema accepted: a mapping, as each schema requires."""
+    if not isinstance(source.data, dict):
+        raise TypeError(f"{source.path}: a schema accepted a document that is no mapping")
+    return source.data
 
 
 def _path_pattern() -> str:
@@ -523,8 +646,8 @@ class _Files:
             )
             self._add(rel, "E118", why)
             return None
-        if why := _kind_problem(st.st_mode, folder):
-            self._add(rel, "E119", why)
+        if kind := _kind_problem(st.st_mode, folder):
+            self._add(rel, "E119", kind)
             return None
         if st.st_size > self.limit_kb * 1024 and not folder:
             self._add(rel, "E117", _too_large(st.st_size, self.limit_kb))
@@ -659,7 +782,7 @@ def load_content(root: Path, cache: "ParseCache | None" = None) -> Content:
     for guide in guides:
         for i, ref in enumerate(guide.errors):
             if not content.knows(ref):
-                line = guide.source.line("errors", i)
+                line = guide.source.line("errors", i) if guide.source else 1
                 problems.append(
                     Problem(
                         guide.path,
@@ -708,7 +831,8 @@ def _load_site(files: _Files) -> dict:
         return {}
     found = schema_problems(source, _SITE_SCHEMA)
     files.problems.extend(found)
-    return {"branch": "main", "language": "en", "tagline": "", **(source.data if not found else {})}
+    given = accepted_data(source) if not found else {}
+    return {"branch": "main", "language": "en", "tagline": "", **given}
 
 
 def _load_projects(files: _Files) -> dict[str, Project]:
@@ -722,7 +846,7 @@ def _load_projects(files: _Files) -> dict[str, Project]:
         files.problems.extend(found)
         if not found:
             key = Path(path).stem
-            projects[key] = Project(key=key, **source.data)
+            projects[key] = Project(key=key, **accepted_data(source))
     return projects
 
 
@@ -748,8 +872,8 @@ def _load_records(
         if source is None:
             continue
         if not found:
-            records.append(Record(source, source.data, patterns))
-        elif isinstance(source.data.get("id"), str):
+            records.append(Record(source, accepted_data(source), patterns))
+        elif isinstance(source.data, dict) and isinstance(source.data.get("id"), str):
             unreadable.add(source.data["id"])
     return records, unreadable
 
@@ -804,9 +928,10 @@ def _parse_record(job: tuple[str, str, int, str]) -> tuple:
     if source is not None:
         found += schema_problems(source, load_schema(), id_field="id")
         if not found:
-            found += _record_problems(Record(source, source.data), wing_key)
+            record = Record(source, accepted_data(source))
+            found += _record_problems(record, wing_key)
         if not found:
-            patterns = search.record_patterns(source.data)
+            patterns = search.record_patterns(record)
     return source, found, patterns
 
 
@@ -873,6 +998,7 @@ class ParseCache:
         return zlib.crc32(rel.encode()) % self.SHARDS
 
     def _path(self, shard: int) -> Path:
+        assert self.folder is not None, "only a cache kept on disk has shard files"
         return self.folder / f"{shard}.pickle"
 
 
@@ -910,7 +1036,7 @@ def _check_ids(records: list[Record], content: Content, problems: list[Problem])
     names = [(record, "id", record.id) for record in records] + [
         (record, f"aliases[{i}]", alias)
         for record in records
-        for i, alias in enumerate(record.data.get("aliases", []))
+        for i, alias in enumerate(record.aliases)
     ]
     for record, fld, ident in names:
         src = record.source
@@ -939,19 +1065,19 @@ def _keys(dotted: str) -> tuple:
 
 def _cross_problems(record: Record, content: Content) -> list[Problem]:
     """Checks that need more than one file: the project and related ids exist."""
-    src, data, found = record.source, record.data, []
-    if data["project"] not in content.projects:
+    src, found = record.source, []
+    if record.project not in content.projects:
         found.append(
             Problem(
                 src.path,
                 src.line("project"),
                 "E109",
                 "project",
-                f"unknown project {data['project']!r}; add "
-                f"content/projects/{data['project']}.yaml or fix the key",
+                f"unknown project {record.project!r}; add "
+                f"content/projects/{record.project}.yaml or fix the key",
             )
         )
-    for i, ref in enumerate(data.get("related", [])):
+    for i, ref in enumerate(record.related):
         if ref == record.id:
             found.append(
                 Problem(
@@ -982,9 +1108,8 @@ def _record_problems(record: Record, wing_key: str) -> list[Problem]:
 
 
 def _placeholder_problems(record: Record) -> list[Problem]:
-    src, data, found = record.source, record.data, []
-    params = data["params"]
-    for name in template.placeholders(data["message"]):
+    src, params, found = record.source, record.params, []
+    for name in template.placeholders(record.message):
         if name not in params:
             found.append(
                 Problem(
@@ -996,9 +1121,7 @@ def _placeholder_problems(record: Record) -> list[Problem]:
                     f"add `{name}:` under params",
                 )
             )
-    used = {
-        n for m in [data["message"], *data.get("variants", [])] for n in template.placeholders(m)
-    }
+    used = {n for m in record.messages for n in template.placeholders(m)}
     for name in params:
         if name not in used:
             found.append(

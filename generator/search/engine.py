@@ -32,11 +32,15 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from generator import projects
 from generator.content import template
 from generator.site import urls
+
+if TYPE_CHECKING:  # the matcher itself is stdlib only: load imports this module
+    from generator.content.load import Content, Record
 
 VERSION = 1
 PAGE = 8  # patterns per file: a candidate costs a file of this many
@@ -45,7 +49,7 @@ POSTINGS_CAP = 100  # a word listed in more patterns keeps only those it is amon
 RAREST_KEPT = 3  # ...which are each pattern's 3 rarest words, so every pattern stays findable
 
 # The query side's settings; index.json carries them to the browser's matcher.
-QUERY = {
+QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "blocks": 4,  # message blocks of a paste that are matched (the last ones)
     "block_chars": 2000,  # a block's length cap: keeps a 1 MB paste fast
     "words": 24,  # words whose shards a query fetches at most (longest first)
@@ -91,7 +95,7 @@ class Entry:
     words: list[str]  # template.pattern_words of the pattern: what the index lists it under
 
     def document(self) -> dict:
-        doc = {
+        doc: dict[str, object] = {
             "id": self.record,
             "title": self.title,
             "exception": self.exception,
@@ -113,33 +117,30 @@ def generic(pat: template.Pattern, words: list[str]) -> bool:
     return len(words) < GENERIC_WORDS or bool(_BUILTIN.search(skeleton))
 
 
-def entries(content) -> list[Entry]:
+def entries(content: "Content") -> list[Entry]:
     """Every record's patterns, in source order so that neighbours share files."""
     records = sorted(
         content.records.values(),
-        key=lambda r: (r.project, r.data["source"]["path"], r.data["source"].get("line", 0), r.id),
+        key=lambda r: (r.project, r.location.path, r.location.line or 0, r.id),
     )
     return [
-        entry
-        for r in records
-        for entry in record_entries(r.data, r.title, content.projects[r.project].name, r.patterns)
+        entry for r in records for entry in record_entries(r, content.projects[r.project].name)
     ]
 
 
-def record_patterns(data: dict) -> list[tuple[template.Pattern, list[str]]]:
+def record_patterns(record: "Record") -> list[tuple[template.Pattern, list[str]]]:
     """A record's message and each variant as a pattern, with its words. Made when the
     record is parsed and cached with it, as a rebuild indexes every record anew."""
-    types = {name: p.get("type", "any") for name, p in data.get("params", {}).items()}
-    patterns = [template.pattern(m, types) for m in [data["message"], *data.get("variants", [])]]
+    types = {name: param.type for name, param in record.params.items()}
+    patterns = [template.pattern(m, types) for m in record.messages]
     return [(pattern, template.pattern_words(pattern)) for pattern in patterns]
 
 
-def record_entries(data: dict, title: str, project: str, patterns=None) -> list[Entry]:
+def record_entries(record: "Record", project: str) -> list[Entry]:
     """The index entries of one record: its message and each of its variants."""
-    if patterns is None:
-        patterns = record_patterns(data)
+    patterns = record.patterns if record.patterns is not None else record_patterns(record)
     return [
-        Entry(data["id"], title, data["exception"], project, data.get("summary", ""), *pattern)
+        Entry(record.id, record.title, record.exception, project, record.summary, *pattern)
         for pattern in patterns
     ]
 
@@ -247,7 +248,7 @@ _LOG_PREFIXES = [
 
 # The rules of cleaning and of typed values, as regular expressions that Python (with
 # re.ASCII) and JavaScript read alike; index.json carries them to match.js.
-RULES = {
+RULES: dict[str, Any] = {  # JSON for the browser: patterns, and patterns by type
     "prefix": "(?:" + "|".join(f"(?:{p})" for p in _LOG_PREFIXES) + ")*",  # any number of them
     # Box drawing (rich's panels, tables): a frame, never part of a message.
     "box": "[\u2500-\u257f]+",
@@ -334,6 +335,13 @@ class Block:
         return " ".join(self.lines)
 
 
+def _prefix(line: str) -> str:
+    """The log prefixes a line starts with ("" when none)."""
+    match = _PREFIX.match(line)
+    assert match is not None  # `(...)*`: it matches at the start of every line
+    return match[0]
+
+
 def clean(text: str) -> list[Block]:
     """The message blocks of a paste, log noise removed; the last few, exception lines first."""
     blocks: list[Block] = []
@@ -342,7 +350,7 @@ def clean(text: str) -> list[Block]:
     last_prefix = None
     for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         raw = _BOX.sub(" ", raw)
-        prefix = _PREFIX.match(raw).group()
+        prefix = _prefix(raw)
         rest = raw[len(prefix) :]
         line = template.squash(rest)
         if current and current.source and _LITERAL_LINE.match(line):
@@ -428,7 +436,9 @@ def _unescape(body: str) -> str:
 def _source_text(statement: str) -> str:
     """The message a raise statement's string literals spell, joined as Python joins
     adjacent literals; what comes between them (+ str(x) +) is a value: {}."""
-    out, end = [], _RAISE.match(statement).end()
+    raise_ = _RAISE.match(statement)
+    assert raise_ is not None, "only blocks that are raise statements reach here"
+    out, end = [], raise_.end()
     for m in _LITERAL.finditer(statement, end):
         if re.search(r"[A-Za-z0-9_]", statement[end : m.start()]):
             out.append("{}")
@@ -925,7 +935,7 @@ def _content_stamp(root: Path) -> str:
     """What the index of root/content depends on: its files (count, newest change, bytes)
     and the code that compiles them."""
     count = newest = size = 0
-    folders = [root / "content"]
+    folders: list[str | Path] = [root / "content"]
     while folders:
         with os.scandir(folders.pop()) as found:
             for entry in found:

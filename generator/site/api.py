@@ -10,52 +10,48 @@ import posixpath
 from collections.abc import Iterator
 
 from generator.content import template
-from generator.content.load import Content, Record, load_schema
+from generator.content.load import EACH, Content, Record, load_schema, markdown_fields
 from generator.site import markup, urls
-from generator.site.linking import Links, modified, same_file, same_function
-
-_MARKDOWN_FIELDS = ("meaning", "trigger", "prevention", "status_note")
-_MARKDOWN_LISTS = ("situations", "solutions")
+from generator.site.linking import Links, same_file, same_function
 
 
 def error_document(record: Record, content: Content, links: Links) -> dict:
     """The record's fields, its markdown as HTML, and values computed from other records."""
     base = content.site["base_url"]
-    data = record.data
     project = content.projects[record.project]
-    source = data["source"]
-    ref = source.get("ref", project.ref)
+    where = record.location
+    ref = record.ref or project.ref
     nearby, in_file = same_file(links, record)
     in_function, in_function_count = same_function(links, record)
     doc = {
         "$schema": urls.absolute(base, urls.schema()),
         "schema_version": urls.SCHEMA_VERSION,
-        **data,
+        **record.data,
         "url": urls.absolute(base, urls.error_json(record.id)),
         "html_url": urls.absolute(base, urls.error(record.id)),
-        "modified": modified(record),
-        "html": _html_fields(data),
+        "modified": record.modified,
+        "html": _html_fields(record),
         "computed": {
             "title": record.title,
-            "status": data.get("status", "active"),
+            "status": record.status,
             "curated": record.curated,
             "project": {"key": project.key, "name": project.name, "repo": project.repo},
             "ref": ref,
-            "source_url": urls.github_blob(project.repo, ref, source["path"], source.get("line")),
+            "source_url": urls.github_blob(project.repo, ref, where.path, where.line),
             "sites": [
-                {**site, "url": urls.github_blob(project.repo, ref, site["path"], site.get("line"))}
-                for site in source.get("sites", [])
+                {**_present(site), "url": urls.github_blob(project.repo, ref, site.path, site.line)}
+                for site in record.sites
             ],
-            "placeholders": template.placeholders(data["message"]),
+            "placeholders": template.placeholders(record.message),
             "related": [_summary(r, base) for r in links.related[record.id]],
             "referenced_by": [_summary(r, base) for r in links.referenced_by.get(record.id, [])],
             "same_file": [_summary(r, base) for r in nearby],
             "same_file_count": in_file,
             "same_function": [
-                {**_summary(r, base), "line": r.data["source"].get("line")} for r in in_function
+                {**_summary(r, base), "line": r.location.line} for r in in_function
             ],
             "same_function_count": in_function_count,
-            "file_html_url": urls.absolute(base, urls.source_file(project.key, source["path"])),
+            "file_html_url": urls.absolute(base, urls.source_file(project.key, where.path)),
             "guides": [
                 {
                     "slug": g.slug,
@@ -70,21 +66,40 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
     return doc
 
 
-def _html_fields(data: dict) -> dict:
-    out = {}
-    for name in _MARKDOWN_FIELDS:
-        if name in data:
-            out[name] = markup.markdown(data[name])
-    for name in _MARKDOWN_LISTS:
-        if name in data:
-            out[name] = [markup.markdown(item) for item in data[name]]
-    for name in ("example_fix", "defensive"):
-        if "note" in data.get(name, {}):
-            out[f"{name}_note"] = markup.markdown(data[name]["note"])
-    for name, about in data.get("params", {}).items():
-        if "about" in about:
-            out.setdefault("params", {})[name] = markup.markdown_inline(about["about"])
+def _present(value: object) -> dict:
+    """A dataclass's fields that have a value, as the record's file would hold them."""
+    return {k: v for k, v in vars(value).items() if v is not None}
+
+
+def _html_fields(record: Record) -> dict:
+    """Every Markdown field the record has, rendered: html.<field> (a list for a list field,
+    html.<field>_<part> for a part of an object field), and html.params.<name> for each
+    placeholder's `about`, rendered inline as it is shown in a line of a table."""
+    out: dict[str, object] = {}
+    for path in markdown_fields():
+        value = _rendered(record.data, path)
+        if value is not None:
+            out["_".join(name for name in path if name != EACH)] = value
+    params = {
+        name: markup.markdown_inline(param.about)
+        for name, param in record.params.items()
+        if param.about is not None
+    }
+    if params:
+        out["params"] = params
     return out
+
+
+def _rendered(value: object, path: tuple[str, ...]) -> object:
+    """The Markdown at `path` in value as HTML (a list where the path passes a list), or
+    None where the value has no such field."""
+    if not path:
+        return markup.markdown(value) if isinstance(value, str) else None
+    if path[0] == EACH:
+        return [_rendered(item, path[1:]) for item in value] if isinstance(value, list) else None
+    if isinstance(value, dict) and path[0] in value:
+        return _rendered(value[path[0]], path[1:])
+    return None
 
 
 def _summary(record: Record, base: str) -> dict:
@@ -92,13 +107,13 @@ def _summary(record: Record, base: str) -> dict:
     out = {
         "id": record.id,
         "project": record.project,
-        "exception": record.data["exception"],
+        "exception": record.exception,
         "title": record.title,
         "url": urls.absolute(base, urls.error_json(record.id)),
         "html_url": urls.absolute(base, urls.error(record.id)),
     }
-    if "summary" in record.data:
-        out["summary"] = record.data["summary"]
+    if record.summary:
+        out["summary"] = record.summary
     return out
 
 
@@ -179,8 +194,8 @@ def project_document(content: Content, links: Links, key: str) -> dict:
             {
                 **_summary(rec, base),
                 "path": path,
-                "line": rec.data["source"].get("line"),
-                "modified": modified(rec),
+                "line": rec.location.line,
+                "modified": rec.modified,
             }
             for path, recs in files.items()
             for rec in recs
@@ -283,7 +298,7 @@ def openapi_document(base_url: str) -> dict:
                     },
                 },
                 "404": {
-                    "description": "No such file; the body of /api/404.json",
+                    "description": f"No such file; the body of {urls.api_not_found()}",
                     "content": {
                         "application/json": {"schema": {"$ref": "#/components/schemas/NotFound"}}
                     },
@@ -310,14 +325,14 @@ def openapi_document(base_url: str) -> dict:
         },
         "servers": [{"url": base_url.rstrip("/")}],
         "paths": {
-            "/api/errors/{id}.json": get(
+            urls.error_json("{id}"): get(
                 "One error record, with computed values", "ErrorDocument", [rid]
             ),
-            "/api/errors/{id}": get(
+            urls.error_json_bare("{id}"): get(
                 "The same document, extensionless form", "ErrorDocument", [rid]
             ),
-            "/api/index.json": get("Counts, projects and guides", "Index"),
-            "/api/projects/{project}.json": get("All errors of a project", "Project", [project]),
+            urls.api_index(): get("Counts, projects and guides", "Index"),
+            urls.project_json("{project}"): get("All errors of a project", "Project", [project]),
             urls.schema(): get("JSON Schema of an error document (ErrorDocument)", "AnyObject"),
             urls.record_schema(): get("JSON Schema of a record in content/", "AnyObject"),
         },

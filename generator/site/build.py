@@ -23,6 +23,7 @@ changed.
 import ctypes
 import errno
 import fcntl
+import functools
 import gc
 import hashlib
 import json
@@ -94,7 +95,7 @@ def build(
     result = BuildResult(
         out,
         writer.files,
-        writer.bytes,
+        writer.size,
         len(content.records),
         time.perf_counter() - started,
         writer.rendered,
@@ -171,8 +172,7 @@ class Plan:
         than the few shown costs a few pages more per edit and saves working out the
         nearest for each of 10,000 records on every build."""
         links = self.links
-        source = record.data["source"]
-        in_file = self.file_keys[record.project, source["path"]]
+        in_file = self.file_keys[record.project, record.location.path]
         linked = [*links.related[record.id], *links.referenced_by.get(record.id, [])]
         guides = [f"{g.slug} {g.title}" for g in links.guides.get(record.id, [])]
         parts = [
@@ -304,9 +304,16 @@ def _write_records(writer: "Writer", plan: Plan, pool) -> None:
         writer.merge(written, len(written))
 
 
+def _forked() -> "tuple[Plan, Writer]":
+    """In a worker: the plan and writer the build set before forking it."""
+    assert _PLAN is not None and _WRITER is not None, "a worker of a build that set them"
+    return _PLAN, _WRITER
+
+
 def _write_shared_in_worker(group: int) -> tuple[dict, int]:
-    local = _WRITER.twin()
-    _write_shared(local, _PLAN, group)
+    plan, writer = _forked()
+    local = writer.twin()
+    _write_shared(local, plan, group)
     return local.manifest, local.rendered
 
 
@@ -323,9 +330,10 @@ _PR_SET_PDEATHSIG = 1
 
 def _render_chunk(chunk: list[tuple[str, str]]) -> dict[str, tuple[str, int]]:
     """In a worker: render and write some records; report url -> (key, size) of each file."""
-    local = _WRITER.twin()
+    plan, writer = _forked()
+    local = writer.twin()
     for rid, key in chunk:
-        for url, body in _PLAN.record_outputs(_PLAN.content.records[rid]):
+        for url, body in plan.record_outputs(plan.content.records[rid]):
             local.write(url, body, key)
     return local.manifest
 
@@ -375,7 +383,8 @@ class Writer:
         return sum(1 for url in self.manifest if not url.endswith(TREE))
 
     @property
-    def bytes(self) -> int:
+    def size(self) -> int:
+        """Bytes written (a class attribute named `bytes` would hide the type)."""
         return sum(size for _, size in self.manifest.values())
 
     def write(self, url: str, body: bytes, key: str) -> None:
@@ -421,7 +430,7 @@ class Writer:
         try:
             for url in url_list:
                 source = self.live_site / safe_output_path(url)
-                self._create(url, lambda path, source=source: os.link(source, path))
+                self._create(url, functools.partial(os.link, source))
         except FileNotFoundError:
             return False  # the live site lost a file: render it instead
         for url in url_list:

@@ -4,7 +4,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
 
-from generator.content.load import Content, Guide, Record
+from generator.content.load import Content, Guide, Location, Record
 
 
 @dataclass(eq=False)
@@ -23,19 +23,13 @@ class Links:
     def recent(self) -> list[Record]:
         """Newest first."""
         records = (r for files in self.by_file.values() for recs in files.values() for r in recs)
-        return sorted(records, key=lambda r: (modified(r) or "", r.id), reverse=True)
+        return sorted(records, key=lambda r: (r.modified or "", r.id), reverse=True)
 
     @cached_property
-    def raised_in(self) -> dict[str, dict[str, list[tuple[Record, list[dict]]]]]:
+    def raised_in(self) -> dict[str, dict[str, list[tuple[Record, list[Location]]]]]:
         """project -> path -> the records raised in that file (where source or one of its
         sites points), each with its locations there; by line."""
         return _raised_in(self.by_file)
-
-
-def modified(record: Record) -> str | None:
-    """When the record last changed, from its own data (never the clock)."""
-    data = record.data
-    return data.get("updated") or data.get("analysis", {}).get("date")
 
 
 def resolve(content: Content, ident: str) -> Record:
@@ -45,7 +39,7 @@ def resolve(content: Content, ident: str) -> Record:
 def link(content: Content) -> Links:
     records = content.records
     related = {
-        rid: [resolve(content, r) for r in rec.data.get("related", [])]
+        rid: [resolve(content, r) for r in rec.related]
         for rid, rec in records.items()
     }
     referenced_by: dict[str, list[Record]] = defaultdict(list)
@@ -69,10 +63,10 @@ def link(content: Content) -> Links:
 def _by_file(records: dict[str, Record]) -> dict[str, dict[str, list[Record]]]:
     grouped: dict[str, dict[str, list[Record]]] = defaultdict(lambda: defaultdict(list))
     for rec in records.values():
-        grouped[rec.project][rec.data["source"]["path"]].append(rec)
+        grouped[rec.project][rec.location.path].append(rec)
     return {
         project: {
-            path: sorted(recs, key=lambda r: (r.data["source"].get("line", 0), r.id))
+            path: sorted(recs, key=lambda r: (_line(r), r.id))
             for path, recs in sorted(files.items())
         }
         for project, files in sorted(grouped.items())
@@ -86,24 +80,23 @@ def _by_function(
     for project, files in by_file.items():
         for path, recs in files.items():
             for rec in recs:  # already by line
-                if function := rec.data["source"].get("function"):
+                if function := rec.location.function:
                     grouped[project, path, function].append(rec)
     return dict(grouped)
 
 
 def _raised_in(
     by_file: dict[str, dict[str, list[Record]]],
-) -> dict[str, dict[str, list[tuple[Record, list[dict]]]]]:
-    def line(location: dict) -> int:
-        return location.get("line", 0)
+) -> dict[str, dict[str, list[tuple[Record, list[Location]]]]]:
+    def line(location: Location) -> int:
+        return location.line or 0
 
     grouped: dict = defaultdict(lambda: defaultdict(dict))
     for project, files in by_file.items():
         for recs in files.values():
             for rec in recs:
-                source = rec.data["source"]
-                for location in [source, *source.get("sites", [])]:
-                    in_file = grouped[project][location["path"]]
+                for location in [rec.location, *rec.sites]:
+                    in_file = grouped[project][location.path]
                     in_file.setdefault(rec.id, (rec, []))[1].append(location)
     return {
         project: {
@@ -132,18 +125,17 @@ SAME_FUNCTION_LIMIT = 8
 
 def same_file(links: Links, record: Record) -> tuple[list[Record], int]:
     """The other errors raised nearest in the same source file, and how many there are."""
-    in_file = links.by_file[record.project][record.data["source"]["path"]]
+    in_file = links.by_file[record.project][record.location.path]
     return _nearest(in_file, links.position[record.id], SAME_FILE_LIMIT), len(in_file) - 1
 
 
 def same_function(links: Links, record: Record) -> tuple[list[Record], int]:
     """The other errors raised in the same function of the same file, the nearest few by line,
     and how many there are; none when the record's function is not known."""
-    source = record.data["source"]
-    function = source.get("function")
-    if not function:
+    where = record.location
+    if not where.function:
         return [], 0
-    in_function = links.by_function[record.project, source["path"], function]
+    in_function = links.by_function[record.project, where.path, where.function]
     i = in_function.index(record)
     return _nearest(in_function, i, SAME_FUNCTION_LIMIT), len(in_function) - 1
 
@@ -164,4 +156,4 @@ def _nearest(by_line: list[Record], i: int, limit: int) -> list[Record]:
 
 
 def _line(record: Record) -> int:
-    return record.data["source"].get("line", 0)
+    return record.location.line or 0

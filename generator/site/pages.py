@@ -8,10 +8,10 @@ from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, selec
 from markupsafe import Markup
 
 from generator.content import template
-from generator.content.load import Content, Record
+from generator.content.load import Content, Location, Record
 from generator.projects import wing, wings
 from generator.site import markup, urls
-from generator.site.linking import Links, by_folder, modified, resolve
+from generator.site.linking import Links, by_folder, resolve
 
 RECENT_COUNT = 20
 FEED_COUNT = 50
@@ -30,8 +30,8 @@ CONTENT_SECURITY_POLICY = "; ".join(
 )
 # Response headers by URL pattern, in the _headers order: every pattern that matches applies.
 HEADERS = (
-    ("/*", {"Content-Security-Policy": CONTENT_SECURITY_POLICY}),
-    ("/api/*", {"Access-Control-Allow-Origin": "*"}),
+    (urls.home() + "*", {"Content-Security-Policy": CONTENT_SECURITY_POLICY}),
+    (urls.api() + "*", {"Access-Control-Allow-Origin": "*"}),
 )
 
 
@@ -110,10 +110,10 @@ class Pages:
             key: sum(map(len, links.by_file.get(key, {}).values())) for key in content.projects
         }
         yield (
-            "/",
+            urls.home(),
             self.page(
                 "home.html",
-                "/",
+                urls.home(),
                 content.site["title"],
                 content.site.get("tagline") or content.site["title"],
                 records=content.records,
@@ -167,20 +167,16 @@ class Pages:
         for alias, target in sorted(content.aliases.items()):
             yield urls.error(alias), self.render("redirect.html", target=content.records[target])
         yield (
-            "/404.html",
+            urls.not_found(),
             self.page(
-                "404.html", "/404.html", "Page not found", "There is no page at this address."
+                "404.html", urls.not_found(), "Page not found", "There is no page at this address."
             ),
         )
-        yield "/sitemap.xml", self.render("sitemap.xml", entries=self._sitemap_entries())
-        recent = [r for r in links.recent if modified(r)][:FEED_COUNT]
-        yield (
-            "/feed.xml",
-            self.render(
-                "feed.xml", records=recent, updated=modified(recent[0]) if recent else "1970-01-01"
-            ),
-        )
-        yield "/robots.txt", self.render("robots.txt")
+        yield urls.sitemap(), self.render("sitemap.xml", entries=self._sitemap_entries())
+        recent = [r for r in links.recent if r.modified][:FEED_COUNT]
+        updated = recent[0].modified if recent else "1970-01-01"
+        yield urls.feed(), self.render("feed.xml", records=recent, updated=updated)
+        yield urls.robots(), self.render("robots.txt")
         yield urls.headers_file(), headers_file()
 
     def source_file(self, key: str, path: str) -> bytes:
@@ -216,22 +212,23 @@ class Pages:
 
     def _sitemap_entries(self) -> list[tuple[str, str | None]]:
         content = self.content
-        entries = [("/", None)] + [(urls.project(k), None) for k in content.projects]
+        entries: list[tuple[str, str | None]] = [(urls.home(), None)]
+        entries += [(urls.project(k), None) for k in content.projects]
         for key, files in self.links.raised_in.items():
             for path, raised in files.items():
-                dates = [d for d in (modified(r) for r, _ in raised) if d]
+                dates = [r.modified for r, _ in raised if r.modified]
                 entries.append((urls.source_file(key, path), max(dates, default=None)))
         if content.guides:
             entries.append((urls.guides(), None))
         entries += [(url, None) for w in self.wings for url in w.sitemap()]
         entries += [(urls.guide(g.slug), g.updated or None) for g in content.guides]
         entries += [
-            (urls.error(rid), modified(rec)) for rid, rec in sorted(content.records.items())
+            (urls.error(rid), rec.modified) for rid, rec in sorted(content.records.items())
         ]
         return entries
 
 
-def _folders(raised_in: dict[str, list[tuple[Record, list[dict]]]]) -> list[dict]:
+def _folders(raised_in: dict[str, list[tuple[Record, list[Location]]]]) -> list[dict]:
     """The project page's file list: folders, each with its files and their error counts."""
     folders = []
     for folder, files in by_folder(raised_in).items():
@@ -252,6 +249,10 @@ def _areas(folders: list[dict]) -> list[dict]:
     return list(areas.values())
 
 
+
+
+def _modified(record: Record) -> str | None:
+    return record.modified
 
 
 def fingerprint(body: bytes) -> str:
@@ -290,7 +291,7 @@ def _environment(
         site=content.site,
         projects=content.projects,
         urls=urls,
-        modified=modified,
+        modified=_modified,
         segments=template.parse,
         absolute=lambda url: urls.absolute(base_url, url),
         nav=[link for w in wings(content.projects.values()) for link in w.nav()],

@@ -47,8 +47,13 @@ def guides() -> str:
     return "/guides/"
 
 
+def api() -> str:
+    """Where the JSON API lives: every URL below it is an API file."""
+    return "/api/"
+
+
 def api_index() -> str:
-    return "/api/index.json"
+    return api() + "index.json"
 
 
 def schema() -> str:
@@ -67,6 +72,24 @@ def openapi() -> str:
 
 def api_not_found() -> str:
     return "/api/404.json"
+
+
+def not_found() -> str:
+    """The page a host serves for any address it has no file for."""
+    return "/404.html"
+
+
+def sitemap() -> str:
+    return "/sitemap.xml"
+
+
+def feed() -> str:
+    """The Atom feed of recently changed records."""
+    return "/feed.xml"
+
+
+def robots() -> str:
+    return "/robots.txt"
 
 
 def search(query: str = "") -> str:

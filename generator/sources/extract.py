@@ -43,6 +43,7 @@ from generator.content.load import (
     load_content,
     parse_yaml,
     path_problem,
+    record_fields,
 )
 from generator.sources.scaffold import new_id
 
@@ -157,13 +158,24 @@ def _spec_type(spec: str) -> str:
     return ""
 
 
-def _constant_text(node: ast.AST) -> str | None:
+def _constant_text(node: ast.expr | None) -> str | None:
     """The text of a format spec that has no nested fields."""
     if node is None:
         return ""
-    if isinstance(node, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in node.values):
-        return "".join(str(v.value) for v in node.values)
+    if isinstance(node, ast.JoinedStr):
+        texts = [str(v.value) for v in node.values if isinstance(v, ast.Constant)]
+        if len(texts) == len(node.values):
+            return "".join(texts)
     return None
+
+
+# An f-string's conversions (!s, !r, !a, none) by their number in the AST.
+_CONVERSIONS: dict[int, Callable[[object], object]] = {
+    -1: lambda v: v,
+    115: str,
+    114: repr,
+    97: ascii,
+}
 
 
 def _formatted(value: ast.FormattedValue) -> str | _Hole:
@@ -171,9 +183,8 @@ def _formatted(value: ast.FormattedValue) -> str | _Hole:
     spec = _constant_text(value.format_spec)
     if isinstance(value.value, ast.Constant) and spec is not None:
         const = value.value.value
-        conv = {-1: lambda v: v, 115: str, 114: repr, 97: ascii}[value.conversion]
         try:
-            return format(conv(const), spec)
+            return format(_CONVERSIONS[value.conversion](const), spec)
         except (TypeError, ValueError):
             pass
     kind = _spec_type(spec or "") if value.conversion == -1 else ""
@@ -193,7 +204,12 @@ class _Messages:
         if isinstance(node, ast.Constant):
             return [node.value] if isinstance(node.value, str) else None
         if isinstance(node, ast.JoinedStr):
-            return [v.value if isinstance(v, ast.Constant) else _formatted(v) for v in node.values]
+            # An f-string's parts are its literal texts and its {fields}.
+            return [
+                v.value if isinstance(v, ast.Constant) else _formatted(v)
+                for v in node.values
+                if isinstance(v, ast.Constant | ast.FormattedValue)
+            ]
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left = self.parts(node.left, depth + 1)
             right = self.parts(node.right, depth + 1)
@@ -235,7 +251,7 @@ class _Messages:
         return None
 
 
-def _percent(fmt: str, rhs: ast.AST) -> _Parts:
+def _percent(fmt: str, rhs: ast.expr) -> _Parts:
     """`"..." % args`: holes for the conversions, `%%` as `%`."""
     specs: list[tuple[str, str]] = []  # (key, conversion) per hole, in order
     parts: _Parts = []
@@ -243,6 +259,7 @@ def _percent(fmt: str, rhs: ast.AST) -> _Parts:
     while (at := fmt.find("%", pos)) >= 0:
         parts.append(fmt[pos:at])
         match = _PERCENT.match(fmt, at)
+        assert match is not None  # every part of the pattern is optional
         conv = match.group("conv")
         if conv == "%":
             parts.append("%")
@@ -259,11 +276,15 @@ def _percent(fmt: str, rhs: ast.AST) -> _Parts:
     keyed = [key for key, _ in specs if key not in (None, "*")]
     values: dict = {}
     if keyed:
-        mapping = {}
-        if isinstance(rhs, ast.Dict) and all(
-            isinstance(k, ast.Constant) and isinstance(k.value, str) for k in rhs.keys
-        ):
-            mapping = {k.value: v for k, v in zip(rhs.keys, rhs.values, strict=True)}
+        mapping: dict[str, ast.expr] = {}
+        if isinstance(rhs, ast.Dict):
+            names = [
+                k.value
+                for k in rhs.keys
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)
+            ]
+            if len(names) == len(rhs.keys):
+                mapping = dict(zip(names, rhs.values, strict=True))
         for i, (key, _) in enumerate(specs):
             if key in mapping:
                 values[i] = _Hole(mapping[key])
@@ -315,7 +336,7 @@ def _str_format(fmt: str, args: list, keywords: list) -> _Parts:
             out.append(literal)
         if field_name is None:
             continue
-        first = re.match(r"[^.[]*", field_name).group(0)
+        first = re.split(r"[.[]", field_name, maxsplit=1)[0]
         rest = field_name[len(first) :]
         expr, hint = None, first
         if first == "" or first.isdigit():
@@ -410,9 +431,9 @@ def _raw_name(node: ast.AST | None) -> str:
             first = args[0] if args else None
             if isinstance(func, ast.Attribute) and fname == "join" and first is not None:
                 return _raw_name(first)
-            key = args[1] if fname == "getattr" and len(args) > 1 else first
-            if fname in ("get", "pop", "getattr") and isinstance(key, ast.Constant):
-                return str(key.value)
+            named = args[1] if fname == "getattr" and len(args) > 1 else first
+            if fname in ("get", "pop", "getattr") and isinstance(named, ast.Constant):
+                return str(named.value)
             if fname == "type" and first is not None:
                 return _raw_name(first) + "_type"
             if fname in _DERIVED_CALLS and first is not None:
@@ -500,7 +521,7 @@ class _Namer:
 def _build(parts: _Parts) -> tuple[str, tuple[tuple[str, str], ...]]:
     """The template text and the type of each placeholder."""
     namer = _Namer()
-    out, types = [], {}
+    out, types = [], dict[str, str]()
     for part in parts:
         if isinstance(part, str):
             out.append(part.replace("{", "{{").replace("}", "}}"))
@@ -589,7 +610,7 @@ def _has_percent(parts: _Parts) -> bool:
 class _Scope:
     """Names bound in a function or module body (not in nested functions or classes)."""
 
-    def __init__(self, node: ast.AST):
+    def __init__(self, node: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef):
         self.node = node
         self._bindings: dict[str, list] | None = None
 
@@ -689,7 +710,7 @@ class _Scanner:
                     self.skipped[reason] += 1
             elif isinstance(stmt, ast.Assert) and stmt.msg is not None and self.with_asserts:
                 self.asserts += 1
-                self._assert(stmt)
+                self._add(stmt, "AssertionError", stmt.msg, [], "assert")
             elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.qualname.append(stmt.name)
                 self.scopes.append(_Scope(stmt))
@@ -702,7 +723,7 @@ class _Scanner:
                 self.qualname.pop()
             elif isinstance(stmt, _COMPOUND):
                 for name in ("body", "orelse", "finalbody"):
-                    self._body(getattr(stmt, name, ()))
+                    self._body(getattr(stmt, name, []))
                 for part in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:
                     self._body(part.body)
 
@@ -721,9 +742,6 @@ class _Scanner:
         if message is None:
             return "no-message"
         return self._add(node, exception, message, extra, "raise")
-
-    def _assert(self, node: ast.Assert) -> None:
-        self._add(node, "AssertionError", node.msg, [], "assert")
 
     def _add(self, node: ast.stmt, exception: str, message: ast.AST, extra: list, kind: str):
         """Add a site for this message; or say why there is none."""
@@ -965,10 +983,17 @@ def _read_tar(path: Path, prefix: str, keep: Callable[[str], bool]) -> list:
                 members.append((name, member))
         cut = _strip_top([n for n, _ in members])
         return [
-            (prefix + n[cut:], archive.extractfile(m).read())
+            (prefix + n[cut:], _file_bytes(archive, m))
             for n, m in members
             if keep(prefix + n[cut:])
         ]
+
+
+def _file_bytes(archive: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
+    """A regular file's bytes (extractfile gives None only for other kinds of member)."""
+    handle = archive.extractfile(member)
+    assert handle is not None, member.name
+    return handle.read()
 
 
 # Scanning a tree ------------------------------------------------------------------
@@ -1051,19 +1076,19 @@ def scan_tree(
     bar.close()
     sites: list[Site] = []
     skipped: Counter = Counter()
-    seen = asserts = 0
+    seen = asserted = 0
     for res in results:
         sites += res.sites
         skipped.update(res.skipped)
         seen += res.seen
-        asserts += res.asserts
+        asserted += res.asserts
     sites.sort(key=lambda s: (s.path, s.line, s.exception, s.template))
     return Scan(
         sites=sites,
         files=len(tree.files),
         seen=seen,
         skipped=skipped,
-        asserts=asserts,
+        asserts=asserted,
         vendored=tree.vendored,
         excluded=tree.excluded,
         unparsable=sorted((r.path, r.error) for r in results if r.error),
@@ -1110,13 +1135,12 @@ class RecordIndex:
         self.aliases = {a: i for a, i in content.aliases.items() if i in self.records}
         self.by_key: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
         for rid, record in self.records.items():
-            exception = record.data["exception"]
-            self.by_key[match_key(exception, record.message)].append((0, rid))
-            for variant in record.data.get("variants", []):
-                self.by_key[match_key(exception, variant)].append((1, rid))
+            self.by_key[match_key(record.exception, record.message)].append((0, rid))
+            for variant in record.variants:
+                self.by_key[match_key(record.exception, variant)].append((1, rid))
         # Records of `assert` messages: the tree's asserts must be read to find them.
         self.has_asserts = any(
-            r.data["exception"] == "AssertionError" for r in self.records.values()
+            r.exception == "AssertionError" for r in self.records.values()
         )
 
     def find(self, key: tuple[str, str], new: str) -> tuple[str, int, list[str]]:
@@ -1328,16 +1352,10 @@ def new_record(project: str, sites: list[Site], ref: str, snippets: bool) -> tup
     if tags:
         data["tags"] = tags
     data["analysis"] = {"method": "extracted", "ref": ref}
-    return rid, f"{SCHEMA_LINE}\n{_dump(data)}"
+    ordered = {name: data[name] for name in record_fields() if name in data}
+    return rid, f"{SCHEMA_LINE}\n{_dump(ordered)}"
 
 
-# Fields in the order content/README.md writes them, to place a field that a file lacks.
-_FIELD_ORDER = [
-    *("id", "project", "exception", "message", "title", "params", "variants", "summary"),
-    *("meaning", "source", "trigger", "situations", "solutions", "example_fix", "defensive"),
-    *("prevention", "related", "calculator", "checks", "tags", "analysis", "updated", "status"),
-    *("status_note", "aliases"),
-]
 
 
 def replace_field(record: Record, text: str, name: str, value) -> str:
@@ -1353,7 +1371,7 @@ def replace_field(record: Record, text: str, name: str, value) -> str:
         while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
             end -= 1
     else:
-        after = _FIELD_ORDER[_FIELD_ORDER.index(name) + 1 :] if name in _FIELD_ORDER else []
+        after = _fields_after(name)
         later = [line - 1 for line, key in tops if key in after]
         start = end = min(later) if later else len(lines)
         if lines and not lines[-1].endswith("\n") and start == len(lines):
@@ -1369,20 +1387,34 @@ def rewrite(record: Record, text: str, **fields) -> str:
     """The record's file text with these top-level fields rewritten, one after the other."""
     for name, value in fields.items():
         text = replace_field(record, text, name, value)
-        source = parse_yaml(text, record.path, [])
-        record = Record(source, source.data)
+        record = _reread(record.path, text)
     return text
+
+
+def _reread(path: str, text: str) -> Record:
+    """A record's text read anew (replace_field has read it back already: it is one)."""
+    source = parse_yaml(text, path, [])
+    if source is None or not isinstance(source.data, dict):
+        raise ExtractError(f"{path}: rewritten, it is no record")
+    return Record(source, source.data)
 
 
 def _order(data: dict, name: str) -> list[str]:
     if name in data:
         return list(data)
-    after = _FIELD_ORDER[_FIELD_ORDER.index(name) + 1 :] if name in _FIELD_ORDER else []
+    after = _fields_after(name)
     keys = list(data)
     for i, key in enumerate(keys):
         if key in after:
             return keys[:i] + [name] + keys[i:]
     return keys + [name]
+
+
+def _fields_after(name: str) -> list[str]:
+    """The fields that follow this one in a record, in the schema's order: where a field a
+    file lacks goes."""
+    fields = record_fields()
+    return fields[fields.index(name) + 1 :] if name in fields else []
 
 
 def write_text(path: Path, text: str) -> None:
@@ -1508,7 +1540,7 @@ def extract(
         summary.created.append(rid)
     for rid, sites in matched.items():
         record = index.records[rid]
-        old = record.data["source"]
+        old = record.data["source"]  # the mapping rewritten
         new = location(sites, ref, default_ref, old, snippets)
         if new == old:
             summary.unchanged.append(rid)

@@ -20,7 +20,12 @@ def scaffold(root: Path, project: str, exception: str, message: str) -> Path:
     path = Path(root) / "content" / "errors" / project / f"{rid}.yaml"
     if path.exists():
         raise FileExistsError(f"{path} already exists: this error has a record")
-    record = {"id": rid, "project": project, "exception": exception, "message": message}
+    record: dict[str, object] = {
+        "id": rid,
+        "project": project,
+        "exception": exception,
+        "message": message,
+    }
     names = template.placeholders(message)
     if names:
         record["params"] = {

@@ -235,10 +235,10 @@ def verify_sources(
     report = Report(project, ref, str(source), scan)
     offered: set[int] = set()
     for rid, record in sorted(index.records.items()):
-        src = record.data["source"]
-        finding = Finding(rid, "ok", src["path"], src.get("line"), src.get("function", ""))
+        where, src = record.location, record.data["source"]  # src: the mapping rewritten
+        finding = Finding(rid, "ok", where.path, where.line, where.function or "")
         report.findings.append(finding)
-        if not src["path"].endswith(".py"):
+        if not where.path.endswith(".py"):
             finding.status, finding.note = "not-checked", "not a Python file"
             continue
         changes: dict = {}
@@ -253,11 +253,11 @@ def verify_sources(
                 changes["source"] = new
         else:
             near = candidates.closest(
-                record.data["exception"], record.message, src["path"], finding.function
+                record.exception, record.message, where.path, finding.function
             )
             if near is None:
                 finding.status = "gone"
-                finding.note = "" if src["path"] in paths else "file no longer in the tree"
+                finding.note = "" if where.path in paths else "file no longer in the tree"
                 continue
             similarity, sites = near
             offered.add(id(sites))
@@ -265,9 +265,8 @@ def verify_sources(
             finding.variant = sites[0].template
             finding.new = location(sites, ref, default_ref, src, snippets=False)
             if accept_variants:
-                variants = record.data.get("variants", [])
-                if finding.variant not in variants:
-                    changes["variants"] = [*variants, finding.variant]
+                if finding.variant not in record.variants:
+                    changes["variants"] = [*record.variants, finding.variant]
                 changes["source"] = finding.new
         if update and changes and (finding.status != "reworded" or accept_variants):
             _apply(root, record, changes)

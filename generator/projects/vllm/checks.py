@@ -49,6 +49,7 @@ def _calculator_problems(record: Record) -> list[Problem]:
 def _check_problems(record: Record, i: int, check: dict) -> list[Problem]:
     """Run one claim of `checks` through the calculator; a false claim is a problem."""
     function = check.get("function", "first_error")
+    why: str | None
     if function not in CHECK_FUNCTIONS:
         why = f"unknown function {function!r}; use one of: {', '.join(CHECK_FUNCTIONS)}"
     else:
@@ -171,7 +172,8 @@ def _split(line: str) -> list[list[str]]:
         tokens = list(lexer)
     except ValueError:  # unbalanced quotes: not a command this check can read
         return []
-    commands, words = [], []
+    commands: list[list[str]] = []
+    words: list[str] = []
     for token in tokens + [";"]:
         if token in _SEPARATORS:
             commands, words = commands + [words] * bool(words), []
@@ -209,7 +211,7 @@ def _command_problem(words, expect, machine, models) -> str | None:
         if expect not in checkable:
             return None  # an error calc.py does not model, or needs the model's heads
         return f"`{_command_text(words)}` is said to fail with {expect}, but passes every check"
-    said = said.split("\n")[0]
+    said = (said or "").split("\n")[0]
     if expect is None:
         return (
             f"`{_command_text(words)}` would stop with {got}: {said} (on {gpus} GPUs per node; "

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from generator.content.load import Problem, _Files, _load_alone, schema_problems
+from generator.content.load import Problem, _Files, _load_alone, accepted_data, schema_problems
 
 _MODELS_SCHEMA = {
     "type": "object",
@@ -47,7 +47,7 @@ def load(files: _Files) -> list[dict]:
     problems += found
     if found:
         return []
-    models = source.data["models"]
+    models = accepted_data(source)["models"]
     seen = set()
     for i, model in enumerate(models):
         if model["key"] in seen:

@@ -1,0 +1,156 @@
+"""The package's import graph: no cycles at module level, and calc.py stands alone (the
+browser runs it under Pyodide without the rest of the package)."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "generator"
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _type_checking(test: ast.expr) -> bool:
+    return isinstance(test, ast.Name | ast.Attribute) and "TYPE_CHECKING" in ast.unparse(test)
+
+
+def _top_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Imports that run when the module is imported: not in functions, not under
+    `if TYPE_CHECKING:`."""
+    out: list[ast.Import | ast.ImportFrom] = []
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            out.append(stmt)
+        elif isinstance(stmt, ast.If):
+            todo += stmt.orelse if _type_checking(stmt.test) else stmt.body + stmt.orelse
+        elif isinstance(stmt, ast.Try):
+            todo += stmt.body + stmt.orelse + stmt.finalbody
+            todo += [s for handler in stmt.handlers for s in handler.body]
+    return out
+
+
+def _with_parents(name: str) -> list[str]:
+    """Importing a.b.c runs a, a.b and a.b.c."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def _targets(stmt: ast.Import | ast.ImportFrom) -> set[str]:
+    names = []
+    if isinstance(stmt, ast.Import):
+        names = [alias.name for alias in stmt.names]
+    elif stmt.module and stmt.level == 0:
+        for alias in stmt.names:
+            sub = f"{stmt.module}.{alias.name}"
+            names.append(sub if sub in MODULES else stmt.module)
+    return {m for name in names for m in _with_parents(name) if m in MODULES}
+
+
+def import_graph() -> dict[str, set[str]]:
+    graph = {}
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        edges = {t for stmt in _top_level_imports(tree) for t in _targets(stmt)}
+        # A module's own packages run before it: an edge from a package to its own module
+        # is not a cycle the other way round.
+        graph[name] = edges - set(_with_parents(name))
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected component of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_graph_sees_the_imports_the_package_has():
+    graph = import_graph()
+    assert "generator.search.engine" in graph["generator.content.load"]
+    assert "generator.site.urls" in graph["generator.site.pages"]
+    # Only under TYPE_CHECKING or inside functions: not an edge.
+    assert "generator.content.load" not in graph["generator.search.engine"]
+    assert "generator.content.load" not in graph["generator.cli"]
+
+
+def test_the_cycle_finder_finds_a_cycle_through_a_package():
+    graph = {"a": {"b.c"}, "b": set(), "b.c": {"d"}, "d": {"a"}, "e": {"a"}}
+    assert cycles(graph) == [["a", "b.c", "d"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    assert cycles(import_graph()) == []
+
+
+def test_calc_imports_nothing_of_the_package():
+    tree = ast.parse(MODULES["generator.projects.vllm.calc"].read_text(encoding="utf-8"))
+    imported = [
+        node.module if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    ]
+    assert imported, "the walk found calc.py's standard-library imports"
+    assert not [name for name in imported if name is None or name.startswith("generator")]
+
+
+def test_every_module_imports_first_in_a_fresh_interpreter():
+    """A cycle that the graph misses (an import by importlib, say) fails here: the module
+    imported first finds its partner half made. (__main__ runs the command line.)"""
+    script = (
+        "import importlib, sys\n"
+        "failed = []\n"
+        f"for name in {sorted(set(MODULES) - {'generator.__main__'})!r}:\n"
+        "    for loaded in [m for m in sys.modules if m.split('.')[0] == 'generator']:\n"
+        "        del sys.modules[loaded]\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except Exception as exc:\n"
+        "        failed.append(f'{name}: {exc!r}')\n"
+        "print('\\n'.join(failed))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
