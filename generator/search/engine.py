@@ -813,8 +813,8 @@ def _named_first(ranked: list[tuple[tuple, Result]], text: str, hints: dict) -> 
         if project.lower() in said or re.search(pattern, text, re.ASCII)
     }
     out = []
-    for _, run in itertools.groupby(ranked, key=lambda kr: kr[0]):
-        run = list(run)
+    for _, group in itertools.groupby(ranked, key=lambda kr: kr[0]):
+        run = list(group)
         out += [kr for kr in run if kr[1].project in named]
         out += [kr for kr in run if kr[1].project not in named]
     return out
