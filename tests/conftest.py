@@ -131,12 +131,15 @@ def corpus_rows() -> list[dict]:
     return [json.loads(line) for line in CORPUS.read_text().splitlines()]
 
 
-SLOW_FIXTURES = {"real_site", "browser", "page"}
+SLOW_FIXTURES = {"real_site", "real", "browser", "page"}
 
 
 def pytest_collection_modifyitems(items):
     """Tests that build or scan the real content, or drive Chromium, are `slow`: make
-    test-fast leaves them to make test."""
+    test-fast leaves them to make test. (A test may name its site as a parameter.)"""
     for item in items:
-        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+        used = set(getattr(item, "fixturenames", ()))
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        used |= {value for value in params.values() if isinstance(value, str)}
+        if SLOW_FIXTURES & used:
             item.add_marker(pytest.mark.slow)

@@ -149,6 +149,7 @@ def editable_kb(kb, tmp_path_factory, monkeypatch):
     return kb, pristine, set_version, version
 
 
+@pytest.mark.slow
 @settings(
     max_examples=3,
     deadline=None,
