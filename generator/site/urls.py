@@ -147,6 +147,10 @@ def absolute(base_url: str, url: str) -> str:
     return base_url.rstrip("/") + url
 
 
+def github_repo(repo: str) -> str:
+    return f"https://github.com/{repo}"
+
+
 def github_blob(repo: str, ref: str, path: str, line: int | None = None) -> str:
     """A link to a file (and line) of a repository, pinned to a ref."""
     anchor = f"#L{line}" if line else ""

@@ -247,7 +247,7 @@ function errorBlock(lead, error) {
   for (const [key, value] of Object.entries(error.values)) {
     if (!(value instanceof Object)) query.set(key, value);
   }
-  const url = `/errors/${error.id}/`;
+  const url = config.errors_url.replace("{}", error.id);
   const title = config.records[error.id];
   const href = `${url}?${query}`;
   const link = title ? el("a", { href, className: "calc-record" }, title) : error.id;

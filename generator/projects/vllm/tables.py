@@ -80,6 +80,7 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
     keys = ("key", "name", "heads", "kv_heads", "layers", "mla")
     data = {
         "worker": url("calc-worker.js"),
+        "errors_url": urls.error("{}"),  # where an answer's record lives
         "module": url("calc.py"),
         "calculators": {name: list(spec) for name, spec in calculators().items()},
         "records": {
