@@ -409,10 +409,12 @@ class Writer:
         self.rendered += rendered
 
     def copy(self, url: str, source: Path) -> None:
-        """A vendored file, keyed by its bytes: kept, linked, or copied."""
-        body = source.read_bytes()
-        key = hashlib.sha1(body).hexdigest()
+        """A vendored file, keyed by its bytes (not its time, which differs between two
+        installs of the same package): kept, linked, or copied."""
+        st = source.stat()
+        key = _file_digest(source, st.st_size, st.st_mtime_ns)
         if not self.reuse([url], key):
+            body = source.read_bytes()
             self._create(url, lambda path: _write_new(path, body))
             self.manifest[url] = (key, len(body))
             self.rendered += 1
@@ -483,6 +485,14 @@ class Writer:
             path.unlink()
             make(path)
         return path
+
+
+@functools.lru_cache(maxsize=64)
+def _file_digest(path: Path, size: int, mtime_ns: int) -> str:
+    """A file's hash, read once per process while its size and time stay (serve rebuilds
+    would otherwise read Pyodide's 13 MB on every edit)."""
+    with open(path, "rb") as file:
+        return hashlib.file_digest(file, "sha1").hexdigest()
 
 
 class UnsafeOutputError(BuildError):
