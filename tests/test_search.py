@@ -94,8 +94,11 @@ def _raised_at(content) -> dict[tuple[str, int], set[str]]:
 
 
 def _skeleton(message: str) -> list:
-    """A message's pattern without its placeholder names: the text every instance shares."""
-    return [seg if isinstance(seg, str) else None for seg in template.pattern(message, {})]
+    """A message's pattern without its placeholder names or the quotes around them: the
+    text every instance shares (`'{x}'` prints what `{x!r}` does)."""
+    segments = template.pattern(message, {})
+    stripped = [s.strip("'\"`") if isinstance(s, str) else None for s in segments]
+    return [seg for seg in stripped if seg != ""]
 
 
 def _found(content, results: list[search.Result], wanted: set[str]) -> bool:
@@ -145,14 +148,16 @@ def test_corpus_values_are_extracted(real):
         if not _found(content, results, raised_at.get((row["path"], row["line"]), set())):
             continue
         checked += 1
-        if list(results[0].values.values()) != [v["value"] for v in row["values"]]:
-            wrong.append((row["instance_id"], results[0].values, row["values"]))
+        wanted = raised_at[(row["path"], row["line"])]
+        found = next(r for r in results if r.id in wanted)  # the first, or one tied with it
+        if list(found.values.values()) != [v["value"] for v in row["values"]]:
+            wrong.append((row["instance_id"], found.values, row["values"]))
     assert (checked, wrong) == (292, [])
 
 
 def test_quoted_values_do_not_outscore_the_template(real):
-    """The values share rare words with other templates: weighed in full, they would push
-    this template out of the candidates; quoted, they weigh a quarter."""
+    """The values share rare words with other templates: weighed in full, they push this
+    template down the candidates; quoted, they weigh a quarter."""
     _, _, index = real
     keys = "['mp', 'ray', 'uni', 'external_launcher']"
     message = "moe_backend='FLASH_ATTN' is not supported for FP8 MoE. Expected one of"
@@ -168,12 +173,37 @@ def test_quoted_values_do_not_outscore_the_template(real):
         "launcher",
     }
     page = index.meta["page"]
-    full = search._scores(index, search.query_words(blocks), set())
-    top = sorted(full, key=lambda pid: (-full[pid], pid))[: search.QUERY["candidates"]]
-    ids = {index.get(urls.search_patterns(str(pid // page)))[pid % page]["id"] for pid in top}
+
+    def rank(scores: dict[int, int]) -> int:
+        ranked = sorted(scores, key=lambda pid: (-scores[pid], pid))
+        ids = [index.get(urls.search_patterns(str(p // page)))[p % page]["id"] for p in ranked]
+        return ids.index("012a16cf712e0c52")
+
+    cut, full = search._scores(index, search.query_words(blocks), search.quoted_words(blocks))
+    assert rank(cut) < rank(full) and rank(cut) < search.QUERY["candidates"]
     found = search.search(index, text)[0]
-    assert (found.id, found.exact) == ("012a16cf712e0c52", True) and found.id not in ids
+    assert (found.id, found.exact) == ("012a16cf712e0c52", True)
     assert found.values == {"runner_backend": "FLASH_ATTN", "mapping_keys": keys}
+
+
+def test_a_template_whose_own_brackets_look_like_values_is_still_a_candidate(real):
+    """Words in a template's own brackets look like values and are cut; a few candidates
+    on full weights keep such a template in the race."""
+    _, _, index = real
+    text = (
+        "Expected `pixel_values` tensor with shape [num_images, num_crops, C, H, W], "
+        "got ['generate', 'pooling']."
+    )
+    blocks = search.clean(text)
+    assert {"num", "images", "crops"} <= search.quoted_words(blocks)
+    cut, full = search._scores(index, search.query_words(blocks), search.quoted_words(blocks))
+    page = index.meta["page"]
+    best = [
+        index.get(urls.search_patterns(str(p // page)))[p % page]["id"]
+        for p in sorted(cut, key=lambda pid: (-cut[pid], pid))
+    ][: search.QUERY["candidates"]]
+    found = search.search(index, text)[0]
+    assert (found.id, found.exact) == ("403f5def909d8b69", True) and found.id not in best
 
 
 def test_quotes_are_values_but_apostrophes_are_not():
@@ -190,8 +220,9 @@ def test_a_query_fetches_a_few_small_files_not_the_index(real):
         total = 1 + meta["shards"] + -(-meta["patterns"] // meta["page"])
         search.search(fresh, row["text"])
         words = search.query_words(search.clean(row["text"]))
-        assert fresh.requests <= 1 + len(words) + search.QUERY["candidates"] < total
-        assert fresh.bytes < 45_000
+        candidates = search.QUERY["candidates"] + search.QUERY["hedge"]
+        assert fresh.requests <= 1 + len(words) + candidates < total
+        assert fresh.bytes < 60_000  # DESIGN §5: 100 KB at 100,000 records; here ~17,000
 
 
 # --- the parts ---------------------------------------------------------------------------
