@@ -43,7 +43,7 @@ def export(
 
 def _write(content: Content, docs: Path, section: str) -> Exported:
     links = link(content)
-    env = _environment(content.root / "templates" / "export")
+    env = _environment(_templates(content.root))
     page = env.get_template("error.md")
     pages = files = 0
     for rid, record in sorted(content.records.items()):
@@ -69,6 +69,12 @@ def _write(content: Content, docs: Path, section: str) -> Exported:
         text = listing.render(project=project, files=links.by_file.get(key, {}))
         _put(docs / section / "projects" / f"{key}.md", text)
     return Exported(pages + 1 + len(content.projects), files)
+
+
+def _templates(root: Path) -> Path:
+    """The knowledge base's export templates, else errorkb's own."""
+    own = root / "templates" / "export"
+    return own if own.is_dir() else Path(__file__).resolve().parents[2] / "templates" / "export"
 
 
 def _front_matter(doc: dict) -> str:
