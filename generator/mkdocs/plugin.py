@@ -29,7 +29,7 @@ from generator.content.load import CODES, Content, ContentError, ParseCache, loa
 from generator.mkdocs.frame import ARTICLE, BODY_MARK, Frame
 from generator.projects import wings
 from generator.site import urls
-from generator.site.build import CACHE_DIR, Plan, Writer, load_assets, write_site
+from generator.site.build import CACHE_DIR, MANIFEST, Plan, Writer, load_assets, write_site
 from generator.site.linking import link
 from generator.site.pages import Pages, _environment
 
@@ -92,8 +92,13 @@ class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
             vendored = [file for w in wings(projects) for file in w.vendored(self.root)]
             site = Path(config.site_dir)
             write_site(Writer(site, {}, None, {}), plan, vendored)
+            (site / MANIFEST).unlink()  # for errorkb's incremental builds; MkDocs builds anew
             self._index_for_search(config, site)
         log.info(f"errorkb: {len(self.content.records)} records under {self.section}/")
+
+    def on_serve(self, server, config, builder):
+        server.watch(str(self.root / "content"))  # `mkdocs serve` rebuilds when a record changes
+        return server
 
     def _load(self) -> Content:
         """The knowledge base, validated; every problem logged as an error, then the build
