@@ -315,3 +315,35 @@ def test_paste_box_finds_the_seed_and_fills_its_calculator(page, host):
     assert record.path == f"/server/errors/{SEED}.html"
     on_this_host(page)
     assert page.errors == []
+
+
+# ---------------------------------------------------------------- the URL scheme
+
+
+@pytest.mark.parametrize(
+    "directory_urls, page, search",
+    [
+        (True, "/docs/errors/{}/", "/docs/errors/search/"),
+        (False, "/docs/errors/{}.html", "/docs/errors/search/index.html"),
+    ],
+)
+def test_url_scheme_inside_a_host_site(directory_urls, page, search):
+    from generator.site import urls
+
+    old = urls.configure("/docs/", "errors", directory_urls)
+    try:
+        assert urls.error(SEED) == page.format(SEED)
+        assert urls.error_json(SEED) == f"/docs/api/errors/{SEED}.json"  # the API stays at /api/
+        assert urls.search("x y") == search + "?q=x+y"
+        assert urls.search_index() == "/docs/errors/search/index.json"
+        assert urls.asset("calc.js") == "/docs/errors/assets/calc.js"
+        assert urls.pyodide() == "/docs/errors/pyodide/"
+        assert urls.project("vllm") == page.format("projects/vllm")
+        # output_path is the inverse: the file below the host site's folder.
+        expected = f"errors/{SEED}/index.html" if directory_urls else f"errors/{SEED}.html"
+        assert urls.output_path(urls.error(SEED) + "?a=1#x") == expected
+        assert urls.output_path(urls.search()) == "errors/search/index.html"
+        assert urls.output_path("/docsy/x.html") == "docsy/x.html"  # not the prefix: kept
+    finally:
+        urls.restore(old)
+    assert urls.error(SEED) == f"/errors/{SEED}/" and urls.output_path("/api/") == "api/index.html"
