@@ -230,6 +230,12 @@ def test_a_bad_record_fails_the_build_with_its_code(tmp_path, kb):
     assert not (tmp_path / "out" / "errors").exists()
 
 
+def test_content_must_be_a_content_folder(tmp_path, kb):
+    result = mkdocs_build(example(tmp_path, kb / "content" / "errors"), tmp_path / "out", tmp_path)
+    assert result.returncode != 0
+    assert "must be a knowledge base's content/ folder" in result.stdout + result.stderr
+
+
 @pytest.mark.slow
 def test_example_builds_strict(tmp_path):
     """examples/mkdocs-material exactly as committed: the full content."""

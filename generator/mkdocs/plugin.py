@@ -15,6 +15,7 @@ guides go into Material's search index.
 """
 
 import logging
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -51,8 +52,13 @@ class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
         section = self.config.path.strip("/")
         if not section or "." in section.split("/") or ".." in section.split("/"):
             raise PluginError(f"errorkb: path {self.config.path!r} must name a folder of the site")
-        folder = Path(config.config_file_path).parent / self.config.content
-        self.root = folder.resolve().parent
+        folder = (Path(config.config_file_path).parent / self.config.content).resolve()
+        if folder.name != "content" or not folder.is_dir():
+            raise PluginError(
+                f"errorkb: content {self.config.content!r} must be a knowledge base's content/ "
+                f"folder (found {folder}, relative to mkdocs.yml)"
+            )
+        self.root = folder.parent
         self.section = section
         site = urlsplit(config.site_url or "")
         self.scheme = {
@@ -199,14 +205,11 @@ def _counts(content: Content) -> dict[str, int]:
     return counts
 
 
-class _scheme:
+@contextmanager
+def _scheme(scheme: dict):
     """errorkb's URLs as the host site has them, for the duration of a block."""
-
-    def __init__(self, scheme: dict):
-        self.scheme = scheme
-
-    def __enter__(self):
-        self.old = urls.configure(**self.scheme)
-
-    def __exit__(self, *exc):
-        urls.restore(self.old)
+    old = urls.configure(**scheme)
+    try:
+        yield
+    finally:
+        urls.restore(old)
