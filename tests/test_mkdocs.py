@@ -299,8 +299,20 @@ def test_error_page_in_chromium_palette_switches_both(page, host):
     assert page.errors == []
 
 
+OTHER_SEEDS = {  # pasted as a log shows them -> the record
+    "ValueError: The model's number of query heads per KV head (7) must be divisible by "
+    "`--decode-context-parallel-size` (2) for GQA/MQA.": "d97d5d8528e2b364",
+    "ValueError: TP sizes and total_num_kv_heads must be positive": "8a94eee2b843fde3",
+}
+
+
 def test_paste_box_finds_the_seed_and_fills_its_calculator(page, host):
     page.goto(host + "errors/index.html")
+    for paste, rid in OTHER_SEEDS.items():
+        page.fill("#q-errors", paste)
+        first = page.locator("[data-search-results] a").first
+        page.locator(f"[data-search-results] a[href*='{rid}']").first.wait_for(timeout=15_000)
+        assert rid in first.get_attribute("href")
     page.fill("#q-errors", PASTE)
     hit = page.locator(f"[data-search-results] a[href*='{SEED}']").first
     hit.wait_for(timeout=15_000)
