@@ -82,12 +82,11 @@ def build(
         content = load_content(root, cache)
         cache.save()
         plan = Plan(content, link(content), load_assets(root, content))
-        vendored = [file for w in wings(content.projects.values()) for file in w.vendored(root)]
         with _locked(out, log):
             spare, kept = _spare(out)
             try:
                 writer = Writer(spare, kept, out if out.exists() else None, _read_manifest(out))
-                write_site(writer, plan, vendored)
+                write_site(writer, plan)
             except BaseException:
                 (spare / MANIFEST).unlink(missing_ok=True)  # half-made: the next build starts over
                 raise
@@ -128,7 +127,7 @@ def _collector_paused():
             gc.enable()
 
 
-def write_site(writer: "Writer", plan: "Plan", vendored: list[tuple[str, Path]]) -> None:
+def write_site(writer: "Writer", plan: "Plan") -> None:
     """Every output of the site, into the writer's folder, and its manifest. On a big site,
     workers make the outputs drawn from many records while the records are written."""
     with _workers(plan, writer) as pool:
@@ -142,7 +141,7 @@ def write_site(writer: "Writer", plan: "Plan", vendored: list[tuple[str, Path]])
         if pool is not None:
             for done in shared:
                 writer.merge(*done.get())
-    for url, source in vendored:
+    for url, source in plan.vendored:
         writer.copy(url, source)
     _write_full_text(writer, plan)
     writer.finish()
@@ -162,7 +161,14 @@ class Plan:
         self.content = content
         self.links = links
         self.assets = assets
-        self.pages = Pages(content, links, assets, content.root / CACHE_DIR / "templates")
+        # Third-party files the wings ship, copied as they are; the service worker keeps
+        # them under a cache named after their digests.
+        self.vendored = [
+            file for w in wings(content.projects.values()) for file in w.vendored(content.root)
+        ]
+        digests = {url: _digest(source) for url, source in self.vendored}
+        compiled = content.root / CACHE_DIR / "templates"
+        self.pages = Pages(content, links, assets, compiled, vendored=digests)
         self.base_key = _base_key(content, assets)
 
     def record_key(self, record: Record) -> str:
@@ -411,8 +417,7 @@ class Writer:
     def copy(self, url: str, source: Path) -> None:
         """A vendored file, keyed by its bytes (not its time, which differs between two
         installs of the same package): kept, linked, or copied."""
-        st = source.stat()
-        key = _file_digest(source, st.st_size, st.st_mtime_ns)
+        key = _digest(source)
         if not self.reuse([url], key):
             body = source.read_bytes()
             self._create(url, lambda path: _write_new(path, body))
@@ -485,6 +490,11 @@ class Writer:
             path.unlink()
             make(path)
         return path
+
+
+def _digest(path: Path) -> str:
+    st = path.stat()
+    return _file_digest(path, st.st_size, st.st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=64)

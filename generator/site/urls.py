@@ -17,6 +17,16 @@ def error(record_id: str) -> str:
     return f"/errors/{record_id}/"
 
 
+def short(prefix: str) -> str:
+    """The short link of a record: the first hex digits of its id, when no other shares them."""
+    return f"/e/{prefix}/"
+
+
+def id_list(prefix: str) -> str:
+    """The ids (and titles) starting with these hex digits, for the 404 page."""
+    return f"/api/ids/{prefix}.json"
+
+
 def error_json(record_id: str) -> str:
     return f"/api/errors/{record_id}.json"
 
@@ -37,6 +47,11 @@ def source_file(key: str, path: str) -> str:
 
 def project_json(key: str) -> str:
     return f"/api/projects/{key}.json"
+
+
+def project_json_page(key: str, page: int | str) -> str:
+    """A later page of the project document (the first is project_json)."""
+    return f"/api/projects/{key}/{page}.json"
 
 
 def guide(slug: str) -> str:
@@ -130,6 +145,11 @@ def asset(name: str) -> str:
 def pyodide(name: str = "") -> str:
     """Pyodide's files, copied from node_modules/pyodide."""
     return f"/pyodide/{name}"
+
+
+def service_worker() -> str:
+    """The service worker: at the root, so that its scope is the whole site."""
+    return "/sw.js"
 
 
 def headers_file() -> str:
