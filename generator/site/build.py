@@ -44,7 +44,7 @@ from pathlib import Path
 from generator.content.load import Content, ParseCache, Record, fork_workers, load_content
 from generator.projects import wings
 from generator.search import engine as search
-from generator.site import api, markup, urls
+from generator.site import api, cards, markup, urls
 from generator.site.linking import Links, link
 from generator.site.pages import Pages
 
@@ -53,6 +53,7 @@ MANIFEST = ".errorkb-manifest.json"  # URL -> [key, size] of every output; insid
 CACHE_DIR = ".errorkb-cache"  # parsed records between builds, beside content/
 TREE = "*"  # manifest entry "<folder>/*": the key of a folder a tool writes as a whole
 PARALLEL_MIN = 400  # records to render before forking workers pays for itself
+PAGE, CARD = "page", "card"  # the parts of a record's outputs, keyed apart
 
 
 class BuildError(Exception):
@@ -230,7 +231,18 @@ class Plan:
                     lambda project=project, path=path: self.pages.source_file(project, path),
                 )
 
-    def record_outputs(self, record: Record) -> list[tuple[str, bytes]]:
+    def record_parts(self, record: Record) -> dict[str, tuple[list[str], str]]:
+        """A record's outputs in parts keyed apart, as part -> (URLs, key): its page and
+        JSON, keyed by all they show; its card, by the little it shows, so that an edit of
+        a template or of a related record draws no card again."""
+        return {
+            PAGE: (_record_urls(record.id), self.record_key(record)),
+            CARD: ([urls.card(record.id)], cards.card(record, self.content).key),
+        }
+
+    def record_outputs(self, record: Record, part: str) -> list[tuple[str, bytes]]:
+        if part == CARD:
+            return [(urls.card(record.id), cards.draw(cards.card(record, self.content)))]
         doc = api.error_document(record, self.content, self.links)
         return [(urls.error(record.id), self.pages.error(record, doc))] + api.record_files(
             record.id, doc
@@ -293,16 +305,16 @@ def _workers(plan: Plan, writer: "Writer"):
 
 
 def _write_records(writer: "Writer", plan: Plan, pool) -> None:
-    """Each record's page and JSON: linked when unchanged, else rendered (by the pool when
-    there are many)."""
+    """Each record's page, JSON and card: linked when unchanged, else rendered (by the pool
+    when there are many)."""
     todo = []
     for rid, record in sorted(plan.content.records.items()):
-        key = plan.record_key(record)
-        if not writer.reuse(_record_urls(rid), key):
-            todo.append((rid, key))
+        for part, (url_list, key) in plan.record_parts(record).items():
+            if not writer.reuse(url_list, key):
+                todo.append((rid, part, key))
     if pool is None or len(todo) < PARALLEL_MIN:
-        for rid, key in todo:
-            for url, body in plan.record_outputs(plan.content.records[rid]):
+        for rid, part, key in todo:
+            for url, body in plan.record_outputs(plan.content.records[rid], part):
                 writer.write(url, body, key)
         return
     chunks = [todo[i : i + 100] for i in range(0, len(todo), 100)]
@@ -334,12 +346,13 @@ def _die_with_parent(parent: int) -> None:
 _PR_SET_PDEATHSIG = 1
 
 
-def _render_chunk(chunk: list[tuple[str, str]]) -> dict[str, tuple[str, int]]:
-    """In a worker: render and write some records; report url -> (key, size) of each file."""
+def _render_chunk(chunk: list[tuple[str, str, str]]) -> dict[str, tuple[str, int]]:
+    """In a worker: render and write some records' parts; report url -> (key, size) of each
+    file."""
     plan, writer = _forked()
     local = writer.twin()
-    for rid, key in chunk:
-        for url, body in plan.record_outputs(plan.content.records[rid]):
+    for rid, part, key in chunk:
+        for url, body in plan.record_outputs(plan.content.records[rid], part):
             local.write(url, body, key)
     return local.manifest
 

@@ -10,7 +10,7 @@ from markupsafe import Markup
 from generator.content import template
 from generator.content.load import Content, Location, Record
 from generator.projects import wing, wings
-from generator.site import markup, offline, shortlinks, urls
+from generator.site import cards, markup, offline, shortlinks, urls
 from generator.site.linking import Links, by_folder, resolve
 
 RECENT_COUNT = 20
@@ -79,6 +79,7 @@ class Pages:
             "title": title,
             "description": description,
             "og_type": context.pop("og_type", "website"),
+            "image": context.pop("image", None),  # its og:image: url, width, height
         }
         return self.render(name, page=page, **context)
 
@@ -96,6 +97,7 @@ class Pages:
             record.title,
             description,
             og_type="article",
+            image={"url": urls.card(record.id), "width": cards.WIDTH, "height": cards.HEIGHT},
             doc=doc,
             report_url=report,
             extra=self.extra_section(record),

@@ -17,6 +17,11 @@ def error(record_id: str) -> str:
     return f"/errors/{record_id}/"
 
 
+def card(record_id: str) -> str:
+    """The image a link to the record's page shows (og:image)."""
+    return f"/cards/{record_id}.png"
+
+
 def short(prefix: str) -> str:
     """The short link of a record: the first hex digits of its id, when no other shares them."""
     return f"/e/{prefix}/"
