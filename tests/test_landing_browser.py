@@ -79,10 +79,11 @@ def test_every_page_type_fits_the_screen(browser, base, name, size):
 
 def test_the_real_pages_fit_a_phone(browser, real):
     """The real site's widest content: long source paths, the project's thousand files,
-    the seed page's parameter table and commands."""
+    the seed page's parameter table and commands, a stub's heading naming a long function."""
     urls = [
         "/",
         SEED_URL,
+        "/errors/00a4b1619a1b91ab/",  # "Other errors in CompletionRequest.validate_prompt_…"
         "/projects/vllm/",
         "/projects/vllm/files/vllm/config/model.py/",
         "/guides/choosing-parallel-sizes/",
@@ -112,6 +113,17 @@ def test_the_wide_header_shows_the_nav_without_a_menu_button(browser, base):
     assert page.get_by_role("navigation", name="Site").is_visible()
     assert not page.locator(".menu > summary").is_visible()
     assert page.locator(".topbar").bounding_box()["height"] <= 56
+    page.context.close()
+
+
+@pytest.mark.parametrize("rid, contents", [(A1, True), (B2, False)])
+def test_the_header_lines_up_with_the_text_and_only_contents_widen_the_page(
+    browser, base, rid, contents
+):
+    page = open_page(browser, base + f"/errors/{rid}/", "desktop", pyodide=False)
+    assert page.locator(".brand").bounding_box()["x"] == page.locator("h1").bounding_box()["x"]
+    assert page.locator(".error > .toc").is_visible() == contents
+    assert page.locator("main").bounding_box()["width"] == (76 if contents else 60) * 16
     page.context.close()
 
 

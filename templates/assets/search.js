@@ -99,7 +99,7 @@ function render(box, errors, pages, report) {
     links.forEach((a, i) => a.setAttribute("aria-selected", i === box.active));
     box.input.setAttribute("aria-activedescendant", links[box.active].id);
   }
-  show(box, true);
+  show(box, box.dismissed !== box.turn); // Pagefind's answer does not reopen a closed list
 }
 
 const hits = (box) => [...box.results.querySelectorAll(".search-hit")];
@@ -144,6 +144,7 @@ function onKey(box, event) {
     if (links.length) location.href = links[Math.max(box.active, 0)].href;
     else box.form.requestSubmit();
   } else if (event.key === "Escape" && !box.inline) {
+    box.dismissed = box.turn; // closed until the text changes
     show(box, false);
   }
 }
