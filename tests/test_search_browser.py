@@ -157,7 +157,7 @@ def test_a_cut_paste_says_what_matched_and_a_stranger_gets_a_report_link(page, b
     first = page.locator(".search-hit").first
     assert "partial: a prefix of the message" in first.inner_text()
     assert first.locator("mark").all_inner_texts() == ["12"]
-    page.fill("#q-top", "SprocketPanic: zzqx wubble flux")
+    page.fill("#q-home", "SprocketPanic: zzqx wubble flux")  # "/" focused the home page's box
     page.wait_for_selector(".search-report")
     href = page.locator(".search-report").get_attribute("href")
     query = dict(parse_qsl(urlsplit(href).query))
