@@ -59,7 +59,7 @@ class Card:
 
     title: str
     exception: str
-    project: str  # "vLLM error"
+    project: str  # "<project name> error"
     site: str  # the site's title
     address: str  # where the page lives, without the scheme
     repo: str
