@@ -4,9 +4,9 @@ BIN := $(VENV)/bin
 # Root installs directly; anyone else needs sudo for Debian packages.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup serve build check test test-fast lint chromium clean
+.PHONY: setup serve build check test test-fast lint chromium fonts clean
 
-setup: $(VENV)/.installed node_modules/.installed
+setup: $(VENV)/.installed node_modules/.installed fonts
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -31,6 +31,13 @@ chromium:
 	@command -v chromium >/dev/null || { \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
+
+# The og:image cards are drawn in DejaVu (generator/site/cards.py); without Debian's
+# package they fall back to Pillow's bundled font.
+fonts:
+	@[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf ] || ! command -v apt-get >/dev/null || { \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq fonts-dejavu-core; }
 
 lint: setup
 	$(BIN)/ruff check .

@@ -93,8 +93,9 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    """A fresh page that records every request it makes and every script error."""
-    context = browser.new_context()
+    """A fresh page that records every request it makes and every script error. No service
+    worker: requests it answered would pass by page.route (test_landing_browser tests it)."""
+    context = browser.new_context(service_workers="block")
     context.grant_permissions(["clipboard-read", "clipboard-write"])
     pg = context.new_page()
     pg.requests = []

@@ -18,9 +18,9 @@ def test_error_page_sections_are_visible(page, base):
     headings = page.locator("section.section h2").all_inner_texts()
     assert [h.strip() for h in headings] == [
         "What it means",
-        "Source",
         "Solutions",
         "Example fix",
+        "Source",
         "Defensive patterns",
         "Prevention",
         "When it happens",

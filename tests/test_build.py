@@ -35,9 +35,9 @@ def test_error_page_has_every_section_in_order(fixture_site):
         'example/demo</a> · error · <span class="exc">ValueError</span>',
         'id="message"',
         'id="meaning"',
-        'id="source"',
         'id="solutions"',
         'id="example-fix"',
+        'id="source"',
         'id="defensive"',
         'id="prevention"',
         'id="when-it-happens"',
@@ -96,7 +96,8 @@ def test_head_tags_for_link_previews(fixture_site):
     assert (
         '<meta property="og:description" content="The widgets cannot be split evenly into groups.">'
     ) in page
-    assert '<meta name="twitter:card" content="summary">' in page
+    assert f'<meta property="og:image" content="https://kb.example.org/cards/{A1}.png">' in page
+    assert '<meta name="twitter:card" content="summary_large_image">' in page
 
 
 def test_alias_gets_a_redirect_page_and_a_json_copy(fixture_site):
@@ -330,9 +331,9 @@ def test_incremental_build_follows_functions_and_file_pages(kb, tmp_path):
     build(kb)
     write(13, "first", "Big error thirteen")
     write(10, "other", "Big error ten", sites=elsewhere)  # 10 is no neighbour of 0 or 13
-    # Incremental indeed: the pages of big.py's 14 records (keyed on their file), the file
-    # pages and the lists, not the whole site.
-    assert build(kb).rendered <= 14 * 3 + 8
+    # Incremental indeed: the pages of big.py's 14 records (keyed on their file), the cards of
+    # the two retitled, the file pages and the lists, not the whole site.
+    assert build(kb).rendered <= 14 * 3 + 2 + 8
     fresh = tmp_path / "fresh"
     shutil.copytree(kb / "content", fresh / "content")
     shutil.copytree(kb / "templates", fresh / "templates")

@@ -87,25 +87,23 @@ def wait_for(widget, pattern: str):
 # ---------------------------------------------------------------- the seed page
 
 
-@pytest.mark.parametrize("csp", [None, STRICT_CSP], ids=["no-csp", "strict-csp"])
-def test_seed_page_loads_pyodide_on_first_use_and_answers(page, serve, csp):
-    server = serve(csp=csp, wasm_delay=1.5)
-    page.goto(server.base + SEED_URL)
+def test_seed_page_without_values_loads_nothing_heavy(page, serve):
+    server = serve()
+    page.goto(server.base + f"/errors/{SEED}/")
     page.locator(".calc-form").wait_for()
     page.wait_for_load_state("networkidle")
-    # Nothing heavy before the first interaction: no worker, no Pyodide, no calc module.
+    # No values, no intent yet: no worker, no Pyodide, no calc module.
     for part in ("/pyodide/", "calc.py", "calc-worker.js"):
         assert not server.loaded(part), part
-        assert not [u for u in page.requests if part in u], part
-    assert page.input_value("#calc0-heads") == "40"
-    assert page.input_value("#calc0-tp") == "3"
-    widget = page.locator(".calc").first
-    assert widget.get_attribute("data-state") is None
+    assert page.locator(".calc").first.get_attribute("data-state") is None
+    assert page.locator("#your-case").is_hidden()
 
-    # Watch the main thread while Pyodide loads in the worker.
-    page.evaluate(
-        """() => {
-          window.calcLong = [];
+
+@pytest.mark.parametrize("csp", [None, STRICT_CSP], ids=["no-csp", "strict-csp"])
+def test_seed_page_answers_its_values_on_load_then_with_pyodide(page, serve, csp):
+    # Watch the main thread from the start while Pyodide loads in the worker.
+    page.add_init_script(
+        """window.calcLong = [];
           new PerformanceObserver((list) => {
             for (const entry of list.getEntries()) window.calcLong.push(entry.duration);
           }).observe({ type: "longtask" });
@@ -115,19 +113,27 @@ def test_seed_page_loads_pyodide_on_first_use_and_answers(page, serve, csp):
             const now = performance.now();
             window.calcGap = Math.max(window.calcGap, now - last);
             last = now;
-          }, 20);
-        }"""
+          }, 20);"""
     )
-    page.click(".calc-go")
-    page.locator(".calc[data-state=loading]").wait_for(timeout=LOAD)
-    assert page.locator(".calc progress").is_visible()
+    server = serve(csp=csp, wasm_delay=1.5)
+    page.goto(server.base + SEED_URL)
+    page.locator(".calc-form").wait_for()
+    assert page.input_value("#calc0-heads") == "40"
+    assert page.input_value("#calc0-tp") == "3"
+    widget = page.locator(".calc").first
+    # At once, from the build-time table; Python loads meanwhile, without a click.
+    page.locator("#your-case .case-verdict").wait_for()
+    assert widget.get_attribute("data-state") == "table"
+    assert "40 attention heads cannot be split over 3 GPUs." in widget.inner_text()
+    page.locator(".calc progress").wait_for(timeout=LOAD)
+    assert page.locator(".calc-loading").inner_text()  # says what is loading
     # The page stays responsive while the worker loads: clicks and typing still work.
     theme = page.evaluate("document.documentElement.dataset.theme")
     page.click("[data-theme-toggle]")
     assert page.evaluate("document.documentElement.dataset.theme") != theme
     page.fill("#calc0-gpus", "8")
     assert page.input_value("#calc0-gpus") == "8"
-    assert widget.get_attribute("data-state") == "loading", "Pyodide loaded too fast to test"
+    assert widget.get_attribute("data-state") == "table", "Pyodide loaded too fast to test"
     assert server.loaded("/pyodide/pyodide.mjs")
 
     wait_for(widget, "Layouts for 8 GPUs")

@@ -289,7 +289,7 @@ def test_the_site_has_the_search_page_a_box_on_every_page_and_pagefind(fixture_s
     assert home.index('id="q-home"') < home.index('id="projects"')
     error = (fixture_site / "errors/00000000000000a1/index.html").read_text()
     assert '<form class="search" action="/search/"' in error
-    assert 'name="q"' in error and "data-your-values" in error
+    assert 'name="q"' in error and "data-your-case" in error
     assert (fixture_site / "pagefind/pagefind.js").exists()
 
 

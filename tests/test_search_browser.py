@@ -34,7 +34,7 @@ def test_slash_focuses_the_box_and_results_appear_as_you_type(page, base):
 
 
 def test_a_tie_shows_both_records_as_exact_and_tied(page, base):
-    page.goto(f"{base}/")
+    page.goto(f"{base}/guides/grouping/")  # the header box: home has its own
     _type(page, "Unsupported sprocket task: 'embed' Supported tasks: ['generate']")
     hits = page.locator("#q-top-results .search-group").first.locator(".search-hit")
     assert [hits.nth(i).inner_text().count("exact match, tied") for i in range(2)] == [1, 1]
@@ -75,7 +75,7 @@ def test_the_result_link_fills_your_values(page, base):
     _type(page, WIDGET)
     page.keyboard.press("Enter")
     page.wait_for_url(f"**/errors/{A1}/?count=12&group_size=5")
-    values = page.locator("#your-values")
+    values = page.locator("#your-case")
     assert values.is_visible()
     assert values.locator("dt").all_inner_texts() == ["count", "group_size"]
     assert values.locator("dd").all_inner_texts() == ["12", "5"]
@@ -157,7 +157,7 @@ def test_a_cut_paste_says_what_matched_and_a_stranger_gets_a_report_link(page, b
     first = page.locator(".search-hit").first
     assert "partial: a prefix of the message" in first.inner_text()
     assert first.locator("mark").all_inner_texts() == ["12"]
-    page.fill("#q-top", "SprocketPanic: zzqx wubble flux")
+    page.fill("#q-home", "SprocketPanic: zzqx wubble flux")  # "/" focused the home page's box
     page.wait_for_selector(".search-report")
     href = page.locator(".search-report").get_attribute("href")
     query = dict(parse_qsl(urlsplit(href).query))
@@ -189,11 +189,11 @@ def test_query_text_never_becomes_html(page, base):
         == 0
     )
     page.goto(f"{base}/errors/{A1}/?count=<img src=x onerror=window.__xss=6>&group_size=<b>5</b>")
-    assert page.locator("#your-values dd").all_inner_texts() == [
+    assert page.locator("#your-case dd").all_inner_texts() == [
         "<img src=x onerror=window.__xss=6>",
         "<b>5</b>",
     ]
-    assert page.locator("#your-values img, #your-values b").count() == 0
+    assert page.locator("#your-case img, #your-case b").count() == 0
     page.goto(f"{base}/search/?q=" + "%3Cimg%20src%3Dx%20onerror%3Dwindow.__xss%3D7%3E")
     page.wait_for_timeout(500)
     assert page.evaluate("window.__xss") is None

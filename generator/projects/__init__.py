@@ -43,7 +43,8 @@ class Wing:
         return []
 
     def record_section(self, record: "Record", content: "Content") -> dict | None:
-        """An extra section of a record's page: {"template": name, ...its context}."""
+        """An extra section of a record's page: {"template": name, "id": its anchor,
+        "title": its name in the table of contents, ...its context}."""
         return None
 
     def pages(self, pages: "Pages") -> Iterable[tuple[str, bytes]]:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from generator.content import template
 from generator.content.load import EACH, Content, Record, load_schema, markdown_fields
-from generator.site import markup, urls
+from generator.site import markup, paging, urls
 from generator.site.linking import Links, same_file, same_function
 
 
@@ -139,7 +139,8 @@ def api_files(content: Content, links: Links) -> Iterator[tuple[str, bytes]]:
         yield from record_files(alias, {**doc, "alias": alias})
     yield urls.api_index(), dumps(index_document(content, links))
     for key in content.projects:
-        yield urls.project_json(key), dumps(project_document(content, links, key))
+        pages = paging.project_pages(project_document(content, links, key), key, base)
+        yield from ((url, dumps(page)) for url, page in pages)
     yield urls.schema(), dumps(error_document_schema(base))
     yield urls.record_schema(), dumps(record_schema(base))
     yield urls.openapi(), dumps(openapi_document(base))
@@ -316,6 +317,7 @@ def openapi_document(base_url: str) -> dict:
         "schema": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
     }
     project = {"name": "project", "in": "path", "required": True, "schema": {"type": "string"}}
+    page = {"name": "page", "in": "path", "required": True, "schema": {"type": "integer"}}
     return {
         "openapi": "3.1.0",
         "info": {
@@ -332,7 +334,12 @@ def openapi_document(base_url: str) -> dict:
                 "The same document, extensionless form", "ErrorDocument", [rid]
             ),
             urls.api_index(): get("Counts, projects and guides", "Index"),
-            urls.project_json("{project}"): get("All errors of a project", "Project", [project]),
+            urls.project_json("{project}"): get(
+                "The errors of a project, first page", "Project", [project]
+            ),
+            urls.project_json_page("{project}", "{page}"): get(
+                "A later page of a project's errors (see next)", "Project", [project, page]
+            ),
             urls.schema(): get("JSON Schema of an error document (ErrorDocument)", "AnyObject"),
             urls.record_schema(): get("JSON Schema of a record in content/", "AnyObject"),
         },
@@ -352,6 +359,10 @@ def openapi_document(base_url: str) -> dict:
                     "required": ["schema_version", "key", "count", "errors"],
                     "properties": {
                         "count": {"type": "integer"},
+                        "page": {"type": "integer"},
+                        "pages": {"type": "integer"},
+                        "per_page": {"type": "integer"},
+                        "next": {"type": ["string", "null"], "format": "uri"},
                         "errors": {
                             "type": "array",
                             "items": {

@@ -44,7 +44,7 @@ from pathlib import Path
 from generator.content.load import Content, ParseCache, Record, fork_workers, load_content
 from generator.projects import wings
 from generator.search import engine as search
-from generator.site import api, markup, urls
+from generator.site import api, cards, markup, urls
 from generator.site.linking import Links, link
 from generator.site.pages import Pages
 
@@ -53,6 +53,7 @@ MANIFEST = ".errorkb-manifest.json"  # URL -> [key, size] of every output; insid
 CACHE_DIR = ".errorkb-cache"  # parsed records between builds, beside content/
 TREE = "*"  # manifest entry "<folder>/*": the key of a folder a tool writes as a whole
 PARALLEL_MIN = 400  # records to render before forking workers pays for itself
+PAGE, CARD = "page", "card"  # the parts of a record's outputs, keyed apart
 
 
 class BuildError(Exception):
@@ -82,12 +83,11 @@ def build(
         content = load_content(root, cache)
         cache.save()
         plan = Plan(content, link(content), load_assets(root, content))
-        vendored = [file for w in wings(content.projects.values()) for file in w.vendored(root)]
         with _locked(out, log):
             spare, kept = _spare(out)
             try:
                 writer = Writer(spare, kept, out if out.exists() else None, _read_manifest(out))
-                write_site(writer, plan, vendored)
+                write_site(writer, plan)
             except BaseException:
                 (spare / MANIFEST).unlink(missing_ok=True)  # half-made: the next build starts over
                 raise
@@ -128,7 +128,7 @@ def _collector_paused():
             gc.enable()
 
 
-def write_site(writer: "Writer", plan: "Plan", vendored: list[tuple[str, Path]]) -> None:
+def write_site(writer: "Writer", plan: "Plan") -> None:
     """Every output of the site, into the writer's folder, and its manifest. On a big site,
     workers make the outputs drawn from many records while the records are written."""
     with _workers(plan, writer) as pool:
@@ -142,7 +142,7 @@ def write_site(writer: "Writer", plan: "Plan", vendored: list[tuple[str, Path]])
         if pool is not None:
             for done in shared:
                 writer.merge(*done.get())
-    for url, source in vendored:
+    for url, source in plan.vendored:
         writer.copy(url, source)
     if plan.full_text:
         _write_full_text(writer, plan)
@@ -165,7 +165,14 @@ class Plan:
         self.content = content
         self.links = links
         self.assets = assets
-        self.pages = Pages(content, links, assets, content.root / CACHE_DIR / "templates")
+        # Third-party files the wings ship, copied as they are; the service worker keeps
+        # them under a cache named after their digests.
+        self.vendored = [
+            file for w in wings(content.projects.values()) for file in w.vendored(content.root)
+        ]
+        digests = {url: _digest(source) for url, source in self.vendored}
+        compiled = content.root / CACHE_DIR / "templates"
+        self.pages = Pages(content, links, assets, compiled, vendored=digests)
         self.base_key = _base_key(content, assets)
 
     def record_key(self, record: Record) -> str:
@@ -227,7 +234,18 @@ class Plan:
                     lambda project=project, path=path: self.pages.source_file(project, path),
                 )
 
-    def record_outputs(self, record: Record) -> list[tuple[str, bytes]]:
+    def record_parts(self, record: Record) -> dict[str, tuple[list[str], str]]:
+        """A record's outputs in parts keyed apart, as part -> (URLs, key): its page and
+        JSON, keyed by all they show; its card, by the little it shows, so that an edit of
+        a template or of a related record draws no card again."""
+        return {
+            PAGE: (_record_urls(record.id), self.record_key(record)),
+            CARD: ([urls.card(record.id)], cards.card(record, self.content).key),
+        }
+
+    def record_outputs(self, record: Record, part: str) -> list[tuple[str, bytes]]:
+        if part == CARD:
+            return [(urls.card(record.id), cards.draw(cards.card(record, self.content)))]
         doc = api.error_document(record, self.content, self.links)
         return [(urls.error(record.id), self.pages.error(record, doc))] + api.record_files(
             record.id, doc
@@ -290,16 +308,16 @@ def _workers(plan: Plan, writer: "Writer"):
 
 
 def _write_records(writer: "Writer", plan: Plan, pool) -> None:
-    """Each record's page and JSON: linked when unchanged, else rendered (by the pool when
-    there are many)."""
+    """Each record's page, JSON and card: linked when unchanged, else rendered (by the pool
+    when there are many)."""
     todo = []
     for rid, record in sorted(plan.content.records.items()):
-        key = plan.record_key(record)
-        if not writer.reuse(_record_urls(rid), key):
-            todo.append((rid, key))
+        for part, (url_list, key) in plan.record_parts(record).items():
+            if not writer.reuse(url_list, key):
+                todo.append((rid, part, key))
     if pool is None or len(todo) < PARALLEL_MIN:
-        for rid, key in todo:
-            for url, body in plan.record_outputs(plan.content.records[rid]):
+        for rid, part, key in todo:
+            for url, body in plan.record_outputs(plan.content.records[rid], part):
                 writer.write(url, body, key)
         return
     chunks = [todo[i : i + 100] for i in range(0, len(todo), 100)]
@@ -331,12 +349,13 @@ def _die_with_parent(parent: int) -> None:
 _PR_SET_PDEATHSIG = 1
 
 
-def _render_chunk(chunk: list[tuple[str, str]]) -> dict[str, tuple[str, int]]:
-    """In a worker: render and write some records; report url -> (key, size) of each file."""
+def _render_chunk(chunk: list[tuple[str, str, str]]) -> dict[str, tuple[str, int]]:
+    """In a worker: render and write some records' parts; report url -> (key, size) of each
+    file."""
     plan, writer = _forked()
     local = writer.twin()
-    for rid, key in chunk:
-        for url, body in plan.record_outputs(plan.content.records[rid]):
+    for rid, part, key in chunk:
+        for url, body in plan.record_outputs(plan.content.records[rid], part):
             local.write(url, body, key)
     return local.manifest
 
@@ -414,8 +433,7 @@ class Writer:
     def copy(self, url: str, source: Path) -> None:
         """A vendored file, keyed by its bytes (not its time, which differs between two
         installs of the same package): kept, linked, or copied."""
-        st = source.stat()
-        key = _file_digest(source, st.st_size, st.st_mtime_ns)
+        key = _digest(source)
         if not self.reuse([url], key):
             body = source.read_bytes()
             self._create(url, lambda path: _write_new(path, body))
@@ -488,6 +506,11 @@ class Writer:
             path.unlink()
             make(path)
         return path
+
+
+def _digest(path: Path) -> str:
+    st = path.stat()
+    return _file_digest(path, st.st_size, st.st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=64)

@@ -10,7 +10,7 @@ from markupsafe import Markup
 from generator.content import template
 from generator.content.load import Content, Location, Record
 from generator.projects import wing, wings
-from generator.site import markup, urls
+from generator.site import cards, markup, offline, shortlinks, urls
 from generator.site.linking import Links, by_folder, resolve
 
 RECENT_COUNT = 20
@@ -61,10 +61,13 @@ class Pages:
         links: Links,
         assets: dict[str, bytes],
         compiled: Path | None = None,  # a folder keeping compiled templates between builds
+        vendored: dict[str, str] | None = None,  # third-party files' URLs -> their digests
     ):
         self.content = content
         self.links = links
         self.wings = wings(content.projects.values())
+        self.asset_names = sorted(assets)
+        self.vendored = vendored or {}
         self.env = _environment(content.root / "templates", content, assets, compiled)
 
     def render(self, name: str, **context) -> bytes:
@@ -76,6 +79,7 @@ class Pages:
             "title": title,
             "description": description,
             "og_type": context.pop("og_type", "website"),
+            "image": context.pop("image", None),  # its og:image: url, width, height
         }
         return self.render(name, page=page, **context)
 
@@ -93,6 +97,7 @@ class Pages:
             record.title,
             description,
             og_type="article",
+            image={"url": urls.card(record.id), "width": cards.WIDTH, "height": cards.HEIGHT},
             doc=doc,
             report_url=report,
             extra=self.extra_section(record),
@@ -155,6 +160,7 @@ class Pages:
             yield urls.guide(guide.slug), self._guide(guide)
         for project_wing in self.wings:
             yield from project_wing.pages(self)
+        yield urls.service_worker(), offline.service_worker(self)
         yield (
             urls.search(),
             self.page(
@@ -166,6 +172,9 @@ class Pages:
         )
         for alias, target in sorted(content.aliases.items()):
             yield urls.error(alias), self.render("redirect.html", target=content.records[target])
+        for url, rid in shortlinks.short_links(content):
+            yield url, self.render("redirect.html", target=content.records[rid], short=True)
+        yield from shortlinks.id_lists(content)
         yield (
             urls.not_found(),
             self.page(

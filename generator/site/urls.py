@@ -75,6 +75,21 @@ def error(record_id: str) -> str:
     return _page(f"{folder}/{record_id}/")
 
 
+def card(record_id: str) -> str:
+    """The image a link to the record's page shows (og:image)."""
+    return f"/cards/{record_id}.png"
+
+
+def short(prefix: str) -> str:
+    """The short link of a record: the first hex digits of its id, when no other shares them."""
+    return f"/e/{prefix}/"
+
+
+def id_list(prefix: str) -> str:
+    """The ids (and titles) starting with these hex digits, for the 404 page."""
+    return f"/api/ids/{prefix}.json"
+
+
 def error_json(record_id: str) -> str:
     return _api(f"/api/errors/{record_id}.json")
 
@@ -95,6 +110,11 @@ def source_file(key: str, path: str) -> str:
 
 def project_json(key: str) -> str:
     return _api(f"/api/projects/{key}.json")
+
+
+def project_json_page(key: str, page: int | str) -> str:
+    """A later page of the project document (the first is project_json)."""
+    return f"/api/projects/{key}/{page}.json"
 
 
 def guide(slug: str) -> str:
@@ -188,6 +208,11 @@ def asset(name: str) -> str:
 def pyodide(name: str = "") -> str:
     """Pyodide's files, copied from node_modules/pyodide."""
     return _file(f"/pyodide/{name}")
+
+
+def service_worker() -> str:
+    """The service worker: at the root, so that its scope is the whole site."""
+    return "/sw.js"
 
 
 def headers_file() -> str:

@@ -1,5 +1,5 @@
 // Module worker: Pyodide runs calc.py. In: {init: {calc: url, pyodide: folder url}}, {id, request}.
-// Out: {progress: text}, {ready: ms}, {id, answer}, {failed: text}.
+// Out: {progress: text}, {ready: ms, fetched: urls}, {id, answer}, {failed: text}.
 
 const started = performance.now();
 let calcRun = null;
@@ -60,7 +60,8 @@ async function boot(calcUrl, pyodideUrl) {
   );
   const answer = pyodide.globals.get("errorkb_answer");
   calcRun = (request) => JSON.parse(answer(JSON.stringify(request)));
-  postMessage({ ready: Math.round(performance.now() - started) });
+  const fetched = performance.getEntriesByType("resource").map((entry) => entry.name);
+  postMessage({ ready: Math.round(performance.now() - started), fetched });
 }
 
 self.addEventListener("unhandledrejection", (event) => fail(event.reason));

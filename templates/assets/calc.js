@@ -1,4 +1,6 @@
-// Calculator widget: calc.py runs in Pyodide in a module worker started on first use only.
+// Calculator widget: calc.py runs in Pyodide in a module worker, started when a visitor shows
+// intent (values in the address, pointer or focus on the widget). Values the build-time table
+// of calc.json covers are answered at once, in words, while Python loads.
 
 const LOAD_TIMEOUT_MS = 90_000;
 const FIELDS = {
@@ -116,13 +118,16 @@ function readConfig(text) {
 
 function fillFromQuery(widget) {
   const query = new URLSearchParams(location.search);
+  let given = false;
   for (const [name, input] of Object.entries(widget.inputs)) {
     const key = [widget.map[name], name].find((k) => k && query.has(k));
     const value = key && query.get(key).trim();
     if (!key) continue;
     if (input.type === "checkbox") input.checked = /^(1|true|yes|on)$/i.test(value);
     else input.value = value;
+    given = true;
   }
+  return given;
 }
 
 function syncQuery(widget) {
@@ -149,21 +154,93 @@ function build(root, index) {
   form.append(el("div", { className: "calc-fields" }, ...names.map((f) => field(widget, f))));
   const go = el("button", { type: "button", className: "calc-go" }, "Calculate");
   widget.progress = el("progress", { max: 4, value: 0, hidden: true });
+  widget.loading = el("span", { className: "calc-loading" });
   widget.out = el("div", { className: "calc-out", role: "status" });
   widget.out.textContent =
     "Press Calculate or change a value: vLLM's rules then run in your browser " +
     "(Python through Pyodide, about 13 MB, downloaded once).";
-  form.append(el("p", { className: "calc-start" }, go, widget.progress), widget.out);
+  const line = el("p", { className: "calc-start" }, go, widget.progress, widget.loading);
+  form.append(line, widget.out);
   root.prepend(form);
-  fillFromQuery(widget);
-  const first = () => widget.started || ask(widget);
+  const given = fillFromQuery(widget);
+  const first = () => widget.latest || ask(widget);
   form.addEventListener("focusin", first);
   form.addEventListener("click", first);
+  form.addEventListener("pointerenter", () => start(widget), { once: true });
   form.addEventListener("input", (event) => {
     if (Object.values(widget.inputs).includes(event.target)) changed(widget);
   });
   go.addEventListener("click", () => ask(widget));
   widgets.push(widget);
+  if (given) answerOnLoad(widget);
+}
+
+// Values in the address: the table's answer at once, and Python's when it has loaded.
+function answerOnLoad(widget) {
+  const known = tableAnswer(widget);
+  if (known) {
+    widget.out.replaceChildren(...known);
+    widget.root.dataset.state = "table";
+  }
+  const box = document.querySelector("[data-your-case]");
+  if (box && !("answering" in box.dataset)) yourCase(box, widget, known); // the first widget
+  ask(widget);
+}
+
+function yourCase(box, widget, known) {
+  const out = box.querySelector("[data-case-answer]");
+  box.dataset.answering = "";
+  box.hidden = false;
+  if (known) return out.replaceChildren(...known.map((node) => node.cloneNode(true)));
+  out.replaceChildren(el("p", { className: "case-source" }, "The calculator below is working these values out…"));
+  widget.root.addEventListener("calc:answer", ({ detail }) => {
+    const copy = [...widget.out.childNodes].map((node) => node.cloneNode(true));
+    if (detail.answer.error) copy.unshift(el("p", {}, "These values alone do not settle it; the calculator below asks for more."));
+    out.replaceChildren(...copy);
+  }, { once: true });
+}
+
+const TABLE_FIELDS = new Set(["heads", "kv_heads", "tp", "mla"]);
+const count = (text) => (/^\d+$/.test(text || "") ? Number(text) : undefined);
+
+// Heads, KV heads and TP with nothing else set: the cases calc.json's tp_table answers
+// (computed by calc.py at build time). Null when it does not cover them.
+function tableAnswer(widget) {
+  const given = Object.keys(widget.inputs).filter((name) => {
+    const value = val(widget, name);
+    return value && !(["dcp", "pcp", "pp", "dp", "nnodes"].includes(name) && value === "1");
+  });
+  if (!given.every((name) => TABLE_FIELDS.has(name) || name === "gpus_per_node")) return null;
+  const [heads, tp, kv] = ["heads", "tp", "kv_heads"].map((name) => count(val(widget, name)));
+  const gqa = kv && kv !== heads && !val(widget, "mla");
+  const sizes = heads && tp && config.tp_table[gqa ? `${heads}/${kv}` : `${heads}`];
+  // More GPUs than one node has: vLLM's world-size check comes first, Python answers that.
+  if (!sizes || tp > (count(val(widget, "gpus_per_node")) ?? tp)) return null;
+  const model = `${heads} attention heads${gqa ? ` and ${kv} KV heads` : ""}`;
+  const works = `Tensor parallel sizes that work for ${model}: ${list(sizes)}`;
+  const out = [];
+  if (sizes.includes(tp)) {
+    out.push(el("p", { className: "case-verdict calc-good" }, `${model} can be split over ${tp} GPUs: TP ${tp} passes vLLM's head checks.`));
+    out.push(el("p", {}, `${works}.`));
+  } else {
+    const why = heads % tp ? `${heads} attention heads cannot be split over ${tp} GPUs.`
+      : `${kv} KV heads can neither be split evenly over ${tp} GPUs nor copied whole to each.`;
+    const next = sizes.find((size) => size > tp) ?? sizes[sizes.length - 1];
+    out.push(el("p", { className: "case-verdict" }, why));
+    out.push(el("p", {}, `${works}: try `, el("code", {}, `--tensor-parallel-size ${next}`), "."));
+  }
+  const grouped = !kv && heads > 8 && config.tp_table[`${heads}/8`];
+  if (grouped) out.push(el("p", {}, `If the model has 8 KV heads, as many grouped-query models do: ${list(grouped)}.`));
+  out.push(el("p", { className: "case-source" }, "From the tables computed at build time with vLLM 0.33.0's rules; " +
+    "MLP width, vocabulary and the GPUs of your nodes are not checked here."));
+  return out;
+}
+
+// The progress line beside the button; what stands in the answer's place is left alone.
+function loading(widget, text) {
+  widget.progress.hidden = !text;
+  widget.loading.textContent = text;
+  if (text && widget.root.dataset.state !== "table") widget.root.dataset.state = "loading";
 }
 
 function say(widget, state, text, className = "calc-bad") {
@@ -172,11 +249,11 @@ function say(widget, state, text, className = "calc-bad") {
 }
 
 function start(widget) {
+  if (widget.started) return;
   widget.started = true;
   if (worker.failed) return say(widget, "failed", worker.failed);
   if (worker.ready) return;
-  widget.progress.hidden = false;
-  say(widget, "loading", "Loading the calculator…", "muted");
+  loading(widget, "Loading Python for the calculator…");
   if (worker.instance) return;
   try {
     worker.instance = new Worker(config.worker, { type: "module", name: "errorkb-calc" });
@@ -197,16 +274,18 @@ function start(widget) {
 }
 
 function received(data) {
-  const loading = widgets.filter((w) => w.started && !worker.ready);
+  const waiting = widgets.filter((w) => w.started && !worker.ready);
   if (data.progress) {
-    for (const w of loading) {
+    for (const w of waiting) {
       w.progress.value += 1;
-      say(w, "loading", data.progress, "muted");
+      loading(w, data.progress);
     }
   } else if (data.ready !== undefined) {
     Object.assign(worker, { ready: true, failed: null });
+    const mine = [config.worker, document.querySelector("[data-calc]").dataset.src];
+    keep([...mine.map((url) => new URL(url, location.href).href), ...data.fetched]);
     clearTimeout(worker.timer);
-    for (const w of widgets) w.progress.hidden = true;
+    for (const w of widgets) loading(w, "");
   } else if (data.failed) {
     fail(data.failed);
   } else if (!worker.failed) {
@@ -215,12 +294,23 @@ function received(data) {
   }
 }
 
+// Python's files, fetched by the worker perhaps before the service worker took over: it
+// keeps them for the next visit (from the HTTP cache, not downloaded again).
+function keep(urls) {
+  navigator.serviceWorker?.ready.then((reg) => reg.active?.postMessage({ keep: urls }), () => {});
+}
+
 function fail(text) {
   worker.failed = text;
   clearTimeout(worker.timer);
   for (const w of widgets.filter((w) => w.started)) {
-    w.progress.hidden = true;
-    say(w, "failed", text);
+    loading(w, "");
+    // The table's answer stands; the failure is said below it.
+    if (w.root.dataset.state !== "table") say(w, "failed", text);
+    else {
+      w.out.append(el("p", { className: "calc-bad" }, text));
+      w.root.dataset.state = "failed";
+    }
   }
 }
 
@@ -318,7 +408,7 @@ function moriio(widget, result) {
 }
 
 function show(widget, answer) {
-  widget.progress.hidden = true;
+  loading(widget, "");
   const error = answer.error;
   if (error) {
     const missing = /needs (.*)$/.exec(error);

@@ -1,4 +1,4 @@
-// The search box of every page, and "Your values" on error pages. Tier 1 (match.js) and
+// The search box of every page, and the values of "Your case" on error pages. Tier 1 (match.js) and
 // tier 2 (Pagefind) load on first use. Query text reaches the page only as text nodes.
 
 let tier1, tier2;
@@ -54,8 +54,18 @@ function pageHit(hit) {
   return link(hit.url, hit.meta.title || hit.url, el("span", "hit-summary", ...parts));
 }
 
+function group(title, links) {
+  const heading = el("span", "search-heading", title);
+  heading.setAttribute("aria-hidden", "true"); // the group's label says it
+  const node = el("div", "search-group", heading, ...links);
+  node.setAttribute("role", "group");
+  node.setAttribute("aria-label", title);
+  return node;
+}
+
 // Tier-1 results as soon as they are ready; Pagefind's (pages === null until then) after
-// them, without the pages tier 1 already shows.
+// them, without the pages tier 1 already shows. A listbox holds options only (in labelled
+// groups): the report link follows it, and "nothing found" is a status.
 function render(box, errors, pages, report) {
   const fits = errors.filter((h) => h.match !== "similar");
   const shown = new Set(errors.map((h) => h.url.split("?")[0]));
@@ -63,16 +73,25 @@ function render(box, errors, pages, report) {
   const groups = [["Matching errors", fits.map(errorHit)], ["Pages", others.map(pageHit)],
     ["Similar errors", errors.filter((h) => h.match === "similar").map(errorHit)]]
     .filter(([, links]) => links.length)
-    .map(([title, links]) => el("div", "search-group", el("h2", "search-heading", title), ...links));
+    .map(([title, links]) => group(title, links));
+  const parts = [];
+  if (groups.length) {
+    const list = el("div", "search-list", ...groups);
+    list.setAttribute("role", "listbox");
+    list.setAttribute("aria-label", "Search results");
+    parts.push(list);
+  }
   if (report && pages !== null) {
     const a = el("a", "search-report", "Not here? Report this error");
     Object.assign(a, { href: report, rel: "noopener" });
-    groups.push(el("p", "muted", a));
+    parts.push(el("p", "muted", a));
   }
-  if (!groups.length && pages === null) return; // nothing yet: wait for the pages
+  if (!parts.length && pages === null) return; // nothing yet: wait for the pages
+  const none = el("p", "muted", "No matching error or page.");
+  none.setAttribute("role", "status");
   // The hit chosen by arrow keys stays chosen when the pages arrive.
   const chosen = box.active >= 0 ? hits(box)[box.active]?.href : null;
-  box.results.replaceChildren(...(groups.length ? groups : [el("p", "muted", "No matching error or page.")]));
+  box.results.replaceChildren(...(parts.length ? parts : [none]));
   const links = hits(box);
   links.forEach((a, i) => Object.assign(a, { id: `${box.input.id}-${i}`, role: "option" }));
   box.active = chosen ? links.findIndex((a) => a.href === chosen) : -1;
@@ -80,14 +99,13 @@ function render(box, errors, pages, report) {
     links.forEach((a, i) => a.setAttribute("aria-selected", i === box.active));
     box.input.setAttribute("aria-activedescendant", links[box.active].id);
   }
-  show(box, true);
+  show(box, box.dismissed !== box.turn); // Pagefind's answer does not reopen a closed list
 }
 
 const hits = (box) => [...box.results.querySelectorAll(".search-hit")];
 
 function show(box, open) {
   box.results.hidden = !open;
-  box.input.setAttribute("aria-expanded", open);
 }
 
 async function run(box) {
@@ -126,6 +144,7 @@ function onKey(box, event) {
     if (links.length) location.href = links[Math.max(box.active, 0)].href;
     else box.form.requestSubmit();
   } else if (event.key === "Escape" && !box.inline) {
+    box.dismissed = box.turn; // closed until the text changes
     show(box, false);
   }
 }
@@ -135,8 +154,8 @@ function initBox(form) {
   const results = form.querySelector("[data-search-results]");
   const box = { form, input, results, active: -1, turn: 0, inline: form.hasAttribute("data-search-inline") };
   results.id = `${input.id}-results`;
-  results.setAttribute("role", "listbox");
-  for (const [k, v] of [["role", "combobox"], ["aria-autocomplete", "list"], ["aria-controls", results.id]]) {
+  // A textarea cannot take the combobox role: it stays a text box that controls the results.
+  for (const [k, v] of [["aria-autocomplete", "list"], ["aria-controls", results.id]]) {
     input.setAttribute(k, v);
   }
   show(box, false);
@@ -159,7 +178,10 @@ document.addEventListener("keydown", (event) => {
   if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) return;
   if (event.target.closest("input, textarea, select, [contenteditable]")) return;
   event.preventDefault();
-  document.querySelector("[data-search-primary] textarea, [data-search] textarea")?.focus();
+  // The page's own big box (home, search) before the header's: a selector list would
+  // return whichever comes first in the document, the header's.
+  const box = document.querySelector("[data-search-primary] textarea") || document.querySelector("[data-search] textarea");
+  box?.focus();
 });
 
 // An error page opened from a search result: the values of the pasted message.
@@ -173,4 +195,4 @@ function yourValues(box) {
 }
 
 document.querySelectorAll("[data-search]").forEach(initBox);
-document.querySelectorAll("[data-your-values]").forEach(yourValues);
+document.querySelectorAll("[data-your-case]").forEach(yourValues);

@@ -18,6 +18,8 @@ function applyTheme(theme) {
 }
 
 function initTheme() {
+  // Shown only now: without JavaScript the button would do nothing.
+  for (const button of document.querySelectorAll("[data-theme-toggle]")) button.hidden = false;
   let saved = null;
   try { saved = localStorage.getItem(THEME_KEY); } catch { /* storage may be blocked */ }
   applyTheme(saved === "dark" || saved === "light" ? saved : systemTheme());
@@ -58,6 +60,7 @@ function initCopyButtons() {
     button.setAttribute("aria-label", `Copy link to ${anchor.textContent}`);
     anchor.after(button);
   }
+  for (const button of document.querySelectorAll("[data-copy-text]")) button.hidden = false;
   document.addEventListener("click", (event) => {
     const button = event.target.closest("[data-copy-link], [data-copy-text]");
     if (!button) return;
@@ -100,6 +103,22 @@ function initFilter() {
   if (input.value) apply();
 }
 
+// Keeps third-party files (Pyodide) and the assets for the next visit, and seen pages for
+// offline use: the service worker named by this script's tag (urls.service_worker).
+function initOffline() {
+  const script = document.querySelector("script[data-service-worker]");
+  if (!script || !("serviceWorker" in navigator) || !/^https?:$/.test(location.protocol)) return;
+  const first = !navigator.serviceWorker.controller; // this page did not pass through it
+  navigator.serviceWorker.register(script.dataset.serviceWorker).catch(() => { /* the site works without it */ });
+  if (!first) return;
+  // Once it controls the page, what the page fetched so far is listed; the rest passes through it.
+  navigator.serviceWorker.addEventListener("controllerchange", () => {
+    const urls = [location.href, ...performance.getEntriesByType("resource").map((e) => e.name)];
+    navigator.serviceWorker.controller?.postMessage({ keep: urls });
+  }, { once: true });
+}
+
 initTheme();
 initCopyButtons();
 initFilter();
+initOffline();

@@ -4,7 +4,7 @@
 import json
 
 from generator.content.load import Content, Record
-from generator.projects.vllm import calc, presets
+from generator.projects.vllm import calc, cases, presets
 from generator.site import urls
 from generator.site.pages import fingerprint
 
@@ -19,6 +19,8 @@ def record_calculator(record: Record, content: Content) -> dict | None:
         return None
     return {
         "template": TEMPLATE,
+        "id": "calculator",  # the section's anchor and its entry in the table of contents
+        "title": "Calculator",
         "name": spec["name"],
         "inputs": spec.get("inputs", {}),
         "tables": calc_tables(spec["name"], presets.models(content)),
@@ -78,6 +80,7 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         return f"{urls.asset(name)}?v={fingerprint(assets[name])}"
 
     keys = ("key", "name", "heads", "kv_heads", "layers", "mla")
+    models = presets.models(content)
     data = {
         "worker": url("calc-worker.js"),
         "errors_url": urls.error("{}"),  # where an answer's record lives
@@ -87,7 +90,8 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "records": {
             rid: content.records[rid].title for rid in calc.MESSAGES if rid in content.records
         },
-        "models": [{k: m[k] for k in keys if k in m} for m in presets.models(content)],
+        "models": [{k: m[k] for k in keys if k in m} for m in models],
+        "tp_table": cases.tp_table(models),  # "Your case" answers without Pyodide
     }
     return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
 

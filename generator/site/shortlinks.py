@@ -1,0 +1,36 @@
+"""Links that hold up: /e/<first 8 hex digits>/ for every record whose prefix is its own, and
+the id lists the 404 page reads to send an id typed in capitals, cut short or mistyped to its
+page (or to the nearest ids)."""
+
+import json
+from collections import defaultdict
+from collections.abc import Iterator
+
+from generator.content.load import Content
+from generator.site import urls
+
+SHORT = 8  # hex digits of a short link: unique among 100,000 ids but for a few dozen
+SHARD = 2  # hex digits naming an id list: 256 lists, ~25 ids each at 6,000 records
+
+
+def short_links(content: Content) -> Iterator[tuple[str, str]]:
+    """(short URL, record id) for each prefix that names one record."""
+    by_prefix = defaultdict(list)
+    for rid in content.records:
+        by_prefix[rid[:SHORT]].append(rid)
+    for prefix, ids in sorted(by_prefix.items()):
+        if len(ids) == 1:
+            yield urls.short(prefix), ids[0]
+
+
+def id_lists(content: Content) -> Iterator[tuple[str, bytes]]:
+    """/api/ids/<2 hex digits>.json: [[id, title, target id], ...] of the records and aliases
+    starting so (target id: the record an alias leads to, else the id itself)."""
+    shards = defaultdict(list)
+    for rid, record in content.records.items():
+        shards[rid[:SHARD]].append([rid, record.title, rid])
+    for alias, target in content.aliases.items():
+        shards[alias[:SHARD]].append([alias, content.records[target].title, target])
+    for prefix, rows in sorted(shards.items()):
+        body = json.dumps(sorted(rows), ensure_ascii=False, separators=(",", ":"))
+        yield urls.id_list(prefix), body.encode()
