@@ -136,7 +136,7 @@ def load_scan(package: str, version: str) -> ReleaseScan | None:
         with gzip.open(path, "rt", encoding="utf-8") as handle:
             data = json.load(handle)
         sites = [_site(row) for row in data["sites"]]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, EOFError, ValueError, KeyError, TypeError):
         return None
     return ReleaseScan(version, sites, data["files"], data["seconds"], cached=True)
 
