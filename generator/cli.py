@@ -126,6 +126,8 @@ def _match_one(search, index, text: str, args) -> int:
         print(f"   {result.exception} · {result.project} · {result.id}")
         if result.match != "exact":
             print(f"   matched: {result.how}")
+        if result.wording:
+            print(f"   in {result.wording}")
         if result.tied:
             print("   tied: another match fits as well (the same text); source order ranks them")
         for name, value in result.values.items():

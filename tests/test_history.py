@@ -295,3 +295,22 @@ def test_errorkb_history_end_to_end(kb, cache, monkeypatch, capsys):
         capsys.readouterr().err
     )
     assert json.loads((history.cache_root() / DEMO / "matches.jsonl").read_text().split("\n")[0])
+
+
+def test_a_paste_in_an_old_wording_finds_the_record_and_says_which_releases(kb_with_history):
+    from generator.search import engine as search
+
+    kb, rid, _ = kb_with_history
+    content = load_content(kb)
+    files = dict(search.index_files(search.entries(content)))
+    index = search.Index(files.__getitem__)
+    paste = (
+        "ERROR 11-30 09:12:01 [engine.py:412] Error in startup\n"
+        "ValueError: Total number of attention heads (40) must be divisible by tensor\n"
+        "parallel size (3)."
+    )
+    best = search.search(index, paste)[0]
+    assert (best.id, best.match, best.values) == (rid, "exact", {"num_heads": "40", "tp_size": "3"})
+    assert best.wording == "the wording of Demo 1.0"
+    now = search.search(index, "The number of attention heads (40) must be divisible by the tensor")
+    assert now[0].id == rid and now[0].wording == ""
