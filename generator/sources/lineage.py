@@ -21,6 +21,7 @@ from generator.sources.extract import Site, group_sites
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+")
+_TOKEN = re.compile(r"\w+|[^\w\s]")
 # Names in conditions that say nothing about what is checked.
 _NOISE = frozenset({"self", "cls", "isinstance", "len", "getattr", "hasattr", "str", "int"})
 
@@ -50,6 +51,7 @@ class Lineage:
     """One check through the releases: its wordings, oldest first."""
 
     wordings: list[Wording]
+    first_index: int  # the first release that prints it
     superseded_by: "Lineage | None" = None
     absorbed: bool = False  # merged into another lineage as its older wordings
 
@@ -67,10 +69,6 @@ class Lineage:
         return max(self.wordings, key=lambda w: w.last_index).last
 
     @property
-    def first_index(self) -> int:
-        return min(w.first_index for w in self.wordings)
-
-    @property
     def last_index(self) -> int:
         return max(w.last_index for w in self.wordings)
 
@@ -82,6 +80,7 @@ class Features:
     exception: str
     kind: str
     literal: str  # the template's literal text, holes as one mark
+    tokens: tuple[str, ...]  # its words and signs, what texts are compared by
     words: frozenset[str]
     functions: frozenset[str]  # enclosing functions' own names
     paths: frozenset[str]
@@ -99,6 +98,7 @@ class Features:
             exception=wording.key[0],
             kind="assert" if sites[0].kind == "assert" else sites[0].kind,
             literal=literal,
+            tokens=tuple(_TOKEN.findall(literal)),
             words=frozenset(w.lower() for w in _WORD.findall(literal)),
             functions=frozenset(s.function.rsplit(".", 1)[-1] for s in sites if s.function),
             paths=frozenset(s.path for s in sites),
@@ -108,6 +108,17 @@ class Features:
                 n for s in sites for n in template.placeholders(s.template) if n != "value"
             ),
         )
+
+
+_Cache = dict[int, tuple[int, Features]]  # id(wording) -> (its last release, its features)
+
+
+def _features(wording: Wording, cache: _Cache) -> Features:
+    """A wording's features, computed again only when a newer release printed it."""
+    found = cache.get(id(wording))
+    if found is None or found[0] != wording.last_index:
+        found = cache[id(wording)] = (wording.last_index, Features.of(wording))
+    return found[1]
 
 
 def _norm_guard(text: str) -> str:
@@ -177,8 +188,12 @@ def compare(old: Features, new: Features) -> Comparison | None:
     else:
         place = 0.0
     guard = 1.0 if old.guards & new.guards else _jaccard(old.guard_names, new.guard_names)
-    text = SequenceMatcher(None, old.literal, new.literal, autojunk=False).ratio()
-    return Comparison(old, new, text, place, guard, _jaccard(old.holes, new.holes))
+    if not place and guard < 0.5 and _jaccard(old.words, new.words) < 0.25:
+        return None  # nothing in common but a few words: not worth comparing the texts
+    matcher = SequenceMatcher(None, old.tokens, new.tokens, autojunk=False)
+    if matcher.quick_ratio() < 0.3:
+        return None
+    return Comparison(old, new, matcher.ratio(), place, guard, _jaccard(old.holes, new.holes))
 
 
 @dataclass
@@ -199,6 +214,7 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
     by_key: dict[tuple[str, str], Wording] = {}
     owner: dict[int, Lineage] = {}  # id(wording) -> its lineage
     alive: set[Lineage] = set()
+    cache: _Cache = {}  # every wording is kept by `by_key`, so ids are never reused
     for index, (version, sites) in enumerate(releases):
         history.releases.append(version)
         now: set[Lineage] = set()
@@ -207,30 +223,37 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
             if wording is None:
                 wording = Wording(key, found, version, version, index, index)
                 by_key[key] = wording
-                lineage = Lineage([wording])
+                lineage = Lineage([wording], index)
                 owner[id(wording)] = lineage
                 history.lineages.append(lineage)
             wording.sites, wording.last, wording.last_index = found, version, index
             now.add(owner[id(wording)])
         gone = [lin for lin in alive if lin not in now]
-        _follow(history, gone, now, version, owner)
+        _follow(history, gone, now, version, owner, cache)
         alive = {owner[id(lin.wordings[0])] for lin in now}
     return history
 
 
 def _follow(
-    history: History, gone: list[Lineage], now: set[Lineage], version: str, owner: dict
+    history: History,
+    gone: list[Lineage],
+    now: set[Lineage],
+    version: str,
+    owner: dict,
+    cache: _Cache,
 ) -> None:
     """Pair the checks gone in this release with newer checks that took their place."""
     if not gone:
         return
+    oldest = min(old.first_index for old in gone)
     candidates: dict[tuple[str, str], list[tuple[Lineage, Features]]] = defaultdict(list)
     for lin in now:
-        feats = Features.of(lin.current)
-        candidates[(feats.kind, feats.exception)].append((lin, feats))
+        if lin.first_index > oldest:  # only a newer check can take an old one's place
+            feats = _features(lin.current, cache)
+            candidates[(feats.kind, feats.exception)].append((lin, feats))
     pairs = []
     for old in gone:
-        feats = Features.of(old.current)
+        feats = _features(old.current, cache)
         for new, new_feats in candidates.get((feats.kind, feats.exception), []):
             if new.first_index <= old.first_index:
                 continue  # not newer: the two were printed side by side all along
@@ -247,6 +270,7 @@ def _follow(
         taken.add(new)
         history.log.append(found.row("same", version))
         new.wordings = sorted(old.wordings + new.wordings, key=lambda w: w.first_index)
+        new.first_index = min(new.first_index, old.first_index)
         for wording in old.wordings:
             owner[id(wording)] = new
         old.absorbed, old.superseded_by = True, new
