@@ -89,7 +89,9 @@ class Features:
     holes: frozenset[str]
 
     @classmethod
-    def of(cls, wording: Wording) -> "Features":
+    def of(cls, wording: Wording, common: frozenset[str] = frozenset()) -> "Features":
+        """A wording's features; a function name in `common` (`__init__`, `forward`: found
+        in many files) says where only with its file."""
         sites = wording.sites
         literal = wording.key[1]
         guards = frozenset(_norm_guard(s.guard) for s in sites if s.guard)
@@ -100,7 +102,7 @@ class Features:
             literal=literal,
             tokens=tuple(_TOKEN.findall(literal)),
             words=frozenset(w.lower() for w in _WORD.findall(literal)),
-            functions=frozenset(s.function.rsplit(".", 1)[-1] for s in sites if s.function),
+            functions=frozenset(_where(s, common) for s in sites if s.function),
             paths=frozenset(s.path for s in sites),
             guards=guards,
             guard_names=frozenset(n for n in names if n not in _NOISE and not keyword.iskeyword(n)),
@@ -110,15 +112,32 @@ class Features:
         )
 
 
-_Cache = dict[int, tuple[int, Features]]  # id(wording) -> (its last release, its features)
+@dataclass
+class _Cache:
+    """Features of wordings, computed again only when a newer release printed them."""
+
+    common: list[frozenset[str]] = field(default_factory=list)  # per release
+    found: dict[int, tuple[int, Features]] = field(default_factory=dict)  # by id(wording)
+
+    def features(self, wording: Wording) -> Features:
+        found = self.found.get(id(wording))
+        if found is None or found[0] != wording.last_index:
+            common = self.common[wording.last_index]
+            found = self.found[id(wording)] = (wording.last_index, Features.of(wording, common))
+        return found[1]
 
 
-def _features(wording: Wording, cache: _Cache) -> Features:
-    """A wording's features, computed again only when a newer release printed it."""
-    found = cache.get(id(wording))
-    if found is None or found[0] != wording.last_index:
-        found = cache[id(wording)] = (wording.last_index, Features.of(wording))
-    return found[1]
+def _where(site: Site, common: frozenset[str]) -> str:
+    name = site.function.rsplit(".", 1)[-1]
+    return f"{site.path}:{name}" if name in common else name
+
+
+def common_functions(sites: list[Site], files: int = 4) -> frozenset[str]:
+    """Function names that print messages in this many files or more."""
+    paths: dict[str, set[str]] = defaultdict(set)
+    for site in sites:
+        paths[site.function.rsplit(".", 1)[-1]].add(site.path)
+    return frozenset(name for name, found in paths.items() if len(found) >= files)
 
 
 def _norm_guard(text: str) -> str:
@@ -137,6 +156,7 @@ class Comparison:
     place: float
     guard: float
     holes: float
+    swapped_name: bool = False  # the texts differ in one name only: "CPU" for "OpenVINO"
 
     @property
     def score(self) -> float:
@@ -144,11 +164,15 @@ class Comparison:
 
     def same_check(self) -> bool:
         """The same check, reworded or moved."""
+        if self.swapped_name:
+            return False  # a sibling check about another thing (backend, field, mode)
         long = len(self.old.literal) >= 20 and len(self.new.literal) >= 20
         return (
-            (self.text >= 0.9 and long)
-            or (self.text >= 0.6 and max(self.place, self.guard, self.holes) >= 0.5)
-            or (self.text >= 0.4 and self.guard >= 0.6 and (self.place > 0 or self.holes >= 0.5))
+            (self.text >= 0.9 and long and max(self.place, self.guard, self.holes) > 0)
+            or (self.text >= 0.6 and self.place >= 0.5)
+            or (self.text >= 0.6 and self.guard >= 0.5 and self.holes >= 0.5)
+            or (self.text >= 0.85 and self.guard >= 0.5)
+            or (self.text >= 0.5 and self.guard >= 0.6 and self.holes >= 0.5 and self.place > 0)
         )
 
     def took_over(self) -> bool:
@@ -193,7 +217,21 @@ def compare(old: Features, new: Features) -> Comparison | None:
     matcher = SequenceMatcher(None, old.tokens, new.tokens, autojunk=False)
     if matcher.quick_ratio() < 0.3:
         return None
-    return Comparison(old, new, matcher.ratio(), place, guard, _jaccard(old.holes, new.holes))
+    text, holes = matcher.ratio(), _jaccard(old.holes, new.holes)
+    swapped = _swapped_name(matcher, old.tokens, new.tokens)
+    return Comparison(old, new, text, place, guard, holes, swapped)
+
+
+def _swapped_name(matcher: SequenceMatcher, a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether two token lists differ in one token only, and that token names a thing."""
+    changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if len(changes) != 1 or changes[0][0] != "replace":
+        return False
+    _, i1, i2, j1, j2 = changes[0]
+    if i2 - i1 != 1 or j2 - j1 != 1:
+        return False
+    pair = (a[i1], b[j1])
+    return any(re.fullmatch(r"\w*(?:[A-Z]\w*[A-Z]|_|[A-Z]{2})\w*", t) for t in pair)
 
 
 @dataclass
@@ -214,9 +252,10 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
     by_key: dict[tuple[str, str], Wording] = {}
     owner: dict[int, Lineage] = {}  # id(wording) -> its lineage
     alive: set[Lineage] = set()
-    cache: _Cache = {}  # every wording is kept by `by_key`, so ids are never reused
+    cache = _Cache()  # every wording is kept by `by_key`, so ids are never reused
     for index, (version, sites) in enumerate(releases):
         history.releases.append(version)
+        cache.common.append(common_functions(sites))
         now: set[Lineage] = set()
         for key, found in group_sites(sites).items():
             wording = by_key.get(key)
@@ -249,11 +288,11 @@ def _follow(
     candidates: dict[tuple[str, str], list[tuple[Lineage, Features]]] = defaultdict(list)
     for lin in now:
         if lin.first_index > oldest:  # only a newer check can take an old one's place
-            feats = _features(lin.current, cache)
+            feats = cache.features(lin.current)
             candidates[(feats.kind, feats.exception)].append((lin, feats))
     pairs = []
     for old in gone:
-        feats = _features(old.current, cache)
+        feats = cache.features(old.current)
         for new, new_feats in candidates.get((feats.kind, feats.exception), []):
             if new.first_index <= old.first_index:
                 continue  # not newer: the two were printed side by side all along
