@@ -314,3 +314,22 @@ def test_a_paste_in_an_old_wording_finds_the_record_and_says_which_releases(kb_w
     assert best.wording == "the wording of Demo 1.0"
     now = search.search(index, "The number of attention heads (40) must be divisible by the tensor")
     assert now[0].id == rid and now[0].wording == ""
+
+
+def test_the_page_shows_the_history_and_where_a_removed_check_went(kb_with_history, followed):
+    from generator.site.build import build
+
+    kb, rid, _ = kb_with_history
+    build(kb)
+    page = (kb / "site" / "errors" / rid / "index.html").read_text()
+    history_html = page[page.index('id="history"') :]
+    history_html = history_html[: history_html.index("</section>")]
+    assert "Introduced in Demo 1.0, printed up to 2.0." in history_html
+    assert "the wording of Demo 1.0" in history_html
+    assert "Total number of attention heads (" in history_html
+    ids = chronicle.assign_ids(followed, chronicle.RecordIndex(load_content(kb), DEMO), DEMO)
+    swap = next(i for lin, i in ids.items() if lin.current.template.startswith(R1_SWAP))
+    offload = next(i for lin, i in ids.items() if lin.current.template.startswith(R2_OFFLOAD))
+    removed = (kb / "site" / "errors" / swap / "index.html").read_text()
+    assert "Removed: no release after 1.0 prints it" in removed
+    assert f'/errors/{offload}/">' in removed[removed.index('id="history"') :]
