@@ -333,3 +333,58 @@ def test_the_page_shows_the_history_and_where_a_removed_check_went(kb_with_histo
     removed = (kb / "site" / "errors" / swap / "index.html").read_text()
     assert "Removed: no release after 1.0 prints it" in removed
     assert f'/errors/{offload}/">' in removed[removed.index('id="history"') :]
+
+
+def test_errors_collected_in_a_list_and_joined_are_each_a_message():
+    from generator.sources.extract import scan_file
+
+    code = b'''
+def check_request(request, max_n):
+    problems = []
+    if request.n > max_n:
+        problems.append(f"n={request.n} is above the limit of {max_n}")
+    if request.stream and request.n > 1:
+        problems.append("streaming needs n=1")
+    problems.append(unknown_helper(request))
+    if problems:
+        raise ValueError("Invalid request: " + "; ".join(problems))
+'''
+    sites = scan_file("vllm/serving.py", code).sites
+    assert sorted(s.template for s in sites) == [
+        "Invalid request: n={n} is above the limit of {max_n}",
+        "Invalid request: streaming needs n=1",
+        "Invalid request: {problems}",
+    ]
+
+
+OLD_PASTES = json.loads((RELEASES / "old_pastes.json").read_text())["pastes"]
+
+
+@pytest.fixture(scope="module")
+def real():
+    """The repository's content and its tier-1 index (slow: every record)."""
+    from generator.search import engine as search
+    from tests.conftest import REPO
+
+    content = load_content(REPO)
+    files = dict(search.index_files(search.entries(content)))
+    return content, search.Index(files.__getitem__)
+
+
+@pytest.mark.parametrize("row", OLD_PASTES, ids=lambda row: row["wording"][:40])
+def test_pastes_in_older_wordings_find_the_record_that_holds_them(real, row):
+    from generator.search import engine as search
+    from generator.sources.extract import match_key
+
+    content, index = real
+    key = match_key(row["exception"], row["wording"])
+    (holder,) = [
+        r
+        for r in content.records.values()
+        if any(match_key(r.exception, text) == key for text, _ in r.wordings)
+    ]
+    seen = next(v for text, v in holder.wordings if match_key(holder.exception, text) == key)
+    best = search.search(index, row["text"])[0]
+    assert best.id == holder.id and best.values == row["values"]
+    if seen["last"] != content.projects["vllm"].releases_scanned[-1]:
+        assert best.wording.startswith(f"the wording of vLLM {seen['first']}")

@@ -168,7 +168,8 @@ def _changes(record: Record, lineage: Lineage, removed: bool, successor: str | N
     variants += [{"message": w.template, "versions": _versions(w)} for w in added]
     if variants != record.data.get("variants", []):
         changes["variants"] = variants
-    if "params" in record.data:
+    written = any("about" in p for p in record.data.get("params", {}).values())
+    if "params" in record.data and not written:  # a person's params are left as they are
         params = dict(record.data["params"])
         for w in added:
             for name, kind in w.site.types:

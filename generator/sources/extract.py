@@ -807,9 +807,12 @@ class _Scanner:
         tags: tuple[str, ...] = ()
         if extra and _has_percent(parts):
             parts, tags = _logger_tuple(parts, extra), (LOGGER_STYLE_TAG,)
+        items = self._joined(parts)
+        for item in items:  # each error collected in a list, as printed when it is alone
+            self._add(node, exception, item, [], kind, level)
         literal = "".join(p for p in parts if isinstance(p, str))
         if not any(ch.isalnum() for ch in literal):
-            return "no-literal-text"
+            return "" if items else "no-literal-text"
         text, types = _build(parts)
         snippet = ""
         if self.lines is not None:
@@ -830,6 +833,42 @@ class _Scanner:
             )
         )
         return ""
+
+    def _joined(self, parts: _Parts) -> list[_Parts]:
+        """For a message that joins a list of errors (`"; ".join(errors)`, `errors = []`
+        and `errors.append(...)` in the same function): the message with each error
+        appended to it, where the error has a literal form."""
+        for i, part in enumerate(parts):
+            expr = part.expr if isinstance(part, _Hole) else None
+            if not (
+                isinstance(expr, ast.Call)
+                and _func_name(expr) == "join"
+                and len(expr.args) == 1
+                and isinstance(expr.args[0], ast.Name)
+            ):
+                continue
+            name = expr.args[0].id
+            start = self.messages.resolve(name)
+            if not isinstance(start, ast.List) or start.elts or len(self.scopes) < 2:
+                return []
+            out = []
+            for call in ast.walk(self.scopes[-1].node):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "append"
+                    and isinstance(call.func.value, ast.Name)
+                    and call.func.value.id == name
+                    and len(call.args) == 1
+                ):
+                    try:
+                        item = self.messages.parts(call.args[0])
+                    except _BadFormat:
+                        continue
+                    if item is not None:
+                        out.append(parts[:i] + item + parts[i + 1 :])
+            return out
+        return []
 
     def _message_arg(self, call: ast.Call) -> tuple[ast.AST | None, list]:
         """The message argument, and the positional arguments after it."""

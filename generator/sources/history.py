@@ -26,7 +26,7 @@ from packaging.version import InvalidVersion, Version
 from generator.sources.extract import ExtractError, Progress, Site, scan_tree
 
 # Bump when the scanner finds other sites or records more about them: older scans are redone.
-SCAN_FORMAT = 2
+SCAN_FORMAT = 3
 
 
 class HistoryError(ExtractError):

@@ -267,10 +267,15 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
                 history.lineages.append(lineage)
             wording.sites, wording.last, wording.last_index = found, version, index
             now.add(owner[id(wording)])
-        gone = [lin for lin in alive if lin not in now]
+        gone = sorted((lin for lin in alive if lin not in now), key=_order)
         _follow(history, gone, now, version, owner, cache)
         alive = {owner[id(lin.wordings[0])] for lin in now}
     return history
+
+
+def _order(lineage: Lineage) -> tuple:
+    """A lineage's place in a stable order, so that the same scans pair checks alike."""
+    return lineage.first_index, lineage.wordings[0].key
 
 
 def _follow(
@@ -286,7 +291,7 @@ def _follow(
         return
     oldest = min(old.first_index for old in gone)
     candidates: dict[tuple[str, str], list[tuple[Lineage, Features]]] = defaultdict(list)
-    for lin in now:
+    for lin in sorted(now, key=_order):
         if lin.first_index > oldest:  # only a newer check can take an old one's place
             feats = cache.features(lin.current)
             candidates[(feats.kind, feats.exception)].append((lin, feats))
@@ -299,7 +304,7 @@ def _follow(
             found = compare(feats, new_feats)
             if found is not None and found.text >= 0.3:
                 pairs.append((found.score, old, new, found))
-    pairs.sort(key=lambda p: -p[0])
+    pairs.sort(key=lambda p: (-p[0], _order(p[1]), _order(p[2])))
     taken: set[Lineage] = set()
     merged: set[Lineage] = set()
     for _, old, new, found in pairs:
