@@ -389,3 +389,18 @@ def test_pastes_in_older_wordings_find_the_record_that_holds_them(real, row):
     assert list(best.values.values()) == list(row["values"].values())
     if seen["last"] != content.projects["vllm"].releases_scanned[-1]:
         assert best.wording.startswith(f"the wording of vLLM {seen['first']}")
+
+
+def test_a_placeholder_named_items_renders(kb):
+    """Log lines name holes after their variables: `{items}` must not hide dict.items()."""
+    from generator.site.build import build
+
+    rid = new_id(DEMO, "WARNING", "Dropped {items} of the batch")
+    (kb / "content" / "errors" / DEMO / f"{rid}.yaml").write_text(
+        f"id: {rid}\nproject: demo\nexception: WARNING\nkind: log\nlevel: warning\n"
+        "message: Dropped {items} of the batch\nparams:\n  items:\n    type: any\n"
+        "source:\n  path: vllm/batch.py\n"
+    )
+    build(kb)
+    page = (kb / "site" / "errors" / rid / "index.html").read_text()
+    assert 'data-param="items"' in page and "<dt><var class=\"ph\">{items}</var></dt>" in page
