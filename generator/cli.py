@@ -140,6 +140,8 @@ def _match_one(search, index, text: str, args) -> int:
         print(f"   {result.exception} · {result.project} · {result.id}")
         if result.match != "exact":
             print(f"   matched: {result.how}")
+        if result.wording:
+            print(f"   in {result.wording}")
         if result.tied:
             print("   tied: another match fits as well (the same text); source order ranks them")
         for name, value in result.values.items():
@@ -207,6 +209,52 @@ def cmd_extract(args) -> int:
         _log(line)
     if args.dry_run:
         _log("dry run: nothing was written")
+    return 0
+
+
+def cmd_history(args) -> int:
+    import time
+    from collections import Counter
+
+    from generator.content.load import ContentError, load_content
+    from generator.sources import chronicle, history, lineage
+    from generator.sources.extract import ExtractError, project_ref, write_text
+
+    start = time.monotonic()
+    try:
+        content = load_content(args.root)
+        project_ref(content, args.project)
+        project = content.projects[args.project]
+        package = project.package or project.key
+        versions = history.select(history.available_versions(package), args.releases, args.every)
+        _log(f"{package}: {len(versions)} releases, {versions[0]} to {versions[-1]}")
+        scans = history.scan_releases(package, versions, jobs=args.jobs, report=_log)
+        found = lineage.build((scan.version, scan.sites) for scan in scans)
+        done = chronicle.write(args.root, content, args.project, found, dry_run=args.dry_run)
+        if not args.dry_run:
+            path = args.root / "content" / "projects" / f"{args.project}.yaml"
+            write_text(path, history.set_releases_scanned(path, versions))
+    except ContentError as exc:
+        return _report(exc)
+    except ExtractError as exc:
+        _log(f"error: {exc}")
+        return 1
+    newest, every = history.kind_counts(scans)
+    kinds = ("raise", "assert", "log", "http")
+    for label, counts in ((f"messages in {versions[-1]}", newest), ("messages in all", every)):
+        _log(f"{label}: " + ", ".join(f"{counts[k]} {k}" for k in kinds))
+    decisions = Counter(row["decision"] for row in found.log)
+    _log(
+        f"checks: {len(found.live())} ({done.reworded} reworded, {done.removed} removed, "
+        f"{done.superseded} of them superseded); identity decisions: "
+        + ", ".join(f"{n} {d}" for d, n in sorted(decisions.items()))
+        + f" (log: {history.write_log(package, found.log)})"
+    )
+    _log(
+        f"records: {len(done.created)} created, {len(done.updated)} updated, "
+        f"{len(done.unchanged)} unchanged; done in {time.monotonic() - start:.1f} s"
+        + ("; dry run: nothing was written" if args.dry_run else "")
+    )
     return 0
 
 
@@ -328,6 +376,20 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--snippets", action="store_true", help="keep the raise's lines in records")
     p.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
     p.set_defaults(func=cmd_extract)
+
+    p = sub.add_parser("history", help="scan every release on PyPI; one record per check")
+    p.add_argument("--project", required=True, help="the project, e.g. vllm")
+    p.add_argument(
+        "--releases",
+        default="..",
+        help='a range "0.2.0..0.33.0" (either end may be left out) or a list "0.6.3,0.33.0"',
+    )
+    p.add_argument(
+        "--every", action="store_true", help="every release of a range, not only the last patch"
+    )
+    p.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
+    p.add_argument("--jobs", type=int, help="parser processes (default: one per CPU)")
+    p.set_defaults(func=cmd_history)
 
     p = sub.add_parser("verify-sources", help="check records' locations against a source tree")
     _source_options(p)

@@ -70,6 +70,8 @@ _PROJECT_SCHEMA = {
         "description": {"type": "string"},
         "homepage": {"type": "string"},
         "wing": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"},
+        "package": {"type": "string", "minLength": 1},
+        "releases_scanned": {"type": "array", "items": {"type": "string", "minLength": 1}},
     },
 }
 _SITE_SCHEMA = {
@@ -185,7 +187,35 @@ class Record:
 
     @property
     def variants(self) -> list[str]:
-        return self.data.get("variants", [])
+        """The other wordings' templates (a variant is a template, or {message, versions})."""
+        return [v if isinstance(v, str) else v["message"] for v in self.data.get("variants", [])]
+
+    @property
+    def wordings(self) -> list[tuple[str, dict | None]]:
+        """Every wording with the releases that print it ({first, last}, or None when
+        unknown): the message first, then the variants."""
+        out: list[tuple[str, dict | None]] = [(self.message, self.versions)]
+        for v in self.data.get("variants", []):
+            out.append((v, None) if isinstance(v, str) else (v["message"], v.get("versions")))
+        return out
+
+    @property
+    def versions(self) -> dict | None:
+        """The releases that print the message: {first, last}, or None when not scanned."""
+        return self.data.get("versions")
+
+    @property
+    def kind(self) -> str:
+        """raise, assert, log or http: how the program prints it."""
+        return self.data.get("kind", "raise")
+
+    @property
+    def level(self) -> str | None:
+        return self.data.get("level")
+
+    @property
+    def superseded_by(self) -> str | None:
+        return self.data.get("superseded_by")
 
     @property
     def messages(self) -> list[str]:
@@ -257,6 +287,8 @@ class Project:
     description: str = ""
     homepage: str = ""
     wing: str = ""  # the wing it uses, when not its own (a fork of a project, a test site)
+    package: str = ""  # its name on PyPI, when not its key
+    releases_scanned: list[str] = field(default_factory=list)  # by `errorkb history`, oldest first
 
     @property
     def wing_key(self) -> str:
@@ -1075,6 +1107,17 @@ def _cross_problems(record: Record, content: Content) -> list[Problem]:
                 "project",
                 f"unknown project {record.project!r}; add "
                 f"content/projects/{record.project}.yaml or fix the key",
+            )
+        )
+    successor = record.superseded_by
+    if successor is not None and (successor == record.id or not content.knows(successor)):
+        found.append(
+            Problem(
+                src.path,
+                src.line("superseded_by"),
+                "E104",
+                "superseded_by",
+                f"unknown id {successor!r}; use the id of another record under content/errors/",
             )
         )
     for i, ref in enumerate(record.related):

@@ -96,6 +96,7 @@ class Entry:
     summary: str
     pattern: template.Pattern
     words: list[str]  # template.pattern_words of the pattern: what the index lists it under
+    wording: str = ""  # of an old wording: which releases printed it, in words
 
     def document(self) -> dict:
         doc: dict[str, object] = {
@@ -107,6 +108,8 @@ class Entry:
         }
         if self.summary:
             doc["summary"] = self.summary
+        if self.wording:
+            doc["wording"] = self.wording
         if generic(self.pattern, self.words):
             doc["generic"] = True
         return doc
@@ -140,10 +143,25 @@ def record_patterns(record: "Record") -> list[tuple[template.Pattern, list[str]]
 def record_entries(record: "Record", project: str) -> list[Entry]:
     """The index entries of one record: its message and each of its variants."""
     patterns = record.patterns if record.patterns is not None else record_patterns(record)
+    labels = wording_labels(record, project)
     return [
-        Entry(record.id, record.title, record.exception, project, record.summary, *pattern)
-        for pattern in patterns
+        Entry(record.id, record.title, record.exception, project, record.summary, pat, words, label)
+        for (pat, words), label in zip(patterns, labels, strict=True)
     ]
+
+
+def wording_labels(record: "Record", project: str) -> list[str]:
+    """For each wording of a record (message, then variants), "the wording of vLLM 0.5.5 to
+    0.6.6" when no longer printed (an old variant, or the message of a removed check); else ""."""
+    labels = []
+    for i, (_, seen) in enumerate(record.wordings):
+        if seen is None or (i == 0 and record.status != "removed"):
+            labels.append("")
+            continue
+        first, last = seen["first"], seen["last"]
+        span = first if first == last else f"{first} to {last}"
+        labels.append(f"the wording of {project} {span}")
+    return labels
 
 
 def index_files(
@@ -734,6 +752,7 @@ class Result:
     match: str  # a tier: exact, partial, generic or similar
     how: str  # what of the template the paste matched, in words
     values: dict[str, str]
+    wording: str = ""  # the paste is in an old wording: which releases printed it
     # Exact, and so is another result that ranks alike but for its place in the source:
     # a tie (the same text printed by two records), which source order ranks.
     tied: bool = False
@@ -906,6 +925,7 @@ def _result(doc: dict, match: str, how: str, values: dict[str, str]) -> Result:
         match,
         how,
         ordered,
+        doc.get("wording", ""),
     )
 
 

@@ -43,6 +43,7 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
                 for site in record.sites
             ],
             "placeholders": template.placeholders(record.message),
+            "history": history(record, content, base),
             "related": [_summary(r, base) for r in links.related[record.id]],
             "referenced_by": [_summary(r, base) for r in links.referenced_by.get(record.id, [])],
             "same_file": [_summary(r, base) for r in nearby],
@@ -64,6 +65,36 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
         },
     }
     return doc
+
+
+def history(record: Record, content: Content, base: str) -> dict | None:
+    """The record through the releases scanned: introduced in, each wording and the releases
+    that print it (newest first), removed after, and the record that took over; None when the
+    record was never followed through releases."""
+    if record.versions is None:
+        return None
+    current, *older = [
+        {"message": text, "first": seen["first"], "last": seen["last"]}
+        for text, seen in record.wordings
+        if seen is not None
+    ]
+    older.sort(key=lambda w: _release_key(w["last"]), reverse=True)
+    wordings = [current, *older]
+    first = min((w["first"] for w in wordings), key=_release_key)
+    successor = content.records.get(record.superseded_by or "")
+    return {
+        "introduced": first,
+        "last": record.versions["last"],
+        "removed": record.status == "removed",
+        "wordings": wordings,
+        "superseded_by": _summary(successor, base) if successor else None,
+    }
+
+
+def _release_key(version: str) -> tuple:
+    """A release number as comparable parts: 0.10.2 after 0.9.2, 0.6.6.post1 after 0.6.6."""
+    parts = version.replace("-", ".").split(".")
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
 
 
 def _present(value: object) -> dict:
@@ -190,6 +221,7 @@ def project_document(content: Content, links: Links, key: str) -> dict:
         "name": project.name,
         "repo": project.repo,
         "ref": project.ref,
+        "releases_scanned": project.releases_scanned,
         "count": sum(len(recs) for recs in files.values()),
         "errors": [
             {

@@ -103,7 +103,9 @@ class Site:
     snippet: str = ""
     tags: tuple[str, ...] = ()
     types: tuple[tuple[str, str], ...] = ()  # placeholder -> int / float / any
-    kind: str = "raise"  # or "assert": `assert cond, message` raises AssertionError(message)
+    kind: str = "raise"  # or "assert", "log" (a logger call), "http" (an API error response)
+    level: str = ""  # of a log: warning, error, info, critical
+    guard: str = ""  # the condition that leads to it (the innermost `if`, or the assert's test)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -687,10 +689,13 @@ class _Scanner:
     most of the time saved over a full `ast.NodeVisitor` walk.
     """
 
-    def __init__(self, path: str, lines: list[str] | None, asserts: bool = True):
+    def __init__(
+        self, path: str, lines: list[str] | None, asserts: bool = True, printed: bool = False
+    ):
         self.path = path
         self.lines = lines  # source lines, for snippets
         self.with_asserts = asserts
+        self.with_printed = printed  # logger calls and API error responses too
         self.qualname: list[str] = []
         self.scopes: list[_Scope] = []
         self.messages = _Messages(self.scopes)
@@ -698,6 +703,7 @@ class _Scanner:
         self.skipped: Counter = Counter()
         self.seen = 0
         self.asserts = 0  # assert statements with a message
+        self.tests: list[str] = []  # the enclosing `if` conditions, innermost last
 
     def module(self, node: ast.Module) -> None:
         self.scopes.append(_Scope(node))
@@ -712,7 +718,17 @@ class _Scanner:
                     self.skipped[reason] += 1
             elif isinstance(stmt, ast.Assert) and stmt.msg is not None and self.with_asserts:
                 self.asserts += 1
+                self.tests.append(_guard_text(stmt.test))
                 self._add(stmt, "AssertionError", stmt.msg, [], "assert")
+                self.tests.pop()
+            elif isinstance(stmt, ast.If | ast.While):
+                self.tests.append(_guard_text(stmt.test))
+                self._body(stmt.body)
+                self.tests[-1] = "not " + self.tests[-1]
+                self._body(stmt.orelse)
+                self.tests.pop()
+            elif self.with_printed and (call := _printing_call(stmt)) is not None:
+                self._printed(stmt, call)
             elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.qualname.append(stmt.name)
                 self.scopes.append(_Scope(stmt))
@@ -728,6 +744,34 @@ class _Scanner:
                     self._body(getattr(stmt, name, []))
                 for part in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:
                     self._body(part.body)
+
+    def _printed(self, node: ast.stmt, call: ast.Call) -> None:
+        """A logger call or an API error response: a site of kind log or http."""
+        name = _func_name(call)
+        if name in _HTTP_ERRORS:
+            message, _ = self._message_arg(call)
+            kind_arg = call.args[1] if len(call.args) > 1 else None
+            for keyword in call.keywords:
+                kind_arg = keyword.value if keyword.arg == "err_type" else kind_arg
+            err = kind_arg.value if isinstance(kind_arg, ast.Constant) else "BadRequestError"
+            if message is not None and isinstance(err, str) and err.isidentifier():
+                self._add(node, err, message, [], "http")
+            return
+        if not call.args or isinstance(call.args[0], ast.Starred):
+            return
+        level = _LOG_LEVELS[name]
+        message, extra = call.args[0], call.args[1:]
+        if extra and not any(isinstance(a, ast.Starred) for a in extra):
+            fmt = self.messages.literal(message, 0)
+            if fmt is None:
+                return
+            try:
+                parts = _percent(fmt, ast.Tuple(elts=list(extra)))
+            except _BadFormat:
+                return
+            self._add(node, level.upper(), parts, [], "log", level)
+        else:
+            self._add(node, level.upper(), message, [], "log", level)
 
     def _raise(self, node: ast.Raise) -> str:
         """Add the site of a raise statement; or say why it has none."""
@@ -745,10 +789,19 @@ class _Scanner:
             return "no-message"
         return self._add(node, exception, message, extra, "raise")
 
-    def _add(self, node: ast.stmt, exception: str, message: ast.AST, extra: list, kind: str):
-        """Add a site for this message; or say why there is none."""
+    def _add(
+        self,
+        node: ast.stmt,
+        exception: str,
+        message: ast.AST | _Parts,
+        extra: list,
+        kind: str,
+        level: str = "",
+    ):
+        """Add a site for this message (an expression, or parts already read); or say why
+        there is none."""
         try:
-            parts = self.messages.parts(message)
+            parts = message if isinstance(message, list) else self.messages.parts(message)
         except _BadFormat:
             return "bad-format"
         if parts is None:
@@ -756,9 +809,12 @@ class _Scanner:
         tags: tuple[str, ...] = ()
         if extra and _has_percent(parts):
             parts, tags = _logger_tuple(parts, extra), (LOGGER_STYLE_TAG,)
+        items = self._joined(parts)
+        for item in items:  # each error collected in a list, as printed when it is alone
+            self._add(node, exception, item, [], kind, level)
         literal = "".join(p for p in parts if isinstance(p, str))
         if not any(ch.isalnum() for ch in literal):
-            return "no-literal-text"
+            return "" if items else "no-literal-text"
         text, types = _build(parts)
         snippet = ""
         if self.lines is not None:
@@ -774,9 +830,47 @@ class _Scanner:
                 tags=tags,
                 types=types,
                 kind=kind,
+                level=level,
+                guard=self.tests[-1] if self.tests else "",
             )
         )
         return ""
+
+    def _joined(self, parts: _Parts) -> list[_Parts]:
+        """For a message that joins a list of errors (`"; ".join(errors)`, `errors = []`
+        and `errors.append(...)` in the same function): the message with each error
+        appended to it, where the error has a literal form."""
+        for i, part in enumerate(parts):
+            expr = part.expr if isinstance(part, _Hole) else None
+            if not (
+                isinstance(expr, ast.Call)
+                and _func_name(expr) == "join"
+                and len(expr.args) == 1
+                and isinstance(expr.args[0], ast.Name)
+            ):
+                continue
+            name = expr.args[0].id
+            start = self.messages.resolve(name)
+            if not isinstance(start, ast.List) or start.elts or len(self.scopes) < 2:
+                return []
+            out = []
+            for call in ast.walk(self.scopes[-1].node):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "append"
+                    and isinstance(call.func.value, ast.Name)
+                    and call.func.value.id == name
+                    and len(call.args) == 1
+                ):
+                    try:
+                        item = self.messages.parts(call.args[0])
+                    except _BadFormat:
+                        continue
+                    if item is not None:
+                        out.append(parts[:i] + item + parts[i + 1 :])
+            return out
+        return []
 
     def _message_arg(self, call: ast.Call) -> tuple[ast.AST | None, list]:
         """The message argument, and the positional arguments after it."""
@@ -797,6 +891,45 @@ class _Scanner:
         return None, []
 
 
+# Logger methods that print at a level users see by default, and the level they print at.
+_LOG_LEVELS = {
+    **{f"{name}{once}": name for name in ("info", "warning", "error") for once in ("", "_once")},
+    "warn": "warning",
+    "exception": "error",
+    "critical": "critical",
+    "fatal": "critical",
+}
+# Functions that turn a message into an error response of the OpenAI-compatible server.
+_HTTP_ERRORS = frozenset({"create_error_response", "create_streaming_error_response"})
+
+
+def _printing_call(stmt: ast.stmt) -> ast.Call | None:
+    """The logger call or error response a statement makes: `logger.warning(...)`,
+    `return self.create_error_response(...)`, `yield ...`, `x = await ...`."""
+    value = getattr(stmt, "value", None)
+    if not isinstance(stmt, ast.Expr | ast.Return | ast.Assign | ast.AnnAssign):
+        return None
+    while isinstance(value, ast.Await | ast.Yield):
+        value = value.value
+    if not isinstance(value, ast.Call):
+        return None
+    name = _func_name(value)
+    if name in _HTTP_ERRORS:
+        return value
+    func = value.func
+    if name in _LOG_LEVELS and isinstance(func, ast.Attribute):
+        owner = _raw_name(func.value).lower()
+        if owner.endswith("logger") or owner in ("log", "_log"):
+            return value
+    return None
+
+
+def _guard_text(test: ast.expr) -> str:
+    """A condition as one line of code, cut to a readable length."""
+    text = _WS.sub(" ", ast.unparse(test))
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
 def _dedent(lines: list[str]) -> str:
     lines = [line.rstrip() for line in lines]
     indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
@@ -814,17 +947,20 @@ class FileScan:
     error: str = ""
 
 
-def scan_file(path: str, data: bytes, snippets: bool = False, asserts: bool = True) -> FileScan:
-    """The sites of one Python file; those of `assert` statements too if asked."""
+def scan_file(
+    path: str, data: bytes, snippets: bool = False, asserts: bool = True, printed: bool = False
+) -> FileScan:
+    """The sites of one Python file; those of `assert` statements, logger calls and API
+    error responses too if asked."""
     result = FileScan(path)
-    if b"raise" not in data and not (asserts and b"assert" in data):
+    if b"raise" not in data and not (asserts and b"assert" in data) and not printed:
         return result
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(data, filename=path)
         lines = data.decode("utf-8", "replace").splitlines() if snippets else None
-        scanner = _Scanner(path, lines, asserts)
+        scanner = _Scanner(path, lines, asserts, printed)
         scanner.module(tree)
     except (SyntaxError, ValueError, RecursionError) as exc:
         result.error = f"{type(exc).__name__}: {exc}"
@@ -834,8 +970,10 @@ def scan_file(path: str, data: bytes, snippets: bool = False, asserts: bool = Tr
     return result
 
 
-def _scan_batch(batch: list[tuple[str, bytes]], snippets: bool, asserts: bool) -> list[FileScan]:
-    return [scan_file(path, data, snippets, asserts) for path, data in batch]
+def _scan_batch(
+    batch: list[tuple[str, bytes]], snippets: bool, asserts: bool, printed: bool
+) -> list[FileScan]:
+    return [scan_file(path, data, snippets, asserts, printed) for path, data in batch]
 
 
 # Reading a source tree ----------------------------------------------------------
@@ -1056,6 +1194,7 @@ def scan_tree(
     exclude: Iterable[str] = (),
     snippets: bool = False,
     asserts: bool = True,
+    printed: bool = False,
     jobs: int | None = None,
     progress: bool | None = None,
 ) -> Scan:
@@ -1072,13 +1211,13 @@ def scan_tree(
     if jobs > 1 and size > PARALLEL_BYTES:
         # Big files first, spread over the batches, so that no worker has a long tail.
         files = sorted(tree.files, key=lambda f: -len(f[1]))
-        batches = [(files[i::64], snippets, asserts) for i in range(64)]
+        batches = [(files[i::64], snippets, asserts, printed) for i in range(64)]
         for batch in _parallel(_scan_batch, batches, jobs):
             results += batch
             bar.advance(len(batch))
     else:
         for path, data in tree.files:
-            results.append(scan_file(path, data, snippets, asserts))
+            results.append(scan_file(path, data, snippets, asserts, printed))
             bar.advance()
     bar.close()
     sites: list[Site] = []

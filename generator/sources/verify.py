@@ -266,7 +266,7 @@ def verify_sources(
             finding.new = location(sites, ref, default_ref, src, snippets=False)
             if accept_variants:
                 if finding.variant not in record.variants:
-                    changes["variants"] = [*record.variants, finding.variant]
+                    changes["variants"] = [*record.data.get("variants", []), finding.variant]
                 changes["source"] = finding.new
         if update and changes and (finding.status != "reworded" or accept_variants):
             _apply(root, record, changes)

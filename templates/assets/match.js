@@ -481,6 +481,6 @@ function hit(meta, doc, match, how, found) {
   for (const seg of doc.pattern) if (typeof seg !== "string" && has(found, seg[0])) values[seg[0]] = found[seg[0]];
   const query = new URLSearchParams(values).toString();
   const url = meta.errors_url.replace("{}", doc.id) + (query && `?${query}`);
-  const { id, title, exception, project, summary = "" } = doc;
-  return { id, title, exception, project, summary, match, how, exact: match === "exact", values, url };
+  const { id, title, exception, project, summary = "", wording = "" } = doc;
+  return { id, title, exception, project, summary, match, how, values, wording, exact: match === "exact", url };
 }

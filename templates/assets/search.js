@@ -39,6 +39,7 @@ function label(hit) {
 function errorHit(hit) {
   const values = Object.entries(hit.values).flatMap(([k, v]) => [el("code", "", k), " = ", el("mark", "", v), " "]);
   return link(hit.url, hit.title, el("span", "exc", hit.exception), ` · ${hit.project} · ${label(hit)}`,
+    ...(hit.wording ? [el("span", "hit-wording", ` · ${hit.wording}`)] : []),
     el("span", "hit-summary", ...(values.length ? values : [hit.summary])));
 }
 

@@ -1,0 +1,332 @@
+"""Which check is which across releases: one lineage per check, with its wordings.
+
+The same message shape (exception and template, `extract.match_key`) in two releases is the
+same check. When a check stops being printed in a release, it is compared with the checks that
+are newer than it and still printed: one that raises the same exception, from the same function
+or under the same condition on the same quantities, in similar words, is the same check
+reworded (its old wording becomes a variant); one that only guards the same quantities took
+over (`superseded_by`). Every comparison past a floor is logged with its features, so that the
+decisions can be read and checked by hand.
+"""
+
+import keyword
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+from generator.content import template
+from generator.sources.extract import Site, group_sites
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+")
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+# Names in conditions that say nothing about what is checked.
+_NOISE = frozenset({"self", "cls", "isinstance", "len", "getattr", "hasattr", "str", "int"})
+
+
+@dataclass
+class Wording:
+    """One message shape of a check, and the releases that print it."""
+
+    key: tuple[str, str]
+    sites: list[Site]  # where it is printed, in the last release that prints it
+    first: str
+    last: str
+    first_index: int  # the releases' positions, oldest 0
+    last_index: int
+
+    @property
+    def site(self) -> Site:
+        return self.sites[0]
+
+    @property
+    def template(self) -> str:
+        return self.site.template
+
+
+@dataclass(eq=False)
+class Lineage:
+    """One check through the releases: its wordings, oldest first."""
+
+    wordings: list[Wording]
+    first_index: int  # the first release that prints it
+    superseded_by: "Lineage | None" = None
+    absorbed: bool = False  # merged into another lineage as its older wordings
+
+    @property
+    def current(self) -> Wording:
+        """The wording printed last (of two printed to the end, the newer one)."""
+        return max(self.wordings, key=lambda w: (w.last_index, w.first_index))
+
+    @property
+    def first(self) -> str:
+        return min(self.wordings, key=lambda w: w.first_index).first
+
+    @property
+    def last(self) -> str:
+        return max(self.wordings, key=lambda w: w.last_index).last
+
+    @property
+    def last_index(self) -> int:
+        return max(w.last_index for w in self.wordings)
+
+
+@dataclass
+class Features:
+    """What identifies a check in the code: where, under what condition, on what quantities."""
+
+    exception: str
+    kind: str
+    literal: str  # the template's literal text, holes as one mark
+    tokens: tuple[str, ...]  # its words and signs, what texts are compared by
+    words: frozenset[str]
+    functions: frozenset[str]  # enclosing functions' own names
+    paths: frozenset[str]
+    guards: frozenset[str]
+    guard_names: frozenset[str]
+    holes: frozenset[str]
+
+    @classmethod
+    def of(cls, wording: Wording, common: frozenset[str] = frozenset()) -> "Features":
+        """A wording's features; a function name in `common` (`__init__`, `forward`: found
+        in many files) says where only with its file."""
+        sites = wording.sites
+        literal = wording.key[1]
+        guards = frozenset(_norm_guard(s.guard) for s in sites if s.guard)
+        names = {n for g in guards for n in _IDENT.findall(g)}
+        return cls(
+            exception=wording.key[0],
+            kind="assert" if sites[0].kind == "assert" else sites[0].kind,
+            literal=literal,
+            tokens=tuple(_TOKEN.findall(literal)),
+            words=frozenset(w.lower() for w in _WORD.findall(literal)),
+            functions=frozenset(_where(s, common) for s in sites if s.function),
+            paths=frozenset(s.path for s in sites),
+            guards=guards,
+            guard_names=frozenset(n for n in names if n not in _NOISE and not keyword.iskeyword(n)),
+            holes=frozenset(
+                n for s in sites for n in template.placeholders(s.template) if n != "value"
+            ),
+        )
+
+
+@dataclass
+class _Cache:
+    """Features of wordings, computed again only when a newer release printed them."""
+
+    common: list[frozenset[str]] = field(default_factory=list)  # per release
+    found: dict[int, tuple[int, Features]] = field(default_factory=dict)  # by id(wording)
+
+    def features(self, wording: Wording) -> Features:
+        found = self.found.get(id(wording))
+        if found is None or found[0] != wording.last_index:
+            common = self.common[wording.last_index]
+            found = self.found[id(wording)] = (wording.last_index, Features.of(wording, common))
+        return found[1]
+
+
+def _where(site: Site, common: frozenset[str]) -> str:
+    name = site.function.rsplit(".", 1)[-1]
+    return f"{site.path}:{name}" if name in common else name
+
+
+def common_functions(sites: list[Site], files: int = 4) -> frozenset[str]:
+    """Function names that print messages in this many files or more."""
+    paths: dict[str, set[str]] = defaultdict(set)
+    for site in sites:
+        paths[site.function.rsplit(".", 1)[-1]].add(site.path)
+    return frozenset(name for name, found in paths.items() if len(found) >= files)
+
+
+def _norm_guard(text: str) -> str:
+    return re.sub(r"\b(?:self|cls)\.", "", text).replace(" ", "")
+
+
+def _jaccard(a: frozenset, b: frozenset) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+@dataclass
+class Comparison:
+    old: Features
+    new: Features
+    text: float
+    place: float
+    guard: float
+    holes: float
+    swapped_name: bool = False  # the texts differ in one name only: "CPU" for "OpenVINO"
+
+    @property
+    def score(self) -> float:
+        return self.text + 0.5 * self.guard + 0.3 * self.place + 0.3 * self.holes
+
+    def same_check(self) -> bool:
+        """The same check, reworded or moved."""
+        if self.swapped_name:
+            return False  # a sibling check about another thing (backend, field, mode)
+        long = len(self.old.literal) >= 20 and len(self.new.literal) >= 20
+        return (
+            (self.text >= 0.9 and long and max(self.place, self.guard, self.holes) > 0)
+            or (self.text >= 0.6 and self.place >= 0.5)
+            or (self.text >= 0.6 and self.guard >= 0.5 and self.holes >= 0.5)
+            or (self.text >= 0.85 and self.guard >= 0.5)
+            or (self.text >= 0.5 and self.guard >= 0.6 and self.holes >= 0.5 and self.place > 0)
+        )
+
+    def took_over(self) -> bool:
+        """A different check on the same quantities, where the old one was."""
+        return (self.text >= 0.3 and self.guard >= 0.5) or (
+            self.place == 1 and self.holes >= 0.5 and self.text >= 0.3
+        )
+
+    def row(self, decision: str, release: str) -> dict:
+        return {
+            "release": release,
+            "decision": decision,
+            "exception": self.old.exception,
+            "old": self.old.literal,
+            "new": self.new.literal,
+            "old_where": sorted(self.old.functions) + sorted(self.old.paths)[:1],
+            "new_where": sorted(self.new.functions) + sorted(self.new.paths)[:1],
+            "old_guard": sorted(self.old.guards)[:1],
+            "new_guard": sorted(self.new.guards)[:1],
+            "text": round(self.text, 2),
+            "place": self.place,
+            "guard": round(self.guard, 2),
+            "holes": round(self.holes, 2),
+        }
+
+
+def compare(old: Features, new: Features) -> Comparison | None:
+    """The features two checks share; None when they cannot be one (kind, exception)."""
+    if old.kind != new.kind or old.exception != new.exception:
+        return None
+    if not old.words & new.words:
+        return None
+    if old.functions & new.functions:
+        place = 1.0
+    elif old.paths & new.paths:
+        place = 0.5
+    else:
+        place = 0.0
+    guard = 1.0 if old.guards & new.guards else _jaccard(old.guard_names, new.guard_names)
+    if not place and guard < 0.5 and _jaccard(old.words, new.words) < 0.25:
+        return None  # nothing in common but a few words: not worth comparing the texts
+    matcher = SequenceMatcher(None, old.tokens, new.tokens, autojunk=False)
+    if matcher.quick_ratio() < 0.3:
+        return None
+    text, holes = matcher.ratio(), _jaccard(old.holes, new.holes)
+    swapped = _swapped_name(matcher, old.tokens, new.tokens)
+    return Comparison(old, new, text, place, guard, holes, swapped)
+
+
+def _swapped_name(matcher: SequenceMatcher, a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether two token lists differ in one token only, and that token names a thing."""
+    changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if len(changes) != 1 or changes[0][0] != "replace":
+        return False
+    _, i1, i2, j1, j2 = changes[0]
+    if i2 - i1 != 1 or j2 - j1 != 1:
+        return False
+    pair = (a[i1], b[j1])
+    return any(re.fullmatch(r"\w*(?:[A-Z]\w*[A-Z]|_|[A-Z]{2})\w*", t) for t in pair)
+
+
+@dataclass
+class History:
+    """Every check of every release scanned, as lineages."""
+
+    releases: list[str]
+    lineages: list[Lineage] = field(default_factory=list)
+    log: list[dict] = field(default_factory=list)  # every identity decision, with its features
+
+    def live(self) -> list[Lineage]:
+        return [lin for lin in self.lineages if not lin.absorbed]
+
+
+def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
+    """The lineages of the checks of these releases (oldest first)."""
+    history = History([])
+    by_key: dict[tuple[str, str], Wording] = {}
+    owner: dict[int, Lineage] = {}  # id(wording) -> its lineage
+    alive: set[Lineage] = set()
+    cache = _Cache()  # every wording is kept by `by_key`, so ids are never reused
+    for index, (version, sites) in enumerate(releases):
+        history.releases.append(version)
+        cache.common.append(common_functions(sites))
+        now: set[Lineage] = set()
+        for key, found in group_sites(sites).items():
+            wording = by_key.get(key)
+            if wording is None:
+                wording = Wording(key, found, version, version, index, index)
+                by_key[key] = wording
+                lineage = Lineage([wording], index)
+                owner[id(wording)] = lineage
+                history.lineages.append(lineage)
+            wording.sites, wording.last, wording.last_index = found, version, index
+            now.add(owner[id(wording)])
+        gone = sorted((lin for lin in alive if lin not in now), key=_order)
+        _follow(history, gone, now, version, owner, cache)
+        alive = {owner[id(lin.wordings[0])] for lin in now}
+    return history
+
+
+def _order(lineage: Lineage) -> tuple:
+    """A lineage's place in a stable order, so that the same scans pair checks alike."""
+    return lineage.first_index, lineage.wordings[0].key
+
+
+def _follow(
+    history: History,
+    gone: list[Lineage],
+    now: set[Lineage],
+    version: str,
+    owner: dict,
+    cache: _Cache,
+) -> None:
+    """Pair the checks gone in this release with newer checks that took their place."""
+    if not gone:
+        return
+    oldest = min(old.first_index for old in gone)
+    candidates: dict[tuple[str, str], list[tuple[Lineage, Features]]] = defaultdict(list)
+    for lin in sorted(now, key=_order):
+        if lin.first_index > oldest:  # only a newer check can take an old one's place
+            feats = cache.features(lin.current)
+            candidates[(feats.kind, feats.exception)].append((lin, feats))
+    pairs = []
+    for old in gone:
+        feats = cache.features(old.current)
+        for new, new_feats in candidates.get((feats.kind, feats.exception), []):
+            if new.first_index <= old.first_index:
+                continue  # not newer: the two were printed side by side all along
+            found = compare(feats, new_feats)
+            if found is not None and found.text >= 0.3:
+                pairs.append((found.score, old, new, found))
+    pairs.sort(key=lambda p: (-p[0], _order(p[1]), _order(p[2])))
+    taken: set[Lineage] = set()
+    merged: set[Lineage] = set()
+    for _, old, new, found in pairs:
+        if old in merged or new in taken or not found.same_check():
+            continue
+        merged.add(old)
+        taken.add(new)
+        history.log.append(found.row("same", version))
+        new.wordings = sorted(old.wordings + new.wordings, key=lambda w: w.first_index)
+        new.first_index = min(new.first_index, old.first_index)
+        for wording in old.wordings:
+            owner[id(wording)] = new
+        old.absorbed, old.superseded_by = True, new
+    judged: set[Lineage] = set()
+    for _, old, new, found in pairs:  # each check not followed: its best candidate
+        if old in merged or old in judged:
+            continue
+        judged.add(old)
+        if found.same_check():
+            history.log.append(found.row("same-but-taken", version))
+        elif found.took_over():
+            old.superseded_by = new
+            history.log.append(found.row("superseded", version))
+        else:
+            history.log.append(found.row("different", version))

@@ -1,0 +1,406 @@
+"""errorkb history: releases listed and scanned once, checks followed through releases, and the
+records written, on two tiny releases of our own (tests/fixtures/history)."""
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator import cli
+from generator.content.load import load_content
+from generator.site import api
+from generator.site.linking import link
+from generator.sources import chronicle, history, lineage
+from generator.sources.extract import scan_tree
+from generator.sources.scaffold import new_id
+
+RELEASES = Path(__file__).parent / "fixtures" / "history"
+DEMO = "demo"
+
+R1_HEADS = (
+    "Total number of attention heads ({num_heads}) must be divisible by "
+    "tensor parallel size ({tp_size})."
+)
+R2_HEADS = (
+    "The number of attention heads ({num_heads}) must be divisible by "
+    "the tensor parallel size ({tp_size})."
+)
+R2_KV = "To serve at least one request with the model's max seq len ({max_seq_len})"
+R1_SWAP = "Too large swap space. {swap_space} GiB out of the {total_memory} GiB total"
+R2_OFFLOAD = "Offloading needs {swap_space_plus_reserved_memory} GiB of CPU memory"
+R2_LORA = "{model_name} does not support LoRA, but LoRA is enabled."
+
+
+def release_sites(name: str):
+    return scan_tree(RELEASES / name / "vllm", printed=True, progress=False).sites
+
+
+@pytest.fixture(scope="module")
+def followed() -> lineage.History:
+    return lineage.build([("1.0", release_sites("r1")), ("2.0", release_sites("r2"))])
+
+
+def lineage_of(found: lineage.History, start: str) -> lineage.Lineage:
+    (match,) = [lin for lin in found.live() if lin.current.template.startswith(start)]
+    return match
+
+
+# Releases ---------------------------------------------------------------------------
+
+
+PYPI = ["0.2.0", "0.2.7", "0.3.0rc1", "0.3.3", "0.6.3", "0.6.6.post1", "0.10.1.1", "0.10.2"]
+
+
+def test_select_takes_the_last_patch_of_each_minor_in_the_range():
+    versions = history.sort_versions(reversed(PYPI))
+    assert "0.3.0rc1" not in versions and versions[-1] == "0.10.2"
+    assert history.select(versions, "0.2.0..0.10.2") == ["0.2.7", "0.3.3", "0.6.6.post1", "0.10.2"]
+    assert history.select(versions, "0.3..0.6.5") == ["0.3.3", "0.6.3"]
+    assert history.select(versions, "0.6.0..", every=True) == [
+        "0.6.3",
+        "0.6.6.post1",
+        "0.10.1.1",
+        "0.10.2",
+    ]
+    assert history.select(versions, "0.6.3,0.2.0") == ["0.2.0", "0.6.3"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("0.7.0..0.9.0", "no release in that range"),
+        ("0.2.0,9.9", "not on the index: 9.9"),
+        ("latest..", "'latest' is not a version"),
+    ],
+)
+def test_select_refuses_what_the_index_does_not_have(spec, says):
+    with pytest.raises(history.HistoryError, match=says):
+        history.select(history.sort_versions(PYPI), spec)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """A cache of our own, and `pip download` replaced by a wheel made of a fixture release."""
+    monkeypatch.setenv("ERRORKB_CACHE", str(tmp_path / "cache"))
+    downloads = []
+
+    def download(package: str, version: str, folder: Path) -> Path:
+        downloads.append(version)
+        wheel = folder / f"{package}-{version}-py3-none-any.whl"
+        tree = RELEASES / {"1.0": "r1", "2.0": "r2"}[version]
+        with zipfile.ZipFile(wheel, "w") as archive:
+            for path in sorted(tree.rglob("*.py")):
+                archive.write(path, path.relative_to(tree).as_posix())
+        return wheel
+
+    monkeypatch.setattr(history, "download", download)
+    return downloads
+
+
+def test_a_release_is_downloaded_and_scanned_once_and_its_wheel_dropped(cache):
+    first = history.scan_release("vllm", "1.0")
+    again = history.scan_release("vllm", "1.0")
+    assert cache == ["1.0"] and again.cached and not first.cached
+    assert [(s.kind, s.template, s.guard) for s in again.sites] == [
+        (s.kind, s.template, s.guard) for s in first.sites
+    ]
+    assert first.counts() == {"raise": 4, "log": 1, "http": 1}
+    wheels = history.cache_root() / "vllm" / "wheels"
+    assert not any(wheels.rglob("*.whl"))
+
+
+def test_a_scan_cut_short_is_scanned_again(cache):
+    history.scan_release("vllm", "1.0")
+    path = history.scan_path("vllm", "1.0")
+    path.write_bytes(path.read_bytes()[:40])
+    assert history.load_scan("vllm", "1.0") is None
+    assert not history.scan_release("vllm", "1.0").cached and cache == ["1.0", "1.0"]
+
+
+# Scanning what is printed ---------------------------------------------------------------
+
+
+def test_log_lines_and_api_errors_are_sites_with_their_guard():
+    sites = {(s.kind, s.template): s for s in release_sites("r2")}
+    log = sites[("log", "Casting {text} to {text_2}.")]
+    assert (log.exception, log.level, log.function) == ("WARNING", "warning", "load_config")
+    http = sites[("http", "n must be at most 8, got {n}.")]
+    assert (http.exception, http.guard) == ("BadRequestError", "request.n > 8")
+    kv = next(s for s in sites.values() if s.template.startswith(R2_KV))
+    assert kv.guard == "max_seq_len > max_tokens" and kv.path == "vllm/v1/engine.py"
+
+
+# Identity across releases ------------------------------------------------------------
+
+
+def test_a_reworded_check_is_one_lineage_with_both_wordings(followed):
+    heads = lineage_of(followed, R2_HEADS)
+    assert [(w.template, w.first, w.last) for w in heads.wordings] == [
+        (R1_HEADS, "1.0", "1.0"),
+        (R2_HEADS, "2.0", "2.0"),
+    ]
+
+
+def test_a_check_moved_to_another_file_and_reworded_is_one_lineage(followed):
+    kv = lineage_of(followed, R2_KV)
+    assert [w.site.path for w in kv.wordings] == ["vllm/worker.py", "vllm/v1/engine.py"]
+    assert kv.first == "1.0" and kv.last == "2.0"
+
+
+def test_a_removed_check_points_at_the_one_that_took_over(followed):
+    swap = lineage_of(followed, R1_SWAP)
+    assert swap.last == "1.0" and len(swap.wordings) == 1
+    assert swap.superseded_by is lineage_of(followed, R2_OFFLOAD)
+
+
+def test_a_new_check_and_unchanged_ones_stand_alone(followed):
+    assert lineage_of(followed, R2_LORA).first == "2.0"
+    config = lineage_of(followed, "Config file {path}")
+    assert (config.first, config.last, len(config.wordings)) == ("1.0", "2.0", 1)
+    decisions = sorted(row["decision"] for row in followed.log)
+    assert decisions == ["same", "same", "superseded"]
+    assert all({"old", "new", "text", "guard", "place", "holes"} <= set(r) for r in followed.log)
+
+
+def test_the_same_words_with_another_exception_are_another_check():
+    sites = release_sites("r1")
+    renamed = [
+        s.__class__(**{**s.__dict__, "exception": "RuntimeError"})
+        if s.function == "check_swap"
+        else s
+        for s in sites
+    ]
+    found = lineage.build([("1.0", sites), ("2.0", renamed)])
+    swap = [lin for lin in found.live() if lin.current.template.startswith(R1_SWAP)]
+    assert sorted(lin.current.key[0] for lin in swap) == ["RuntimeError", "ValueError"]
+
+
+# Records -------------------------------------------------------------------------------
+
+
+CURATED = """\
+# yaml-language-server: $schema=../../../generator/error.schema.json
+id: {rid}
+project: demo
+exception: ValueError
+message: {message}
+title: Heads not divisible by TP
+params:
+  num_heads:
+    type: int
+    about: Attention heads.
+  tp_size:
+    type: int
+variants:
+  - Heads {{num_heads}} and TP {{tp_size}} do not divide
+summary: Written by a person.
+meaning: |
+  Prose that must stay **as it is**.
+source:
+  path: vllm/config.py
+  line: 7
+"""
+
+
+@pytest.fixture
+def kb_with_history(kb, followed):
+    """The fixture KB with a curated record of the reworded check, then history written."""
+    rid = new_id(DEMO, "ValueError", R2_HEADS)
+    path = kb / "content" / "errors" / DEMO / f"{rid}.yaml"
+    path.write_text(CURATED.format(rid=rid, message=R2_HEADS))
+    done = chronicle.write(kb, load_content(kb), DEMO, followed)
+    return kb, rid, done
+
+
+def record(kb: Path, rid: str) -> dict:
+    return yaml.safe_load((kb / "content" / "errors" / DEMO / f"{rid}.yaml").read_text())
+
+
+def test_history_adds_versions_and_old_wordings_and_keeps_curated_text(kb_with_history):
+    kb, rid, done = kb_with_history
+    text = (kb / "content" / "errors" / DEMO / f"{rid}.yaml").read_text()
+    before = CURATED.format(rid=rid, message=R2_HEADS)
+    for line in ("Prose that must stay **as it is**.", "about: Attention heads.", "title: Heads"):
+        assert line in text and line in before
+    data = record(kb, rid)
+    assert data["versions"] == {"first": "2.0", "last": "2.0"}
+    assert data["variants"] == [
+        "Heads {num_heads} and TP {tp_size} do not divide",
+        {"message": R1_HEADS, "versions": {"first": "1.0", "last": "1.0"}},
+    ]
+    assert rid in done.updated and "status" not in data
+
+
+def test_history_writes_stubs_for_every_check(kb_with_history, followed):
+    kb, _, done = kb_with_history
+    ids = chronicle.assign_ids(followed, chronicle.RecordIndex(load_content(kb), DEMO), DEMO)
+    by_start = {lin.current.template[:30]: rid for lin, rid in ids.items()}
+    swap = record(kb, by_start[R1_SWAP[:30]])
+    assert swap["status"] == "removed"
+    assert swap["superseded_by"] == by_start[R2_OFFLOAD[:30]]
+    assert swap["source"]["ref"] == "v1.0" and swap["versions"] == {"first": "1.0", "last": "1.0"}
+    kv = record(kb, by_start[R2_KV[:30]])
+    assert kv["source"]["path"] == "vllm/v1/engine.py" and kv["source"]["ref"] == "abc1234"
+    assert kv["variants"][0]["message"].startswith("The model's max seq len ({max_seq_len})")
+    assert set(kv["params"]) == {"max_seq_len", "max_tokens"}
+    log = record(kb, by_start["Casting {text} to {text_2}."])
+    assert (log["kind"], log["level"], log["exception"]) == ("log", "warning", "WARNING")
+    assert record(kb, by_start["n must be at most 8, got {n}."])["kind"] == "http"
+    assert done.kinds == {"raise": 6, "log": 1, "http": 1} and done.removed == 1
+
+
+def test_history_is_valid_content_and_a_second_run_changes_nothing(kb_with_history, followed):
+    kb, rid, _ = kb_with_history
+    content = load_content(kb)  # raises on any problem
+    again = chronicle.write(kb, content, DEMO, followed)
+    assert not again.created and not again.updated and rid in again.unchanged
+
+
+def test_the_api_says_when_each_wording_was_printed(kb_with_history):
+    kb, rid, _ = kb_with_history
+    content = load_content(kb)
+    doc = api.error_document(content.records[rid], content, link(content))
+    assert doc["computed"]["history"] == {
+        "introduced": "1.0",
+        "last": "2.0",
+        "removed": False,
+        "wordings": [
+            {"message": R2_HEADS, "first": "2.0", "last": "2.0"},
+            {"message": R1_HEADS, "first": "1.0", "last": "1.0"},
+        ],
+        "superseded_by": None,
+    }
+
+
+def test_errorkb_history_end_to_end(kb, cache, monkeypatch, capsys):
+    monkeypatch.setattr(history, "available_versions", lambda package: ["0.9", "1.0", "2.0"])
+    code = cli.main(["--root", str(kb), "history", "--project", DEMO, "--releases", "1.0.."])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "demo 2.0: 5 files, 7 sites (5 raise, 0 assert, 1 log, 1 http)" in err
+    assert "messages in 2.0: 5 raise, 0 assert, 1 log, 1 http" in err
+    assert (
+        "messages in all: 8 raise, 0 assert, 1 log, 1 http" in err and "2 same, 1 superseded" in err
+    )
+    project = yaml.safe_load((kb / "content" / "projects" / f"{DEMO}.yaml").read_text())
+    assert project["releases_scanned"] == ["1.0", "2.0"] and project["wing"] == "vllm"
+    content = load_content(kb)
+    doc = api.project_document(content, link(content), DEMO)
+    assert doc["releases_scanned"] == ["1.0", "2.0"]
+    again = cli.main(["--root", str(kb), "history", "--project", DEMO, "--releases", "1.0.."])
+    assert again == 0 and cache == ["1.0", "2.0"]  # nothing downloaded twice
+    assert "demo 1.0: 3 files, 6 sites (4 raise, 0 assert, 1 log, 1 http); cached" in (
+        capsys.readouterr().err
+    )
+    assert json.loads((history.cache_root() / DEMO / "matches.jsonl").read_text().split("\n")[0])
+
+
+def test_a_paste_in_an_old_wording_finds_the_record_and_says_which_releases(kb_with_history):
+    from generator.search import engine as search
+
+    kb, rid, _ = kb_with_history
+    content = load_content(kb)
+    files = dict(search.index_files(search.entries(content)))
+    index = search.Index(files.__getitem__)
+    paste = (
+        "ERROR 11-30 09:12:01 [engine.py:412] Error in startup\n"
+        "ValueError: Total number of attention heads (40) must be divisible by tensor\n"
+        "parallel size (3)."
+    )
+    best = search.search(index, paste)[0]
+    assert (best.id, best.match, best.values) == (rid, "exact", {"num_heads": "40", "tp_size": "3"})
+    assert best.wording == "the wording of Demo 1.0"
+    now = search.search(index, "The number of attention heads (40) must be divisible by the tensor")
+    assert now[0].id == rid and now[0].wording == ""
+
+
+def test_the_page_shows_the_history_and_where_a_removed_check_went(kb_with_history, followed):
+    from generator.site.build import build
+
+    kb, rid, _ = kb_with_history
+    build(kb)
+    page = (kb / "site" / "errors" / rid / "index.html").read_text()
+    history_html = page[page.index('id="history"') :]
+    history_html = history_html[: history_html.index("</section>")]
+    assert "Introduced in Demo 1.0, printed up to 2.0." in history_html
+    assert "the wording of Demo 1.0" in history_html
+    assert "Total number of attention heads (" in history_html
+    ids = chronicle.assign_ids(followed, chronicle.RecordIndex(load_content(kb), DEMO), DEMO)
+    swap = next(i for lin, i in ids.items() if lin.current.template.startswith(R1_SWAP))
+    offload = next(i for lin, i in ids.items() if lin.current.template.startswith(R2_OFFLOAD))
+    removed = (kb / "site" / "errors" / swap / "index.html").read_text()
+    assert "Removed: no release after 1.0 prints it" in removed
+    assert f'/errors/{offload}/">' in removed[removed.index('id="history"') :]
+
+
+def test_errors_collected_in_a_list_and_joined_are_each_a_message():
+    from generator.sources.extract import scan_file
+
+    code = b'''
+def check_request(request, max_n):
+    problems = []
+    if request.n > max_n:
+        problems.append(f"n={request.n} is above the limit of {max_n}")
+    if request.stream and request.n > 1:
+        problems.append("streaming needs n=1")
+    problems.append(unknown_helper(request))
+    if problems:
+        raise ValueError("Invalid request: " + "; ".join(problems))
+'''
+    sites = scan_file("vllm/serving.py", code).sites
+    assert sorted(s.template for s in sites) == [
+        "Invalid request: n={n} is above the limit of {max_n}",
+        "Invalid request: streaming needs n=1",
+        "Invalid request: {problems}",
+    ]
+
+
+OLD_PASTES = json.loads((RELEASES / "old_pastes.json").read_text())["pastes"]
+
+
+@pytest.fixture(scope="module")
+def real():
+    """The repository's content and its tier-1 index (slow: every record)."""
+    from generator.search import engine as search
+    from tests.conftest import REPO
+
+    content = load_content(REPO)
+    files = dict(search.index_files(search.entries(content)))
+    return content, search.Index(files.__getitem__)
+
+
+@pytest.mark.parametrize("row", OLD_PASTES, ids=lambda row: row["wording"][:40])
+def test_pastes_in_older_wordings_find_the_record_that_holds_them(real, row):
+    from generator.search import engine as search
+    from generator.sources.extract import match_key
+
+    content, index = real
+    key = match_key(row["exception"], row["wording"])
+    (holder,) = [
+        r
+        for r in content.records.values()
+        if any(match_key(r.exception, text) == key for text, _ in r.wordings)
+    ]
+    seen = next(v for text, v in holder.wordings if match_key(holder.exception, text) == key)
+    best = search.search(index, row["text"])[0]
+    assert best.id == holder.id  # values are named as the wording the record keeps
+    assert list(best.values.values()) == list(row["values"].values())
+    if seen["last"] != content.projects["vllm"].releases_scanned[-1]:
+        assert best.wording.startswith(f"the wording of vLLM {seen['first']}")
+
+
+def test_a_placeholder_named_items_renders(kb):
+    """Log lines name holes after their variables: `{items}` must not hide dict.items()."""
+    from generator.site.build import build
+
+    rid = new_id(DEMO, "WARNING", "Dropped {items} of the batch")
+    (kb / "content" / "errors" / DEMO / f"{rid}.yaml").write_text(
+        f"id: {rid}\nproject: demo\nexception: WARNING\nkind: log\nlevel: warning\n"
+        "message: Dropped {items} of the batch\nparams:\n  items:\n    type: any\n"
+        "source:\n  path: vllm/batch.py\n"
+    )
+    build(kb)
+    page = (kb / "site" / "errors" / rid / "index.html").read_text()
+    assert 'data-param="items"' in page and "<dt><var class=\"ph\">{items}</var></dt>" in page
