@@ -45,6 +45,8 @@ from generator.content.load import (
     path_problem,
     record_fields,
 )
+from generator.projects import wing
+from generator.sources import explain
 from generator.sources.scaffold import new_id
 
 # Folders skipped unless --include-vendored: code copied from other projects.
@@ -102,6 +104,7 @@ class Site:
     tags: tuple[str, ...] = ()
     types: tuple[tuple[str, str], ...] = ()  # placeholder -> int / float / any
     kind: str = "raise"  # or "assert": `assert cond, message` raises AssertionError(message)
+    derived: dict | None = field(default=None, compare=False)  # explain.derive, without ref
 
     @property
     def key(self) -> tuple[str, str]:
@@ -685,8 +688,19 @@ class _Scanner:
     most of the time saved over a full `ast.NodeVisitor` walk.
     """
 
-    def __init__(self, path: str, lines: list[str] | None, asserts: bool = True):
+    def __init__(
+        self,
+        path: str,
+        lines: list[str] | None,
+        asserts: bool = True,
+        knowledge: explain.Knowledge | None = None,
+    ):
         self.path = path
+        self.knowledge = knowledge  # None: no explanation derived (verify-sources)
+        self.guards: list[tuple[str, object]] = []  # what encloses the statement, in its function
+        self.exits: list[ast.If] = []  # `if t: return` before it in its blocks
+        self.owners: list[ast.ClassDef] = []
+        self.attrs: dict[int, explain.Attrs] = {}  # per class of this module: its self.x
         self.lines = lines  # source lines, for snippets
         self.with_asserts = asserts
         self.qualname: list[str] = []
@@ -702,6 +716,7 @@ class _Scanner:
         self._body(node.body)
 
     def _body(self, statements: list) -> None:
+        mark = len(self.exits)
         for stmt in statements:
             if isinstance(stmt, ast.Raise):
                 self.seen += 1
@@ -714,18 +729,45 @@ class _Scanner:
             elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.qualname.append(stmt.name)
                 self.scopes.append(_Scope(stmt))
+                outer, self.guards, self.exits = (self.guards, self.exits), [], []
                 self._body(stmt.body)
+                self.guards, self.exits = outer
                 self.scopes.pop()
                 self.qualname.pop()
             elif isinstance(stmt, ast.ClassDef):
                 self.qualname.append(stmt.name)
+                self.owners.append(stmt)
                 self._body(stmt.body)
+                self.owners.pop()
                 self.qualname.pop()
             elif isinstance(stmt, _COMPOUND):
-                for name in ("body", "orelse", "finalbody"):
-                    self._body(getattr(stmt, name, []))
-                for part in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:
-                    self._body(part.body)
+                self._compound(stmt)
+            if (
+                isinstance(stmt, ast.If)
+                and not stmt.orelse
+                and isinstance(stmt.body[-1], ast.Return)
+            ):
+                self.exits.append(stmt)  # what follows runs only when its test is false
+        del self.exits[mark:]
+
+    def _compound(self, stmt: ast.stmt) -> None:
+        """The blocks of a compound statement, each under the guard that leads into it."""
+        blocks: list[tuple[tuple[str, object] | None, list]] = []
+        if isinstance(stmt, ast.If):
+            blocks = [(("if", stmt), stmt.body), (("else", stmt), stmt.orelse)]
+        elif isinstance(stmt, ast.While):
+            blocks = [(("while", stmt), stmt.body), (None, stmt.orelse)]
+        elif isinstance(stmt, ast.Match):
+            blocks = [(("case", (stmt.subject, case)), case.body) for case in stmt.cases]
+        else:
+            blocks = [(None, getattr(stmt, name, [])) for name in ("body", "orelse", "finalbody")]
+            blocks += [(("except", h), h.body) for h in getattr(stmt, "handlers", ())]
+        for guard, body in blocks:
+            if guard:
+                self.guards.append(guard)
+            self._body(body)
+            if guard:
+                self.guards.pop()
 
     def _raise(self, node: ast.Raise) -> str:
         """Add the site of a raise statement; or say why it has none."""
@@ -761,6 +803,9 @@ class _Scanner:
         snippet = ""
         if self.lines is not None:
             snippet = _dedent(self.lines[node.lineno - 1 : node.end_lineno])
+        derived = None
+        if self.knowledge is not None:
+            derived = self._explain(node, exception, text, parts)
         self.sites.append(
             Site(
                 exception=exception,
@@ -772,9 +817,37 @@ class _Scanner:
                 tags=tags,
                 types=types,
                 kind=kind,
+                derived=derived,
             )
         )
         return ""
+
+    def _attrs(self, owner: ast.ClassDef | None) -> explain.Attrs:
+        if id(owner) not in self.attrs:
+            self.attrs[id(owner)] = explain.Attrs(owner)
+        return self.attrs[id(owner)]
+
+    def _explain(self, node: ast.stmt, exception: str, text: str, parts: _Parts) -> dict:
+        """What explain derives from this raise in its context (guards, class, locals)."""
+        owner = self.owners[-1] if self.owners else None
+        namer = _Namer()
+        named = [(namer.name(p), p.expr) for p in parts if isinstance(p, _Hole)]  # as _build
+        holes = [(name, expr) for name, expr in named if expr is not None]
+        context = explain.Context(
+            node=node,
+            exception=exception,
+            message=text,
+            function=".".join(self.qualname),
+            path=self.path,
+            guards=list(self.guards),
+            exits=list(self.exits),
+            owner=owner,
+            attrs=self._attrs(owner),
+            holes=holes,
+            resolve=self.messages.resolve,
+            knowledge=self.knowledge or explain.Knowledge(),
+        )
+        return explain.derive(context)
 
     def _message_arg(self, call: ast.Call) -> tuple[ast.AST | None, list]:
         """The message argument, and the positional arguments after it."""
@@ -812,8 +885,15 @@ class FileScan:
     error: str = ""
 
 
-def scan_file(path: str, data: bytes, snippets: bool = False, asserts: bool = True) -> FileScan:
-    """The sites of one Python file; those of `assert` statements too if asked."""
+def scan_file(
+    path: str,
+    data: bytes,
+    snippets: bool = False,
+    asserts: bool = True,
+    knowledge: explain.Knowledge | None = None,
+) -> FileScan:
+    """The sites of one Python file; those of `assert` statements too if asked; with what
+    explain derives of each when given a project's knowledge."""
     result = FileScan(path)
     if b"raise" not in data and not (asserts and b"assert" in data):
         return result
@@ -822,7 +902,7 @@ def scan_file(path: str, data: bytes, snippets: bool = False, asserts: bool = Tr
             warnings.simplefilter("ignore")
             tree = ast.parse(data, filename=path)
         lines = data.decode("utf-8", "replace").splitlines() if snippets else None
-        scanner = _Scanner(path, lines, asserts)
+        scanner = _Scanner(path, lines, asserts, knowledge)
         scanner.module(tree)
     except (SyntaxError, ValueError, RecursionError) as exc:
         result.error = f"{type(exc).__name__}: {exc}"
@@ -832,8 +912,10 @@ def scan_file(path: str, data: bytes, snippets: bool = False, asserts: bool = Tr
     return result
 
 
-def _scan_batch(batch: list[tuple[str, bytes]], snippets: bool, asserts: bool) -> list[FileScan]:
-    return [scan_file(path, data, snippets, asserts) for path, data in batch]
+def _scan_batch(
+    batch: list[tuple[str, bytes]], snippets: bool, asserts: bool, knowledge=None
+) -> list[FileScan]:
+    return [scan_file(path, data, snippets, asserts, knowledge) for path, data in batch]
 
 
 # Reading a source tree ----------------------------------------------------------
@@ -1051,13 +1133,17 @@ def scan_tree(
     asserts: bool = True,
     jobs: int | None = None,
     progress: bool | None = None,
+    knowledge: Callable[[list[tuple[str, bytes]]], explain.Knowledge] | None = None,
 ) -> Scan:
     """Parse every Python file of a tree, in a process pool when that pays.
 
     Files without a `raise` are parsed only for their `assert` statements, when asked.
+    With `knowledge` (what a project knows, read from the tree's files), each site gets what
+    explain derives of it.
     """
     start = time.monotonic()
     tree = read_tree(source, prefix, include_vendored, exclude)
+    known = knowledge(tree.files) if knowledge else None
     jobs = jobs or os.cpu_count() or 1
     bar = Progress(len(tree.files), "scanning", enabled=progress)
     size = sum(len(data) for _, data in tree.files)
@@ -1065,13 +1151,13 @@ def scan_tree(
     if jobs > 1 and size > PARALLEL_BYTES:
         # Big files first, spread over the batches, so that no worker has a long tail.
         files = sorted(tree.files, key=lambda f: -len(f[1]))
-        batches = [(files[i::64], snippets, asserts) for i in range(64)]
+        batches = [(files[i::64], snippets, asserts, known) for i in range(64)]
         for batch in _parallel(_scan_batch, batches, jobs):
             results += batch
             bar.advance(len(batch))
     else:
         for path, data in tree.files:
-            results.append(scan_file(path, data, snippets, asserts))
+            results.append(scan_file(path, data, snippets, asserts, known))
             bar.advance()
     bar.close()
     sites: list[Site] = []
@@ -1139,9 +1225,7 @@ class RecordIndex:
             for variant in record.variants:
                 self.by_key[match_key(record.exception, variant)].append((1, rid))
         # Records of `assert` messages: the tree's asserts must be read to find them.
-        self.has_asserts = any(
-            r.exception == "AssertionError" for r in self.records.values()
-        )
+        self.has_asserts = any(r.exception == "AssertionError" for r in self.records.values())
 
     def find(self, key: tuple[str, str], new: str) -> tuple[str, int, list[str]]:
         """(record id, 0 for its message / 1 for a variant, other candidates); id '' if none."""
@@ -1339,6 +1423,11 @@ def _render_batch(project: str, groups: list[list[Site]], ref: str, snippets: bo
     return [new_record(project, sites, ref, snippets) for sites in groups]
 
 
+def derived(sites: list[Site], ref: str) -> dict:
+    """A record's `derived`: what explain found at its first site, marked with the ref."""
+    return {"ref": ref, **(sites[0].derived or {})}
+
+
 def new_record(project: str, sites: list[Site], ref: str, snippets: bool) -> tuple[str, str]:
     """(id, file text) of a stub record for one error."""
     first = sites[0]
@@ -1348,14 +1437,13 @@ def new_record(project: str, sites: list[Site], ref: str, snippets: bool) -> tup
     if first.types:
         data["params"] = {name: {"type": kind} for name, kind in first.types}
     data["source"] = location(sites, ref, "", None, snippets)
+    data["derived"] = derived(sites, ref)
     tags = sorted({tag for site in sites for tag in site.tags})
     if tags:
         data["tags"] = tags
     data["analysis"] = {"method": "extracted", "ref": ref}
     ordered = {name: data[name] for name in record_fields() if name in data}
     return rid, f"{SCHEMA_LINE}\n{_dump(ordered)}"
-
-
 
 
 def replace_field(record: Record, text: str, name: str, value) -> str:
@@ -1512,6 +1600,7 @@ def extract(
     content = load_content(root)
     default_ref = project_ref(content, project)
     ref = ref or default_ref
+    known = wing(content.projects[project].wing_key)
     scan, index, done = assign_tree(
         content,
         project,
@@ -1523,6 +1612,7 @@ def extract(
         exclude=exclude,
         jobs=jobs,
         progress=progress,
+        knowledge=lambda files: known.knowledge(files) or explain.Knowledge(),
     )
     matched, fresh = done.matched, done.fresh
     summary = Summary(scan, done.errors, warnings=done.warnings, asserts=asserts)
@@ -1541,12 +1631,14 @@ def extract(
     for rid, sites in matched.items():
         record = index.records[rid]
         old = record.data["source"]  # the mapping rewritten
-        new = location(sites, ref, default_ref, old, snippets)
-        if new == old:
+        new = {"source": location(sites, ref, default_ref, old, snippets)}
+        new["derived"] = derived(sites, ref)
+        changed = {name: value for name, value in new.items() if record.data.get(name) != value}
+        if not changed:
             summary.unchanged.append(rid)
             continue
         path = root / record.path
-        writes.append((path, rewrite(record, path.read_text(encoding="utf-8"), source=new)))
+        writes.append((path, rewrite(record, path.read_text(encoding="utf-8"), **changed)))
         summary.updated.append(rid)
     if not dry_run:
         bar = Progress(len(writes), "writing", enabled=progress)
