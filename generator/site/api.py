@@ -13,6 +13,7 @@ from generator.content import template
 from generator.content.load import EACH, Content, Record, load_schema, markdown_fields
 from generator.site import markup, urls
 from generator.site.linking import Links, same_file, same_function
+from generator.sources.explain import CATEGORIES, STAGES
 
 
 def error_document(record: Record, content: Content, links: Links) -> dict:
@@ -63,7 +64,19 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
             "edit_url": urls.github_edit(content.site["repo"], content.site["branch"], record.path),
         },
     }
+    if record.derived:
+        doc["computed"]["derived"] = _derived_labels(record.derived)
     return doc
+
+
+def _derived_labels(derived: dict) -> dict:
+    """What the derived stage and category keys mean, in words."""
+    out = {}
+    if derived.get("stage") in STAGES:
+        out["stage"] = STAGES[derived["stage"]]
+    if derived.get("category") in CATEGORIES:
+        out["category"] = CATEGORIES[derived["category"]]
+    return out
 
 
 def _present(value: object) -> dict:
@@ -277,6 +290,11 @@ def error_document_schema(base_url: str) -> dict:
                         },
                     },
                     "same_function_count": {"type": "integer", "minimum": 0},
+                    "derived": {
+                        "type": "object",
+                        "description": "the derived stage and category in words",
+                        "properties": {"stage": {"type": "string"}, "category": {"type": "string"}},
+                    },
                 },
             },
         }

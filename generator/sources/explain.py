@@ -150,13 +150,27 @@ def _tests(ctx: Context) -> list[ast.expr]:
             caught = ast.unparse(node.type) if node.type is not None else "an exception"
             out.append(ast.Name(f"{caught} was raised"))
         elif kind == "case" and isinstance(node, tuple):
-            subject, case = node
-            out.append(ast.Name(f"{ast.unparse(subject)} matches {ast.unparse(case.pattern)}"))
+            out.append(_case(*node))
     if isinstance(ctx.node, ast.Assert):
         out.append(negate(ctx.node.test))
     if not out:
         out += [negate(exit.test) for exit in ctx.exits]
     return out
+
+
+def _case(match: ast.Match, case: ast.match_case) -> ast.expr:
+    """A `case` as a test: `x == value`; the wildcard as no earlier value matching."""
+    subject = match.subject
+    pattern = case.pattern
+    if isinstance(pattern, ast.MatchValue):
+        return ast.Compare(subject, [ast.Eq()], [pattern.value])
+    if isinstance(pattern, ast.MatchAs) and pattern.pattern is None:
+        earlier = [c.pattern for c in match.cases[: match.cases.index(case)]]
+        values = [p.value for p in earlier if isinstance(p, ast.MatchValue)]
+        if values and len(values) == len(earlier):
+            tests = [ast.Compare(subject, [ast.NotEq()], [v]) for v in values]
+            return tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
+    return ast.Name(f"{_text(subject)} matches {ast.unparse(pattern)}")
 
 
 def _combined(tests: list[ast.expr]) -> ast.expr | None:
@@ -418,6 +432,8 @@ def category(ctx: Context, condition: ast.expr | None, div: dict | None) -> str:
     if ctx.exception in _ORDER_EXCEPTIONS:
         return _ORDER_EXCEPTIONS[ctx.exception]
     text = ctx.message
+    if ctx.exception == "AssertionError" and not _WORDS["missing-dependency"].search(text):
+        return "divisibility" if div or _WORDS["divisibility"].search(text) else "invariant"
     caught = {
         _text(node.type)
         for kind, node in ctx.guards
@@ -461,6 +477,7 @@ _HOLE = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
 def title(message: str, fallback: str) -> str:
     """The message's first sentence without placeholders, cut to MAX_TITLE at a word."""
     text = message.split("\n", 1)[0]
+    text = re.split(r":\s*[`'\"]?\{(?!\{)", text, maxsplit=1)[0]  # "...: {details}" ends it
     # Drop a value with what frames it: " ({x})", "={x}", ": {x}", "'{x}'", "`{x}`", "{x}".
     text = re.sub(r"\s*[([]\s*[\w ]*[=:]?\s*[`'\"]?\{[^{}]*\}[`'\"]?\s*[)\]]", "", text)
     text = re.sub(r"\s*[=:]\s*[`'\"]?\{[^{}]*\}[`'\"]?", "", text)
@@ -468,14 +485,17 @@ def title(message: str, fallback: str) -> str:
     text = _HOLE.sub(lambda m: {"{{": "{", "}}": "}"}.get(m.group(), ""), text)
     text = re.sub(r"\s+([,.;:!?)])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,;:-")
     sentence = re.split(r"(?<=[a-z0-9)`'\"])[.!?;](?:\s|$)", text, maxsplit=1)[0]
-    sentence = re.sub(r"\b(got|but got|received|found|was|is)\s*[.,:]?$", "", sentence, flags=re.I)
+    sentence = re.sub(r"\b(but got|got|received)\s*[.,:]?$", "", sentence, flags=re.I)
     sentence = sentence.strip(" ,;:-.(")
     if sum(ch.isalpha() for ch in sentence) < 8:
         return fallback
     if len(sentence) > MAX_TITLE:
         cut = sentence[:MAX_TITLE].rsplit(" ", 1)[0].rstrip(" ,;:-(")
         sentence = cut + "…"
-    return sentence[0].upper() + sentence[1:]
+    first = sentence.split(" ", 1)[0]
+    if first.isalpha() and first.islower():  # an identifier (num_heads) keeps its case
+        sentence = sentence[0].upper() + sentence[1:]
+    return sentence
 
 
 # Explanations --------------------------------------------------------------------------
@@ -499,12 +519,22 @@ def explain(
     function = ctx.function.rsplit(".", 1)[-1] or "this code"
     what = ", ".join(_code(n) for n in names[:4]) or "the values in the message"
     flag_text = _setting_words(found, [])
+    if cat == "divisibility" and div and div["divisor"].isdigit():
+        a, b = _code(div["value"]), div["divisor"]
+        return (
+            f"{a} must be a multiple of {b} here, and it is not.",
+            [
+                f"Use a value of {a} that is a multiple of {b}; the message shows the one used.",
+                f"If {a} comes from the model's configuration, this model or its quantized "
+                "variant is not supported on this path: try another backend or variant.",
+            ],
+        )
     if cat == "divisibility" and div:
         a, b = _code(div["value"]), _code(div["divisor"])
         setting = _setting_words(found, [div["divisor"], div.get("divisor_param", "")])
         text = (
-            f"The work is split into {b} equal parts, so {a} must be a whole multiple of {b}. "
-            "This error means the division leaves a remainder."
+            f"{a} must be an exact multiple of {b}, typically because {a} is split into {b} "
+            "equal parts (one per GPU or group). Here the division leaves a remainder."
         )
         tries = [f"Choose a {b} that divides {a} exactly (the divisor calculator lists them)."]
         if setting:

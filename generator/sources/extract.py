@@ -758,7 +758,7 @@ class _Scanner:
         elif isinstance(stmt, ast.While):
             blocks = [(("while", stmt), stmt.body), (None, stmt.orelse)]
         elif isinstance(stmt, ast.Match):
-            blocks = [(("case", (stmt.subject, case)), case.body) for case in stmt.cases]
+            blocks = [(("case", (stmt, case)), case.body) for case in stmt.cases]
         else:
             blocks = [(None, getattr(stmt, name, [])) for name in ("body", "orelse", "finalbody")]
             blocks += [(("except", h), h.body) for h in getattr(stmt, "handlers", ())]
