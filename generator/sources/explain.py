@@ -168,7 +168,7 @@ def _case(match: ast.Match, case: ast.match_case) -> ast.expr:
         earlier = [c.pattern for c in match.cases[: match.cases.index(case)]]
         values = [p.value for p in earlier if isinstance(p, ast.MatchValue)]
         if values and len(values) == len(earlier):
-            tests = [ast.Compare(subject, [ast.NotEq()], [v]) for v in values]
+            tests: list[ast.expr] = [ast.Compare(subject, [ast.NotEq()], [v]) for v in values]
             return tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
     return ast.Name(f"{_text(subject)} matches {ast.unparse(pattern)}")
 
