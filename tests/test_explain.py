@@ -123,6 +123,8 @@ def test_every_category_and_stage(sites):
     assert site(sites, "Unsupported block size")["stage"] == "argument-parsing"
     assert site(sites, "num_heads")["stage"] == "model-loading"
     assert site(sites, "ToyAttention.forward")["stage"] == "engine-startup"  # first forward
+    # A helper in a module of no stage runs at the stage of its callers (the call graph).
+    assert site(sites, "{name} must be positive")["stage"] == "config-validation"
 
 
 def test_explanations_fill_in_the_records_names(sites):

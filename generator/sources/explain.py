@@ -20,6 +20,7 @@ Nothing here names a project: what a project's settings and stages are is its wi
 
 import ast
 import re
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -654,3 +655,47 @@ def derive(ctx: Context) -> dict:
     if div:
         out["divisibility"] = div
     return out
+
+
+# Stages from the call graph ------------------------------------------------------------
+
+MAX_CALLERS = 30  # a name called from more places is too common to say where it runs
+
+
+def stages_from_callers(
+    sites: Iterable, calls: dict[tuple[str, str], set[str]], knowledge: Knowledge
+) -> None:
+    """Give a site whose module says nothing of its stage the stage of its callers, when at
+    least two thirds of them (up to two calls away) agree. `calls`: (path, function) -> the
+    names it calls; a function is called by its last name, a constructor by its class."""
+    callers: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for place, names in calls.items():
+        for name in names:
+            callers[name].append(place)
+    memo: dict[tuple[str, str, int], str | None] = {}
+
+    def stage_of(path: str, function: str, depth: int) -> str | None:
+        key = (path, function, depth)
+        if key not in memo:
+            memo[key] = None  # a recursion in the graph ends here
+            memo[key] = knowledge.stage(path, function) or _voted(function, depth)
+        return memo[key]
+
+    def _voted(function: str, depth: int) -> str | None:
+        parts = function.split(".")
+        name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+        found = callers.get(name, [])
+        if depth == 0 or not found or len(found) > MAX_CALLERS:
+            return None
+        votes = Counter(stage_of(path, caller, depth - 1) for path, caller in found)
+        votes.pop(None, None)
+        if not votes:
+            return None
+        best, count = votes.most_common(1)[0]
+        return best if 3 * count >= 2 * sum(votes.values()) else None
+
+    for site in sites:
+        if site.derived is not None and "stage" not in site.derived:
+            stage = stage_of(site.path, site.function, 2)
+            if stage:
+                site.derived["stage"] = stage

@@ -701,6 +701,7 @@ class _Scanner:
         self.exits: list[ast.If] = []  # `if t: return` before it in its blocks
         self.owners: list[ast.ClassDef] = []
         self.attrs: dict[int, explain.Attrs] = {}  # per class of this module: its self.x
+        self.calls: dict[str, set[str]] = {}  # function -> what it calls (with knowledge)
         self.lines = lines  # source lines, for snippets
         self.with_asserts = asserts
         self.qualname: list[str] = []
@@ -728,6 +729,10 @@ class _Scanner:
                 self._add(stmt, "AssertionError", stmt.msg, [], "assert")
             elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.qualname.append(stmt.name)
+                if self.knowledge is not None:
+                    self.calls[".".join(self.qualname)] = {
+                        _func_name(n) for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                    }
                 self.scopes.append(_Scope(stmt))
                 outer, self.guards, self.exits = (self.guards, self.exits), [], []
                 self._body(stmt.body)
@@ -883,6 +888,7 @@ class FileScan:
     seen: int = 0
     asserts: int = 0
     error: str = ""
+    calls: dict[str, set[str]] = field(default_factory=dict)  # function -> names it calls
 
 
 def scan_file(
@@ -909,6 +915,7 @@ def scan_file(
         return result
     result.sites, result.skipped = scanner.sites, scanner.skipped
     result.seen, result.asserts = scanner.seen, scanner.asserts
+    result.calls = scanner.calls
     return result
 
 
@@ -1169,6 +1176,9 @@ def scan_tree(
         seen += res.seen
         asserted += res.asserts
     sites.sort(key=lambda s: (s.path, s.line, s.exception, s.template))
+    if known is not None:
+        calls = {(r.path, name): called for r in results for name, called in r.calls.items()}
+        explain.stages_from_callers(sites, calls, known)
     return Scan(
         sites=sites,
         files=len(tree.files),
