@@ -48,6 +48,8 @@ def site(sites, start: str) -> dict:
         ("block table out of sync", "len(table) != expected"),  # assert: raised when false
         ("Unknown attention backend", "name != 'flash' and name != 'triton'"),  # early returns
         ("Cannot pick kind", "kind != 'a'"),  # the wildcard case of a match
+        # a loop of early returns: no item passed
+        ("No kernel supports", "not any((num_heads <= supported for supported in (8, 16, 32)))"),
         ("The toy model needs", "ImportError was raised"),  # an except handler
         ("Unsupported block size", "self.block_size is not None and self.block_size not in"),
     ],

@@ -88,7 +88,7 @@ class Context:
     function: str  # qualname
     path: str
     guards: list[tuple[str, object]]  # (if/else/while/except/case, its node), outermost first
-    exits: list[ast.If]  # `if t: return` statements before the raise in its own block
+    exits: list[ast.stmt]  # early returns before the raise: `if t: return`, or in a for loop
     owner: ast.ClassDef | None  # the enclosing class
     holes: list[tuple[str, ast.AST]]  # placeholder -> the expression it prints
     resolve: Callable[[str], ast.AST | None]  # a local's single value
@@ -155,8 +155,18 @@ def _tests(ctx: Context) -> list[ast.expr]:
     if isinstance(ctx.node, ast.Assert):
         out.append(negate(ctx.node.test))
     if not out:
-        out += [negate(exit.test) for exit in ctx.exits]
+        out += [_exit_test(exit) for exit in ctx.exits]
     return out
+
+
+def _exit_test(exit: ast.stmt) -> ast.expr:
+    """What holds after an early exit was not taken: `if t: return` -> not t; a loop
+    `for x in xs: if t: return` -> no x satisfies t."""
+    if isinstance(exit, ast.If):
+        return negate(exit.test)
+    assert isinstance(exit, ast.For) and isinstance(exit.body[0], ast.If)
+    found = ast.GeneratorExp(exit.body[0].test, [ast.comprehension(exit.target, exit.iter, [], 0)])
+    return ast.UnaryOp(ast.Not(), ast.Call(ast.Name("any"), [found], []))
 
 
 def _case(match: ast.Match, case: ast.match_case) -> ast.expr:
@@ -226,9 +236,22 @@ def quantities(expr: ast.AST | None) -> list[str]:
             if chain[0] in ("self", "cls"):
                 chain = chain[1:]
             text = ".".join(chain)
-            if text and text not in _NOT_QUANTITIES and not text.isupper() and text not in found:
+            if text and text not in _NOT_QUANTITIES and _variable(text) and text not in found:
                 found.append(text)
+    if not found:  # only calls: name what they are called on (`source.name.isdigit()`)
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                chain = _chain(node.func.value)
+                text = ".".join(chain[1:] if chain and chain[0] == "self" else chain or ())
+                if text and _variable(text) and text not in found:
+                    found.append(text)
     return found
+
+
+def _variable(text: str) -> bool:
+    """Not a constant (UPPER) nor a class (CamelCase) nor a call."""
+    first = text.split(".")[0]
+    return not first.isupper() and not first[:1].isupper() and "()" not in text
 
 
 # Settings ------------------------------------------------------------------------------
@@ -366,20 +389,23 @@ _WORDS = {
     "missing-dependency": re.compile(
         r"\b(pip install|is not installed|not installed|please install|install(?:ed)? (?:it|the)"
         r"|requires? (?:the )?`?[\w.-]+`? (?:package|library|module)|no module named|"
-        r"failed to import|could not import|cannot import|import error)\b",
+        r"failed to import|could not import|cannot import|import error|(?:is|are) not available"
+        r"|requires? (?:triton|cuda|flashinfer|deepgemm|deep_gemm)\b)\b",
         re.I,
     ),
     "not-implemented": re.compile(r"\b(not (?:yet )?implemented|unimplemented)\b", re.I),
     "not-found": re.compile(
         r"\b(not found|does not exist|doesn't exist|no such file|cannot find|could not find"
-        r"|couldn't find|missing file|not exist)\b",
+        r"|couldn't find|missing file|not exist|no \w+(?: \w+)? found|failed to find|missing"
+        r"|not writable|not readable|permission denied|is a directory|is not a file)\b",
         re.I,
     ),
     "divisibility": re.compile(r"\b(divisible|multiple of|evenly divide|divides)\b", re.I),
     "mismatch": re.compile(
         r"\b(shape|dtype|mismatch|mis-match|does not match|doesn't match|must match|same length"
         r"|same size|same number|expected type|must be an? (?:instance|list|dict|tuple|str"
-        r"|string|int|integer|bool|float|tensor))\b",
+        r"|string|int|integer|bool|float|tensor)|expect(?:s|ed)? .*\bgot|but only|rank-\d"
+        r"|inconsistent|different|must have \d+ dim|out of sync)\b",
         re.I,
     ),
     "unsupported-combination": re.compile(
@@ -391,7 +417,7 @@ _WORDS = {
     "invalid-choice": re.compile(
         r"\b(unknown|unrecognized|unrecognised|invalid|must be one of|choose from|"
         r"supported (?:values|options|types|methods|backends) (?:are|is)|not a valid|"
-        r"unsupported|not supported|expected one of)\b",
+        r"unsupported|not supported|expected one of|not valid|does not support)\b",
         re.I,
     ),
     "limit": re.compile(
@@ -428,45 +454,75 @@ def _calls(condition: ast.expr | None) -> set[str]:
     }
 
 
-def category(ctx: Context, condition: ast.expr | None, div: dict | None) -> str:
-    """The kind of check, from the exception, the test and the message's words."""
-    if ctx.exception in _ORDER_EXCEPTIONS:
-        return _ORDER_EXCEPTIONS[ctx.exception]
+_SHAPELY = frozenset({"shape", "ndim", "dtype", "size", "dim", "numel", "device"})
+
+
+def _shape_test(test: ast.expr | None) -> bool:
+    """Whether a test compares sizes, shapes, dtypes or lengths (`x.shape != y.shape`)."""
+    for node in ast.walk(test) if test is not None else ():
+        if isinstance(node, ast.Compare) and any(
+            isinstance(op, ast.Eq | ast.NotEq) for op in node.ops
+        ):
+            for side in (node.left, *node.comparators):
+                chain = _chain(side.func if isinstance(side, ast.Call) else side) or ()
+                last = chain[-1].rstrip("()") if chain else ""
+                if last in _SHAPELY or (isinstance(side, ast.Call) and last == "len"):
+                    return True
+    return False
+
+
+def _constant_compare(test: ast.expr | None) -> bool:
+    """Whether a test compares something with == or != against a literal."""
+    return any(
+        isinstance(n, ast.Compare)
+        and any(isinstance(op, ast.Eq | ast.NotEq) for op in n.ops)
+        and any(isinstance(c, ast.Constant) for c in (n.left, *n.comparators))
+        for n in (ast.walk(test) if test is not None else ())
+    )
+
+
+def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
+    """The kind of check: from the exception, the message's words, then the raise's own test
+    (the innermost guard; the outer ones are context), in that order."""
     text = ctx.message
-    if ctx.exception == "AssertionError" and not _WORDS["missing-dependency"].search(text):
-        return "divisibility" if div or _WORDS["divisibility"].search(text) else "invariant"
+    own = tests[-1] if tests else None
     caught = {
         _text(node.type)
         for kind, node in ctx.guards
         if kind == "except" and isinstance(node, ast.ExceptHandler) and node.type is not None
     }
-    if any("ImportError" in c or "ModuleNotFoundError" in c for c in caught):
+    if ctx.exception in ("ImportError", "ModuleNotFoundError") or any(
+        "ImportError" in c or "ModuleNotFoundError" in c for c in caught
+    ):
         return "missing-dependency"
-    for name in ("missing-dependency", "not-implemented"):
-        if _WORDS[name].search(text):
-            return name
-    calls = _calls(condition)
-    if _WORDS["not-found"].search(text) or calls & {"exists", "isfile", "isdir", "is_file"}:
-        return "not-found"
+    if ctx.exception in _ORDER_EXCEPTIONS and ctx.exception != "NotImplementedError":
+        return _ORDER_EXCEPTIONS[ctx.exception]
+    if _WORDS["missing-dependency"].search(text):
+        return "missing-dependency"
     if div is not None or _WORDS["divisibility"].search(text):
         return "divisibility"
-    compares = _compares(condition)
-    if ctx.exception == "TypeError" or calls & {"isinstance", "issubclass"}:
-        return "mismatch"
-    if _WORDS["mismatch"].search(text):
+    if ctx.exception == "NotImplementedError" or _WORDS["not-implemented"].search(text):
+        return "not-implemented"
+    if ctx.exception == "AssertionError":
+        return "invariant"
+    calls = _calls(own)
+    if _WORDS["not-found"].search(text) or calls & {"exists", "isfile", "isdir", "is_file"}:
+        return "not-found"
+    if _WORDS["mismatch"].search(text) or _shape_test(own):
         return "mismatch"
     if _WORDS["unsupported-combination"].search(text):
         return "unsupported-combination"
-    if compares & {ast.In, ast.NotIn} or ctx.exception == "KeyError":
-        return "invalid-choice"
-    if _WORDS["invalid-choice"].search(text):
+    if ctx.exception == "TypeError" or calls & {"isinstance", "issubclass"}:
+        return "mismatch"
+    compares = _compares(own)
+    if compares & {ast.In, ast.NotIn} or _WORDS["invalid-choice"].search(text):
         return "invalid-choice"
     if compares & {ast.Lt, ast.LtE, ast.Gt, ast.GtE} or _WORDS["limit"].search(text):
         return "limit"
-    if isinstance(condition, ast.BoolOp) and isinstance(condition.op, ast.And):
-        return "unsupported-combination"
-    if compares & {ast.Eq, ast.NotEq}:
+    if ctx.exception == "KeyError" or _constant_compare(own):
         return "invalid-choice"
+    if isinstance(own, ast.BoolOp) and isinstance(own.op, ast.And) and len(own.values) > 1:
+        return "unsupported-combination"
     return "invariant"
 
 
@@ -480,14 +536,14 @@ def title(message: str, fallback: str) -> str:
     text = message.split("\n", 1)[0]
     text = re.split(r":\s*[`'\"]?\{(?!\{)", text, maxsplit=1)[0]  # "...: {details}" ends it
     # Drop a value with what frames it: " ({x})", "={x}", ": {x}", "'{x}'", "`{x}`", "{x}".
-    text = re.sub(r"\s*[([]\s*[\w ]*[=:]?\s*[`'\"]?\{[^{}]*\}[`'\"]?\s*[)\]]", "", text)
+    text = re.sub(r"\s*[([][\w ,.]*[=:]?\s*[`'\"]?\{[^{}]*\}[`'\"]?\s*[)\]]", "", text)
     text = re.sub(r"\s*[=:]\s*[`'\"]?\{[^{}]*\}[`'\"]?", "", text)
     text = re.sub(r"[`'\"]\{[^{}]*\}[`'\"]", "", text)
     text = _HOLE.sub(lambda m: {"{{": "{", "}}": "}"}.get(m.group(), ""), text)
-    text = re.sub(r"\s+([,.;:!?)])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,;:-")
+    text = re.sub(r"\s+([,.;:!?)])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,;:")
     sentence = re.split(r"(?<=[a-z0-9)`'\"])[.!?;](?:\s|$)", text, maxsplit=1)[0]
     sentence = re.sub(r"\b(but got|got|received)\s*[.,:]?$", "", sentence, flags=re.I)
-    sentence = sentence.strip(" ,;:-.(")
+    sentence = sentence.strip(" ,;:.(").rstrip("-")
     if sum(ch.isalpha() for ch in sentence) < 8:
         return fallback
     if len(sentence) > MAX_TITLE:
@@ -649,7 +705,7 @@ def derive(ctx: Context) -> dict:
     if stage:
         out["stage"] = stage
     div = divisibility(condition, ctx)
-    cat = category(ctx, condition, div)
+    cat = category(ctx, tests, div)
     out["category"] = cat
     out["explanation"], out["try"] = explain(cat, ctx, names, found, div)
     if div:

@@ -675,6 +675,13 @@ def _bind_target(target: ast.AST, found: dict) -> None:
             found[node.id].append(None)
 
 
+def _early_return(stmt: ast.stmt) -> bool:
+    """`if t: ... return` without else, or a loop whose only statement is one."""
+    if isinstance(stmt, ast.For) and not stmt.orelse and len(stmt.body) == 1:
+        stmt = stmt.body[0]
+    return isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], ast.Return)
+
+
 # Statements that hold statements (functions and classes apart).
 _COMPOUND = (
     ast.If | ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith | ast.Try | ast.TryStar
@@ -698,7 +705,7 @@ class _Scanner:
         self.path = path
         self.knowledge = knowledge  # None: no explanation derived (verify-sources)
         self.guards: list[tuple[str, object]] = []  # what encloses the statement, in its function
-        self.exits: list[ast.If] = []  # `if t: return` before it in its blocks
+        self.exits: list[ast.stmt] = []  # `if t: return` before it in its blocks
         self.owners: list[ast.ClassDef] = []
         self.attrs: dict[int, explain.Attrs] = {}  # per class of this module: its self.x
         self.calls: dict[str, set[str]] = {}  # function -> what it calls (with knowledge)
@@ -747,12 +754,8 @@ class _Scanner:
                 self.qualname.pop()
             elif isinstance(stmt, _COMPOUND):
                 self._compound(stmt)
-            if (
-                isinstance(stmt, ast.If)
-                and not stmt.orelse
-                and isinstance(stmt.body[-1], ast.Return)
-            ):
-                self.exits.append(stmt)  # what follows runs only when its test is false
+            if _early_return(stmt):
+                self.exits.append(stmt)  # what follows runs only when it did not return
         del self.exits[mark:]
 
     def _compound(self, stmt: ast.stmt) -> None:

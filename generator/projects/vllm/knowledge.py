@@ -75,6 +75,7 @@ STAGE_PATHS = {
     "vllm/transformers_utils/processors/": "request-handling",
     "vllm/entrypoints/anthropic/": "request-handling",
     "vllm/entrypoints/generate/": "request-handling",
+    "vllm/entrypoints/scale_out/": "request-handling",
     "vllm/platforms/": "kernel-selection",
     "vllm/attention/": "kernel-selection",
     "vllm/v1/attention/": "kernel-selection",
@@ -91,7 +92,13 @@ STAGE_PATHS = {
 _MODELS = ("vllm/model_executor/models/", "vllm/models/")
 _FORWARD = re.compile(r"(^|\.)(_?forward\w*|compute_logits|embed_input_ids|sample)$")
 # Methods that run while a model is built, wherever their file is.
-_INIT = re.compile(r"(^|\.)(__init__|load_weights|_init_\w*|create_weights|process_weights\w*)$")
+_INIT = re.compile(
+    r"(^|\.)(__init__|_?\w*load\w*weight\w*|weight_loader\w*|_init_\w*|create_weights"
+    r"|process_weights\w*)$"
+)
+# In model folders: kernels (ops/), and the input processors that run per request.
+_MODEL_OPS = "/ops/"
+_PROCESSOR = re.compile(r"(Processor|ProcessingInfo|Renderer|InputBuilder)\b")
 
 
 def _anchor(options: tuple[str, ...]) -> str:
@@ -179,7 +186,11 @@ class VllmKnowledge(Knowledge):
         )
 
     def stage(self, path: str, function: str) -> str | None:
-        if path.startswith("vllm/model_executor/") and _INIT.search(function):
+        if path.startswith(_MODELS) and _PROCESSOR.search(function):
+            return "request-handling"
+        if path.startswith(_MODELS) and _MODEL_OPS in path:
+            return "kernel-selection"
+        if path.startswith(("vllm/model_executor/", *_MODELS)) and _INIT.search(function):
             return "model-loading"
         if path.startswith(_MODELS) and _FORWARD.search(function):
             return "engine-startup"

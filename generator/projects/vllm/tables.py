@@ -61,8 +61,9 @@ COMMON_VALUES = (12, 14, 20, 24, 48, 56, 96)
 
 
 def divisor_calculator(record: Record, content: Content) -> dict | None:
-    """"Valid values of `tp_size` for `heads` = 20: 1, 2, 4, 5, 10, 20", for a record whose
-    derived condition is `value % divisor != 0` with a divisor that is not a constant."""
+    """The divisor calculator ("valid values of `tp_size` for `heads` = 20: 1, 2, 4, 5, 10,
+    20") of a record whose derived condition is `value % divisor != 0`, the divisor not a
+    constant."""
     div = record.derived.get("divisibility")
     if not div or div["divisor"].isdigit() or div["value"].isdigit():
         return None
