@@ -28,7 +28,8 @@ function startWorker() {
   state.ready = new Promise((resolve, reject) => {
     const { worker, module } = state.config;
     const instance = new Worker(worker, { type: "module", name: "errorkb-divisors" });
-    const timer = setTimeout(() => reject(new Error("the calculator did not load in time")), LOAD_TIMEOUT_MS);
+    const late = () => reject(new Error("the calculator did not load in time"));
+    const timer = setTimeout(late, LOAD_TIMEOUT_MS);
     instance.addEventListener("message", ({ data }) => {
       if (data.ready !== undefined) {
         clearTimeout(timer);
@@ -103,7 +104,8 @@ function build() {
       }
     }
     if (ask !== latest) return;
-    const lines = [el("p", {}, el("strong", {}, `Valid values of ${divisor} for ${value} = ${n}: `), sizes.join(", "))];
+    const head = el("strong", {}, `Valid values of ${divisor} for ${value} = ${n}: `);
+    const lines = [el("p", {}, head, sizes.join(", "))];
     const used = divisorInput.value.trim();
     if (used) {
       const fits = sizes.includes(Number(used));
@@ -122,7 +124,9 @@ function build() {
   form.addEventListener("input", answer);
   if (table.has(valueInput.value.trim())) answer();
   else if (valueInput.value) {
-    const hint = "Press Calculate: the divisors are computed in your browser (Python through Pyodide, about 13 MB, downloaded once).";
+    const hint =
+      "Press Calculate: the divisors are computed in your browser " +
+      "(Python through Pyodide, about 13 MB, downloaded once).";
     out.replaceChildren(el("p", { className: "muted" }, hint));
   }
 }
@@ -134,7 +138,8 @@ async function main() {
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     state.config = await response.json();
   } catch (error) {
-    root.prepend(el("p", { className: "calc-bad" }, `The calculator could not load (${error.message}); the table applies.`));
+    const text = `The calculator could not load (${error.message}); the table applies.`;
+    root.prepend(el("p", { className: "calc-bad" }, text));
     return;
   }
   build();
