@@ -151,6 +151,10 @@ def test_titles_have_no_placeholders(sites):
     assert site(sites, "block table out of sync")["title"] == "Block table out of sync"
     for derived in sites.values():
         assert not re.search(r"[{}]", derived["title"]) and len(derived["title"]) <= 120
+    # A value in brackets goes with the word that announced it; `--flags` keep their dashes.
+    message = "--draft-layers must be indices in [0, {last}]; got {ids}."
+    assert explain.title(message, "fallback") == "--draft-layers must be indices"
+    assert explain.title("{a} {b}", "ValueError in f") == "ValueError in f"
 
 
 def test_enum_keys_are_the_schemas():

@@ -529,6 +529,11 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
 # Titles ---------------------------------------------------------------------------------
 
 _HOLE = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
+# Words a title does not end on: they announced a value the title leaves out.
+_DANGLING = frozenset(
+    {"in", "of", "to", "be", "for", "at", "with", "by", "from", "is", "are", "was", "were"}
+    | {"the", "a", "an", "and", "or", "than", "as", "got", "but", "only", "expected", "into"}
+)
 
 
 def title(message: str, fallback: str) -> str:
@@ -544,6 +549,8 @@ def title(message: str, fallback: str) -> str:
     sentence = re.split(r"(?<=[a-z0-9)`'\"])[.!?;](?:\s|$)", text, maxsplit=1)[0]
     sentence = re.sub(r"\b(but got|got|received)\s*[.,:]?$", "", sentence, flags=re.I)
     sentence = sentence.strip(" ,;:.(").rstrip("-")
+    while (words := sentence.rsplit(" ", 1))[-1].lower() in _DANGLING and len(words) > 1:
+        sentence = words[0].rstrip(" ,;:")  # "... indices in" once its value is gone
     if sum(ch.isalpha() for ch in sentence) < 8:
         return fallback
     if len(sentence) > MAX_TITLE:
