@@ -217,6 +217,7 @@ def divisor_site(tmp_path_factory):
     from tests.conftest import make_kb
 
     kb = make_kb(tmp_path_factory.mktemp("explain") / "kb")
+    (kb / "content/errors/demo/00000000000000e5.yaml").write_text(CURATED)
     ex.extract(kb, TREE, "demo", "v9.8.7", asserts=True)
     build(kb)
     return kb
@@ -230,17 +231,25 @@ def record_id(kb: Path, start: str) -> str:
 
 
 def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
+    rid = record_id(divisor_site, "head_size {head_size} is too large")
+    html = (divisor_site / "site/errors" / rid / "index.html").read_text()
+    assert "<h1>head_size is too large</h1>" in html and "<title>head_size is too large" in html
+    assert html.count('<code class="message">head_size ') == 1  # the message, once, below
+    section = html[html.index('id="from-the-code"') : html.index('id="source"')]
+    assert "Read automatically from the code at v9.8.7" in section
+    assert "<code>head_size &gt; 256</code>" in section and "limit or range" in section
+    assert "First things to try" in section
+    # A curated record: its own title and text, and one line of what the code says.
     rid = record_id(divisor_site, "num_heads")
     html = (divisor_site / "site/errors" / rid / "index.html").read_text()
-    assert "<h1>num_heads must be divisible by tensor parallel size</h1>" in html
-    assert "<title>num_heads must be divisible by tensor parallel size" in html
-    assert html.count('<code class="message">num_heads (') == 1  # the message, once, below
-    section = html[html.index('id="from-the-code"') : html.index('id="source"')]
-    assert "<code>num_heads % tp_size != 0</code>" in section
-    assert f'<a href="{DOCS}#-tensor-parallel-size-tp"><code>--tensor-parallel-size</code></a>' in (
-        section
+    assert "<h1>Heads not divisible by TP</h1>" in html and "First things to try" not in html
+    line = re.search(r'<p class="derived muted" id="from-the-code">(.*)</p>', html)
+    assert line and "<code>num_heads % tp_size != 0</code>; model loading; divisibility" in (
+        line.group(1)
     )
-    assert "model loading" in section and "divisibility" in section
+    assert f'<a href="{DOCS}#-tensor-parallel-size-tp"><code>--tensor-parallel-size</code></a>' in (
+        line.group(1)
+    )
     # The divisor calculator: static answers computed by calc.py, the widget's script.
     assert 'data-divisors data-value="num_heads" data-divisor="tp_size"' in html
     row = re.search(r"<tr data-n=\"20\"><td>20<td>([^\n<]*)", html)

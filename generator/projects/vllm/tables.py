@@ -69,7 +69,10 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
         return None
     values = {m[k] for m in presets.models(content) for k in ("heads", "kv_heads") if k in m}
     rows = [[n, _sizes(calc.divisors(n))] for n in sorted(values | set(COMMON_VALUES))]
-    return {"template": DIVISORS_TEMPLATE, **div, "rows": rows}
+    # Named as the message names them: the placeholders the address fills.
+    names = {"value": div.get("value_param") or div["value"]}
+    names["divisor"] = div.get("divisor_param") or div["divisor"]
+    return {"template": DIVISORS_TEMPLATE, **div, **names, "rows": rows}
 
 
 FULL = "parallel"  # the /calc/ page's widget: every input of the summary calculators
