@@ -239,6 +239,8 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
     assert "Read automatically from the code at v9.8.7" in section
     assert "<code>head_size &gt; 256</code>" in section and "limit or range" in section
     assert "First things to try" in section
+    preview = re.search(r'<meta property="og:description" content="([^"]*)"', html)
+    assert preview and preview.group(1).startswith("A value is outside the range")
     # A curated record: its own title and text, and one line of what the code says.
     rid = record_id(divisor_site, "num_heads")
     html = (divisor_site / "site/errors" / rid / "index.html").read_text()
