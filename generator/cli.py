@@ -56,6 +56,20 @@ def cmd_build(args) -> int:
     return 0
 
 
+def cmd_export(args) -> int:
+    from generator.content.load import ContentError, load_content
+    from generator.export.markdown import export
+
+    try:
+        content = load_content(args.root)
+    except ContentError as exc:
+        return _report(exc)
+    base_url = args.base_url or content.site["base_url"]
+    done = export(content, args.docs_dir, base_url, args.path, not args.no_directory_urls)
+    _log(f"exported {done.pages} Markdown pages and {done.files} API files into {args.docs_dir}")
+    return 0
+
+
 def cmd_serve(args) -> int:
     from generator.content.load import ContentError
     from generator.serve import serve
@@ -267,6 +281,18 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("build", help="validate and build the site")
     p.add_argument("--out", type=Path, help="output folder (default: site/)")
     p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("export", help="the knowledge base as Markdown pages for a docs tool")
+    p.add_argument("docs_dir", type=Path, metavar="DOCS_DIR", help="the docs tool's docs folder")
+    p.add_argument("--format", choices=["markdown"], default="markdown")
+    p.add_argument("--path", default="errors", help="the folder of the pages (default: errors)")
+    p.add_argument("--base-url", help="the docs site's address (default: site.yaml's base_url)")
+    p.add_argument(
+        "--no-directory-urls",
+        action="store_true",
+        help="the docs site serves pages as <name>.html (MkDocs' use_directory_urls: false)",
+    )
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("serve", help="build, serve on 127.0.0.1 and rebuild on change")
     p.add_argument("--out", type=Path, help="output folder (default: site/)")

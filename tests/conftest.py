@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from generator.content.load import load_content
+from generator.search import engine
 from generator.serve import make_server
 from generator.site.build import build
 
@@ -39,6 +41,15 @@ def real_site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("real") / "site"
     build(REPO, out)
     return out
+
+
+@pytest.fixture(scope="session")
+def real():
+    """The repository's content and its tier-1 index, built in memory."""
+    content = load_content(REPO)
+    hints = engine.project_hints(content)  # as the build makes it
+    files = dict(engine.index_files(engine.entries(content), content.site.get("repo"), hints))
+    return content, files, engine.Index(files.__getitem__)
 
 
 @pytest.fixture(scope="session")

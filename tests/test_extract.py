@@ -197,6 +197,29 @@ def test_vendored_folders_are_skipped_unless_asked(scan):
     ]
 
 
+def test_test_code_is_skipped_but_names_that_only_look_alike_are_not(tmp_path):
+    raising = 'def f():\n    raise ValueError("Raised in {}")\n'
+    names = [
+        "pkg/tests/unit/check.py",
+        "pkg/multimodal/test/helpers.py",
+        "pkg/conftest.py",
+        "pkg/sub/test_ipc.py",
+        "pkg/sub/ipc_test.py",
+        "pkg/latest.py",
+        "pkg/testing.py",
+        "pkg/contest.py",
+        "pkg/attest/run.py",
+    ]
+    for name in names:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(raising.replace("{}", name))
+    scan = ex.scan_tree(tmp_path, jobs=1)
+    kept = sorted(s.path for s in scan.sites)
+    assert kept == ["pkg/attest/run.py", "pkg/contest.py", "pkg/latest.py", "pkg/testing.py"]
+    assert scan.tests == 5
+
+
 def test_exclude_patterns_skip_files():
     scan = ex.scan_tree(TREE, exclude=["demo/forms.py"])
     assert scan.excluded == 1

@@ -1,7 +1,6 @@
 """Tier-1 search in Python: the shared cases, the real vLLM corpus, the index, `errorkb match`."""
 
 import json
-import resource
 import shutil
 import subprocess
 import sys
@@ -75,14 +74,6 @@ def test_the_built_site_and_content_give_the_same_index(search_kb):
 FOUND_FIRST = 298
 
 
-@pytest.fixture(scope="module")
-def real():
-    """The repository's content and its tier-1 index, built in memory."""
-    content = load_content(REPO)
-    files = dict(search.index_files(search.entries(content)))
-    return content, files, search.Index(files.__getitem__)
-
-
 def _raised_at(content) -> dict[tuple[str, int], set[str]]:
     """The records raised at each source location (their first site and the others)."""
     found: dict[tuple[str, int], set[str]] = {}
@@ -94,8 +85,11 @@ def _raised_at(content) -> dict[tuple[str, int], set[str]]:
 
 
 def _skeleton(message: str) -> list:
-    """A message's pattern without its placeholder names: the text every instance shares."""
-    return [seg if isinstance(seg, str) else None for seg in template.pattern(message, {})]
+    """A message's pattern without its placeholder names or the quotes around them: the
+    text every instance shares (`'{x}'` prints what `{x!r}` does)."""
+    segments = template.pattern(message, {})
+    stripped = [s.strip("'\"`") if isinstance(s, str) else None for s in segments]
+    return [seg for seg in stripped if seg != ""]
 
 
 def _found(content, results: list[search.Result], wanted: set[str]) -> bool:
@@ -145,14 +139,16 @@ def test_corpus_values_are_extracted(real):
         if not _found(content, results, raised_at.get((row["path"], row["line"]), set())):
             continue
         checked += 1
-        if list(results[0].values.values()) != [v["value"] for v in row["values"]]:
-            wrong.append((row["instance_id"], results[0].values, row["values"]))
+        wanted = raised_at[(row["path"], row["line"])]
+        found = next(r for r in results if r.id in wanted)  # the first, or one tied with it
+        if list(found.values.values()) != [v["value"] for v in row["values"]]:
+            wrong.append((row["instance_id"], found.values, row["values"]))
     assert (checked, wrong) == (292, [])
 
 
 def test_quoted_values_do_not_outscore_the_template(real):
-    """The values share rare words with other templates: weighed in full, they would push
-    this template out of the candidates; quoted, they weigh a quarter."""
+    """The values share rare words with other templates: weighed in full, they push this
+    template down the candidates; quoted, they weigh a quarter."""
     _, _, index = real
     keys = "['mp', 'ray', 'uni', 'external_launcher']"
     message = "moe_backend='FLASH_ATTN' is not supported for FP8 MoE. Expected one of"
@@ -168,12 +164,37 @@ def test_quoted_values_do_not_outscore_the_template(real):
         "launcher",
     }
     page = index.meta["page"]
-    full = search._scores(index, search.query_words(blocks), set())
-    top = sorted(full, key=lambda pid: (-full[pid], pid))[: search.QUERY["candidates"]]
-    ids = {index.get(urls.search_patterns(str(pid // page)))[pid % page]["id"] for pid in top}
+
+    def rank(scores: dict[int, int]) -> int:
+        ranked = sorted(scores, key=lambda pid: (-scores[pid], pid))
+        ids = [index.get(urls.search_patterns(str(p // page)))[p % page]["id"] for p in ranked]
+        return ids.index("012a16cf712e0c52")
+
+    cut, full = search._scores(index, search.query_words(blocks), search.quoted_words(blocks))
+    assert rank(cut) < rank(full) and rank(cut) < search.QUERY["candidates"]
     found = search.search(index, text)[0]
-    assert (found.id, found.exact) == ("012a16cf712e0c52", True) and found.id not in ids
+    assert (found.id, found.exact) == ("012a16cf712e0c52", True)
     assert found.values == {"runner_backend": "FLASH_ATTN", "mapping_keys": keys}
+
+
+def test_a_template_whose_own_brackets_look_like_values_is_still_a_candidate(real):
+    """Words in a template's own brackets look like values and are cut; a few candidates
+    on full weights keep such a template in the race."""
+    _, _, index = real
+    text = (
+        "Expected `pixel_values` tensor with shape [num_images, num_crops, C, H, W], "
+        "got ['generate', 'pooling']."
+    )
+    blocks = search.clean(text)
+    assert {"num", "images", "crops"} <= search.quoted_words(blocks)
+    cut, full = search._scores(index, search.query_words(blocks), search.quoted_words(blocks))
+    page = index.meta["page"]
+    best = [
+        index.get(urls.search_patterns(str(p // page)))[p % page]["id"]
+        for p in sorted(cut, key=lambda pid: (-cut[pid], pid))
+    ][: search.QUERY["candidates"]]
+    found = search.search(index, text)[0]
+    assert (found.id, found.exact) == ("403f5def909d8b69", True) and found.id not in best
 
 
 def test_quotes_are_values_but_apostrophes_are_not():
@@ -190,8 +211,9 @@ def test_a_query_fetches_a_few_small_files_not_the_index(real):
         total = 1 + meta["shards"] + -(-meta["patterns"] // meta["page"])
         search.search(fresh, row["text"])
         words = search.query_words(search.clean(row["text"]))
-        assert fresh.requests <= 1 + len(words) + search.QUERY["candidates"] < total
-        assert fresh.bytes < 45_000
+        candidates = search.QUERY["candidates"] + search.QUERY["hedge"]
+        assert fresh.requests <= 1 + len(words) + candidates < total
+        assert fresh.bytes < 60_000  # DESIGN §5: 100 KB at 100,000 records; here ~17,000
 
 
 # --- the parts ---------------------------------------------------------------------------
@@ -363,21 +385,6 @@ def test_match_answers_from_its_cache_until_content_changes(search_kb, tmp_path)
     bad.write_text(bad.read_text() + "\nnot: [valid\n")
     broken = errorkb(root, "match", text)
     assert broken.returncode == 1 and "E100" in broken.stderr
-
-
-def test_match_cached_is_fast(search_kb, tmp_path):
-    """Under 0.3 s of CPU (the machine's speed varies, CPU time less), interpreter included."""
-    root = tmp_path / "kb"
-    shutil.copytree(search_kb / "content", root / "content")
-    errorkb(root, "match", "x")
-    command = [sys.executable, "-m", "generator", "--root", str(root), "match", CASES[2]["text"]]
-    usage = []
-    for _ in range(3):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(command, capture_output=True, check=True)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        usage.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    assert min(usage) < 0.3, usage
 
 
 def test_match_exits_quietly_when_its_reader_goes(search_kb):

@@ -55,6 +55,8 @@ QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "words": 24,  # words whose shards a query fetches at most (longest first)
     "candidates": 10,  # patterns fetched and verified
     "quoted": 4,  # a word seen only in quotes or brackets, as values print, weighs 1/4
+    "hedge": 3,  # ...but the best few on full weights are fetched too: a template's own
+    # brackets ("shape [num_images, C, H, W]") look like values
     "budget": 2000,  # steps one verification may take (it backtracks)
     "coverage": 500,  # per mille of a pattern's word weight a query needs to show unverified
     "partial_words": 3,  # words of a template's own text a partial match must show at least
@@ -68,6 +70,7 @@ QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "report_body": "I searched for this error and the knowledge base has no page for it:"
     "\n\n```\n{}\n```\n",
 }
+_QUOTES = "'\"`"
 GENERIC_WORDS = 4  # a template with fewer words of its own is generic: anyone's text fits it
 # Messages Python itself prints, which a template may restate: generic, whatever their length.
 _BUILTIN = re.compile(
@@ -123,9 +126,7 @@ def entries(content: "Content") -> list[Entry]:
         content.records.values(),
         key=lambda r: (r.project, r.location.path, r.location.line or 0, r.id),
     )
-    return [
-        entry for r in records for entry in record_entries(r, content.projects[r.project].name)
-    ]
+    return [entry for r in records for entry in record_entries(r, content.projects[r.project].name)]
 
 
 def record_patterns(record: "Record") -> list[tuple[template.Pattern, list[str]]]:
@@ -779,8 +780,8 @@ def search(index: Index, text: str) -> list[Result]:
     """
     meta = index.meta
     blocks = clean(text)
-    scores = _scores(index, query_words(blocks), quoted_words(blocks))
-    top = sorted(scores, key=lambda pid: (-scores[pid], pid))[: QUERY["candidates"]]
+    scores, full = _scores(index, query_words(blocks), quoted_words(blocks))
+    top = _candidates(scores, full)
     rated = []
     for pid in top:
         page = index.get(meta["patterns_url"].replace("{}", str(pid // meta["page"])))
@@ -820,18 +821,30 @@ def _named_first(ranked: list[tuple[tuple, Result]], text: str, hints: dict) -> 
     return out
 
 
-def _scores(index: Index, words: list[str], quoted: set[str]) -> dict[int, int]:
-    """Each pattern's sum of the weights of the query words it has, a quoted word's cut
-    (words of one shard share a file: Index.get fetches it once)."""
+def _scores(index: Index, words: list[str], quoted: set[str]) -> tuple[dict, dict]:
+    """Each pattern's sum of the weights of the query words it has: with a quoted word's
+    weight cut, and in full (words of one shard share a file: Index.get fetches it once)."""
     meta = index.meta
     scores: dict[int, int] = {}
+    full: dict[int, int] = {}
     for word in words:
         rows = index.get(meta["words_url"].replace("{}", str(shard_of(word, meta["shards"]))))
         weight, *ids = rows.get(word, [0])
-        weight = weight // QUERY["quoted"] if word in quoted else weight
+        cut = weight // QUERY["quoted"] if word in quoted else weight
         for pid in ids:
-            scores[pid] = scores.get(pid, 0) + weight
-    return scores
+            scores[pid] = scores.get(pid, 0) + cut
+            full[pid] = full.get(pid, 0) + weight
+    return scores, full
+
+
+def _candidates(scores: dict[int, int], full: dict[int, int]) -> list[int]:
+    """The best patterns with quoted words cut, then the best few in full not among them."""
+
+    def best(table: dict[int, int]) -> list[int]:
+        return sorted(table, key=lambda pid: (-table[pid], pid))
+
+    top = best(scores)[: QUERY["candidates"]]
+    return top + [pid for pid in best(full) if pid not in top][: QUERY["hedge"]]
 
 
 def _rate(doc: dict, blocks: list[Block], score: int, pid: int) -> tuple[tuple, Result]:
@@ -859,9 +872,10 @@ def _rate(doc: dict, blocks: list[Block], score: int, pid: int) -> tuple[tuple, 
 
 
 def _shown(pat, stop) -> int:
-    """How many characters of the template's own text a fit shows."""
+    """How many characters of the template's own text a fit shows. Quotes around a hole
+    do not count: `'{name}'` prints what `{name!r}` does, so neither shows more."""
     i, read = stop or (len(pat), 0)
-    return sum(len(seg) for seg in pat[:i] if isinstance(seg, str)) + read
+    return sum(len(seg.strip(_QUOTES)) for seg in pat[:i] if isinstance(seg, str)) + read
 
 
 def _names(block: Block, exception: str) -> bool:

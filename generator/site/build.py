@@ -144,7 +144,8 @@ def write_site(writer: "Writer", plan: "Plan", vendored: list[tuple[str, Path]])
                 writer.merge(*done.get())
     for url, source in vendored:
         writer.copy(url, source)
-    _write_full_text(writer, plan)
+    if plan.full_text:
+        _write_full_text(writer, plan)
     writer.finish()
 
 
@@ -157,6 +158,8 @@ def _write_shared(writer: "Writer", plan: "Plan", group: int) -> None:
 
 class Plan:
     """What the site is made of, and the key of each record's outputs."""
+
+    full_text = True  # a Pagefind index (a host site may have full-text search of its own)
 
     def __init__(self, content: Content, links: Links, assets: dict[str, bytes]):
         self.content = content

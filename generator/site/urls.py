@@ -2,54 +2,112 @@
 
 Page URLs end in "/" and are written as <url>index.html; file URLs are written
 as they are. All URLs are root-relative; `absolute` prefixes the site's base.
+
+Inside another site (the MkDocs plugin), `configure` sets where errorkb lives there: the
+site's own path below its host, a folder for everything but the JSON API, and pages as
+"<name>.html" files where the site does not use directory URLs.
 """
 
+from dataclasses import dataclass
 from urllib.parse import quote, unquote, urlencode
 
 SCHEMA_VERSION = 1
 
 
+@dataclass(frozen=True)
+class Scheme:
+    prefix: str = ""  # the site's path below its host: "" or "/docs"
+    section: str = ""  # errorkb's folder in it, for all but the API: "" or "/errors"
+    directory_urls: bool = True  # "/errors/<id>/", else "/errors/<id>.html"
+
+
+_scheme = Scheme()
+
+
+def configure(prefix: str = "", section: str = "", directory_urls: bool = True) -> Scheme:
+    """Set the URL scheme; returns the one it replaces. Paths are normalised to "/a/b"."""
+    global _scheme
+    old = _scheme
+    _scheme = Scheme(_folder(prefix), _folder(section), directory_urls)
+    return old
+
+
+def restore(scheme: Scheme) -> None:
+    global _scheme
+    _scheme = scheme
+
+
+def _folder(path: str) -> str:
+    path = path.strip("/")
+    return "/" + path if path else ""
+
+
+def _page(path: str) -> str:
+    """A page of errorkb's own, path "/a/b/": "/a/b.html" without directory URLs."""
+    if not _scheme.directory_urls and path != "/":
+        path = path[:-1] + ".html"
+    return _scheme.prefix + _scheme.section + path
+
+
+def _folder_page(path: str) -> str:
+    """A page whose files sit beside it (the search page and its index): always a folder,
+    written as "index.html" without directory URLs."""
+    index = "" if _scheme.directory_urls else "index.html"
+    return _scheme.prefix + _scheme.section + path + index
+
+
+def _file(path: str) -> str:
+    return _scheme.prefix + _scheme.section + path
+
+
+def _api(path: str) -> str:
+    """The JSON API stays at the site's /api/ wherever errorkb's pages are."""
+    return _scheme.prefix + path
+
+
 def home() -> str:
-    return "/"
+    return _page("/")
 
 
 def error(record_id: str) -> str:
-    return f"/errors/{record_id}/"
+    # Inside a host site, errorkb's folder (its `section`) is the errors' folder itself.
+    folder = "" if _scheme.section else "/errors"
+    return _page(f"{folder}/{record_id}/")
 
 
 def error_json(record_id: str) -> str:
-    return f"/api/errors/{record_id}.json"
+    return _api(f"/api/errors/{record_id}.json")
 
 
 def error_json_bare(record_id: str) -> str:
     """The extensionless form older links use."""
-    return f"/api/errors/{record_id}"
+    return _api(f"/api/errors/{record_id}")
 
 
 def project(key: str) -> str:
-    return f"/projects/{key}/"
+    return _page(f"/projects/{key}/")
 
 
 def source_file(key: str, path: str) -> str:
     """A project's page for one source file: the errors raised in it."""
-    return f"/projects/{key}/files/{quote(path)}/"
+    return _page(f"/projects/{key}/files/{quote(path)}/")
 
 
 def project_json(key: str) -> str:
-    return f"/api/projects/{key}.json"
+    return _api(f"/api/projects/{key}.json")
 
 
 def guide(slug: str) -> str:
-    return f"/guides/{slug}/"
+    return _page(f"/guides/{slug}/")
 
 
 def guides() -> str:
-    return "/guides/"
+    return _page("/guides/")
 
 
 def api() -> str:
     """Where the JSON API lives: every URL below it is an API file."""
-    return "/api/"
+    return _api("/api/")
 
 
 def api_index() -> str:
@@ -58,60 +116,60 @@ def api_index() -> str:
 
 def schema() -> str:
     """JSON Schema of an error document: what /api/errors/<id>.json holds."""
-    return "/api/schema/error.json"
+    return _api("/api/schema/error.json")
 
 
 def record_schema() -> str:
     """JSON Schema of a record as written in content/ (generator/error.schema.json)."""
-    return "/api/schema/record.json"
+    return _api("/api/schema/record.json")
 
 
 def openapi() -> str:
-    return "/api/openapi.json"
+    return _api("/api/openapi.json")
 
 
 def api_not_found() -> str:
-    return "/api/404.json"
+    return _api("/api/404.json")
 
 
 def not_found() -> str:
     """The page a host serves for any address it has no file for."""
-    return "/404.html"
+    return _file("/404.html")
 
 
 def sitemap() -> str:
-    return "/sitemap.xml"
+    return _file("/sitemap.xml")
 
 
 def feed() -> str:
     """The Atom feed of recently changed records."""
-    return "/feed.xml"
+    return _file("/feed.xml")
 
 
 def robots() -> str:
-    return "/robots.txt"
+    return _file("/robots.txt")
 
 
 def search(query: str = "") -> str:
-    return "/search/" + ("?" + urlencode({"q": query}) if query else "")
+    return _folder_page("/search/") + ("?" + urlencode({"q": query}) if query else "")
 
 
 def search_index() -> str:
     """Tier-1 search: the settings and shard counts the matcher starts from."""
-    return "/search/index.json"
+    return _file("/search/index.json")
 
 
 def search_words(shard: str) -> str:
-    return f"/search/words/{shard}.json"
+    return _file(f"/search/words/{shard}.json")
 
 
 def search_patterns(page: str) -> str:
-    return f"/search/patterns/{page}.json"
+    return _file(f"/search/patterns/{page}.json")
 
 
 def pagefind(name: str = "pagefind.js") -> str:
     """Pagefind's bundle (search tier 2: full text), written by the build."""
-    return f"/pagefind/{name}"
+    return _file(f"/pagefind/{name}")
 
 
 def error_with_values(record_id: str, values: dict[str, str]) -> str:
@@ -120,26 +178,29 @@ def error_with_values(record_id: str, values: dict[str, str]) -> str:
 
 
 def calc() -> str:
-    return "/calc/"
+    return _page("/calc/")
 
 
 def asset(name: str) -> str:
-    return f"/assets/{name}"
+    return _file(f"/assets/{name}")
 
 
 def pyodide(name: str = "") -> str:
     """Pyodide's files, copied from node_modules/pyodide."""
-    return f"/pyodide/{name}"
+    return _file(f"/pyodide/{name}")
 
 
 def headers_file() -> str:
     """Response headers by URL pattern, for static hosts that read a _headers file."""
-    return "/_headers"
+    return _file("/_headers")
 
 
 def output_path(url: str) -> str:
     """The file, relative to the site root, that serves a URL."""
-    path = unquote(url.split("?", 1)[0].split("#", 1)[0].lstrip("/"))
+    path = url.split("?", 1)[0].split("#", 1)[0]
+    if _scheme.prefix and (path + "/").startswith(_scheme.prefix + "/"):
+        path = path[len(_scheme.prefix) :]
+    path = unquote(path.lstrip("/"))
     return path + "index.html" if path == "" or path.endswith("/") else path
 
 

@@ -51,6 +51,8 @@ from generator.sources.scaffold import new_id
 
 # Folders skipped unless --include-vendored: code copied from other projects.
 VENDORED = frozenset({"vendor", "third_party", "_vendor", "thirdparty"})
+# Test code, always skipped: it raises to check the program, not to tell its users.
+TESTS = re.compile(r"(?:^|/)(?:tests?/|conftest\.py$|test_[^/]*\.py$|[^/]*_test\.py$)")
 # Folders never worth parsing in a checkout.
 _PRUNED = frozenset({"__pycache__", "node_modules", "site-packages"})
 
@@ -937,6 +939,7 @@ class Tree:
 
     files: list[tuple[str, bytes]]
     vendored: int = 0  # files skipped in vendored folders
+    tests: int = 0  # test files skipped
     excluded: int = 0  # files skipped by --exclude
 
 
@@ -958,6 +961,9 @@ def read_tree(
     def keep(rel: str) -> bool:
         if not include_vendored and VENDORED & set(rel.split("/")[:-1]):
             tree.vendored += 1
+            return False
+        if TESTS.search(rel):
+            tree.tests += 1
             return False
         if any(fnmatch(rel, pattern) for pattern in exclude):
             tree.excluded += 1
@@ -1127,6 +1133,7 @@ class Scan:
     skipped: Counter
     asserts: int  # assert statements with a message
     vendored: int
+    tests: int
     excluded: int
     unparsable: list[tuple[str, str]]
     seconds: float
@@ -1189,6 +1196,7 @@ def scan_tree(
         skipped=skipped,
         asserts=asserted,
         vendored=tree.vendored,
+        tests=tree.tests,
         excluded=tree.excluded,
         unparsable=sorted((r.path, r.error) for r in results if r.error),
         seconds=time.monotonic() - start,
@@ -1548,6 +1556,7 @@ class Summary:
         out = [
             f"scanned {scan.files} Python files in {scan.seconds:.1f} s"
             + (f" ({scan.vendored} in vendored folders skipped)" if scan.vendored else "")
+            + (f" ({scan.tests} test files skipped)" if scan.tests else "")
             + (f" ({scan.excluded} excluded)" if scan.excluded else ""),
             f"raise statements seen: {scan.seen}",
             f"  with a literal message: {extracted}",

@@ -1,7 +1,6 @@
-// Module worker: Pyodide from /pyodide/ runs calc.py. In: {init: {calc: url}}, {id, request}.
+// Module worker: Pyodide runs calc.py. In: {init: {calc: url, pyodide: folder url}}, {id, request}.
 // Out: {progress: text}, {ready: ms}, {id, answer}, {failed: text}.
 
-const PYODIDE = "/pyodide/";
 const started = performance.now();
 let calcRun = null;
 let failed = null;
@@ -29,7 +28,7 @@ function explain(error) {
 // An empty module: refused exactly when the CSP refuses WebAssembly, fast and clearly.
 const EMPTY_WASM = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
 
-async function boot(calcUrl) {
+async function boot(calcUrl, pyodideUrl) {
   say("Checking WebAssembly…");
   if (typeof WebAssembly !== "object") throw new Error("this browser has no WebAssembly");
   await WebAssembly.compile(EMPTY_WASM);
@@ -39,10 +38,10 @@ async function boot(calcUrl) {
     return r.text();
   });
   source.catch(() => {}); // awaited below; avoid an unhandled rejection meanwhile
-  const { loadPyodide } = await import(`${PYODIDE}pyodide.mjs`);
+  const { loadPyodide } = await import(`${pyodideUrl}pyodide.mjs`);
   say("Starting Python (2/3)…");
   const pyodide = await loadPyodide({
-    indexURL: PYODIDE,
+    indexURL: pyodideUrl,
     packages: [],
     stdout: () => {},
     stderr: () => {},
@@ -69,7 +68,7 @@ self.addEventListener("error", (event) => fail(event.error || event.message));
 
 self.addEventListener("message", async ({ data }) => {
   if (data.init) {
-    booting ??= boot(data.init.calc).catch(fail);
+    booting ??= boot(data.init.calc, data.init.pyodide).catch(fail);
     return;
   }
   await booting;

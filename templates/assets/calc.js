@@ -189,7 +189,7 @@ function start(widget) {
     const why = event.message || "its script was blocked by the page's policy, or is missing";
     fail(`The calculator's worker failed: ${why}.`);
   });
-  worker.instance.postMessage({ init: { calc: config.module } });
+  worker.instance.postMessage({ init: { calc: config.module, pyodide: config.pyodide } });
   worker.timer = setTimeout(() => {
     const late = `The calculator did not finish loading in ${LOAD_TIMEOUT_MS / 1000} s`;
     if (!worker.ready && !worker.failed) fail(`${late}; check the network and reload.`);

@@ -153,6 +153,13 @@ function tupleText(rules, text) {
   return squash(items.map(unescape).join(" ")).replace(rules.ellipsis, "");
 }
 
+// search._candidates: the best with quoted words cut, then the best few in full
+function candidates(scores, full, settings) {
+  const best = (table) => [...table.keys()].sort((a, b) => table.get(b) - table.get(a) || a - b);
+  const top = best(scores).slice(0, settings.candidates);
+  return top.concat(best(full).filter((pid) => !top.includes(pid)).slice(0, settings.hedge));
+}
+
 // search.quoted_words
 function quotedWords(blocks, re) {
   const out = new Set(blocks.flatMap((b) => words(b.text.replace(re, " "))));
@@ -336,7 +343,8 @@ function cutHow(how, pat, stop, text, rest, cut) {
 // How many characters of the template's own text a fit shows.
 function shownOf(pat, stop) {
   const [i, read] = stop || [pat.length, 0];
-  return pat.slice(0, i).reduce((n, seg) => n + (typeof seg === "string" ? seg.length : 0), 0) + read;
+  const own = (seg) => seg.replace(/^['"`]+|['"`]+$/g, "").length; // quotes around a hole don't count
+  return pat.slice(0, i).reduce((n, seg) => n + (typeof seg === "string" ? own(seg) : 0), 0) + read;
 }
 
 // search.shard_of: FNV-1a
@@ -395,9 +403,8 @@ export class Index {
     const blocks = clean(text, rules, settings);
     const wanted = [...new Set(blocks.flatMap((b) => b.forms.flatMap((f) => words(f.text))))]
       .sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
-    const scores = await this.scores(meta, wanted.slice(0, settings.words), quotedWords(blocks, rules.quoted));
-    const top = [...scores.keys()].sort((a, b) => scores.get(b) - scores.get(a) || a - b)
-      .slice(0, settings.candidates);
+    const [scores, full] = await this.scores(meta, wanted.slice(0, settings.words), quotedWords(blocks, rules.quoted));
+    const top = candidates(scores, full, settings);
     const docs = await Promise.all(top.map(async (pid) => {
       const page = await this.get(meta.patterns_url.replace("{}", Math.floor(pid / meta.page)));
       return page[pid % meta.page];
@@ -416,15 +423,20 @@ export class Index {
     return all.map(([, hit]) => hit).slice(0, settings.results);
   }
 
+  // search._scores: with quoted words cut, and in full
   async scores(meta, wanted, quoted) {
     const scores = new Map();
+    const full = new Map();
     await Promise.all(wanted.map(async (word) => {
       const rows = await this.get(meta.words_url.replace("{}", shardOf(word, meta.shards)));
       const [w, ...ids] = has(rows, word) ? rows[word] : [0];
-      const weight = quoted.has(word) ? Math.floor(w / meta.query.quoted) : w;
-      for (const pid of ids) scores.set(pid, (scores.get(pid) || 0) + weight);
+      const cut = quoted.has(word) ? Math.floor(w / meta.query.quoted) : w;
+      for (const pid of ids) {
+        scores.set(pid, (scores.get(pid) || 0) + cut);
+        full.set(pid, (full.get(pid) || 0) + w);
+      }
     }));
-    return scores;
+    return [scores, full];
   }
 
   // A new issue on the knowledge base's repository with the paste in it (search.report_url).

@@ -3,8 +3,7 @@
 import json
 import sys
 
-from generator.content.load import ContentError
-from generator.projects.vllm import calc, presets
+from generator.projects.vllm import calc
 
 
 def _log(message: str) -> None:
@@ -43,6 +42,9 @@ HELP = "vLLM parallel-size rules: first error, valid sizes, layouts"
 
 
 def cmd_calc(args) -> int:
+    # Here, not at the top: every command builds the parser, and `match` must start fast.
+    from generator.content.load import ContentError
+
     try:
         model = _calc_model(args)
         answer = calc.summary(
@@ -79,6 +81,8 @@ def cmd_calc(args) -> int:
 def _calc_model(args) -> dict:
     """The model's head counts: a preset from content/models.yaml, or the flags."""
     if args.model:
+        from generator.projects.vllm import presets
+
         models = {m["key"]: m for m in presets.load_models(args.root)}
         if args.model not in models:
             raise LookupError(f"unknown model {args.model!r}; presets: {', '.join(models)}")

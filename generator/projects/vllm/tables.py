@@ -104,6 +104,7 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "worker": url("calc-worker.js"),
         "errors_url": urls.error("{}"),  # where an answer's record lives
         "module": url("calc.py"),
+        "pyodide": urls.pyodide(),  # the folder the worker loads Pyodide from
         "calculators": {name: list(spec) for name, spec in calculators().items()},
         "records": {
             rid: content.records[rid].title for rid in calc.MESSAGES if rid in content.records

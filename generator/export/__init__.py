@@ -1,0 +1,1 @@
+"""Exports of the knowledge base for other site generators (`errorkb export`)."""

@@ -1,0 +1,147 @@
+"""`errorkb export --format markdown DOCS_DIR`: the knowledge base as Markdown pages for any
+docs tool (Zensical, MkDocs without the plugin, others), with the JSON API beside them.
+
+Each record becomes <path>/<id>.md with YAML front matter, rendered from its API document
+(so a page and its JSON say the same); <path>/index.md lists the projects and explained
+errors. Pages link each other by relative .md links, which every such tool resolves into its
+own URL style; the API files are copied as they are, with URLs for the site's `--base-url`
+and URL style.
+"""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import yaml
+from jinja2 import ChainableUndefined, Environment, FileSystemLoader
+
+from generator.content import template
+from generator.content.load import Content
+from generator.site import api, urls
+from generator.site.linking import link
+
+
+@dataclass
+class Exported:
+    pages: int
+    files: int
+
+
+def export(
+    content: Content, docs: Path, base_url: str, path: str, directory_urls: bool
+) -> Exported:
+    """Write the pages and API files under docs (files already there are replaced)."""
+    site = urlsplit(base_url)
+    content.site = {**content.site, "base_url": f"{site.scheme}://{site.netloc}"}
+    old = urls.configure(site.path, path, directory_urls)
+    try:
+        return _write(content, Path(docs), path.strip("/"))
+    finally:
+        urls.restore(old)
+
+
+def _write(content: Content, docs: Path, section: str) -> Exported:
+    links = link(content)
+    env = _environment(_templates(content.root))
+    page = env.get_template("error.md")
+    pages = files = 0
+    for rid, record in sorted(content.records.items()):
+        doc = api.error_document(record, content, links)
+        _put(docs / section / f"{rid}.md", page.render(doc=doc, front=_front_matter(doc)))
+        for url, body in api.record_files(rid, doc):
+            _put(docs / urls.output_path(url), body)
+            files += 1
+        pages += 1
+    for url, body in api.api_files(content, links):
+        _put(docs / urls.output_path(url), body)
+        files += 1
+    index = env.get_template("index.md").render(
+        site=content.site,
+        projects=content.projects.values(),
+        explained=sorted((r for r in content.records.values() if r.curated), key=_title),
+        count=len(content.records),
+        api_index=_relative(urls.api_index()),
+    )
+    _put(docs / section / "index.md", index)
+    listing = env.get_template("project.md")
+    for key, project in content.projects.items():
+        text = listing.render(project=project, files=links.by_file.get(key, {}))
+        _put(docs / section / "projects" / f"{key}.md", text)
+    return Exported(pages + 1 + len(content.projects), files)
+
+
+def _templates(root: Path) -> Path:
+    """The knowledge base's export templates, else errorkb's own."""
+    own = root / "templates" / "export"
+    return own if own.is_dir() else Path(__file__).resolve().parents[2] / "templates" / "export"
+
+
+def _front_matter(doc: dict) -> str:
+    """What docs tools read from a page's head: title, description, tags, and errorkb's
+    own fields for templates that want them."""
+    c = doc["computed"]
+    front = {"title": c["title"]}
+    if doc.get("summary"):
+        front["description"] = doc["summary"]
+    if doc.get("tags"):
+        front["tags"] = doc["tags"]
+    front["errorkb"] = {
+        "id": doc["id"],
+        "project": doc["project"],
+        "exception": doc["exception"],
+        "curated": c["curated"],
+        "status": c["status"],
+        "json": doc["url"],
+        "source": c["source_url"],
+    }
+    return yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000)
+
+
+def _title(record) -> str:
+    return record.title
+
+
+def _relative(url: str) -> str:
+    """A root-relative URL of the API, from a page in <path>/: every page sits one folder
+    down, so one ../ reaches the docs root whatever the tool's URL style."""
+    return "../" + urls.output_path(url)
+
+
+def _environment(folder: Path) -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(folder),
+        undefined=ChainableUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # Markdown: the record's text is Markdown already
+    )
+    env.globals.update(urls=urls, relative=_relative, placeholders=template.placeholders)
+    env.filters["fence"] = _fence
+    env.filters["cell"] = _cell
+    env.filters["text"] = _text
+    return env
+
+
+def _fence(code: str, language: str | None = None) -> str:
+    """A fenced code block long enough that no run of backticks in the code closes it."""
+    longest = max((len(run) for run in re.findall("`+", code)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{language or 'text'}\n{code.rstrip()}\n{ticks}"
+
+
+def _cell(text: str) -> str:
+    """Text for one cell of a Markdown table: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _text(text: str) -> str:
+    """Plain text in Markdown: what would be markup is escaped (titles made from messages
+    hold `*`, `_`, brackets and backticks)."""
+    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", str(text))
+
+
+def _put(path: Path, body: str | bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(body.encode() if isinstance(body, str) else body)

@@ -1,0 +1,82 @@
+"""Material's page frame around errorkb's pages.
+
+MkDocs renders each page through the theme with the whole navigation, which is what makes
+Material slow at thousands of pages. Here Material renders its `main.html` once per folder
+depth, for a stand-in page whose title, description, address and content are markers; each
+of errorkb's pages is then that frame with the markers replaced. The stand-in sits in
+folders no real page shares, so every link of the frame climbs to the site root and down:
+the frame of one depth serves every page at that depth.
+"""
+
+import re
+from functools import cache
+
+from markupsafe import escape
+from mkdocs.commands.build import get_context
+from mkdocs.structure.files import File
+from mkdocs.structure.pages import Page
+
+from generator.site import urls
+
+BODY_MARK = "<!--errorkb:body-->"  # templates/mkdocs/base.html: head extras, then the body
+ARTICLE = re.compile(r"<!--errorkb:article-->(.*?)<!--/errorkb:article-->", re.S)
+_TITLE = "ERRORKB-FRAME-TITLE"
+_DESCRIPTION = "ERRORKB-FRAME-DESCRIPTION"
+_CONTENT = "<h1>ERRORKB-FRAME-CONTENT</h1>"  # an <h1>: Material adds its own title otherwise
+_FOLDER = "_errorkb_frame"  # the stand-in's folders and name: no real page has them
+# "Not explained yet" and "Retired" notes become Material admonitions.
+_NOTE = re.compile(r'<div class="note( retired)?"([^>]*)><strong>([^<]*?)\.?</strong>')
+
+
+class Frame:
+    def __init__(self, config, env, nav, files, home: str):
+        self.config = config
+        self.env = env
+        self.nav = nav
+        self.files = files
+        index = files.get_file_from_path(home)
+        self.home = index.page if index is not None else None  # the section's index page
+
+    def page(self, url: str, title: str, description: str, head: str, body: str) -> bytes:
+        """A page of errorkb at `url` (root-relative, with the site's prefix) in the frame."""
+        rel = urls.output_path(url)
+        shell, stand_in = self._shell(rel.count("/"))
+        address = rel.removesuffix("index.html") if self.config.use_directory_urls else rel
+        html = (
+            shell.replace("</head>", head + "</head>", 1)
+            .replace(_TITLE, str(escape(title)))
+            .replace(_DESCRIPTION, str(escape(description)))
+            .replace(stand_in, address)
+            .replace(_CONTENT, admonitions(body))
+        )
+        return html.encode()
+
+    @cache  # noqa: B019 - one frame per depth for the life of a build's Frame
+    def _shell(self, depth: int) -> tuple[str, str]:
+        """Material's page at this folder depth, and the stand-in's address in it."""
+        folders = depth - 1 if self.config.use_directory_urls else depth
+        if folders < 0:
+            raise ValueError("errorkb's pages need a folder of their own (the plugin's `path`)")
+        src = "/".join([_FOLDER] * (folders + 1)) + ".md"
+        page = Page(_TITLE, File.generated(self.config, src, content=""), self.config)
+        page.content = _CONTENT
+        page.meta = {"description": _DESCRIPTION}
+        page.edit_url = None  # our pages link their record's file themselves
+        context = get_context(self.nav, self.files, self.config, page)
+        if self.home is not None:  # the section's tab and its nav entry show as current
+            self.home.active = True
+        try:
+            html = self.env.get_template("main.html").render(context)
+        finally:
+            if self.home is not None:
+                self.home.active = False
+        return html, page.url
+
+
+def admonitions(html: str) -> str:
+    def note(match: re.Match) -> str:
+        kind = "warning" if match[1] else "info"
+        title = f'<p class="admonition-title">{match[3]}</p>'
+        return f'<div class="admonition {kind}"{match[2]}>{title}'
+
+    return _NOTE.sub(note, html)

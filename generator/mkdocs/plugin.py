@@ -1,0 +1,215 @@
+"""The `errorkb` MkDocs plugin: the knowledge base as a section of a Material for MkDocs site.
+
+    plugins:
+      - search
+      - errorkb:
+          content: ../errorkb/content   # the knowledge base, relative to mkdocs.yml
+          path: errors                  # errorkb's folder in the site
+
+The content is validated with errorkb's problem codes (each problem is an error in MkDocs'
+log, and the build stops). MkDocs builds the section's index page (`<path>/index.md`, unless
+the docs have one) like any other page; after MkDocs' build, errorkb writes the rest with its
+own pipeline: record, project, file and guide pages inside Material's frame (frame.py), the
+JSON API under /api/, the tier-1 search index and the calculator. Explained records and
+guides go into Material's search index.
+"""
+
+import logging
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from jinja2 import FileSystemLoader
+from mkdocs.config import config_options
+from mkdocs.config.base import Config
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.structure.files import File
+
+from generator.content.load import CODES, Content, ContentError, ParseCache, load_content
+from generator.mkdocs.frame import ARTICLE, BODY_MARK, Frame
+from generator.projects import wings
+from generator.site import urls
+from generator.site.build import CACHE_DIR, MANIFEST, Plan, Writer, load_assets, write_site
+from generator.site.linking import link
+from generator.site.pages import Pages, _environment
+
+log = logging.getLogger("mkdocs.plugins.errorkb")
+
+CHECKOUT = Path(__file__).resolve().parents[2]  # templates/ beside the generator package
+# errorkb's own site pages that a host site has already (its home, 404, robots.txt) or
+# that mean nothing there (_headers: the host serves the site).
+HOST_HAS = (urls.home, urls.not_found, urls.robots, urls.headers_file)
+
+
+class ErrorkbConfig(Config):
+    content = config_options.Type(str, default="content")
+    path = config_options.Type(str, default="errors")
+
+
+class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
+    def on_config(self, config):
+        section = self.config.path.strip("/")
+        if not section or "." in section.split("/") or ".." in section.split("/"):
+            raise PluginError(f"errorkb: path {self.config.path!r} must name a folder of the site")
+        folder = (Path(config.config_file_path).parent / self.config.content).resolve()
+        if folder.name != "content" or not folder.is_dir():
+            raise PluginError(
+                f"errorkb: content {self.config.content!r} must be a knowledge base's content/ "
+                f"folder (found {folder}, relative to mkdocs.yml)"
+            )
+        self.root = folder.parent
+        self.section = section
+        site = urlsplit(config.site_url or "")
+        self.scheme = {
+            "prefix": site.path,
+            "section": section,
+            "directory_urls": config.use_directory_urls,
+        }
+        self.origin = f"{site.scheme}://{site.netloc}" if site.netloc else None
+        return config
+
+    def on_pre_build(self, config):
+        self.content = self._load()
+        templates = _templates(self.root)
+        with _scheme(self.scheme):
+            self.assets = load_assets(templates.parent, self.content)
+        self.assets["material.css"] = (templates / "mkdocs" / "material.css").read_bytes()
+
+    def on_files(self, files, config):
+        src = f"{self.section}/index.md"
+        if files.get_file_from_path(src) is None:
+            files.append(File.generated(config, src, content=self._index_page()))
+        return files
+
+    def on_nav(self, nav, config, files):
+        self.nav = nav
+        return nav
+
+    def on_env(self, env, config, files):
+        self.env, self.files = env, files
+        return env
+
+    @event_priority(50)  # before the search plugin writes its index
+    def on_post_build(self, config):
+        with _scheme(self.scheme):
+            plan = self._plan(config)
+            projects = self.content.projects.values()
+            vendored = [file for w in wings(projects) for file in w.vendored(self.root)]
+            site = Path(config.site_dir)
+            write_site(Writer(site, {}, None, {}), plan, vendored)
+            (site / MANIFEST).unlink()  # for errorkb's incremental builds; MkDocs builds anew
+            self._index_for_search(config, site)
+        log.info(f"errorkb: {len(self.content.records)} records under {self.section}/")
+
+    def on_serve(self, server, config, builder):
+        server.watch(str(self.root / "content"))  # `mkdocs serve` rebuilds when a record changes
+        return server
+
+    def _load(self) -> Content:
+        """The knowledge base, validated; every problem logged as an error, then the build
+        stops."""
+        try:
+            content = load_content(self.root, ParseCache(self.root / CACHE_DIR / "parse"))
+        except ContentError as exc:
+            for problem in exc.problems:
+                log.error(str(problem))
+            codes = sorted({p.code for p in exc.problems})
+            raise PluginError(
+                f"errorkb: {len(exc.problems)} problems in {self.root / 'content'} "
+                f"({', '.join(f'{c} {CODES[c]}' for c in codes)})"
+            ) from None
+        if self.origin:  # absolute URLs: the host site's origin, then our URLs with its path
+            content.site = {**content.site, "base_url": self.origin}
+        return content
+
+    def _plan(self, config) -> "FramedPlan":
+        frame = Frame(config, self.env, self.nav, self.files, f"{self.section}/index.md")
+        return FramedPlan(self.content, self.assets, frame, _templates(self.root))
+
+    def _index_page(self) -> str:
+        """<path>/index.md: the section's home, a Markdown page MkDocs builds like any other."""
+        with _scheme(self.scheme):
+            env = _environment(_templates(self.root), self.content, self.assets, None)
+            return env.get_template("mkdocs/index.html").render(
+                content=self.content, counts=_counts(self.content)
+            )
+
+    def _index_for_search(self, config, site: Path) -> None:
+        """Explained records and guides into the host's search (Material's, or MkDocs'),
+        as if MkDocs had built them."""
+        index = next(
+            (p.search_index for p in config.plugins.values() if hasattr(p, "search_index")), None
+        )
+        if index is None:
+            return
+        content = self.content
+        pages = [(urls.error(r.id), r.title) for r in content.records.values() if r.curated]
+        pages += [(urls.guide(g.slug), g.title) for g in content.guides]
+        for url, title in sorted(pages):
+            article = ARTICLE.search((site / urls.output_path(url)).read_text())
+            if article:
+                rel = urls.output_path(url)
+                address = rel.removesuffix("index.html") if config.use_directory_urls else rel
+                index.add_entry_from_context(_SearchPage(address, title, article[1]))
+
+
+class FramedPages(Pages):
+    """errorkb's pages, each in Material's frame."""
+
+    def __init__(self, content, links, assets, frame: Frame, templates: Path):
+        super().__init__(content, links, assets)
+        self.frame = frame
+        # templates/mkdocs/base.html replaces base.html; every other template is errorkb's.
+        self.env.loader = FileSystemLoader([templates / "mkdocs", templates])
+
+    def page(self, name: str, url: str, title: str, description: str, **context) -> bytes:
+        body = super().page(name, url, title, description, **context).decode()
+        head, _, main = body.partition(BODY_MARK)
+        return self.frame.page(url, title, description, head, main)
+
+    def site_pages(self):
+        skip = {make() for make in HOST_HAS}
+        return ((url, body) for url, body in super().site_pages() if url not in skip)
+
+
+class FramedPlan(Plan):
+    """errorkb's build plan with its pages framed, and no Pagefind: the host has search."""
+
+    full_text = False
+
+    def __init__(self, content, assets, frame: Frame, templates: Path):
+        super().__init__(content, link(content), assets)
+        self.pages = FramedPages(content, self.links, assets, frame, templates)
+
+
+class _SearchPage:
+    """What a search plugin reads of a page."""
+
+    def __init__(self, url: str, title: str, content: str):
+        self.url, self.title, self.content = url, title, content
+        self.toc: list = []
+        self.meta: dict = {}
+
+
+def _templates(root: Path) -> Path:
+    """The knowledge base's templates, else errorkb's own."""
+    own = root / "templates"
+    return own if (own / "mkdocs").is_dir() else CHECKOUT / "templates"
+
+
+def _counts(content: Content) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for record in content.records.values():
+        counts[record.project] = counts.get(record.project, 0) + 1
+    return counts
+
+
+@contextmanager
+def _scheme(scheme: dict):
+    """errorkb's URLs as the host site has them, for the duration of a block."""
+    old = urls.configure(**scheme)
+    try:
+        yield
+    finally:
+        urls.restore(old)

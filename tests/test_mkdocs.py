@@ -1,0 +1,369 @@
+"""The MkDocs plugin (generator/mkdocs/) in real `mkdocs build` runs with Material, and the
+example site in Chromium. The browser tests build the example's own mkdocs.yml on a small
+vLLM knowledge base (the seed records, what they relate to, a few unexplained ones); only
+test_example_builds_strict builds the full content, as the example is meant to be built."""
+
+import functools
+import json
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import tomllib
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import yaml
+
+from generator.serve import SiteHandler
+from tests.sitecheck import broken_links, external_loads
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "mkdocs-material"
+SEED = "f644a7c8e4fdc46c"
+SEEDS = [SEED, "d97d5d8528e2b364", "8a94eee2b843fde3"]
+STUBS = 3  # unexplained records from the seed's source file
+PASTE = (
+    "ERROR 11-30 09:12:44 [core.py:708] ValueError: Total number of attention heads (40) "
+    "must be divisible by tensor parallel size (3)."
+)
+LOAD = 60_000  # ms: Pyodide's cold start
+
+
+def entry_point_path(tmp: Path) -> Path:
+    """A folder declaring pyproject.toml's `mkdocs.plugins` entry points, for a checkout
+    whose install predates them (pip records entry points at install time)."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    points = project["entry-points"]["mkdocs.plugins"]
+    info = tmp / "errorkb_mkdocs_test-0.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: errorkb-mkdocs-test\nVersion: 0\n")
+    lines = [f"{name} = {target}" for name, target in points.items()]
+    (info / "entry_points.txt").write_text("[mkdocs.plugins]\n" + "\n".join(lines) + "\n")
+    return tmp
+
+
+def small_vllm_kb(path: Path) -> Path:
+    """content/ with the seed records, every record they relate to or check against, and a
+    few unexplained records raised in the seed's file."""
+    real = REPO / "content"
+    for name in ("site.yaml", "models.yaml", "projects/vllm.yaml"):
+        (path / "content" / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(real / name, path / "content" / name)
+    records = real / "errors" / "vllm"
+    wanted, todo = set(), list(SEEDS)
+    while todo:
+        rid = todo.pop()
+        if rid in wanted:
+            continue
+        wanted.add(rid)
+        data = yaml.safe_load((records / f"{rid}.yaml").read_text())
+        todo += data.get("related", [])
+        todo += [c["expect"] for c in data.get("checks", []) if c["expect"] != "ok"]
+    seed_file = yaml.safe_load((records / f"{SEED}.yaml").read_text())["source"]["path"]
+    stubs = []
+    for record in sorted(records.glob("*.yaml")):
+        text = record.read_text()
+        explained = re.search(r"(?m)^(meaning|trigger|solutions|related):", text)
+        if f"  path: {seed_file}\n" in text and not explained and len(stubs) < STUBS:
+            stubs.append(record.stem)
+    assert len(stubs) == STUBS
+    wanted.update(stubs)
+    (path / "content" / "errors" / "vllm").mkdir(parents=True)
+    for rid in wanted:
+        shutil.copy(records / f"{rid}.yaml", path / "content" / "errors" / "vllm")
+    return path
+
+
+def example(tmp: Path, content: Path | None = None, **overrides) -> Path:
+    """The example site in tmp: its docs, and its mkdocs.yml with the plugin pointed at
+    `content` (the real content when None) and any settings overridden."""
+    site = tmp / "example"
+    shutil.copytree(EXAMPLE / "docs", site / "docs")
+    config = (EXAMPLE / "mkdocs.yml").read_text()
+    content = content or REPO / "content"
+    config = config.replace("content: ../../content", f"content: {content}")
+    for key, value in overrides.items():
+        config = re.sub(rf"(?m)^{key}: .*$", f"{key}: {value}", config)
+    (site / "mkdocs.yml").write_text(config)
+    return site / "mkdocs.yml"
+
+
+def mkdocs_build(config: Path, out: Path, tmp: Path) -> subprocess.CompletedProcess:
+    env = {
+        "PYTHONPATH": f"{REPO}:{entry_point_path(tmp / 'ep')}",
+        "NO_MKDOCS_2_WARNING": "1",
+        "PATH": "/usr/bin:/bin",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+
+
+def built(result: subprocess.CompletedProcess) -> None:
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory) -> Path:
+    return small_vllm_kb(tmp_path_factory.mktemp("kb"))
+
+
+@pytest.fixture(scope="module")
+def file_urls(tmp_path_factory, kb) -> Path:
+    """The example as configured (pages as .html, under /server/), on the small content;
+    the site's folder is www/server, so that www is the host's root."""
+    tmp = tmp_path_factory.mktemp("file-urls")
+    out = tmp / "www" / "server"
+    built(mkdocs_build(example(tmp, kb / "content"), out, tmp))
+    return out
+
+
+@pytest.fixture(scope="module")
+def directory_urls(tmp_path_factory, kb) -> Path:
+    """The same with directory URLs, at the host's root."""
+    tmp = tmp_path_factory.mktemp("dir-urls")
+    out = tmp / "www"
+    config = example(
+        tmp, kb / "content", use_directory_urls="true", site_url="https://docs.example.org/"
+    )
+    built(mkdocs_build(config, out, tmp))
+    return out
+
+
+# ---------------------------------------------------------------- builds
+
+
+def test_record_pages_sit_in_materials_frame_with_our_sections(file_urls):
+    page = (file_urls / "errors" / f"{SEED}.html").read_text()
+    assert 'class="md-header' in page and 'class="md-tabs' in page
+    assert 'data-md-component="palette"' in page or "md-header__option" in page
+    assert "<title>Attention heads not divisible by tensor parallel size - Inference" in page
+    canonical = f'<link rel="canonical" href="https://docs.example.org/server/errors/{SEED}.html">'
+    assert canonical in page
+    for section in ("message", "meaning", "source", "solutions", "calculator"):
+        assert f'<section id="{section}"' in page, section
+    # The frame's own links climb to the site root from the record's folder.
+    assert 'href="../getting-started/installation.html"' in page
+    assert 'href="../assets/stylesheets/main.' in page
+    # The "Errors" tab is the current one on every record page.
+    tab = re.search(r'<li class="md-tabs__item md-tabs__item--active">\s*<a href="([^"]+)"', page)
+    assert tab and tab[1] == "../errors/index.html"
+    assert "ERRORKB-FRAME" not in page and "_errorkb_frame" not in page
+
+
+def test_unexplained_records_get_an_admonition(file_urls, kb):
+    stubs = [
+        p.stem
+        for p in (kb / "content/errors/vllm").glob("*.yaml")
+        if "meaning:" not in p.read_text() and "solutions:" not in p.read_text()
+    ]
+    assert len(stubs) >= STUBS
+    page = (file_urls / "errors" / f"{stubs[0]}.html").read_text()
+    assert '<div class="admonition info" id="not-explained" role="note">' in page
+    assert '<p class="admonition-title">Not explained yet</p>' in page
+    assert "not-explained" not in (file_urls / "errors" / f"{SEED}.html").read_text()
+
+
+def test_api_and_search_index_with_the_sites_urls(file_urls, kb):
+    doc = json.loads((file_urls / "api/errors" / f"{SEED}.json").read_text())
+    assert doc["html_url"] == f"https://docs.example.org/server/errors/{SEED}.html"
+    assert doc["url"] == f"https://docs.example.org/server/api/errors/{SEED}.json"
+    assert (file_urls / "api/errors" / SEED).read_bytes() == (
+        file_urls / "api/errors" / f"{SEED}.json"
+    ).read_bytes()
+    index = json.loads((file_urls / "api/index.json").read_text())
+    assert index["count"] == len(list((kb / "content/errors/vllm").glob("*.yaml")))
+    assert json.loads((file_urls / "errors/search/index.json").read_text())
+    calc = json.loads((file_urls / "errors/assets/calc.json").read_text())
+    assert calc["pyodide"] == "/server/errors/pyodide/"
+    assert calc["errors_url"] == "/server/errors/{}.html"
+    assert (file_urls / "errors/pyodide/pyodide.asm.wasm").is_file()
+
+
+def test_explained_records_are_in_materials_search(file_urls):
+    docs = json.loads((file_urls / "search/search_index.json").read_text())["docs"]
+    seed = [d for d in docs if d["location"].startswith(f"errors/{SEED}.html")]
+    assert seed and seed[0]["title"] == "Attention heads not divisible by tensor parallel size"
+    assert "tensor parallel" in " ".join(d["text"] for d in seed)
+    assert not [d for d in docs if "_errorkb_frame" in d["location"]]
+    assert not (file_urls / ".errorkb-manifest.json").exists()
+    assert any(d["location"] == "getting-started/installation.html" for d in docs)
+
+
+@pytest.mark.parametrize("style", ["file_urls", "directory_urls"])
+def test_every_internal_link_resolves(style, request):
+    site = request.getfixturevalue(style)
+    host_root = site.parent if style == "file_urls" else site
+    assert broken_links(host_root) == []
+    assert external_loads(site) == []
+
+
+def test_directory_urls(directory_urls):
+    page = (directory_urls / "errors" / SEED / "index.html").read_text()
+    canonical = f'<link rel="canonical" href="https://docs.example.org/errors/{SEED}/">'
+    assert canonical in page
+    assert 'href="../../getting-started/installation/"' in page
+    doc = json.loads((directory_urls / "api/errors" / f"{SEED}.json").read_text())
+    assert doc["html_url"] == f"https://docs.example.org/errors/{SEED}/"
+
+
+def test_a_bad_record_fails_the_build_with_its_code(tmp_path, kb):
+    content = shutil.copytree(kb / "content", tmp_path / "kb" / "content")
+    record = content / "errors/vllm" / f"{SEED}.yaml"
+    text = record.read_text()
+    record.write_text(text.replace("\nmessage:", "\nmesage:", 1))
+    line = text.split("\nmessage:")[0].count("\n") + 2
+    result = mkdocs_build(example(tmp_path, content), tmp_path / "out", tmp_path)
+    assert result.returncode != 0
+    log = result.stdout + result.stderr
+    assert f"ERROR   -  content/errors/vllm/{SEED}.yaml:{line}: E102 mesage:" in log
+    assert re.search(rf"ERROR   -  content/errors/vllm/{SEED}\.yaml:\d+: E101 message:", log)
+    assert "errorkb: 2 problems" in log
+    assert not (tmp_path / "out" / "errors").exists()
+
+
+def test_content_must_be_a_content_folder(tmp_path, kb):
+    result = mkdocs_build(example(tmp_path, kb / "content" / "errors"), tmp_path / "out", tmp_path)
+    assert result.returncode != 0
+    assert "must be a knowledge base's content/ folder" in result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_example_builds_strict(tmp_path):
+    """examples/mkdocs-material exactly as committed: the full content."""
+    out = tmp_path / "site"
+    built(mkdocs_build(EXAMPLE / "mkdocs.yml", out, tmp_path))
+    records = {p.stem for p in (REPO / "content/errors").rglob("*.yaml")}
+    pages = {p.stem for p in (out / "errors").glob("*.html")}
+    assert pages - records == {"index", "guides", "calc"}
+    assert records <= pages
+    assert (out / "errors/projects/vllm.html").is_file()
+    assert (out / "getting-started/multi-gpu.html").is_file()
+
+
+# ---------------------------------------------------------------- Chromium
+
+
+class Handler(SiteHandler):
+    """The preview server's file types, without errorkb's own Content-Security-Policy
+    (Material's pages carry inline scripts; the host site sets its own headers)."""
+
+    def end_headers(self):
+        SimpleHTTPRequestHandler.end_headers(self)
+
+
+@pytest.fixture(scope="module")
+def host(file_urls):
+    httpd = ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Handler, directory=str(file_urls.parent))
+    )
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/server/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def on_this_host(page):
+    hosts = {urlsplit(url).hostname for url in page.requests if not url.startswith("data:")}
+    assert hosts == {"127.0.0.1"}, [u for u in page.requests if "127.0.0.1" not in u]
+
+
+def test_error_page_in_chromium_palette_switches_both(page, host):
+    page.goto(host + f"errors/{SEED}.html")
+    assert page.locator(".md-header").is_visible()
+    assert page.locator(".md-tabs__item--active").inner_text().strip() == "Errors"
+    assert page.locator("article.error h1").inner_text().startswith("Attention heads")
+    box = page.locator("#message")
+    colors = "(e) => [e, document.body].map((x) => getComputedStyle(x).backgroundColor)"
+    before = box.evaluate(colors)
+    assert page.evaluate("document.body.dataset.mdColorScheme") == "default"
+    # The toggle goes round: system preference (light here), light, dark.
+    for _ in range(3):
+        page.locator("label.md-header__button[for^=__palette]:visible").first.click()
+        if page.evaluate("document.body.dataset.mdColorScheme") == "slate":
+            break
+    assert page.evaluate("document.body.dataset.mdColorScheme") == "slate"
+    after = box.evaluate(colors)
+    assert after[0] != before[0] and after[1] != before[1]  # Material's page and our box
+    # Material's code copy buttons on our code blocks.
+    assert page.locator("#example-fix pre .md-code__button, #example-fix .md-clipboard").count()
+    on_this_host(page)
+    assert page.errors == []
+
+
+OTHER_SEEDS = {  # pasted as a log shows them -> the record
+    "ValueError: The model's number of query heads per KV head (7) must be divisible by "
+    "`--decode-context-parallel-size` (2) for GQA/MQA.": "d97d5d8528e2b364",
+    "ValueError: TP sizes and total_num_kv_heads must be positive": "8a94eee2b843fde3",
+}
+
+
+def test_paste_box_finds_the_seed_and_fills_its_calculator(page, host):
+    page.goto(host + "errors/index.html")
+    for paste, rid in OTHER_SEEDS.items():
+        page.fill("#q-errors", paste)
+        first = page.locator("[data-search-results] a").first
+        page.locator(f"[data-search-results] a[href*='{rid}']").first.wait_for(timeout=15_000)
+        assert rid in first.get_attribute("href")
+    page.fill("#q-errors", PASTE)
+    hit = page.locator(f"[data-search-results] a[href*='{SEED}']").first
+    hit.wait_for(timeout=15_000)
+    url = urlsplit(hit.get_attribute("href"))
+    assert url.path == f"/server/errors/{SEED}.html"
+    assert parse_qs(url.query) == {
+        "total_num_attention_heads": ["40"],
+        "tensor_parallel_size": ["3"],
+    }
+    hit.click()
+    page.wait_for_url(re.compile(rf"/server/errors/{SEED}\.html\?"))
+    assert page.locator("[data-your-values]").is_visible()
+    assert page.input_value("#calc0-heads") == "40"
+    page.click(".calc-go")
+    widget = page.locator(".calc").first
+    page.locator(".calc[data-state=answered], .calc[data-state=failed]").wait_for(timeout=LOAD)
+    assert widget.get_attribute("data-state") == "answered", widget.inner_text()
+    assert widget.locator("[data-out=valid-tp]").inner_text() == "1, 2, 4, 5, 8, 10, 20, 40"
+    record = urlsplit(widget.locator(".calc-out a.calc-record").get_attribute("href"))
+    assert record.path == f"/server/errors/{SEED}.html"
+    on_this_host(page)
+    assert page.errors == []
+
+
+# ---------------------------------------------------------------- the URL scheme
+
+
+@pytest.mark.parametrize(
+    "directory_urls, page, search",
+    [
+        (True, "/docs/errors/{}/", "/docs/errors/search/"),
+        (False, "/docs/errors/{}.html", "/docs/errors/search/index.html"),
+    ],
+)
+def test_url_scheme_inside_a_host_site(directory_urls, page, search):
+    from generator.site import urls
+
+    old = urls.configure("/docs/", "errors", directory_urls)
+    try:
+        assert urls.error(SEED) == page.format(SEED)
+        assert urls.error_json(SEED) == f"/docs/api/errors/{SEED}.json"  # the API stays at /api/
+        assert urls.search("x y") == search + "?q=x+y"
+        assert urls.search_index() == "/docs/errors/search/index.json"
+        assert urls.asset("calc.js") == "/docs/errors/assets/calc.js"
+        assert urls.pyodide() == "/docs/errors/pyodide/"
+        assert urls.project("vllm") == page.format("projects/vllm")
+        # output_path is the inverse: the file below the host site's folder.
+        expected = f"errors/{SEED}/index.html" if directory_urls else f"errors/{SEED}.html"
+        assert urls.output_path(urls.error(SEED) + "?a=1#x") == expected
+        assert urls.output_path(urls.search()) == "errors/search/index.html"
+        assert urls.output_path("/docsy/x.html") == "docsy/x.html"  # not the prefix: kept
+    finally:
+        urls.restore(old)
+    assert urls.error(SEED) == f"/errors/{SEED}/" and urls.output_path("/api/") == "api/index.html"
