@@ -26,7 +26,7 @@ function tableAnswers() {
 function startWorker() {
   if (state.ready) return state.ready;
   state.ready = new Promise((resolve, reject) => {
-    const { worker, module } = state.config;
+    const { worker, module, pyodide } = state.config;
     const instance = new Worker(worker, { type: "module", name: "errorkb-divisors" });
     const late = () => reject(new Error("the calculator did not load in time"));
     const timer = setTimeout(late, LOAD_TIMEOUT_MS);
@@ -46,7 +46,7 @@ function startWorker() {
       event.preventDefault();
       reject(new Error(event.message || "the calculator's worker could not start"));
     });
-    instance.postMessage({ init: { calc: module } });
+    instance.postMessage({ init: { calc: module, pyodide } });
   });
   return state.ready;
 }
