@@ -318,7 +318,9 @@ def test_new_records_are_stubs_that_pass_check(kb):
     path = kb / f"content/errors/{DEMO}/{new_id(DEMO, 'OSError', 'Cannot open {path}')}.yaml"
     text = path.read_text()
     assert text.startswith(SCHEMA_LINE + "\n")
-    assert load(path) == {
+    data = load(path)
+    assert data.pop("derived")["ref"] == "v2.0"  # tests/test_explain.py checks the rest
+    assert data == {
         "id": path.stem,
         "project": DEMO,
         "exception": "OSError",
@@ -354,11 +356,13 @@ def test_merging_never_overwrites_curated_fields(kb):
     errors = kb / "content/errors/demo"
     old = {p.name: p.read_text() for p in errors.glob("*.yaml")}
     summary = ex.extract(kb, TREE, DEMO)
-    assert sorted(summary.updated) == ["00000000000000a1", "00000000000000b2"]
-    assert sorted(summary.unchanged) == ["00000000000000d4"]
+    # d4's site is where it was: only what is derived from the code is added.
+    assert sorted(summary.updated) == ["00000000000000a1", "00000000000000b2", "00000000000000d4"]
     # Not raised in the tree: left alone (verify-sources reports it).
     assert (errors / "00000000000000c3.yaml").read_text() == old["00000000000000c3.yaml"]
-    assert (errors / "00000000000000d4.yaml").read_text() == old["00000000000000d4.yaml"]
+    d4 = load(errors / "00000000000000d4.yaml")
+    assert d4.pop("derived")["ref"] == "abc1234"
+    assert d4 == yaml.safe_load(old["00000000000000d4.yaml"])
 
     a1_old, a1_new = old["00000000000000a1.yaml"], (errors / "00000000000000a1.yaml").read_text()
     # Every byte outside the source block is kept: comments, styles, curated text.
@@ -366,7 +370,7 @@ def test_merging_never_overwrites_curated_fields(kb):
     tail = a1_old[a1_old.index("trigger:") :]
     assert a1_new.startswith(head) and a1_new.endswith(tail)
     old_data, new_data = yaml.safe_load(a1_old), yaml.safe_load(a1_new)
-    assert {k: v for k, v in new_data.items() if k != "source"} == {
+    assert {k: v for k, v in new_data.items() if k not in ("source", "derived")} == {
         k: v for k, v in old_data.items() if k != "source"
     }
     # The message's site first, the variant's after; the curated snippet stays.
@@ -554,7 +558,7 @@ def test_the_commands(kb, changed_tree):
     assert result.returncode == 0, result.stderr
     assert "raise statements seen: 47" in result.stderr
     assert "    re-raise: 2 (" in result.stderr
-    assert "records: " in result.stderr and " created, 2 updated, 1 unchanged" in result.stderr
+    assert "records: " in result.stderr and " created, 3 updated, 0 unchanged" in result.stderr
     assert errorkb(kb, "check").returncode == 0
 
     result = errorkb(kb, "verify-sources", str(TREE))

@@ -228,7 +228,13 @@ class Record:
 
     @property
     def title(self) -> str:
-        return self.data.get("title") or self.message
+        """A person's title, else the one derived from the code, else the message."""
+        return self.data.get("title") or self.derived.get("title") or self.message
+
+    @property
+    def derived(self) -> dict[str, Any]:
+        """What extract derived from the code (condition, flags, stage, category...)."""
+        return self.data.get("derived", {})
 
     @property
     def summary(self) -> str:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from generator.content.load import Content, Problem, Project, Record
     from generator.content.load import _Files as ContentFiles
     from generator.site.pages import Pages
+    from generator.sources.explain import Knowledge
 
 
 class Wing:
@@ -71,6 +72,12 @@ class Wing:
         """Regular expressions of what the project's logs put before a message, which
         search strips from a paste (in Python and in the browser)."""
         return []
+
+    def knowledge(self, files: list[tuple[str, bytes]]) -> "Knowledge | None":
+        """What `extract` should know of the project's own code (its settings and the flags
+        that set them, the stage each module runs in), read from the tree being extracted
+        (`files`: repository path and bytes of every Python file)."""
+        return None
 
     def add_commands(self, commands: "argparse._SubParsersAction") -> None:
         """Subcommands of `errorkb` the project adds."""

@@ -13,6 +13,7 @@ from generator.content import template
 from generator.content.load import EACH, Content, Record, load_schema, markdown_fields
 from generator.site import markup, paging, urls
 from generator.site.linking import Links, same_file, same_function
+from generator.sources.explain import CATEGORIES, STAGES
 
 
 def error_document(record: Record, content: Content, links: Links) -> dict:
@@ -64,6 +65,8 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
             "edit_url": urls.github_edit(content.site["repo"], content.site["branch"], record.path),
         },
     }
+    if record.derived:
+        doc["computed"]["derived"] = _derived_labels(record.derived)
     return doc
 
 
@@ -95,6 +98,16 @@ def _release_key(version: str) -> tuple:
     """A release number as comparable parts: 0.10.2 after 0.9.2, 0.6.6.post1 after 0.6.6."""
     parts = version.replace("-", ".").split(".")
     return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
+
+
+def _derived_labels(derived: dict) -> dict:
+    """What the derived stage and category keys mean, in words."""
+    out = {}
+    if derived.get("stage") in STAGES:
+        out["stage"] = STAGES[derived["stage"]]
+    if derived.get("category") in CATEGORIES:
+        out["category"] = CATEGORIES[derived["category"]]
+    return out
 
 
 def _present(value: object) -> dict:
@@ -310,6 +323,11 @@ def error_document_schema(base_url: str) -> dict:
                         },
                     },
                     "same_function_count": {"type": "integer", "minimum": 0},
+                    "derived": {
+                        "type": "object",
+                        "description": "the derived stage and category in words",
+                        "properties": {"stage": {"type": "string"}, "category": {"type": "string"}},
+                    },
                 },
             },
         }

@@ -90,7 +90,9 @@ class Pages:
             f"[{record.id}] {record.title}",
             f"Page: {doc['html_url']}\nRecord: {record.path}\n\nWhat is wrong or missing:\n",
         )
-        description = doc.get("summary") or record.message
+        # Link previews: a person's summary, else our explanation, never raw {placeholders}.
+        explained = record.derived.get("explanation", "").replace("`", "")
+        description = doc.get("summary") or explained or record.message
         return self.page(
             "error.html",
             urls.error(record.id),

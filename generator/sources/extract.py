@@ -45,6 +45,8 @@ from generator.content.load import (
     path_problem,
     record_fields,
 )
+from generator.projects import wing
+from generator.sources import explain
 from generator.sources.scaffold import new_id
 
 # Folders skipped unless --include-vendored: code copied from other projects.
@@ -106,6 +108,7 @@ class Site:
     kind: str = "raise"  # or "assert", "log" (a logger call), "http" (an API error response)
     level: str = ""  # of a log: warning, error, info, critical
     guard: str = ""  # the condition that leads to it (the innermost `if`, or the assert's test)
+    derived: dict | None = field(default=None, compare=False)  # explain.derive, without ref
 
     @property
     def key(self) -> tuple[str, str]:
@@ -676,6 +679,13 @@ def _bind_target(target: ast.AST, found: dict) -> None:
             found[node.id].append(None)
 
 
+def _early_return(stmt: ast.stmt) -> bool:
+    """`if t: ... return` without else, or a loop whose only statement is one."""
+    if isinstance(stmt, ast.For) and not stmt.orelse and len(stmt.body) == 1:
+        stmt = stmt.body[0]
+    return isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], ast.Return)
+
+
 # Statements that hold statements (functions and classes apart).
 _COMPOUND = (
     ast.If | ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith | ast.Try | ast.TryStar
@@ -690,9 +700,20 @@ class _Scanner:
     """
 
     def __init__(
-        self, path: str, lines: list[str] | None, asserts: bool = True, printed: bool = False
+        self,
+        path: str,
+        lines: list[str] | None,
+        asserts: bool = True,
+        printed: bool = False,
+        knowledge: explain.Knowledge | None = None,
     ):
         self.path = path
+        self.knowledge = knowledge  # None: no explanation derived (verify-sources)
+        self.guards: list[tuple[str, object]] = []  # what encloses the statement, in its function
+        self.exits: list[ast.stmt] = []  # `if t: return` before it in its blocks
+        self.owners: list[ast.ClassDef] = []
+        self.attrs: dict[int, explain.Attrs] = {}  # per class of this module: its self.x
+        self.calls: dict[str, set[str]] = {}  # function -> what it calls (with knowledge)
         self.lines = lines  # source lines, for snippets
         self.with_asserts = asserts
         self.with_printed = printed  # logger calls and API error responses too
@@ -703,13 +724,13 @@ class _Scanner:
         self.skipped: Counter = Counter()
         self.seen = 0
         self.asserts = 0  # assert statements with a message
-        self.tests: list[str] = []  # the enclosing `if` conditions, innermost last
 
     def module(self, node: ast.Module) -> None:
         self.scopes.append(_Scope(node))
         self._body(node.body)
 
     def _body(self, statements: list) -> None:
+        mark = len(self.exits)
         for stmt in statements:
             if isinstance(stmt, ast.Raise):
                 self.seen += 1
@@ -718,32 +739,51 @@ class _Scanner:
                     self.skipped[reason] += 1
             elif isinstance(stmt, ast.Assert) and stmt.msg is not None and self.with_asserts:
                 self.asserts += 1
-                self.tests.append(_guard_text(stmt.test))
                 self._add(stmt, "AssertionError", stmt.msg, [], "assert")
-                self.tests.pop()
-            elif isinstance(stmt, ast.If | ast.While):
-                self.tests.append(_guard_text(stmt.test))
-                self._body(stmt.body)
-                self.tests[-1] = "not " + self.tests[-1]
-                self._body(stmt.orelse)
-                self.tests.pop()
             elif self.with_printed and (call := _printing_call(stmt)) is not None:
                 self._printed(stmt, call)
             elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.qualname.append(stmt.name)
+                if self.knowledge is not None:
+                    self.calls[".".join(self.qualname)] = {
+                        _func_name(n) for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                    }
                 self.scopes.append(_Scope(stmt))
+                outer, self.guards, self.exits = (self.guards, self.exits), [], []
                 self._body(stmt.body)
+                self.guards, self.exits = outer
                 self.scopes.pop()
                 self.qualname.pop()
             elif isinstance(stmt, ast.ClassDef):
                 self.qualname.append(stmt.name)
+                self.owners.append(stmt)
                 self._body(stmt.body)
+                self.owners.pop()
                 self.qualname.pop()
             elif isinstance(stmt, _COMPOUND):
-                for name in ("body", "orelse", "finalbody"):
-                    self._body(getattr(stmt, name, []))
-                for part in [*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())]:
-                    self._body(part.body)
+                self._compound(stmt)
+            if _early_return(stmt):
+                self.exits.append(stmt)  # what follows runs only when it did not return
+        del self.exits[mark:]
+
+    def _compound(self, stmt: ast.stmt) -> None:
+        """The blocks of a compound statement, each under the guard that leads into it."""
+        blocks: list[tuple[tuple[str, object] | None, list]] = []
+        if isinstance(stmt, ast.If):
+            blocks = [(("if", stmt), stmt.body), (("else", stmt), stmt.orelse)]
+        elif isinstance(stmt, ast.While):
+            blocks = [(("while", stmt), stmt.body), (None, stmt.orelse)]
+        elif isinstance(stmt, ast.Match):
+            blocks = [(("case", (stmt, case)), case.body) for case in stmt.cases]
+        else:
+            blocks = [(None, getattr(stmt, name, [])) for name in ("body", "orelse", "finalbody")]
+            blocks += [(("except", h), h.body) for h in getattr(stmt, "handlers", ())]
+        for guard, body in blocks:
+            if guard:
+                self.guards.append(guard)
+            self._body(body)
+            if guard:
+                self.guards.pop()
 
     def _printed(self, node: ast.stmt, call: ast.Call) -> None:
         """A logger call or an API error response: a site of kind log or http."""
@@ -819,6 +859,9 @@ class _Scanner:
         snippet = ""
         if self.lines is not None:
             snippet = _dedent(self.lines[node.lineno - 1 : node.end_lineno])
+        derived = None
+        if self.knowledge is not None:
+            derived = self._explain(node, exception, text, parts)
         self.sites.append(
             Site(
                 exception=exception,
@@ -831,7 +874,8 @@ class _Scanner:
                 types=types,
                 kind=kind,
                 level=level,
-                guard=self.tests[-1] if self.tests else "",
+                guard=_site_guard(node, self.guards),
+                derived=derived,
             )
         )
         return ""
@@ -871,6 +915,33 @@ class _Scanner:
                         out.append(parts[:i] + item + parts[i + 1 :])
             return out
         return []
+
+    def _attrs(self, owner: ast.ClassDef | None) -> explain.Attrs:
+        if id(owner) not in self.attrs:
+            self.attrs[id(owner)] = explain.Attrs(owner)
+        return self.attrs[id(owner)]
+
+    def _explain(self, node: ast.stmt, exception: str, text: str, parts: _Parts) -> dict:
+        """What explain derives from this raise in its context (guards, class, locals)."""
+        owner = self.owners[-1] if self.owners else None
+        namer = _Namer()
+        named = [(namer.name(p), p.expr) for p in parts if isinstance(p, _Hole)]  # as _build
+        holes = [(name, expr) for name, expr in named if expr is not None]
+        context = explain.Context(
+            node=node,
+            exception=exception,
+            message=text,
+            function=".".join(self.qualname),
+            path=self.path,
+            guards=list(self.guards),
+            exits=list(self.exits),
+            owner=owner,
+            attrs=self._attrs(owner),
+            holes=holes,
+            resolve=self.messages.resolve,
+            knowledge=self.knowledge or explain.Knowledge(),
+        )
+        return explain.derive(context)
 
     def _message_arg(self, call: ast.Call) -> tuple[ast.AST | None, list]:
         """The message argument, and the positional arguments after it."""
@@ -924,6 +995,18 @@ def _printing_call(stmt: ast.stmt) -> ast.Call | None:
     return None
 
 
+def _site_guard(node: ast.stmt, guards: list[tuple[str, object]]) -> str:
+    """The condition that leads to a site, for lineage: an assert's test, else the innermost
+    enclosing `if` or `while` of its function (negated in an `else`)."""
+    if isinstance(node, ast.Assert):
+        return _guard_text(node.test)
+    for kind, stmt in reversed(guards):
+        if kind in ("if", "while", "else") and isinstance(stmt, ast.If | ast.While):
+            text = _guard_text(stmt.test)
+            return "not " + text if kind == "else" else text
+    return ""
+
+
 def _guard_text(test: ast.expr) -> str:
     """A condition as one line of code, cut to a readable length."""
     text = _WS.sub(" ", ast.unparse(test))
@@ -945,13 +1028,20 @@ class FileScan:
     seen: int = 0
     asserts: int = 0
     error: str = ""
+    calls: dict[str, set[str]] = field(default_factory=dict)  # function -> names it calls
 
 
 def scan_file(
-    path: str, data: bytes, snippets: bool = False, asserts: bool = True, printed: bool = False
+    path: str,
+    data: bytes,
+    snippets: bool = False,
+    asserts: bool = True,
+    printed: bool = False,
+    knowledge: explain.Knowledge | None = None,
 ) -> FileScan:
     """The sites of one Python file; those of `assert` statements, logger calls and API
-    error responses too if asked."""
+    error responses too if asked; with what explain derives of each when given a project's
+    knowledge."""
     result = FileScan(path)
     if b"raise" not in data and not (asserts and b"assert" in data) and not printed:
         return result
@@ -960,20 +1050,21 @@ def scan_file(
             warnings.simplefilter("ignore")
             tree = ast.parse(data, filename=path)
         lines = data.decode("utf-8", "replace").splitlines() if snippets else None
-        scanner = _Scanner(path, lines, asserts, printed)
+        scanner = _Scanner(path, lines, asserts, printed, knowledge)
         scanner.module(tree)
     except (SyntaxError, ValueError, RecursionError) as exc:
         result.error = f"{type(exc).__name__}: {exc}"
         return result
     result.sites, result.skipped = scanner.sites, scanner.skipped
     result.seen, result.asserts = scanner.seen, scanner.asserts
+    result.calls = scanner.calls
     return result
 
 
 def _scan_batch(
-    batch: list[tuple[str, bytes]], snippets: bool, asserts: bool, printed: bool
+    batch: list[tuple[str, bytes]], snippets: bool, asserts: bool, printed: bool, knowledge=None
 ) -> list[FileScan]:
-    return [scan_file(path, data, snippets, asserts, printed) for path, data in batch]
+    return [scan_file(path, data, snippets, asserts, printed, knowledge) for path, data in batch]
 
 
 # Reading a source tree ----------------------------------------------------------
@@ -1197,13 +1288,17 @@ def scan_tree(
     printed: bool = False,
     jobs: int | None = None,
     progress: bool | None = None,
+    knowledge: Callable[[list[tuple[str, bytes]]], explain.Knowledge] | None = None,
 ) -> Scan:
     """Parse every Python file of a tree, in a process pool when that pays.
 
     Files without a `raise` are parsed only for their `assert` statements, when asked.
+    With `knowledge` (what a project knows, read from the tree's files), each site gets what
+    explain derives of it.
     """
     start = time.monotonic()
     tree = read_tree(source, prefix, include_vendored, exclude)
+    known = knowledge(tree.files) if knowledge else None
     jobs = jobs or os.cpu_count() or 1
     bar = Progress(len(tree.files), "scanning", enabled=progress)
     size = sum(len(data) for _, data in tree.files)
@@ -1211,13 +1306,13 @@ def scan_tree(
     if jobs > 1 and size > PARALLEL_BYTES:
         # Big files first, spread over the batches, so that no worker has a long tail.
         files = sorted(tree.files, key=lambda f: -len(f[1]))
-        batches = [(files[i::64], snippets, asserts, printed) for i in range(64)]
+        batches = [(files[i::64], snippets, asserts, printed, known) for i in range(64)]
         for batch in _parallel(_scan_batch, batches, jobs):
             results += batch
             bar.advance(len(batch))
     else:
         for path, data in tree.files:
-            results.append(scan_file(path, data, snippets, asserts, printed))
+            results.append(scan_file(path, data, snippets, asserts, printed, known))
             bar.advance()
     bar.close()
     sites: list[Site] = []
@@ -1229,6 +1324,9 @@ def scan_tree(
         seen += res.seen
         asserted += res.asserts
     sites.sort(key=lambda s: (s.path, s.line, s.exception, s.template))
+    if known is not None:
+        calls = {(r.path, name): called for r in results for name, called in r.calls.items()}
+        explain.stages_from_callers(sites, calls, known)
     return Scan(
         sites=sites,
         files=len(tree.files),
@@ -1286,9 +1384,7 @@ class RecordIndex:
             for variant in record.variants:
                 self.by_key[match_key(record.exception, variant)].append((1, rid))
         # Records of `assert` messages: the tree's asserts must be read to find them.
-        self.has_asserts = any(
-            r.exception == "AssertionError" for r in self.records.values()
-        )
+        self.has_asserts = any(r.exception == "AssertionError" for r in self.records.values())
 
     def find(self, key: tuple[str, str], new: str) -> tuple[str, int, list[str]]:
         """(record id, 0 for its message / 1 for a variant, other candidates); id '' if none."""
@@ -1486,6 +1582,11 @@ def _render_batch(project: str, groups: list[list[Site]], ref: str, snippets: bo
     return [new_record(project, sites, ref, snippets) for sites in groups]
 
 
+def derived(sites: list[Site], ref: str) -> dict:
+    """A record's `derived`: what explain found at its first site, marked with the ref."""
+    return {"ref": ref, **(sites[0].derived or {})}
+
+
 def new_record(project: str, sites: list[Site], ref: str, snippets: bool) -> tuple[str, str]:
     """(id, file text) of a stub record for one error."""
     first = sites[0]
@@ -1495,14 +1596,13 @@ def new_record(project: str, sites: list[Site], ref: str, snippets: bool) -> tup
     if first.types:
         data["params"] = {name: {"type": kind} for name, kind in first.types}
     data["source"] = location(sites, ref, "", None, snippets)
+    data["derived"] = derived(sites, ref)
     tags = sorted({tag for site in sites for tag in site.tags})
     if tags:
         data["tags"] = tags
     data["analysis"] = {"method": "extracted", "ref": ref}
     ordered = {name: data[name] for name in record_fields() if name in data}
     return rid, f"{SCHEMA_LINE}\n{_dump(ordered)}"
-
-
 
 
 def replace_field(record: Record, text: str, name: str, value) -> str:
@@ -1660,6 +1760,7 @@ def extract(
     content = load_content(root)
     default_ref = project_ref(content, project)
     ref = ref or default_ref
+    known = wing(content.projects[project].wing_key)
     scan, index, done = assign_tree(
         content,
         project,
@@ -1671,6 +1772,7 @@ def extract(
         exclude=exclude,
         jobs=jobs,
         progress=progress,
+        knowledge=lambda files: known.knowledge(files) or explain.Knowledge(),
     )
     matched, fresh = done.matched, done.fresh
     summary = Summary(scan, done.errors, warnings=done.warnings, asserts=asserts)
@@ -1689,12 +1791,14 @@ def extract(
     for rid, sites in matched.items():
         record = index.records[rid]
         old = record.data["source"]  # the mapping rewritten
-        new = location(sites, ref, default_ref, old, snippets)
-        if new == old:
+        new = {"source": location(sites, ref, default_ref, old, snippets)}
+        new["derived"] = derived(sites, ref)
+        changed = {name: value for name, value in new.items() if record.data.get(name) != value}
+        if not changed:
             summary.unchanged.append(rid)
             continue
         path = root / record.path
-        writes.append((path, rewrite(record, path.read_text(encoding="utf-8"), source=new)))
+        writes.append((path, rewrite(record, path.read_text(encoding="utf-8"), **changed)))
         summary.updated.append(rid)
     if not dry_run:
         bar = Progress(len(writes), "writing", enabled=progress)

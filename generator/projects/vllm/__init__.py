@@ -78,6 +78,11 @@ class Vllm(Wing):
         folder = find_pyodide(root)
         return [(urls.pyodide(name), folder / name) for name in PYODIDE_FILES]
 
+    def knowledge(self, files):
+        from generator.projects.vllm import knowledge
+
+        return knowledge.read(files)
+
     def add_commands(self, commands):
         from generator.projects.vllm import cli
 

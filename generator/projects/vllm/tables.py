@@ -13,10 +13,11 @@ TEMPLATE = "projects/vllm/calculator.html"
 
 
 def record_calculator(record: Record, content: Content) -> dict | None:
-    """The calculator section of a record's page: its static tables and widget inputs."""
+    """The calculator section of a record's page: its static tables and widget inputs; for a
+    record without one whose condition is a divisibility test, the divisor calculator."""
     spec = record.data.get("calculator")
     if not spec or spec["name"] not in calc.CALCULATORS:
-        return None
+        return divisor_calculator(record, content)
     return {
         "template": TEMPLATE,
         "id": "calculator",  # the section's anchor and its entry in the table of contents
@@ -53,6 +54,27 @@ def calc_page(pages) -> bytes:
             },
         ],
     )
+
+
+DIVISORS_TEMPLATE = "projects/vllm/divisors.html"
+# Values the divisor calculator answers without JavaScript: the head counts of the presets,
+# and these common ones of models outside them.
+COMMON_VALUES = (12, 14, 20, 24, 48, 56, 96)
+
+
+def divisor_calculator(record: Record, content: Content) -> dict | None:
+    """The divisor calculator ("valid values of `tp_size` for `heads` = 20: 1, 2, 4, 5, 10,
+    20") of a record whose derived condition is `value % divisor != 0`, the divisor not a
+    constant."""
+    div = record.derived.get("divisibility")
+    if not div or div["divisor"].isdigit() or div["value"].isdigit():
+        return None
+    values = {m[k] for m in presets.models(content) for k in ("heads", "kv_heads") if k in m}
+    rows = [[n, _sizes(calc.divisors(n))] for n in sorted(values | set(COMMON_VALUES))]
+    # Named as the message names them: the placeholders the address fills.
+    names = {"value": div.get("value_param") or div["value"]}
+    names["divisor"] = div.get("divisor_param") or div["divisor"]
+    return {"template": DIVISORS_TEMPLATE, **div, **names, "rows": rows}
 
 
 FULL = "parallel"  # the /calc/ page's widget: every input of the summary calculators

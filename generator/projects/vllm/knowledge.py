@@ -1,0 +1,303 @@
+"""What `extract` knows of vLLM's source: its settings and the stages of a run.
+
+Read from the tree being extracted, never written down here: the config classes of
+`vllm/config/` (their fields and types), `VllmConfig`'s fields (which attribute holds which
+config), the engine argument parser (`EngineArgs.add_cli_args`: which flag sets which field)
+and the server's frontend arguments, and the release (`vllm/_version.py`) for the links into
+vLLM's documentation of that release. What is vLLM's by convention and not in any one file
+(which module runs at which stage, which helper returns which setting) is in the tables below.
+"""
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from generator.sources.explain import Knowledge, Setting
+
+DOCS = "https://docs.vllm.ai/en/v{version}/"
+ENGINE_ARGS_PAGE = "configuration/engine_args.html"
+SERVE_PAGE = "cli/serve.html"
+ROOT_CONFIG = "VllmConfig"
+ENGINE_ARGS = "EngineArgs"
+FRONTEND_ARGS = ("BaseFrontendArgs", "FrontendArgs")
+
+# Helpers that return a setting's value at run time, by what they return (a convention of
+# vLLM's distributed code, not a field of any config class).
+CALLS = {
+    "get_tensor_model_parallel_world_size()": ("parallel_config", "tensor_parallel_size"),
+    "get_tp_group().world_size": ("parallel_config", "tensor_parallel_size"),
+    "get_pipeline_model_parallel_world_size()": ("parallel_config", "pipeline_parallel_size"),
+    "get_pp_group().world_size": ("parallel_config", "pipeline_parallel_size"),
+    "get_dp_group().world_size": ("parallel_config", "data_parallel_size"),
+    "get_dcp_group().world_size": ("parallel_config", "decode_context_parallel_size"),
+    "get_decode_context_model_parallel_world_size()": (
+        "parallel_config",
+        "decode_context_parallel_size",
+    ),
+    "get_pcp_group().world_size": ("parallel_config", "prefill_context_parallel_size"),
+}
+
+# Where in a run a module's code runs, by path prefix; the longest prefix wins.
+STAGE_PATHS = {
+    "vllm/engine/arg_utils.py": "argument-parsing",
+    "vllm/utils/argparse_utils.py": "argument-parsing",
+    "vllm/entrypoints/cli/": "argument-parsing",
+    "vllm/entrypoints/common/cli_args.py": "argument-parsing",
+    "vllm/config/": "config-validation",
+    "vllm/transformers_utils/config": "config-validation",
+    "vllm/model_executor/models/": "model-loading",
+    "vllm/models/": "model-loading",
+    "vllm/model_executor/model_loader/": "model-loading",
+    "vllm/model_executor/layers/": "model-loading",
+    "vllm/lora/": "model-loading",
+    "vllm/v1/core/": "engine-startup",
+    "vllm/v1/engine/": "engine-startup",
+    "vllm/v1/kv_offload/": "engine-startup",
+    "vllm/v1/executor/": "engine-startup",
+    "vllm/v1/worker/": "engine-startup",
+    "vllm/distributed/": "engine-startup",
+    "vllm/entrypoints/openai/": "request-handling",
+    "vllm/entrypoints/serve/": "request-handling",
+    "vllm/entrypoints/pooling/": "request-handling",
+    "vllm/entrypoints/chat_utils.py": "request-handling",
+    "vllm/entrypoints/llm.py": "request-handling",
+    "vllm/sampling_params.py": "request-handling",
+    "vllm/pooling_params.py": "request-handling",
+    "vllm/v1/engine/input_processor.py": "request-handling",
+    "vllm/v1/engine/processor.py": "request-handling",
+    "vllm/inputs/": "request-handling",
+    "vllm/renderers/": "request-handling",
+    "vllm/tool_parsers/": "request-handling",
+    "vllm/reasoning/": "request-handling",
+    "vllm/multimodal/": "request-handling",
+    "vllm/v1/structured_output/": "request-handling",
+    "vllm/parser/": "request-handling",
+    "vllm/transformers_utils/processors/": "request-handling",
+    "vllm/entrypoints/anthropic/": "request-handling",
+    "vllm/entrypoints/generate/": "request-handling",
+    "vllm/entrypoints/scale_out/": "request-handling",
+    "vllm/platforms/": "kernel-selection",
+    "vllm/attention/": "kernel-selection",
+    "vllm/v1/attention/": "kernel-selection",
+    "vllm/model_executor/layers/quantization/kernels/": "kernel-selection",
+    "vllm/model_executor/layers/fused_moe/": "kernel-selection",
+    "vllm/kernels/": "kernel-selection",
+    "vllm/model_executor/kernels/": "kernel-selection",
+    "vllm/vllm_flash_attn/": "kernel-selection",
+    "vllm/_custom_ops.py": "kernel-selection",
+    "vllm/_aiter_ops.py": "kernel-selection",
+    "vllm/triton_utils/": "kernel-selection",
+}
+# Model code: its forward pass first runs in the memory-profiling run of engine start-up.
+_MODELS = ("vllm/model_executor/models/", "vllm/models/")
+_FORWARD = re.compile(r"(^|\.)(_?forward\w*|compute_logits|embed_input_ids|sample)$")
+# Methods that run while a model is built, wherever their file is.
+_INIT = re.compile(
+    r"(^|\.)(__init__|_?\w*load\w*weight\w*|weight_loader\w*|_init_\w*|create_weights"
+    r"|process_weights\w*)$"
+)
+# In model folders: kernels (ops/), and the input processors that run per request.
+_MODEL_OPS = "/ops/"
+_PROCESSOR = re.compile(r"(Processor|ProcessingInfo|Renderer|InputBuilder)\b")
+
+
+def _anchor(options: tuple[str, ...]) -> str:
+    """The id vLLM's docs give an option's heading ("`--a`, `-b`" slugified): -a-b."""
+    return "-" + re.sub(r"[-\s]+", "-", " ".join(o.lstrip("-") for o in options)).strip("-")
+
+
+def _annotation(node: ast.AST | None) -> str:
+    return ast.unparse(node) if node is not None else ""
+
+
+def _fields(cls: ast.ClassDef) -> dict[str, str]:
+    """A dataclass's fields and their annotations."""
+    return {
+        stmt.target.id: _annotation(stmt.annotation)
+        for stmt in cls.body
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+    }
+
+
+def _is_bool(annotation: str) -> bool:
+    """argparse gets --x/--no-x for a bool field (not for bool | str: a value or nothing)."""
+    words = set(re.findall(r"\w+", annotation))
+    return "bool" in words and "str" not in words
+
+
+@dataclass
+class VllmKnowledge(Knowledge):
+    version: str = ""
+    classes: dict[str, dict[str, str]] = field(default_factory=dict)  # config class -> fields
+    holders: dict[str, str] = field(default_factory=dict)  # VllmConfig attribute -> its class
+    options: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    pages: dict[tuple[str, str], str] = field(default_factory=dict)  # option -> docs page
+    engine_args: dict[str, tuple[str, str]] = field(default_factory=dict)  # field -> source
+
+    def setting(self, chain: tuple[str, ...], owner: str) -> Setting | None:
+        joined = ".".join(chain)
+        if joined in CALLS:
+            return self._option(*CALLS[joined])
+        if owner == ENGINE_ARGS and len(chain) == 2 and chain[0] == "self":
+            return self._engine_arg(chain[1])
+        if len(chain) == 2 and chain[0] in ("args", "engine_args") and chain[1] in self.engine_args:
+            return self._engine_arg(chain[1])
+        for i in range(len(chain) - 2, -1, -1):  # the innermost config attribute wins
+            if chain[i] in self.holders:
+                return self._option(chain[i], chain[i + 1])
+        if len(chain) == 2 and chain[0] == "self" and owner in self.classes:
+            holder = self._holder(owner)
+            if holder:
+                return self._option(holder, chain[1])
+            if (owner, chain[1]) in self.options:
+                return self._setting(owner, chain[1], chain[1])
+        return None
+
+    def _holder(self, cls: str) -> str:
+        return next((attr for attr, c in self.holders.items() if c == cls), "")
+
+    def _engine_arg(self, name: str) -> Setting | None:
+        if name not in self.engine_args:
+            return None
+        cls, fld = self.engine_args[name]
+        holder = self._holder(cls)
+        return self._option(holder, fld) if holder else self._setting(cls, fld, name)
+
+    def _option(self, holder: str, name: str) -> Setting | None:
+        """The flag that sets a config's field; for a config given as one JSON flag
+        (`--compilation-config`), that flag and the key."""
+        cls = self.holders.get(holder, "")
+        if name not in self.classes.get(cls, {}):
+            return None
+        if (cls, name) in self.options:
+            return self._setting(cls, name, f"{holder}.{name}")
+        if (ROOT_CONFIG, holder) in self.options:
+            whole = self._setting(ROOT_CONFIG, holder, f"{holder}.{name}")
+            return Setting(whole.field, whole.flag, whole.url, key=name)
+        return None
+
+    def _setting(self, cls: str, name: str, where: str) -> Setting:
+        options = self.options[(cls, name)]
+        page = self.pages.get((cls, name), ENGINE_ARGS_PAGE)
+        if not self.version:
+            return Setting(where, options[0])
+        return Setting(
+            where, options[0], f"{DOCS.format(version=self.version)}{page}#{_anchor(options)}"
+        )
+
+    def stage(self, path: str, function: str) -> str | None:
+        if path.startswith(_MODELS) and _PROCESSOR.search(function):
+            return "request-handling"
+        if path.startswith(_MODELS) and _MODEL_OPS in path:
+            return "kernel-selection"
+        if path.startswith(("vllm/model_executor/", *_MODELS)) and _INIT.search(function):
+            return "model-loading"
+        if path.startswith(_MODELS) and _FORWARD.search(function):
+            return "engine-startup"
+        best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
+        return STAGE_PATHS.get(best)
+
+
+def read(files: list[tuple[str, bytes]]) -> VllmKnowledge | None:
+    """vLLM's settings as the tree defines them; None for a tree that is not vLLM's."""
+    trees: dict[str, ast.Module] = {}
+    for path, data in files:
+        if path.startswith("vllm/config/") or path in _PARSER_FILES or path == "vllm/_version.py":
+            try:
+                trees[path] = ast.parse(data)
+            except (SyntaxError, ValueError):
+                continue
+    if "vllm/engine/arg_utils.py" not in trees:
+        return None
+    known = VllmKnowledge(version=_version(trees.get("vllm/_version.py")))
+    classes: dict[str, ast.ClassDef] = {}
+    for path, tree in trees.items():
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                classes.setdefault(node.name, node)
+                if path.startswith("vllm/config/") or node.name in (ENGINE_ARGS, *FRONTEND_ARGS):
+                    known.classes[node.name] = _fields(node)
+    for attr, annotation in known.classes.get(ROOT_CONFIG, {}).items():
+        held = [w for w in re.findall(r"\w+", annotation) if w in known.classes]
+        if held and attr.endswith("_config"):
+            known.holders[attr] = held[0]
+    if ENGINE_ARGS in classes:
+        _engine_args(classes[ENGINE_ARGS], known)
+    for name in FRONTEND_ARGS:
+        for fld, annotation in known.classes.get(name, {}).items():
+            flag = ("--" + fld.replace("_", "-"),)
+            known.options[(name, fld)] = _with_no(flag) if _is_bool(annotation) else flag
+            known.pages[(name, fld)] = SERVE_PAGE
+            known.engine_args.setdefault(fld, (name, fld))
+    return known
+
+
+_PARSER_FILES = ("vllm/engine/arg_utils.py", "vllm/entrypoints/common/cli_args.py")
+
+
+def _version(tree: ast.Module | None) -> str:
+    for node in ast.walk(tree) if tree else ():
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+            names = {t.id for t in node.targets if isinstance(t, ast.Name)}
+            if "__version__" in names and isinstance(node.value.value, str):
+                return node.value.value
+    return ""
+
+
+def _engine_args(cls: ast.ClassDef, known: VllmKnowledge) -> None:
+    """EngineArgs' fields (`x: int = ParallelConfig.x`: the config field each stands for) and
+    the flags add_cli_args gives them (`add_argument("--x", "-x", **parallel_kwargs["x"])`)."""
+    for stmt in cls.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            value = stmt.value
+            if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+                known.engine_args[stmt.target.id] = (value.value.id, value.attr)
+    method = next(
+        (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "add_cli_args"), None
+    )
+    if method is None:
+        return
+    kwargs: dict[str, str] = {}  # variable -> config class of get_kwargs(...)
+    for node in ast.walk(method):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            call = node.value
+            if getattr(call.func, "id", "") == "get_kwargs" and call.args:
+                target = node.targets[0]
+                if isinstance(target, ast.Name) and isinstance(call.args[0], ast.Name):
+                    kwargs[target.id] = call.args[0].id
+    for node in ast.walk(method):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
+            _add_argument(node, kwargs, known)
+
+
+def _add_argument(call: ast.Call, kwargs: dict[str, str], known: VllmKnowledge) -> None:
+    flags = tuple(
+        a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+    )
+    if not flags or not flags[0].startswith("--"):
+        return
+    spread = [k.value for k in call.keywords if k.arg is None]
+    for value in list(spread):  # **{**x["f"], "default": None}
+        if isinstance(value, ast.Dict):
+            spread += [v for k, v in zip(value.keys, value.values, strict=True) if k is None]
+    for value in spread:
+        if (
+            isinstance(value, ast.Subscript)
+            and isinstance(value.value, ast.Name)
+            and value.value.id in kwargs
+            and isinstance(value.slice, ast.Constant)
+        ):
+            cls, fld = kwargs[value.value.id], str(value.slice.value)
+            annotation = known.classes.get(cls, {}).get(fld, "")
+            action = next((ast.unparse(k.value) for k in call.keywords if k.arg == "action"), "")
+            boolean = "BooleanOptional" in action or (not action and _is_bool(annotation))
+            known.options[(cls, fld)] = _with_no(flags) if boolean else flags
+            return
+
+
+def _with_no(flags: tuple[str, ...]) -> tuple[str, ...]:
+    """A boolean flag's option strings as argparse lists them: each --x followed by --no-x."""
+    out: list[str] = []
+    for flag in flags:
+        out += [flag, "--no-" + flag[2:]] if flag.startswith("--") else [flag]
+    return tuple(out)

@@ -1,0 +1,764 @@
+"""What the code says about an error: derived, for every extracted record, from its raise site.
+
+`extract` hands each raise (or assert) statement over with its context: the guards it sits in
+(`if`/`elif`/`else`/`while`/`except`/`case`, and early returns before it), the enclosing class,
+a resolver for local variables and the message's placeholders with the expressions they print.
+From that this module derives
+
+- `condition`: when it is raised, as short code (the guards combined, negated where the raise is
+  in an `else` or after an early return); over `MAX_CONDITION` characters, the quantities it
+  checks instead; `unconditional` when nothing guards it in its function;
+- `flags`: the user-facing settings behind the placeholders and the condition's variables,
+  traced through local variables and `self.*` attributes, asked of the project's `Knowledge`;
+- `category`, and our own short explanation and first things to try with the names filled in;
+- `title`: the message without its placeholders, short;
+- `divisibility`: the value and divisor of a divisibility test, for the divisor calculator.
+
+Nothing here names a project: what a project's settings and stages are is its wing's
+`Knowledge` (generator/projects/<key>/).
+"""
+
+import ast
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+MAX_CONDITION = 120  # longer conditions are summarised by the quantities they check
+MAX_TITLE = 90
+
+STAGES = {
+    "argument-parsing": "argument parsing",
+    "config-validation": "configuration validation",
+    "model-loading": "model loading",
+    "engine-startup": "engine start-up and KV-cache sizing",
+    "request-handling": "request handling",
+    "kernel-selection": "kernel and platform selection",
+}
+CATEGORIES = {
+    "divisibility": "divisibility",
+    "limit": "limit or range",
+    "unsupported-combination": "unsupported combination",
+    "missing-dependency": "missing dependency",
+    "not-implemented": "not implemented",
+    "invalid-choice": "invalid choice",
+    "mismatch": "shape or type mismatch",
+    "not-found": "file or resource not found",
+    "invariant": "internal invariant",
+}
+
+
+# What a project knows of its own source -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A user-facing setting: where the code reads it, the flag that sets it, its docs."""
+
+    field: str  # e.g. parallel_config.tensor_parallel_size
+    flag: str  # e.g. --tensor-parallel-size
+    url: str = ""
+    key: str = ""  # for a flag that takes a JSON object: the key inside it
+
+
+class Knowledge:
+    """A project's settings and stages, as its wing reads them from the tree being extracted.
+    This base knows nothing: a project without a wing gets conditions, categories and titles."""
+
+    def setting(self, chain: tuple[str, ...], owner: str) -> Setting | None:
+        """The setting an attribute chain reads (`("self", "parallel_config", "tp")`, a call as
+        `"name()"`), in a method of class `owner` ("" outside a class)."""
+        return None
+
+    def stage(self, path: str, function: str) -> str | None:
+        """Where in a run code at this path and function runs: a key of STAGES."""
+        return None
+
+
+# The context extract hands over -------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """A raise statement in its function, as the scanner saw it."""
+
+    node: ast.stmt  # the Raise or Assert
+    exception: str
+    message: str  # the template
+    function: str  # qualname
+    path: str
+    guards: list[tuple[str, object]]  # (if/else/while/except/case, its node), outermost first
+    exits: list[ast.stmt]  # early returns before the raise: `if t: return`, or in a for loop
+    owner: ast.ClassDef | None  # the enclosing class
+    holes: list[tuple[str, ast.AST]]  # placeholder -> the expression it prints
+    resolve: Callable[[str], ast.AST | None]  # a local's single value
+    knowledge: Knowledge = field(default_factory=Knowledge)
+    attrs: "Attrs | None" = None  # the owner's `self.x = ...`, shared by its raise sites
+
+
+# Conditions -----------------------------------------------------------------------------
+
+_INVERSE: dict[type, type] = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
+
+
+def _truthy(test: ast.expr) -> ast.expr:
+    """`if a % b:` is `a % b != 0`: say it the way people read it."""
+    if isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod):
+        return ast.Compare(test, [ast.NotEq()], [ast.Constant(0)])
+    return test
+
+
+def negate(test: ast.expr) -> ast.expr:
+    """The test that holds when `test` does not, written without a leading `not` if it can be."""
+    test = _truthy(test)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _truthy(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        return ast.Compare(test.left, [_INVERSE[type(test.ops[0])]()], test.comparators)
+    if isinstance(test, ast.BoolOp):
+        other = ast.Or() if isinstance(test.op, ast.And) else ast.And()
+        return ast.BoolOp(other, [negate(v) for v in test.values])
+    if isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod):
+        return ast.Compare(test, [ast.Eq()], [ast.Constant(0)])
+    return ast.UnaryOp(ast.Not(), test)
+
+
+def _tests(ctx: Context) -> list[ast.expr]:
+    """What must hold for the raise to run, outermost first."""
+    out: list[ast.expr] = []
+    guards = ctx.guards
+    for i, (kind, node) in enumerate(guards):
+        nxt = guards[i + 1] if i + 1 < len(guards) else None
+        if kind in ("if", "while") and isinstance(node, ast.If | ast.While):
+            out.append(_truthy(node.test))
+        elif kind == "else" and isinstance(node, ast.If):
+            # An elif: the branch's own test says it; the earlier tests are implied.
+            if nxt and nxt[0] == "if" and node.orelse == [nxt[1]]:
+                continue
+            out.append(negate(node.test))
+        elif kind == "except" and isinstance(node, ast.ExceptHandler):
+            caught = ast.unparse(node.type) if node.type is not None else "an exception"
+            out.append(ast.Name(f"{caught} was raised"))
+        elif kind == "case" and isinstance(node, tuple):
+            out.append(_case(*node))
+    if isinstance(ctx.node, ast.Assert):
+        out.append(negate(ctx.node.test))
+    if not out:
+        out += [_exit_test(exit) for exit in ctx.exits]
+    return out
+
+
+def _exit_test(exit: ast.stmt) -> ast.expr:
+    """What holds after an early exit was not taken: `if t: return` -> not t; a loop
+    `for x in xs: if t: return` -> no x satisfies t."""
+    if isinstance(exit, ast.If):
+        return negate(exit.test)
+    assert isinstance(exit, ast.For) and isinstance(exit.body[0], ast.If)
+    found = ast.GeneratorExp(exit.body[0].test, [ast.comprehension(exit.target, exit.iter, [], 0)])
+    return ast.UnaryOp(ast.Not(), ast.Call(ast.Name("any"), [found], []))
+
+
+def _case(match: ast.Match, case: ast.match_case) -> ast.expr:
+    """A `case` as a test: `x == value`; the wildcard as no earlier value matching."""
+    subject = match.subject
+    pattern = case.pattern
+    if isinstance(pattern, ast.MatchValue):
+        return ast.Compare(subject, [ast.Eq()], [pattern.value])
+    if isinstance(pattern, ast.MatchAs) and pattern.pattern is None:
+        earlier = [c.pattern for c in match.cases[: match.cases.index(case)]]
+        values = [p.value for p in earlier if isinstance(p, ast.MatchValue)]
+        if values and len(values) == len(earlier):
+            tests: list[ast.expr] = [ast.Compare(subject, [ast.NotEq()], [v]) for v in values]
+            return tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
+    return ast.Name(f"{_text(subject)} matches {ast.unparse(pattern)}")
+
+
+def _combined(tests: list[ast.expr]) -> ast.expr | None:
+    if not tests:
+        return None
+    flat: list[ast.expr] = []
+    for test in tests:
+        is_and = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+        flat += test.values if is_and else [test]  # type: ignore[attr-defined]
+    return flat[0] if len(flat) == 1 else ast.BoolOp(ast.And(), flat)
+
+
+def _text(node: ast.AST) -> str:
+    return re.sub(r"\s+", " ", ast.unparse(node))
+
+
+def _chain(node: ast.AST) -> tuple[str, ...] | None:
+    """`a.b.c` as ("a", "b", "c"); a call as "name()"; None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute):
+        inner = _chain(node.func)
+        if inner is None:
+            return None
+        parts.append(".".join(inner) + "()")
+    else:
+        return None
+    return tuple(reversed(parts))
+
+
+_NOT_QUANTITIES = frozenset(
+    {"self", "cls", "None", "True", "False", "len", "isinstance", "hasattr", "getattr"}
+    | {"any", "all", "min", "max", "sum", "int", "str", "float", "type", "set", "list"}
+)
+
+
+def quantities(expr: ast.AST | None) -> list[str]:
+    """The variables and attributes an expression reads (not the functions it calls)."""
+    if expr is None:
+        return []
+    found: list[str] = []
+    called = {id(n.func) for n in ast.walk(expr) if isinstance(n, ast.Call)}
+    inner = {id(n.value) for n in ast.walk(expr) if isinstance(n, ast.Attribute | ast.Subscript)}
+    for node in ast.walk(expr):
+        if id(node) in called or id(node) in inner:
+            continue
+        if isinstance(node, ast.Name | ast.Attribute) and (chain := _chain(node)):
+            if chain[0] in ("self", "cls"):
+                chain = chain[1:]
+            text = ".".join(chain)
+            if text and text not in _NOT_QUANTITIES and _variable(text) and text not in found:
+                found.append(text)
+    if not found:  # only calls: name what they are called on (`source.name.isdigit()`)
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                chain = _chain(node.func.value)
+                text = ".".join(chain[1:] if chain and chain[0] == "self" else chain or ())
+                if text and _variable(text) and text not in found:
+                    found.append(text)
+    return found
+
+
+def _variable(text: str) -> bool:
+    """Not a constant (UPPER) nor a class (CamelCase) nor a call."""
+    first = text.split(".")[0]
+    return not first.isupper() and not first[:1].isupper() and "()" not in text
+
+
+# Settings ------------------------------------------------------------------------------
+
+
+class Attrs:
+    """`self.x = value` assignments of a class, for tracing `self.x` to where it comes from;
+    read on first use, once per class."""
+
+    def __init__(self, owner: ast.ClassDef | None):
+        self.owner = owner
+        self._values: dict[str, list[ast.AST]] | None = None
+
+    def value(self, name: str) -> ast.AST | None:
+        if self._values is None:
+            self._values = {}
+            for node in ast.walk(self.owner) if self.owner else ():
+                if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        chain = _chain(target)
+                        if chain and len(chain) == 2 and chain[0] == "self":
+                            self._values.setdefault(chain[1], []).append(node.value)
+        found = self._values.get(name, [])
+        return found[0] if len(found) == 1 else None
+
+
+def _substitute(node: ast.AST, ctx: Context, attrs: Attrs) -> ast.AST | None:
+    """The expression with its root variable (or `self.x`) replaced by the value assigned to it."""
+    if isinstance(node, ast.Attribute):
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            return attrs.value(node.attr)
+        inner = _substitute(node.value, ctx, attrs)
+        return ast.Attribute(inner, node.attr) if isinstance(inner, ast.expr) else None
+    if isinstance(node, ast.Name):
+        value = ctx.resolve(node.id)
+        return value if isinstance(value, ast.expr) else None
+    return None
+
+
+def trace(expr: ast.AST, ctx: Context, attrs: Attrs) -> Setting | None:
+    """The setting an expression reads, through up to six local or `self.` assignments."""
+    owner = ctx.owner.name if ctx.owner else ""
+    node: ast.AST | None = expr
+    for _ in range(6):
+        if node is None:
+            return None
+        chain = _chain(node)
+        if chain:
+            found = ctx.knowledge.setting(chain, owner)
+            if found:
+                return found
+        node = _substitute(node, ctx, attrs)
+    return None
+
+
+def flags(ctx: Context, condition: ast.expr | None) -> list[dict]:
+    """The settings behind the placeholders and the condition's quantities, each once."""
+    attrs = ctx.attrs or Attrs(ctx.owner)
+    named: list[tuple[str, ast.AST]] = list(ctx.holes)
+    if condition is not None:
+        for node in ast.walk(condition):
+            if isinstance(node, ast.Name | ast.Attribute | ast.Call) and _chain(node):
+                named.append((_short(node), node))
+    out: list[dict] = []
+    seen: set[tuple[str, str]] = set()
+    for name, expr in named:
+        if isinstance(expr, ast.Call) and not _chain(expr):
+            continue
+        setting = trace(expr, ctx, attrs)
+        if setting is None or (setting.flag, setting.key) in seen:
+            continue
+        seen.add((setting.flag, setting.key))
+        entry = {"name": name, "field": setting.field, "flag": setting.flag}
+        if setting.key:
+            entry["key"] = setting.key
+        if setting.url:
+            entry["url"] = setting.url
+        out.append(entry)
+    return out
+
+
+def _short(node: ast.AST) -> str:
+    text = _text(node)
+    return text[5:] if text.startswith("self.") else text
+
+
+# Divisibility -------------------------------------------------------------------------
+
+
+def divisibility(condition: ast.expr | None, ctx: Context) -> dict | None:
+    """The value and divisor of the first `a % b != 0` (or `== 0` negated) test, with the
+    placeholders that print them, when there are any."""
+    if condition is None:
+        return None
+    for node in ast.walk(condition):
+        if (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], ast.NotEq | ast.Gt)
+            and isinstance(node.left, ast.BinOp)
+            and isinstance(node.left.op, ast.Mod)
+            and isinstance(node.comparators[0], ast.Constant)
+            and node.comparators[0].value == 0
+        ):
+            value, divisor = node.left.left, node.left.right
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                return None  # "%s" % x: a format, not a remainder
+            out = {"value": _short(value), "divisor": _short(divisor)}
+            for key, expr in (("value_param", value), ("divisor_param", divisor)):
+                param = _param_of(expr, ctx)
+                if param:
+                    out[key] = param
+            return out
+    return None
+
+
+def _param_of(expr: ast.AST, ctx: Context) -> str | None:
+    """The placeholder that prints this expression, directly or through a local variable."""
+    want = {ast.dump(expr)}
+    if isinstance(expr, ast.Name) and (value := ctx.resolve(expr.id)) is not None:
+        want.add(ast.dump(value))
+    for name, hole in ctx.holes:
+        if ast.dump(hole) in want:
+            return name
+        value = ctx.resolve(hole.id) if isinstance(hole, ast.Name) else None
+        if value is not None and ast.dump(value) in want:
+            return name
+    return None
+
+
+# Categories ---------------------------------------------------------------------------
+
+_WORDS = {
+    "missing-dependency": re.compile(
+        r"\b(pip install|is not installed|not installed|please install|install(?:ed)? (?:it|the)"
+        r"|requires? (?:the )?`?[\w.-]+`? (?:package|library|module)|no module named|"
+        r"failed to import|could not import|cannot import|import error|(?:is|are) not available"
+        r"|requires? (?:triton|cuda|flashinfer|deepgemm|deep_gemm)\b)\b",
+        re.I,
+    ),
+    "not-implemented": re.compile(r"\b(not (?:yet )?implemented|unimplemented)\b", re.I),
+    "not-found": re.compile(
+        r"\b(not found|does not exist|doesn't exist|no such file|cannot find|could not find"
+        r"|couldn't find|missing file|not exist|no \w+(?: \w+)? found|failed to find|missing"
+        r"|not writable|not readable|permission denied|is a directory|is not a file)\b",
+        re.I,
+    ),
+    "divisibility": re.compile(r"\b(divisible|multiple of|evenly divide|divides)\b", re.I),
+    "mismatch": re.compile(
+        r"\b(shape|dtype|mismatch|mis-match|does not match|doesn't match|must match|same length"
+        r"|same size|same number|expected type|must be an? (?:instance|list|dict|tuple|str"
+        r"|string|int|integer|bool|float|tensor)|expect(?:s|ed)? .*\bgot|but only|rank-\d"
+        r"|inconsistent|different|must have \d+ dim|out of sync)\b",
+        re.I,
+    ),
+    "unsupported-combination": re.compile(
+        r"\b(not supported (?:with|when|for|together|in combination|on)|cannot be used with"
+        r"|can't be used with|can only be used with|incompatible|not compatible|together with"
+        r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires)\b",
+        re.I,
+    ),
+    "invalid-choice": re.compile(
+        r"\b(unknown|unrecognized|unrecognised|invalid|must be one of|choose from|"
+        r"supported (?:values|options|types|methods|backends) (?:are|is)|not a valid|"
+        r"unsupported|not supported|expected one of|not valid|does not support)\b",
+        re.I,
+    ),
+    "limit": re.compile(
+        r"\b(must be (?:positive|non-negative|greater|less|smaller|larger|at least|at most"
+        r"|between|in \[|in the range|>|<)|exceeds?|too (?:large|small|long|many|few|big)"
+        r"|out of range|larger than|greater than|smaller than|less than|at least|at most"
+        r"|maximum|minimum|cannot exceed|not enough|insufficient|no available memory)",
+        re.I,
+    ),
+}
+_ORDER_EXCEPTIONS = {
+    "ImportError": "missing-dependency",
+    "ModuleNotFoundError": "missing-dependency",
+    "NotImplementedError": "not-implemented",
+    "FileNotFoundError": "not-found",
+    "IsADirectoryError": "not-found",
+    "NotADirectoryError": "not-found",
+}
+
+
+def _compares(condition: ast.expr | None) -> set[type]:
+    if condition is None:
+        return set()
+    return {type(op) for n in ast.walk(condition) if isinstance(n, ast.Compare) for op in n.ops}
+
+
+def _calls(condition: ast.expr | None) -> set[str]:
+    if condition is None:
+        return set()
+    return {
+        (_chain(n.func) or ("",))[-1]
+        for n in ast.walk(condition)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name | ast.Attribute)
+    }
+
+
+_SHAPELY = frozenset({"shape", "ndim", "dtype", "size", "dim", "numel", "device"})
+
+
+def _shape_test(test: ast.expr | None) -> bool:
+    """Whether a test compares sizes, shapes, dtypes or lengths (`x.shape != y.shape`)."""
+    for node in ast.walk(test) if test is not None else ():
+        if isinstance(node, ast.Compare) and any(
+            isinstance(op, ast.Eq | ast.NotEq) for op in node.ops
+        ):
+            for side in (node.left, *node.comparators):
+                chain = _chain(side.func if isinstance(side, ast.Call) else side) or ()
+                last = chain[-1].rstrip("()") if chain else ""
+                if last in _SHAPELY or (isinstance(side, ast.Call) and last == "len"):
+                    return True
+    return False
+
+
+def _constant_compare(test: ast.expr | None) -> bool:
+    """Whether a test compares something with == or != against a literal."""
+    return any(
+        isinstance(n, ast.Compare)
+        and any(isinstance(op, ast.Eq | ast.NotEq) for op in n.ops)
+        and any(isinstance(c, ast.Constant) for c in (n.left, *n.comparators))
+        for n in (ast.walk(test) if test is not None else ())
+    )
+
+
+def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
+    """The kind of check: from the exception, the message's words, then the raise's own test
+    (the innermost guard; the outer ones are context), in that order."""
+    text = ctx.message
+    own = tests[-1] if tests else None
+    caught = {
+        _text(node.type)
+        for kind, node in ctx.guards
+        if kind == "except" and isinstance(node, ast.ExceptHandler) and node.type is not None
+    }
+    if ctx.exception in ("ImportError", "ModuleNotFoundError") or any(
+        "ImportError" in c or "ModuleNotFoundError" in c for c in caught
+    ):
+        return "missing-dependency"
+    if ctx.exception in _ORDER_EXCEPTIONS and ctx.exception != "NotImplementedError":
+        return _ORDER_EXCEPTIONS[ctx.exception]
+    if _WORDS["missing-dependency"].search(text):
+        return "missing-dependency"
+    if div is not None or _WORDS["divisibility"].search(text):
+        return "divisibility"
+    if ctx.exception == "NotImplementedError" or _WORDS["not-implemented"].search(text):
+        return "not-implemented"
+    if ctx.exception == "AssertionError":
+        return "invariant"
+    calls = _calls(own)
+    if _WORDS["not-found"].search(text) or calls & {"exists", "isfile", "isdir", "is_file"}:
+        return "not-found"
+    if _WORDS["mismatch"].search(text) or _shape_test(own):
+        return "mismatch"
+    if _WORDS["unsupported-combination"].search(text):
+        return "unsupported-combination"
+    if ctx.exception == "TypeError" or calls & {"isinstance", "issubclass"}:
+        return "mismatch"
+    compares = _compares(own)
+    if compares & {ast.In, ast.NotIn} or _WORDS["invalid-choice"].search(text):
+        return "invalid-choice"
+    if compares & {ast.Lt, ast.LtE, ast.Gt, ast.GtE} or _WORDS["limit"].search(text):
+        return "limit"
+    if ctx.exception == "KeyError" or _constant_compare(own):
+        return "invalid-choice"
+    if isinstance(own, ast.BoolOp) and isinstance(own.op, ast.And) and len(own.values) > 1:
+        return "unsupported-combination"
+    return "invariant"
+
+
+# Titles ---------------------------------------------------------------------------------
+
+_HOLE = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
+# Words a title does not end on: they announced a value the title leaves out.
+_DANGLING = frozenset(
+    {"in", "of", "to", "be", "for", "at", "with", "by", "from", "is", "are", "was", "were"}
+    | {"the", "a", "an", "and", "or", "than", "as", "got", "but", "only", "expected", "into"}
+)
+
+
+def title(message: str, fallback: str) -> str:
+    """The message's first sentence without placeholders, cut to MAX_TITLE at a word."""
+    text = message.split("\n", 1)[0]
+    text = re.split(r":\s*[`'\"]?\{(?!\{)", text, maxsplit=1)[0]  # "...: {details}" ends it
+    # Drop a value with what frames it: " ({x})", "={x}", ": {x}", "'{x}'", "`{x}`", "{x}".
+    text = re.sub(r"\s*[([][\w ,.]*[=:]?\s*[`'\"]?\{[^{}]*\}[`'\"]?\s*[)\]]", "", text)
+    text = re.sub(r"\s*[=:]\s*[`'\"]?\{[^{}]*\}[`'\"]?", "", text)
+    text = re.sub(r"[`'\"]\{[^{}]*\}[`'\"]", "", text)
+    text = _HOLE.sub(lambda m: {"{{": "{", "}}": "}"}.get(m.group(), ""), text)
+    text = re.sub(r"\s+([,.;:!?)])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,;:")
+    sentence = re.split(r"(?<=[a-z0-9)`'\"])[.!?;](?:\s|$)", text, maxsplit=1)[0]
+    sentence = re.sub(r"\b(but got|got|received)\s*[.,:]?$", "", sentence, flags=re.I)
+    sentence = sentence.strip(" ,;:.(").rstrip("-")
+    while (words := sentence.rsplit(" ", 1))[-1].lower() in _DANGLING and len(words) > 1:
+        sentence = words[0].rstrip(" ,;:")  # "... indices in" once its value is gone
+    if sum(ch.isalpha() for ch in sentence) < 8:
+        return fallback
+    if len(sentence) > MAX_TITLE:
+        cut = sentence[:MAX_TITLE].rsplit(" ", 1)[0].rstrip(" ,;:-(")
+        sentence = cut + "…"
+    first = sentence.split(" ", 1)[0]
+    if first.isalpha() and first.islower():  # an identifier (num_heads) keeps its case
+        sentence = sentence[0].upper() + sentence[1:]
+    return sentence
+
+
+# Explanations --------------------------------------------------------------------------
+
+
+def _code(name: str) -> str:
+    return f"`{name}`"
+
+
+def _setting_words(found: list[dict], names: Iterable[str]) -> str:
+    """The flags that set these names, as `--a` or `--b`; "" when none do."""
+    wanted = set(names)
+    picked = [f"`{f['flag']}`" for f in found if f["name"] in wanted or not wanted]
+    return " or ".join(dict.fromkeys(picked))
+
+
+def explain(
+    cat: str, ctx: Context, names: list[str], found: list[dict], div: dict | None
+) -> tuple[str, list[str]]:
+    """Our short explanation of the category and the first things to try, names filled in."""
+    function = ctx.function.rsplit(".", 1)[-1] or "this code"
+    what = ", ".join(_code(n) for n in names[:4]) or "the values in the message"
+    flag_text = _setting_words(found, [])
+    if cat == "divisibility" and div and div["divisor"].isdigit():
+        a, b = _code(div["value"]), div["divisor"]
+        return (
+            f"{a} must be a multiple of {b} here, and it is not.",
+            [
+                f"Use a value of {a} that is a multiple of {b}; the message shows the one used.",
+                f"If {a} comes from the model's configuration, this model or its quantized "
+                "variant is not supported on this path: try another backend or variant.",
+            ],
+        )
+    if cat == "divisibility" and div:
+        a, b = _code(div["value"]), _code(div["divisor"])
+        setting = _setting_words(found, [div["divisor"], div.get("divisor_param", "")])
+        text = (
+            f"{a} must be an exact multiple of {b}, typically because {a} is split into {b} "
+            "equal parts (one per GPU or group). Here the division leaves a remainder."
+        )
+        tries = [f"Choose a {b} that divides {a} exactly (the divisor calculator lists them)."]
+        if setting:
+            tries.append(f"{b} comes from {setting}: set it to one of those divisors.")
+        tries.append(
+            f"If {a} comes from the model's configuration, it cannot be changed: fit {b} to it."
+        )
+        return text, tries
+    texts = {
+        "divisibility": (
+            f"Two of the values ({what}) must divide evenly, and they do not.",
+            ["Pick sizes that divide each other exactly; the message shows the values used."],
+        ),
+        "limit": (
+            f"A value is outside the range this check allows: it compares {what} against a bound.",
+            [
+                "Compare the value in the message with the limit it names and bring it "
+                "inside the range.",
+                "If the limit follows from other settings (memory, model length, batch size), "
+                "raising one of those can help as well.",
+            ],
+        ),
+        "unsupported-combination": (
+            f"Two features or settings that work on their own cannot be used together here "
+            f"(the check looks at {what}).",
+            [
+                "Turn off one of the features named in the message, or change one of the "
+                "settings it names.",
+                "Check the release notes of a newer version: combinations are often added later.",
+            ],
+        ),
+        "missing-dependency": (
+            "An optional package this feature needs is not installed, or failed to import.",
+            [
+                "Install the package the message names, in the same environment, at a version "
+                "this release supports.",
+                "If it is installed, import it by hand in that environment to see why it fails "
+                "(a CUDA or compiler mismatch is common).",
+            ],
+        ),
+        "not-implemented": (
+            f"This path exists but has no implementation for your case (in `{function}`): "
+            "a model, layer or backend does not provide it.",
+            [
+                "Use a configuration the message says is supported, or another backend or model.",
+                "Search the project's issues for the feature; it may come in a later release.",
+            ],
+        ),
+        "invalid-choice": (
+            f"A value is not one of the choices this code knows (it checks {what}).",
+            [
+                "Check the spelling and case of the value in the message.",
+                "Use one of the values the message or the documentation lists; a plug-in may "
+                "need to be installed to add a choice.",
+            ],
+        ),
+        "mismatch": (
+            f"Two things that must agree in shape, size or type do not ({what}).",
+            [
+                "Compare the values in the message: usually a model file, adapter or input "
+                "does not belong with the rest.",
+                "Make sure the checkpoint, its config and any adapters come from the same model.",
+            ],
+        ),
+        "not-found": (
+            "A file, model, or other resource the code looks for is not where it looks.",
+            [
+                "Check the path or name in the message, and that it is readable from where "
+                "the program runs.",
+                "For a model on a hub, check the name, the revision and your access token.",
+            ],
+        ),
+        "invariant": (
+            f"An internal consistency check failed in `{function}`: the code reached a state "
+            "its authors did not expect.",
+            [
+                "Try the latest release: such checks often point at bugs that are fixed later.",
+                "If it persists, report it with your full command and the traceback.",
+            ],
+        ),
+    }
+    text, tries = texts[cat]
+    if flag_text and cat in ("limit", "unsupported-combination", "invalid-choice", "divisibility"):
+        tries = [f"The settings involved: {flag_text}.", *tries]
+    return text, tries
+
+
+# Everything at once --------------------------------------------------------------------
+
+
+def derive(ctx: Context) -> dict:
+    """The `derived` mapping of the record of this raise site (extract adds its `ref`)."""
+    tests = _tests(ctx)
+    condition = _combined(tests)
+    out: dict = {}
+    fallback = f"{ctx.exception} in {ctx.function or ctx.path}"
+    out["title"] = title(ctx.message, fallback)
+    names = quantities(condition)
+    if condition is None:
+        out["unconditional"] = True
+    else:
+        text = _text(condition)
+        if len(text) <= MAX_CONDITION:
+            out["condition"] = text
+        else:
+            out["quantities"] = names[:8] or ["(see the source)"]
+    found = flags(ctx, condition)
+    if found:
+        out["flags"] = found
+    stage = ctx.knowledge.stage(ctx.path, ctx.function)
+    if stage:
+        out["stage"] = stage
+    div = divisibility(condition, ctx)
+    cat = category(ctx, tests, div)
+    out["category"] = cat
+    out["explanation"], out["try"] = explain(cat, ctx, names, found, div)
+    if div:
+        out["divisibility"] = div
+    return out
+
+
+# Stages from the call graph ------------------------------------------------------------
+
+MAX_CALLERS = 30  # a name called from more places is too common to say where it runs
+
+
+def stages_from_callers(
+    sites: Iterable, calls: dict[tuple[str, str], set[str]], knowledge: Knowledge
+) -> None:
+    """Give a site whose module says nothing of its stage the stage of its callers, when at
+    least two thirds of them (up to two calls away) agree. `calls`: (path, function) -> the
+    names it calls; a function is called by its last name, a constructor by its class."""
+    callers: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for place, names in calls.items():
+        for name in names:
+            callers[name].append(place)
+    memo: dict[tuple[str, str, int], str | None] = {}
+
+    def stage_of(path: str, function: str, depth: int) -> str | None:
+        key = (path, function, depth)
+        if key not in memo:
+            memo[key] = None  # a recursion in the graph ends here
+            memo[key] = knowledge.stage(path, function) or _voted(function, depth)
+        return memo[key]
+
+    def _voted(function: str, depth: int) -> str | None:
+        parts = function.split(".")
+        name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+        found = callers.get(name, [])
+        if depth == 0 or not found or len(found) > MAX_CALLERS:
+            return None
+        votes = Counter(stage_of(path, caller, depth - 1) for path, caller in found)
+        votes.pop(None, None)
+        if not votes:
+            return None
+        best, count = votes.most_common(1)[0]
+        return best if 3 * count >= 2 * sum(votes.values()) else None
+
+    for site in sites:
+        if site.derived is not None and "stage" not in site.derived:
+            stage = stage_of(site.path, site.function, 2)
+            if stage:
+                site.derived["stage"] = stage

@@ -1,0 +1,148 @@
+// The divisor calculator of a divisibility error: "valid values of `tp_size` for
+// `heads` = 20: 1, 2, 4, 5, 10, 20". Values come from the address (the error's placeholders,
+// as search links fill them) or are typed in. A value of the static table answers at once;
+// any other runs calc.py's divisors in the calculator's worker (Pyodide), started on first use.
+
+const LOAD_TIMEOUT_MS = 90_000;
+const root = document.querySelector("[data-divisors]");
+const state = { worker: null, ready: null, next: 1, pending: new Map(), config: null };
+
+function el(tag, props, ...children) {
+  const node = Object.assign(document.createElement(tag), props);
+  node.append(...children);
+  return node;
+}
+
+// The static table's answers, by value.
+function tableAnswers() {
+  const out = new Map();
+  for (const row of root.querySelectorAll("tr[data-n]")) {
+    const sizes = row.cells[1].textContent.split(",").map((s) => Number(s.trim()));
+    out.set(row.dataset.n, sizes);
+  }
+  return out;
+}
+
+function startWorker() {
+  if (state.ready) return state.ready;
+  state.ready = new Promise((resolve, reject) => {
+    const { worker, module, pyodide } = state.config;
+    const instance = new Worker(worker, { type: "module", name: "errorkb-divisors" });
+    const late = () => reject(new Error("the calculator did not load in time"));
+    const timer = setTimeout(late, LOAD_TIMEOUT_MS);
+    instance.addEventListener("message", ({ data }) => {
+      if (data.ready !== undefined) {
+        clearTimeout(timer);
+        resolve(instance);
+      } else if (data.failed) {
+        clearTimeout(timer);
+        reject(new Error(data.failed));
+      } else if (data.id && state.pending.has(data.id)) {
+        state.pending.get(data.id)(data.answer);
+        state.pending.delete(data.id);
+      }
+    });
+    instance.addEventListener("error", (event) => {
+      event.preventDefault();
+      reject(new Error(event.message || "the calculator's worker could not start"));
+    });
+    instance.postMessage({ init: { calc: module, pyodide } });
+  });
+  return state.ready;
+}
+
+async function divisors(n) {
+  const instance = await startWorker();
+  const id = state.next++;
+  const answer = await new Promise((resolve) => {
+    state.pending.set(id, resolve);
+    instance.postMessage({ id, request: { op: "divisors", n } });
+  });
+  if (answer.error) throw new Error(answer.error);
+  return answer.result;
+}
+
+function build() {
+  const { value, divisor, valueParam, divisorParam } = root.dataset;
+  const query = new URLSearchParams(location.search);
+  const field = (name, param, hint) => {
+    const id = `divisors-${name}`;
+    const input = el("input", { id, type: "text", inputMode: "numeric" });
+    input.value = (param && query.get(param)?.trim()) || "";
+    const label = el("label", { htmlFor: id }, el("code", {}, name));
+    return [input, el("div", {}, label, input, el("small", {}, hint))];
+  };
+  const [valueInput, valueBox] = field(value, valueParam, "the value in your error");
+  const [divisorInput, divisorBox] = field(divisor, divisorParam, "optional: what you used");
+  const go = el("button", { type: "button", className: "calc-go" }, "Calculate");
+  const out = el("div", { className: "calc-out", role: "status" });
+  out.dataset.out = "divisors";
+  const form = el("form", { className: "calc-form", noValidate: true });
+  form.append(el("div", { className: "calc-fields" }, valueBox, divisorBox));
+  form.append(el("p", { className: "calc-start" }, go), out);
+  form.addEventListener("submit", (event) => event.preventDefault());
+  root.prepend(form);
+  const table = tableAnswers();
+  let latest = 0;
+
+  async function answer() {
+    const ask = ++latest;
+    const n = valueInput.value.trim();
+    if (!n) {
+      out.replaceChildren(el("p", { className: "muted" }, `Enter ${value}.`));
+      return;
+    }
+    let sizes = table.get(n);
+    if (!sizes) {
+      out.replaceChildren(el("p", { className: "muted" }, "Loading the calculator…"));
+      try {
+        sizes = await divisors(n);
+      } catch (error) {
+        const text = error.message.replace(/^n(?= must)/, value);
+        if (ask === latest) out.replaceChildren(el("p", { className: "calc-bad" }, text));
+        return;
+      }
+    }
+    if (ask !== latest) return;
+    const head = el("strong", {}, `Valid values of ${divisor} for ${value} = ${n}: `);
+    const lines = [el("p", {}, head, sizes.join(", "))];
+    const used = divisorInput.value.trim();
+    if (used) {
+      const fits = sizes.includes(Number(used));
+      const below = sizes.filter((s) => s < Number(used)).pop();
+      const above = sizes.find((s) => s > Number(used));
+      const near = [below, above].filter((s) => s !== undefined).join(" or ");
+      const text = fits
+        ? `${divisor} = ${used} divides ${n}: this check passes.`
+        : `${divisor} = ${used} does not divide ${n}; the nearest valid values are ${near}.`;
+      lines.push(el("p", { className: fits ? "calc-good" : "calc-bad" }, text));
+    }
+    out.replaceChildren(...lines);
+  }
+
+  go.addEventListener("click", answer);
+  form.addEventListener("input", answer);
+  if (table.has(valueInput.value.trim())) answer();
+  else if (valueInput.value) {
+    const hint =
+      "Press Calculate: the divisors are computed in your browser " +
+      "(Python through Pyodide, about 13 MB, downloaded once).";
+    out.replaceChildren(el("p", { className: "muted" }, hint));
+  }
+}
+
+async function main() {
+  if (!root) return;
+  try {
+    const response = await fetch(root.dataset.src);
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    state.config = await response.json();
+  } catch (error) {
+    const text = `The calculator could not load (${error.message}); the table applies.`;
+    root.prepend(el("p", { className: "calc-bad" }, text));
+    return;
+  }
+  build();
+}
+
+main();

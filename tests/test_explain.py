@@ -1,0 +1,278 @@
+"""What extract derives from the code (generator/sources/explain.py, and vLLM's knowledge of its
+own settings in generator/projects/vllm/knowledge.py), on a made-up vLLM-shaped source tree
+(tests/fixtures/explain/tree): every kind of guard, flags traced through local variables and
+`self.*_config`, each category; the records it writes, their pages and API documents."""
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator.content.load import load_content
+from generator.projects import wing
+from generator.projects.vllm import calc
+from generator.site.build import build
+from generator.sources import explain
+from generator.sources import extract as ex
+
+TREE = Path(__file__).parent / "fixtures" / "explain" / "tree"
+TOY = "vllm/model_executor/models/toy.py"
+DOCS = "https://docs.vllm.ai/en/v9.8.7/configuration/engine_args.html"  # the tree's release
+
+
+@pytest.fixture(scope="module")
+def sites() -> dict[str, dict]:
+    """Each site's derived facts, by its message."""
+    scan = ex.scan_tree(TREE, knowledge=wing("vllm").knowledge, asserts=True)
+    return {site.template: site.derived for site in scan.sites}
+
+
+def site(sites, start: str) -> dict:
+    found = [d for key, d in sites.items() if key.startswith(start)]
+    assert len(found) == 1, (start, list(sites))
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("message", "condition"),
+    [
+        ("num_heads", "num_heads % tp_size != 0"),  # if
+        ("Unknown head_size", "head_size not in (64, 128, 256)"),  # elif: its own test only
+        ("weights must be a dict", "not isinstance(weights, dict)"),  # else: negated
+        # nested ifs, combined
+        ("Compilation mode 3", "vllm_config.compilation_config.mode == 3 and self.tp_size > 1"),
+        ("Cannot drain", "remaining > 0 and step <= 0"),  # an if inside a while
+        ("block table out of sync", "len(table) != expected"),  # assert: raised when false
+        ("Unknown attention backend", "name != 'flash' and name != 'triton'"),  # early returns
+        ("Cannot pick kind", "kind != 'a'"),  # the wildcard case of a match
+        # a loop of early returns: no item passed
+        ("No kernel supports", "not any((num_heads <= supported for supported in (8, 16, 32)))"),
+        ("The toy model needs", "ImportError was raised"),  # an except handler
+        ("Unsupported block size", "self.block_size is not None and self.block_size not in"),
+    ],
+)
+def test_the_condition_of_every_kind_of_guard(sites, message, condition):
+    derived = site(sites, message)
+    assert derived["condition"].startswith(condition)
+    assert "unconditional" not in derived
+
+
+def test_an_unguarded_raise_is_unconditional(sites):
+    derived = site(sites, "ToyAttention.forward is not implemented")
+    assert derived["unconditional"] is True and "condition" not in derived
+
+
+def test_a_long_condition_names_its_quantities():
+    code = (
+        "def f(a, b, c):\n    if "
+        + " and ".join(f"some_rather_long_name_{i}.attribute_{i} > {i}" for i in range(5))
+        + ":\n        raise ValueError('too long a test')\n"
+    )
+    (found,) = ex.scan_file("m.py", code.encode(), knowledge=explain.Knowledge()).sites
+    assert "condition" not in found.derived
+    assert found.derived["quantities"][:2] == [
+        "some_rather_long_name_0.attribute_0",
+        "some_rather_long_name_1.attribute_1",
+    ]
+
+
+def test_flags_are_traced_through_locals_self_attributes_and_configs(sites):
+    tp = {
+        "field": "parallel_config.tensor_parallel_size",
+        "flag": "--tensor-parallel-size",
+        "url": f"{DOCS}#-tensor-parallel-size-tp",
+    }
+    # tp_size <- parallel_config.tensor_parallel_size <- vllm_config.parallel_config (locals)
+    assert site(sites, "num_heads")["flags"] == [{"name": "tp_size", **tp}]
+    # self.tp_size, assigned once from the helper that returns the TP size
+    combo = site(sites, "Compilation mode 3")["flags"]
+    assert {"name": "self.tp_size", **tp} in combo or {"name": "tp_size", **tp} in combo
+    # a config given as one JSON flag: the flag and the key
+    assert any(f["flag"] == "--compilation-config" and f["key"] == "mode" for f in combo)
+    # self.cache_config.<field>; a boolean field's anchor has its --no- form
+    cache = site(sites, "Prefix caching is not supported")["flags"]
+    assert [f["flag"] for f in cache] == ["--enable-prefix-caching", "--block-size"]
+    assert cache[0]["url"] == f"{DOCS}#-enable-prefix-caching-no-enable-prefix-caching"
+    # self.<field> in a config class, and in EngineArgs
+    assert site(sites, "pipeline_parallel_size")["flags"][0]["flag"] == "--pipeline-parallel-size"
+    assert site(sites, "Unsupported block size")["flags"][0]["field"] == "cache_config.block_size"
+    # a value with no setting behind it has no flag
+    assert "flags" not in site(sites, "head_size {head_size} is too large")
+
+
+def test_every_category_and_stage(sites):
+    expect = {
+        "num_heads": "divisibility",
+        "head_size {head_size} is not a multiple": "divisibility",
+        "head_size {head_size} is too large": "limit",
+        "max_tokens": "limit",
+        "Compilation mode 3": "unsupported-combination",
+        "The toy model needs": "missing-dependency",
+        "ToyAttention.forward": "not-implemented",
+        "Unknown attention backend": "invalid-choice",
+        "weights must be a dict": "mismatch",
+        "Checkpoint": "not-found",
+        "block table out of sync": "invariant",
+    }
+    for message, category in expect.items():
+        assert site(sites, message)["category"] == category, message
+    assert set(expect.values()) == set(explain.CATEGORIES)
+    assert site(sites, "max_tokens")["stage"] == "request-handling"
+    assert site(sites, "pipeline_parallel_size")["stage"] == "config-validation"
+    assert site(sites, "Unsupported block size")["stage"] == "argument-parsing"
+    assert site(sites, "num_heads")["stage"] == "model-loading"
+    assert site(sites, "ToyAttention.forward")["stage"] == "engine-startup"  # first forward
+    # A helper in a module of no stage runs at the stage of its callers (the call graph).
+    assert site(sites, "{name} must be positive")["stage"] == "config-validation"
+
+
+def test_explanations_fill_in_the_records_names(sites):
+    derived = site(sites, "num_heads")
+    assert derived["divisibility"] == {
+        "value": "num_heads",
+        "divisor": "tp_size",
+        "value_param": "num_heads",
+        "divisor_param": "tp_size",
+    }
+    assert "`num_heads`" in derived["explanation"] and "`tp_size`" in derived["explanation"]
+    assert any("`--tensor-parallel-size`" in t for t in derived["try"])
+    constant = site(sites, "head_size {head_size} is not a multiple")
+    assert "multiple of 8" in constant["explanation"]
+
+
+def test_titles_have_no_placeholders(sites):
+    assert (
+        site(sites, "num_heads")["title"] == "num_heads must be divisible by tensor parallel size"
+    )
+    assert site(sites, "Checkpoint")["title"] == "Checkpoint not found"
+    assert site(sites, "block table out of sync")["title"] == "Block table out of sync"
+    for derived in sites.values():
+        assert not re.search(r"[{}]", derived["title"]) and len(derived["title"]) <= 120
+    # A value in brackets goes with the word that announced it; `--flags` keep their dashes.
+    message = "--draft-layers must be indices in [0, {last}]; got {ids}."
+    assert explain.title(message, "fallback") == "--draft-layers must be indices"
+    assert explain.title("{a} {b}", "ValueError in f") == "ValueError in f"
+
+
+def test_enum_keys_are_the_schemas():
+    schema = json.loads((Path(ex.__file__).parents[1] / "error.schema.json").read_text())
+    props = schema["properties"]["derived"]["properties"]
+    assert props["stage"]["enum"] == list(explain.STAGES)
+    assert props["category"]["enum"] == list(explain.CATEGORIES)
+
+
+def test_a_project_without_a_wing_gets_conditions_but_no_flags():
+    code = b"def f(cfg, n):\n    if n % cfg.tensor_parallel_size:\n        raise ValueError('n')\n"
+    (found,) = ex.scan_file("p.py", code, knowledge=explain.Knowledge()).sites
+    assert found.derived["condition"] == "n % cfg.tensor_parallel_size != 0"
+    assert "flags" not in found.derived and "stage" not in found.derived
+
+
+# Records, pages and documents ------------------------------------------------------------
+
+CURATED = """\
+# yaml-language-server: $schema=../../../generator/error.schema.json
+id: 00000000000000e5
+project: demo
+exception: ValueError
+message: >-
+  num_heads ({num_heads}) must be divisible by tensor parallel size ({tp_size}).
+title: Heads not divisible by TP   # a person's title wins
+params:
+  num_heads: {type: int, about: The head count.}
+  tp_size: {type: int}
+source:
+  path: vllm/model_executor/models/toy.py
+meaning: |
+  Written by a person; extract never touches it.
+"""
+
+
+def test_extract_fills_derived_without_touching_human_text_and_is_idempotent(kb):
+    curated = kb / "content/errors/demo/00000000000000e5.yaml"
+    curated.write_text(CURATED)
+    first = ex.extract(kb, TREE, "demo", "v9.8.7", asserts=True)
+    assert "00000000000000e5" in first.updated and first.created
+    text = curated.read_text()
+    data = yaml.safe_load(text)
+    assert text.startswith(CURATED[: CURATED.index("source:")])  # byte for byte
+    assert "\nmeaning: |\n  Written by a person; extract never touches it.\n" in text
+    assert data["derived"]["ref"] == "v9.8.7" and data["derived"]["category"] == "divisibility"
+    content = load_content(kb)
+    assert content.records["00000000000000e5"].title == "Heads not divisible by TP"
+    stubs = [r for r in content.records.values() if r.id in first.created]
+    assert all(r.title == r.derived["title"] for r in stubs)
+    files = {p: p.read_bytes() for p in (kb / "content/errors/demo").glob("*.yaml")}
+    again = ex.extract(kb, TREE, "demo", "v9.8.7", asserts=True)
+    assert not again.created and not again.updated
+    assert {p: p.read_bytes() for p in files} == files
+
+
+@pytest.fixture(scope="module")
+def divisor_site(tmp_path_factory):
+    """The fixture knowledge base with the toy tree extracted into it, built."""
+    from tests.conftest import make_kb
+
+    kb = make_kb(tmp_path_factory.mktemp("explain") / "kb")
+    (kb / "content/errors/demo/00000000000000e5.yaml").write_text(CURATED)
+    ex.extract(kb, TREE, "demo", "v9.8.7", asserts=True)
+    build(kb)
+    return kb
+
+
+def record_id(kb: Path, start: str) -> str:
+    for path in (kb / "content/errors/demo").glob("*.yaml"):
+        if yaml.safe_load(path.read_text())["message"].startswith(start):
+            return path.stem
+    raise AssertionError(start)
+
+
+def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
+    rid = record_id(divisor_site, "head_size {head_size} is too large")
+    html = (divisor_site / "site/errors" / rid / "index.html").read_text()
+    assert "<h1>head_size is too large</h1>" in html and "<title>head_size is too large" in html
+    assert html.count('<code class="message">head_size ') == 1  # the message, once, below
+    section = html[html.index('id="from-the-code"') : html.index('id="source"')]
+    assert "Read automatically from the code at v9.8.7" in section
+    assert "<code>head_size &gt; 256</code>" in section and "limit or range" in section
+    assert "First things to try" in section
+    preview = re.search(r'<meta property="og:description" content="([^"]*)"', html)
+    assert preview and preview.group(1).startswith("A value is outside the range")
+    # A curated record: its own title and text, and one line of what the code says.
+    rid = record_id(divisor_site, "num_heads")
+    html = (divisor_site / "site/errors" / rid / "index.html").read_text()
+    assert "<h1>Heads not divisible by TP</h1>" in html and "First things to try" not in html
+    line = re.search(r'<p class="derived muted" id="from-the-code">(.*)</p>', html)
+    assert line and "<code>num_heads % tp_size != 0</code>; model loading; divisibility" in (
+        line.group(1)
+    )
+    assert f'<a href="{DOCS}#-tensor-parallel-size-tp"><code>--tensor-parallel-size</code></a>' in (
+        line.group(1)
+    )
+    # The divisor calculator: static answers computed by calc.py, the widget's script.
+    assert 'data-divisors data-value="num_heads" data-divisor="tp_size"' in html
+    row = re.search(r"<tr data-n=\"20\"><td>20<td>([^\n<]*)", html)
+    assert row and row.group(1) == ", ".join(map(str, calc.divisors(20)))
+    assert "/assets/divisors.js" in html
+    doc = json.loads((divisor_site / f"site/api/errors/{rid}.json").read_text())
+    assert doc["derived"]["divisibility"]["divisor_param"] == "tp_size"
+    assert doc["computed"]["derived"] == {"stage": "model loading", "category": "divisibility"}
+    assert "<code>num_heads</code>" in doc["html"]["derived_explanation"]
+
+
+def test_no_divisor_calculator_without_a_variable_divisor(divisor_site):
+    rid = record_id(divisor_site, "head_size {head_size} is not a multiple")
+    html = (divisor_site / "site/errors" / rid / "index.html").read_text()
+    assert "data-divisors" not in html and 'id="from-the-code"' in html
+
+
+def test_a_copy_of_the_tree_without_the_parser_has_no_flags(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree)
+    (tree / "vllm/engine/arg_utils.py").unlink()  # no parser: not read as vLLM's
+    scan = ex.scan_tree(tree, knowledge=lambda f: wing("vllm").knowledge(f) or explain.Knowledge())
+    assert scan.sites and all(s.derived and "flags" not in s.derived for s in scan.sites)
+    assert any(s.derived["category"] == "divisibility" for s in scan.sites)

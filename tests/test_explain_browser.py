@@ -1,0 +1,67 @@
+"""The divisor calculator of a divisibility error in real headless Chromium: values of the
+static table answer at once without loading anything; any other value runs calc.py's divisors
+under Pyodide in the calculator's worker, under the site's strict Content-Security-Policy."""
+
+import re
+
+import pytest
+import yaml
+
+from generator.projects.vllm import calc
+from generator.site.build import build
+from generator.sources import extract as ex
+from tests.conftest import make_kb
+from tests.test_calc_browser import LOAD, STRICT_CSP, Server
+from tests.test_explain import TREE
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    kb = make_kb(tmp_path_factory.mktemp("divisors") / "kb")
+    ex.extract(kb, TREE, "demo", "v9.8.7")
+    build(kb)
+    for path in (kb / "content/errors/demo").glob("*.yaml"):
+        if yaml.safe_load(path.read_text())["message"].startswith("num_heads ("):
+            rid = path.stem
+    running = Server(kb / "site", csp=STRICT_CSP)
+    running.page = f"/errors/{rid}/"
+    yield running
+    running.close()
+
+
+def answer(page):
+    return page.locator("[data-divisors] [data-out=divisors]")
+
+
+def test_values_from_the_address_answer_from_the_table_at_once(page, server):
+    page.goto(server.base + server.page + "?num_heads=20&tp_size=3")
+    out = answer(page)
+    out.get_by_text("Valid values of tp_size for num_heads = 20").wait_for(timeout=LOAD)
+    assert [line for line in out.inner_text().splitlines() if line] == [
+        "Valid values of tp_size for num_heads = 20: 1, 2, 4, 5, 10, 20",
+        "tp_size = 3 does not divide 20; the nearest valid values are 2 or 4.",
+    ]
+    page.wait_for_load_state("networkidle")
+    assert not server.loaded("/pyodide/") and not server.loaded("calc-worker.js")
+    assert page.errors == []
+
+
+def test_other_values_run_calc_py_under_pyodide(page, server):
+    page.goto(server.base + server.page + "?num_heads=7560")
+    assert page.input_value("#divisors-num_heads") == "7560"
+    assert "Press Calculate" in answer(page).inner_text()
+    assert not server.loaded("/pyodide/")
+    page.click("[data-divisors] .calc-go")
+    out = answer(page)
+    out.get_by_text("Valid values of tp_size for num_heads = 7560").wait_for(timeout=LOAD)
+    expected = ", ".join(map(str, calc.divisors(7560)))
+    assert out.inner_text() == f"Valid values of tp_size for num_heads = 7560: {expected}"
+    assert server.loaded("/pyodide/pyodide.mjs") and server.loaded("/assets/calc.py")
+    # Warm: typing answers from the loaded worker; a divisor that fits says so.
+    page.fill("#divisors-tp_size", "7")
+    out.get_by_text("tp_size = 7 divides 7560: this check passes.").wait_for(timeout=LOAD)
+    page.fill("#divisors-num_heads", "12x")
+    out.get_by_text(re.compile("num_heads must be a whole number")).wait_for(timeout=LOAD)
+    assert page.errors == []
