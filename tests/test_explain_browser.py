@@ -43,6 +43,9 @@ def test_values_from_the_address_answer_from_the_table_at_once(page, server):
         "Valid values of tp_size for num_heads = 20: 1, 2, 4, 5, 10, 20",
         "tp_size = 3 does not divide 20; the nearest valid values are 2 or 4.",
     ]
+    case = page.locator("#your-case [data-case-answer]")  # under the message, the same answer
+    first = case.inner_text().splitlines()[0]
+    assert first == "Valid values of tp_size for num_heads = 20: 1, 2, 4, 5, 10, 20"
     page.wait_for_load_state("networkidle")
     assert not server.loaded("/pyodide/") and not server.loaded("calc-worker.js")
     assert page.errors == []

@@ -62,6 +62,15 @@ async function divisors(n) {
   return answer.result;
 }
 
+// Under the message, "Your case" says at once what the values of the error mean.
+function tellYourCase(lines) {
+  const box = document.querySelector("[data-your-case]");
+  if (!box || "answering" in box.dataset) return;
+  box.dataset.answering = "";
+  box.hidden = false;
+  box.querySelector("[data-case-answer]").replaceChildren(...lines.map((node) => node.cloneNode(true)));
+}
+
 function build() {
   const { value, divisor, valueParam, divisorParam } = root.dataset;
   const query = new URLSearchParams(location.search);
@@ -84,6 +93,7 @@ function build() {
   root.prepend(form);
   const table = tableAnswers();
   let latest = 0;
+  let fromAddress = Boolean(valueInput.value); // the first answer is then the page's "Your case"
 
   async function answer() {
     const ask = ++latest;
@@ -118,10 +128,15 @@ function build() {
       lines.push(el("p", { className: fits ? "calc-good" : "calc-bad" }, text));
     }
     out.replaceChildren(...lines);
+    if (fromAddress) tellYourCase(lines);
+    fromAddress = false;
   }
 
   go.addEventListener("click", answer);
-  form.addEventListener("input", answer);
+  form.addEventListener("input", () => {
+    fromAddress = false; // the visitor's own values: no longer what the error said
+    answer();
+  });
   if (table.has(valueInput.value.trim())) answer();
   else if (valueInput.value) {
     const hint =
