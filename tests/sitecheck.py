@@ -51,40 +51,53 @@ def target_file(site: Path, url_path: str) -> Path:
 
 def broken_links(site: Path) -> list[str]:
     """Every internal link (and #anchor) of every page that does not resolve."""
-    pages = {p: parse(p) for p in site.rglob("*.html")}
-    broken = []
-    for page, parsed in pages.items():
-        for href in parsed.links + parsed.loads:
-            url = urlsplit(href)
-            if url.scheme or url.netloc or href.startswith("mailto:"):
-                continue
-            target = (
-                page
-                if not url.path
-                else (
-                    target_file(site, url.path)
-                    if url.path.startswith("/")
-                    else target_file(site, str((page.parent / url.path).relative_to(site)))
-                )
-            )
-            if not target.exists():
-                broken.append(f"{page.relative_to(site)}: {href}")
-            elif url.fragment and target.suffix == ".html":
-                ids = pages[target].ids if target in pages else parse(target).ids
-                if url.fragment not in ids:
-                    broken.append(f"{page.relative_to(site)}: {href} (no such anchor)")
-    return broken
+    return check_site(site)[0]
 
 
 def external_loads(site: Path) -> list[str]:
     """Resources any page would fetch from another host."""
-    found = []
+    return check_site(site)[1]
+
+
+def check_site(site: Path) -> tuple[list[str], list[str]]:
+    """(broken links, loads from another host), in one walk of the site's pages: a site of
+    25,000 records has 70,000 of them."""
+    return _walk(site)
+
+
+def _walk(site: Path) -> tuple[list[str], list[str]]:
+    ids: dict[Path, set[str]] = {}
+    later: list[tuple[Path, str, Path, str]] = []  # anchors into pages not read yet
+    broken, external = [], []
     for page in site.rglob("*.html"):
-        for src in parse(page).loads:
-            if urlsplit(src).netloc:
-                found.append(f"{page.relative_to(site)}: {src}")
+        parsed = parse(page)
+        ids[page] = parsed.ids
+        external += [
+            f"{page.relative_to(site)}: {src}" for src in parsed.loads if urlsplit(src).netloc
+        ]
+        for href in parsed.links + parsed.loads:
+            url = urlsplit(href)
+            if url.scheme or url.netloc or href.startswith("mailto:"):
+                continue
+            target = _target(site, page, url.path)
+            if target != page and not target.exists():
+                broken.append(f"{page.relative_to(site)}: {href}")
+            elif url.fragment and target.suffix == ".html":
+                later.append((page, href, target, url.fragment))
+    for page, href, target, anchor in later:
+        known = ids[target] if target in ids else parse(target).ids
+        if anchor not in known:
+            broken.append(f"{page.relative_to(site)}: {href} (no such anchor)")
     for css in site.rglob("*.css"):
         text = css.read_text()
         if "url(http" in text or "@import" in text:
-            found.append(str(css.relative_to(site)))
-    return found
+            external.append(str(css.relative_to(site)))
+    return broken, external
+
+
+def _target(site: Path, page: Path, path: str) -> Path:
+    if not path:
+        return page
+    if path.startswith("/"):
+        return target_file(site, path)
+    return target_file(site, str((page.parent / path).relative_to(site)))
