@@ -324,7 +324,7 @@ def test_paste_box_finds_the_seed_and_fills_its_calculator(page, host):
     }
     hit.click()
     page.wait_for_url(re.compile(rf"/server/errors/{SEED}\.html\?"))
-    assert page.locator("[data-your-values]").is_visible()
+    assert page.locator("[data-your-case]").is_visible()
     assert page.input_value("#calc0-heads") == "40"
     page.click(".calc-go")
     widget = page.locator(".calc").first

@@ -28,7 +28,6 @@ from mkdocs.structure.files import File
 
 from generator.content.load import CODES, Content, ContentError, ParseCache, load_content
 from generator.mkdocs.frame import ARTICLE, BODY_MARK, Frame
-from generator.projects import wings
 from generator.site import urls
 from generator.site.build import CACHE_DIR, MANIFEST, Plan, Writer, load_assets, write_site
 from generator.site.linking import link
@@ -94,10 +93,8 @@ class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
     def on_post_build(self, config):
         with _scheme(self.scheme):
             plan = self._plan(config)
-            projects = self.content.projects.values()
-            vendored = [file for w in wings(projects) for file in w.vendored(self.root)]
             site = Path(config.site_dir)
-            write_site(Writer(site, {}, None, {}), plan, vendored)
+            write_site(Writer(site, {}, None, {}), plan)  # the plan has the wings' vendored files
             (site / MANIFEST).unlink()  # for errorkb's incremental builds; MkDocs builds anew
             self._index_for_search(config, site)
         log.info(f"errorkb: {len(self.content.records)} records under {self.section}/")

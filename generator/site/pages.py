@@ -170,6 +170,7 @@ class Pages:
                 urls.search(),
                 "Search",
                 "Paste an error message to find its page, or search the knowledge base.",
+                guides=content.guides,
             ),
         )
         for alias, target in sorted(content.aliases.items()):
@@ -310,6 +311,8 @@ def _environment(
     )
     env.filters["code"] = _code_filter
     env.filters["slug"] = markup.slugify
+    # A variant that carries the releases that print it (shown by the History section).
+    env.tests["versioned"] = lambda v: isinstance(v, dict) and "versions" in v
     return env
 
 
