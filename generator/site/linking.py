@@ -119,7 +119,7 @@ def by_folder(files: dict[str, list]) -> dict[str, dict[str, list]]:
     return dict(sorted(grouped.items(), key=lambda item: item[0].split("/")))
 
 
-SAME_FILE_LIMIT = 6
+SAME_FILE_LIMIT = 2
 SAME_FUNCTION_LIMIT = 8
 
 
