@@ -47,8 +47,7 @@ def real_site(tmp_path_factory) -> Path:
 def real():
     """The repository's content and its tier-1 index, built in memory."""
     content = load_content(REPO)
-    hints = engine.project_hints(content)  # as the build makes it
-    files = dict(engine.index_files(engine.entries(content), content.site.get("repo"), hints))
+    files = engine.site_index(content)
     return content, files, engine.Index(files.__getitem__)
 
 

@@ -62,10 +62,6 @@ def external_loads(site: Path) -> list[str]:
 def check_site(site: Path) -> tuple[list[str], list[str]]:
     """(broken links, loads from another host), in one walk of the site's pages: a site of
     25,000 records has 70,000 of them."""
-    return _walk(site)
-
-
-def _walk(site: Path) -> tuple[list[str], list[str]]:
     ids: dict[Path, set[str]] = {}
     later: list[tuple[Path, str, Path, str]] = []  # anchors into pages not read yet
     broken, external = [], []

@@ -302,7 +302,7 @@ def test_a_paste_in_an_old_wording_finds_the_record_and_says_which_releases(kb_w
 
     kb, rid, _ = kb_with_history
     content = load_content(kb)
-    files = dict(search.index_files(search.entries(content)))
+    files = search.site_index(content)
     index = search.Index(files.__getitem__)
     paste = (
         "ERROR 11-30 09:12:01 [engine.py:412] Error in startup\n"
@@ -360,23 +360,12 @@ def check_request(request, max_n):
 OLD_PASTES = json.loads((RELEASES / "old_pastes.json").read_text())["pastes"]
 
 
-@pytest.fixture(scope="module")
-def real():
-    """The repository's content and its tier-1 index (slow: every record)."""
-    from generator.search import engine as search
-    from tests.conftest import REPO
-
-    content = load_content(REPO)
-    files = dict(search.index_files(search.entries(content)))
-    return content, search.Index(files.__getitem__)
-
-
 @pytest.mark.parametrize("row", OLD_PASTES, ids=lambda row: row["wording"][:40])
 def test_pastes_in_older_wordings_find_the_record_that_holds_them(real, row):
     from generator.search import engine as search
     from generator.sources.extract import match_key
 
-    content, index = real
+    content, _, index = real  # tests/conftest.py: built once a session
     key = match_key(row["exception"], row["wording"])
     (holder,) = [
         r

@@ -982,11 +982,16 @@ def _content_stamp(root: Path) -> str:
     return f"{VERSION}:{count}:{newest}:{size}:{code}"
 
 
+def site_index(content: "Content") -> dict[str, bytes]:
+    """The tier-1 index files of a site as the build writes them: with its report link and
+    the projects' hints."""
+    return dict(index_files(entries(content), content.site.get("repo"), project_hints(content)))
+
+
 def _content_index(root: Path) -> dict[str, bytes]:
     from generator.content.load import load_content  # only here: the matcher itself is stdlib only
 
-    content = load_content(root)
-    return dict(index_files(entries(content), content.site.get("repo"), project_hints(content)))
+    return site_index(load_content(root))
 
 
 def _write_cache(folder: Path, stamp: str, files: dict[str, bytes]) -> None:

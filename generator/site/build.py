@@ -211,11 +211,7 @@ class Plan:
         (the longest first); each output as (url, key, make its bytes)."""
         content, links = self.content, self.links
         return [
-            lambda: _keyed(
-                search.index_files(
-                    search.entries(content), content.site.get("repo"), search.project_hints(content)
-                )
-            ),
+            lambda: _keyed(search.site_index(content).items()),
             lambda: _keyed(self.pages.site_pages()),
             lambda: _keyed(api.api_files(content, links)),
             lambda: self._file_pages(),

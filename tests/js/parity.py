@@ -21,11 +21,7 @@ NEGATIVES = REPO / "tests" / "fixtures" / "search" / "negatives.json"
 
 def write_index(root: Path, out: Path) -> search.Index:
     content = load_content(root)
-    files = dict(
-        search.index_files(
-            search.entries(content), content.site.get("repo"), search.project_hints(content)
-        )
-    )
+    files = search.site_index(content)
     for url, body in files.items():
         target = out / urls.output_path(url)
         target.parent.mkdir(parents=True, exist_ok=True)
