@@ -219,3 +219,15 @@ def test_file_urls_are_escaped_and_written_where_they_point(kb):
         kb / "site", "/projects/demo/"
     )
     assert broken_links(kb / "site") == []
+
+
+def test_the_file_section_skips_what_the_page_lists_as_related(site):
+    """A related error of the same file shows once, under Related errors."""
+    pages = 0
+    for api_doc in (site / "api/errors").glob("*.json"):
+        computed = json.loads(api_doc.read_text())["computed"]
+        related = {r["id"] for r in computed["related"]}
+        in_file = {r["id"] for r in computed["same_file"]}
+        assert not related & in_file, api_doc.name
+        pages += bool(related) and bool(in_file)
+    assert pages  # some page has both lists

@@ -119,14 +119,19 @@ def by_folder(files: dict[str, list]) -> dict[str, dict[str, list]]:
     return dict(sorted(grouped.items(), key=lambda item: item[0].split("/")))
 
 
-SAME_FILE_LIMIT = 2
+SAME_FILE_LIMIT = 3
 SAME_FUNCTION_LIMIT = 8
 
 
 def same_file(links: Links, record: Record) -> tuple[list[Record], int]:
-    """The other errors raised nearest in the same source file, and how many there are."""
+    """The other errors raised nearest in the same source file (but for those the page
+    lists as related already), and how many there are."""
     in_file = links.by_file[record.project][record.location.path]
-    return _nearest(in_file, links.position[record.id], SAME_FILE_LIMIT), len(in_file) - 1
+    related = {r.id for r in links.related[record.id]}
+    if not related:
+        return _nearest(in_file, links.position[record.id], SAME_FILE_LIMIT), len(in_file) - 1
+    others = [r for r in in_file if r.id not in related]
+    return _nearest(others, others.index(record), SAME_FILE_LIMIT), len(in_file) - 1
 
 
 def same_function(links: Links, record: Record) -> tuple[list[Record], int]:
