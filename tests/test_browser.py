@@ -26,8 +26,7 @@ def test_error_page_sections_are_visible(page, base):
         "When it happens",
         "Related errors",
         "Guides",
-        "Other errors in widgets.py",
-    ]
+    ]  # widgets.py's other error is already under Related errors, so no file section
     for anchor in ("meaning", "solutions", "example-fix", "related"):
         assert page.locator(f"#{anchor}").is_visible()
     assert page.locator("var.ph[data-param=count]").first.is_visible()

@@ -228,8 +228,14 @@ class Record:
 
     @property
     def title(self) -> str:
-        """A person's title, else the one derived from the code, else the message."""
-        return self.data.get("title") or self.derived.get("title") or self.message
+        """A person's title, else the one derived from the code, else the message's first
+        sentence without placeholders (template.title), else the message."""
+        return (
+            self.data.get("title")
+            or self.derived.get("title")
+            or template.title(self.message)
+            or self.message
+        )
 
     @property
     def derived(self) -> dict[str, Any]:

@@ -114,3 +114,42 @@ def pattern_words(pat: Pattern) -> list[str]:
             runs = runs[:-1]
         out += _search_words(run.group() for run in runs)
     return out
+
+
+# Titles ---------------------------------------------------------------------------------
+
+MAX_TITLE = 90
+_HOLE = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
+# Words a title does not end on: they announced a value the title leaves out.
+_DANGLING = frozenset(
+    {"in", "of", "to", "be", "for", "at", "with", "by", "from", "is", "are", "was", "were"}
+    | {"the", "a", "an", "and", "or", "than", "as", "got", "but", "only", "expected", "into"}
+)
+
+
+@lru_cache(maxsize=1 << 16)  # pages and lists ask for a record's title many times
+def title(message: str) -> str:
+    """A heading for a message: its first sentence without placeholders, cut to MAX_TITLE
+    at a word; "" when too little text is left."""
+    text = message.split("\n", 1)[0]
+    text = re.split(r":\s*[`'\"]?\{(?!\{)", text, maxsplit=1)[0]  # "...: {details}" ends it
+    # Drop a value with what frames it: " ({x})", "={x}", ": {x}", "'{x}'", "`{x}`", "{x}".
+    text = re.sub(r"\s*[([][\w ,.]*[=:]?\s*[`'\"]?\{[^{}]*\}[`'\"]?\s*[)\]]", "", text)
+    text = re.sub(r"\s*[=:]\s*[`'\"]?\{[^{}]*\}[`'\"]?", "", text)
+    text = re.sub(r"[`'\"]\{[^{}]*\}[`'\"]", "", text)
+    text = _HOLE.sub(lambda m: {"{{": "{", "}}": "}"}.get(m.group(), ""), text)
+    text = re.sub(r"\s+([,.;:!?)])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,;:")
+    sentence = re.split(r"(?<=[a-z0-9)`'\"])[.!?;](?:\s|$)", text, maxsplit=1)[0]
+    sentence = re.sub(r"\b(but got|got|received)\s*[.,:]?$", "", sentence, flags=re.I)
+    sentence = sentence.strip(" ,;:.(").rstrip("-")
+    while (words := sentence.rsplit(" ", 1))[-1].lower() in _DANGLING and len(words) > 1:
+        sentence = words[0].rstrip(" ,;:")  # "... indices in" once its value is gone
+    if sum(ch.isalpha() for ch in sentence) < 8:
+        return ""
+    if len(sentence) > MAX_TITLE:
+        cut = sentence[:MAX_TITLE].rsplit(" ", 1)[0].rstrip(" ,;:-(")
+        sentence = cut + "…"
+    first = sentence.split(" ", 1)[0]
+    if first.isalpha() and first.islower():  # an identifier (num_heads) keeps its case
+        sentence = sentence[0].upper() + sentence[1:]
+    return sentence

@@ -24,8 +24,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from generator.content import template
+
 MAX_CONDITION = 120  # longer conditions are summarised by the quantities they check
-MAX_TITLE = 90
 
 STAGES = {
     "argument-parsing": "argument parsing",
@@ -526,42 +527,6 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
     return "invariant"
 
 
-# Titles ---------------------------------------------------------------------------------
-
-_HOLE = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
-# Words a title does not end on: they announced a value the title leaves out.
-_DANGLING = frozenset(
-    {"in", "of", "to", "be", "for", "at", "with", "by", "from", "is", "are", "was", "were"}
-    | {"the", "a", "an", "and", "or", "than", "as", "got", "but", "only", "expected", "into"}
-)
-
-
-def title(message: str, fallback: str) -> str:
-    """The message's first sentence without placeholders, cut to MAX_TITLE at a word."""
-    text = message.split("\n", 1)[0]
-    text = re.split(r":\s*[`'\"]?\{(?!\{)", text, maxsplit=1)[0]  # "...: {details}" ends it
-    # Drop a value with what frames it: " ({x})", "={x}", ": {x}", "'{x}'", "`{x}`", "{x}".
-    text = re.sub(r"\s*[([][\w ,.]*[=:]?\s*[`'\"]?\{[^{}]*\}[`'\"]?\s*[)\]]", "", text)
-    text = re.sub(r"\s*[=:]\s*[`'\"]?\{[^{}]*\}[`'\"]?", "", text)
-    text = re.sub(r"[`'\"]\{[^{}]*\}[`'\"]", "", text)
-    text = _HOLE.sub(lambda m: {"{{": "{", "}}": "}"}.get(m.group(), ""), text)
-    text = re.sub(r"\s+([,.;:!?)])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,;:")
-    sentence = re.split(r"(?<=[a-z0-9)`'\"])[.!?;](?:\s|$)", text, maxsplit=1)[0]
-    sentence = re.sub(r"\b(but got|got|received)\s*[.,:]?$", "", sentence, flags=re.I)
-    sentence = sentence.strip(" ,;:.(").rstrip("-")
-    while (words := sentence.rsplit(" ", 1))[-1].lower() in _DANGLING and len(words) > 1:
-        sentence = words[0].rstrip(" ,;:")  # "... indices in" once its value is gone
-    if sum(ch.isalpha() for ch in sentence) < 8:
-        return fallback
-    if len(sentence) > MAX_TITLE:
-        cut = sentence[:MAX_TITLE].rsplit(" ", 1)[0].rstrip(" ,;:-(")
-        sentence = cut + "…"
-    first = sentence.split(" ", 1)[0]
-    if first.isalpha() and first.islower():  # an identifier (num_heads) keeps its case
-        sentence = sentence[0].upper() + sentence[1:]
-    return sentence
-
-
 # Explanations --------------------------------------------------------------------------
 
 
@@ -695,7 +660,7 @@ def derive(ctx: Context) -> dict:
     condition = _combined(tests)
     out: dict = {}
     fallback = f"{ctx.exception} in {ctx.function or ctx.path}"
-    out["title"] = title(ctx.message, fallback)
+    out["title"] = template.title(ctx.message) or fallback
     names = quantities(condition)
     if condition is None:
         out["unconditional"] = True
