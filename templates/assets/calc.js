@@ -1,8 +1,7 @@
-// Calculator widget: calc.py runs in Pyodide in a module worker, started when a visitor shows
-// intent (values in the address, pointer or focus on the widget). Values the build-time table
-// of calc.json covers are answered at once, in words, while Python loads.
+// Calculator widget: calc.py runs in Pyodide in a module worker (calc-client.js), started when
+// a visitor shows intent (values in the address, pointer or focus on the widget). Values the
+// build-time table of calc.json covers are answered at once, in words, while Python loads.
 
-const LOAD_TIMEOUT_MS = 90_000;
 const FIELDS = {
   heads: ["Attention heads", "num_attention_heads"],
   kv_heads: ["KV heads", "num_key_value_heads"],
@@ -21,9 +20,9 @@ const FIELDS = {
   mode: ["MoRIIO mode", "READ: decode pulls", "mode"],
 };
 const MODEL = ["heads", "kv_heads", "layers", "mla"];
-const widgets = [];
-const worker = { instance: null, ready: false, failed: null, next: 1, timer: 0 };
 let config;
+let client = null; // calc-client.js's connection to the worker, made by the first start
+let asked = 0; // numbers each question, so that a widget shows only its latest answer
 
 function el(tag, props, ...children) {
   const node = Object.assign(document.createElement(tag), props);
@@ -171,7 +170,6 @@ function build(root, index) {
     if (Object.values(widget.inputs).includes(event.target)) changed(widget);
   });
   go.addEventListener("click", () => ask(widget));
-  widgets.push(widget);
   if (given) answerOnLoad(widget);
 }
 
@@ -251,67 +249,28 @@ function say(widget, state, text, className = "calc-bad") {
 function start(widget) {
   if (widget.started) return;
   widget.started = true;
-  if (worker.failed) return say(widget, "failed", worker.failed);
-  if (worker.ready) return;
   loading(widget, "Loading Python for the calculator…");
-  if (worker.instance) return;
-  try {
-    worker.instance = new Worker(config.worker, { type: "module", name: "errorkb-calc" });
-  } catch (error) {
-    return fail(`The calculator's worker could not start: ${error.message}`);
-  }
-  worker.instance.addEventListener("message", ({ data }) => received(data));
-  worker.instance.addEventListener("error", (event) => {
-    event.preventDefault();
-    const why = event.message || "its script was blocked by the page's policy, or is missing";
-    fail(`The calculator's worker failed: ${why}.`);
-  });
-  worker.instance.postMessage({ init: { calc: config.module, pyodide: config.pyodide } });
-  worker.timer = setTimeout(() => {
-    const late = `The calculator did not finish loading in ${LOAD_TIMEOUT_MS / 1000} s`;
-    if (!worker.ready && !worker.failed) fail(`${late}; check the network and reload.`);
-  }, LOAD_TIMEOUT_MS);
+  client ??= import(config.client).then(
+    ({ connect }) => connect(config, [widget.root.dataset.src]),
+    (error) => Promise.reject(new Error(`The calculator's script could not load: ${error.message}`)),
+  );
+  client
+    .then((calculator) => {
+      calculator.onProgress((text) => {
+        widget.progress.value += 1;
+        loading(widget, text);
+      });
+      return calculator.ready;
+    })
+    .then(() => loading(widget, ""), (error) => fail(widget, error.message));
 }
 
-function received(data) {
-  const waiting = widgets.filter((w) => w.started && !worker.ready);
-  if (data.progress) {
-    for (const w of waiting) {
-      w.progress.value += 1;
-      loading(w, data.progress);
-    }
-  } else if (data.ready !== undefined) {
-    Object.assign(worker, { ready: true, failed: null });
-    const mine = [config.worker, document.querySelector("[data-calc]").dataset.src];
-    keep([...mine.map((url) => new URL(url, location.href).href), ...data.fetched]);
-    clearTimeout(worker.timer);
-    for (const w of widgets) loading(w, "");
-  } else if (data.failed) {
-    fail(data.failed);
-  } else if (!worker.failed) {
-    const widget = widgets.find((w) => w.latest === data.id);
-    if (widget) show(widget, data.answer);
-  }
-}
-
-// Python's files, fetched by the worker perhaps before the service worker took over: it
-// keeps them for the next visit (from the HTTP cache, not downloaded again).
-function keep(urls) {
-  navigator.serviceWorker?.ready.then((reg) => reg.active?.postMessage({ keep: urls }), () => {});
-}
-
-function fail(text) {
-  worker.failed = text;
-  clearTimeout(worker.timer);
-  for (const w of widgets.filter((w) => w.started)) {
-    loading(w, "");
-    // The table's answer stands; the failure is said below it.
-    if (w.root.dataset.state !== "table") say(w, "failed", text);
-    else {
-      w.out.append(el("p", { className: "calc-bad" }, text));
-      w.root.dataset.state = "failed";
-    }
-  }
+function fail(widget, text) {
+  loading(widget, "");
+  // The table's answer stands; the failure is said below it.
+  if (widget.root.dataset.state !== "table") return say(widget, "failed", text);
+  widget.out.append(el("p", { className: "calc-bad" }, text));
+  widget.root.dataset.state = "failed";
 }
 
 function changed(widget) {
@@ -319,17 +278,22 @@ function changed(widget) {
   ask(widget);
 }
 
-function ask(widget) {
-  if (!widget.started) start(widget);
-  if (worker.failed || !worker.instance) return;
+async function ask(widget) {
+  start(widget);
   const request = { op: widget.op };
   for (const name of widget.fields) {
     const value = val(widget, name);
     if (value !== undefined) request[name] = value;
   }
-  widget.latest = worker.next++;
+  const mine = (widget.latest = ++asked);
   widget.asked = performance.now();
-  worker.instance.postMessage({ id: widget.latest, request });
+  let answer;
+  try {
+    answer = await (await client).ask(request);
+  } catch {
+    return; // start() says why the calculator failed
+  }
+  if (widget.latest === mine) show(widget, answer);
 }
 
 function errorBlock(lead, error) {

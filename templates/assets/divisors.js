@@ -1,11 +1,11 @@
 // The divisor calculator of a divisibility error: "valid values of `tp_size` for
 // `heads` = 20: 1, 2, 4, 5, 10, 20". Values come from the address (the error's placeholders,
 // as search links fill them) or are typed in. A value of the static table answers at once;
-// any other runs calc.py's divisors in the calculator's worker (Pyodide), started on first use.
+// any other runs calc.py's divisors in the calculator's worker (calc-client.js), started on
+// first use.
 
-const LOAD_TIMEOUT_MS = 90_000;
 const root = document.querySelector("[data-divisors]");
-const state = { worker: null, ready: null, next: 1, pending: new Map(), config: null };
+let config = null;
 
 function el(tag, props, ...children) {
   const node = Object.assign(document.createElement(tag), props);
@@ -23,41 +23,10 @@ function tableAnswers() {
   return out;
 }
 
-function startWorker() {
-  if (state.ready) return state.ready;
-  state.ready = new Promise((resolve, reject) => {
-    const { worker, module, pyodide } = state.config;
-    const instance = new Worker(worker, { type: "module", name: "errorkb-divisors" });
-    const late = () => reject(new Error("the calculator did not load in time"));
-    const timer = setTimeout(late, LOAD_TIMEOUT_MS);
-    instance.addEventListener("message", ({ data }) => {
-      if (data.ready !== undefined) {
-        clearTimeout(timer);
-        resolve(instance);
-      } else if (data.failed) {
-        clearTimeout(timer);
-        reject(new Error(data.failed));
-      } else if (data.id && state.pending.has(data.id)) {
-        state.pending.get(data.id)(data.answer);
-        state.pending.delete(data.id);
-      }
-    });
-    instance.addEventListener("error", (event) => {
-      event.preventDefault();
-      reject(new Error(event.message || "the calculator's worker could not start"));
-    });
-    instance.postMessage({ init: { calc: module, pyodide } });
-  });
-  return state.ready;
-}
-
+// calc.py's divisors of n, from the worker the page's calculators share.
 async function divisors(n) {
-  const instance = await startWorker();
-  const id = state.next++;
-  const answer = await new Promise((resolve) => {
-    state.pending.set(id, resolve);
-    instance.postMessage({ id, request: { op: "divisors", n } });
-  });
+  const { connect } = await import(config.client);
+  const answer = await connect(config, [root.dataset.src]).ask({ op: "divisors", n });
   if (answer.error) throw new Error(answer.error);
   return answer.result;
 }
@@ -151,7 +120,7 @@ async function main() {
   try {
     const response = await fetch(root.dataset.src);
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    state.config = await response.json();
+    config = await response.json();
   } catch (error) {
     const text = `The calculator could not load (${error.message}); the table applies.`;
     root.prepend(el("p", { className: "calc-bad" }, text));

@@ -105,6 +105,7 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
     models = presets.models(content)
     data = {
         "worker": url("calc-worker.js"),
+        "client": url("calc-client.js"),  # the page's side of the worker, shared by the widgets
         "errors_url": urls.error("{}"),  # where an answer's record lives
         "module": url("calc.py"),
         "pyodide": urls.pyodide(),  # the folder the worker loads Pyodide from
