@@ -182,7 +182,7 @@ def _match_batch(search, index) -> int:
 
 def _scan_options(args) -> dict:
     """How extract and verify-sources read a source tree (options both take)."""
-    names = ("include_vendored", "asserts", "exclude", "prefix", "jobs")
+    names = ("include_vendored", "asserts", "printed", "exclude", "prefix", "jobs")
     return {name: getattr(args, name) for name in names}
 
 
@@ -296,6 +296,11 @@ def _source_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ref", help="tag or commit the source is at (default: the project's ref)")
     p.add_argument(
         "--asserts", action="store_true", help="also errors raised by `assert cond, message`"
+    )
+    p.add_argument(
+        "--printed",
+        action="store_true",
+        help="also log lines (logger calls) and the API server's error responses",
     )
     p.add_argument(
         "--include-vendored",

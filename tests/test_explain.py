@@ -27,7 +27,7 @@ DOCS = "https://docs.vllm.ai/en/v9.8.7/configuration/engine_args.html"  # the tr
 @pytest.fixture(scope="module")
 def sites() -> dict[str, dict]:
     """Each site's derived facts, by its message."""
-    scan = ex.scan_tree(TREE, knowledge=wing("vllm").knowledge, asserts=True)
+    scan = ex.scan_tree(TREE, knowledge=wing("vllm").knowledge, asserts=True, printed=True)
     return {site.template: site.derived for site in scan.sites}
 
 
@@ -117,6 +117,7 @@ def test_every_category_and_stage(sites):
         "weights must be a dict": "mismatch",
         "Checkpoint": "not-found",
         "block table out of sync": "invariant",
+        "Warm-up runs once per rank": "logged",  # a log line's `>` is not a limit
     }
     for message, category in expect.items():
         assert site(sites, message)["category"] == category, message

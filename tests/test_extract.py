@@ -446,6 +446,46 @@ def test_asserts_only_when_asked(kb):
     assert summary.created == [rid]
 
 
+PRINTED = """\
+import logging
+logger = logging.getLogger(__name__)
+
+def pick_backend(cfg):
+    if cfg.window is not None:
+        logger.warning("Sliding window is not supported with %s; falling back.", cfg.backend)
+    if not cfg.ready:
+        logger.error("Worker %d stopped answering", cfg.rank)
+    raise ValueError(f"no backend for {cfg.dtype}")
+"""
+
+
+def test_log_lines_only_when_asked_and_then_explained_as_logged(kb, tmp_path):
+    tree = tmp_path / "tree" / "demo"
+    tree.mkdir(parents=True)
+    (tree / "backends.py").write_text(PRINTED)
+    warn = new_id(DEMO, "WARNING", "Sliding window is not supported with {backend}; falling back.")
+    error = new_id(DEMO, "ERROR", "Worker {rank} stopped answering")
+    raised = new_id(DEMO, "ValueError", "no backend for {cfg_dtype}")
+    assert ex.extract(kb, tree.parent, DEMO).created == [raised]  # no log lines unasked
+    created = ex.extract(kb, tree.parent, DEMO, printed=True).created
+    assert sorted(created) == sorted([warn, error])
+    record = load(kb / f"content/errors/demo/{warn}.yaml")
+    assert (record["kind"], record["level"]) == ("log", "warning")
+    derived = record["derived"]
+    assert derived["condition"] == "cfg.window is not None"
+    assert derived["category"] == "unsupported-combination"  # from its words
+    assert derived["explanation"].startswith("A warning: the program logs it and goes on")
+    assert derived["try"][0] == "If what it says is what you meant, nothing needs doing."
+    logged = load(kb / f"content/errors/demo/{error}.yaml")["derived"]
+    assert logged["category"] == "logged"  # not "an internal invariant failed"
+    assert logged["condition"] == "not cfg.ready"
+    assert logged["try"][-1].startswith("Read the log lines before it")
+    # Records of log lines exist now: a plain extract reads logger calls to keep them found.
+    again = ex.extract(kb, tree.parent, DEMO)
+    assert not again.created and {warn, error} <= set(again.unchanged)
+    load_content(kb)  # the written records pass the schema
+
+
 def test_dry_run_writes_nothing(kb):
     before = digest(kb / "content")
     summary = ex.extract(kb, TREE, DEMO, dry_run=True)

@@ -133,6 +133,10 @@ def title(message: str) -> str:
     at a word; "" when too little text is left."""
     text = message.split("\n", 1)[0]
     text = re.split(r":\s*[`'\"]?\{(?!\{)", text, maxsplit=1)[0]  # "...: {details}" ends it
+    # "... but {reason} Falling back ...": a capital after a value starts another sentence.
+    head = re.split(r"\s*\{[^{}]*\}\s+(?=[A-Z][a-z])", text, maxsplit=1)[0]
+    if sum(ch.isalpha() for ch in _HOLE.sub("", head)) >= 8:
+        text = head
     # Drop a value with what frames it: " ({x})", "={x}", ": {x}", "'{x}'", "`{x}`", "{x}".
     text = re.sub(r"\s*[([][\w ,.]*[=:]?\s*[`'\"]?\{[^{}]*\}[`'\"]?\s*[)\]]", "", text)
     text = re.sub(r"\s*[=:]\s*[`'\"]?\{[^{}]*\}[`'\"]?", "", text)

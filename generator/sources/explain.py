@@ -46,6 +46,7 @@ CATEGORIES = {
     "mismatch": "shape or type mismatch",
     "not-found": "file or resource not found",
     "invariant": "internal invariant",
+    "logged": "logged report (the program goes on)",
 }
 
 
@@ -81,9 +82,10 @@ class Knowledge:
 
 @dataclass
 class Context:
-    """A raise statement in its function, as the scanner saw it."""
+    """A raise statement (or an assert, a logger call, an API error response) in its
+    function, as the scanner saw it."""
 
-    node: ast.stmt  # the Raise or Assert
+    node: ast.stmt  # the Raise, Assert, or the statement of the call
     exception: str
     message: str  # the template
     function: str  # qualname
@@ -95,6 +97,8 @@ class Context:
     resolve: Callable[[str], ast.AST | None]  # a local's single value
     knowledge: Knowledge = field(default_factory=Knowledge)
     attrs: "Attrs | None" = None  # the owner's `self.x = ...`, shared by its raise sites
+    kind: str = "raise"  # or "assert", "log", "http", as a record's `kind`
+    level: str = ""  # of a log line
 
 
 # Conditions -----------------------------------------------------------------------------
@@ -496,6 +500,8 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
         "ImportError" in c or "ModuleNotFoundError" in c for c in caught
     ):
         return "missing-dependency"
+    if ctx.kind == "log":  # a log line's test says when it is printed; its words say what
+        return next((cat for cat, words in _WORDS.items() if words.search(text)), "logged")
     if ctx.exception in _ORDER_EXCEPTIONS and ctx.exception != "NotImplementedError":
         return _ORDER_EXCEPTIONS[ctx.exception]
     if _WORDS["missing-dependency"].search(text):
@@ -524,7 +530,7 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
         return "invalid-choice"
     if isinstance(own, ast.BoolOp) and isinstance(own.op, ast.And) and len(own.values) > 1:
         return "unsupported-combination"
-    return "invariant"
+    return "logged" if ctx.kind == "log" else "invariant"
 
 
 # Explanations --------------------------------------------------------------------------
@@ -645,10 +651,41 @@ def explain(
             ],
         ),
     }
-    text, tries = texts[cat]
+    text, tries = texts.get(cat, ("", []))
     if flag_text and cat in ("limit", "unsupported-combination", "invalid-choice", "divisibility"):
         tries = [f"The settings involved: {flag_text}.", *tries]
+    if ctx.kind == "log":
+        return _logged(ctx, cat, text, tries, flag_text)
+    if ctx.kind == "http":
+        lead = "The server answers the request with this error and keeps running. "
+        return lead + text, ["Fix the request (its parameters or their values).", *tries]
     return text, tries
+
+
+# What a log line means depends on its level more than on its test.
+_LOG_LEADS = {
+    "info": "An informational line: the program logs it and goes on; nothing failed.",
+    "warning": (
+        "A warning: the program logs it and goes on, perhaps on a slower or fallback path, "
+        "or without a setting you gave."
+    ),
+    "error": (
+        "An error reported in the log, not raised here: the lines after it say whether the "
+        "program recovered, retried or shut down."
+    ),
+}
+
+
+def _logged(ctx: Context, cat: str, text: str, tries: list[str], flag_text: str):
+    level = "error" if ctx.level in ("error", "critical", "exception") else ctx.level
+    lead = _LOG_LEADS.get(level, _LOG_LEADS["info"])
+    if cat == "logged":
+        text, tries = "", [f"The settings involved: {flag_text}."] if flag_text else []
+    if level == "error":
+        tries = [*tries, "Read the log lines before it for the first failure: often the cause."]
+    else:
+        tries = ["If what it says is what you meant, nothing needs doing.", *tries[:2]]
+    return f"{lead} {text}".strip(), tries
 
 
 # Everything at once --------------------------------------------------------------------

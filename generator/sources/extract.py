@@ -861,7 +861,7 @@ class _Scanner:
             snippet = _dedent(self.lines[node.lineno - 1 : node.end_lineno])
         derived = None
         if self.knowledge is not None:
-            derived = self._explain(node, exception, text, parts)
+            derived = self._explain(node, exception, text, parts, kind, level)
         self.sites.append(
             Site(
                 exception=exception,
@@ -921,8 +921,10 @@ class _Scanner:
             self.attrs[id(owner)] = explain.Attrs(owner)
         return self.attrs[id(owner)]
 
-    def _explain(self, node: ast.stmt, exception: str, text: str, parts: _Parts) -> dict:
-        """What explain derives from this raise in its context (guards, class, locals)."""
+    def _explain(
+        self, node: ast.stmt, exception: str, text: str, parts: _Parts, kind: str, level: str
+    ) -> dict:
+        """What explain derives from this site in its context (guards, class, locals)."""
         owner = self.owners[-1] if self.owners else None
         namer = _Namer()
         named = [(namer.name(p), p.expr) for p in parts if isinstance(p, _Hole)]  # as _build
@@ -940,6 +942,8 @@ class _Scanner:
             holes=holes,
             resolve=self.messages.resolve,
             knowledge=self.knowledge or explain.Knowledge(),
+            kind=kind,
+            level=level or "",
         )
         return explain.derive(context)
 
@@ -1383,8 +1387,10 @@ class RecordIndex:
             self.by_key[match_key(record.exception, record.message)].append((0, rid))
             for variant in record.variants:
                 self.by_key[match_key(record.exception, variant)].append((1, rid))
-        # Records of `assert` messages: the tree's asserts must be read to find them.
+        # Records of `assert` messages, log lines and API error responses: the tree's asserts
+        # and logger calls must be read to find them.
         self.has_asserts = any(r.exception == "AssertionError" for r in self.records.values())
+        self.has_printed = any(r.kind in ("log", "http") for r in self.records.values())
 
     def find(self, key: tuple[str, str], new: str) -> tuple[str, int, list[str]]:
         """(record id, 0 for its message / 1 for a variant, other candidates); id '' if none."""
@@ -1412,13 +1418,16 @@ def assign(
     index: RecordIndex,
     project: str,
     asserts: bool = False,
+    printed: bool = False,
 ) -> Assignment:
     """Which record each error belongs to. A record's sites are those of its message first,
     then those of its variants.
 
     Errors raised only by `assert` statements count as errors without a record only when
-    `asserts` is true; they always find the records that already exist for them.
+    `asserts` is true, log lines and API error responses only when `printed` is; they always
+    find the records that already exist for them.
     """
+    creates = {"raise", *(["assert"] if asserts else []), *(["log", "http"] if printed else [])}
     found: dict[str, list[tuple[int, list[Site]]]] = defaultdict(list)
     fresh: list[list[Site]] = []
     warnings: list[str] = []
@@ -1433,7 +1442,7 @@ def assign(
             )
         if rid:
             found[rid].append((prio, sites))
-        elif asserts or any(site.kind == "raise" for site in sites):
+        elif any(site.kind in creates for site in sites):
             fresh.append(sites)
         else:
             continue
@@ -1592,6 +1601,10 @@ def new_record(project: str, sites: list[Site], ref: str, snippets: bool) -> tup
     first = sites[0]
     rid = new_id(project, first.exception, first.template)
     data: dict = {"id": rid, "project": project, "exception": first.exception}
+    if first.kind != "raise":
+        data["kind"] = first.kind
+    if first.level:
+        data["level"] = first.level
     data["message"] = first.template
     if first.types:
         data["params"] = {name: {"type": kind} for name, kind in first.types}
@@ -1704,11 +1717,14 @@ class Summary:
             if scan.skipped[reason]:
                 out.append(f"    {reason}: {scan.skipped[reason]} ({why})")
         if self.asserts:
-            literal = len(scan.sites) - extracted
+            literal = sum(site.kind == "assert" for site in scan.sites)
             out.append(
                 f"assert statements with a message: {scan.asserts} ({literal} literal, "
                 f"{scan.asserts - literal} skipped)"
             )
+        printed = Counter(site.kind for site in scan.sites if site.kind in ("log", "http"))
+        if printed:
+            out.append(f"log lines: {printed['log']}, API error responses: {printed['http']}")
         if scan.unparsable:
             out.append(f"files that do not parse: {len(scan.unparsable)}")
             out += [f"  {path}: {error}" for path, error in scan.unparsable[:10]]
@@ -1724,12 +1740,25 @@ class Summary:
         return out
 
 
-def assign_tree(content: Content, project: str, source: Path, *, asserts: bool = False, **scan):
+def assign_tree(
+    content: Content,
+    project: str,
+    source: Path,
+    *,
+    asserts: bool = False,
+    printed: bool = False,
+    **scan,
+):
     """Scan a source tree and assign every error it raises to a record of the project:
     (the scan, the project's records, the assignment)."""
     index = RecordIndex(content, project)
-    found = scan_tree(source, asserts=asserts or index.has_asserts, **scan)
-    return found, index, assign(group_sites(found.sites), index, project, asserts)
+    found = scan_tree(
+        source,
+        asserts=asserts or index.has_asserts,
+        printed=printed or index.has_printed,
+        **scan,
+    )
+    return found, index, assign(group_sites(found.sites), index, project, asserts, printed)
 
 
 def project_ref(content: Content, project: str) -> str:
@@ -1750,6 +1779,7 @@ def extract(
     exclude: Iterable[str] = (),
     prefix: str = "",
     asserts: bool = False,
+    printed: bool = False,
     jobs: int | None = None,
     dry_run: bool = False,
     progress: bool | None = None,
@@ -1766,6 +1796,7 @@ def extract(
         project,
         source,
         asserts=asserts,
+        printed=printed,
         snippets=snippets,
         prefix=prefix,
         include_vendored=include_vendored,
