@@ -52,6 +52,23 @@ STUBS = [
     stub(21, 600, None),
     stub(22, 44, "Grouper.split", path="demo/widgets.py"),  # beside the curated A1
 ]
+# A warning the program logs, explained from its code as `extract --printed` writes it.
+LOGGED = {
+    **stub(23, 70, "Engine.warm_up", path="demo/warmup.py"),
+    "exception": "WARNING",
+    "kind": "log",
+    "level": "warning",
+    "message": "Warm-up skipped for {count} ranks",
+    "derived": {
+        "ref": "abc1234",
+        "title": "Warm-up skipped",
+        "condition": "count > 0",
+        "category": "logged",
+        "explanation": "A warning: the program logs it and goes on.",
+        "try": ["If what it says is what you meant, nothing needs doing."],
+    },
+}
+STUBS.append(LOGGED)
 
 
 @pytest.fixture(scope="module")
@@ -231,3 +248,12 @@ def test_the_file_section_skips_what_the_page_lists_as_related(site):
         assert not related & in_file, api_doc.name
         pages += bool(related) and bool(in_file)
     assert pages  # some page has both lists
+
+
+def test_a_log_line_page_says_logged_not_raised(site):
+    page = html(site, f"/errors/{LOGGED['id']}/")
+    assert "· log line ·" in page and "<h1>Warm-up skipped</h1>" in page
+    assert "(when it is logged, what to try)" in page
+    code = section(page, "from-the-code")
+    assert "<dt>Logged when<dd><code>count &gt; 0</code>" in code
+    assert "reported in the log" in code and "raised" not in code

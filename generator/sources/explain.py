@@ -46,7 +46,7 @@ CATEGORIES = {
     "mismatch": "shape or type mismatch",
     "not-found": "file or resource not found",
     "invariant": "internal invariant",
-    "logged": "logged report (the program goes on)",
+    "logged": "reported in the log",
 }
 
 
