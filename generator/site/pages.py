@@ -313,6 +313,9 @@ def _environment(
     env.filters["slug"] = markup.slugify
     # A variant that carries the releases that print it (shown by the History section).
     env.tests["versioned"] = lambda v: isinstance(v, dict) and "versions" in v
+    # A history worth a section: a rewording or a removal (api.history has it for every record
+    # followed through releases).
+    env.tests["eventful"] = lambda h: bool(h) and (len(h["wordings"]) > 1 or h["removed"])
     return env
 
 

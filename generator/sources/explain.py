@@ -530,7 +530,7 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
         return "invalid-choice"
     if isinstance(own, ast.BoolOp) and isinstance(own.op, ast.And) and len(own.values) > 1:
         return "unsupported-combination"
-    return "logged" if ctx.kind == "log" else "invariant"
+    return "invariant"
 
 
 # Explanations --------------------------------------------------------------------------

@@ -943,7 +943,7 @@ class _Scanner:
             resolve=self.messages.resolve,
             knowledge=self.knowledge or explain.Knowledge(),
             kind=kind,
-            level=level or "",
+            level=level,
         )
         return explain.derive(context)
 
@@ -976,6 +976,7 @@ _LOG_LEVELS = {
 }
 # Functions that turn a message into an error response of the OpenAI-compatible server.
 _HTTP_ERRORS = frozenset({"create_error_response", "create_streaming_error_response"})
+PRINTED_KINDS = ("log", "http")  # the site kinds `printed` reads: logger calls, API error responses
 
 
 def _printing_call(stmt: ast.stmt) -> ast.Call | None:
@@ -1390,7 +1391,7 @@ class RecordIndex:
         # Records of `assert` messages, log lines and API error responses: the tree's asserts
         # and logger calls must be read to find them.
         self.has_asserts = any(r.exception == "AssertionError" for r in self.records.values())
-        self.has_printed = any(r.kind in ("log", "http") for r in self.records.values())
+        self.has_printed = any(r.kind in PRINTED_KINDS for r in self.records.values())
 
     def find(self, key: tuple[str, str], new: str) -> tuple[str, int, list[str]]:
         """(record id, 0 for its message / 1 for a variant, other candidates); id '' if none."""
@@ -1427,7 +1428,7 @@ def assign(
     `asserts` is true, log lines and API error responses only when `printed` is; they always
     find the records that already exist for them.
     """
-    creates = {"raise", *(["assert"] if asserts else []), *(["log", "http"] if printed else [])}
+    creates = {"raise", *(["assert"] if asserts else []), *(PRINTED_KINDS if printed else [])}
     found: dict[str, list[tuple[int, list[Site]]]] = defaultdict(list)
     fresh: list[list[Site]] = []
     warnings: list[str] = []
@@ -1722,7 +1723,7 @@ class Summary:
                 f"assert statements with a message: {scan.asserts} ({literal} literal, "
                 f"{scan.asserts - literal} skipped)"
             )
-        printed = Counter(site.kind for site in scan.sites if site.kind in ("log", "http"))
+        printed = Counter(site.kind for site in scan.sites if site.kind in PRINTED_KINDS)
         if printed:
             out.append(f"log lines: {printed['log']}, API error responses: {printed['http']}")
         if scan.unparsable:
