@@ -3,9 +3,11 @@ written during a build, incremental builds equal clean ones after any edits and 
 nothing is written outside the site folder."""
 
 import hashlib
+import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -100,6 +102,23 @@ def _new_record(kb: Path) -> None:
     (kb / RECORDS / "00000000000000f6.yaml").write_text(body)
 
 
+def _supersede(kb: Path) -> None:
+    """d4 is removed and a1 took over: d4's page shows a1's title, which `record` edits."""
+    path = kb / RECORDS / "00000000000000d4.yaml"
+    removed = "status: removed\nsuperseded_by: 00000000000000a1\nversions: {first: '1', last: '2'}"
+    path.write_text(path.read_text().replace("\nsource:", f"\n{removed}\nsource:", 1))
+
+
+def _edit_guide(kb: Path) -> None:
+    path = kb / "content/guides/grouping.md"
+    path.write_text(path.read_text().replace("title: Grouping widgets", "title: Grouping gadgets"))
+
+
+def _edit_project(kb: Path) -> None:
+    path = kb / "content/projects/demo.yaml"
+    path.write_text(path.read_text().replace("name: Demo", "name: Demo Project"))
+
+
 def _delete_record(kb: Path) -> None:
     (kb / RECORDS / "00000000000000c3.yaml").unlink()
 
@@ -128,7 +147,12 @@ EDITS = {
     "template": _edit_template,
     "site.yaml": _edit_site,
     "asset": _edit_asset,
+    "supersede": _supersede,
+    "guide": _edit_guide,
+    "project": _edit_project,
     "generator code": None,  # a new version of the generator (see below)
+    "library": None,  # a new version of a library the pages are rendered with (see below)
+    "lost file": None,  # someone deletes a file of the live site (not an edit: never reverted)
 }
 
 
@@ -149,14 +173,27 @@ def editable_kb(kb, tmp_path_factory, monkeypatch):
     return kb, pristine, set_version, version
 
 
+def _new_library(monkeypatch) -> None:
+    """Jinja's next release, say: the same code, other bytes out."""
+    real = build_module._dependency_versions
+    monkeypatch.setattr(build_module, "_dependency_versions", lambda: [*real(), "jinja2==99"])
+
+
+def _lose_a_file(site: Path, n: int) -> None:
+    files = sorted(p for p in site.rglob("*") if p.is_file())
+    files[(n * 7919) % len(files)].unlink()
+
+
 @pytest.mark.slow
 @settings(
-    max_examples=3,
+    max_examples=4,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(st.lists(st.sampled_from(sorted(EDITS)), min_size=6, max_size=9))
-def test_incremental_equals_clean_after_any_edits_and_reverts(editable_kb, tmp_path, steps):
+def test_incremental_equals_clean_after_any_edits_and_reverts(
+    editable_kb, tmp_path, steps, monkeypatch
+):
     kb, pristine, set_version, version = editable_kb
     for item in ("content", "templates"):  # each example starts from the pristine kb
         shutil.rmtree(kb / item)
@@ -167,6 +204,10 @@ def test_incremental_equals_clean_after_any_edits_and_reverts(editable_kb, tmp_p
     for n, name in enumerate(steps):
         if name == "generator code":
             set_version(not version["new"])
+        elif name == "library":
+            _new_library(monkeypatch)
+        elif name == "lost file":
+            _lose_a_file(kb / "site", n)
         elif name in applied:
             _revert(kb, pristine, name)
         else:
@@ -188,6 +229,9 @@ def _revert(kb: Path, pristine: Path, name: str) -> None:
         "template": ["templates/error.html"],
         "site.yaml": ["content/site.yaml"],
         "asset": ["templates/assets/style.css"],
+        "supersede": [f"{RECORDS}/00000000000000d4.yaml"],
+        "guide": ["content/guides/grouping.md"],
+        "project": ["content/projects/demo.yaml"],
     }[name]
     for rel in changed:
         if (pristine / rel).exists():
@@ -251,3 +295,143 @@ def test_builds_killed_at_random_moments_leave_the_old_or_the_new_site():
     assert result.returncode == 0, result.stdout + result.stderr
     assert "mixed 0" in result.stdout
     assert "next build byte-identical to a clean build: yes" in result.stdout
+
+
+# What a build must not lose or leave stale ---------------------------------------------------
+
+
+def test_a_file_deleted_from_the_site_is_back_after_every_build(kb):
+    """The spare's manifest lists what the spare held two builds ago: a file deleted since
+    must be rendered again, not trusted to be there."""
+    page = kb / "site/errors/00000000000000a1/index.html"
+    build(kb)
+    build(kb)
+    page.unlink()
+    for _ in range(3):
+        build(kb)
+        assert page.is_file()
+    (kb / "site/api/errors/00000000000000a1.json").write_bytes(b"{}")  # truncated by hand
+    build(kb)
+    build(kb)
+    assert len((kb / "site/api/errors/00000000000000a1.json").read_bytes()) > 2
+
+
+def test_retitling_a_successor_retitles_the_page_it_took_over(kb, tmp_path):
+    _supersede(kb)
+    build(kb)
+    _edit_record(kb)  # a1, d4's successor, is retitled
+    build(kb)
+    page = (kb / "site/errors/00000000000000d4/index.html").read_text()
+    doc = (kb / "site/api/errors/00000000000000d4.json").read_text()
+    assert "The widget tally" in page and "The widget tally" in doc
+    clean = tmp_path / "clean"
+    for item in ("content", "templates"):
+        shutil.copytree(kb / item, clean / item)
+    build(clean)
+    assert digests(kb / "site") == digests(clean / "site")
+
+
+def test_a_new_version_of_a_rendering_library_renders_every_page_anew(kb, monkeypatch):
+    build(kb)
+    assert build(kb).rendered == 0
+    _new_library(monkeypatch)
+    result = build(kb)
+    assert result.rendered >= len(list((kb / "site/errors").glob("*/index.html")))
+
+
+def test_a_folder_that_is_not_our_site_is_refused_and_kept(kb, tmp_path):
+    """`--out mydocs` on someone's folder: the swap would park it as the spare, and the next
+    build would delete it."""
+    mine = tmp_path / "mydocs"
+    mine.mkdir()
+    (mine / "notes.md").write_text("my notes")
+    for _ in range(2):
+        with pytest.raises(build_module.NotOurSiteError, match="not a site errorkb built"):
+            build(kb, mine)
+    assert (mine / "notes.md").read_text() == "my notes"
+    assert not (tmp_path / ".mydocs-spare").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for _ in range(3):  # an empty folder is taken, and then it is ours
+        build(kb, empty)
+    assert (empty / "index.html").is_file()
+    assert not list(empty.rglob(".errorkb-manifest.json")), "the manifest is not published"
+
+
+def test_the_cli_refuses_a_folder_that_is_not_our_site_in_one_line(kb, tmp_path):
+    mine = tmp_path / "mydocs"
+    mine.mkdir()
+    (mine / "notes.md").write_text("my notes")
+    done = subprocess.run(
+        [sys.executable, "-m", "generator", "--root", str(kb), "build", "--out", str(mine)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1
+    assert "not a site errorkb built" in done.stderr and "Traceback" not in done.stderr
+
+
+KILLED_IN_PAGEFIND = """
+import pathlib, subprocess, sys, time
+from generator.search import engine
+from generator.site.build import build
+def stalled(command, **kwargs):
+    pathlib.Path(sys.argv[2]).write_text("in pagefind")
+    time.sleep(60)
+engine.subprocess.run = stalled
+build(pathlib.Path(sys.argv[1]))
+"""
+
+
+def test_a_build_killed_in_pagefind_leaves_no_folder_behind(kb):
+    build(kb)
+    _edit_guide(kb)  # the full-text index must be made anew
+    marker = kb.parent / "in-pagefind"
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_IN_PAGEFIND, str(kb), str(marker)])
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert marker.exists(), "the build never reached Pagefind"
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not list(kb.glob(".pagefind-*")), "left in the repository"
+    build(kb)
+    left = [p for p in kb.rglob(".pagefind-*") if ".site-old-" not in str(p)]
+    assert not left
+    assert "Grouping gadgets" in (kb / "site/guides/grouping/index.html").read_text()
+
+
+def test_a_short_link_made_before_a_rename_never_leads_to_another_record(kb):
+    """A record is renamed (its old id an alias), and a new record shares the old id's first
+    8 hex digits: /e/<prefix>/ was made for the first, it must not now lead to the newcomer."""
+    records = kb / RECORDS
+    text = (records / "00000000000000b2.yaml").read_text()
+    first, renamed, newcomer = "abcdef0100000001", "c234567800000001", "abcdef01ffffffff"
+
+    def write(rid: str, line: int, extra: str = "") -> None:
+        body = text.replace("00000000000000b2", rid, 1).replace("line: 30", f"line: {line}")
+        (records / f"{rid}.yaml").write_text(body + extra)
+
+    write(first, 60)
+    build(kb)
+    assert first in (kb / "site/e/abcdef01/index.html").read_text()
+    (records / f"{first}.yaml").unlink()
+    write(renamed, 60, f"aliases: [{first}]\n")
+    write(newcomer, 61)
+    build(kb)
+    short = kb / "site/e/abcdef01/index.html"
+    assert not short.exists(), "ambiguous now: the 404 page lists both"
+    ids = json.loads((kb / "site/api/ids/ab.json").read_text())
+    assert [row[0] for row in ids] == [first, newcomer]
+    assert [row[2] for row in ids] == [renamed, newcomer]
+
+
+def test_the_writer_refuses_a_file_where_a_folder_is_needed(tmp_path):
+    writer = Writer(tmp_path, {}, None, {})
+    writer.write("/projects/demo/files/zz.py/", b"page", "k")
+    with pytest.raises(UnsafeOutputError, match="a file where it needs a folder|a folder where"):
+        writer.write("/projects/demo/files/zz.py/index.html/", b"page", "k")
+    with pytest.raises(UnsafeOutputError, match="too long"):
+        writer.write("/projects/demo/files/" + "x" * 300 + "/", b"page", "k")

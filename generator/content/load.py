@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import fastjsonschema
 import yaml
@@ -55,6 +56,8 @@ CODES = {
     "E118": "unusable link",
     "E119": "stray file",
     "E120": "command fails otherwise than the text says",
+    "E121": "unusable name",
+    "E122": "path both a file and a folder",
 }
 MAX_FILE_KB = 256  # default of site.yaml's max_file_kb
 
@@ -483,6 +486,8 @@ def _dotted(keys) -> str:
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DRIVE = re.compile(r"[A-Za-z]:")
+MAX_NAME = 120  # characters of a folder or file name in a path: the schema's, well under the
+# 255 bytes a file system takes for the site's file of it
 
 
 def path_problem(path: str) -> tuple[str, str] | None:
@@ -506,6 +511,11 @@ def path_problem(path: str) -> tuple[str, str] | None:
             return "it goes up with ..", "write it from the repository root"
         if segment.startswith("~"):
             return "it has a folder starting with ~", "write it from the repository root"
+        if len(segment) > MAX_NAME:
+            return (
+                f"it has a name of {len(segment)} characters",
+                f"names over {MAX_NAME} characters are refused: correct it",
+            )
     return None
 
 
@@ -823,6 +833,7 @@ def load_content(root: Path, cache: "ParseCache | None" = None) -> Content:
     _check_ids(records, content, problems)
     for record in content.records.values():
         problems += _cross_problems(record, content)
+    problems += _path_clashes(content)
     for guide in guides:
         for i, ref in enumerate(guide.errors):
             if not content.knows(ref):
@@ -886,12 +897,29 @@ def _load_projects(files: _Files) -> dict[str, Project]:
         source = files.source(path, rel)
         if source is None:
             continue
-        found = schema_problems(source, _PROJECT_SCHEMA)
+        key = Path(path).stem
+        found = schema_problems(source, _PROJECT_SCHEMA) + _name_problems(rel, key, "project")
         files.problems.extend(found)
         if not found:
-            key = Path(path).stem
             projects[key] = Project(key=key, **accepted_data(source))
     return projects
+
+
+NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")  # a project key or a guide slug: one URL segment
+
+
+def _name_problems(rel: str, name: str, what: str) -> list[Problem]:
+    """A file name that becomes a key of the site's URLs must be one plain segment: no
+    %-escapes, dots or capitals that a URL or a case-folding file system reads otherwise."""
+    if NAME.fullmatch(name):
+        return []
+    plain = re.sub(r"[^a-z0-9]+", "-", unquote(name).lower()).strip("-")[:63]
+    fix = f"rename the file to {plain}{Path(rel).suffix}" if plain else "rename the file"
+    why = (
+        f"{name!r} cannot name a {what}: its file name is its key in the site's addresses; "
+        f"use lowercase letters, digits and -, at most 63 ({fix})"
+    )
+    return [Problem(rel, 1, "E121", "(file name)", why)]
 
 
 def _load_records(
@@ -1102,6 +1130,42 @@ def _check_ids(records: list[Record], content: Content, problems: list[Problem])
             content.aliases[ident] = record.id
 
 
+def _path_clashes(content: Content) -> list[Problem]:
+    """A source path that is also a folder of another path of the same project: no repository
+    has both, and their file pages would be the same folder of the site."""
+    paths: dict[tuple[str, str], tuple[Record, str]] = {}
+    for record in content.records.values():
+        fields = [("source.path", record.location)] + [
+            (f"source.sites[{i}].path", site) for i, site in enumerate(record.sites)
+        ]
+        for fld, where in fields:
+            paths.setdefault((record.project, where.path), (record, fld))
+    found = []
+    for (project, path), (record, fld) in sorted(paths.items()):
+        parts = path.split("/")
+        for n in range(1, len(parts)):
+            folder = "/".join(parts[:n])
+            if (project, folder) in paths:
+                other = paths[project, folder][0].source.path
+                why = (
+                    f"{folder!r} is a file in {other} and a folder here; "
+                    "one of the two paths is wrong: correct it"
+                )
+                src = record.source
+                found.append(Problem(src.path, src.line(*_field_keys(fld)), "E122", fld, why))
+                break
+    return found
+
+
+def _field_keys(dotted: str) -> tuple:
+    """'source.sites[2].path' -> ('source', 'sites', 2, 'path'), for Source.line."""
+    keys: list = []
+    for part in dotted.split("."):
+        match = re.fullmatch(r"(\w+)\[(\d+)\]", part)
+        keys += [match.group(1), int(match.group(2))] if match else [part]
+    return tuple(keys)
+
+
 def _keys(dotted: str) -> tuple:
     match = re.fullmatch(r"(\w+)\[(\d+)\]", dotted)
     return (match.group(1), int(match.group(2))) if match else (dotted,)
@@ -1221,12 +1285,13 @@ def _load_guides(files: _Files) -> list[Guide]:
             why = "the front matter must be a YAML mapping of field: value"
             files.problems.append(Problem(rel, 2, "E111", "(front matter)", why))
             continue
-        found = schema_problems(source, _GUIDE_SCHEMA)
+        slug = Path(path).stem
+        found = schema_problems(source, _GUIDE_SCHEMA) + _name_problems(rel, slug, "guide")
         files.problems.extend(found)
         if not found:
             body = text[match.end() :]
             first = text[: match.end()].count("\n") + 1
-            guide = Guide(slug=Path(path).stem, path=rel, body=body, source=source, **source.data)
+            guide = Guide(slug=slug, path=rel, body=body, source=source, **source.data)
             guide.body_line = first
             guides.append(guide)
     return guides

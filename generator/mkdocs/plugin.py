@@ -29,7 +29,7 @@ from mkdocs.structure.files import File
 from generator.content.load import CODES, Content, ContentError, ParseCache, load_content
 from generator.mkdocs.frame import ARTICLE, BODY_MARK, Frame
 from generator.site import urls
-from generator.site.build import CACHE_DIR, MANIFEST, Plan, Writer, load_assets, write_site
+from generator.site.build import CACHE_DIR, Plan, Writer, load_assets, write_site
 from generator.site.linking import link
 from generator.site.pages import Pages, _environment
 
@@ -95,7 +95,6 @@ class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
             plan = self._plan(config)
             site = Path(config.site_dir)
             write_site(Writer(site, {}, None, {}), plan)  # the plan has the wings' vendored files
-            (site / MANIFEST).unlink()  # for errorkb's incremental builds; MkDocs builds anew
             self._index_for_search(config, site)
         log.info(f"errorkb: {len(self.content.records)} records under {self.section}/")
 

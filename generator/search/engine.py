@@ -1024,9 +1024,11 @@ def full_text_index(site: Path, page_urls: list[str], out: Path) -> None:
     """Pagefind's chunked full-text index of these pages of `site`, written to `out`.
 
     Pagefind reads a folder: it gets one of hard links to just these pages, so it never
-    spends time on pages that are not to be indexed.
+    spends time on pages that are not to be indexed. The folder is made inside the site
+    being built, so that a killed build leaves it only in the half-made spare, which the
+    next build discards whole.
     """
-    with tempfile.TemporaryDirectory(dir=site.parent, prefix=".pagefind-") as tmp:
+    with tempfile.TemporaryDirectory(dir=site, prefix=".pagefind-") as tmp:
         for url in page_urls:
             target = Path(tmp) / urls.output_path(url)
             target.parent.mkdir(parents=True, exist_ok=True)

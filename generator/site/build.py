@@ -5,11 +5,14 @@ sibling staging folder, and only a finished one replaces the old site, in one
 rename(2) exchange where the kernel offers it.
 
 Builds are incremental and double-buffered. Every output has a key, a hash of everything
-it is made from, and each site keeps a manifest (URL -> key) inside it, so the manifest
-swaps with the site. The staging folder is the spare site the last swap left behind: a
-build touches only the files whose key differs from what the spare already holds,
-hard-linking them from the live site where they are current there, rendering the rest.
-A killed build leaves the spare without a manifest, and the next build starts it afresh.
+it is made from, and each site folder has a manifest (URL -> key, size) beside it, named
+after the folder's inode, so the manifest follows its folder through the swap and is never
+published with the site. The staging folder is the spare site the last swap left behind: a
+build touches only the files whose key differs from what the spare already holds (and that
+are still there, with their size), hard-linking them from the live site where they are
+current there, rendering the rest. A killed build leaves the spare without a manifest, and
+the next build starts it afresh. A folder without a manifest that is not empty is not a
+site errorkb built: the build refuses it rather than park and delete someone's files.
 
 Files of the spare may be hard links to the live site's, so the writer never opens an
 existing file for writing: every output is a new file (O_EXCL), made after unlinking
@@ -39,6 +42,7 @@ from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
+from importlib import metadata
 from pathlib import Path
 
 from generator.content.load import Content, ParseCache, Record, fork_workers, load_content
@@ -49,7 +53,7 @@ from generator.site.linking import Links, link
 from generator.site.pages import Pages
 
 OLD_PREFIX = ".site-old-"  # a discarded spare, being deleted in the background
-MANIFEST = ".errorkb-manifest.json"  # URL -> [key, size] of every output; inside the site
+LEGACY_MANIFEST = ".errorkb-manifest.json"  # where sites built before kept their manifest
 CACHE_DIR = ".errorkb-cache"  # parsed records between builds, beside content/
 TREE = "*"  # manifest entry "<folder>/*": the key of a folder a tool writes as a whole
 PARALLEL_MIN = 400  # records to render before forking workers pays for itself
@@ -84,12 +88,14 @@ def build(
         cache.save()
         plan = Plan(content, link(content), load_assets(root, content))
         with _locked(out, log):
+            live = _own_site(out)
             spare, kept = _spare(out)
             try:
-                writer = Writer(spare, kept, out if out.exists() else None, _read_manifest(out))
+                writer = Writer(spare, kept, out if out.exists() else None, live)
                 write_site(writer, plan)
+                _save_manifest(spare, out, writer.manifest)
             except BaseException:
-                (spare / MANIFEST).unlink(missing_ok=True)  # half-made: the next build starts over
+                _forget_manifest(spare, out)  # half-made: the next build starts over
                 raise
             _swap_in(spare, out)
     result = BuildResult(
@@ -178,12 +184,17 @@ class Plan:
     def record_key(self, record: Record) -> str:
         """A hash of everything the record's page and document show: the record, the
         records raised in its source file (the nearest of them are shown, and how many
-        there are), its related records and its guides. Keying on the whole file rather
-        than the few shown costs a few pages more per edit and saves working out the
-        nearest for each of 10,000 records on every build."""
+        there are), its related records, the record that took over from it, and its guides.
+        Keying on the whole file rather than the few shown costs a few pages more per edit
+        and saves working out the nearest for each of 10,000 records on every build."""
         links = self.links
         in_file = self.file_keys[record.project, record.location.path]
-        linked = [*links.related[record.id], *links.referenced_by.get(record.id, [])]
+        successor = self.content.records.get(record.superseded_by or "")
+        linked = [
+            *links.related[record.id],
+            *links.referenced_by.get(record.id, []),
+            *([successor] if successor else []),
+        ]
         guides = [f"{g.slug} {g.title}" for g in links.guides.get(record.id, [])]
         parts = [
             self.base_key,
@@ -268,14 +279,30 @@ def _base_key(content: Content, assets: dict[str, bytes]) -> str:
 
 
 def code_digest() -> str:
-    """A hash of the generator's own code: a new version renders every page anew."""
-    digest = hashlib.sha1()
+    """A hash of the generator's own code and of the versions of the libraries it renders
+    with (Jinja, markdown-it, Pygments, Pillow...): a new version of either renders every
+    page anew."""
+    digest = hashlib.sha1(" ".join(_dependency_versions()).encode())
     package = Path(__file__).parent.parent
     for path in sorted(package.rglob("*")):
         if path.suffix in (".py", ".json") and path.is_file():
             digest.update(path.relative_to(package).as_posix().encode() + b"\0")
             digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def _dependency_versions() -> list[str]:
+    """name==version of each library errorkb's distribution requires (extras aside)."""
+    found = []
+    for requirement in metadata.requires("errorkb") or []:
+        if "extra ==" in requirement:
+            continue
+        name = re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0]
+        try:
+            found.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            found.append(f"{name}==missing")
+    return sorted(found)
 
 
 # Record pages ------------------------------------------------------------------------------
@@ -437,21 +464,21 @@ class Writer:
             self.rendered += 1
 
     def reuse(self, url_list: list[str], key: str) -> bool:
-        """True when these outputs are already current here, or now linked from the live site."""
-        if all(self.kept.get(url, (None,))[0] == key for url in url_list):
+        """True when these outputs are already current here, or now linked from the live site.
+        A manifest is trusted only for files still there with their size: someone may have
+        deleted or truncated one since."""
+        if _current(self.root, self.kept, url_list, key):
             for url in url_list:
                 self.manifest[url] = (key, self.kept[url][1])
             return True
-        if self.live_site is None or not all(
-            self.live.get(url, (None,))[0] == key for url in url_list
-        ):
+        if self.live_site is None or not _current(self.live_site, self.live, url_list, key):
             return False
         try:
             for url in url_list:
                 source = self.live_site / safe_output_path(url)
                 self._create(url, functools.partial(os.link, source))
         except FileNotFoundError:
-            return False  # the live site lost a file: render it instead
+            return False  # the live site lost a file since: render it instead
         for url in url_list:
             self.manifest[url] = (key, self.live[url][1])
         return True
@@ -476,32 +503,53 @@ class Writer:
         self.manifest[folder + TREE] = (key, 0)
 
     def finish(self) -> None:
-        """Remove what the spare held but this site no longer has, and write the manifest."""
+        """Remove what the spare held but this site no longer has."""
         for url in self.kept.keys() - self.manifest.keys():
             if not url.endswith(TREE):
                 path = self.root / safe_output_path(url)
                 path.unlink(missing_ok=True)
                 _prune(path.parent, self.root)
-        body = json.dumps(self.manifest, sort_keys=True, separators=(",", ":")).encode()
-        path = self.root / MANIFEST
-        path.unlink(missing_ok=True)
-        _write_new(path, body)
 
     def _create(self, url: str, make: Callable[[Path], None]) -> Path:
         """Make the file of a URL as a new file: `make` must create it (O_EXCL or link) and
         never open what is there, which may be a hard link to the live site."""
         path = self.root / safe_output_path(url)
-        if url in self.kept:
-            path.unlink(missing_ok=True)
         try:
-            make(path)
-        except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            make(path)
-        except FileExistsError:  # a file the spare held without knowing it
-            path.unlink()
-            make(path)
+            if url in self.kept:
+                path.unlink(missing_ok=True)
+            try:
+                make(path)
+            except FileNotFoundError:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                make(path)
+            except FileExistsError:  # a file the spare held without knowing it
+                path.unlink()
+                make(path)
+        except (NotADirectoryError, IsADirectoryError) as exc:
+            raise UnsafeOutputError(
+                f"cannot write {url!r}: another output is a file where it needs a folder, "
+                f"or a folder where it needs a file ({exc.filename})"
+            ) from None
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            raise UnsafeOutputError(f"cannot write {url!r}: a name in it is too long") from None
         return path
+
+
+def _current(root: Path, known: dict, url_list: list[str], key: str) -> bool:
+    """Whether `known` (a manifest of root) has these URLs at this key, and their files are
+    there with the size it says."""
+    for url in url_list:
+        entry = known.get(url)
+        if entry is None or entry[0] != key:
+            return False
+        try:
+            if os.lstat(root / safe_output_path(url)).st_size != entry[1]:
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def _digest(path: Path) -> str:
@@ -554,11 +602,80 @@ def _prune(folder: Path, root: Path) -> None:
         folder = folder.parent
 
 
-def _read_manifest(site: Path) -> dict[str, list]:
+# Manifests -------------------------------------------------------------------------------
+
+
+def _manifests(out: Path) -> Path:
+    """The folder of the manifests of a site and its spare, beside them (ignored as .site-*)."""
+    return out.parent / f".{out.name}-manifests"
+
+
+def _manifest_path(folder: Path, out: Path) -> Path | None:
+    """Where the manifest of a site folder lives: named after the folder's inode, which a
+    rename keeps, so each manifest stays with its folder through the swap."""
     try:
-        return json.loads((site / MANIFEST).read_bytes())
+        st = os.stat(folder)
+    except FileNotFoundError:
+        return None
+    return _manifests(out) / f"{st.st_dev}-{st.st_ino}.json"
+
+
+def _read_manifest(folder: Path, out: Path) -> dict[str, list]:
+    path = _manifest_path(folder, out)
+    try:
+        return json.loads(path.read_bytes()) if path else {}
     except (OSError, ValueError):
         return {}  # no site there, or a half-made one: trust none of its files
+
+
+def _save_manifest(folder: Path, out: Path, manifest: dict) -> None:
+    path = _manifest_path(folder, out)
+    assert path is not None, "the folder a build wrote exists"
+    path.parent.mkdir(exist_ok=True)
+    body = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
+    temporary = path.with_suffix(".new")
+    temporary.unlink(missing_ok=True)
+    _write_new(temporary, body)
+    temporary.replace(path)
+
+
+def _forget_manifest(spare: Path, out: Path) -> None:
+    """The spare is about to change: its manifest no longer tells what it holds."""
+    path = _manifest_path(spare, out)
+    if path:
+        path.unlink(missing_ok=True)
+
+
+def _prune_manifests(out: Path) -> None:
+    """Only the manifests of the site and its spare stay: a folder deleted by hand must not
+    lend its manifest to a new folder that gets its inode number."""
+    keep = {_manifest_path(out, out), _manifest_path(_spare_path(out), out)}
+    folder = _manifests(out)
+    if folder.is_dir():
+        for path in folder.iterdir():
+            if path not in keep:
+                path.unlink(missing_ok=True)
+
+
+class NotOurSiteError(BuildError):
+    """The output folder holds files that no errorkb build wrote."""
+
+
+def _own_site(out: Path) -> dict[str, list]:
+    """The manifest of the live site; refuses a folder errorkb did not build, which the swap
+    would park as the spare and the next build delete."""
+    _prune_manifests(out)
+    manifest = _read_manifest(out, out)
+    if manifest or not out.exists():
+        return manifest
+    if (out / LEGACY_MANIFEST).is_file():
+        return {}  # built before manifests moved out: ours, though none of its files is trusted
+    if out.is_dir() and not any(out.iterdir()):
+        return {}
+    raise NotOurSiteError(
+        f"{out} exists and is not a site errorkb built (it has no build manifest): "
+        "errorkb would replace its files. Build into a new or empty folder, or remove it first."
+    )
 
 
 def load_assets(root: Path, content: Content) -> dict[str, bytes]:
@@ -603,11 +720,11 @@ def _spare(out: Path) -> tuple[Path, dict]:
     out.parent.mkdir(parents=True, exist_ok=True)
     _remove_abandoned(out.parent)
     spare = _spare_path(out)
-    kept = _read_manifest(spare)
+    kept = _read_manifest(spare, out)
     if spare.exists() and not kept:
         _discard(spare)  # half-made by a killed build: unknown content
     spare.mkdir(exist_ok=True)
-    (spare / MANIFEST).unlink(missing_ok=True)  # from here on, the spare is being changed
+    _forget_manifest(spare, out)  # from here on, the spare is being changed
     return spare, kept
 
 

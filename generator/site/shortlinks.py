@@ -14,10 +14,14 @@ SHARD = 2  # hex digits naming an id list: 256 lists, ~25 ids each at 6,000 reco
 
 
 def short_links(content: Content) -> Iterator[tuple[str, str]]:
-    """(short URL, record id) for each prefix that names one record."""
+    """(short URL, record id) for each prefix that names one id. Aliases count: a link made
+    for a record before it was renamed still means it, so a new record sharing the prefix
+    makes it ambiguous (the 404 page then lists both) rather than takes it over."""
     by_prefix = defaultdict(list)
     for rid in content.records:
         by_prefix[rid[:SHORT]].append(rid)
+    for alias, target in content.aliases.items():
+        by_prefix[alias[:SHORT]].append(target)
     for prefix, ids in sorted(by_prefix.items()):
         if len(ids) == 1:
             yield urls.short(prefix), ids[0]
