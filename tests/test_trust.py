@@ -1,0 +1,88 @@
+"""Issue #20, "nothing we render runs": a hostile record's text is shown, never run, in our
+own pages, the Markdown export built by MkDocs, the feed and the link cards."""
+
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+from tests.test_export import export
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Each attack carries its own number, so that a test names the one that got through.
+HOSTILE = """\
+id: 00000000000000e5
+project: demo
+exception: ValueError
+message: 'Bad value <img src=x onerror=alert(4242)> for {name}'
+params:
+  name: {type: str, about: 'the <img src=x onerror=alert(4243)> name'}
+summary: 'Bad value" onmouseover="alert(4244)'
+meaning: |
+  Shown as text: <img src=x onerror=alert(4245)> and [a link](javascript:alert(4246)).
+trigger: 'Any text{: onclick="alert(4247)" }'
+solutions:
+  - '<script>alert(4248)</script>'
+  - '[click](javascript:alert(4249))'
+source:
+  path: demo/hostile.py
+  line: 1
+  function: '`<img src=x onerror=alert(4250)>`'
+"""
+
+
+class Active(HTMLParser):
+    """What would run in a page: event handler attributes, javascript: URLs, script text."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: list[str] = []
+        self.in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self.in_script = tag == "script"
+        for name, value in attrs:
+            if name.startswith("on") or (value or "").lstrip().lower().startswith("javascript:"):
+                self.found.append(f"<{tag} {name}={value!r}>")
+
+    def handle_data(self, data):
+        if self.in_script and "alert(42" in data:
+            self.found.append(f"<script>{data}")
+
+
+def active(page: str) -> list[str]:
+    parser = Active()
+    parser.feed(page)
+    return parser.found
+
+
+def hostile_kb(kb: Path) -> Path:
+    (kb / "content/errors/demo/00000000000000e5.yaml").write_text(HOSTILE)
+    return kb
+
+
+def test_the_export_built_by_mkdocs_runs_nothing_from_a_record(kb, tmp_path):
+    site = tmp_path / "host"
+    done = export(hostile_kb(kb), site / "docs")
+    assert done.returncode == 0, done.stderr
+    # Material with the extensions Material sites enable: attribute lists, Markdown in HTML.
+    (site / "mkdocs.yml").write_text(
+        "site_name: Host\ntheme: {name: material}\n"
+        "markdown_extensions: [attr_list, md_in_html, tables, pymdownx.superfences]\n"
+    )
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-f", str(site / "mkdocs.yml")],
+        capture_output=True,
+        text=True,
+        env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stderr
+    pages = {p: p.read_text() for p in (site / "site").rglob("*.html")}
+    assert len(pages) > 5
+    for page, text in pages.items():
+        assert not active(text), page
+    record = pages[site / "site/errors/00000000000000e5/index.html"]
+    assert "Bad value &lt;img src=x onerror=alert(4242)&gt; for {name}" in record
+    assert "Shown as text: &lt;img src=x onerror=alert(4245)&gt;" in record
