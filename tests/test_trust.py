@@ -6,6 +6,9 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
+
+from generator.content.load import ContentError, load_content
 from tests.test_export import export
 
 REPO = Path(__file__).resolve().parent.parent
@@ -86,3 +89,17 @@ def test_the_export_built_by_mkdocs_runs_nothing_from_a_record(kb, tmp_path):
     record = pages[site / "site/errors/00000000000000e5/index.html"]
     assert "Bad value &lt;img src=x onerror=alert(4242)&gt; for {name}" in record
     assert "Shown as text: &lt;img src=x onerror=alert(4245)&gt;" in record
+
+
+def test_urls_in_records_are_http_only(kb):
+    record = kb / "content/errors/demo/00000000000000a1.yaml"
+    flag = "{name: n, field: f, flag: --f, url: 'javascript:alert(4251)'}"
+    record.write_text(record.read_text() + f"derived:\n  ref: abc1234\n  flags:\n    - {flag}\n")
+    project = kb / "content/projects/demo.yaml"
+    project.write_text(project.read_text() + "homepage: 'javascript:alert(4252)'\n")
+    with pytest.raises(ContentError) as info:
+        load_content(kb)
+    found = {f"{p.path}:{p.line}: {p.code} {p.field}" for p in info.value.problems}
+    line = len(record.read_text().splitlines())
+    assert f"content/errors/demo/00000000000000a1.yaml:{line}: E103 derived.flags[0].url" in found
+    assert "content/projects/demo.yaml:7: E103 homepage" in found

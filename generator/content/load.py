@@ -71,7 +71,7 @@ _PROJECT_SCHEMA = {
         "ref": {"type": "string", "minLength": 1},
         "version": {"type": "string"},
         "description": {"type": "string"},
-        "homepage": {"type": "string"},
+        "homepage": {"type": "string", "pattern": "^https?://"},
         "wing": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"},
         "package": {"type": "string", "minLength": 1},
         "releases_scanned": {"type": "array", "items": {"type": "string", "minLength": 1}},
