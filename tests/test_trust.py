@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from generator.content.load import ContentError, load_content
+from generator.site.pages import CONTENT_SECURITY_POLICY
 from tests.test_export import export
 
 REPO = Path(__file__).resolve().parent.parent
@@ -103,3 +104,14 @@ def test_urls_in_records_are_http_only(kb):
     line = len(record.read_text().splitlines())
     assert f"content/errors/demo/00000000000000a1.yaml:{line}: E103 derived.flags[0].url" in found
     assert "content/projects/demo.yaml:7: E103 homepage" in found
+
+
+def test_every_page_carries_the_policy_for_hosts_that_ignore_headers(fixture_site):
+    """The _headers policy in a <meta>, before anything loads, without frame-ancestors
+    (which browsers ignore there)."""
+    meta = CONTENT_SECURITY_POLICY.replace("; frame-ancestors 'none'", "")
+    tag = f'<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="{meta}">'
+    pages = list(fixture_site.rglob("*.html"))
+    assert len(pages) > 10
+    for page in pages:
+        assert tag.replace("'", "&#39;") in page.read_text(), page

@@ -17,17 +17,19 @@ RECENT_COUNT = 20
 FEED_COUNT = 50
 
 # No inline script or style anywhere; WebAssembly for Pyodide and Pagefind; nothing may
-# frame the site. The one statement of the policy: `serve` sends it, _headers carries it.
-CONTENT_SECURITY_POLICY = "; ".join(
-    [
-        "default-src 'self'",
-        "script-src 'self' 'wasm-unsafe-eval'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "frame-ancestors 'none'",
-        "form-action 'self'",
-    ]
-)
+# frame the site. The one statement of the policy: `serve` sends it, _headers carries it,
+# and every page's <meta> for hosts that ignore _headers.
+_POLICY = [
+    "default-src 'self'",
+    "script-src 'self' 'wasm-unsafe-eval'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+    "form-action 'self'",
+]
+CONTENT_SECURITY_POLICY = "; ".join(_POLICY)
+# Browsers ignore frame-ancestors (and report-uri, sandbox) in a <meta> policy.
+META_POLICY = "; ".join(d for d in _POLICY if not d.startswith("frame-ancestors"))
 # Response headers by URL pattern, in the _headers order: every pattern that matches applies.
 HEADERS = (
     (urls.home() + "*", {"Content-Security-Policy": CONTENT_SECURITY_POLICY}),
@@ -308,6 +310,7 @@ def _environment(
         absolute=lambda url: urls.absolute(base_url, url),
         nav=[link for w in wings(content.projects.values()) for link in w.nav()],
         asset=lambda name: f"{urls.asset(name)}?v={fingerprints[name]}",
+        content_security_policy=META_POLICY,
     )
     env.filters["code"] = _code_filter
     env.filters["slug"] = markup.slugify
