@@ -3,12 +3,15 @@ own pages, the Markdown export built by MkDocs, the feed and the link cards."""
 
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from generator.content.load import ContentError, load_content
+from generator.site import cards
+from generator.site.build import build
 from generator.site.pages import CONTENT_SECURITY_POLICY
 from tests.test_export import export
 
@@ -115,3 +118,27 @@ def test_every_page_carries_the_policy_for_hosts_that_ignore_headers(fixture_sit
     assert len(pages) > 10
     for page in pages:
         assert tag.replace("'", "&#39;") in page.read_text(), page
+
+
+def test_titles_show_no_bidi_or_zero_width_and_the_feed_parses(kb):
+    """A title that reverses what follows it (a tab reads 'moc.elgoog' for 'google.com') or
+    hides in zero-width characters is neutralised; control characters a message may print
+    leave the feed parseable."""
+    record = kb / "content/errors/demo/00000000000000a1.yaml"
+    text = record.read_text().replace(
+        "title: Widget count not divisible by group size",
+        'title: "Widget\\u202e count\\u2066 not\\u200b divisible\\ufeff by group\\x1b size"',
+    )
+    record.write_text(text.replace("summary: The widgets", 'summary: "The\\x01 widgets'))
+    record.write_text(record.read_text().replace("evenly into groups.", 'evenly into groups."'))
+    content = load_content(kb)
+    shown = "Widget count not divisible by group\x1b size"
+    assert content.records["00000000000000a1"].title == shown
+    assert cards.card(content.records["00000000000000a1"], content).title == shown
+    build(kb)
+    page = (kb / "site/errors/00000000000000a1/index.html").read_text()
+    assert "<title>Widget count not divisible by group\x1b size" in page
+    assert not set("\u202e\u2066\u200b\ufeff") & set(page)
+    feed = ET.parse(kb / "site/feed.xml").getroot()
+    titles = [e.text for e in feed.iter("{http://www.w3.org/2005/Atom}title")]
+    assert "Widget count not divisible by group size" in titles

@@ -1,6 +1,7 @@
 """Rendering HTML pages and the site-level text files through the Jinja templates."""
 
 import hashlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -314,12 +315,22 @@ def _environment(
     )
     env.filters["code"] = _code_filter
     env.filters["slug"] = markup.slugify
+    env.filters["xml"] = _xml_text
     # A variant that carries the releases that print it (shown by the History section).
     env.tests["versioned"] = lambda v: isinstance(v, dict) and "versions" in v
     # A history worth a section: a rewording or a removal (api.history has it for every record
     # followed through releases).
     env.tests["eventful"] = lambda h: bool(h) and (len(h["wordings"]) > 1 or h["removed"])
     return env
+
+
+# Characters XML 1.0 does not allow: a message may print them (escape codes), the feed
+# would not parse with them.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub("", str(text))
 
 
 def _code_filter(code: str, language: str | None, caption: str = ""):
