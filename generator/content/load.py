@@ -60,6 +60,10 @@ CODES = {
     "E122": "path both a file and a folder",
 }
 MAX_FILE_KB = 256  # default of site.yaml's max_file_kb
+# What a title must not carry: bidi embeddings, overrides and isolates (they reorder the text
+# after them, the site's name in a tab's title too) and zero-width characters (they hide
+# words, or make two titles look alike).
+_UNSHOWN = re.compile("[\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff]")
 
 _PROJECT_SCHEMA = {
     "type": "object",
@@ -71,7 +75,7 @@ _PROJECT_SCHEMA = {
         "ref": {"type": "string", "minLength": 1},
         "version": {"type": "string"},
         "description": {"type": "string"},
-        "homepage": {"type": "string"},
+        "homepage": {"type": "string", "pattern": "^https?://"},
         "wing": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"},
         "package": {"type": "string", "minLength": 1},
         "releases_scanned": {"type": "array", "items": {"type": "string", "minLength": 1}},
@@ -232,13 +236,16 @@ class Record:
     @property
     def title(self) -> str:
         """A person's title, else the one derived from the code, else the message's first
-        sentence without placeholders (template.title), else the message."""
-        return (
+        sentence without placeholders (template.title), else the message; without bidi
+        controls and zero-width characters (_UNSHOWN): the message keeps them, as printed,
+        but a title shows in head tags, cards, the feed and link lists."""
+        title = (
             self.data.get("title")
             or self.derived.get("title")
             or template.title(self.message)
             or self.message
         )
+        return _UNSHOWN.sub("", title)
 
     @property
     def derived(self) -> dict[str, Any]:

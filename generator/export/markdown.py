@@ -8,17 +8,18 @@ own URL style; the API files are copied as they are, with URLs for the site's `-
 and URL style.
 """
 
+import html
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import yaml
 from jinja2 import ChainableUndefined, Environment, FileSystemLoader
 
 from generator.content import template
 from generator.content.load import Content
-from generator.site import api, urls
+from generator.site import api, markup, urls
 from generator.site.linking import link
 
 
@@ -81,9 +82,12 @@ def _front_matter(doc: dict) -> str:
     """What docs tools read from a page's head: title, description, tags, and errorkb's
     own fields for templates that want them."""
     c = doc["computed"]
-    front = {"title": c["title"]}
+    # Themes put these into HTML as they are (MkDocs does not escape a page's title, Material
+    # neither its description): they are written as HTML text. mkdocs-macros is told not to
+    # run the text as Jinja.
+    front: dict = {"title": html.escape(c["title"]), "render_macros": False}
     if doc.get("summary"):
-        front["description"] = doc["summary"]
+        front["description"] = html.escape(doc["summary"])
     if doc.get("tags"):
         front["tags"] = doc["tags"]
     front["errorkb"] = {
@@ -121,25 +125,63 @@ def _environment(folder: Path) -> Environment:
     env.filters["fence"] = _fence
     env.filters["cell"] = _cell
     env.filters["text"] = _text
+    env.filters["code"] = _code
+    env.filters["href"] = _href
+    env.filters["markdown"] = _markdown
     return env
 
 
-def _fence(code: str, language: str | None = None) -> str:
-    """A fenced code block long enough that no run of backticks in the code closes it."""
+def _ticks(code: str, least: int) -> str:
+    """A run of backticks longer than any in the code, so that none of them closes it."""
     longest = max((len(run) for run in re.findall("`+", code)), default=0)
-    ticks = "`" * max(3, longest + 1)
+    return "`" * max(least, longest + 1)
+
+
+def _fence(code: str, language: str | None = None) -> str:
+    """A fenced code block."""
+    ticks = _ticks(code, 3)
     return f"{ticks}{language or 'text'}\n{code.rstrip()}\n{ticks}"
 
 
+def _code(text: str) -> str:
+    """Inline code (paths and function names may hold backticks)."""
+    ticks = _ticks(str(text), 1)
+    return f"{ticks} {text} {ticks}" if len(ticks) > 1 else f"`{text}`"
+
+
 def _cell(text: str) -> str:
-    """Text for one cell of a Markdown table: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Markdown for one cell of a Markdown table: one line, pipes escaped; plain text when it
+    could hold HTML or a link (a cell holds no HTML block, see _markdown)."""
+    line = " ".join(str(text).split())
+    return _text(line) if _ACTIVE.search(line) else line.replace("|", "\\|")
 
 
 def _text(text: str) -> str:
     """Plain text in Markdown: what would be markup is escaped (titles made from messages
-    hold `*`, `_`, brackets and backticks)."""
-    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", str(text))
+    hold `*`, `_`, brackets and backticks), HTML as our pages escape it (Python-Markdown,
+    which MkDocs uses, reads no backslash before `<`), `{` so that no attribute list forms."""
+    return re.sub(r"([\\`*_\[\]{}|#])", r"\\\1", html.escape(str(text), quote=False))
+
+
+def _href(url: str) -> str:
+    """A URL for a Markdown link: spaces, brackets, braces and quotes percent-encoded, so
+    that a path in it cannot end the link or add attributes to it."""
+    return quote(str(url), safe=":/?#@!$&+,;=%~")
+
+
+# What a Markdown text needs to hold for a docs tool to make raw HTML, a link, an attribute
+# list or a macro of it: none of these, and the text stays Markdown.
+_ACTIVE = re.compile(r"<|\{|\]\(|\]:")
+
+
+def _markdown(text: str) -> str:
+    """A Markdown field as a docs tool must show it: as our pages do, with no raw HTML and no
+    link but http(s) and relative ones. Text that could hold them is written as the HTML
+    our pages render (markup.markdown: raw HTML off, unsafe links refused), which docs tools
+    pass through as it is; other text stays Markdown."""
+    text = str(text).strip("\n")
+    shown = markup.markdown(text) if _ACTIVE.search(text) else text
+    return shown.rstrip("\n") + "\n"  # a blank line after it in the page ends an HTML block
 
 
 def _put(path: Path, body: str | bytes) -> None:

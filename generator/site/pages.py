@@ -1,6 +1,7 @@
 """Rendering HTML pages and the site-level text files through the Jinja templates."""
 
 import hashlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,17 +18,19 @@ RECENT_COUNT = 20
 FEED_COUNT = 50
 
 # No inline script or style anywhere; WebAssembly for Pyodide and Pagefind; nothing may
-# frame the site. The one statement of the policy: `serve` sends it, _headers carries it.
-CONTENT_SECURITY_POLICY = "; ".join(
-    [
-        "default-src 'self'",
-        "script-src 'self' 'wasm-unsafe-eval'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "frame-ancestors 'none'",
-        "form-action 'self'",
-    ]
-)
+# frame the site. The one statement of the policy: `serve` sends it, _headers carries it,
+# and every page's <meta> for hosts that ignore _headers.
+_POLICY = [
+    "default-src 'self'",
+    "script-src 'self' 'wasm-unsafe-eval'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+    "form-action 'self'",
+]
+CONTENT_SECURITY_POLICY = "; ".join(_POLICY)
+# Browsers ignore frame-ancestors (and report-uri, sandbox) in a <meta> policy.
+META_POLICY = "; ".join(d for d in _POLICY if not d.startswith("frame-ancestors"))
 # Response headers by URL pattern, in the _headers order: every pattern that matches applies.
 HEADERS = (
     (urls.home() + "*", {"Content-Security-Policy": CONTENT_SECURITY_POLICY}),
@@ -308,15 +311,26 @@ def _environment(
         absolute=lambda url: urls.absolute(base_url, url),
         nav=[link for w in wings(content.projects.values()) for link in w.nav()],
         asset=lambda name: f"{urls.asset(name)}?v={fingerprints[name]}",
+        content_security_policy=META_POLICY,
     )
     env.filters["code"] = _code_filter
     env.filters["slug"] = markup.slugify
+    env.filters["xml"] = _xml_text
     # A variant that carries the releases that print it (shown by the History section).
     env.tests["versioned"] = lambda v: isinstance(v, dict) and "versions" in v
     # A history worth a section: a rewording or a removal (api.history has it for every record
     # followed through releases).
     env.tests["eventful"] = lambda h: bool(h) and (len(h["wordings"]) > 1 or h["removed"])
     return env
+
+
+# Characters XML 1.0 does not allow: a message may print them (escape codes), the feed
+# would not parse with them.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub("", str(text))
 
 
 def _code_filter(code: str, language: str | None, caption: str = ""):
