@@ -1,6 +1,7 @@
 """The `errorkb` command."""
 
 import argparse
+import errno
 import io
 import json
 import math
@@ -55,6 +56,15 @@ def cmd_build(args) -> int:
         return _report(exc)
     except BuildError as exc:
         _log(f"error: {exc}")
+        return 1
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        where = f" writing {exc.filename}" if exc.filename else ""
+        _log(
+            f"errorkb build: the disk is full{where}: free some space; "
+            "the previous site is unchanged"  # the build writes into the spare, never the site
+        )
         return 1
     return 0
 

@@ -1,8 +1,10 @@
 """The errorkb command: check, build, new and serve, as a user runs them."""
 
+import errno
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -11,6 +13,8 @@ import urllib.request
 import pytest
 import yaml
 
+from generator import cli
+from generator.site.build import build
 from generator.sources.scaffold import new_id
 
 
@@ -259,3 +263,32 @@ def test_match_reads_random_bytes_on_stdin_without_a_traceback(fixture_site, loc
     out = match_bytes(fixture_site, "-", stdin=noise, env=env)
     assert out.returncode in (0, 1) and b"Traceback" not in out.stderr, out.stderr[-2000:]
     assert out.stderr.endswith(b"\n") and out.stdout.decode("utf-8") is not None
+
+
+def site_files(site):
+    return {path: path.read_bytes() for path in site.rglob("*") if path.is_file()}
+
+
+def test_a_full_disk_stops_the_build_with_one_clear_line(kb, monkeypatch, capsys):
+    build(kb)
+    old = site_files(kb / "site")
+    record = kb / "content/errors/demo/00000000000000b2.yaml"
+    record.write_text(record.read_text() + "title: Group size is not positive\n")
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "write", full)  # the system call every output file is written by
+    code = cli.main(["--root", str(kb), "build"])
+    monkeypatch.undo()
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert re.fullmatch(
+        r"errorkb build: the disk is full writing \S+/\.site-spare/\S+: "
+        r"free some space; the previous site is unchanged",
+        err.splitlines()[-1],
+    )
+    assert site_files(kb / "site") == old
+    build(kb)  # space freed: the next build recovers the half-written spare
+    page = kb / "site/errors/00000000000000b2/index.html"
+    assert "Group size is not positive" in page.read_text()
