@@ -1,8 +1,12 @@
 """The `errorkb` command."""
 
 import argparse
+import errno
+import io
 import json
+import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -52,6 +56,15 @@ def cmd_build(args) -> int:
         return _report(exc)
     except BuildError as exc:
         _log(f"error: {exc}")
+        return 1
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        where = f" writing {exc.filename}" if exc.filename else ""
+        _log(
+            f"errorkb build: the disk is full{where}: free some space; "
+            "the previous site is unchanged"  # the build writes into the spare, never the site
+        )
         return 1
     return 0
 
@@ -118,14 +131,34 @@ def cmd_match(args) -> int:
         if not isinstance(exc, ContentError):
             raise
         return _report(exc)
+    _tolerant_stdio()
     try:
         if args.batch:
             return _match_batch(search, index)
-        return _match_one(search, index, sys.stdin.read() if args.text == "-" else args.text, args)
+        text = sys.stdin.read() if args.text == "-" else args.text
+        return _match_one(search, index, _readable(text), args)
     except BrokenPipeError:
         # The reader is gone (errorkb match ... | head -1): nothing more to say, no traceback.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _tolerant_stdio() -> None:
+    """Pastes may be any bytes: what stdin cannot decode is replaced, and what stdout
+    cannot encode (a lone surrogate in an id echoed back) is escaped, as \\udcff, which
+    inside a JSON string is JSON still."""
+    for stream, errors in ((sys.stdin, "replace"), (sys.stdout, "backslashreplace")):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors=errors)
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _readable(text: str) -> str:
+    """The text with its lone surrogates (from a JSON escape, or bytes of an argument that
+    are not UTF-8) replaced: they cannot be encoded, in a report's URL or on stdout."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _match_one(search, index, text: str, args) -> int:
@@ -156,28 +189,61 @@ def _match_one(search, index, text: str, args) -> int:
 
 def _match_batch(search, index) -> int:
     """JSON lines in ({"text": ..., "id": ...} or a string), JSON lines out, one per line,
-    each written as soon as it is answered."""
+    each written as soon as it is answered. A line that holds no query is answered with
+    why and its number, and the lines after it are answered still."""
     for number, line in enumerate(sys.stdin, 1):
-        if not line.strip():
-            continue
-        try:
-            query = json.loads(line)
-            query = {"text": query} if isinstance(query, str) else query
-            text = query["text"]
-            if not isinstance(text, str):
-                raise TypeError
-        except (ValueError, KeyError, TypeError):
-            answer = {"line": number, "error": 'expected a JSON string or {"text": "..."}'}
-        else:
-            results = search.search(index, text)
-            fits = any(r.match != "similar" for r in results)
-            answer = {
-                **({"id": query["id"]} if "id" in query else {}),
-                "results": [r.to_json() for r in results],
-                "report": None if fits else search.report_url(index, text),
-            }
-        print(json.dumps(answer, ensure_ascii=False), flush=True)
+        if line.strip():
+            print(_batch_answer(search, index, number, line), flush=True)
     return 0
+
+
+class _BadQuery(ValueError):
+    """A line of a batch that holds no query; the message says why."""
+
+
+QUERY_SHAPE = 'expected a JSON string or {"text": "..."}'
+
+
+def _batch_answer(search, index, number: int, line: str) -> str:
+    try:
+        query = _batch_query(line)
+    except _BadQuery as exc:
+        return json.dumps({"line": number, "error": str(exc)})
+    text = _readable(query["text"])
+    results = search.search(index, text)
+    fits = any(r.match != "similar" for r in results)
+    answer = {
+        **({"id": query["id"]} if "id" in query else {}),
+        "results": [r.to_json() for r in results],
+        "report": None if fits else search.report_url(index, text),
+    }
+    return json.dumps(answer, ensure_ascii=False)
+
+
+def _batch_query(line: str) -> dict:
+    """The query a line holds, as {"text": ..., maybe "id": ...}; only what strict JSON
+    allows, so that an id echoed back is JSON too."""
+    try:
+        query = json.loads(line, parse_constant=_not_finite, parse_float=_finite)
+    except RecursionError:
+        raise _BadQuery("nested too deep") from None
+    except _BadQuery:
+        raise
+    except ValueError:
+        raise _BadQuery(QUERY_SHAPE) from None
+    query = {"text": query} if isinstance(query, str) else query
+    if not isinstance(query, dict) or not isinstance(query.get("text"), str):
+        raise _BadQuery(QUERY_SHAPE)
+    return query
+
+
+def _not_finite(name: str) -> float:
+    raise _BadQuery("a number that is not finite")
+
+
+def _finite(number: str) -> float:
+    value = float(number)
+    return value if math.isfinite(value) else _not_finite(number)  # 1e999 is inf
 
 
 def _scan_options(args) -> dict:

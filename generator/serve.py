@@ -23,6 +23,7 @@ from generator.site.build import CACHE_DIR, BuildError, build
 from generator.site.pages import headers_for
 
 POLL_SECONDS = 0.5
+IDLE_TIMEOUT = 30.0  # s: a connection that sends nothing for this long is closed
 WATCHED = ("content", "templates")
 
 # The banner's stylesheet: served by `serve` only, never part of a site. The policy allows
@@ -197,17 +198,30 @@ class SiteHandler(SimpleHTTPRequestHandler):
     def log_message(self, format, *args):
         pass
 
+    def setup(self):
+        # A socket timeout: a connection left idle (or a request sent byte by byte) would
+        # otherwise hold its thread forever. StreamRequestHandler applies it.
+        self.timeout = self.server.idle_timeout
+        super().setup()
+
 
 class SiteServer(ThreadingHTTPServer):
     """The HTTP server, holding the state of the builds that its pages show."""
 
+    # The listen(2) backlog: connections the kernel holds until they are accepted. The
+    # default of 5 dropped a burst of a page's requests, or a few hundred clients'.
+    request_queue_size = 1024
     status: "BuildStatus"
+    idle_timeout: float
 
 
-def make_server(site_dir: Path, host: str = "127.0.0.1", port: int = 8000) -> SiteServer:
+def make_server(
+    site_dir: Path, host: str = "127.0.0.1", port: int = 8000, idle_timeout: float = IDLE_TIMEOUT
+) -> SiteServer:
     handler = functools.partial(SiteHandler, directory=str(site_dir))
     server = SiteServer((host, port), handler)
     server.status = BuildStatus()
+    server.idle_timeout = idle_timeout
     return server
 
 

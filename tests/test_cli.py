@@ -1,12 +1,20 @@
 """The errorkb command: check, build, new and serve, as a user runs them."""
 
+import errno
+import json
+import os
+import random
+import re
 import subprocess
 import sys
 import time
 import urllib.request
 
+import pytest
 import yaml
 
+from generator import cli
+from generator.site.build import build
 from generator.sources.scaffold import new_id
 
 
@@ -139,8 +147,6 @@ def test_calc_says_ok_and_lists_layouts_for_a_preset(kb):
 
 
 def test_calc_json_and_bad_input(kb):
-    import json
-
     result = errorkb(
         kb, "calc", "--heads", "48", "--kv-heads", "8", "--tp", "48", "--dcp", "4", "--json"
     )
@@ -192,3 +198,97 @@ def test_calc_checks_the_node_first_when_told_its_gpus(kb):
     assert "DOES NOT FIT: Ray needs 16 GPUs in its cluster; 8 here" in ray.stdout
     bad = errorkb(kb, "calc", "--model", "tiny", "--tp", "4", "--gpus-per-node", "0")
     assert bad.returncode == 2 and "gpus_per_node must be between 1" in bad.stderr
+
+
+# Hostile input to match: every line answered, never a traceback ---------------------------
+
+
+def match_bytes(site, *args, stdin: bytes, env=None):
+    """errorkb match against a built site, stdin and stdout as bytes (their real encoding)."""
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "match", "--site", str(site), *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def strict_json(line: bytes):
+    """A line as a strict JSON reader takes it: UTF-8, no NaN or Infinity."""
+    return json.loads(line.decode("utf-8"), parse_constant=_refuse)
+
+
+def _refuse(name):
+    raise AssertionError(f"{name} is not JSON")
+
+
+# C: Python reads stdin with surrogateescape; C.UTF-8 (any UTF-8 locale): strictly.
+LOCALES = ["C", "C.UTF-8"]
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_match_batch_answers_every_line_after_a_hostile_one(fixture_site, locale):
+    lines = [
+        b"[" * 200_000,  # nested deeper than any parser recurses
+        b'"\\udcff"',  # a lone surrogate, escaped
+        b'{"text": "x", "id": "\\ud800"}',  # one in the id echoed back
+        b'{"text": "x", "id": NaN}',
+        b'{"text": "x", "id": -Infinity}',
+        b'{"text": "x", "id": 1e999}',  # a float that overflows to inf
+        b'"\xff\xfe not UTF-8"',  # replaced, then answered
+        b'{"text": "x", "id": ' + b"[" * 900 + b"]" * 900 + b"}",  # deep, but parsable
+        b"{not json",
+        b'{"text": "last", "id": 7}',
+    ]
+    env = {**os.environ, "LC_ALL": locale}
+    out = match_bytes(fixture_site, "--batch", stdin=b"\n".join(lines) + b"\n", env=env)
+    assert b"Traceback" not in out.stderr and out.returncode == 0, out.stderr[-2000:]
+    answers = [strict_json(line) for line in out.stdout.splitlines()]
+    assert len(answers) == len(lines)
+    assert answers[0] == {"line": 1, "error": "nested too deep"}
+    assert "results" in answers[1]
+    assert answers[2]["id"] == "\ud800"  # the id comes back as it was sent
+    for number in (4, 5, 6):
+        assert answers[number - 1] == {"line": number, "error": "a number that is not finite"}
+    assert "results" in answers[6] and "results" in answers[7]
+    assert "error" in answers[8] and answers[8]["line"] == 9
+    assert answers[-1]["id"] == 7 and "results" in answers[-1]
+
+
+@pytest.mark.parametrize("locale", LOCALES)
+def test_match_reads_random_bytes_on_stdin_without_a_traceback(fixture_site, locale):
+    noise = random.Random(20).randbytes(4000) + b"\xed\xa0\x80\xff\x00"
+    env = {**os.environ, "LC_ALL": locale}
+    out = match_bytes(fixture_site, "-", stdin=noise, env=env)
+    assert out.returncode in (0, 1) and b"Traceback" not in out.stderr, out.stderr[-2000:]
+    assert out.stderr.endswith(b"\n") and out.stdout.decode("utf-8") is not None
+
+
+def site_files(site):
+    return {path: path.read_bytes() for path in site.rglob("*") if path.is_file()}
+
+
+def test_a_full_disk_stops_the_build_with_one_clear_line(kb, monkeypatch, capsys):
+    build(kb)
+    old = site_files(kb / "site")
+    record = kb / "content/errors/demo/00000000000000b2.yaml"
+    record.write_text(record.read_text() + "title: Group size is not positive\n")
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "write", full)  # the system call every output file is written by
+    code = cli.main(["--root", str(kb), "build"])
+    monkeypatch.undo()
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert re.fullmatch(
+        r"errorkb build: the disk is full writing \S+/\.site-spare/\S+: "
+        r"free some space; the previous site is unchanged",
+        err.splitlines()[-1],
+    )
+    assert site_files(kb / "site") == old
+    build(kb)  # space freed: the next build recovers the half-written spare
+    page = kb / "site/errors/00000000000000b2/index.html"
+    assert "Group size is not positive" in page.read_text()

@@ -1,6 +1,7 @@
 """The preview server: hostile paths get a clean 400 or 404, every response carries the
 site's headers, and the watcher survives any error, showing failed builds on every page."""
 
+import asyncio
 import http.client
 import os
 import shutil
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -365,3 +367,46 @@ def test_errorkb_serve_end_to_end(kb, unused_port):
         _, err = proc.communicate(timeout=30)
     assert "build crashed: ZeroDivisionError: integer division or modulo by zero" in err
     assert "Traceback (most recent call last)" in err
+
+
+# ---------------------------------------------------------------- load
+
+
+async def _status(port: int) -> int:
+    """One GET on its own connection; its status, or the error that ended it."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        await writer.drain()
+        head = await reader.readline()
+        await reader.read()
+        return int(head.split()[1])
+    finally:
+        writer.close()
+
+
+async def _burst(port: int, count: int) -> list:
+    """`count` GETs at once: every connection is opened before the server accepts one."""
+    jobs = (asyncio.wait_for(_status(port), 15) for _ in range(count))
+    return await asyncio.gather(*jobs, return_exceptions=True)
+
+
+def test_500_concurrent_requests_are_all_answered(fixture_site, server):
+    port = server(fixture_site).server_address[1]
+    answers = asyncio.run(_burst(port, 500))
+    failed = Counter(repr(a) for a in answers if a != 200)
+    assert not failed, f"of 500 requests, not answered 200: {dict(failed)}"
+
+
+def test_an_idle_connection_is_closed_after_the_timeout(fixture_site):
+    srv = make_server(fixture_site, "127.0.0.1", 0, idle_timeout=0.5)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(srv.server_address[:2], timeout=5) as idle:
+            start = time.monotonic()
+            assert idle.recv(1) == b""  # sends nothing: closed by the server, not by the 5 s
+            assert 0.4 < time.monotonic() - start < 4
+        assert get(srv.server_address[1], "/")[0] == 200  # and the server goes on
+    finally:
+        srv.shutdown()
+        srv.server_close()

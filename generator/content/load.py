@@ -23,6 +23,7 @@ from urllib.parse import unquote
 
 import fastjsonschema
 import yaml
+from packaging.version import InvalidVersion, Version
 
 from generator import projects
 from generator.content import template
@@ -58,6 +59,8 @@ CODES = {
     "E120": "command fails otherwise than the text says",
     "E121": "unusable name",
     "E122": "path both a file and a folder",
+    "E123": "superseded_by cycle",
+    "E124": "versions out of order",
 }
 MAX_FILE_KB = 256  # default of site.yaml's max_file_kb
 # What a title must not carry: bidi embeddings, overrides and isolates (they reorder the text
@@ -841,6 +844,7 @@ def load_content(root: Path, cache: "ParseCache | None" = None) -> Content:
     for record in content.records.values():
         problems += _cross_problems(record, content)
     problems += _path_clashes(content)
+    problems += _supersession_cycles(content)
     for guide in guides:
         for i, ref in enumerate(guide.errors):
             if not content.knows(ref):
@@ -1193,7 +1197,7 @@ def _cross_problems(record: Record, content: Content) -> list[Problem]:
             )
         )
     successor = record.superseded_by
-    if successor is not None and (successor == record.id or not content.knows(successor)):
+    if successor is not None and not content.knows(successor):
         found.append(
             Problem(
                 src.path,
@@ -1227,10 +1231,75 @@ def _cross_problems(record: Record, content: Content) -> list[Problem]:
     return found
 
 
+def _supersession_cycles(content: Content) -> list[Problem]:
+    """Records whose `superseded_by` leads back to them (A -> A, A -> B -> A): no record
+    would be the one that took over. Each record is walked once, however long the chains."""
+    records, found = content.records, []
+    done: set[str] = set()
+    for start in sorted(records):
+        path: dict[str, int] = {}  # the records of this walk, in order
+        rid: str | None = start
+        while rid in records and rid not in done and rid not in path:
+            path[rid] = len(path)
+            successor = records[rid].superseded_by
+            rid = content.aliases.get(successor, successor) if successor else None
+        if rid in path:  # back on this walk: the records from rid on are a cycle
+            cycle = list(path)[path[rid] :]
+            for i, member in enumerate(cycle):
+                found.append(_cycle_problem(records[member], cycle[i:] + cycle[:i]))
+        done.update(path)
+    return found
+
+
+def _cycle_problem(record: Record, cycle: list[str]) -> Problem:
+    src = record.source
+    shown = " -> ".join([*cycle, cycle[0]])
+    return Problem(
+        src.path,
+        src.line("superseded_by"),
+        "E123",
+        "superseded_by",
+        f"leads back to this record: {shown}; point it at the record that took over, or remove it",
+    )
+
+
 def _record_problems(record: Record, wing_key: str) -> list[Problem]:
-    """Checks of one record beyond its schema: placeholders, and its project's wing's."""
+    """Checks of one record beyond its schema: placeholders, versions in order, and its
+    project's wing's."""
     found = _placeholder_problems(record) if "params" in record.data else []
+    found += _versions_problems(record)
     return found + wing(wing_key).record_problems(record)
+
+
+def _versions_problems(record: Record) -> list[Problem]:
+    """`versions` (of the message, of each variant) whose first release is after its last,
+    in PEP 440 order (0.9.2 before 0.10.0, 1.0.0a1 before 1.0.0rc1)."""
+    spans = [(("versions",), record.versions)] + [
+        (("variants", i, "versions"), variant.get("versions"))
+        for i, variant in enumerate(record.data.get("variants", []))
+        if isinstance(variant, dict)
+    ]
+    found = []
+    for keys, span in spans:
+        if span is not None and _out_of_order(span["first"], span["last"]):
+            found.append(
+                Problem(
+                    record.source.path,
+                    record.source.line(*keys, "first"),
+                    "E124",
+                    _dotted((*keys, "first")),
+                    f"first release {span['first']} is after last {span['last']}; "
+                    "swap them or fix the release",
+                )
+            )
+    return found
+
+
+def _out_of_order(first: str, last: str) -> bool:
+    try:
+        return Version(first) > Version(last)
+    except InvalidVersion:  # not PEP 440: no order to check
+        return False
 
 
 def _placeholder_problems(record: Record) -> list[Problem]:

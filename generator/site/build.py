@@ -588,6 +588,9 @@ def _write_new(path: Path, body: bytes) -> None:
         view = memoryview(body)
         while view:
             view = view[os.write(fd, view) :]
+    except OSError as exc:  # a full disk, say: os.write's error names no file, so name it
+        exc.filename = exc.filename or str(path)
+        raise
     finally:
         os.close(fd)
 
