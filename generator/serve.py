@@ -98,6 +98,27 @@ def site_file(site: Path, url_path: str) -> Path | None:
     return None
 
 
+def redirects(site: Path) -> dict[str, str]:
+    """The site's _redirects rules (source -> target), as Netlify and Cloudflare Pages apply
+    them where no file answers; read again when the file changes."""
+    path = site / urls.output_path(urls.redirects_file())
+    try:
+        st = path.stat()
+    except OSError:
+        return {}
+    return _read_redirects(path, st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=2)
+def _read_redirects(path: Path, mtime_ns: int, size: int) -> dict[str, str]:
+    rules: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and not line.startswith("#"):
+            rules.setdefault(fields[0], fields[1])
+    return rules
+
+
 _BODY_TAG = re.compile(rb"<body\b[^>]*>", re.IGNORECASE)
 
 
@@ -122,12 +143,6 @@ class SiteHandler(SimpleHTTPRequestHandler):
         ".xml": "application/xml",
     }
 
-    def guess_type(self, path):
-        # Extensionless API files (/api/errors/<id>) are JSON.
-        if urls.api() in str(path).replace("\\", "/") and not Path(str(path)).suffix:
-            return "application/json"
-        return super().guess_type(path)
-
     def send_head(self):
         url_path, mark, query = self.path.split("#", 1)[0].partition("?")
         if url_path == PROBLEMS_CSS_URL:
@@ -142,6 +157,8 @@ class SiteHandler(SimpleHTTPRequestHandler):
         except BadPath as exc:
             self.send_error(400, f"Bad path: {exc}")
             return None
+        if target is None and (moved := redirects(site).get(url_path)):
+            return self._redirect(moved + mark + query)
         try:
             body = target.read_bytes() if target is not None else None
         except OSError:  # a folder, or a file a build removed since

@@ -1,18 +1,22 @@
-"""The og:image cards of error pages: one PNG per record, 1200x630, named in the page's
-meta tags, drawn inside its margins whatever the title, and drawn again only when what the
-card shows changes."""
+"""The og:image cards of error pages: a PNG per explained record and one per project and kind
+for the rest, 1200x630, named in the page's meta tags, drawn inside its margins whatever the
+title, and drawn again only when what the card shows changes."""
 
+import html
 import io
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from PIL import Image
 
+from generator.content.load import load_content
 from generator.site import cards
 from generator.site.build import build
 
 A1 = "00000000000000a1"
+FIXTURE_CONTENT = load_content(Path(__file__).parent / "fixtures" / "kb")
 SEED = cards.Card(
     title="Total number of attention heads must be divisible by tensor parallel size",
     exception="ValueError",
@@ -42,10 +46,15 @@ def test_every_error_page_names_its_card_and_the_card_is_a_small_palette_png(fix
     for rid in records:
         page = (fixture_site / "errors" / rid / "index.html").read_text()
         meta = dict(re.findall(r'<meta (?:property|name)="([^"]+)" content="([^"]*)">', page))
-        assert meta["og:image"] == f"https://kb.example.org/cards/{rid}.png"
+        record = FIXTURE_CONTENT.records[rid]
+        # A card of its own where a person explained it, else the project's card for its kind;
+        # the preview's text names the error either way.
+        name = rid if record.curated else f"demo-{record.kind}"
+        assert meta["og:image"] == f"https://kb.example.org/cards/{name}.png"
+        assert meta["og:title"].startswith(html.escape(record.title[:40]))
         assert (meta["og:image:width"], meta["og:image:height"]) == ("1200", "630")
         assert meta["twitter:card"] == "summary_large_image"
-        body = (fixture_site / "cards" / f"{rid}.png").read_bytes()
+        body = (fixture_site / "cards" / f"{name}.png").read_bytes()
         card = image(body)
         assert (card.format, card.mode, card.size) == ("PNG", "P", (1200, 630))
         assert len(body) < 60_000

@@ -173,7 +173,8 @@ RESPONSES = [
     ("GET", f"/errors/{A1}", 301),
     ("GET", "/assets/style.css", 200),
     ("GET", f"/api/errors/{A1}.json", 200),
-    ("GET", f"/api/errors/{A1}", 200),
+    ("GET", f"/api/errors/{A1}", 404),  # no extensionless twin: one file a record
+    ("GET", "/e/00000000/", 404),  # no short link shared by several ids: the 404 page lists them
     ("GET", "/api/schema/error.json", 200),
     ("GET", "/api/nowhere.json", 404),
     ("GET", "/nowhere/", 404),
@@ -195,7 +196,7 @@ def test_every_response_has_the_headers_of_the_sites_headers_file(fixture_site, 
         assert {k: headers.get(k) for k in expected} == expected, path
         api = path.startswith("/api/")
         assert (headers.get("Access-Control-Allow-Origin") == "*") == api, path
-    _, headers, _ = get(port, f"/api/errors/{A1}")
+    _, headers, _ = get(port, f"/api/errors/{A1}.json")
     assert headers["Content-Type"] == "application/json"
 
 
@@ -410,3 +411,19 @@ def test_an_idle_connection_is_closed_after_the_timeout(fixture_site):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_a_short_link_is_a_real_redirect_that_keeps_the_values(kb, server):
+    """/e/<8 hex>/ is a line of _redirects, served as the hosts that read it do."""
+    records = kb / "content/errors/demo"
+    rid = "abcdef0123456789"
+    text = (records / "00000000000000b2.yaml").read_text()
+    (records / f"{rid}.yaml").write_text(
+        text.replace("00000000000000b2", rid, 1).replace("line: 30", "line: 60")
+    )
+    build(kb)
+    assert f"/e/abcdef01/ /errors/{rid}/ 301" in (kb / "site/_redirects").read_text()
+    port = server(kb / "site").server_address[1]
+    status, headers, _ = get(port, "/e/abcdef01/?count=7")
+    assert (status, headers["Location"]) == (301, f"/errors/{rid}/?count=7")
+    assert not (kb / "site/e").exists(), "no folder a short link"

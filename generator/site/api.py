@@ -170,9 +170,8 @@ def dumps(doc: object) -> bytes:
 
 
 def record_files(rid: str, doc: dict) -> list[tuple[str, bytes]]:
-    """A record's JSON document, at both of its URLs."""
-    body = dumps(doc)
-    return [(urls.error_json(rid), body), (urls.error_json_bare(rid), body)]
+    """A record's JSON document."""
+    return [(urls.error_json(rid), dumps(doc))]
 
 
 def api_files(content: Content, links: Links) -> Iterator[tuple[str, bytes]]:
@@ -379,9 +378,6 @@ def openapi_document(base_url: str) -> dict:
         "paths": {
             urls.error_json("{id}"): get(
                 "One error record, with computed values", "ErrorDocument", [rid]
-            ),
-            urls.error_json_bare("{id}"): get(
-                "The same document, extensionless form", "ErrorDocument", [rid]
             ),
             urls.api_index(): get("Counts, projects and guides", "Index"),
             urls.project_json("{project}"): get(

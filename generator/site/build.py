@@ -227,6 +227,10 @@ class Plan:
             lambda: _keyed(api.api_files(content, links)),
             lambda: self._file_pages(),
             lambda: _keyed((urls.asset(name), body) for name, body in sorted(self.assets.items())),
+            lambda: (
+                (url, card.key, functools.partial(cards.draw, card))
+                for url, card in cards.shared_cards(content)
+            ),
         ]
 
     def _file_pages(self) -> Iterable[tuple[str, str, Callable]]:
@@ -245,10 +249,10 @@ class Plan:
         """A record's outputs in parts keyed apart, as part -> (URLs, key): its page and
         JSON, keyed by all they show; its card, by the little it shows, so that an edit of
         a template or of a related record draws no card again."""
-        return {
-            PAGE: (_record_urls(record.id), self.record_key(record)),
-            CARD: ([urls.card(record.id)], cards.card(record, self.content).key),
-        }
+        parts = {PAGE: (_record_urls(record.id), self.record_key(record))}
+        if record.curated:
+            parts[CARD] = ([urls.card(record.id)], cards.card(record, self.content).key)
+        return parts
 
     def record_outputs(self, record: Record, part: str) -> list[tuple[str, bytes]]:
         if part == CARD:
@@ -384,7 +388,7 @@ def _render_chunk(chunk: list[tuple[str, str, str]]) -> dict[str, tuple[str, int
 
 
 def _record_urls(rid: str) -> list[str]:
-    return [urls.error(rid), urls.error_json(rid), urls.error_json_bare(rid)]
+    return [urls.error(rid), urls.error_json(rid)]
 
 
 # Full text ---------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """The og:image of an error page: a 1200x630 PNG card with the record's title, exception and
-project, drawn at build time.
+project, drawn at build time. A record a person explained gets a card of its own; the others
+share their project's card for their kind (the preview's text still names the error, through
+og:title), as a card of each of 30,000 stubs would weigh 400 MB and a third of a cold build.
 
 A card is keyed by what it shows and how it is drawn (`Card.key`), so a rebuild draws only
 the cards of records whose card changed, not every card when a template changes. Drawing is
@@ -181,6 +183,42 @@ def _fit(text: str, face, width: int) -> str:
         else:
             high = mid - 1
     return text[:low].rstrip() + "…"
+
+
+KINDS = {  # a record's kind -> what the shared card calls such records
+    "raise": ("errors", "exception"),
+    "assert": ("failed assertions", "AssertionError"),
+    "log": ("log lines", "logged"),
+    "http": ("error responses", "HTTP error"),
+}
+
+
+def image(record: Record, content: Content) -> tuple[str, Card]:
+    """The URL and card of the image a link to the record's page shows."""
+    if record.curated:
+        return urls.card(record.id), card(record, content)
+    project, kind = record.project, record.kind
+    return urls.shared_card(project, kind), shared(content, project, kind)
+
+
+def shared_cards(content: Content) -> list[tuple[str, Card]]:
+    """The shared card of each project and kind that has records which are not curated."""
+    pairs = {(r.project, r.kind) for r in content.records.values() if not r.curated}
+    return [(urls.shared_card(p, k), shared(content, p, k)) for p, k in sorted(pairs)]
+
+
+def shared(content: Content, key: str, kind: str) -> Card:
+    project = content.projects[key]
+    plural, exception = KINDS.get(kind, KINDS["raise"])
+    page = urls.absolute(content.site["base_url"], urls.project(key))
+    return Card(
+        title=f"{project.name} {plural}: what each one means and what to change",
+        exception=exception,
+        project=f"{project.name} {plural}",
+        site=content.site["title"],
+        address=page.partition("://")[2] or page,
+        repo=project.repo,
+    )
 
 
 def card(record: Record, content: Content) -> Card:

@@ -57,6 +57,9 @@ def headers_file() -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+SITEMAP_URLS = 50_000  # the most one sitemap file may list (sitemaps.org)
+
+
 class Pages:
     def __init__(
         self,
@@ -102,7 +105,11 @@ class Pages:
             record.title,
             description,
             og_type="article",
-            image={"url": urls.card(record.id), "width": cards.WIDTH, "height": cards.HEIGHT},
+            image={
+                "url": cards.image(record, self.content)[0],
+                "width": cards.WIDTH,
+                "height": cards.HEIGHT,
+            },
             doc=doc,
             report_url=report,
             extra=self.extra_section(record),
@@ -178,8 +185,7 @@ class Pages:
         )
         for alias, target in sorted(content.aliases.items()):
             yield urls.error(alias), self.render("redirect.html", target=content.records[target])
-        for url, rid in shortlinks.short_links(content):
-            yield url, self.render("redirect.html", target=content.records[rid], short=True)
+        yield urls.redirects_file(), shortlinks.redirects_file(content)
         yield from shortlinks.id_lists(content)
         yield (
             urls.not_found(),
@@ -187,7 +193,7 @@ class Pages:
                 "404.html", urls.not_found(), "Page not found", "There is no page at this address."
             ),
         )
-        yield urls.sitemap(), self.render("sitemap.xml", entries=self._sitemap_entries())
+        yield from self._sitemaps()
         recent = [r for r in links.recent if r.modified][:FEED_COUNT]
         updated = recent[0].modified if recent else "1970-01-01"
         yield urls.feed(), self.render("feed.xml", records=recent, updated=updated)
@@ -224,6 +230,19 @@ class Pages:
             covered=covered,
             edit_url=urls.github_edit(site["repo"], site["branch"], guide.path),
         )
+
+    def _sitemaps(self) -> Iterator[tuple[str, bytes]]:
+        """/sitemap.xml; past the 50,000 URLs one sitemap may list, an index of parts."""
+        entries = self._sitemap_entries()
+        if len(entries) <= SITEMAP_URLS:
+            yield urls.sitemap(), self.render("sitemap.xml", entries=entries)
+            return
+        parts = [entries[i : i + SITEMAP_URLS] for i in range(0, len(entries), SITEMAP_URLS)]
+        for n, part in enumerate(parts, 1):
+            yield urls.sitemap(n), self.render("sitemap.xml", entries=part)
+        listed = [(urls.sitemap(n), max(filter(None, (d for _, d in part)), default=None))
+                  for n, part in enumerate(parts, 1)]  # fmt: skip
+        yield urls.sitemap(), self.render("sitemap-index.xml", parts=listed)
 
     def _sitemap_entries(self) -> list[tuple[str, str | None]]:
         content = self.content

@@ -1,6 +1,11 @@
 """Links that hold up: /e/<first 8 hex digits>/ for every record whose prefix is its own, and
 the id lists the 404 page reads to send an id typed in capitals, cut short or mistyped to its
-page (or to the nearest ids)."""
+page (or to the nearest ids).
+
+Short links are one file, not a folder each: `_redirects`, which Netlify and Cloudflare Pages
+serve as real redirects (query string kept, so the values in the address reach the page, and
+link previews follow them to the page's own tags). On hosts without it (GitHub Pages) the
+404 page finds the id in the address and goes to its page, values and all."""
 
 import json
 from collections import defaultdict
@@ -25,6 +30,13 @@ def short_links(content: Content) -> Iterator[tuple[str, str]]:
     for prefix, ids in sorted(by_prefix.items()):
         if len(ids) == 1:
             yield urls.short(prefix), ids[0]
+
+
+def redirects_file(content: Content) -> bytes:
+    """`_redirects`: one permanent redirect a short link."""
+    lines = ["# Short links: /e/<the first 8 hex digits of an error's id>/ (errorkb)"]
+    lines += [f"{url} {urls.error(rid)} 301" for url, rid in short_links(content)]
+    return ("\n".join(lines) + "\n").encode()
 
 
 def id_lists(content: Content) -> Iterator[tuple[str, bytes]]:

@@ -80,6 +80,11 @@ def card(record_id: str) -> str:
     return f"/cards/{record_id}.png"
 
 
+def shared_card(project: str, kind: str) -> str:
+    """The image links to a project's pages of one kind share (raise, log...)."""
+    return f"/cards/{project}-{kind}.png"
+
+
 def short(prefix: str) -> str:
     """The short link of a record: the first hex digits of its id, when no other shares them."""
     return f"/e/{prefix}/"
@@ -92,11 +97,6 @@ def id_list(prefix: str) -> str:
 
 def error_json(record_id: str) -> str:
     return _api(f"/api/errors/{record_id}.json")
-
-
-def error_json_bare(record_id: str) -> str:
-    """The extensionless form older links use."""
-    return _api(f"/api/errors/{record_id}")
 
 
 def project(key: str) -> str:
@@ -157,8 +157,9 @@ def not_found() -> str:
     return _file("/404.html")
 
 
-def sitemap() -> str:
-    return _file("/sitemap.xml")
+def sitemap(part: int | None = None) -> str:
+    """The sitemap, or one part of it when it is an index of parts."""
+    return _file("/sitemap.xml" if part is None else f"/sitemaps/{part}.xml")
 
 
 def feed() -> str:
@@ -213,6 +214,11 @@ def pyodide(name: str = "") -> str:
 def service_worker() -> str:
     """The service worker: at the root, so that its scope is the whole site."""
     return "/sw.js"
+
+
+def redirects_file() -> str:
+    """Redirects, for static hosts that read a _redirects file (the short links)."""
+    return _file("/_redirects")
 
 
 def headers_file() -> str:
