@@ -23,7 +23,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from generator.sources.extract import ExtractError, Progress, Site, scan_tree
+from generator.sources.extract import ExtractError, Progress, Site, refused_lines, scan_tree
 
 # Bump when the scanner finds other sites or records more about them: older scans are redone.
 SCAN_FORMAT = 3
@@ -120,6 +120,7 @@ class ReleaseScan:
     files: int
     seconds: float
     cached: bool = False
+    refused: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # over the limits
 
     def counts(self) -> Counter:
         return Counter(site.kind for site in self.sites)
@@ -202,6 +203,7 @@ def scan_release(package: str, version: str, jobs: int | None = None) -> Release
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     result = ReleaseScan(version, scan.sites, scan.files, time.monotonic() - start)
+    result.refused = scan.refused
     save_scan(package, result)
     return result
 
@@ -229,6 +231,8 @@ def scan_releases(
             bar.label = f"releases ({sites} sites)"
             bar.stream.write("\r\x1b[K")
         report(f"{package} {version}: {scan.files} files, {len(scan.sites)} sites ({kinds}); {how}")
+        for line in refused_lines(scan.refused):
+            report(f"{package} {version}: {line}")
         bar.advance()
     bar.close()
     return out
