@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from generator import cli
 from generator.content.load import (
     ContentError,
     load_content,
@@ -393,3 +394,117 @@ def test_an_unsafe_prefix_is_refused(tmp_path):
     wheel = make_zip(tmp_path / "demo-1.0-py3-none-any.whl", {"demo/ok.py": GOOD})
     with pytest.raises(ex.SourceError, match="--prefix '../up'"):
         ex.scan_tree(wheel, prefix="../up")
+
+
+# Archives made to exhaust memory or time: limits, each a line naming the file ---------
+
+
+def refused(scan: ex.Scan) -> list[str]:
+    return ex.refused_lines(scan.refused, most=100)
+
+
+def test_a_wheel_of_huge_members_is_skipped_without_reading_them(tmp_path):
+    wheel = tmp_path / "demo-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        archive.writestr("demo/ok.py", GOOD)
+        for i in range(4):  # 64 MB of zeros each, 64 KB compressed, written as a stream
+            with archive.open(zipfile.ZipInfo(f"demo/m{i}.py"), "w") as member:
+                for _ in range(64):
+                    member.write(bytes(2**20))
+    tracemalloc.start()
+    start = time.perf_counter()
+    scan = ex.scan_tree(wheel)
+    seconds = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert seconds < 2 and peak < 10 * 2**20  # nothing of them was decompressed
+    assert [s.path for s in scan.sites] == ["demo/ok.py"]
+    assert refused(scan) == [
+        f"skipped demo/m{i}.py: is 64 MB, over the 2 MB limit" for i in range(4)
+    ]
+
+
+def test_a_member_longer_than_its_header_says_is_not_read_past_it(tmp_path):
+    size = 3 * 2**20 + 1  # over the limit, its header rewritten to say 100 bytes
+    wheel = make_zip(tmp_path / "demo-1.0-py3-none-any.whl", {"demo/ok.py": GOOD})
+    with zipfile.ZipFile(wheel, "a", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("demo/big.py", bytes(size))
+    data = wheel.read_bytes()
+    assert data.count(size.to_bytes(4, "little")) == 2  # the local and the central header
+    wheel.write_bytes(data.replace(size.to_bytes(4, "little"), (100).to_bytes(4, "little")))
+    scan = ex.scan_tree(wheel)
+    assert [s.path for s in scan.sites] == ["demo/ok.py"]
+    assert refused(scan) == [
+        "skipped demo/big.py: cannot be read: Bad CRC-32 for file 'demo/big.py'"
+    ]
+
+
+def test_the_files_of_a_source_are_read_up_to_a_total(tmp_path, monkeypatch):
+    monkeypatch.setattr(ex, "MAX_TOTAL_BYTES", 2**20)
+    padded = GOOD + b"#" * 400_000
+    wheel = make_zip(
+        tmp_path / "demo-1.0-py3-none-any.whl", {f"demo/m{i}.py": padded for i in range(3)}
+    )
+    scan = ex.scan_tree(wheel)
+    assert [s.path for s in scan.sites] == ["demo/m0.py", "demo/m1.py"]
+    assert refused(scan) == ["skipped demo/m2.py: takes the source over the 1 MB limit"]
+
+
+def test_thousands_of_raises_in_a_file_stop_at_the_limit(tmp_path):
+    (tmp_path / "demo").mkdir()
+    body = "".join(
+        f"    if n == {i}:\n        raise ValueError('bad value {i}')\n" for i in range(20_000)
+    )
+    (tmp_path / "demo/many.py").write_text("def f(n):\n" + body)
+    (tmp_path / "demo/huge.py").write_text("".join(f"raise E('{i}')\n" for i in range(250_000)))
+    (tmp_path / "demo/ok.py").write_bytes(GOOD)
+    start = time.perf_counter()
+    scan = ex.scan_tree(tmp_path / "demo", asserts=True, printed=True, jobs=1)
+    assert time.perf_counter() - start < 10  # the old scanner took minutes and gigabytes
+    assert [s.path for s in scan.sites] == ["ok.py"]
+    assert refused(scan) == [
+        "skipped huge.py: is 4 MB, over the 2 MB limit",
+        "skipped many.py: has over 2,000 sites, the limit per file",
+    ]
+
+
+def test_a_message_over_the_limit_is_skipped_and_the_file_still_read(tmp_path):
+    (tmp_path / "demo").mkdir()
+    long = "x" * 50_000
+    (tmp_path / "demo/x.py").write_text(
+        f"def f(n):\n    raise ValueError('{long}')\n" + GOOD.decode()
+    )
+    scan = ex.scan_tree(tmp_path / "demo")
+    assert [(s.path, s.line) for s in scan.sites] == [("x.py", 4)]
+    assert refused(scan) == ["skipped x.py:2: a message of 50,000 characters, over the 4,000 limit"]
+    assert scan.skipped["too-long"] == 1
+
+
+def test_expressions_nested_too_deeply_are_a_line_not_a_crash(kb, tmp_path, capsys):
+    def chain(depth: int) -> str:  # `a + a + ...` in an annotation and in a message
+        deep = "a" + " + a" * depth
+        return f"class EngineArgs:\n    x: {deep}\n    def f(self, a):\n        raise E({deep})\n"
+
+    files = {"engine/arg_utils.py": 20_000, "config/model.py": 600, "x.py": 20_000}
+    for name, depth in files.items():  # vLLM's wing reads the first two in our process
+        (tmp_path / "vllm" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "vllm" / name).write_text(chain(depth))
+    (tmp_path / "vllm/ok.py").write_bytes(GOOD)
+    argv = ["--root", str(kb), "extract", str(tmp_path), "--project", "demo", "--dry-run"]
+    assert cli.main(argv) == 0  # the demo project uses vLLM's wing
+    err = capsys.readouterr().err
+    assert "files that do not parse: 2" in err and "records: 1 created" in err
+    assert "  vllm/x.py: expressions nested too deeply to read" in err
+
+
+def test_a_pipe_named_like_a_python_file_is_skipped_not_opened(tmp_path):
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo/ok.py").write_bytes(GOOD)
+    os.mkfifo(tmp_path / "demo/x.py")
+    signal.alarm(10)  # opening a pipe for reading would block forever
+    try:
+        scan = ex.scan_tree(tmp_path / "demo")
+    finally:
+        signal.alarm(0)
+    assert [s.path for s in scan.sites] == ["ok.py"]
+    assert refused(scan) == ["skipped x.py: is not a regular file (a pipe, socket or device)"]

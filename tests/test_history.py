@@ -1,7 +1,10 @@
 """errorkb history: releases listed and scanned once, checks followed through releases, and the
 records written, on two tiny releases of our own (tests/fixtures/history)."""
 
+import io
 import json
+import os
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -338,7 +341,7 @@ def test_the_page_shows_the_history_and_where_a_removed_check_went(kb_with_histo
 def test_errors_collected_in_a_list_and_joined_are_each_a_message():
     from generator.sources.extract import scan_file
 
-    code = b'''
+    code = b"""
 def check_request(request, max_n):
     problems = []
     if request.n > max_n:
@@ -348,7 +351,7 @@ def check_request(request, max_n):
     problems.append(unknown_helper(request))
     if problems:
         raise ValueError("Invalid request: " + "; ".join(problems))
-'''
+"""
     sites = scan_file("vllm/serving.py", code).sites
     assert sorted(s.template for s in sites) == [
         "Invalid request: n={n} is above the limit of {max_n}",
@@ -392,4 +395,67 @@ def test_a_placeholder_named_items_renders(kb):
     )
     build(kb)
     page = (kb / "site" / "errors" / rid / "index.html").read_text()
-    assert 'data-param="items"' in page and "<dt><var class=\"ph\">{items}</var></dt>" in page
+    assert 'data-param="items"' in page and '<dt><var class="ph">{items}</var></dt>' in page
+
+
+# Nothing we scan runs ------------------------------------------------------------------
+
+
+def local_index(root: Path, marker: Path) -> str:
+    """A file:// simple index of `demo`: 1.0 an sdist whose build backend writes `marker`
+    when pip asks it anything, 2.0 a wheel of the fixture release r2."""
+    files = root / "files"
+    files.mkdir(parents=True)
+    backend = f"open({str(marker)!r}, 'w').close()\n"
+    sdist = {
+        "demo-1.0/pyproject.toml": '[build-system]\nrequires = []\nbuild-backend = "backend"\n'
+        'backend-path = ["."]\n',
+        "demo-1.0/backend.py": backend,
+        "demo-1.0/setup.py": backend,
+        "demo-1.0/PKG-INFO": "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n",
+        "demo-1.0/vllm/x.py": "def f():\n    raise ValueError('from the sdist')\n",
+    }
+    with tarfile.open(files / "demo-1.0.tar.gz", "w:gz") as archive:
+        for name, text in sdist.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(text.encode())
+            archive.addfile(info, io.BytesIO(text.encode()))
+    with zipfile.ZipFile(files / "demo-2.0-py3-none-any.whl", "w") as archive:
+        for path in sorted((RELEASES / "r2").rglob("*.py")):
+            archive.write(path, path.relative_to(RELEASES / "r2").as_posix())
+        archive.writestr(
+            "demo-2.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: 2.0\n"
+        )
+        archive.writestr(
+            "demo-2.0.dist-info/WHEEL",
+            "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        archive.writestr("demo-2.0.dist-info/RECORD", "")
+    page = root / "simple" / "demo" / "index.html"
+    page.parent.mkdir(parents=True)
+    links = "".join(f'<a href="{p.as_uri()}">{p.name}</a>\n' for p in sorted(files.iterdir()))
+    page.write_text(f"<!DOCTYPE html><html><body>\n{links}</body></html>\n")
+    return (root / "simple").as_uri()
+
+
+def test_history_never_builds_an_sdist_and_skips_a_release_without_a_wheel(
+    kb, tmp_path, monkeypatch, capsys
+):
+    marker = tmp_path / "the-package-ran"
+    monkeypatch.setenv("ERRORKB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # our index only
+    monkeypatch.setenv("PIP_INDEX_URL", local_index(tmp_path / "index", marker))
+    for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_CONSTRAINT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(history, "available_versions", lambda package: ["1.0", "2.0"])
+    for dry in (["--dry-run"], []):
+        code = cli.main(
+            ["--root", str(kb), "history", "--project", DEMO, "--releases", "1.0.."] + dry
+        )
+        err = capsys.readouterr().err
+        assert not marker.exists()  # pip was never asked to build the sdist
+        assert code == 0, err
+        assert "demo 1.0: skipped: no wheel pip can download" in err
+        assert "demo 2.0: 5 files, 7 sites" in err and "Traceback" not in err
+    project = yaml.safe_load((kb / "content" / "projects" / f"{DEMO}.yaml").read_text())
+    assert project["releases_scanned"] == ["2.0"]  # 1.0 is tried again next time

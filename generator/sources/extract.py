@@ -27,11 +27,14 @@ import tarfile
 import time
 import warnings
 import zipfile
+import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
+from functools import partial
 from pathlib import Path
+from typing import IO
 
 import yaml
 
@@ -56,6 +59,19 @@ TESTS = re.compile(r"(?:^|/)(?:tests?/|conftest\.py$|test_[^/]*\.py$|[^/]*_test\
 # Folders never worth parsing in a checkout.
 _PRUNED = frozenset({"__pycache__", "node_modules", "site-packages"})
 
+# Limits on what a source may cost: it may be an archive made to exhaust memory or time.
+# One file, by its header and as read (headers lie). Parsing takes about 100 times a file's
+# size in memory (a 17 MB file: 1.9 GB); vLLM's biggest, gpu_model_runner.py (7,800 lines), is
+# about 400 KB.
+MAX_FILE_BYTES = 2 * 2**20
+# All the files of a source, held in memory together: about 4 times vLLM's 45 MB.
+MAX_TOTAL_BYTES = 200 * 2**20
+# Sites in one file: vLLM's busiest file holds about 200 records' sites; explaining a site
+# costs time in proportion to its function, so thousands in one function take minutes.
+MAX_SITES_PER_FILE = 2_000
+# A message's characters: vLLM's longest is about 1,500; a record must stay a small file.
+MAX_MESSAGE_CHARS = 4_000
+
 # Why a raise statement gave no site, in the order the summary lists them.
 SKIP_REASONS = {
     "re-raise": "bare `raise` or raising an existing exception object",
@@ -64,6 +80,7 @@ SKIP_REASONS = {
     "non-literal": "message computed at run time (a parameter, str(e), a call, ...)",
     "no-literal-text": "message with no letter or digit outside its placeholders",
     "bad-format": "%-format or .format() that does not fit its arguments",
+    "too-long": f"message over {MAX_MESSAGE_CHARS:,} characters",
 }
 
 LOGGER_STYLE_TAG = "logger-style-args"
@@ -692,6 +709,10 @@ _COMPOUND = (
 ) | ast.Match
 
 
+class _TooManySites(Exception):
+    """A file has more sites than MAX_SITES_PER_FILE."""
+
+
 class _Scanner:
     """Finds the raise statements of a module, with their enclosing qualname and scopes.
 
@@ -722,6 +743,7 @@ class _Scanner:
         self.messages = _Messages(self.scopes)
         self.sites: list[Site] = []
         self.skipped: Counter = Counter()
+        self.refused: list[tuple[str, str]] = []  # messages over the limit: (path:line, why)
         self.seen = 0
         self.asserts = 0  # assert statements with a message
 
@@ -855,6 +877,12 @@ class _Scanner:
         literal = "".join(p for p in parts if isinstance(p, str))
         if not any(ch.isalnum() for ch in literal):
             return "" if items else "no-literal-text"
+        if len(literal) > MAX_MESSAGE_CHARS:
+            why = f"a message of {len(literal):,} characters, over the {MAX_MESSAGE_CHARS:,} limit"
+            self.refused.append((f"{self.path}:{node.lineno}", why))
+            return "too-long"
+        if len(self.sites) >= MAX_SITES_PER_FILE:
+            raise _TooManySites
         text, types = _build(parts)
         snippet = ""
         if self.lines is not None:
@@ -1034,6 +1062,7 @@ class FileScan:
     asserts: int = 0
     error: str = ""
     calls: dict[str, set[str]] = field(default_factory=dict)  # function -> names it calls
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (path or path:line, why)
 
 
 def scan_file(
@@ -1057,10 +1086,16 @@ def scan_file(
         lines = data.decode("utf-8", "replace").splitlines() if snippets else None
         scanner = _Scanner(path, lines, asserts, printed, knowledge)
         scanner.module(tree)
-    except (SyntaxError, ValueError, RecursionError) as exc:
+    except (SyntaxError, ValueError) as exc:
         result.error = f"{type(exc).__name__}: {exc}"
         return result
-    result.sites, result.skipped = scanner.sites, scanner.skipped
+    except RecursionError:
+        result.error = "expressions nested too deeply to read"
+        return result
+    except _TooManySites:
+        result.refused = [(path, f"has over {MAX_SITES_PER_FILE:,} sites, the limit per file")]
+        return result
+    result.sites, result.skipped, result.refused = scanner.sites, scanner.skipped, scanner.refused
     result.seen, result.asserts = scanner.seen, scanner.asserts
     result.calls = scanner.calls
     return result
@@ -1083,6 +1118,39 @@ class Tree:
     vendored: int = 0  # files skipped in vendored folders
     tests: int = 0  # test files skipped
     excluded: int = 0  # files skipped by --exclude
+    refused: list[tuple[str, str]] = field(default_factory=list)  # files not read, and why
+    size: int = 0  # bytes read
+
+    def take(self, path: str, declared: int, opener: Callable[[], IO[bytes]]) -> None:
+        """Add a file of `declared` bytes (as its header says) within the limits, or say why
+        not; `opener` opens it for reading."""
+        room = min(MAX_FILE_BYTES, MAX_TOTAL_BYTES - self.size)
+        if declared > MAX_FILE_BYTES:
+            self.refuse(path, f"is {_size(declared)}, over the {_size(MAX_FILE_BYTES)} limit")
+        elif declared > room:
+            self.refuse(path, f"takes the source over the {_size(MAX_TOTAL_BYTES)} limit")
+        elif (data := self._read(path, opener, room)) is not None:
+            self.size += len(data)
+            self.files.append((path, data))
+
+    def _read(self, path: str, opener: Callable[[], IO[bytes]], room: int) -> bytes | None:
+        try:
+            with opener() as handle:
+                data = handle.read(room + 1)  # never more, whatever the header says
+        except (OSError, EOFError, zlib.error, zipfile.BadZipFile, tarfile.TarError) as exc:
+            self.refuse(path, f"cannot be read: {exc}")
+            return None
+        if len(data) > room:
+            self.refuse(path, f"holds more than its header says, over the {_size(room)} left")
+            return None
+        return data
+
+    def refuse(self, path: str, why: str) -> None:
+        self.refused.append((path, why))
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:,.0f} MB" if n >= 2**20 else f"{n:,} bytes"
 
 
 def read_tree(
@@ -1113,11 +1181,11 @@ def read_tree(
         return True
 
     if source.is_dir():
-        tree.files = _read_folder(source, prefix, keep)
+        _read_folder(source, prefix, keep, tree)
     elif source.is_file() and zipfile.is_zipfile(source):
-        tree.files = _read_zip(source, prefix, keep)
+        _read_zip(source, prefix, keep, tree)
     elif source.is_file() and tarfile.is_tarfile(source):
-        tree.files = _read_tar(source, prefix, keep)
+        _read_tar(source, prefix, keep, tree)
     elif not source.exists():
         raise SourceError(f"{source} does not exist")
     else:
@@ -1126,10 +1194,9 @@ def read_tree(
     return tree
 
 
-def _read_folder(root: Path, prefix: str, keep: Callable[[str], bool]) -> list:
+def _read_folder(root: Path, prefix: str, keep: Callable[[str], bool], tree: Tree) -> None:
     base = root.parent if (root / "__init__.py").is_file() else root
     real = os.path.realpath(base)
-    found = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _PRUNED)
         for name in sorted(files):
@@ -1138,11 +1205,18 @@ def _read_folder(root: Path, prefix: str, keep: Callable[[str], bool]) -> list:
             if not name.endswith(".py"):
                 continue
             _refuse_unsafe(root, rel)
-            if path.is_symlink() and os.path.commonpath([real, os.path.realpath(path)]) != real:
-                _refuse(root, rel, f"is a link to {os.path.realpath(path)}, outside the tree")
-            if keep(prefix + rel):
-                found.append((prefix + rel, path.read_bytes()))
-    return found
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):  # never followed: a target in the tree is read itself
+                if os.path.commonpath([real, os.path.realpath(path)]) != real:
+                    _refuse(root, rel, f"is a link to {os.path.realpath(path)}, outside the tree")
+            elif not stat.S_ISREG(info.st_mode):  # opening a pipe or a device may block forever
+                tree.refuse(prefix + rel, "is not a regular file (a pipe, socket or device)")
+            elif keep(prefix + rel):
+                tree.take(prefix + rel, info.st_size, partial(_open_binary, path))
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    return open(path, "rb")
 
 
 def _strip_top(names: list[str]) -> int:
@@ -1186,7 +1260,7 @@ def _link_escapes(name: str, target: str) -> bool:
     return resolved == ".." or resolved.startswith("../")
 
 
-def _read_zip(path: Path, prefix: str, keep: Callable[[str], bool]) -> list:
+def _read_zip(path: Path, prefix: str, keep: Callable[[str], bool], tree: Tree) -> None:
     with zipfile.ZipFile(path) as archive:
         names = []
         for info in archive.infolist():
@@ -1202,12 +1276,12 @@ def _read_zip(path: Path, prefix: str, keep: Callable[[str], bool]) -> list:
             elif name.endswith(".py"):
                 names.append((name, info))
         cut = 0 if path.suffix == ".whl" else _strip_top([n for n, _ in names])
-        return [
-            (prefix + n[cut:], archive.read(info)) for n, info in names if keep(prefix + n[cut:])
-        ]
+        for name, info in names:
+            if keep(prefix + name[cut:]):
+                tree.take(prefix + name[cut:], info.file_size, partial(archive.open, info))
 
 
-def _read_tar(path: Path, prefix: str, keep: Callable[[str], bool]) -> list:
+def _read_tar(path: Path, prefix: str, keep: Callable[[str], bool], tree: Tree) -> None:
     with tarfile.open(path) as archive:
         members = []
         for member in archive.getmembers():
@@ -1219,21 +1293,19 @@ def _read_tar(path: Path, prefix: str, keep: Callable[[str], bool]) -> list:
                 _refuse(path, name, f"is a link to {member.linkname!r}, outside the archive")
             if member.islnk() and path_problem(_member(member.linkname)):
                 _refuse(path, name, f"is a hard link to {member.linkname!r}, outside the archive")
-            if member.isfile() and name.endswith(".py"):
+            if member.isfile() and name.endswith(".py"):  # links and pipes are never opened
                 members.append((name, member))
         cut = _strip_top([n for n, _ in members])
-        return [
-            (prefix + n[cut:], _file_bytes(archive, m))
-            for n, m in members
-            if keep(prefix + n[cut:])
-        ]
+        for name, member in members:
+            if keep(prefix + name[cut:]):
+                tree.take(prefix + name[cut:], member.size, partial(_tar_file, archive, member))
 
 
-def _file_bytes(archive: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
-    """A regular file's bytes (extractfile gives None only for other kinds of member)."""
+def _tar_file(archive: tarfile.TarFile, member: tarfile.TarInfo) -> IO[bytes]:
+    """A regular file's data (extractfile gives None only for other kinds of member)."""
     handle = archive.extractfile(member)
     assert handle is not None, member.name
-    return handle.read()
+    return handle
 
 
 # Scanning a tree ------------------------------------------------------------------
@@ -1279,6 +1351,7 @@ class Scan:
     excluded: int
     unparsable: list[tuple[str, str]]
     seconds: float
+    refused: list[tuple[str, str]] = field(default_factory=list)  # over the limits: (where, why)
     paths: list[str] = field(default_factory=list)  # every file scanned
 
 
@@ -1343,6 +1416,7 @@ def scan_tree(
         excluded=tree.excluded,
         unparsable=sorted((r.path, r.error) for r in results if r.error),
         seconds=time.monotonic() - start,
+        refused=tree.refused + sorted(refused for r in results for refused in r.refused),
         paths=[path for path, _ in tree.files],
     )
 
@@ -1729,6 +1803,7 @@ class Summary:
         if scan.unparsable:
             out.append(f"files that do not parse: {len(scan.unparsable)}")
             out += [f"  {path}: {error}" for path, error in scan.unparsable[:10]]
+        out += refused_lines(scan.refused)
         out.append(f"distinct errors (exception + message): {self.templates}")
         if self.matched:
             out.append(f"existing records matched: {self.matched}")
@@ -1739,6 +1814,14 @@ class Summary:
         out += [f"warning: {w}" for w in self.warnings]
         out.append(f"done in {self.seconds:.1f} s")
         return out
+
+
+def refused_lines(refused: list[tuple[str, str]], most: int = 10) -> list[str]:
+    """What was not read for being over a limit: a line each, the first `most` of them."""
+    out = [f"skipped {where}: {why}" for where, why in refused[:most]]
+    if len(refused) > most:
+        out.append(f"skipped {len(refused) - most} more over the limits")
+    return out
 
 
 def assign_tree(

@@ -1,9 +1,11 @@
 """`errorkb history`: scan every release of a project on PyPI, one at a time.
 
-Each release's wheel is downloaded with pip into a cache outside the repository, its `.py`
-files are scanned (raises, asserts, logger calls, API error responses), the wheel is deleted
-and the scan is kept, so a release is never downloaded or scanned twice. What the scans say
-across releases (which check is which) is `generator.sources.lineage`'s business.
+Each release's wheel is downloaded with pip into a cache outside the repository (never an
+sdist: pip would run its build backend, the project's code; a release without a wheel is
+skipped), its `.py` files are scanned (raises, asserts, logger calls, API error responses),
+the wheel is deleted and the scan is kept, so a release is never downloaded or scanned twice.
+What the scans say across releases (which check is which) is `generator.sources.lineage`'s
+business.
 """
 
 import dataclasses
@@ -23,7 +25,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from generator.sources.extract import ExtractError, Progress, Site, scan_tree
+from generator.sources.extract import ExtractError, Progress, Site, refused_lines, scan_tree
 
 # Bump when the scanner finds other sites or records more about them: older scans are redone.
 SCAN_FORMAT = 3
@@ -31,6 +33,10 @@ SCAN_FORMAT = 3
 
 class HistoryError(ExtractError):
     """A release cannot be listed, downloaded or scanned; the message says why."""
+
+
+class NoWheel(HistoryError):
+    """pip finds no wheel of a release: it is skipped, the others are scanned."""
 
 
 def cache_root() -> Path:
@@ -120,6 +126,7 @@ class ReleaseScan:
     files: int
     seconds: float
     cached: bool = False
+    refused: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # over the limits
 
     def counts(self) -> Counter:
         return Counter(site.kind for site in self.sites)
@@ -171,20 +178,19 @@ def _row(site: Site) -> dict:
 
 
 def download(package: str, version: str, folder: Path) -> Path:
-    """The release's wheel (or sdist when there is no wheel), downloaded with pip."""
-    for binary in (["--only-binary", ":all:"], ["--no-binary", ":all:"]):
-        done = subprocess.run(
-            [sys.executable, "-m", "pip", "download", f"{package}=={version}", "--no-deps"]
-            + binary
-            + ["-q", "-d", str(folder)],
-            capture_output=True,
-            text=True,
-        )
-        files = sorted(p for p in folder.iterdir() if p.suffix in (".whl", ".gz", ".zip"))
-        if done.returncode == 0 and files:
-            return files[0]
-    why = (done.stderr.strip().splitlines() or ["nothing downloaded"])[-1]
-    raise HistoryError(f"pip download {package}=={version}: {why}")
+    """The release's wheel, downloaded with pip. Never an sdist: pip would run its build
+    backend (the scanned project's code) to read its metadata."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "download", f"{package}=={version}", "--no-deps"]
+        + ["--only-binary", ":all:", "-q", "-d", str(folder)],
+        capture_output=True,
+        text=True,
+    )
+    wheels = sorted(folder.glob("*.whl"))
+    if done.returncode or not wheels:
+        why = (done.stderr.strip().splitlines() or ["nothing downloaded"])[-1]
+        raise NoWheel(f"no wheel pip can download ({why}); an sdist is never built")
+    return wheels[0]
 
 
 def scan_release(package: str, version: str, jobs: int | None = None) -> ReleaseScan:
@@ -202,6 +208,7 @@ def scan_release(package: str, version: str, jobs: int | None = None) -> Release
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     result = ReleaseScan(version, scan.sites, scan.files, time.monotonic() - start)
+    result.refused = scan.refused
     save_scan(package, result)
     return result
 
@@ -215,11 +222,17 @@ def scan_releases(
     report: Callable[[str], None] = lambda line: None,
     scanner: Callable[[str, str, int | None], ReleaseScan] = scan_release,
 ) -> list[ReleaseScan]:
-    """Scan each release in turn (oldest first), reporting time and counts per release."""
+    """Scan each release in turn (oldest first), reporting time and counts per release;
+    a release without a wheel is reported and left out."""
     bar = Progress(len(versions), "releases", enabled=progress)
     out, sites = [], 0
     for version in versions:
-        scan = scanner(package, version, jobs)
+        try:
+            scan = scanner(package, version, jobs)
+        except NoWheel as exc:
+            report(f"{package} {version}: skipped: {exc}")
+            bar.advance()
+            continue
         sites += len(scan.sites)
         out.append(scan)
         counts = scan.counts()
@@ -229,8 +242,12 @@ def scan_releases(
             bar.label = f"releases ({sites} sites)"
             bar.stream.write("\r\x1b[K")
         report(f"{package} {version}: {scan.files} files, {len(scan.sites)} sites ({kinds}); {how}")
+        for line in refused_lines(scan.refused):
+            report(f"{package} {version}: {line}")
         bar.advance()
     bar.close()
+    if not out:
+        raise HistoryError(f"{package}: no release could be scanned")
     return out
 
 

@@ -204,9 +204,11 @@ def read(files: list[tuple[str, bytes]]) -> VllmKnowledge | None:
     for path, data in files:
         if path.startswith("vllm/config/") or path in _PARSER_FILES or path == "vllm/_version.py":
             try:
-                trees[path] = ast.parse(data)
-            except (SyntaxError, ValueError):
+                tree = ast.parse(data)
+            except (SyntaxError, ValueError, RecursionError):
                 continue
+            if _depth(tree) <= MAX_DEPTH:  # deeper, ast.unparse and our walks could overflow
+                trees[path] = tree
     if "vllm/engine/arg_utils.py" not in trees:
         return None
     known = VllmKnowledge(version=_version(trees.get("vllm/_version.py")))
@@ -233,6 +235,19 @@ def read(files: list[tuple[str, bytes]]) -> VllmKnowledge | None:
 
 
 _PARSER_FILES = ("vllm/engine/arg_utils.py", "vllm/entrypoints/common/cli_args.py")
+# Nesting of the files read here: real code stays under 50; Python's recursion limit
+# (1,000 frames) allows about 300 levels of ast.unparse.
+MAX_DEPTH = 100
+
+
+def _depth(tree: ast.AST) -> int:
+    """How deep the tree nests, found without recursion."""
+    deepest, todo = 0, [(tree, 0)]
+    while todo:
+        node, depth = todo.pop()
+        deepest = max(deepest, depth)
+        todo += [(child, depth + 1) for child in ast.iter_child_nodes(node)]
+    return deepest
 
 
 def _version(tree: ast.Module | None) -> str:
