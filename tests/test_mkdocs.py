@@ -305,6 +305,24 @@ def test_the_writer_never_replaces_a_file_that_is_not_ours(tmp_path):
     assert (again.path, again.url, str(again)) == ("sw.js", "/sw.js", str(raised.value))
 
 
+@pytest.mark.parametrize(
+    "path, why",
+    [
+        ("../x", "must name a folder inside the site"),
+        ("a/../b", "must name a folder inside the site"),
+        ("/abs", "must be relative to the site's root"),
+        ("a\\b", "must separate folders with /"),
+        ("a b", "may hold only letters, digits"),
+    ],
+)
+def test_a_bad_path_option_is_a_clear_error(tmp_path, path, why):
+    result = mkdocs_build(host_site(tmp_path, {}, path=path), tmp_path / "site", tmp_path)
+    log = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert f"errorkb: path {path!r} {why}" in log
+    assert "Traceback" not in log
+
+
 def test_a_host_site_with_pages_of_its_own_in_the_section_builds(tmp_path):
     docs = {
         "errors/index.md": "# Our errors\n",

@@ -16,6 +16,7 @@ stops the build: errorkb never replaces it.
 """
 
 import logging
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -37,6 +38,8 @@ from generator.site.pages import Pages, _environment
 
 log = logging.getLogger("mkdocs.plugins.errorkb")
 
+_URL_SAFE = re.compile(r"[A-Za-z0-9._~-]+")  # RFC 3986's unreserved characters
+
 CHECKOUT = Path(__file__).resolve().parents[2]  # templates/ beside the generator package
 # errorkb's own site pages that a host site has already (its home, 404, robots.txt) or
 # that mean nothing there (_headers: the host serves the site).
@@ -50,9 +53,7 @@ class ErrorkbConfig(Config):
 
 class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
     def on_config(self, config):
-        section = self.config.path.strip("/")
-        if not section or "." in section.split("/") or ".." in section.split("/"):
-            raise PluginError(f"errorkb: path {self.config.path!r} must name a folder of the site")
+        section = _section(self.config.path)
         folder = (Path(config.config_file_path).parent / self.config.content).resolve()
         if folder.name != "content" or not folder.is_dir():
             raise PluginError(
@@ -205,6 +206,23 @@ def _templates(root: Path) -> Path:
     """The knowledge base's templates, else errorkb's own."""
     own = root / "templates"
     return own if (own / "mkdocs").is_dir() else CHECKOUT / "templates"
+
+
+def _section(path: str) -> str:
+    """The `path:` option as errorkb's folder in the site: a relative path of URL-safe
+    names, since it is both a folder on disk and a part of every page's address."""
+    parts = path.removesuffix("/").split("/")
+    if path.startswith("/"):
+        why = "must be relative to the site's root (no leading /)"
+    elif "\\" in path:
+        why = "must separate folders with /, not \\"
+    elif any(part in ("", ".", "..") for part in parts):
+        why = "must name a folder inside the site (no empty, . or .. part)"
+    elif not all(_URL_SAFE.fullmatch(part) for part in parts):
+        why = "may hold only letters, digits and . _ ~ - (characters a URL keeps as they are)"
+    else:
+        return "/".join(parts)
+    raise PluginError(f"errorkb: path {path!r} {why}")
 
 
 def _named_outputs(content: Content) -> list[str]:
