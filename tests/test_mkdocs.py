@@ -5,6 +5,7 @@ test_example_builds_strict builds the full content, as the example is meant to b
 
 import functools
 import json
+import pickle
 import re
 import shutil
 import subprocess
@@ -237,6 +238,103 @@ def test_content_must_be_a_content_folder(tmp_path, kb):
     result = mkdocs_build(example(tmp_path, kb / "content" / "errors"), tmp_path / "out", tmp_path)
     assert result.returncode != 0
     assert "must be a knowledge base's content/ folder" in result.stdout + result.stderr
+
+
+# ---------------------------------------------------------------- the host's own files
+
+FIXTURE_KB = REPO / "tests" / "fixtures" / "kb" / "content"
+
+
+def host_site(tmp: Path, docs: dict[str, str], path: str = "errors") -> Path:
+    """A small Material site with these docs (name -> text) and the fixture knowledge base
+    as its errors section, at a sub-path with pages as .html files."""
+    for name, text in {"index.md": "# Host\n", **docs}.items():
+        (tmp / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / "docs" / name).write_text(text)
+    config = tmp / "mkdocs.yml"
+    config.write_text(
+        "site_name: Host\n"
+        "site_url: https://docs.example.org/server/\n"
+        "use_directory_urls: false\n"
+        "theme:\n  name: material\n"
+        "plugins:\n  - search\n  - errorkb:\n"
+        f"      content: {FIXTURE_KB}\n"
+        f"      path: {json.dumps(path)}\n"
+    )
+    return config
+
+
+@pytest.mark.parametrize(
+    "host_file, url",
+    [
+        ("errors/calc.md", "/server/errors/calc.html"),
+        ("errors/guides.md", "/server/errors/guides.html"),
+        ("api/openapi.json", "/server/api/openapi.json"),
+        ("sw.js", "/sw.js"),  # at the root, whatever the site's path
+        # A page named only when rendered: the writer refuses it, after MkDocs' build.
+        (
+            "errors/projects/demo/files/demo/parallel.py.md",
+            "/server/errors/projects/demo/files/demo/parallel.py.html",
+        ),
+    ],
+)
+def test_a_host_file_at_an_address_of_ours_stops_the_build(tmp_path, host_file, url):
+    text = "# Host page\n" if host_file.endswith(".md") else "host file\n"
+    out = tmp_path / "site"
+    result = mkdocs_build(host_site(tmp_path, {host_file: text}), out, tmp_path)
+    log = result.stdout + result.stderr
+    assert result.returncode != 0, log
+    ours = url.removeprefix("/server").lstrip("/")
+    assert f"errorkb: docs/{host_file} and errorkb's {url} are both {ours} in the site" in log
+    assert "Traceback" not in log
+    # Not replaced: the build stopped before MkDocs wrote it, or it is still the host's.
+    written = out / ours
+    assert not written.exists() or text.strip("# \n") in written.read_text()
+
+
+def test_the_writer_never_replaces_a_file_that_is_not_ours(tmp_path):
+    from generator.site.build import OccupiedError, Writer
+
+    (tmp_path / "sw.js").write_text("host")
+    writer = Writer(tmp_path, {}, None, {}, frozenset({"sw.js"}))
+    with pytest.raises(OccupiedError) as raised:
+        writer.write("/sw.js", b"ours", "key")
+    assert (tmp_path / "sw.js").read_text() == "host"
+    # Raised in a worker, it reaches the build pickled.
+    again = pickle.loads(pickle.dumps(raised.value))
+    assert (again.path, again.url, str(again)) == ("sw.js", "/sw.js", str(raised.value))
+
+
+@pytest.mark.parametrize(
+    "path, why",
+    [
+        ("../x", "must name a folder inside the site"),
+        ("a/../b", "must name a folder inside the site"),
+        ("/abs", "must be relative to the site's root"),
+        ("a\\b", "must separate folders with /"),
+        ("a b", "may hold only letters, digits"),
+    ],
+)
+def test_a_bad_path_option_is_a_clear_error(tmp_path, path, why):
+    result = mkdocs_build(host_site(tmp_path, {}, path=path), tmp_path / "site", tmp_path)
+    log = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert f"errorkb: path {path!r} {why}" in log
+    assert "Traceback" not in log
+
+
+def test_a_host_site_with_pages_of_its_own_in_the_section_builds(tmp_path):
+    docs = {
+        "errors/index.md": "# Our errors\n",
+        "errors/faq.md": "# FAQ\n",
+        "api/usage.md": "# API\n",
+    }
+    out = tmp_path / "site"
+    built(mkdocs_build(host_site(tmp_path, docs), out, tmp_path))
+    assert "Our errors" in (out / "errors/index.html").read_text()
+    assert "FAQ" in (out / "errors/faq.html").read_text()
+    assert 'class="calc' in (out / "errors/calc.html").read_text()
+    assert json.loads((out / "api/openapi.json").read_text())["openapi"]
 
 
 @pytest.mark.slow

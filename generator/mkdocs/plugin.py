@@ -11,10 +11,12 @@ log, and the build stops). MkDocs builds the section's index page (`<path>/index
 the docs have one) like any other page; after MkDocs' build, errorkb writes the rest with its
 own pipeline: record, project, file and guide pages inside Material's frame (frame.py), the
 JSON API under /api/, the tier-1 search index and the calculator. Explained records and
-guides go into Material's search index.
+guides go into Material's search index. A file of the host's at one of errorkb's addresses
+stops the build: errorkb never replaces it.
 """
 
 import logging
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -28,12 +30,15 @@ from mkdocs.structure.files import File
 
 from generator.content.load import CODES, Content, ContentError, ParseCache, load_content
 from generator.mkdocs.frame import ARTICLE, BODY_MARK, Frame
+from generator.projects import wings
 from generator.site import urls
-from generator.site.build import CACHE_DIR, Plan, Writer, load_assets, write_site
+from generator.site.build import CACHE_DIR, OccupiedError, Plan, Writer, load_assets, write_site
 from generator.site.linking import link
 from generator.site.pages import Pages, _environment
 
 log = logging.getLogger("mkdocs.plugins.errorkb")
+
+_URL_SAFE = re.compile(r"[A-Za-z0-9._~-]+")  # RFC 3986's unreserved characters
 
 CHECKOUT = Path(__file__).resolve().parents[2]  # templates/ beside the generator package
 # errorkb's own site pages that a host site has already (its home, 404, robots.txt) or
@@ -48,9 +53,7 @@ class ErrorkbConfig(Config):
 
 class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
     def on_config(self, config):
-        section = self.config.path.strip("/")
-        if not section or "." in section.split("/") or ".." in section.split("/"):
-            raise PluginError(f"errorkb: path {self.config.path!r} must name a folder of the site")
+        section = _section(self.config.path)
         folder = (Path(config.config_file_path).parent / self.config.content).resolve()
         if folder.name != "content" or not folder.is_dir():
             raise PluginError(
@@ -79,6 +82,13 @@ class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
         src = f"{self.section}/index.md"
         if files.get_file_from_path(src) is None:
             files.append(File.generated(config, src, content=self._index_page()))
+        # A clash with the pages named here stops the build before MkDocs' own work; the
+        # writer refuses to replace a host's file with any other output.
+        with _scheme(self.scheme):
+            ours = {urls.output_path(url): url for url in _named_outputs(self.content)}
+        for file in files:
+            if file.dest_uri in ours:
+                raise PluginError(_clash(file, ours[file.dest_uri], config))
         return files
 
     def on_nav(self, nav, config, files):
@@ -94,7 +104,11 @@ class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
         with _scheme(self.scheme):
             plan = self._plan(config)
             site = Path(config.site_dir)
-            write_site(Writer(site, {}, None, {}), plan)  # the plan has the wings' vendored files
+            host = {file.dest_uri: file for file in self.files}  # MkDocs wrote these: not ours
+            try:  # the plan has the wings' vendored files
+                write_site(Writer(site, {}, None, {}, frozenset(host)), plan)
+            except OccupiedError as exc:
+                raise PluginError(_clash(host[exc.path], exc.url, config)) from None
             self._index_for_search(config, site)
         log.info(f"errorkb: {len(self.content.records)} records under {self.section}/")
 
@@ -192,6 +206,60 @@ def _templates(root: Path) -> Path:
     """The knowledge base's templates, else errorkb's own."""
     own = root / "templates"
     return own if (own / "mkdocs").is_dir() else CHECKOUT / "templates"
+
+
+def _section(path: str) -> str:
+    """The `path:` option as errorkb's folder in the site: a relative path of URL-safe
+    names, since it is both a folder on disk and a part of every page's address."""
+    parts = path.removesuffix("/").split("/")
+    if path.startswith("/"):
+        why = "must be relative to the site's root (no leading /)"
+    elif "\\" in path:
+        why = "must separate folders with /, not \\"
+    elif any(part in ("", ".", "..") for part in parts):
+        why = "must name a folder inside the site (no empty, . or .. part)"
+    elif not all(_URL_SAFE.fullmatch(part) for part in parts):
+        why = "may hold only letters, digits and . _ ~ - (characters a URL keeps as they are)"
+    else:
+        return "/".join(parts)
+    raise PluginError(f"errorkb: path {path!r} {why}")
+
+
+def _named_outputs(content: Content) -> list[str]:
+    """The URLs of errorkb's outputs that need no rendering to name: its pages, the records'
+    documents and the API's fixed files."""
+    named = [urls.guides()] if content.guides else []
+    named += [urls.guide(guide.slug) for guide in content.guides]
+    for rid in content.records:
+        named += [urls.error(rid), urls.error_json(rid), urls.error_json_bare(rid)]
+    for key in content.projects:
+        named += [urls.project(key), urls.project_json(key)]
+    named += [url for wing in wings(content.projects.values()) for url in wing.sitemap()]
+    return named + [
+        urls.service_worker(),
+        urls.search(),
+        urls.search_index(),
+        urls.sitemap(),
+        urls.feed(),
+        urls.api_index(),
+        urls.schema(),
+        urls.record_schema(),
+        urls.openapi(),
+        urls.api_not_found(),
+    ]
+
+
+def _clash(file: File, url: str, config) -> str:
+    """The error for a host's file at an address of errorkb's, naming both."""
+    source = file.abs_src_path or file.src_uri  # None for a file another plugin generated
+    folder = Path(config.config_file_path).parent
+    if Path(source).is_relative_to(folder):
+        source = Path(source).relative_to(folder).as_posix()
+    return (
+        f"errorkb: {source} and errorkb's {url} are both {file.dest_uri} in the site; "
+        "errorkb never replaces the host's files: move one of them (errorkb's pages follow "
+        "its `path:` option)"
+    )
 
 
 def _counts(content: Content) -> dict[str, int]:

@@ -418,11 +418,19 @@ def _write_full_text(writer: "Writer", plan: Plan) -> None:
 class Writer:
     """Makes `root` hold exactly the outputs it is given, touching only what differs."""
 
-    def __init__(self, root: Path, kept: dict, live_site: Path | None, live: dict):
+    def __init__(
+        self,
+        root: Path,
+        kept: dict,
+        live_site: Path | None,
+        live: dict,
+        others: frozenset[str] = frozenset(),
+    ):
         self.root = root
         self.kept = kept  # url -> [key, size] already in root
         self.live_site = live_site
         self.live = live  # url -> [key, size] of the live site
+        self.others = others  # files in root that are not ours (a host site's): never replaced
         self.manifest: dict[str, tuple[str, int]] = {}
         self.rendered = 0
         self._last_written: tuple[bytes, Path] | None = None
@@ -450,7 +458,7 @@ class Writer:
 
     def twin(self) -> "Writer":
         """A writer for a worker process: same folder and knowledge, its own manifest."""
-        return Writer(self.root, self.kept, self.live_site, self.live)
+        return Writer(self.root, self.kept, self.live_site, self.live, self.others)
 
     def merge(self, manifest: dict[str, tuple[str, int]], rendered: int) -> None:
         """What a worker process put into this folder."""
@@ -517,7 +525,10 @@ class Writer:
     def _create(self, url: str, make: Callable[[Path], None]) -> Path:
         """Make the file of a URL as a new file: `make` must create it (O_EXCL or link) and
         never open what is there, which may be a hard link to the live site."""
-        path = self.root / safe_output_path(url)
+        rel = safe_output_path(url)
+        if rel in self.others:
+            raise OccupiedError(rel, url)
+        path = self.root / rel
         try:
             if url in self.kept:
                 path.unlink(missing_ok=True)
@@ -571,6 +582,17 @@ def _file_digest(path: Path, size: int, mtime_ns: int) -> str:
 
 class UnsafeOutputError(BuildError):
     """An output path that would leave the site folder: a bug or hostile content."""
+
+
+class OccupiedError(BuildError):
+    """An output whose file is someone else's: a host site's page or file."""
+
+    def __init__(self, path: str, url: str):
+        super().__init__(path, url)  # as they are: a worker's error is pickled to the build
+        self.path, self.url = path, url
+
+    def __str__(self) -> str:
+        return f"cannot write {self.url!r}: {self.path} is not errorkb's file"
 
 
 def safe_output_path(url: str) -> str:
