@@ -106,7 +106,7 @@ def test_serve_builds_serves_and_rebuilds_on_change(kb, unused_port):
         record.write_text("id: [broken\n")  # a bad edit keeps the last good site up
         time.sleep(1.5)
         assert "Group size is not positive" in _get(f"{base}/errors/00000000000000b2/")
-        api = urllib.request.urlopen(f"{base}/api/errors/00000000000000a1", timeout=5)
+        api = urllib.request.urlopen(f"{base}/api/errors/00000000000000a1.json", timeout=5)
         assert api.headers["Content-Type"] == "application/json"
     finally:
         proc.terminate()

@@ -231,7 +231,7 @@ def _named_outputs(content: Content) -> list[str]:
     named = [urls.guides()] if content.guides else []
     named += [urls.guide(guide.slug) for guide in content.guides]
     for rid in content.records:
-        named += [urls.error(rid), urls.error_json(rid), urls.error_json_bare(rid)]
+        named += [urls.error(rid), urls.error_json(rid)]
     for key in content.projects:
         named += [urls.project(key), urls.project_json(key)]
     named += [url for wing in wings(content.projects.values()) for url in wing.sitemap()]
