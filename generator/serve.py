@@ -231,6 +231,10 @@ class SiteServer(ThreadingHTTPServer):
     status: "BuildStatus"
     idle_timeout: float
 
+    def handle_error(self, request, client_address):
+        """A client that hangs up or stalls mid-answer is the client's business: no
+        traceback on the terminal of the person previewing."""
+
 
 def make_server(
     site_dir: Path, host: str = "127.0.0.1", port: int = 8000, idle_timeout: float = IDLE_TIMEOUT
