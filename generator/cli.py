@@ -28,7 +28,8 @@ def _report(exc) -> int:
 
 
 def cmd_check(args) -> int:
-    from generator.content.load import ContentError, load_content
+    from generator.content.load import load_content
+    from generator.content.model import ContentError
 
     try:
         content = load_content(args.root)
@@ -47,7 +48,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_build(args) -> int:
-    from generator.content.load import ContentError
+    from generator.content.model import ContentError
     from generator.site.build import BuildError, build
 
     try:
@@ -70,7 +71,8 @@ def cmd_build(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from generator.content.load import ContentError, load_content
+    from generator.content.load import load_content
+    from generator.content.model import ContentError
     from generator.export.markdown import export
 
     try:
@@ -84,7 +86,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from generator.content.load import ContentError
+    from generator.content.model import ContentError
     from generator.serve import serve
     from generator.site.build import BuildError, build
 
@@ -126,7 +128,7 @@ def cmd_match(args) -> int:
         _log(f"error: no search index in {args.site}; run errorkb build first")
         return 1
     except Exception as exc:  # records is loaded only when the index is compiled anew
-        from generator.content.load import ContentError
+        from generator.content.model import ContentError
 
         if not isinstance(exc, ContentError):
             raise
@@ -253,7 +255,7 @@ def _scan_options(args) -> dict:
 
 
 def cmd_extract(args) -> int:
-    from generator.content.load import ContentError
+    from generator.content.model import ContentError
     from generator.sources.extract import ExtractError, extract
 
     try:
@@ -282,7 +284,8 @@ def cmd_history(args) -> int:
     import time
     from collections import Counter
 
-    from generator.content.load import ContentError, load_content
+    from generator.content.load import load_content
+    from generator.content.model import ContentError
     from generator.sources import chronicle, history, lineage
     from generator.sources.extract import ExtractError, project_ref, write_text
 
@@ -328,7 +331,7 @@ def cmd_history(args) -> int:
 def cmd_verify_sources(args) -> int:
     import json
 
-    from generator.content.load import ContentError
+    from generator.content.model import ContentError
     from generator.sources.extract import ExtractError
     from generator.sources.verify import verify_sources
 

@@ -17,7 +17,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
 
-from generator.content.load import ContentError, ParseCache
+from generator.content.load import ParseCache
+from generator.content.model import ContentError
 from generator.site import urls
 from generator.site.build import CACHE_DIR, BuildError, build
 from generator.site.pages import headers_for

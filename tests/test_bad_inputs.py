@@ -23,13 +23,8 @@ from pathlib import Path
 import pytest
 
 from generator import cli
-from generator.content.load import (
-    ContentError,
-    load_content,
-    load_schema,
-    parse_yaml,
-    path_problem,
-)
+from generator.content.load import load_content, load_schema, parse_yaml, path_problem
+from generator.content.model import ContentError
 from generator.site.build import build
 from generator.sources import extract as ex
 from tests.conftest import make_kb

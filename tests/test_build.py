@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
-from generator.content.load import ContentError
+from generator.content.model import ContentError
 from generator.site import build as build_module
 from generator.site.build import build
 from tests.sitecheck import check_site, parse

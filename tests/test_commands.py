@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.content.load import ContentError, load_content
+from generator.content.load import load_content
+from generator.content.model import ContentError
 from generator.projects.vllm import calc
 from generator.projects.vllm import checks as records
 

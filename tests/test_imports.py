@@ -105,11 +105,24 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_the_imports_the_package_has():
     graph = import_graph()
-    assert "generator.search.engine" in graph["generator.content.load"]
+    assert "generator.content.model" in graph["generator.content.load"]
     assert "generator.site.urls" in graph["generator.site.pages"]
     # Only under TYPE_CHECKING or inside functions: not an edge.
     assert "generator.content.load" not in graph["generator.search.engine"]
     assert "generator.content.load" not in graph["generator.cli"]
+
+
+def test_the_content_package_stands_on_its_own():
+    """Content is read and checked without the search engine, the site or the sources, not
+    even by a lazy import: the stages after it depend on it, never the other way round."""
+    for name, path in MODULES.items():
+        if not name.startswith("generator.content"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                later = ("generator.search", "generator.site", "generator.sources")
+                assert not node.module.startswith(later), f"{name} imports {node.module}"
 
 
 def test_the_cycle_finder_finds_a_cycle_through_a_package():

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.content.load import CODES, ContentError, load_content
+from generator.content.load import load_content
+from generator.content.model import CODES, ContentError
 
 A1 = "content/errors/demo/00000000000000a1.yaml"
 B2 = "content/errors/demo/00000000000000b2.yaml"

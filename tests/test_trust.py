@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.content.load import ContentError, load_content
+from generator.content.load import load_content
+from generator.content.model import ContentError
 from generator.site import cards
 from generator.site.build import build
 from generator.site.pages import CONTENT_SECURITY_POLICY

@@ -15,7 +15,6 @@ import pickle
 import re
 import stat
 import zlib
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,47 +25,28 @@ import yaml
 from packaging.version import InvalidVersion, Version
 
 from generator import projects
+from generator.content import model as model_module
 from generator.content import template
+from generator.content.model import (
+    Content,
+    ContentError,
+    Guide,
+    Problem,
+    Project,
+    Record,
+    Source,
+)
 from generator.projects import wing
 from generator.projects import wings as projects_wings
-from generator.search import engine as search
 
 SCHEMA_PATH = Path(__file__).parent.parent / "error.schema.json"
 SCHEMA_LINE = "# yaml-language-server: $schema=../../../generator/error.schema.json"
 
 # Stable problem codes: tests, docs and users rely on them.
-CODES = {
-    "E100": "YAML syntax error",
-    "E101": "required field missing",
-    "E102": "unknown field",
-    "E103": "wrong type or value",
-    "E104": "unknown record id",
-    "E105": "bad id",
-    "E106": "duplicate id or alias",
-    "E107": "placeholder missing from params",
-    "E108": "param that no message has",
-    "E109": "unknown project",
-    "E110": "duplicate key",
-    "E111": "not a mapping",
-    "E112": "bad calculator",
-    "E113": "check failed",
-    "E114": "missing file",
-    "E115": "unsafe path",
-    "E116": "YAML anchor or alias",
-    "E117": "file too large",
-    "E118": "unusable link",
-    "E119": "stray file",
-    "E120": "command fails otherwise than the text says",
-    "E121": "unusable name",
-    "E122": "path both a file and a folder",
-    "E123": "superseded_by cycle",
-    "E124": "versions out of order",
-}
 MAX_FILE_KB = 256  # default of site.yaml's max_file_kb
 # What a title must not carry: bidi embeddings, overrides and isolates (they reorder the text
 # after them, the site's name in a tab's title too) and zero-width characters (they hide
 # words, or make two titles look alike).
-_UNSHOWN = re.compile("[\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff]")
 
 _PROJECT_SCHEMA = {
     "type": "object",
@@ -111,243 +91,6 @@ _GUIDE_SCHEMA = {
         "nodes": {"type": "integer", "minimum": 1},
     },
 }
-
-
-@dataclass(frozen=True)
-class Problem:
-    path: str
-    line: int
-    code: str
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.code} {self.field}: {self.message}"
-
-
-class ContentError(Exception):
-    """The content has problems; the build must not go on."""
-
-    def __init__(self, problems: list[Problem]):
-        self.problems = sorted(problems, key=lambda p: (p.path, p.line, p.code, p.field))
-        super().__init__("\n".join(map(str, self.problems)))
-
-
-@dataclass
-class Source:
-    """A parsed YAML document with the line of every field."""
-
-    path: str
-    data: object
-    lines: dict[tuple, int] = field(default_factory=dict)
-    digest: str = ""  # of the file's text: what the build keys its outputs on
-
-    def line(self, *keys) -> int:
-        """Line of a field, or of its nearest enclosing field that has one."""
-        while keys not in self.lines and keys:
-            keys = keys[:-1]
-        return self.lines.get(keys, 1)
-
-
-@dataclass(frozen=True)
-class Location:
-    """A place in a project's source where an error is raised (the schema's `site`)."""
-
-    path: str
-    line: int | None = None
-    function: str | None = None
-
-    @classmethod
-    def of(cls, site: dict[str, Any]) -> "Location":
-        return cls(site["path"], site.get("line"), site.get("function"))
-
-
-@dataclass(frozen=True)
-class Param:
-    """One placeholder of the message: what its values look like, and what it is."""
-
-    type: str = "any"
-    about: str | None = None
-
-
-@dataclass(eq=False)
-class Record:
-    """A valid record. `data` is the file's mapping, as the API publishes it; code reads
-    the fields through the properties below."""
-
-    source: Source
-    data: dict[str, Any]
-    patterns: list | None = None  # search.record_patterns of the record, when parsed for a build
-
-    @property
-    def id(self) -> str:
-        return self.data["id"]
-
-    @property
-    def project(self) -> str:
-        return self.data["project"]
-
-    @property
-    def exception(self) -> str:
-        return self.data["exception"]
-
-    @property
-    def message(self) -> str:
-        return self.data["message"]
-
-    @property
-    def variants(self) -> list[str]:
-        """The other wordings' templates (a variant is a template, or {message, versions})."""
-        return [v if isinstance(v, str) else v["message"] for v in self.data.get("variants", [])]
-
-    @property
-    def wordings(self) -> list[tuple[str, dict | None]]:
-        """Every wording with the releases that print it ({first, last}, or None when
-        unknown): the message first, then the variants."""
-        out: list[tuple[str, dict | None]] = [(self.message, self.versions)]
-        for v in self.data.get("variants", []):
-            out.append((v, None) if isinstance(v, str) else (v["message"], v.get("versions")))
-        return out
-
-    @property
-    def versions(self) -> dict | None:
-        """The releases that print the message: {first, last}, or None when not scanned."""
-        return self.data.get("versions")
-
-    @property
-    def kind(self) -> str:
-        """raise, assert, log or http: how the program prints it."""
-        return self.data.get("kind", "raise")
-
-    @property
-    def level(self) -> str | None:
-        return self.data.get("level")
-
-    @property
-    def superseded_by(self) -> str | None:
-        return self.data.get("superseded_by")
-
-    @property
-    def messages(self) -> list[str]:
-        """The message and its variants: every wording search matches."""
-        return [self.message, *self.variants]
-
-    @property
-    def params(self) -> dict[str, Param]:
-        return {name: Param(**about) for name, about in self.data.get("params", {}).items()}
-
-    @property
-    def title(self) -> str:
-        """A person's title, else the one derived from the code, else the message's first
-        sentence without placeholders (template.title), else the message; without bidi
-        controls and zero-width characters (_UNSHOWN): the message keeps them, as printed,
-        but a title shows in head tags, cards, the feed and link lists."""
-        title = (
-            self.data.get("title")
-            or self.derived.get("title")
-            or template.title(self.message)
-            or self.message
-        )
-        return _UNSHOWN.sub("", title)
-
-    @property
-    def derived(self) -> dict[str, Any]:
-        """What extract derived from the code (condition, flags, stage, category...)."""
-        return self.data.get("derived", {})
-
-    @property
-    def summary(self) -> str:
-        return self.data.get("summary", "")
-
-    @property
-    def status(self) -> str:
-        return self.data.get("status", "active")
-
-    @property
-    def location(self) -> Location:
-        """Where the error is raised (the first site)."""
-        return Location.of(self.data["source"])
-
-    @property
-    def sites(self) -> list[Location]:
-        """The further places the same error is raised."""
-        return [Location.of(site) for site in self.data["source"].get("sites", [])]
-
-    @property
-    def ref(self) -> str | None:
-        """The tag or commit the record's lines are pinned to; None: the project's ref."""
-        return self.data["source"].get("ref")
-
-    @property
-    def related(self) -> list[str]:
-        return self.data.get("related", [])
-
-    @property
-    def aliases(self) -> list[str]:
-        return self.data.get("aliases", [])
-
-    @property
-    def modified(self) -> str | None:
-        """When the record last changed, from its own data (never the clock): when a person
-        last changed it, else when it was analysed."""
-        return self.data.get("updated") or self.data.get("analysis", {}).get("date")
-
-    @property
-    def path(self) -> str:
-        return self.source.path
-
-    @property
-    def curated(self) -> bool:
-        """Explained by a person, not only extracted: it has prose worth full-text search."""
-        return any(name in self.data for name in ("meaning", "trigger", "solutions"))
-
-
-@dataclass
-class Project:
-    key: str
-    name: str
-    repo: str
-    ref: str
-    version: str = ""
-    description: str = ""
-    homepage: str = ""
-    wing: str = ""  # the wing it uses, when not its own (a fork of a project, a test site)
-    package: str = ""  # its name on PyPI, when not its key
-    releases_scanned: list[str] = field(default_factory=list)  # by `errorkb history`, oldest first
-
-    @property
-    def wing_key(self) -> str:
-        return self.wing or self.key
-
-
-@dataclass
-class Guide:
-    slug: str
-    path: str
-    title: str
-    body: str
-    summary: str = ""
-    errors: list[str] = field(default_factory=list)
-    updated: str = ""
-    gpus_per_node: int = 8
-    nodes: int | None = None
-    source: Source | None = field(default=None, repr=False)
-    body_line: int = 1  # the file's line where body starts
-
-
-@dataclass
-class Content:
-    root: Path
-    site: dict
-    projects: dict[str, Project]
-    records: dict[str, Record]
-    guides: list[Guide]
-    extras: dict[str, Any]  # what each project's wing loads besides records (presets)
-    aliases: dict[str, str] = field(default_factory=dict)  # former id -> current id
-    unreadable_ids: set[str] = field(default_factory=set)  # ids of records with problems
-
-    def knows(self, ident: str) -> bool:
-        return ident in self.records or ident in self.aliases or ident in self.unreadable_ids
 
 
 # YAML ---------------------------------------------------------------------
@@ -1014,7 +757,7 @@ def _parse_record(job: tuple[str, str, int, str]) -> tuple:
             record = Record(source, accepted_data(source))
             found += _record_problems(record, wing_key)
         if not found:
-            patterns = search.record_patterns(record)
+            patterns = template.record_patterns(record.messages, record.params)
     return source, found, patterns
 
 
@@ -1035,7 +778,7 @@ class ParseCache:
         self.dirty: set[int] = set()
         # What an entry depends on besides its file: the schema, the code that checks it
         # and makes its patterns.
-        modules = [Path(search.__file__), Path(template.__file__), *projects.code_files()]
+        modules = [Path(template.__file__), Path(model_module.__file__), *projects.code_files()]
         code = [path.stat().st_mtime_ns for path in modules]
         self.key = (self.VERSION, SCHEMA_PATH.read_bytes(), Path(__file__).stat().st_mtime_ns, code)
         for shard in range(self.SHARDS if folder is not None else 0):

@@ -116,6 +116,14 @@ def pattern_words(pat: Pattern) -> list[str]:
     return out
 
 
+def record_patterns(messages: list[str], params: dict) -> list[tuple[Pattern, list[str]]]:
+    """Each wording of a record as a pattern, with its words (params: name -> its Param).
+    Made when the record is parsed and cached with it, as a rebuild indexes every record."""
+    types = {name: param.type for name, param in params.items()}
+    patterns = [pattern(m, types) for m in messages]
+    return [(pat, pattern_words(pat)) for pat in patterns]
+
+
 # Titles ---------------------------------------------------------------------------------
 
 MAX_TITLE = 90

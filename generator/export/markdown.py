@@ -18,7 +18,7 @@ import yaml
 from jinja2 import ChainableUndefined, Environment, FileSystemLoader
 
 from generator.content import template
-from generator.content.load import Content
+from generator.content.model import Content
 from generator.site import api, markup, urls
 from generator.site.linking import link
 

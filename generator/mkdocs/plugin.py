@@ -28,7 +28,8 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File
 
-from generator.content.load import CODES, Content, ContentError, ParseCache, load_content
+from generator.content.load import ParseCache, load_content
+from generator.content.model import CODES, Content, ContentError
 from generator.mkdocs.frame import ARTICLE, BODY_MARK, Frame
 from generator.projects import wings
 from generator.site import urls

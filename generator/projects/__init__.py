@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
-    from generator.content.load import Content, Problem, Project, Record
     from generator.content.load import _Files as ContentFiles
+    from generator.content.model import Content, Problem, Project, Record
     from generator.site.pages import Pages
     from generator.sources.explain import Knowledge
 

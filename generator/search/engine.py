@@ -40,7 +40,7 @@ from generator.content import template
 from generator.site import urls
 
 if TYPE_CHECKING:  # the matcher itself is stdlib only: load imports this module
-    from generator.content.load import Content, Record
+    from generator.content.model import Content, Record
 
 VERSION = 1
 PAGE = 8  # patterns per file: a candidate costs a file of this many
@@ -132,17 +132,11 @@ def entries(content: "Content") -> list[Entry]:
     return [entry for r in records for entry in record_entries(r, content.projects[r.project].name)]
 
 
-def record_patterns(record: "Record") -> list[tuple[template.Pattern, list[str]]]:
-    """A record's message and each variant as a pattern, with its words. Made when the
-    record is parsed and cached with it, as a rebuild indexes every record anew."""
-    types = {name: param.type for name, param in record.params.items()}
-    patterns = [template.pattern(m, types) for m in record.messages]
-    return [(pattern, template.pattern_words(pattern)) for pattern in patterns]
-
-
 def record_entries(record: "Record", project: str) -> list[Entry]:
     """The index entries of one record: its message and each of its variants."""
-    patterns = record.patterns if record.patterns is not None else record_patterns(record)
+    patterns = record.patterns
+    if patterns is None:
+        patterns = template.record_patterns(record.messages, record.params)
     labels = wording_labels(record, project)
     return [
         Entry(record.id, record.title, record.exception, project, record.summary, pat, words, label)

@@ -10,7 +10,8 @@ import posixpath
 from collections.abc import Iterator
 
 from generator.content import template
-from generator.content.load import EACH, Content, Record, load_schema, markdown_fields
+from generator.content.load import EACH, load_schema, markdown_fields
+from generator.content.model import Content, Record
 from generator.site import markup, paging, urls
 from generator.site.linking import Links, same_file, same_function
 from generator.sources.explain import CATEGORIES, STAGES

@@ -45,7 +45,8 @@ from functools import cached_property
 from importlib import metadata
 from pathlib import Path
 
-from generator.content.load import Content, ParseCache, Record, fork_workers, load_content
+from generator.content.load import ParseCache, fork_workers, load_content
+from generator.content.model import Content, Record
 from generator.projects import wings
 from generator.search import engine as search
 from generator.site import api, cards, markup, urls

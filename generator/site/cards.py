@@ -18,7 +18,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-from generator.content.load import Content, Record
+from generator.content.model import Content, Record
 from generator.site import urls
 
 WIDTH, HEIGHT = 1200, 630

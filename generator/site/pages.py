@@ -9,7 +9,7 @@ from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, selec
 from markupsafe import Markup
 
 from generator.content import template
-from generator.content.load import Content, Location, Record
+from generator.content.model import Content, Location, Record
 from generator.projects import wing, wings
 from generator.site import cards, markup, offline, shortlinks, urls
 from generator.site.linking import Links, by_folder, resolve

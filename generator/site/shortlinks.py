@@ -11,7 +11,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterator
 
-from generator.content.load import Content
+from generator.content.model import Content
 from generator.site import urls
 
 SHORT = 8  # hex digits of a short link: unique among 100,000 ids but for a few dozen

@@ -10,7 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.content.load import SCHEMA_LINE, Content, Record, record_fields
+from generator.content.load import SCHEMA_LINE, record_fields
+from generator.content.model import Content, Record
 from generator.sources.extract import (
     RecordIndex,
     _dump,

@@ -41,13 +41,12 @@ import yaml
 from generator.content import template
 from generator.content.load import (
     SCHEMA_LINE,
-    Content,
-    Record,
     load_content,
     parse_yaml,
     path_problem,
     record_fields,
 )
+from generator.content.model import Content, Record
 from generator.projects import wing
 from generator.sources import explain
 from generator.sources.scaffold import new_id

@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
 
-from generator.content.load import Record, load_content
+from generator.content.load import load_content
+from generator.content.model import Record
 from generator.sources.extract import (
     Scan,
     Site,

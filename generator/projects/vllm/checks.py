@@ -5,7 +5,7 @@ import re
 import shlex
 
 from generator.content import template
-from generator.content.load import Content, Problem, Record
+from generator.content.model import Content, Problem, Record
 from generator.projects.vllm import calc, presets
 
 # Functions of generator/calc.py that a record's `checks` may call.

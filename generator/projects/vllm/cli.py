@@ -43,7 +43,7 @@ HELP = "vLLM parallel-size rules: first error, valid sizes, layouts"
 
 def cmd_calc(args) -> int:
     # Here, not at the top: every command builds the parser, and `match` must start fast.
-    from generator.content.load import ContentError
+    from generator.content.model import ContentError
 
     try:
         model = _calc_model(args)

@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from generator.content.load import Problem, _Files, _load_alone, accepted_data, schema_problems
+from generator.content.load import _Files, _load_alone, accepted_data, schema_problems
+from generator.content.model import Problem
 
 _MODELS_SCHEMA = {
     "type": "object",

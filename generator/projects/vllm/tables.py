@@ -3,7 +3,7 @@
 
 import json
 
-from generator.content.load import Content, Record
+from generator.content.model import Content, Record
 from generator.projects.vllm import calc, cases, presets
 from generator.site import urls
 from generator.site.pages import fingerprint
