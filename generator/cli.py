@@ -44,14 +44,17 @@ def cmd_check(args) -> int:
 
 def cmd_build(args) -> int:
     from generator.content.load import ContentError
+    from generator.progress import Progress
     from generator.site.build import BuildError, build
 
+    progress = Progress()
     try:
-        build(args.root, args.out, log=_log)
+        build(args.root, args.out, log=progress.log, progress=progress)
     except ContentError as exc:
+        progress.close()
         return _report(exc)
     except BuildError as exc:
-        _log(f"error: {exc}")
+        progress.log(f"error: {exc}")
         return 1
     return 0
 
