@@ -49,14 +49,17 @@ def cmd_check(args) -> int:
 
 def cmd_build(args) -> int:
     from generator.content.model import ContentError
+    from generator.progress import Progress
     from generator.site.build import BuildError, build
 
+    progress = Progress()
     try:
-        build(args.root, args.out, log=_log)
+        build(args.root, args.out, log=progress.log, progress=progress)
     except ContentError as exc:
+        progress.close()
         return _report(exc)
     except BuildError as exc:
-        _log(f"error: {exc}")
+        progress.log(f"error: {exc}")
         return 1
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
@@ -86,24 +89,26 @@ def cmd_export(args) -> int:
 
 
 def cmd_serve(args) -> int:
+    """Serves as soon as the content is loaded: the pages are rendered on request until the
+    build, running meanwhile, has written them."""
     from generator.content.model import ContentError
+    from generator.progress import Progress
     from generator.serve import serve
-    from generator.site.build import BuildError, build
+    from generator.site.build import load_plan
 
     out = (args.out or args.root / "site").resolve()
-    failure = None
+    progress = Progress()
+    plan = failure = None
     try:
-        build(args.root, out, log=_log)
-    except BuildError as exc:
-        _log(f"error: {exc}")
-        return 1
+        plan = load_plan(args.root, progress=progress)
     except ContentError as exc:
+        progress.close()
         _report(exc)
         if not out.exists():
             return 1
         _log("serving the last good site; fix the problems above and it rebuilds")
         failure = exc
-    serve(args.root.resolve(), out, args.host, args.port, _log, failure)
+    serve(args.root.resolve(), out, args.host, args.port, progress.log, failure, plan, progress)
     return 0
 
 

@@ -1,5 +1,9 @@
 """A local preview server: serves site/, rebuilds when content or templates change.
 
+It answers as soon as the content is loaded: until the first build has swapped in, each
+page is rendered on request (generator/site/ondemand.py), while the build runs in the
+background at a lower priority.
+
 It sends the headers the site's _headers file gives static hosts, answers only with files
 inside the site (a malformed path gets a 400, anything else missing a 404), and while the
 last build failed, shows why at the top of every page it serves.
@@ -11,6 +15,7 @@ import io
 import mimetypes
 import os
 import re
+import sys
 import threading
 import traceback
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -19,8 +24,10 @@ from urllib.parse import unquote
 
 from generator.content.load import ParseCache
 from generator.content.model import ContentError
+from generator.progress import QUIET, Progress
 from generator.site import urls
-from generator.site.build import CACHE_DIR, BuildError, build
+from generator.site.build import CACHE_DIR, BuildError, Plan, build
+from generator.site.ondemand import OnDemand
 from generator.site.pages import headers_for
 
 POLL_SECONDS = 0.5
@@ -49,12 +56,14 @@ class BuildStatus:
 
     def __init__(self):
         self.failure: tuple[list[str], str] | None = None  # problem lines, traceback
+        self.pending: OnDemand | None = None  # the site until its first build swaps in
 
     def failed(self, lines: list[str], detail: str = "") -> None:
         self.failure = (lines, detail)
 
     def succeeded(self) -> None:
         self.failure = None
+        self.pending = None
 
     def banner(self) -> bytes:
         failure = self.failure  # one read: the watcher thread may replace it meanwhile
@@ -79,16 +88,21 @@ class BadPath(ValueError):
     """A URL path no browser sends for a page: not UTF-8, a NUL, a '..' or '\\'."""
 
 
-def site_file(site: Path, url_path: str) -> Path | None:
-    """The file or folder inside `site` that a URL path names, or None. Symbolic links are
-    followed only where they stay inside the site."""
+def plain_path(url_path: str) -> str:
+    """A URL path unquoted; BadPath unless it is a plain path."""
     try:
         path = unquote(url_path, errors="strict")
     except UnicodeDecodeError as exc:
         raise BadPath("not UTF-8") from exc
-    parts = path.split("/")
-    if "\0" in path or "\\" in path or ".." in parts:
+    if "\0" in path or "\\" in path or ".." in path.split("/"):
         raise BadPath("not a plain path")
+    return path
+
+
+def site_file(site: Path, url_path: str) -> Path | None:
+    """The file or folder inside `site` that a URL path names, or None. Symbolic links are
+    followed only where they stay inside the site."""
+    parts = plain_path(url_path).split("/")
     root = site.resolve()
     try:
         target = root.joinpath(*parts).resolve()
@@ -148,6 +162,9 @@ class SiteHandler(SimpleHTTPRequestHandler):
         url_path, mark, query = self.path.split("#", 1)[0].partition("?")
         if url_path == PROBLEMS_CSS_URL:
             return self._send_body(200, "text/css; charset=utf-8", PROBLEMS_CSS)
+        pending = self._pending()
+        if pending is not None:
+            return self._send_rendered(pending, url_path, mark + query)
         site = Path(self.directory)
         try:
             target = site_file(site, url_path)
@@ -170,6 +187,23 @@ class SiteHandler(SimpleHTTPRequestHandler):
         ctype = self.guess_type(str(target))
         return self._send_body(200, ctype, body)
 
+    def _send_rendered(self, pending: OnDemand, url_path: str, query: str):
+        """A file of the site not built yet, rendered if need be."""
+        try:
+            path = plain_path(url_path).lstrip("/")
+        except BadPath as exc:
+            self.send_error(400, f"Bad path: {exc}")
+            return None
+        path += "index.html" if path == "" or path.endswith("/") else ""
+        found = pending.locate(path)
+        if found is not None and found != path:  # a folder: its slash form
+            return self._redirect(url_path + "/" + query)
+        body = pending.body(path) if found else None
+        if body is None:
+            self.send_error(404)
+            return None
+        return self._send_body(200, self.guess_type("/" + path), body)
+
     def _send_body(self, code: int, ctype: str, body: bytes):
         if ctype.startswith("text/html"):
             body = with_banner(body, self._banner())
@@ -190,16 +224,21 @@ class SiteHandler(SimpleHTTPRequestHandler):
         status = getattr(self.server, "status", None)
         return status.banner() if status else b""
 
+    def _pending(self) -> OnDemand | None:
+        status = getattr(self.server, "status", None)
+        return status.pending if status else None
+
     def send_error(self, code, message=None, explain=None):
         if code != 404:
             return super().send_error(code, message, explain)
         api = self.path.startswith(urls.api())
-        page = Path(self.directory) / urls.output_path(
-            urls.api_not_found() if api else urls.not_found()
-        )
+        page = urls.output_path(urls.api_not_found() if api else urls.not_found())
+        pending = self._pending()
         try:
-            body = page.read_bytes()
+            body = pending.get(page) if pending else (Path(self.directory) / page).read_bytes()
         except OSError:
+            body = None
+        if body is None:
             return super().send_error(code, message, explain)
         ctype = "application/json" if api else "text/html; charset=utf-8"
         sent = self._send_body(404, ctype, body)
@@ -269,8 +308,9 @@ class Watcher:
     """Rebuilds when a watched file changes. No error stops it: each is reported, on the
     terminal and on every page served, and the next change rebuilds."""
 
-    def __init__(self, root: Path, out: Path, log, status: BuildStatus):
+    def __init__(self, root: Path, out: Path, log, status: BuildStatus, progress: Progress = QUIET):
         self.root, self.out, self.log, self.status = root, out, log, status
+        self.progress = progress
         self.cache = ParseCache(root / CACHE_DIR / "parse")  # parsed records stay in memory
         self.watch_error: str | None = None  # reported once, not on every poll
         self.seen: dict | None = self._look()
@@ -281,8 +321,12 @@ class Watcher:
         if now is None or now == self.seen:
             return
         self.seen = now
+        self.rebuild()
+
+    def rebuild(self, plan: Plan | None = None) -> None:
+        """A build (from `plan` if given, else from the sources), its failure reported."""
         try:
-            build(self.root, self.out, log=self.log, cache=self.cache)
+            build(self.root, self.out, self.log, self.cache, plan, self.progress)
         except ContentError as exc:
             n = len(exc.problems)
             self.log(f"{exc}\nbuild refused ({n} problems); serving the last good site")
@@ -315,21 +359,44 @@ class Watcher:
         self.status.failed([line], detail)
 
 
-def watch(watcher: Watcher, stop: threading.Event) -> None:
+def watch(watcher: Watcher, stop: threading.Event, plan: Plan | None = None) -> None:
+    """Build from `plan` first if given, then rebuild on every change; at a lower priority
+    than the server's threads, which render the pages asked for meanwhile."""
+    _lower_priority()
+    if plan is not None:
+        watcher.rebuild(plan)
     while not stop.wait(POLL_SECONDS):
         watcher.poll()
 
 
+def _lower_priority() -> None:
+    """Make the calling thread, and the processes it forks, yield the CPU to the others.
+    (Linux keeps a nice value per thread; elsewhere it would slow the whole server.)"""
+    if sys.platform.startswith("linux"):
+        thread = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + 10)
+
+
 def serve(
-    root: Path, out: Path, host: str, port: int, log, failure: ContentError | None = None
+    root: Path,
+    out: Path,
+    host: str,
+    port: int,
+    log,
+    failure: ContentError | None = None,
+    plan: Plan | None = None,
+    progress: Progress = QUIET,
 ) -> None:
-    """Serve `out` and rebuild it from `root`; `failure`: why the first build failed."""
+    """Serve `out` and build it from `plan`, rendering pages on request meanwhile, then
+    rebuild it from `root` on change; `failure`: why the content could not be loaded."""
     server = make_server(out, host, port)
     if failure is not None:
         server.status.failed([str(p) for p in failure.problems])
+    if plan is not None:
+        server.status.pending = OnDemand(plan, out)
     stop = threading.Event()
-    watcher = Watcher(root, out, log, server.status)
-    threading.Thread(target=watch, args=(watcher, stop), daemon=True).start()
+    watcher = Watcher(root, out, log, server.status, progress)
+    threading.Thread(target=watch, args=(watcher, stop, plan), daemon=True).start()
     log(f"serving {out} at http://{host}:{server.server_address[1]}/ (Ctrl+C stops)")
     try:
         server.serve_forever()

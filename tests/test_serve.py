@@ -17,7 +17,8 @@ import pytest
 
 from generator import serve as serve_module
 from generator.serve import Watcher, make_server, watch
-from generator.site.build import build
+from generator.site.build import build, load_plan
+from generator.site.ondemand import OnDemand
 from generator.site.pages import CONTENT_SECURITY_POLICY
 from tests.conftest import REPO
 
@@ -427,3 +428,91 @@ def test_a_short_link_is_a_real_redirect_that_keeps_the_values(kb, server):
     status, headers, _ = get(port, "/e/abcdef01/?count=7")
     assert (status, headers["Location"]) == (301, f"/errors/{rid}/?count=7")
     assert not (kb / "site/e").exists(), "no folder a short link"
+
+
+# ---------------------------------------------------------------- before the first build
+
+
+@pytest.fixture
+def held_build(kb, server, monkeypatch):
+    """The fixture kb loaded and served as `serve` does, its first build held until the test
+    sets the event it gets."""
+    release = threading.Event()
+    real_build = serve_module.build
+
+    def held(*args, **kwargs):
+        assert release.wait(WAIT)
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(serve_module, "build", held)
+    plan = load_plan(kb)
+    srv = server(kb / "site")
+    srv.status.pending = OnDemand(plan, kb / "site")
+    stop = threading.Event()
+    watcher = Watcher(kb, kb / "site", lambda line: None, srv.status)
+    thread = threading.Thread(target=watch, args=(watcher, stop, plan))
+    thread.start()
+    yield kb, srv, release
+    release.set()
+    stop.set()
+    thread.join()
+
+
+BEFORE_BUILD = [
+    "/",
+    f"/errors/{A1}/",
+    f"/errors/{A1}",
+    f"/api/errors/{A1}.json",
+    f"/api/errors/{A1}",
+    f"/cards/{A1}.png",
+    "/api/schema/error.json",
+    "/projects/demo/",
+    "/assets/style.css",
+    "/nowhere/",
+    "/api/nowhere.json",
+    "/%00",
+]
+
+
+def test_pages_are_answered_before_the_first_build_with_the_bytes_it_writes(held_build):
+    kb, srv, release = held_build
+    port = srv.server_address[1]
+    before = {path: get(port, path) for path in BEFORE_BUILD}
+    assert not (kb / "site").exists() and srv.status.pending is not None
+    assert [before[path][0] for path in BEFORE_BUILD[:3]] == [200, 200, 301]
+    assert b"Widget count not divisible" in before[f"/errors/{A1}/"][2]
+
+    release.set()
+    wait_until(lambda: srv.status.pending is None, "the first build")
+    assert (kb / "site/index.html").is_file()
+    for path in BEFORE_BUILD:
+        status, headers, body = get(port, path)
+        assert before[path][0] == status, path
+        assert before[path][1].get("Content-Type") == headers.get("Content-Type"), path
+        assert before[path][1].get("Location") == headers.get("Location"), path
+        assert before[path][2] == body, path
+    written = (kb / "site" / f"api/errors/{A1}.json").read_bytes()
+    assert before[f"/api/errors/{A1}.json"][2] == written
+
+
+def test_before_the_build_current_files_of_the_last_site_are_served_and_stale_ones_rendered(
+    kb, monkeypatch
+):
+    build(kb)
+    edit(kb / RECORD, "title: Widget count", "title: Widget tally")
+    plan = load_plan(kb)
+    pending = OnDemand(plan, kb / "site")
+    rendered = []
+    real_outputs = plan.record_outputs
+
+    def counted(record, part):
+        rendered.append((record.id, part))
+        return real_outputs(record, part)
+
+    monkeypatch.setattr(plan, "record_outputs", counted)
+    assert b"Widget tally not divisible" in pending.get(f"errors/{A1}/index.html")
+    other = "00000000000000d4"  # raised in another file, unrelated to A1: unchanged
+    built = (kb / "site" / f"errors/{other}/index.html").read_bytes()
+    assert pending.get(f"errors/{other}/index.html") == built
+    assert rendered == [(A1, "page")]  # the other page was current in site/
+    assert pending.get("nowhere/index.html") is None

@@ -36,6 +36,7 @@ from generator.content.model import (
     Record,
     Source,
 )
+from generator.progress import QUIET, Progress
 from generator.projects import wing
 from generator.projects import wings as projects_wings
 
@@ -570,14 +571,16 @@ def _read_source(path, rel: str, limit_kb: int, problems: list[Problem]) -> Sour
     return source
 
 
-def load_content(root: Path, cache: "ParseCache | None" = None) -> Content:
+def load_content(
+    root: Path, cache: "ParseCache | None" = None, progress: Progress = QUIET
+) -> Content:
     """Load and validate everything under root/content; raise ContentError on any problem."""
     root = Path(root)
     problems: list[Problem] = []
     site = _load_site(_Files(root, problems))
     files = _Files(root, problems, site.get("max_file_kb", MAX_FILE_KB))
     projects = _load_projects(files)
-    records, unreadable = _load_records(files, cache, projects)
+    records, unreadable = _load_records(files, cache, projects, progress)
     guides = _load_guides(files)
     loaded = {w.key: w.load(files) for w in projects_wings(projects.values())}
     extras = {key: extra for key, extra in loaded.items() if extra is not None}
@@ -677,7 +680,10 @@ def _name_problems(rel: str, name: str, what: str) -> list[Problem]:
 
 
 def _load_records(
-    files: _Files, cache: "ParseCache | None", projects: dict[str, Project]
+    files: _Files,
+    cache: "ParseCache | None",
+    projects: dict[str, Project],
+    progress: Progress = QUIET,
 ) -> tuple[list[Record], set[str]]:
     """Valid records, and the ids of invalid ones (so references to them do not cascade)."""
     records, unreadable = [], set()
@@ -693,7 +699,7 @@ def _load_records(
         ]
     if cache is not None:
         cache.forget_others({rel for _, rel, _ in listed})
-    for source, found, patterns in _parse_records(listed, files.limit_kb, cache):
+    for source, found, patterns in _parse_records(listed, files.limit_kb, cache, progress):
         files.problems.extend(found)
         if source is None:
             continue
@@ -704,7 +710,12 @@ def _load_records(
     return records, unreadable
 
 
-def _parse_records(files: list[tuple[str, str, tuple]], limit_kb: int, cache: "ParseCache | None"):
+def _parse_records(
+    files: list[tuple[str, str, tuple]],
+    limit_kb: int,
+    cache: "ParseCache | None",
+    progress: Progress = QUIET,
+):
     """Each file's (Source or None, its own problems, its search patterns): from the cache,
     else parsed, by forked workers when there are many (a cold build of 10,000 records)."""
     parsed: dict[str, tuple] = {}
@@ -715,7 +726,9 @@ def _parse_records(files: list[tuple[str, str, tuple]], limit_kb: int, cache: "P
             todo.append((path, rel, stamp))
         else:
             parsed[rel] = hit
-    results = _parse_files([(path, rel, limit_kb, stamp[-1]) for path, rel, stamp in todo])
+    results = _parse_files(
+        [(path, rel, limit_kb, stamp[-1]) for path, rel, stamp in todo], progress
+    )
     for (_, rel, stamp), result in zip(todo, results, strict=True):
         parsed[rel] = result
         if cache is not None:
@@ -735,14 +748,22 @@ def fork_workers(jobs: int, minimum: int) -> int:
     return count
 
 
-def _parse_files(jobs: list[tuple[str, str, int, str]]) -> list[tuple]:
+def _parse_files(jobs: list[tuple[str, str, int, str]], progress: Progress = QUIET) -> list[tuple]:
     """_parse_record of each job, in order."""
+    if jobs:
+        progress.stage("reading records", len(jobs))
     workers = fork_workers(len(jobs), PARALLEL_PARSE_MIN)
     if not workers:
-        return [_parse_record(job) for job in jobs]
+        return [_counted(_parse_record(job), progress) for job in jobs]
     _checker(load_schema())  # compiled once, before the fork, not in every worker
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        return pool.map(_parse_record, jobs, chunksize=250)
+        parsed = pool.imap(_parse_record, jobs, chunksize=250)
+        return [_counted(result, progress) for result in parsed]
+
+
+def _counted(result, progress: Progress):
+    progress.advance()
+    return result
 
 
 def _parse_record(job: tuple[str, str, int, str]) -> tuple:

@@ -47,6 +47,7 @@ from pathlib import Path
 
 from generator.content.load import ParseCache, fork_workers, load_content
 from generator.content.model import Content, Record
+from generator.progress import QUIET, Progress
 from generator.projects import wings
 from generator.search import engine as search
 from generator.site import api, cards, markup, urls
@@ -76,24 +77,27 @@ class BuildResult:
 
 
 def build(
-    root: Path, out: Path | None = None, log=None, cache: ParseCache | None = None
+    root: Path,
+    out: Path | None = None,
+    log=None,
+    cache: ParseCache | None = None,
+    plan: "Plan | None" = None,
+    progress: Progress = QUIET,
 ) -> BuildResult:
-    """Validate content, write every file, and swap the new site in. Raises ContentError."""
+    """Validate content (unless `plan` holds it loaded), write every file, and swap the new
+    site in. Raises ContentError."""
     started = time.perf_counter()
     root = Path(root).resolve()
     out = Path(out).resolve() if out else root / "site"
     with _collector_paused():
-        if cache is None:
-            cache = ParseCache(root / CACHE_DIR / "parse")
-        content = load_content(root, cache)
-        cache.save()
-        plan = Plan(content, link(content), load_assets(root, content))
+        plan = plan or load_plan(root, cache, progress)
+        content = plan.content
         with _locked(out, log):
             live = _own_site(out)
             spare, kept = _spare(out)
             try:
                 writer = Writer(spare, kept, out if out.exists() else None, live)
-                write_site(writer, plan)
+                write_site(writer, plan, progress)
                 _save_manifest(spare, out, writer.manifest)
             except BaseException:
                 _forget_manifest(spare, out)  # half-made: the next build starts over
@@ -116,6 +120,22 @@ def build(
     return result
 
 
+def load_plan(root: Path, cache: ParseCache | None = None, progress: Progress = QUIET) -> "Plan":
+    """The content, loaded and validated (raises ContentError), and what it renders with."""
+    root = Path(root).resolve()
+    with _collector_paused():
+        if cache is None:
+            cache = ParseCache(root / CACHE_DIR / "parse")
+        content = load_content(root, cache, progress)
+        cache.save()
+        return Plan(content, link(content), load_assets(root, content))
+
+
+def site_manifest(out: Path) -> dict[str, list]:
+    """url -> [key, size] of each file of the site built into `out` (empty if none)."""
+    return _read_manifest(out, out)
+
+
 @contextmanager
 def _collector_paused():
     """No cyclic garbage collection during a build: loading makes hundreds of thousands of
@@ -135,7 +155,7 @@ def _collector_paused():
             gc.enable()
 
 
-def write_site(writer: "Writer", plan: "Plan") -> None:
+def write_site(writer: "Writer", plan: "Plan", progress: Progress = QUIET) -> None:
     """Every output of the site, into the writer's folder, and its manifest. On a big site,
     workers make the outputs drawn from many records while the records are written."""
     with _workers(plan, writer) as pool:
@@ -145,13 +165,16 @@ def write_site(writer: "Writer", plan: "Plan") -> None:
                 _write_shared(writer, plan, group)
         else:
             shared = [pool.apply_async(_write_shared_in_worker, (group,)) for group in groups]
-        _write_records(writer, plan, pool)
+        _write_records(writer, plan, pool, progress)
         if pool is not None:
+            progress.stage("pages of many records", len(shared))
             for done in shared:
                 writer.merge(*done.get())
+                progress.advance()
     for url, source in plan.vendored:
         writer.copy(url, source)
     if plan.full_text:
+        progress.stage("full-text index")
         _write_full_text(writer, plan)
     writer.finish()
 
@@ -335,22 +358,27 @@ def _workers(plan: Plan, writer: "Writer"):
         _PLAN = _WRITER = None
 
 
-def _write_records(writer: "Writer", plan: Plan, pool) -> None:
+def _write_records(writer: "Writer", plan: Plan, pool, progress: Progress = QUIET) -> None:
     """Each record's page, JSON and card: linked when unchanged, else rendered (by the pool
     when there are many)."""
     todo = []
+    progress.stage("keying records", len(plan.content.records))
     for rid, record in sorted(plan.content.records.items()):
         for part, (url_list, key) in plan.record_parts(record).items():
             if not writer.reuse(url_list, key):
                 todo.append((rid, part, key))
+        progress.advance()
+    progress.stage("rendering record parts", len(todo))
     if pool is None or len(todo) < PARALLEL_MIN:
         for rid, part, key in todo:
             for url, body in plan.record_outputs(plan.content.records[rid], part):
                 writer.write(url, body, key)
+            progress.advance()
         return
     chunks = [todo[i : i + 100] for i in range(0, len(todo), 100)]
-    for written in pool.imap_unordered(_render_chunk, chunks):
+    for chunk, written in zip(chunks, pool.imap(_render_chunk, chunks), strict=True):
         writer.merge(written, len(written))
+        progress.advance(len(chunk))
 
 
 def _forked() -> "tuple[Plan, Writer]":

@@ -1,0 +1,105 @@
+"""The site before its build has finished: each file rendered when it is first asked for,
+from the loaded content, by the build's own Plan, and kept in memory.
+
+A record's page, JSON and card come from `Plan.record_outputs`, or from the last build's
+site where its manifest has them at the key the plan gives them. The outputs made from
+many records come from `Plan.shared_groups`, a group at a time, each group consumed only as
+far as the file asked for; the shortest groups are searched first.
+"""
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from generator.site import urls
+from generator.site.build import Plan, site_manifest
+
+
+class OnDemand:
+    """The files of a plan's site by their path in the site folder (`errors/<id>/index.html`)."""
+
+    def __init__(self, plan: Plan, site: Path):
+        self.plan = plan
+        self.site = site
+        built = site_manifest(site)
+        # path -> (record id, part, whether the built site has it at the plan's key)
+        self._records: dict[str, tuple[str, str, bool]] = {}
+        for rid, record in plan.content.records.items():
+            for part, (url_list, key) in plan.record_parts(record).items():
+                current = all(built.get(url, ("",))[0] == key for url in url_list)
+                for url in url_list:
+                    self._records[urls.output_path(url)] = (rid, part, current)
+        self._vendored = {urls.output_path(url): source for url, source in plan.vendored}
+        self._sizes = {urls.output_path(url): entry[1] for url, entry in built.items()}
+        self._made: dict[str, bytes] = {}  # rendered records' files
+        self._shared: dict[str, Callable[[], bytes]] = {}  # the groups' files met so far
+        self._groups = list(reversed(plan.shared_groups()))  # those not read through yet
+        self._reading: Iterator | None = None  # what is left of the first of them
+        self._lock = threading.Lock()  # one reader of the groups at a time
+        self._pagefind = urls.output_path(urls.pagefind(""))  # full text: only a build makes it
+
+    def locate(self, path: str) -> str | None:
+        """`path` if the site has that file, else its folder's index page if it has that
+        (the address wants its slash), else None."""
+        wanted = (path, path.rstrip("/") + "/index.html")
+        for known in (self._records, self._vendored):
+            for candidate in wanted:
+                if candidate in known:
+                    return candidate
+        if path.startswith(self._pagefind):  # the last build's until this one is done
+            return path if path in self._sizes else None
+        with self._lock:
+            return self._search_groups(wanted)
+
+    def get(self, path: str) -> bytes | None:
+        """The bytes of the file at `path`, or None when the site has no such file."""
+        return self.body(path) if self.locate(path) == path else None
+
+    def body(self, path: str) -> bytes | None:
+        """The bytes of a file `locate` found."""
+        if path in self._made:
+            return self._made[path]
+        if path in self._records:
+            return self._record_file(path, *self._records[path])
+        if path in self._vendored:
+            return self._vendored[path].read_bytes()
+        if path.startswith(self._pagefind):
+            return self._from_site(path)
+        make = self._shared.get(path)
+        if make is None:
+            return None
+        body = make()
+        self._shared[path] = lambda: body  # a file page renders once
+        return body
+
+    def _record_file(self, path: str, rid: str, part: str, current: bool) -> bytes:
+        if current and (built := self._from_site(path)) is not None:
+            return built
+        for url, body in self.plan.record_outputs(self.plan.content.records[rid], part):
+            self._made[urls.output_path(url)] = body
+        return self._made[path]
+
+    def _from_site(self, path: str) -> bytes | None:
+        """A file of the last build, if it is still there whole."""
+        try:
+            body = (self.site / path).read_bytes()
+        except OSError:
+            return None
+        return body if len(body) == self._sizes.get(path) else None
+
+    def _search_groups(self, wanted: tuple[str, ...]) -> str | None:
+        """Read on through the groups until a wanted file turns up, or none is left."""
+        for candidate in wanted:
+            if candidate in self._shared:
+                return candidate
+        while self._groups:
+            if self._reading is None:
+                self._reading = iter(self._groups[0]())
+            for url, _key, make in self._reading:
+                path = urls.output_path(url)
+                self._shared[path] = make
+                if path in wanted:
+                    return path
+            self._groups.pop(0)
+            self._reading = None
+        return None
