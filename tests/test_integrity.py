@@ -191,7 +191,7 @@ def _lose_a_file(site: Path, n: int) -> None:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-@given(st.lists(st.sampled_from(sorted(EDITS)), min_size=6, max_size=9))
+@given(steps=st.lists(st.sampled_from(sorted(EDITS)), min_size=6, max_size=9))
 def test_incremental_equals_clean_after_any_edits_and_reverts(
     editable_kb, tmp_path, steps, monkeypatch
 ):
