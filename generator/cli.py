@@ -54,7 +54,7 @@ def cmd_build(args) -> int:
 
     progress = Progress()
     try:
-        build(args.root, args.out, log=progress.log, progress=progress)
+        build(args.root, args.out, log=progress.log, progress=progress, project=args.project)
     except ContentError as exc:
         progress.close()
         return _report(exc)
@@ -408,6 +408,7 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("build", help="validate and build the site")
     p.add_argument("--out", type=Path, help="output folder (default: site/)")
+    p.add_argument("--project", help="build one project's site alone (with the shared pages)")
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("export", help="the knowledge base as Markdown pages for a docs tool")

@@ -365,3 +365,27 @@ def _own_assets(site: Path, rid: str) -> int:
     html = (site / "errors" / rid / "index.html").read_text()
     names = set(re.findall(r'(?:href|src)="/assets/([\w.-]+\.(?:css|js))\?', html))
     return sum((site / "assets" / name).stat().st_size for name in names)
+
+
+def test_one_projects_site_alone(kb, tmp_path):
+    """--project: that project's records and the shared pages, no link to the others'."""
+    (kb / "content/projects/other.yaml").write_text("name: Other\nrepo: example/other\nref: v1\n")
+    (kb / "content/errors/other").mkdir()
+    (kb / "content/errors/other/00000000000000e7.yaml").write_text(
+        "id: 00000000000000e7\nproject: other\nexception: ValueError\n"
+        "message: Other thing failed.\nsource: {path: other/x.py, line: 3}\n"
+        f"related: [{A1}]\n"
+    )
+    a1 = kb / f"content/errors/demo/{A1}.yaml"
+    a1.write_text(a1.read_text().replace("related: [", "related: [00000000000000e7, ", 1))
+    build(kb, tmp_path / "all")
+    assert "00000000000000e7" in html(tmp_path / "all", f"/errors/{A1}/")
+    build(kb, tmp_path / "demo", project="demo")
+    site = tmp_path / "demo"
+    assert not (site / "errors/00000000000000e7").exists()
+    assert not (site / "projects/other").exists()
+    assert "00000000000000e7" not in html(site, f"/errors/{A1}/")
+    assert (site / "index.html").is_file() and (site / "guides/grouping/index.html").is_file()
+    assert check_site(site) == ([], [])  # every link of the one project's site resolves
+    with pytest.raises(build_module.BuildError, match="no project 'nope'"):
+        build(kb, tmp_path / "nope", project="nope")

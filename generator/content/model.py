@@ -3,7 +3,7 @@ and the problems found in it. Pure data with the properties code reads fields th
 content/ is read and checked is generator/content/load.py."""
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -275,3 +275,22 @@ class Content:
 
     def knows(self, ident: str) -> bool:
         return ident in self.records or ident in self.aliases or ident in self.unreadable_ids
+
+    def only(self, key: str) -> "Content":
+        """The content of one project's site: its records and aliases, every guide, the site's
+        settings. Links to other projects' records are dropped, as that site has no page for
+        them."""
+        records = {rid: r for rid, r in self.records.items() if r.project == key}
+        kept = set(records) | {a for a, rid in self.aliases.items() if rid in records}
+        for rid, record in records.items():
+            if any(ref not in kept for ref in record.related):
+                related = [ref for ref in record.related if ref in kept]
+                records[rid] = replace(record, data={**record.data, "related": related})
+        guides = [replace(g, errors=[e for e in g.errors if e in kept]) for g in self.guides]
+        return replace(
+            self,
+            projects={key: self.projects[key]},
+            records=records,
+            guides=guides,
+            aliases={a: rid for a, rid in self.aliases.items() if rid in records},
+        )

@@ -83,14 +83,15 @@ def build(
     cache: ParseCache | None = None,
     plan: "Plan | None" = None,
     progress: Progress = QUIET,
+    project: str | None = None,
 ) -> BuildResult:
     """Validate content (unless `plan` holds it loaded), write every file, and swap the new
-    site in. Raises ContentError."""
+    site in; with `project`, that project's site alone. Raises ContentError."""
     started = time.perf_counter()
     root = Path(root).resolve()
     out = Path(out).resolve() if out else root / "site"
     with _collector_paused():
-        plan = plan or load_plan(root, cache, progress)
+        plan = plan or load_plan(root, cache, progress, project)
         content = plan.content
         with _locked(out, log):
             live = _own_site(out)
@@ -120,14 +121,25 @@ def build(
     return result
 
 
-def load_plan(root: Path, cache: ParseCache | None = None, progress: Progress = QUIET) -> "Plan":
-    """The content, loaded and validated (raises ContentError), and what it renders with."""
+def load_plan(
+    root: Path,
+    cache: ParseCache | None = None,
+    progress: Progress = QUIET,
+    project: str | None = None,
+) -> "Plan":
+    """The content, loaded and validated (raises ContentError), and what it renders with;
+    with `project`, only what that project's site shows."""
     root = Path(root).resolve()
     with _collector_paused():
         if cache is None:
             cache = ParseCache(root / CACHE_DIR / "parse")
         content = load_content(root, cache, progress)
         cache.save()
+        if project is not None:
+            if project not in content.projects:
+                known = ", ".join(sorted(content.projects))
+                raise BuildError(f"no project {project!r} in content/projects/ (there: {known})")
+            content = content.only(project)
         return Plan(content, link(content), load_assets(root, content))
 
 
