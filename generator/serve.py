@@ -258,7 +258,7 @@ class SiteHandler(SimpleHTTPRequestHandler):
     def setup(self):
         # A socket timeout: a connection left idle (or a request sent byte by byte) would
         # otherwise hold its thread forever. StreamRequestHandler applies it.
-        self.timeout = self.server.idle_timeout
+        self.timeout = getattr(self.server, "idle_timeout", IDLE_TIMEOUT)
         super().setup()
 
 
