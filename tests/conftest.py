@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.content.load import load_content
+from generator.content.model import Content
 from generator.search import engine
 from generator.serve import make_server
-from generator.site.build import build
+from generator.site.build import Plan, build, load_plan
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "kb"
@@ -36,19 +36,30 @@ def fixture_site(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def real_site(tmp_path_factory) -> Path:
+def real_plan() -> Plan:
+    """The repository's own content, loaded once a session through the parse cache the
+    builds keep (read-only for the tests that share it)."""
+    return load_plan(REPO)
+
+
+@pytest.fixture(scope="session")
+def real_content(real_plan: Plan) -> Content:
+    return real_plan.content
+
+
+@pytest.fixture(scope="session")
+def real_site(tmp_path_factory, real_plan: Plan) -> Path:
     """The repository's own content, built once into a temporary folder."""
     out = tmp_path_factory.mktemp("real") / "site"
-    build(REPO, out)
+    build(REPO, out, plan=real_plan)
     return out
 
 
 @pytest.fixture(scope="session")
-def real():
+def real(real_content: Content):
     """The repository's content and its tier-1 index, built in memory."""
-    content = load_content(REPO)
-    files = engine.site_index(content)
-    return content, files, engine.Index(files.__getitem__)
+    files = engine.site_index(real_content)
+    return real_content, files, engine.Index(files.__getitem__)
 
 
 @pytest.fixture(scope="session")

@@ -67,10 +67,10 @@ def parse(path: Path) -> Tables:
     return parser
 
 
-def models() -> dict[str, dict]:
-    from generator.content.load import load_content
-
-    return {m["name"]: m for m in load_content(REPO).extras["vllm"]}
+@pytest.fixture(scope="module")
+def models(real_content) -> dict[str, dict]:
+    """The model presets of content/models.yaml, by name."""
+    return {m["name"]: m for m in real_content.extras["vllm"]}
 
 
 def shape(model: dict) -> tuple[int, int, bool]:
@@ -87,7 +87,7 @@ def table_models(cell: str, by_name: dict) -> list[dict]:
 # ---------------------------------------------------------------- error pages
 
 
-def test_seed_page_has_a_static_tp_table_computed_by_calc(real_site):
+def test_seed_page_has_a_static_tp_table_computed_by_calc(real_site, models):
     page = parse(real_site / f"errors/{SEED}/index.html")
     assert len(page.widgets) == 1
     widget = page.widgets[0]
@@ -98,7 +98,7 @@ def test_seed_page_has_a_static_tp_table_computed_by_calc(real_site):
     [table] = page.tables
     header, *rows = table["rows"]
     assert header == ["Models", "Heads", "KV heads", "Valid TP sizes"]
-    by_name = models()
+    by_name = models
     covered = set()
     for names, heads, kv, sizes in rows:
         for model in table_models(names, by_name):
@@ -118,8 +118,8 @@ def _marked(tp: int) -> str:
     return f"{tp}*" if tp > 8 else str(tp)
 
 
-def test_dcp_and_moriio_tables_are_computed_by_calc(real_site):
-    by_name = models()
+def test_dcp_and_moriio_tables_are_computed_by_calc(real_site, models):
+    by_name = models
     dcp_page = parse(real_site / "errors/d97d5d8528e2b364/index.html")
     [table] = dcp_page.tables
     header, *rows = table["rows"]
@@ -158,10 +158,10 @@ def test_dcp_and_moriio_tables_are_computed_by_calc(real_site):
                     assert calc.moriio_first_error(b, a, kv, mode, mla) is None
 
 
-def test_every_record_with_a_calculator_has_the_section_and_others_have_none(real_site):
-    from generator.content.load import load_content
-
-    for rid, record in load_content(REPO).records.items():
+def test_every_record_with_a_calculator_has_the_section_and_others_have_none(
+    real_site, real_content
+):
+    for rid, record in real_content.records.items():
         page = parse(real_site / f"errors/{rid}/index.html")
         spec = record.data.get("calculator")
         assert len(page.widgets) == (1 if spec else 0), rid
@@ -205,7 +205,7 @@ def test_pyodide_core_files_are_copied_byte_identical(real_site):
     assert sorted(p.name for p in (real_site / "pyodide").iterdir()) == sorted(PYODIDE_FILES)
 
 
-def test_calc_json_points_at_fingerprinted_files_that_exist(real_site):
+def test_calc_json_points_at_fingerprinted_files_that_exist(real_site, models):
     data = json.loads((real_site / "assets/calc.json").read_text())
     for key, name in (("worker", "calc-worker.js"), ("module", "calc.py")):
         path, _, version = data[key].partition("?v=")
@@ -219,7 +219,7 @@ def test_calc_json_points_at_fingerprinted_files_that_exist(real_site):
     assert set(data["records"]) <= set(calc.MESSAGES)
     for rid in data["records"]:
         assert (real_site / f"errors/{rid}/index.html").exists()
-    assert {m["name"] for m in data["models"]} == set(models())
+    assert {m["name"] for m in data["models"]} == set(models)
 
 
 def test_worker_imports_pyodide_from_the_site(real_site):
