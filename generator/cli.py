@@ -184,6 +184,8 @@ def _match_one(search, index, text: str, args) -> int:
             print(f"   in {result.wording}")
         if result.tied:
             print("   tied: another match fits as well (the same text); source order ranks them")
+        for other in result.also:
+            print(f"   also printed by {other['project']}: {other['url']}")
         for name, value in result.values.items():
             print(f"   {name} = {value}")
         print(f"   {result.url}")

@@ -97,6 +97,9 @@ class Entry:
     pattern: template.Pattern
     words: list[str]  # template.pattern_words of the pattern: what the index lists it under
     wording: str = ""  # of an old wording: which releases printed it, in words
+    removed: bool = False  # the record's check is no longer in the project
+    explained: int = 0  # 2: by a person (meaning, trigger, solutions), 1: derived, 0: a stub
+    versions: list[str] | None = None  # [first, last] release that printed this wording
 
     def document(self) -> dict:
         doc: dict[str, object] = {
@@ -110,6 +113,12 @@ class Entry:
             doc["summary"] = self.summary
         if self.wording:
             doc["wording"] = self.wording
+        if self.removed:
+            doc["removed"] = True
+        if self.explained:
+            doc["explained"] = self.explained
+        if self.versions:
+            doc["versions"] = self.versions
         if generic(self.pattern, self.words):
             doc["generic"] = True
         return doc
@@ -138,9 +147,22 @@ def record_entries(record: "Record", project: str) -> list[Entry]:
     if patterns is None:
         patterns = template.record_patterns(record.messages, record.params)
     labels = wording_labels(record, project)
+    explained = 2 if record.curated else int(bool(record.derived.get("explanation")))
     return [
-        Entry(record.id, record.title, record.exception, project, record.summary, pat, words, label)
-        for (pat, words), label in zip(patterns, labels, strict=True)
+        Entry(
+            record.id,
+            record.title,
+            record.exception,
+            project,
+            record.summary,
+            pat,
+            words,
+            label,
+            record.status == "removed",
+            explained,
+            [seen["first"], seen["last"]] if seen else None,
+        )
+        for (pat, words), label, (_, seen) in zip(patterns, labels, record.wordings, strict=True)
     ]
 
 
@@ -279,6 +301,10 @@ RULES: dict[str, Any] = {  # JSON for the browser: patterns, and patterns by typ
     # pydantic wraps a validator's message: "Value error, <message> [type=value_error, ...]".
     "pydantic": r"(?:Value error|Assertion failed), (.*?)(?: \[type=.*)?$",
     "rank_suffix": r" \(rank \d+\)$",  # added to messages in distributed runs
+    # A message inside a JSON or repr body, escaped once or more: model\\'s, \\", \\n.
+    "escape": r"\\+(['\"])|\\+[nrt]",
+    # A release the paste names after a project's name: "vllm 0.6.3", "vLLM version 0.10.1".
+    "version": r"[^0-9\n]{0,24}?\bv?(\d+(?:\.\d+)+)",
     # Quoted or bracketed text, as repr() prints values: 'auto', ['mp', 'ray'], "x".
     # An apostrophe within a word ("model's") opens no quote.
     "quoted": r"(?<![A-Za-z0-9])'[^']*'(?![A-Za-z0-9])"
@@ -311,6 +337,7 @@ _EXCEPTION = re.compile(RULES["exception"], re.ASCII)
 _NOISE = re.compile(RULES["noise"], re.ASCII)
 _PYDANTIC = re.compile(RULES["pydantic"], re.ASCII)
 _RANK_SUFFIX = re.compile(RULES["rank_suffix"], re.ASCII)
+_ESCAPE = re.compile(RULES["escape"], re.ASCII)
 _QUOTED = re.compile(RULES["quoted"], re.ASCII)
 _RAISE = re.compile(RULES["raise"], re.ASCII)
 _LITERAL_LINE = re.compile(RULES["literal_line"], re.ASCII)
@@ -377,6 +404,7 @@ def clean(text: str) -> list[Block]:
         if in_traceback and rest[:1] in (" ", "\t"):
             continue  # a frame of the traceback: File "...", its code line, ^^^^ markers
         in_traceback = False
+        line = _ESCAPE.sub(lambda m: m[1] or " ", line)
         exception, line = _exception(line)
         if not line or _NOISE.fullmatch(line):
             in_traceback = line.startswith(_TRACEBACK[:-1])
@@ -750,6 +778,8 @@ class Result:
     # Exact, and so is another result that ranks alike but for its place in the source:
     # a tie (the same text printed by two records), which source order ranks.
     tied: bool = False
+    # The same message printed by another project's copy of the code: {id, project, url}
+    also: list[dict] = field(default_factory=list)
 
     @property
     def exact(self) -> bool:
@@ -786,19 +816,24 @@ def search(index: Index, text: str) -> list[Result]:
     """Ranked results: exact fits, partial ones, generic ones, then similar patterns.
 
     Of the fits of one tier the one that shows more of its template's text ranks first
-    (partial and generic fits compete so), then a whole fit before a cut one, then the
-    one raised as the exception the paste names. Exact matches alike in all
-    that are a tie (two records that print the same text): each is marked tied, and
-    source order ranks them. Similar patterns, when nothing fits, are the nearest few.
+    (partial and generic fits compete so), then a whole fit before a cut one, then
+    an active check before a removed one, then the one raised as the exception the paste
+    names, then an explained record before a stub, and a wording the release the paste
+    names printed. Two projects' fits alike are one result (the same code, copied): the
+    project the paste points at leads. Exact matches alike in all that are a tie (two
+    records that print the same text): each is marked tied, and source order ranks them.
+    Similar patterns, when nothing fits, are the nearest few.
     """
     meta = index.meta
+    hints = meta.get("hints", {})
     blocks = clean(text)
     scores, full = _scores(index, query_words(blocks), quoted_words(blocks))
     top = _candidates(scores, full)
+    said = said_versions(text, hints)
     rated = []
     for pid in top:
         page = index.get(meta["patterns_url"].replace("{}", str(pid // meta["page"])))
-        rated.append(_rate(page[pid % meta["page"]], blocks, scores[pid], pid))
+        rated.append(_rate(page[pid % meta["page"]], blocks, scores[pid], pid, said))
     fitted = any(key[0] < RANKS["similar"] for key, _ in rated)
     least = QUERY["coverage"] if fitted else QUERY["near_coverage"]
     results: dict[str, tuple[tuple, Result]] = {}
@@ -809,28 +844,58 @@ def search(index: Index, text: str) -> list[Result]:
             if -key[1] < least or similar > QUERY["nearest"]:
                 continue
         results.setdefault(result.id, (key[:-1], result))  # the key but for the pattern id
-    ranked = _named_first(list(results.values()), text, meta.get("hints", {}))
+    ranked = _one_per_message(list(results.values()), named_projects(text, hints))
     alike = [key for key, _ in ranked]
     for key, result in ranked:
         result.tied = result.match != "similar" and alike.count(key) > 1
     return [result for _, result in ranked][: QUERY["results"]]
 
 
-def _named_first(ranked: list[tuple[tuple, Result]], text: str, hints: dict) -> list:
-    """Of results that rank alike (two projects print the same text), those of a project
-    the paste points at come first: its name in the text ("vllm/config/model.py" in a
+FIT = 3  # a sort key's first items: how a pattern fits (tier, text shown, cut)
+
+
+def named_projects(text: str, hints: dict) -> set[str]:
+    """The projects a paste points at: its name in the text ("vllm/config/model.py" in a
     traceback) or a line in its own logger's format (`hints`: project -> pattern)."""
     said = text.lower()
-    named = {
+    return {
         project
         for project, pattern in hints.items()
         if project.lower() in said or re.search(pattern, text, re.ASCII)
     }
+
+
+def said_versions(text: str, hints: dict) -> dict[str, list[int]]:
+    """The release the paste names of each project ("vLLM version 0.10.1"), as numbers."""
+    found = {}
+    for project in hints:
+        m = re.search(r"\b" + re.escape(project) + RULES["version"], text, re.I | re.ASCII)
+        if m:
+            found[project] = _release(m[1])
+    return found
+
+
+def _release(version: str) -> list[int]:
+    return [int(n) for n in re.findall(r"[0-9]+", version)]
+
+
+def _one_per_message(ranked: list[tuple[tuple, Result]], named: set[str]) -> list:
+    """Results that fit alike from two projects (one copied the other's code) as one, led
+    by the project the paste points at (else by the first: the better standing); the
+    others are named in its `also`."""
     out = []
-    for _, group in itertools.groupby(ranked, key=lambda kr: kr[0]):
+    for _, group in itertools.groupby(ranked, key=lambda kr: kr[0][:FIT]):
         run = list(group)
-        out += [kr for kr in run if kr[1].project in named]
-        out += [kr for kr in run if kr[1].project not in named]
+        if run[0][1].match == "similar":
+            out += run
+            continue
+        run.sort(key=lambda kr: kr[1].project not in named)
+        lead = run[0][1]
+        for key, result in run:
+            if result is lead or result.project == lead.project:
+                out.append((key, result))
+            elif result.project not in {a["project"] for a in lead.also}:
+                lead.also.append({"id": result.id, "project": result.project, "url": result.url})
     return out
 
 
@@ -860,10 +925,12 @@ def _candidates(scores: dict[int, int], full: dict[int, int]) -> list[int]:
     return top + [pid for pid in best(full) if pid not in top][: QUERY["hedge"]]
 
 
-def _rate(doc: dict, blocks: list[Block], score: int, pid: int) -> tuple[tuple, Result]:
+def _rate(doc: dict, blocks: list[Block], score: int, pid: int, said: dict) -> tuple:
     """(sort key, Result) of a candidate: its best fit to any reading of any block, or
     else how much of its words the paste has (per mille), as a similar one."""
     pat = doc["pattern"]
+    removed = int(doc.get("removed", False))
+    standing = _standing(doc, said)
     best = None
     for block in blocks:
         other = int(not _names(block, doc["exception"]))
@@ -873,15 +940,28 @@ def _rate(doc: dict, blocks: list[Block], score: int, pid: int) -> tuple[tuple, 
             found = _try(pat, form, doc.get("generic", False))
             if found:
                 tier, how, fit = found
-                key = (RANKS[tier], -_shown(pat, fit.stop), int(bool(fit.stop)), other, pid)
+                fits = (RANKS[tier], -_shown(pat, fit.stop), int(bool(fit.stop)))
+                key = (*fits, removed, other, *standing, pid)
                 if best is None or key < best[0]:
                     best = key, _result(doc, tier, how, fit.values)
     if best:
         return best
     coverage = 1000 * score // doc["weight"] if doc["weight"] else 0
-    return (RANKS["similar"], -coverage, -score, 0, pid), _result(
+    return (RANKS["similar"], -coverage, -score, removed, 0, *standing, pid), _result(
         doc, "similar", HOW["similar"], {}
     )
+
+
+def _standing(doc: dict, said: dict) -> tuple[int, int]:
+    """What ranks fits alike after an active check before a removed one and the exception
+    the paste names: an explained record, and a wording printed by the release the paste
+    names (when it names one of the record's project)."""
+    release = said.get(doc["project"])
+    versions = doc.get("versions")
+    printed = not release or bool(
+        versions and _release(versions[0]) <= release <= _release(versions[1])
+    )
+    return -doc.get("explained", 0), int(not printed)
 
 
 def _shown(pat, stop) -> int:

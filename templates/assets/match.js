@@ -25,6 +25,8 @@ function compile(rules) {
     noise: re(rules.noise, "$"),
     pydantic: re(rules.pydantic),
     rankSuffix: new RegExp(rules.rank_suffix),
+    escape: new RegExp(rules.escape, "g"),
+    version: rules.version,
     quoted: new RegExp(rules.quoted, "g"),
     raise: re(rules.raise),
     literalLine: re(rules.literal_line),
@@ -82,6 +84,7 @@ function clean(text, rules, settings) {
     }
     if (inTraceback && (rest[0] === " " || rest[0] === "\t")) continue;
     inTraceback = false;
+    line = line.replace(rules.escape, (_, quote) => quote || " ");
     let exception;
     [exception, line] = exceptionOf(rules, line);
     if (!line || rules.noise.test(line)) {
@@ -360,23 +363,59 @@ function byKey([a], [b]) {
   return i < 0 ? 0 : a[i] - b[i];
 }
 
-// Of results that rank alike (two projects print the same text), those of a project the
-// paste points at come first: its name in the text, or a line of its own logger (search._named_first).
-function namedFirst(ranked, text, hints) {
+// The projects a paste points at: its name in the text, or a line of its own logger (search.named_projects).
+function namedProjects(text, hints) {
   const said = text.toLowerCase();
-  const named = new Set(Object.entries(hints)
+  return new Set(Object.entries(hints)
     .filter(([project, pattern]) => said.includes(project.toLowerCase()) || new RegExp(pattern).test(text))
     .map(([project]) => project));
+}
+
+// The release the paste names of each project, as numbers (search.said_versions).
+const release = (version) => (version.match(/[0-9]+/g) || []).map(Number);
+function saidVersions(rules, text, hints) {
+  const found = {};
+  for (const project of Object.keys(hints)) {
+    const name = project.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const m = new RegExp(`\\b${name}${rules.version}`, "i").exec(text);
+    if (m) found[project] = release(m[1]);
+  }
+  return found;
+}
+
+// Lists of numbers compared as Python compares them.
+function compare(a, b) {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return a.length - b.length;
+}
+
+// Results that fit alike from two projects as one, led by the project the paste points at
+// (else by the first); the others are named in its `also` (search._one_per_message).
+function onePerMessage(ranked, named, fitItems) {
   const out = [];
   for (let i = 0; i < ranked.length;) {
     let j = i;
-    while (j < ranked.length && ranked[j][0] === ranked[i][0]) j++;
+    const fit = `${ranked[i][0].slice(0, fitItems)}`;
+    while (j < ranked.length && `${ranked[j][0].slice(0, fitItems)}` === fit) j++;
     const run = ranked.slice(i, j);
-    out.push(...run.filter(([, hit]) => named.has(hit.project)), ...run.filter(([, hit]) => !named.has(hit.project)));
     i = j;
+    if (run[0][1].match === "similar") {
+      out.push(...run);
+      continue;
+    }
+    run.sort(([, a], [, b]) => named.has(b.project) - named.has(a.project));
+    const lead = run[0][1];
+    for (const [key, hit] of run) {
+      if (hit === lead || hit.project === lead.project) out.push([key, hit]);
+      else if (!lead.also.some((a) => a.project === hit.project)) {
+        lead.also.push({ id: hit.id, project: hit.project, url: hit.url });
+      }
+    }
   }
   return out;
 }
+
+const FIT = 3; // a sort key's first items: how a pattern fits (search.FIT)
 
 export class Index {
   constructor(url, fetchImpl = (u) => fetch(u)) {
@@ -409,17 +448,22 @@ export class Index {
       const page = await this.get(meta.patterns_url.replace("{}", Math.floor(pid / meta.page)));
       return page[pid % meta.page];
     }));
-    const rated = top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid), pid)).sort(byKey);
+    const hints = meta.hints || {};
+    const said = saidVersions(rules, text, hints);
+    const rated = top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid), pid, said)).sort(byKey);
     const similarRank = meta.ranks.similar;
     const least = rated.some(([key]) => key[0] < similarRank) ? settings.coverage : settings.near_coverage;
     const results = new Map();
     let similar = 0;
     for (const [key, hit] of rated) {
       if (hit.match === "similar" && (++similar > settings.nearest || -key[1] < least)) continue;
-      if (!results.has(hit.id)) results.set(hit.id, [`${key.slice(0, -1)}`, hit]);
+      if (!results.has(hit.id)) results.set(hit.id, [key.slice(0, -1), hit]);
     }
-    const all = namedFirst([...results.values()], text, meta.hints || {});
-    for (const [alike, hit] of all) hit.tied = hit.match !== "similar" && all.filter(([a]) => a === alike).length > 1;
+    const all = onePerMessage([...results.values()], namedProjects(text, hints), FIT);
+    const alike = all.map(([key]) => `${key}`);
+    for (const [n, [, hit]] of all.entries()) {
+      hit.tied = hit.match !== "similar" && alike.filter((a) => a === alike[n]).length > 1;
+    }
     return all.map(([, hit]) => hit).slice(0, settings.results);
   }
 
@@ -451,9 +495,19 @@ export class Index {
   }
 }
 
+// search._standing: an explained record, then a wording the release the paste names printed
+function standing(doc, said) {
+  const named = said[doc.project];
+  const [first, last] = doc.versions || [];
+  const printed = !named || Boolean(first && compare(release(first), named) <= 0 && compare(named, release(last)) <= 0);
+  return [-(doc.explained || 0), printed ? 0 : 1];
+}
+
 // search._rate: [key, hit] of a candidate's best fit, or of how much of its words the paste has
-function rate(ctx, doc, blocks, score, pid) {
+function rate(ctx, doc, blocks, score, pid, said) {
   const pat = doc.pattern;
+  const removed = doc.removed ? 1 : 0;
+  const rest = standing(doc, said);
   const head = `${doc.exception}: `;
   let best = null;
   for (const block of blocks) {
@@ -466,13 +520,13 @@ function rate(ctx, doc, blocks, score, pid) {
       const found = tryForm(ctx, pat, form, Boolean(doc.generic));
       if (!found) continue;
       const [tier, how, fit] = found;
-      const key = [ctx.meta.ranks[tier], -shownOf(pat, fit.stop), fit.stop ? 1 : 0, named ? 0 : 1, pid];
+      const key = [ctx.meta.ranks[tier], -shownOf(pat, fit.stop), fit.stop ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
       if (!best || byKey([key], best) < 0) best = [key, hit(ctx.meta, doc, tier, how, fit.values)];
     }
   }
   if (best) return best;
   const coverage = doc.weight ? Math.floor((1000 * score) / doc.weight) : 0;
-  return [[ctx.meta.ranks.similar, -coverage, -score, 0, pid], hit(ctx.meta, doc, "similar", ctx.how.similar, {})];
+  return [[ctx.meta.ranks.similar, -coverage, -score, removed, 0, ...rest, pid], hit(ctx.meta, doc, "similar", ctx.how.similar, {})];
 }
 
 function hit(meta, doc, match, how, found) {
@@ -482,5 +536,5 @@ function hit(meta, doc, match, how, found) {
   const query = new URLSearchParams(values).toString();
   const url = meta.errors_url.replace("{}", doc.id) + (query && `?${query}`);
   const { id, title, exception, project, summary = "", wording = "" } = doc;
-  return { id, title, exception, project, summary, match, how, values, wording, exact: match === "exact", url };
+  return { id, title, exception, project, summary, match, how, values, wording, also: [], exact: match === "exact", url };
 }

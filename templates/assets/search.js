@@ -38,10 +38,16 @@ function label(hit) {
 
 function errorHit(hit) {
   const values = Object.entries(hit.values).flatMap(([k, v]) => [el("code", "", k), " = ", el("mark", "", v), " "]);
-  return link(hit.url, hit.title, el("span", "exc", hit.exception), ` · ${hit.project} · ${label(hit)}`,
+  const a = link(hit.url, hit.title, el("span", "exc", hit.exception), ` · ${hit.project} · ${label(hit)}`,
     ...(hit.wording ? [el("span", "hit-wording", ` · ${hit.wording}`)] : []),
     el("span", "hit-summary", ...(values.length ? values : [hit.summary])));
+  a.dataset.match = hit.match; // Enter opens it unchosen only when it is exact or partial
+  return a;
 }
+
+// One message two projects print: its result, then a link to each other project's page.
+const errorHits = (hit) => [errorHit(hit), ...(hit.also || []).map((other) =>
+  link(other.url, `The same message in ${other.project}`, el("span", "exc", hit.exception), ` · ${other.project}`))];
 
 // Words too common to be worth a highlight in Pagefind's excerpts.
 const STOP = new Set(("a an and are as at be but by for from has have if in into is it its of on or " +
@@ -71,7 +77,7 @@ function render(box, errors, pages, report) {
   const fits = errors.filter((h) => h.match !== "similar");
   const shown = new Set(errors.map((h) => h.url.split("?")[0]));
   const others = (pages || []).filter((p) => !shown.has(new URL(p.url, location.href).pathname));
-  const groups = [["Matching errors", fits.map(errorHit)], ["Pages", others.map(pageHit)],
+  const groups = [["Matching errors", fits.flatMap(errorHits)], ["Pages", others.map(pageHit)],
     ["Similar errors", errors.filter((h) => h.match === "similar").map(errorHit)]]
     .filter(([, links]) => links.length)
     .map(([title, links]) => group(title, links));
@@ -141,8 +147,10 @@ function onKey(box, event) {
     box.input.setAttribute("aria-activedescendant", links[box.active].id);
     links[box.active].scrollIntoView({ block: "nearest" });
   } else if (event.key === "Enter" && !event.shiftKey) {
-    event.preventDefault(); // Shift+Enter adds a line; Enter opens the chosen, or first, hit
-    if (links.length) location.href = links[Math.max(box.active, 0)].href;
+    event.preventDefault(); // Shift+Enter adds a line; Enter opens the chosen hit, or the
+    // first when it is an exact or partial match (never a guess), else the search page
+    const sure = ["exact", "partial"].includes(links[0]?.dataset.match);
+    if (box.active >= 0 || sure) location.href = links[Math.max(box.active, 0)].href;
     else box.form.requestSubmit();
   } else if (event.key === "Escape" && !box.inline) {
     box.dismissed = box.turn; // closed until the text changes

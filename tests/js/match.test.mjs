@@ -56,7 +56,7 @@ describe("the shared cases", () => {
   }
 });
 
-test("the real content: 300 corpus pastes and the negatives answer alike", async () => {
+test("the real content: 300 corpus pastes, the negatives and the real pastes answer alike", async () => {
   const differ = [];
   for (const want of python.real) {
     const idx = index("real");

@@ -1,7 +1,7 @@
 """What tests/js/match.test.mjs checks match.js against: the tier-1 indexes of the search
 fixture knowledge base and of the repository's content, written as the site serves them,
-and generator/search/engine.py's answers for every paste of tests/search_cases.json, the corpus
-and the negatives.
+and generator/search/engine.py's answers for every paste of tests/search_cases.json, the corpus,
+the negatives and the real pastes of bench/real-pastes.jsonl.
 
     python tests/js/parity.py <out dir>
 """
@@ -17,6 +17,7 @@ from generator.site import urls
 from tests.conftest import REPO, corpus_rows, make_search_kb
 
 NEGATIVES = REPO / "tests" / "fixtures" / "search" / "negatives.json"
+PASTES = REPO / "bench" / "real-pastes.jsonl"
 
 
 def write_index(root: Path, out: Path) -> search.Index:
@@ -46,6 +47,7 @@ def main(out: Path) -> None:
         fixture = write_index(make_search_kb(Path(tmp) / "kb"), out / "fixture")
     real = write_index(REPO, out / "real")
     texts = [row["text"] for row in corpus_rows()] + json.loads(NEGATIVES.read_text())
+    texts += [json.loads(line)["text"] for line in PASTES.read_text().splitlines()]
     doc = {
         "fixture": answers(fixture, [case["text"] for case in cases]),
         "real": answers(real, texts),
