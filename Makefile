@@ -48,9 +48,11 @@ test: setup chromium lint
 	$(BIN)/pytest
 	PYTHON=$(BIN)/python node --test tests/js/
 
-# The edit-test loop: everything but the whole-site scans, the browser and the kill runs.
+# The edit-test loop: everything but the whole-site scans, the browser and the kill runs;
+# match.js against engine.py too.
 test-fast: setup lint
 	$(BIN)/pytest -m "not slow"
+	PYTHON=$(BIN)/python node --test tests/js/
 
 clean:
 	rm -rf site .site-* .errorkb-cache

@@ -11,9 +11,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from generator.content.load import load_content
+from generator.content.load import ParseCache, load_content
 from generator.search import engine as search
 from generator.site import urls
+from generator.site.build import CACHE_DIR
 from tests.conftest import REPO, corpus_rows, make_search_kb
 
 NEGATIVES = REPO / "tests" / "fixtures" / "search" / "negatives.json"
@@ -21,7 +22,10 @@ PASTES = REPO / "bench" / "real-pastes.jsonl"
 
 
 def write_index(root: Path, out: Path) -> search.Index:
-    content = load_content(root)
+    # Through the parse cache the builds keep: warm after any build of the real content.
+    cache = ParseCache(root / CACHE_DIR / "parse")
+    content = load_content(root, cache)
+    cache.save()
     files = search.site_index(content)
     for url, body in files.items():
         target = out / urls.output_path(url)
