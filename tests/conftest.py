@@ -153,7 +153,7 @@ def corpus_rows() -> list[dict]:
     return [json.loads(line) for line in CORPUS.read_text().splitlines()]
 
 
-SLOW_FIXTURES = {"real_site", "real", "browser", "page"}
+SLOW_FIXTURES = {"real_plan", "real_content", "real_site", "real", "browser", "page"}
 
 
 def pytest_collection_modifyitems(items):
