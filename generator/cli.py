@@ -304,7 +304,8 @@ def cmd_history(args) -> int:
         _log(f"{package}: {len(versions)} releases, {versions[0]} to {versions[-1]}")
         scans = history.scan_releases(package, versions, jobs=args.jobs, report=_log)
         versions = [scan.version for scan in scans]  # those skipped are tried again next time
-        found = lineage.build((scan.version, scan.sites) for scan in scans)
+        where = (project.source_prefix, project.source_exclude)
+        found = lineage.build((s.version, history.in_repository(s.sites, *where)) for s in scans)
         done = chronicle.write(args.root, content, args.project, found, dry_run=args.dry_run)
         if not args.dry_run:
             path = args.root / "content" / "projects" / f"{args.project}.yaml"
