@@ -6,7 +6,7 @@ a check no longer printed `status: removed` and `superseded_by`, are added or re
 without a record gets a stub, pinned to the last release that prints it.
 """
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +16,7 @@ from generator.content.load import SCHEMA_LINE, record_fields
 from generator.content.model import Content, Record
 from generator.sources.extract import (
     RecordIndex,
+    Site,
     _dump,
     _reread,
     _variant,
@@ -24,7 +25,14 @@ from generator.sources.extract import (
     rewrite,
     write_text,
 )
-from generator.sources.lineage import History, Lineage, Wording
+from generator.sources.lineage import (
+    Features,
+    History,
+    Lineage,
+    Wording,
+    common_functions,
+    compare,
+)
 from generator.sources.scaffold import new_id
 
 
@@ -330,3 +338,89 @@ def _variant_of(wording: Wording, exception: str, text: str = "") -> dict:
         item["exception"] = wording.key[0]
     item["versions"] = _versions(wording)
     return item
+
+
+# The records alone --------------------------------------------------------------------
+
+
+def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -> Written:
+    """The identity rules of `write`, applied to the records without scanning a release:
+    a removed record whose words an active record prints is merged into it, a variant
+    another active record prints is dropped, and an extracted `superseded_by` that the
+    records give no strong evidence for is taken out (the guard of a removed record is not
+    kept, so fewer links pass here than in `errorkb history`: no link beats a wrong one)."""
+    index = RecordIndex(content, project)
+    records = index.records
+    common = common_functions([s for r in records.values() for s in _record_sites(r)])
+    feats = {rid: Features.of(_record_wording(r), common) for rid, r in records.items()}
+    active = sorted(rid for rid, r in records.items() if r.status == "active")
+    by_words: dict[str, list[str]] = defaultdict(list)
+    for rid in active:
+        by_words[_literal(records[rid].message)].append(rid)
+    done = Written()
+    texts: dict[str, str] = {}
+
+    def text_of(rid: str) -> str:
+        if rid not in texts:
+            texts[rid] = (Path(root) / records[rid].path).read_text(encoding="utf-8")
+        return texts[rid]
+
+    for rid in sorted(records):
+        twin = records[rid]
+        if twin.status != "removed":
+            continue
+        same = [
+            (found.score, a)
+            for a in by_words.get(_literal(twin.message), [])
+            if (found := compare(feats[rid], feats[a])) and found.same_check()
+        ]
+        if not same:
+            continue
+        survivor = max(same)[1]
+        merged = _merge(root, records[survivor].path, text_of(survivor), twin, done, dry_run)
+        if merged is not None:
+            texts[survivor] = merged
+            done.updated.append(survivor)
+    printed = {words: ids[0] for words, ids in by_words.items()}
+    gone = set(done.merged)
+    for rid in sorted(records):
+        record = records[rid]
+        if rid in gone:
+            continue
+        text = _drop_printed_elsewhere(root, record.path, text_of(rid), rid, printed, done)
+        successor = index.aliases.get(record.superseded_by or "", record.superseded_by)
+        if successor and _extracted(record):
+            found = compare(feats[rid], feats[successor]) if successor in feats else None
+            if not (found and (found.same_check() or found.took_over())):
+                text = rewrite(_reread(record.path, text), text, superseded_by=None)
+                done.unlinked += 1
+            else:
+                done.superseded += 1
+        if text != text_of(rid):
+            texts[rid] = text
+            done.updated.append(rid)
+    for rid in dict.fromkeys(done.updated):
+        if rid not in gone and not dry_run:
+            write_text(Path(root) / records[rid].path, texts[rid])
+    return done
+
+
+def _record_sites(record: Record) -> list[Site]:
+    source = record.data["source"]
+    guard = (record.data.get("derived") or {}).get("condition", "")
+    return [
+        Site(
+            record.exception,
+            record.message,
+            place["path"],
+            place.get("line", 0),
+            place.get("function", ""),
+            kind=record.kind,
+            guard=guard,
+        )
+        for place in [source, *source.get("sites", [])]
+    ]
+
+
+def _record_wording(record: Record) -> Wording:
+    return Wording(match_key(record.exception, record.message), _record_sites(record), "", "", 0, 0)
