@@ -97,7 +97,8 @@ RECORDS = {
     ),
     MOVED: record(
         MOVED,
-        "Error: --enable-reasoning requires reasoning_parser:'{parser}' which has not been registered",
+        "Error: --enable-reasoning requires reasoning_parser:'{parser}' which has not been"
+        " registered",
         "demo/serving_chat.py",
         "ServingChat.__init__",
         exception="TypeError",

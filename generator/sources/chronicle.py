@@ -12,6 +12,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from generator.content import template
 from generator.content.load import SCHEMA_LINE, record_fields
 from generator.content.model import Content, Record
 from generator.sources.extract import (
@@ -243,8 +244,19 @@ def _drop_printed_elsewhere(
     kept = [v for v, w in pairs if w == own or printed.get(w, rid) == rid]
     if len(kept) == len(variants):
         return text
+    used = {h for v in [record.message, *kept] for h in template.placeholders(_variant(v, "")[0])}
+    params = record.data.get("params", {})
+    unused = [name for name in params if name not in used]
+    if any("about" in params[name] for name in unused):
+        done.warnings.append(
+            f"{record.path}: variants another record prints kept: a person wrote their params"
+        )
+        return text
     done.variants_dropped += len(variants) - len(kept)
-    return rewrite(record, text, variants=kept or None)
+    changes: dict = {"variants": kept or None}
+    if unused:
+        changes["params"] = {k: v for k, v in params.items() if k not in unused} or None
+    return rewrite(record, text, **changes)
 
 
 def _stub(
