@@ -173,8 +173,8 @@ class Comparison:
         if self.swapped_name:
             return False  # a sibling check about another thing (backend, field, mode)
         long = len(self.old.literal) >= 20 and len(self.new.literal) >= 20
-        if self.exact:  # a short generic text ("Not supported") needs a place or guard in common
-            return long or max(self.place, self.guard) > 0
+        if self.exact:  # the same words copied into another model or parser are another check
+            return self.place > 0 or self.guard >= 0.5
         if self.retyped:
             return False  # another exception in other words: another check
         return (
