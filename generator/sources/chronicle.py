@@ -75,7 +75,9 @@ def assign_ids(
     ids: dict[Lineage, str] = {}
     twins: dict[str, list[str]] = {}
     claimed: set[str] = set()
-    for lineage in history.live():
+    # The checks printed last choose first: an old check must not take a record printed today
+    # through one of its variants.
+    for lineage in sorted(history.live(), key=lambda lin: -lin.last_index):
         found = []
         for wording in sorted(lineage.wordings, key=lambda w: -w.last_index):
             for _, r in sorted(index.by_key.get(wording.key, [])):
