@@ -287,6 +287,31 @@ def cmd_extract(args) -> int:
     return 0
 
 
+def cmd_tidy(args) -> int:
+    from generator.content.load import load_content
+    from generator.content.model import ContentError
+    from generator.sources import chronicle
+
+    try:
+        content = load_content(args.root)
+        if args.project not in content.projects:
+            _log(f"error: no project {args.project!r} in content/projects/")
+            return 1
+        done = chronicle.tidy(args.root, content, args.project, dry_run=args.dry_run)
+    except ContentError as exc:
+        return _report(exc)
+    for line in done.warnings:
+        _log(f"warning: {line}")
+    _log(
+        f"{len(done.merged)} removed records merged into the active record printing their words"
+        f" (their ids now aliases), {done.variants_dropped} variants dropped (another record"
+        f" prints them), superseded_by: {done.superseded} kept, {done.unlinked} taken out;"
+        f" {len(set(done.updated))} records updated"
+        + ("; dry run: nothing was written" if args.dry_run else "")
+    )
+    return 0
+
+
 def cmd_history(args) -> int:
     import time
     from collections import Counter
@@ -306,7 +331,8 @@ def cmd_history(args) -> int:
         _log(f"{package}: {len(versions)} releases, {versions[0]} to {versions[-1]}")
         scans = history.scan_releases(package, versions, jobs=args.jobs, report=_log)
         versions = [scan.version for scan in scans]  # those skipped are tried again next time
-        found = lineage.build((scan.version, scan.sites) for scan in scans)
+        where = (project.source_prefix, project.source_exclude)
+        found = lineage.build((s.version, history.in_repository(s.sites, *where)) for s in scans)
         done = chronicle.write(args.root, content, args.project, found, dry_run=args.dry_run)
         if not args.dry_run:
             path = args.root / "content" / "projects" / f"{args.project}.yaml"
@@ -473,6 +499,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
     p.add_argument("--jobs", type=int, help="parser processes (default: one per CPU)")
     p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser("tidy", help="the history's identity rules applied to the records alone")
+    p.add_argument("--project", required=True, help="the project, e.g. vllm")
+    p.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
+    p.set_defaults(func=cmd_tidy)
 
     p = sub.add_parser("verify-sources", help="check records' locations against a source tree")
     _source_options(p)

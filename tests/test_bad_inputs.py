@@ -319,6 +319,19 @@ def test_an_sdist_with_an_unsafe_name_is_refused(tmp_path, name):
     assert repr(name) in str(caught.value)
 
 
+def test_a_long_member_name_skips_that_file_only(tmp_path):
+    # SGLang's wheels hold tuning files named after the GPU (122 characters): never read,
+    # they must not refuse the wheel; a .py of such a name is skipped, as no record can name it
+    long = "E=161,N=192,device_name=" + "x" * 100
+    wheel = make_zip(
+        tmp_path / "demo-1.0-py3-none-any.whl",
+        {"demo/ok.py": GOOD, f"demo/configs/{long}.json": b"{}", f"demo/{long}.py": GOOD},
+    )
+    scan = ex.scan_tree(wheel, progress=False)
+    assert [site.path for site in scan.sites] == ["demo/ok.py"]
+    assert refused(scan) == [f"skipped demo/{long}.py: it has a name of 127 characters"]
+
+
 @pytest.mark.parametrize(
     "link",
     [

@@ -1,6 +1,7 @@
 """errorkb history: releases listed and scanned once, checks followed through releases, and the
 records written, on two tiny releases of our own (tests/fixtures/history)."""
 
+import dataclasses
 import io
 import json
 import os
@@ -16,7 +17,7 @@ from generator.content.load import load_content
 from generator.site import api
 from generator.site.linking import link
 from generator.sources import chronicle, history, lineage
-from generator.sources.extract import scan_tree
+from generator.sources.extract import Site, scan_tree
 from generator.sources.scaffold import new_id
 
 RELEASES = Path(__file__).parent / "fixtures" / "history"
@@ -167,17 +168,43 @@ def test_a_new_check_and_unchanged_ones_stand_alone(followed):
     assert all({"old", "new", "text", "guard", "place", "holes"} <= set(r) for r in followed.log)
 
 
-def test_the_same_words_with_another_exception_are_another_check():
+def test_the_same_words_with_another_exception_are_the_same_check():
+    # issue #21: ValueError to TypeError, the guard and words kept, is one check retyped
     sites = release_sites("r1")
-    renamed = [
-        s.__class__(**{**s.__dict__, "exception": "RuntimeError"})
+    retyped = [
+        dataclasses.replace(s, exception="TypeError", function="moved.check_swap")
         if s.function == "check_swap"
         else s
         for s in sites
     ]
-    found = lineage.build([("1.0", sites), ("2.0", renamed)])
+    found = lineage.build([("1.0", sites), ("2.0", retyped)])
     swap = [lin for lin in found.live() if lin.current.template.startswith(R1_SWAP)]
-    assert sorted(lin.current.key[0] for lin in swap) == ["RuntimeError", "ValueError"]
+    assert len(swap) == 1
+    assert [w.key[0] for w in swap[0].wordings] == ["ValueError", "TypeError"]
+    assert swap[0].current.key[0] == "TypeError" and swap[0].last == "2.0"
+
+
+def test_a_sibling_elsewhere_is_no_successor():
+    # The same words about another backend, in another file: not the check that took over
+    old = Site(
+        "NotImplementedError",
+        "FP8 is not supported for PallasImpl",
+        "a/pallas.py",
+        3,
+        "PallasImpl.forward",
+    )
+    sibling = Site(
+        "NotImplementedError",
+        "FP8 is not supported for TreeImpl",
+        "a/tree.py",
+        5,
+        "TreeImpl.forward",
+    )
+    other = Site("ValueError", "unrelated", "b.py", 1, "f")
+    found = lineage.build([("1.0", [old, other]), ("2.0", [sibling, other])])
+    gone = next(lin for lin in found.live() if lin.current.template == old.template)
+    assert gone.last == "1.0" and gone.superseded_by is None
+    assert [row["decision"] for row in found.log] == ["different"]
 
 
 # Records -------------------------------------------------------------------------------
@@ -238,7 +265,7 @@ def test_history_adds_versions_and_old_wordings_and_keeps_curated_text(kb_with_h
 
 def test_history_writes_stubs_for_every_check(kb_with_history, followed):
     kb, _, done = kb_with_history
-    ids = chronicle.assign_ids(followed, chronicle.RecordIndex(load_content(kb), DEMO), DEMO)
+    ids, _ = chronicle.assign_ids(followed, chronicle.RecordIndex(load_content(kb), DEMO), DEMO)
     by_start = {lin.current.template[:30]: rid for lin, rid in ids.items()}
     swap = record(kb, by_start[R1_SWAP[:30]])
     assert swap["status"] == "removed"
@@ -330,7 +357,7 @@ def test_the_page_shows_the_history_and_where_a_removed_check_went(kb_with_histo
     assert "Introduced in Demo 1.0, printed up to 2.0." in history_html
     assert "the wording of Demo 1.0" in history_html
     assert "Total number of attention heads (" in history_html
-    ids = chronicle.assign_ids(followed, chronicle.RecordIndex(load_content(kb), DEMO), DEMO)
+    ids, _ = chronicle.assign_ids(followed, chronicle.RecordIndex(load_content(kb), DEMO), DEMO)
     swap = next(i for lin, i in ids.items() if lin.current.template.startswith(R1_SWAP))
     offload = next(i for lin, i in ids.items() if lin.current.template.startswith(R2_OFFLOAD))
     removed = (kb / "site" / "errors" / swap / "index.html").read_text()

@@ -63,6 +63,8 @@ _PROJECT_SCHEMA = {
         "wing": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"},
         "package": {"type": "string", "minLength": 1},
         "releases_scanned": {"type": "array", "items": {"type": "string", "minLength": 1}},
+        "source_prefix": {"type": "string", "pattern": "^[\\w.-]+(/[\\w.-]+)*/$"},
+        "source_exclude": {"type": "array", "items": {"type": "string", "minLength": 1}},
     },
 }
 _SITE_SCHEMA = {
@@ -244,9 +246,10 @@ MAX_NAME = 120  # characters of a folder or file name in a path: the schema's, w
 # 255 bytes a file system takes for the site's file of it
 
 
-def path_problem(path: str) -> tuple[str, str] | None:
+def path_problem(path: str, longest: int | None = MAX_NAME) -> tuple[str, str] | None:
     """What makes `path` not a relative POSIX path that stays inside its tree, and how to
-    fix it; None when it is one.
+    fix it; None when it is one. `longest=None` takes names of any length (an archive's
+    member is unsafe only when it leaves the tree).
 
     The same rule as the schema's `$defs/path` pattern (which editors check as you type);
     this says which part is wrong."""
@@ -265,10 +268,10 @@ def path_problem(path: str) -> tuple[str, str] | None:
             return "it goes up with ..", "write it from the repository root"
         if segment.startswith("~"):
             return "it has a folder starting with ~", "write it from the repository root"
-        if len(segment) > MAX_NAME:
+        if longest is not None and len(segment) > longest:
             return (
                 f"it has a name of {len(segment)} characters",
-                f"names over {MAX_NAME} characters are refused: correct it",
+                f"names over {longest} characters are refused: correct it",
             )
     return None
 

@@ -241,6 +241,10 @@ class Project:
     wing: str = ""  # the wing it uses, when not its own (a fork of a project, a test site)
     package: str = ""  # its name on PyPI, when not its key
     releases_scanned: list[str] = field(default_factory=list)  # by `errorkb history`, oldest first
+    # Where the package's files are in the repository (`python/` for SGLang), and the files
+    # of its releases that `errorkb history` leaves out (fnmatch patterns of those paths).
+    source_prefix: str = ""
+    source_exclude: list[str] = field(default_factory=list)
 
     @property
     def wing_key(self) -> str:

@@ -46,13 +46,12 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
             ],
             "placeholders": template.placeholders(record.message),
             "history": history(record, content, base),
+            "removed": removed(record, content, base),
             "related": [_summary(r, base) for r in links.related[record.id]],
             "referenced_by": [_summary(r, base) for r in links.referenced_by.get(record.id, [])],
             "same_file": [_summary(r, base) for r in nearby],
             "same_file_count": in_file,
-            "same_function": [
-                {**_summary(r, base), "line": r.location.line} for r in in_function
-            ],
+            "same_function": [{**_summary(r, base), "line": r.location.line} for r in in_function],
             "same_function_count": in_function_count,
             "file_html_url": urls.absolute(base, urls.source_file(project.key, where.path)),
             "guides": [
@@ -77,9 +76,13 @@ def history(record: Record, content: Content, base: str) -> dict | None:
     record was never followed through releases."""
     if record.versions is None:
         return None
+    raised_as = [None] + [
+        v.get("exception") if isinstance(v, dict) else None for v in record.data.get("variants", [])
+    ]  # a variant's own exception: the check retyped
     current, *older = [
         {"message": text, "first": seen["first"], "last": seen["last"]}
-        for text, seen in record.wordings
+        | ({"exception": exception} if exception else {})
+        for (text, seen), exception in zip(record.wordings, raised_as, strict=True)
         if seen is not None
     ]
     older.sort(key=lambda w: _release_key(w["last"]), reverse=True)
@@ -92,6 +95,24 @@ def history(record: Record, content: Content, base: str) -> dict | None:
         "removed": record.status == "removed",
         "wordings": wordings,
         "superseded_by": _summary(successor, base) if successor else None,
+    }
+
+
+def removed(record: Record, content: Content, base: str) -> dict | None:
+    """For a removed record: the last release that printed it (`after`), the first release
+    scanned after that (`since`: None when unknown) and the record of the check that took
+    over (`successor`, when one is known); None for a record still printed."""
+    if record.status != "removed":
+        return None
+    last = (record.versions or {}).get("last")
+    scanned = content.projects[record.project].releases_scanned
+    later = [v for v in scanned if last and _release_key(v) > _release_key(last)]
+    sid = record.superseded_by or ""
+    successor = content.records.get(content.aliases.get(sid, sid))
+    return {
+        "after": last,
+        "since": min(later, key=_release_key) if later else None,
+        "successor": _summary(successor, base) if successor else None,
     }
 
 
@@ -323,6 +344,18 @@ def error_document_schema(base_url: str) -> dict:
                         },
                     },
                     "same_function_count": {"type": "integer", "minimum": 0},
+                    "removed": {
+                        "type": ["object", "null"],
+                        "description": "for status removed: no release since `since` prints "
+                        "it (null: no later release was scanned); `after`, the last that does "
+                        "(null when unknown); `successor`, the check that took over, if known",
+                        "required": ["after", "since", "successor"],
+                        "properties": {
+                            "after": {"type": ["string", "null"]},
+                            "since": {"type": ["string", "null"]},
+                            "successor": {"oneOf": [summary, {"type": "null"}]},
+                        },
+                    },
                     "derived": {
                         "type": "object",
                         "description": "the derived stage and category in words",

@@ -1240,7 +1240,7 @@ def _member(name: str) -> str:
 def _refuse_unsafe(archive: Path, name: str) -> None:
     """Refuse a whole archive or tree for one unsafe name: it was made to write or
     record paths outside the tree (`../`, `/etc/...`), and no part of it is trusted."""
-    if problem := path_problem(name):
+    if problem := path_problem(name, longest=None):
         _refuse(archive, name, problem[0])
 
 
@@ -1249,6 +1249,15 @@ def _refuse(archive: Path, name: str, why: str) -> None:
         f"{archive}: member {name!r}: {why}; refusing the whole source: "
         "every member must be a relative path inside it"
     )
+
+
+def _named_badly(tree: Tree, path: str) -> bool:
+    """Skip, with its reason, a file whose path no record could name (a name over the
+    length limit); a data file's long name does not matter, as it is never read."""
+    problem = path_problem(path)
+    if problem:
+        tree.refuse(path, problem[0])
+    return problem is not None
 
 
 def _link_escapes(name: str, target: str) -> bool:
@@ -1276,6 +1285,8 @@ def _read_zip(path: Path, prefix: str, keep: Callable[[str], bool], tree: Tree) 
                 names.append((name, info))
         cut = 0 if path.suffix == ".whl" else _strip_top([n for n, _ in names])
         for name, info in names:
+            if _named_badly(tree, prefix + name[cut:]):
+                continue
             if keep(prefix + name[cut:]):
                 tree.take(prefix + name[cut:], info.file_size, partial(archive.open, info))
 
@@ -1296,6 +1307,8 @@ def _read_tar(path: Path, prefix: str, keep: Callable[[str], bool], tree: Tree) 
                 members.append((name, member))
         cut = _strip_top([n for n, _ in members])
         for name, member in members:
+            if _named_badly(tree, prefix + name[cut:]):
+                continue
             if keep(prefix + name[cut:]):
                 tree.take(prefix + name[cut:], member.size, partial(_tar_file, archive, member))
 
@@ -1459,8 +1472,9 @@ class RecordIndex:
         self.by_key: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
         for rid, record in self.records.items():
             self.by_key[match_key(record.exception, record.message)].append((0, rid))
-            for variant in record.variants:
-                self.by_key[match_key(record.exception, variant)].append((1, rid))
+            for variant in record.data.get("variants", []):
+                text, exception = _variant(variant, record.exception)
+                self.by_key[match_key(exception, text)].append((1, rid))
         # Records of `assert` messages, log lines and API error responses: the tree's asserts
         # and logger calls must be read to find them.
         self.has_asserts = any(r.exception == "AssertionError" for r in self.records.values())
@@ -1477,6 +1491,13 @@ class RecordIndex:
         if rid in self.records:
             return rid, 0, []
         return "", 0, []
+
+
+def _variant(variant: str | dict, exception: str) -> tuple[str, str]:
+    """A variant's text and the exception it is raised as (the record's, unless it says)."""
+    if isinstance(variant, str):
+        return variant, exception
+    return variant["message"], variant.get("exception", exception)
 
 
 @dataclass
@@ -1693,10 +1714,13 @@ def new_record(project: str, sites: list[Site], ref: str, snippets: bool) -> tup
 
 
 def replace_field(record: Record, text: str, name: str, value) -> str:
-    """The record's file text with one top-level field rewritten and every other byte kept."""
+    """The record's file text with one top-level field rewritten (None: taken out) and every
+    other byte kept."""
     lines = text.splitlines(keepends=True)
     tops = sorted((line, keys[0]) for keys, line in record.source.lines.items() if len(keys) == 1)
-    block = _dump({name: value})
+    if value is None and name not in record.data:
+        return text
+    block = "" if value is None else _dump({name: value})
     if name in record.data:
         start = record.source.lines[(name,)] - 1
         later = [line - 1 for line, key in tops if line - 1 > start]
@@ -1712,7 +1736,11 @@ def replace_field(record: Record, text: str, name: str, value) -> str:
             lines[-1] += "\n"
     new = "".join(lines[:start]) + block + "".join(lines[end:])
     want = {**record.data, name: value}
-    if _load(new) != want or list(_load(new)) != list(_order(record.data, name)):
+    order = _order(record.data, name)
+    if value is None:
+        del want[name]
+        order.remove(name)
+    if _load(new) != want or list(_load(new)) != order:
         raise ExtractError(f"{record.path}: cannot rewrite `{name}` without touching other fields")
     return new
 

@@ -21,6 +21,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -248,6 +249,17 @@ def scan_releases(
     bar.close()
     if not out:
         raise HistoryError(f"{package}: no release could be scanned")
+    return out
+
+
+def in_repository(sites: list[Site], prefix: str, exclude: list[str]) -> list[Site]:
+    """A release's sites at their repository paths (`prefix` added), those of an excluded
+    file left out. Done after the scan, so a cached scan serves any prefix."""
+    out = []
+    for site in sites:
+        path = prefix + site.path
+        if not any(fnmatch(path, pattern) for pattern in exclude):
+            out.append(dataclasses.replace(site, path=path))
     return out
 
 

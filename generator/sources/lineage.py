@@ -157,16 +157,26 @@ class Comparison:
     guard: float
     holes: float
     swapped_name: bool = False  # the texts differ in one name only: "CPU" for "OpenVINO"
+    retyped: bool = False  # another exception type or kind
 
     @property
     def score(self) -> float:
         return self.text + 0.5 * self.guard + 0.3 * self.place + 0.3 * self.holes
 
+    @property
+    def exact(self) -> bool:
+        """The same words: the exception type, kind or place may have changed."""
+        return self.old.literal == self.new.literal
+
     def same_check(self) -> bool:
-        """The same check, reworded or moved."""
+        """The same check, reworded, moved or retyped (ValueError to TypeError)."""
         if self.swapped_name:
             return False  # a sibling check about another thing (backend, field, mode)
         long = len(self.old.literal) >= 20 and len(self.new.literal) >= 20
+        if self.exact:  # the same words copied into another model or parser are another check
+            return self.place > 0 or self.guard >= 0.5
+        if self.retyped:
+            return False  # another exception in other words: another check
         return (
             (self.text >= 0.9 and long and max(self.place, self.guard, self.holes) > 0)
             or (self.text >= 0.6 and self.place >= 0.5)
@@ -176,10 +186,18 @@ class Comparison:
         )
 
     def took_over(self) -> bool:
-        """A different check on the same quantities, where the old one was."""
-        return (self.text >= 0.3 and self.guard >= 0.5) or (
-            self.place == 1 and self.holes >= 0.5 and self.text >= 0.3
-        )
+        """A different check that took the old one's place: in the same function (or the
+        same file, under the same guard), in words or on quantities much alike. Only on
+        strong evidence: a sibling check elsewhere (the same text for another backend or
+        model) is no successor, and no link is better than a wrong one."""
+        if self.retyped or (self.swapped_name and not self.old.paths & self.new.paths):
+            return False  # the same words about another name in another file: a sibling
+        if self.place == 1:
+            return self.text >= 0.5 or self.guard >= 0.5 or (self.text >= 0.3 and self.holes >= 0.5)
+        if self.place == 0.5:
+            return self.guard >= 0.5 and self.text >= 0.5
+        # Elsewhere: the same quantities guarded, in other words
+        return self.guard >= 0.6 and self.holes > 0
 
     def row(self, decision: str, release: str) -> dict:
         return {
@@ -200,8 +218,10 @@ class Comparison:
 
 
 def compare(old: Features, new: Features) -> Comparison | None:
-    """The features two checks share; None when they cannot be one (kind, exception)."""
-    if old.kind != new.kind or old.exception != new.exception:
+    """The features two checks share; None when they cannot be one: another kind or
+    exception type, unless in the very same words."""
+    retyped = old.kind != new.kind or old.exception != new.exception
+    if retyped and old.literal != new.literal:
         return None
     if not old.words & new.words:
         return None
@@ -219,7 +239,7 @@ def compare(old: Features, new: Features) -> Comparison | None:
         return None
     text, holes = matcher.ratio(), _jaccard(old.holes, new.holes)
     swapped = _swapped_name(matcher, old.tokens, new.tokens)
-    return Comparison(old, new, text, place, guard, holes, swapped)
+    return Comparison(old, new, text, place, guard, holes, swapped, retyped)
 
 
 def _swapped_name(matcher: SequenceMatcher, a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -295,10 +315,14 @@ def _follow(
         if lin.first_index > oldest:  # only a newer check can take an old one's place
             feats = cache.features(lin.current)
             candidates[(feats.kind, feats.exception)].append((lin, feats))
+            candidates[("", feats.literal)].append((lin, feats))  # retyped in the same words
     pairs = []
     for old in gone:
         feats = cache.features(old.current)
-        for new, new_feats in candidates.get((feats.kind, feats.exception), []):
+        same_type = candidates.get((feats.kind, feats.exception), [])
+        seen = {id(lin) for lin, _ in same_type}
+        retyped = [c for c in candidates.get(("", feats.literal), []) if id(c[0]) not in seen]
+        for new, new_feats in same_type + retyped:
             if new.first_index <= old.first_index:
                 continue  # not newer: the two were printed side by side all along
             found = compare(feats, new_feats)

@@ -1,0 +1,193 @@
+"""One answer per message (issue #21): the records of one check are one record, a removed
+record says so at the top, and links between records are made only on strong evidence."""
+
+import json
+from pathlib import Path
+
+import yaml
+
+from generator.content.load import load_content
+from generator.site.build import build
+from generator.sources import chronicle
+
+HEAD = "# yaml-language-server: $schema=../../../generator/error.schema.json\n"
+ACTIVE = "00000000000000e1"  # VLLMValidationError today
+TWIN = "00000000000000e2"  # the same words as a ValueError, up to 2.0: merged into e1
+OTHER = "00000000000000e3"  # another check, printing today what e4 calls an old wording
+STALE = "00000000000000e4"  # its variant is e3's message
+GONE = "00000000000000e5"  # removed, superseded_by a sibling in another file: a weak link
+SIBLING = "00000000000000e6"
+MOVED = "00000000000000e7"  # removed, taken over in the same function: kept
+TOOK_OVER = "00000000000000e8"
+
+
+def record(rid: str, message: str, path: str, function: str, **fields) -> str:
+    data = {
+        "id": rid,
+        "project": "demo",
+        "exception": fields.pop("exception", "ValueError"),
+        "message": message,
+        **{k: v for k, v in fields.items() if k in ("variants", "versions")},
+        "source": {"path": path, "line": 3, "function": function},
+        **{k: v for k, v in fields.items() if k not in ("variants", "versions")},
+        "analysis": {"method": "extracted", "ref": "v1.0"},
+    }
+    return HEAD + yaml.safe_dump(data, sort_keys=False)
+
+
+RECORDS = {
+    ACTIVE: record(
+        ACTIVE,
+        "frequency_penalty must be in [-2, 2], got {frequency_penalty}.",
+        "demo/sampling.py",
+        "SamplingParams.verify",
+        exception="VLLMValidationError",
+        versions={"first": "3.0", "last": "4.0"},
+    ),
+    TWIN: record(
+        TWIN,
+        "frequency_penalty must be in [-2, 2], got {frequency_penalty}.",
+        "demo/sampling.py",
+        "SamplingParams.verify",
+        versions={"first": "1.0", "last": "2.0"},
+        status="removed",
+        summary="A person's sentence about the penalty.",
+    ),
+    OTHER: record(
+        OTHER,
+        "Cannot use the prefix cache with {backend}.",
+        "demo/cache.py",
+        "check_cache",
+        versions={"first": "1.0", "last": "4.0"},
+    ),
+    STALE: record(
+        STALE,
+        "The prefix cache is not supported by {name}.",
+        "demo/config.py",
+        "check",
+        variants=[
+            {
+                "message": "Cannot use the prefix cache with {name}.",
+                "versions": {"first": "1.0", "last": "2.0"},
+            },
+            {
+                "message": "Prefix cache unsupported: {name}",
+                "versions": {"first": "1.0", "last": "2.0"},
+            },
+        ],
+        versions={"first": "3.0", "last": "4.0"},
+    ),
+    GONE: record(
+        GONE,
+        "text_pair is not supported for Grok2Tokenizer.",
+        "demo/tokenizers/grok2.py",
+        "Grok2Tokenizer.__call__",
+        exception="NotImplementedError",
+        versions={"first": "1.0", "last": "2.0"},
+        status="removed",
+        superseded_by=SIBLING,
+    ),
+    SIBLING: record(
+        SIBLING,
+        "text_pair is not supported for KimiTokenizer.",
+        "demo/tokenizers/kimi.py",
+        "KimiTokenizer.__call__",
+        exception="NotImplementedError",
+        versions={"first": "2.0", "last": "4.0"},
+    ),
+    MOVED: record(
+        MOVED,
+        "Error: --enable-reasoning requires reasoning_parser:'{parser}' which has not been"
+        " registered",
+        "demo/serving_chat.py",
+        "ServingChat.__init__",
+        exception="TypeError",
+        versions={"first": "1.0", "last": "2.0"},
+        status="removed",
+        superseded_by=TOOK_OVER,
+    ),
+    TOOK_OVER: record(
+        TOOK_OVER,
+        "reasoning_parser={parser} has not been registered",
+        "demo/serving_chat.py",
+        "ServingChat.__init__",
+        exception="TypeError",
+        versions={"first": "3.0", "last": "4.0"},
+    ),
+}
+
+
+def tidied(kb: Path) -> chronicle.Written:
+    folder = kb / "content" / "errors" / "demo"
+    for rid, text in RECORDS.items():
+        (folder / f"{rid}.yaml").write_text(text)
+    project = kb / "content" / "projects" / "demo.yaml"
+    project.write_text(project.read_text() + 'releases_scanned: ["1.0", "2.0", "3.0", "4.0"]\n')
+    return chronicle.tidy(kb, load_content(kb), "demo")
+
+
+def data(kb: Path, rid: str) -> dict:
+    return yaml.safe_load((kb / "content" / "errors" / "demo" / f"{rid}.yaml").read_text())
+
+
+def test_a_removed_twin_in_the_same_words_is_merged_into_the_active_record(kb):
+    done = tidied(kb)
+    assert done.merged == [TWIN]
+    assert not (kb / "content" / "errors" / "demo" / f"{TWIN}.yaml").exists()
+    merged = data(kb, ACTIVE)
+    assert merged["aliases"] == [TWIN]
+    assert merged["summary"] == "A person's sentence about the penalty."  # never lost
+    # the exception change is history: the old type with its releases
+    assert merged["variants"] == [
+        {
+            "message": "frequency_penalty must be in [-2, 2], got {frequency_penalty}.",
+            "exception": "ValueError",
+            "versions": {"first": "1.0", "last": "2.0"},
+        }
+    ]
+    build(kb)
+    site = kb / "site"
+    assert f"url=/errors/{ACTIVE}/" in (site / "errors" / TWIN / "index.html").read_text()
+    copy = json.loads((site / "api" / "errors" / f"{TWIN}.json").read_text())
+    assert copy["id"] == ACTIVE and copy["alias"] == TWIN
+    page = (site / "errors" / ACTIVE / "index.html").read_text()
+    assert (
+        'was raised as <span class="exc">ValueError</span> (the wording of Demo 1.0 to 2.0)' in page
+    )
+
+
+def test_a_variant_another_active_check_prints_is_dropped(kb):
+    done = tidied(kb)
+    assert done.variants_dropped == 1
+    assert [v["message"] for v in data(kb, STALE)["variants"]] == [
+        "Prefix cache unsupported: {name}"
+    ]
+
+
+def test_superseded_by_is_kept_only_on_strong_evidence(kb):
+    done = tidied(kb)
+    assert "superseded_by" not in data(kb, GONE)  # a sibling in another file
+    assert data(kb, MOVED)["superseded_by"] == TOOK_OVER  # the same function, reworded
+    assert (done.superseded, done.unlinked) == (1, 1)
+
+
+def test_a_removed_page_says_so_at_the_top_with_a_relative_link(kb):
+    tidied(kb)
+    build(kb)
+    site = kb / "site"
+    page = (site / "errors" / MOVED / "index.html").read_text()
+    top = page[page.index("<h1>") : page.index('id="message"')]
+    assert "<strong>No longer raised</strong> since Demo 3.0." in top
+    assert f'took over: <a href="/errors/{TOOK_OVER}/">' in top  # relative, like every link
+    assert "errorkb.dev" not in page and "https://kb.example.org/errors/" + TOOK_OVER not in page
+    doc = json.loads((site / "api" / "errors" / f"{MOVED}.json").read_text())
+    removed = doc["computed"]["removed"]
+    assert (removed["after"], removed["since"]) == ("2.0", "3.0")
+    assert removed["successor"]["id"] == TOOK_OVER
+    assert (
+        json.loads((site / "api" / "errors" / f"{OTHER}.json").read_text())["computed"]["removed"]
+        is None
+    )
+    # its weak link taken out, a removed record names no successor
+    gone = (site / "errors" / GONE / "index.html").read_text()
+    assert "<strong>No longer raised</strong> since Demo 3.0." in gone and "took over" not in gone
