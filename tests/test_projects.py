@@ -90,3 +90,17 @@ def test_a_project_without_a_wing_has_no_extras(two_projects):
     content = load_content(two_projects)
     assert content.projects["other"].wing_key == "other"
     assert set(content.extras) == {"vllm"}  # the demo project uses vLLM's wing
+
+
+def test_each_twin_page_links_the_other_project_s_page(two_projects):
+    """a1 (Demo) and a01 (Other) print the same message: each page says so, with a link to
+    the other's page, and each JSON document lists the other."""
+    site = two_projects / "site"
+    for rid, other, name in (("00000000000000a1", "0000000000000a01", "Other"),
+                             ("0000000000000a01", "00000000000000a1", "Demo")):  # fmt: skip
+        page = (site / f"errors/{rid}/index.html").read_text()
+        assert f'Also printed by <a href="/errors/{other}/">{name}</a>' in page
+        doc = json.loads((site / f"api/errors/{rid}.json").read_text())
+        assert [t["id"] for t in doc["computed"]["twins"]] == [other]
+    own = json.loads((site / "api/errors/0000000000000a02.json").read_text())
+    assert own["computed"]["twins"] == []

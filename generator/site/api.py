@@ -49,6 +49,7 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
             "removed": removed(record, content, base),
             "related": [_summary(r, base) for r in links.related[record.id]],
             "referenced_by": [_summary(r, base) for r in links.referenced_by.get(record.id, [])],
+            "twins": [_summary(r, base) for r in links.twins.get(record.id, [])],
             "same_file": [_summary(r, base) for r in nearby],
             "same_file_count": in_file,
             "same_function": [{**_summary(r, base), "line": r.location.line} for r in in_function],
@@ -333,6 +334,12 @@ def error_document_schema(base_url: str) -> dict:
                     },
                     "related": {"type": "array", "items": summary},
                     "referenced_by": {"type": "array", "items": summary},
+                    "twins": {
+                        "type": "array",
+                        "description": "records of other projects that print the same message "
+                        "(one project carries the other's code)",
+                        "items": summary,
+                    },
                     "same_file": {"type": "array", "items": summary},
                     "same_file_count": {"type": "integer", "minimum": 0},
                     "same_function": {

@@ -229,6 +229,7 @@ class Plan:
         linked = [
             *links.related[record.id],
             *links.referenced_by.get(record.id, []),
+            *links.twins.get(record.id, []),
             *([successor] if successor else []),
         ]
         guides = [f"{g.slug} {g.title}" for g in links.guides.get(record.id, [])]

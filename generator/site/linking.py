@@ -15,6 +15,7 @@ class Links:
     by_file: dict[str, dict[str, list[Record]]]  # project -> source path -> records
     position: dict[str, int]  # record id -> its index in by_file
     by_function: dict[tuple[str, str, str], list[Record]]  # (project, path, function) -> records
+    twins: dict[str, list[Record]]  # records of other projects printing the same message
 
     # Made on first use: only the pages drawn from many records need them, and the build
     # makes those in worker processes, off the path of the rest.
@@ -56,8 +57,29 @@ def link(content: Content) -> Links:
         r.id: i for files in by_file.values() for recs in files.values() for i, r in enumerate(recs)
     }
     return Links(
-        related, dict(referenced_by), dict(guides), by_file, position, _by_function(by_file)
+        related,
+        dict(referenced_by),
+        dict(guides),
+        by_file,
+        position,
+        _by_function(by_file),
+        _twins(records),
     )
+
+
+def _twins(records: dict[str, Record]) -> dict[str, list[Record]]:
+    """Record id -> the records of other projects whose message is the same template: a
+    project that carries another's code prints its messages (SGLang, vLLM's)."""
+    by_message: dict[tuple[str, str], list[Record]] = defaultdict(list)
+    for rid in sorted(records):
+        record = records[rid]
+        by_message[record.kind, record.message].append(record)
+    twins = {}
+    for group in by_message.values():
+        if len({r.project for r in group}) > 1:
+            for record in group:
+                twins[record.id] = [r for r in group if r.project != record.project]
+    return twins
 
 
 def _by_file(records: dict[str, Record]) -> dict[str, dict[str, list[Record]]]:
