@@ -50,7 +50,7 @@ from generator.content.model import Content, Record
 from generator.progress import QUIET, Progress
 from generator.projects import wings
 from generator.search import engine as search
-from generator.site import api, cards, markup, urls
+from generator.site import api, cards, check, markup, shortlinks, urls
 from generator.site.linking import Links, link
 from generator.site.pages import Pages
 
@@ -74,6 +74,7 @@ class BuildResult:
     records: int
     seconds: float
     rendered: int  # outputs rendered (the rest were linked unchanged from the last build)
+    problems: list[check.SiteProblem]  # what `check` found wrong with the site
 
 
 def build(
@@ -84,9 +85,11 @@ def build(
     plan: "Plan | None" = None,
     progress: Progress = QUIET,
     project: str | None = None,
+    checked: bool = False,
 ) -> BuildResult:
     """Validate content (unless `plan` holds it loaded), write every file, and swap the new
-    site in; with `project`, that project's site alone. Raises ContentError."""
+    site in; with `project`, that project's site alone; `checked`: then hold it to the
+    rules of `check_site`. Raises ContentError."""
     started = time.perf_counter()
     root = Path(root).resolve()
     out = Path(out).resolve() if out else root / "site"
@@ -104,6 +107,7 @@ def build(
                 _forget_manifest(spare, out)  # half-made: the next build starts over
                 raise
             _swap_in(spare, out)
+            problems = check_site(plan, writer.manifest, out, progress) if checked else []
     result = BuildResult(
         out,
         writer.files,
@@ -111,6 +115,7 @@ def build(
         len(content.records),
         time.perf_counter() - started,
         writer.rendered,
+        problems,
     )
     if log:
         log(
@@ -143,8 +148,29 @@ def load_plan(
         return Plan(content, link(content), load_assets(root, content))
 
 
+def check_site(
+    plan: "Plan", manifest: dict[str, "Entry"], site: Path, progress: Progress = QUIET
+) -> list[check.SiteProblem]:
+    """What is wrong with a site built from `plan` into `site`, from the facts in its
+    manifest: links and anchors that lead nowhere, loads from other hosts, error pages over
+    budget, and (the one part that reads files) documents the published schema refuses."""
+    progress.stage("checking the site")
+    content = plan.content
+    pages = {url: check.Facts(*entry[2]) for url, entry in manifest.items() if entry[2]}
+    files = [check.file_of(url) for url in manifest if not url.endswith(TREE)]
+    short = [url for url, _ in shortlinks.short_links(content)]  # the 404 page answers them
+    found = list(check.link_problems(pages, files, short))
+    found += check.budget_problems(
+        {urls.error(rid): manifest[urls.error(rid)][1] for rid in content.records}
+    )
+    documents = [urls.error_json(rid) for rid in [*content.records, *content.aliases]]
+    schema = json.loads((site / check.file_of(urls.schema())).read_bytes())
+    found += check.document_problems(site, [d for d in documents if d in manifest], schema)
+    return found
+
+
 def site_manifest(out: Path) -> dict[str, list]:
-    """url -> [key, size] of each file of the site built into `out` (empty if none)."""
+    """url -> [key, size, facts] of each file of the site built into `out` (empty if none)."""
     return _read_manifest(out, out)
 
 
@@ -417,8 +443,8 @@ def _die_with_parent(parent: int) -> None:
 _PR_SET_PDEATHSIG = 1
 
 
-def _render_chunk(chunk: list[tuple[str, str, str]]) -> dict[str, tuple[str, int]]:
-    """In a worker: render and write some records' parts; report url -> (key, size) of each
+def _render_chunk(chunk: list[tuple[str, str, str]]) -> dict[str, "Entry"]:
+    """In a worker: render and write some records' parts; report the manifest entry of each
     file."""
     plan, writer = _forked()
     local = writer.twin()
@@ -456,6 +482,9 @@ def _write_full_text(writer: "Writer", plan: Plan) -> None:
 # Writing -----------------------------------------------------------------------------------
 
 
+Entry = tuple[str, int, "check.Facts | None"]  # a file's manifest entry: key, size, facts
+
+
 class Writer:
     """Makes `root` hold exactly the outputs it is given, touching only what differs."""
 
@@ -468,11 +497,11 @@ class Writer:
         others: frozenset[str] = frozenset(),
     ):
         self.root = root
-        self.kept = kept  # url -> [key, size] already in root
+        self.kept = kept  # url -> [key, size, facts] already in root
         self.live_site = live_site
-        self.live = live  # url -> [key, size] of the live site
+        self.live = live  # url -> [key, size, facts] of the live site
         self.others = others  # files in root that are not ours (a host site's): never replaced
-        self.manifest: dict[str, tuple[str, int]] = {}
+        self.manifest: dict[str, Entry] = {}
         self.rendered = 0
         self._last_written: tuple[bytes, Path] | None = None
 
@@ -483,7 +512,7 @@ class Writer:
     @property
     def size(self) -> int:
         """Bytes written (a class attribute named `bytes` would hide the type)."""
-        return sum(size for _, size in self.manifest.values())
+        return sum(entry[1] for entry in self.manifest.values())
 
     def write(self, url: str, body: bytes, key: str) -> None:
         last = self._last_written
@@ -494,14 +523,14 @@ class Writer:
         else:
             path = self._create(url, lambda path: _write_new(path, body))
         self._last_written = (body, path)
-        self.manifest[url] = (key, len(body))
+        self.manifest[url] = (key, len(body), check.facts(url, body))
         self.rendered += 1
 
     def twin(self) -> "Writer":
         """A writer for a worker process: same folder and knowledge, its own manifest."""
         return Writer(self.root, self.kept, self.live_site, self.live, self.others)
 
-    def merge(self, manifest: dict[str, tuple[str, int]], rendered: int) -> None:
+    def merge(self, manifest: dict[str, Entry], rendered: int) -> None:
         """What a worker process put into this folder."""
         self.manifest.update(manifest)
         self.rendered += rendered
@@ -513,7 +542,7 @@ class Writer:
         if not self.reuse([url], key):
             body = source.read_bytes()
             self._create(url, lambda path: _write_new(path, body))
-            self.manifest[url] = (key, len(body))
+            self.manifest[url] = (key, len(body), check.facts(url, body))
             self.rendered += 1
 
     def reuse(self, url_list: list[str], key: str) -> bool:
@@ -522,7 +551,7 @@ class Writer:
         deleted or truncated one since."""
         if _current(self.root, self.kept, url_list, key):
             for url in url_list:
-                self.manifest[url] = (key, self.kept[url][1])
+                self.manifest[url] = (key, *self.kept[url][1:])  # its size and facts
             return True
         if self.live_site is None or not _current(self.live_site, self.live, url_list, key):
             return False
@@ -533,7 +562,7 @@ class Writer:
         except FileNotFoundError:
             return False  # the live site lost a file since: render it instead
         for url in url_list:
-            self.manifest[url] = (key, self.live[url][1])
+            self.manifest[url] = (key, *self.live[url][1:])
         return True
 
     def reuse_tree(self, folder: str, key: str) -> bool:
@@ -542,7 +571,7 @@ class Writer:
             if known.get(folder + TREE, (None,))[0] == key:
                 names = [u for u in known if u.startswith(folder) and not u.endswith(TREE)]
                 if self.reuse(names, key):
-                    self.manifest[folder + TREE] = (key, 0)
+                    self.manifest[folder + TREE] = (key, 0, None)
                     return True
         return False
 
@@ -551,9 +580,10 @@ class Writer:
         for path in sorted((self.root / folder.strip("/")).rglob("*")):
             if path.is_file():
                 url = "/" + path.relative_to(self.root).as_posix()
-                self.manifest[url] = (key, path.stat().st_size)
+                facts = check.facts(url, path.read_bytes()) if check.described(url) else None
+                self.manifest[url] = (key, path.stat().st_size, facts)
                 self.rendered += 1
-        self.manifest[folder + TREE] = (key, 0)
+        self.manifest[folder + TREE] = (key, 0, None)
 
     def finish(self) -> None:
         """Remove what the spare held but this site no longer has."""
@@ -598,7 +628,7 @@ def _current(root: Path, known: dict, url_list: list[str], key: str) -> bool:
     there with the size it says."""
     for url in url_list:
         entry = known.get(url)
-        if entry is None or entry[0] != key:
+        if entry is None or entry[0] != key or len(entry) < 3:  # < 3: built before facts
             return False
         try:
             if os.lstat(root / safe_output_path(url)).st_size != entry[1]:
