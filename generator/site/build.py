@@ -197,12 +197,11 @@ def write_site(writer: "Writer", plan: "Plan", progress: Progress = QUIET) -> No
     """Every output of the site, into the writer's folder, and its manifest. On a big site,
     workers make the outputs drawn from many records while the records are written."""
     with _workers(plan, writer) as pool:
-        groups = range(len(plan.shared_groups()))
         if pool is None:
-            for group in groups:
-                _write_shared(writer, plan, group)
+            for produce in plan.producers().values():
+                _write_units(writer, produce())
         else:
-            shared = [pool.apply_async(_write_shared_in_worker, (group,)) for group in groups]
+            shared = [pool.apply_async(_produce_in_worker, (name,)) for name in plan.producers()]
         _write_records(writer, plan, pool, progress)
         if pool is not None:
             progress.stage("pages of many records", len(shared))
@@ -217,11 +216,25 @@ def write_site(writer: "Writer", plan: "Plan", progress: Progress = QUIET) -> No
     writer.finish()
 
 
-def _write_shared(writer: "Writer", plan: "Plan", group: int) -> None:
-    """One group of the outputs made from many records."""
-    for url, key, make in plan.shared_groups()[group]():
-        if not writer.reuse([url], key):
-            writer.write(url, make(), key)
+def _write_units(writer: "Writer", units: Iterable["Unit"]) -> None:
+    """Outputs of one kind: rendered where their key changed, else kept or linked."""
+    for unit in units:
+        if not writer.reuse([unit.url], unit.key):
+            writer.write(unit.url, unit.body(), unit.key)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One output: where it goes, the key of what it is made from, and its bytes or how to
+    make them (called only when the file at its URL has another key). The writer takes its
+    facts from the bytes, and keeps them with the key."""
+
+    url: str
+    key: str
+    made: bytes | Callable[[], bytes]
+
+    def body(self) -> bytes:
+        return self.made if isinstance(self.made, bytes) else self.made()
 
 
 class Plan:
@@ -279,33 +292,43 @@ class Plan:
             for path, recs in files.items()
         }
 
-    def shared_groups(self) -> list[Callable[[], Iterable[tuple[str, str, Callable]]]]:
-        """The outputs made from many records, in groups that workers can make side by side
-        (the longest first); each output as (url, key, make its bytes)."""
-        content, links = self.content, self.links
-        return [
-            lambda: _keyed(search.site_index(content).items()),
-            lambda: _keyed(self.pages.site_pages()),
-            lambda: _keyed(api.api_files(content, links)),
-            lambda: self._file_pages(),
-            lambda: _keyed((urls.asset(name), body) for name, body in sorted(self.assets.items())),
-            lambda: (
-                (url, card.key, functools.partial(cards.draw, card))
-                for url, card in cards.shared_cards(content)
-            ),
-        ]
+    def producers(self) -> dict[str, Callable[[], Iterable[Unit]]]:
+        """The outputs made from many records, a producer for each kind, by name: workers
+        are handed the name and make the kinds side by side (the longest first)."""
+        return {
+            "search index": self.search_index,
+            "site pages": self.site_pages,
+            "API files": self.api_files,
+            "file pages": self.file_pages,
+            "assets": self.asset_files,
+            "shared cards": self.shared_cards,
+        }
 
-    def _file_pages(self) -> Iterable[tuple[str, str, Callable]]:
+    def search_index(self) -> Iterable[Unit]:
+        return _keyed(search.site_index(self.content).items())
+
+    def site_pages(self) -> Iterable[Unit]:
+        return _keyed(self.pages.site_pages())
+
+    def api_files(self) -> Iterable[Unit]:
+        return _keyed(api.api_files(self.content, self.links))
+
+    def file_pages(self) -> Iterable[Unit]:
         """Each source file's page, keyed by the records it shows."""
         for project, files in self.links.raised_in.items():
             for path, entries in files.items():
                 parts = [self.base_key, project, path, *(r.source.digest for r, _ in entries)]
                 key = hashlib.sha1("\0".join(parts).encode()).hexdigest()
-                yield (
-                    urls.source_file(project, path),
-                    key,
-                    lambda project=project, path=path: self.pages.source_file(project, path),
-                )
+                render = functools.partial(self.pages.source_file, project, path)
+                yield Unit(urls.source_file(project, path), key, render)
+
+    def asset_files(self) -> Iterable[Unit]:
+        return _keyed((urls.asset(name), body) for name, body in sorted(self.assets.items()))
+
+    def shared_cards(self) -> Iterable[Unit]:
+        """The cards links to a project's pages of one kind share, keyed by what they show."""
+        for url, card in cards.shared_cards(self.content):
+            yield Unit(url, card.key, functools.partial(cards.draw, card))
 
     def record_parts(self, record: Record) -> dict[str, tuple[list[str], str]]:
         """A record's outputs in parts keyed apart, as part -> (URLs, key): its page and
@@ -325,10 +348,10 @@ class Plan:
         )
 
 
-def _keyed(outputs: Iterable[tuple[str, bytes]]) -> Iterable[tuple[str, str, Callable]]:
+def _keyed(outputs: Iterable[tuple[str, bytes]]) -> Iterable[Unit]:
     """Outputs rendered every build, keyed by their bytes: written only when changed."""
     for url, body in outputs:
-        yield url, hashlib.sha1(body).hexdigest(), lambda body=body: body
+        yield Unit(url, hashlib.sha1(body).hexdigest(), body)
 
 
 def _base_key(content: Content, assets: dict[str, bytes]) -> str:
@@ -425,10 +448,11 @@ def _forked() -> "tuple[Plan, Writer]":
     return _PLAN, _WRITER
 
 
-def _write_shared_in_worker(group: int) -> tuple[dict, int]:
+def _produce_in_worker(name: str) -> tuple[dict, int]:
+    """In a worker: write the outputs of one producer; report their manifest entries."""
     plan, writer = _forked()
     local = writer.twin()
-    _write_shared(local, plan, group)
+    _write_units(local, plan.producers()[name]())
     return local.manifest, local.rendered
 
 
