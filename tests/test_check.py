@@ -49,6 +49,12 @@ def test_a_document_the_published_schema_refuses_is_reported(kb, monkeypatch):
     assert {p.code for p in problems} == {"W205"}
 
 
+def test_a_knowledge_base_without_guides_links_to_no_guides_page(kb):
+    for guide in (kb / "content/guides").iterdir():
+        guide.unlink()
+    assert build(kb, checked=True).problems == []
+
+
 def test_the_cli_reports_each_problem_on_its_line_and_exits_1(kb):
     add_to_error_pages(kb, '<img src="https://evil.example/x.png" alt="">')
     command = [sys.executable, "-m", "generator", "--root", str(kb), "build"]
