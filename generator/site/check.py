@@ -148,19 +148,29 @@ def link_problems(
     files = set(files)
     redirects = {file_of(url) for url in redirected}
     ids = {file_of(url): set(f.ids) for url, f in pages.items()}
+    answering: dict[str, str | None] = {}  # address -> the file that answers it, if any
     for url, page in sorted(pages.items()):
         path = file_of(url)
         for host in page.hosts:
             yield SiteProblem(path, "W203", "load", f"loads from another host: {host}")
         for link in page.links:
-            target = file_of(link)
-            if target not in files and target + "/index.html" not in files:
-                if target not in redirects:
-                    yield SiteProblem(path, "W201", "link", f"{link} leads to no file")
-                continue
-            anchor = unquote(urlsplit(link).fragment)
-            if anchor and target in ids and anchor not in ids[target]:
+            address, _, anchor = link.partition("#")
+            if address not in answering:  # pages share most of their links: resolve each once
+                answering[address] = _answering(file_of(address), files, redirects)
+            target = answering[address]
+            if target is None:
+                yield SiteProblem(path, "W201", "link", f"{link} leads to no file")
+            elif anchor and target in ids and unquote(anchor) not in ids[target]:
                 yield SiteProblem(path, "W202", "link", f"{link}: no id {anchor!r} there")
+
+
+def _answering(target: str, files: set[str], redirects: set[str]) -> str | None:
+    """The file a host serves for `target`: itself, or its folder's index page; `target`
+    itself for an address the host redirects; None when there is none."""
+    for candidate in (target, target + "/index.html"):
+        if candidate in files:
+            return candidate
+    return target if target in redirects else None
 
 
 def budget_problems(sizes: dict[str, int]) -> Iterator[SiteProblem]:
