@@ -1,11 +1,13 @@
 """`errorkb build --check`: the site held to its rules from the facts the build collected."""
 
+import json
 import subprocess
 import sys
 
 import pytest
 
 from generator.site import api, check
+from generator.site import build as build_module
 from generator.site.build import build, site_manifest
 
 A1 = "00000000000000a1"
@@ -77,3 +79,12 @@ def test_facts_of_files_kept_from_the_last_build_survive_an_incremental_build(kb
     guide.write_text(guide.read_text() + f"\nSee [the fix](/errors/{A1}/#nowhere).\n")
     problems = build(kb, checked=True).problems
     assert [(p.path, p.code) for p in problems] == [("guides/grouping/index.html", "W202")]
+
+
+def test_a_site_built_before_facts_were_kept_is_rendered_anew(kb):
+    build(kb)
+    manifest = build_module._manifest_path(kb / "site", kb / "site")
+    entries = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({url: entry[:2] for url, entry in entries.items()}))
+    result = build(kb, checked=True)
+    assert result.rendered == result.files and result.problems == []
