@@ -54,7 +54,14 @@ def cmd_build(args) -> int:
 
     progress = Progress()
     try:
-        build(args.root, args.out, log=progress.log, progress=progress, project=args.project)
+        result = build(
+            args.root,
+            args.out,
+            log=progress.log,
+            progress=progress,
+            project=args.project,
+            checked=args.check,
+        )
     except ContentError as exc:
         progress.close()
         return _report(exc)
@@ -69,6 +76,11 @@ def cmd_build(args) -> int:
             f"errorkb build: the disk is full{where}: free some space; "
             "the previous site is unchanged"  # the build writes into the spare, never the site
         )
+        return 1
+    for problem in result.problems:
+        print(f"{result.out.name}/{problem}", file=sys.stderr)
+    if result.problems:
+        _log(f"{len(result.problems)} problem(s) found in the site built into {result.out}")
         return 1
     return 0
 
@@ -437,6 +449,11 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("build", help="validate and build the site")
     p.add_argument("--out", type=Path, help="output folder (default: site/)")
     p.add_argument("--project", help="build one project's site alone (with the shared pages)")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="then check the site: links, anchors, other hosts, page budget, document schema",
+    )
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("export", help="the knowledge base as Markdown pages for a docs tool")

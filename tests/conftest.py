@@ -9,7 +9,7 @@ import pytest
 from generator.content.model import Content
 from generator.search import engine
 from generator.serve import make_server
-from generator.site.build import Plan, build, load_plan
+from generator.site.build import BuildResult, Plan, build, load_plan
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "kb"
@@ -28,11 +28,14 @@ def kb(tmp_path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def fixture_site(tmp_path_factory) -> Path:
-    """The fixture knowledge base, built once."""
-    root = make_kb(tmp_path_factory.mktemp("fixture") / "kb")
-    build(root)
-    return root / "site"
+def fixture_build(tmp_path_factory) -> BuildResult:
+    """The fixture knowledge base, built once and checked (its report: `problems`)."""
+    return build(make_kb(tmp_path_factory.mktemp("fixture") / "kb"), checked=True)
+
+
+@pytest.fixture(scope="session")
+def fixture_site(fixture_build) -> Path:
+    return fixture_build.out
 
 
 @pytest.fixture(scope="session")
@@ -48,11 +51,15 @@ def real_content(real_plan: Plan) -> Content:
 
 
 @pytest.fixture(scope="session")
-def real_site(tmp_path_factory, real_plan: Plan) -> Path:
-    """The repository's own content, built once into a temporary folder."""
+def real_build(tmp_path_factory, real_plan: Plan) -> BuildResult:
+    """The repository's own content, built once into a temporary folder and checked."""
     out = tmp_path_factory.mktemp("real") / "site"
-    build(REPO, out, plan=real_plan)
-    return out
+    return build(REPO, out, plan=real_plan, checked=True)
+
+
+@pytest.fixture(scope="session")
+def real_site(real_build) -> Path:
+    return real_build.out
 
 
 @pytest.fixture(scope="session")
@@ -153,7 +160,7 @@ def corpus_rows() -> list[dict]:
     return [json.loads(line) for line in CORPUS.read_text().splitlines()]
 
 
-SLOW_FIXTURES = {"real_plan", "real_content", "real_site", "real", "browser", "page"}
+SLOW_FIXTURES = {"real_plan", "real_content", "real_build", "real_site", "real", "browser", "page"}
 
 
 def pytest_collection_modifyitems(items):

@@ -3,7 +3,6 @@
 against /api/schema/record.json, and the OpenAPI file refers to the very same file."""
 
 import json
-import random
 from pathlib import Path
 
 import jsonschema
@@ -15,7 +14,7 @@ from generator.site import urls
 from tests.conftest import FIXTURE
 from tests.test_build import _openapi_validator
 
-SAMPLE = 300  # real-site documents checked (of about 5,900, twice over with aliases)
+# The real site's documents are validated by its build's report (test_build: W205).
 
 
 def published(site: Path, url: str) -> dict:
@@ -50,17 +49,6 @@ def test_every_fixture_document_validates_against_the_schema_it_names(fixture_si
         validator.validate(doc)
         checked += 1
     assert checked == 4 + 1  # four records and one alias
-
-
-def test_a_sample_of_the_real_sites_documents_validates(real_site):
-    validator = document_validator(real_site)
-    paths = documents(real_site)
-    assert len(paths) > 2 * 5000
-    seeds = [real_site / "api/errors" / f"{rid}.json" for rid in ("f644a7c8e4fdc46c",)]
-    for path in seeds + random.Random(9).sample(paths, SAMPLE):
-        doc = json.loads(path.read_text())
-        assert doc["$schema"] == validator.schema["$id"]
-        validator.validate(doc)
 
 
 def test_the_document_schema_refuses_what_is_not_a_document(fixture_site):

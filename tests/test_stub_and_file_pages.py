@@ -8,10 +8,9 @@ from xml.etree import ElementTree
 import pytest
 import yaml
 
-from generator.site.build import build
+from generator.site.build import BuildResult, build
 from generator.site.linking import SAME_FUNCTION_LIMIT
 from tests.conftest import make_kb
-from tests.sitecheck import broken_links
 from tests.test_build import _openapi_validator
 
 A1 = "00000000000000a1"  # curated, demo/widgets.py:42 in Grouper.split
@@ -72,13 +71,17 @@ STUBS.append(LOGGED)
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
+def built(tmp_path_factory) -> BuildResult:
     root = make_kb(tmp_path_factory.mktemp("stubs") / "kb")
     for record in STUBS:
         path = root / "content/errors/demo" / f"{record['id']}.yaml"
         path.write_text(yaml.safe_dump(record, sort_keys=False))
-    build(root)
-    return root / "site"
+    return build(root, checked=True)
+
+
+@pytest.fixture(scope="module")
+def site(built) -> Path:
+    return built.out
 
 
 def html(site: Path, url: str) -> str:
@@ -213,12 +216,12 @@ def test_the_project_page_is_an_index_of_files_by_folder(site):
     assert listing["count"] == 4 + len(STUBS)  # the JSON lists every error, as before
 
 
-def test_file_pages_are_in_the_sitemap_and_every_link_resolves(site):
+def test_file_pages_are_in_the_sitemap_and_every_link_resolves(site, built):
     sitemap = ElementTree.parse(site / "sitemap.xml").getroot()
     ns = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
     locs = [e.text for e in sitemap.iter(f"{ns}loc")]
     assert "https://kb.example.org/projects/demo/files/demo/extra/helpers.py/" in locs
-    assert broken_links(site) == []
+    assert built.problems == []
 
 
 def test_documents_match_the_published_schema(site):
@@ -230,12 +233,12 @@ def test_documents_match_the_published_schema(site):
 def test_file_urls_are_escaped_and_written_where_they_point(kb):
     record = stub(30, 1, "f", path="demo/odd name#1.py")
     (kb / "content/errors/demo" / f"{rid(30)}.yaml").write_text(yaml.safe_dump(record))
-    build(kb)
+    problems = build(kb, checked=True).problems
     assert (kb / "site/projects/demo/files/demo/odd name#1.py/index.html").exists()
     assert 'href="/projects/demo/files/demo/odd%20name%231.py/"' in html(
         kb / "site", "/projects/demo/"
     )
-    assert broken_links(kb / "site") == []
+    assert problems == []
 
 
 def test_the_file_section_skips_what_the_page_lists_as_related(site):

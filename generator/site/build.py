@@ -50,7 +50,7 @@ from generator.content.model import Content, Record
 from generator.progress import QUIET, Progress
 from generator.projects import wings
 from generator.search import engine as search
-from generator.site import api, cards, markup, urls
+from generator.site import api, cards, check, markup, shortlinks, urls
 from generator.site.linking import Links, link
 from generator.site.pages import Pages
 
@@ -74,6 +74,7 @@ class BuildResult:
     records: int
     seconds: float
     rendered: int  # outputs rendered (the rest were linked unchanged from the last build)
+    problems: list[check.SiteProblem]  # what `check` found wrong with the site
 
 
 def build(
@@ -84,9 +85,11 @@ def build(
     plan: "Plan | None" = None,
     progress: Progress = QUIET,
     project: str | None = None,
+    checked: bool = False,
 ) -> BuildResult:
     """Validate content (unless `plan` holds it loaded), write every file, and swap the new
-    site in; with `project`, that project's site alone. Raises ContentError."""
+    site in; with `project`, that project's site alone; `checked`: then hold it to the
+    rules of `check_site`. Raises ContentError."""
     started = time.perf_counter()
     root = Path(root).resolve()
     out = Path(out).resolve() if out else root / "site"
@@ -104,6 +107,7 @@ def build(
                 _forget_manifest(spare, out)  # half-made: the next build starts over
                 raise
             _swap_in(spare, out)
+            problems = check_site(plan, writer.manifest, out, progress) if checked else []
     result = BuildResult(
         out,
         writer.files,
@@ -111,6 +115,7 @@ def build(
         len(content.records),
         time.perf_counter() - started,
         writer.rendered,
+        problems,
     )
     if log:
         log(
@@ -143,8 +148,29 @@ def load_plan(
         return Plan(content, link(content), load_assets(root, content))
 
 
+def check_site(
+    plan: "Plan", manifest: dict[str, "Entry"], site: Path, progress: Progress = QUIET
+) -> list[check.SiteProblem]:
+    """What is wrong with a site built from `plan` into `site`, from the facts in its
+    manifest: links and anchors that lead nowhere, loads from other hosts, error pages over
+    budget, and (the one part that reads files) documents the published schema refuses."""
+    progress.stage("checking the site")
+    content = plan.content
+    pages = {url: check.Facts(*entry[2]) for url, entry in manifest.items() if entry[2]}
+    files = [check.file_of(url) for url in manifest if not url.endswith(TREE)]
+    short = [url for url, _ in shortlinks.short_links(content)]  # the 404 page answers them
+    found = list(check.link_problems(pages, files, short))
+    found += check.budget_problems(
+        {urls.error(rid): manifest[urls.error(rid)][1] for rid in content.records}
+    )
+    documents = [urls.error_json(rid) for rid in [*content.records, *content.aliases]]
+    schema = json.loads((site / check.file_of(urls.schema())).read_bytes())
+    found += check.document_problems(site, [d for d in documents if d in manifest], schema)
+    return found
+
+
 def site_manifest(out: Path) -> dict[str, list]:
-    """url -> [key, size] of each file of the site built into `out` (empty if none)."""
+    """url -> [key, size, facts] of each file of the site built into `out` (empty if none)."""
     return _read_manifest(out, out)
 
 
@@ -171,12 +197,11 @@ def write_site(writer: "Writer", plan: "Plan", progress: Progress = QUIET) -> No
     """Every output of the site, into the writer's folder, and its manifest. On a big site,
     workers make the outputs drawn from many records while the records are written."""
     with _workers(plan, writer) as pool:
-        groups = range(len(plan.shared_groups()))
         if pool is None:
-            for group in groups:
-                _write_shared(writer, plan, group)
+            for produce in plan.producers().values():
+                _write_units(writer, produce())
         else:
-            shared = [pool.apply_async(_write_shared_in_worker, (group,)) for group in groups]
+            shared = [pool.apply_async(_produce_in_worker, (name,)) for name in plan.producers()]
         _write_records(writer, plan, pool, progress)
         if pool is not None:
             progress.stage("pages of many records", len(shared))
@@ -191,11 +216,25 @@ def write_site(writer: "Writer", plan: "Plan", progress: Progress = QUIET) -> No
     writer.finish()
 
 
-def _write_shared(writer: "Writer", plan: "Plan", group: int) -> None:
-    """One group of the outputs made from many records."""
-    for url, key, make in plan.shared_groups()[group]():
-        if not writer.reuse([url], key):
-            writer.write(url, make(), key)
+def _write_units(writer: "Writer", units: Iterable["Unit"]) -> None:
+    """Outputs of one kind: rendered where their key changed, else kept or linked."""
+    for unit in units:
+        if not writer.reuse([unit.url], unit.key):
+            writer.write(unit.url, unit.body(), unit.key)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One output: where it goes, the key of what it is made from, and its bytes or how to
+    make them (called only when the file at its URL has another key). The writer takes its
+    facts from the bytes, and keeps them with the key."""
+
+    url: str
+    key: str
+    made: bytes | Callable[[], bytes]
+
+    def body(self) -> bytes:
+        return self.made if isinstance(self.made, bytes) else self.made()
 
 
 class Plan:
@@ -254,33 +293,43 @@ class Plan:
             for path, recs in files.items()
         }
 
-    def shared_groups(self) -> list[Callable[[], Iterable[tuple[str, str, Callable]]]]:
-        """The outputs made from many records, in groups that workers can make side by side
-        (the longest first); each output as (url, key, make its bytes)."""
-        content, links = self.content, self.links
-        return [
-            lambda: _keyed(search.site_index(content).items()),
-            lambda: _keyed(self.pages.site_pages()),
-            lambda: _keyed(api.api_files(content, links)),
-            lambda: self._file_pages(),
-            lambda: _keyed((urls.asset(name), body) for name, body in sorted(self.assets.items())),
-            lambda: (
-                (url, card.key, functools.partial(cards.draw, card))
-                for url, card in cards.shared_cards(content)
-            ),
-        ]
+    def producers(self) -> dict[str, Callable[[], Iterable[Unit]]]:
+        """The outputs made from many records, a producer for each kind, by name: workers
+        are handed the name and make the kinds side by side (the longest first)."""
+        return {
+            "search index": self.search_index,
+            "site pages": self.site_pages,
+            "API files": self.api_files,
+            "file pages": self.file_pages,
+            "assets": self.asset_files,
+            "shared cards": self.shared_cards,
+        }
 
-    def _file_pages(self) -> Iterable[tuple[str, str, Callable]]:
+    def search_index(self) -> Iterable[Unit]:
+        return _keyed(search.site_index(self.content).items())
+
+    def site_pages(self) -> Iterable[Unit]:
+        return _keyed(self.pages.site_pages())
+
+    def api_files(self) -> Iterable[Unit]:
+        return _keyed(api.api_files(self.content, self.links))
+
+    def file_pages(self) -> Iterable[Unit]:
         """Each source file's page, keyed by the records it shows."""
         for project, files in self.links.raised_in.items():
             for path, entries in files.items():
                 parts = [self.base_key, project, path, *(r.source.digest for r, _ in entries)]
                 key = hashlib.sha1("\0".join(parts).encode()).hexdigest()
-                yield (
-                    urls.source_file(project, path),
-                    key,
-                    lambda project=project, path=path: self.pages.source_file(project, path),
-                )
+                render = functools.partial(self.pages.source_file, project, path)
+                yield Unit(urls.source_file(project, path), key, render)
+
+    def asset_files(self) -> Iterable[Unit]:
+        return _keyed((urls.asset(name), body) for name, body in sorted(self.assets.items()))
+
+    def shared_cards(self) -> Iterable[Unit]:
+        """The cards links to a project's pages of one kind share, keyed by what they show."""
+        for url, card in cards.shared_cards(self.content):
+            yield Unit(url, card.key, functools.partial(cards.draw, card))
 
     def record_parts(self, record: Record) -> dict[str, tuple[list[str], str]]:
         """A record's outputs in parts keyed apart, as part -> (URLs, key): its page and
@@ -300,10 +349,10 @@ class Plan:
         )
 
 
-def _keyed(outputs: Iterable[tuple[str, bytes]]) -> Iterable[tuple[str, str, Callable]]:
+def _keyed(outputs: Iterable[tuple[str, bytes]]) -> Iterable[Unit]:
     """Outputs rendered every build, keyed by their bytes: written only when changed."""
     for url, body in outputs:
-        yield url, hashlib.sha1(body).hexdigest(), lambda body=body: body
+        yield Unit(url, hashlib.sha1(body).hexdigest(), body)
 
 
 def _base_key(content: Content, assets: dict[str, bytes]) -> str:
@@ -400,10 +449,11 @@ def _forked() -> "tuple[Plan, Writer]":
     return _PLAN, _WRITER
 
 
-def _write_shared_in_worker(group: int) -> tuple[dict, int]:
+def _produce_in_worker(name: str) -> tuple[dict, int]:
+    """In a worker: write the outputs of one producer; report their manifest entries."""
     plan, writer = _forked()
     local = writer.twin()
-    _write_shared(local, plan, group)
+    _write_units(local, plan.producers()[name]())
     return local.manifest, local.rendered
 
 
@@ -418,8 +468,8 @@ def _die_with_parent(parent: int) -> None:
 _PR_SET_PDEATHSIG = 1
 
 
-def _render_chunk(chunk: list[tuple[str, str, str]]) -> dict[str, tuple[str, int]]:
-    """In a worker: render and write some records' parts; report url -> (key, size) of each
+def _render_chunk(chunk: list[tuple[str, str, str]]) -> dict[str, "Entry"]:
+    """In a worker: render and write some records' parts; report the manifest entry of each
     file."""
     plan, writer = _forked()
     local = writer.twin()
@@ -457,6 +507,9 @@ def _write_full_text(writer: "Writer", plan: Plan) -> None:
 # Writing -----------------------------------------------------------------------------------
 
 
+Entry = tuple[str, int, "check.Facts | None"]  # a file's manifest entry: key, size, facts
+
+
 class Writer:
     """Makes `root` hold exactly the outputs it is given, touching only what differs."""
 
@@ -469,11 +522,11 @@ class Writer:
         others: frozenset[str] = frozenset(),
     ):
         self.root = root
-        self.kept = kept  # url -> [key, size] already in root
+        self.kept = kept  # url -> [key, size, facts] already in root
         self.live_site = live_site
-        self.live = live  # url -> [key, size] of the live site
+        self.live = live  # url -> [key, size, facts] of the live site
         self.others = others  # files in root that are not ours (a host site's): never replaced
-        self.manifest: dict[str, tuple[str, int]] = {}
+        self.manifest: dict[str, Entry] = {}
         self.rendered = 0
         self._last_written: tuple[bytes, Path] | None = None
 
@@ -484,7 +537,7 @@ class Writer:
     @property
     def size(self) -> int:
         """Bytes written (a class attribute named `bytes` would hide the type)."""
-        return sum(size for _, size in self.manifest.values())
+        return sum(entry[1] for entry in self.manifest.values())
 
     def write(self, url: str, body: bytes, key: str) -> None:
         last = self._last_written
@@ -495,14 +548,14 @@ class Writer:
         else:
             path = self._create(url, lambda path: _write_new(path, body))
         self._last_written = (body, path)
-        self.manifest[url] = (key, len(body))
+        self.manifest[url] = (key, len(body), check.facts(url, body))
         self.rendered += 1
 
     def twin(self) -> "Writer":
         """A writer for a worker process: same folder and knowledge, its own manifest."""
         return Writer(self.root, self.kept, self.live_site, self.live, self.others)
 
-    def merge(self, manifest: dict[str, tuple[str, int]], rendered: int) -> None:
+    def merge(self, manifest: dict[str, Entry], rendered: int) -> None:
         """What a worker process put into this folder."""
         self.manifest.update(manifest)
         self.rendered += rendered
@@ -514,7 +567,7 @@ class Writer:
         if not self.reuse([url], key):
             body = source.read_bytes()
             self._create(url, lambda path: _write_new(path, body))
-            self.manifest[url] = (key, len(body))
+            self.manifest[url] = (key, len(body), check.facts(url, body))
             self.rendered += 1
 
     def reuse(self, url_list: list[str], key: str) -> bool:
@@ -523,7 +576,7 @@ class Writer:
         deleted or truncated one since."""
         if _current(self.root, self.kept, url_list, key):
             for url in url_list:
-                self.manifest[url] = (key, self.kept[url][1])
+                self.manifest[url] = (key, *self.kept[url][1:])  # its size and facts
             return True
         if self.live_site is None or not _current(self.live_site, self.live, url_list, key):
             return False
@@ -534,7 +587,7 @@ class Writer:
         except FileNotFoundError:
             return False  # the live site lost a file since: render it instead
         for url in url_list:
-            self.manifest[url] = (key, self.live[url][1])
+            self.manifest[url] = (key, *self.live[url][1:])
         return True
 
     def reuse_tree(self, folder: str, key: str) -> bool:
@@ -543,7 +596,7 @@ class Writer:
             if known.get(folder + TREE, (None,))[0] == key:
                 names = [u for u in known if u.startswith(folder) and not u.endswith(TREE)]
                 if self.reuse(names, key):
-                    self.manifest[folder + TREE] = (key, 0)
+                    self.manifest[folder + TREE] = (key, 0, None)
                     return True
         return False
 
@@ -552,9 +605,10 @@ class Writer:
         for path in sorted((self.root / folder.strip("/")).rglob("*")):
             if path.is_file():
                 url = "/" + path.relative_to(self.root).as_posix()
-                self.manifest[url] = (key, path.stat().st_size)
+                facts = check.facts(url, path.read_bytes()) if check.described(url) else None
+                self.manifest[url] = (key, path.stat().st_size, facts)
                 self.rendered += 1
-        self.manifest[folder + TREE] = (key, 0)
+        self.manifest[folder + TREE] = (key, 0, None)
 
     def finish(self) -> None:
         """Remove what the spare held but this site no longer has."""
@@ -599,7 +653,7 @@ def _current(root: Path, known: dict, url_list: list[str], key: str) -> bool:
     there with the size it says."""
     for url in url_list:
         entry = known.get(url)
-        if entry is None or entry[0] != key:
+        if entry is None or entry[0] != key or len(entry) < 3:  # < 3: built before facts
             return False
         try:
             if os.lstat(root / safe_output_path(url)).st_size != entry[1]:

@@ -3,8 +3,8 @@ from the loaded content, by the build's own Plan, and kept in memory.
 
 A record's page, JSON and card come from `Plan.record_outputs`, or from the last build's
 site where its manifest has them at the key the plan gives them. The outputs made from
-many records come from `Plan.shared_groups`, a group at a time, each group consumed only as
-far as the file asked for; the shortest groups are searched first.
+many records come from `Plan.producers`, a producer at a time, each consumed only as far as
+the file asked for; the shortest are searched first.
 """
 
 import threading
@@ -32,8 +32,8 @@ class OnDemand:
         self._vendored = {urls.output_path(url): source for url, source in plan.vendored}
         self._sizes = {urls.output_path(url): entry[1] for url, entry in built.items()}
         self._made: dict[str, bytes] = {}  # rendered records' files
-        self._shared: dict[str, Callable[[], bytes]] = {}  # the groups' files met so far
-        self._groups = list(reversed(plan.shared_groups()))  # those not read through yet
+        self._shared: dict[str, Callable[[], bytes]] = {}  # the producers' files met so far
+        self._producers = list(reversed(plan.producers().values()))  # not read through yet
         self._reading: Iterator | None = None  # what is left of the first of them
         self._lock = threading.Lock()  # one reader of the groups at a time
         self._pagefind = urls.output_path(urls.pagefind(""))  # full text: only a build makes it
@@ -49,7 +49,7 @@ class OnDemand:
         if path.startswith(self._pagefind):  # the last build's until this one is done
             return path if path in self._sizes else None
         with self._lock:
-            return self._search_groups(wanted)
+            return self._search_producers(wanted)
 
     def get(self, path: str) -> bytes | None:
         """The bytes of the file at `path`, or None when the site has no such file."""
@@ -87,19 +87,19 @@ class OnDemand:
             return None
         return body if len(body) == self._sizes.get(path) else None
 
-    def _search_groups(self, wanted: tuple[str, ...]) -> str | None:
-        """Read on through the groups until a wanted file turns up, or none is left."""
+    def _search_producers(self, wanted: tuple[str, ...]) -> str | None:
+        """Read on through the producers until a wanted file turns up, or none is left."""
         for candidate in wanted:
             if candidate in self._shared:
                 return candidate
-        while self._groups:
+        while self._producers:
             if self._reading is None:
-                self._reading = iter(self._groups[0]())
-            for url, _key, make in self._reading:
-                path = urls.output_path(url)
-                self._shared[path] = make
+                self._reading = iter(self._producers[0]())
+            for unit in self._reading:
+                path = urls.output_path(unit.url)
+                self._shared[path] = unit.body
                 if path in wanted:
                     return path
-            self._groups.pop(0)
+            self._producers.pop(0)
             self._reading = None
         return None

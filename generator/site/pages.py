@@ -324,6 +324,7 @@ def _environment(
     env.globals.update(
         site=content.site,
         projects=content.projects,
+        has_guides=bool(content.guides),  # a knowledge base without guides has no guides page
         urls=urls,
         modified=_modified,
         segments=template.parse,
