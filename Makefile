@@ -51,7 +51,7 @@ test: setup chromium lint
 # The edit-test loop: everything but the whole-site scans, the browser and the kill runs;
 # match.js against engine.py too.
 test-fast: setup lint
-	$(BIN)/pytest -m "not slow"
+	$(BIN)/pytest -m "not slow" -n 2
 	PYTHON=$(BIN)/python node --test tests/js/
 
 clean:

@@ -1,6 +1,8 @@
 import json
+import os
 import shutil
 import socket
+import tempfile
 import threading
 from pathlib import Path
 
@@ -9,16 +11,25 @@ import pytest
 from generator.content.model import Content
 from generator.search import engine
 from generator.serve import make_server
-from generator.site.build import BuildResult, Plan, build, load_plan
+from generator.site.build import CACHE_DIR, BuildResult, Plan, build, load_plan
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "kb"
+
+
+# Compiled templates, shared by every knowledge base a test makes: compiling them is most of
+# a fixture build. Jinja keys each entry by its template's source, so an edited template
+# compiles anew, and writes each by a rename, so test processes running side by side may share.
+COMPILED = Path(tempfile.gettempdir()) / f"errorkb-tests-{os.getuid()}" / "templates"
 
 
 def make_kb(path: Path) -> Path:
     """A knowledge-base folder: the fixture content and the real templates."""
     shutil.copytree(FIXTURE / "content", path / "content")
     shutil.copytree(REPO / "templates", path / "templates")
+    COMPILED.mkdir(parents=True, exist_ok=True)
+    (path / CACHE_DIR).mkdir()
+    (path / CACHE_DIR / "templates").symlink_to(COMPILED)
     return path
 
 
