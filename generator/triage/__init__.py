@@ -15,6 +15,11 @@ from generator.triage.site import Site
 
 LIMIT = 3  # errors a comment names at most
 TIERS = {"exact": ("exact",), "partial": ("exact", "partial")}
+# Records of log lines are named by their level. Below ERROR a line is progress or advice,
+# never what an issue is about; an error's log line often only announces the traceback
+# that follows ("EngineCore failed to start."), so it is named only when no exception is.
+QUIET_LEVELS = {"DEBUG", "INFO", "WARNING", "WARN", "NOTICE"}
+LOG_LEVELS = {"ERROR", "CRITICAL", "FATAL", "EXCEPTION"}
 
 
 @dataclass
@@ -40,7 +45,8 @@ def triage(body: str, site: Site, minimum: str = "partial", hint: str = "") -> l
                 found[result.id] = Finding(
                     result, block.text, site.document(result.id), final, (n, m)
                 )
-    ranked = sorted(found.values(), key=lambda f: (not f.final, f.position))
+    raised = [f for f in found.values() if f.result.exception not in LOG_LEVELS]
+    ranked = sorted(raised or found.values(), key=lambda f: (not f.final, f.position))
     return ranked[:LIMIT]
 
 
@@ -56,6 +62,8 @@ def _sure(site: Site, query: str, tiers: tuple[str, ...], named: set[str]):
     or partial match and no other fits as well."""
     results = engine.search(site.index, query)
     if not results or results[0].match not in tiers or results[0].tied:
+        return None
+    if results[0].exception in QUIET_LEVELS:
         return None
     best = results[0]
     if best.project in named:

@@ -19,12 +19,15 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _TAG = re.compile(r"</?(?:details|summary|p|br|div|pre|code|b|i|em|strong)\b[^>]*>", re.I)
 _QUOTE = re.compile(r"^ {0,3}(?:> ?)+")
+# How people set an error apart in prose: **ValueError: ...**, "ValueError: ..."
+_STRONG = re.compile(r"^(\*\*|__|\")(.+)\1")
 _INLINE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _ERROR_LINE = re.compile(
     engine.RULES["prefix"]
     + r"(?:"
     + engine.RULES["exception"]
-    + r"|Traceback \(most recent call last\)|raise \w|(?:Value error|Assertion failed), )",
+    + r"|Traceback \(most recent call last\)|raise \w|(?:Value error|Assertion failed), )"
+    + r"|.{0,40}\b(?:ERROR|CRITICAL)\b",  # a log line of an error, whatever its logger's format
     re.ASCII,
 )
 
@@ -78,10 +81,12 @@ def _prose(found: list[Candidate], lines: list[str]) -> None:
     inline code that reads as a message."""
     run: list[str] = []
     for line in [*lines, ""]:
-        if run and (line.strip() and not line.startswith("#")):
-            run.append(line)
-        elif _ERROR_LINE.match(line.strip()):
-            run = [line.strip()]
+        stressed = _STRONG.match(line.strip())
+        bare = stressed[2] if stressed else line.strip()  # what follows the stress is prose
+        if run and bare and not bare.startswith("#"):
+            run.append(line)  # as indented as it was: frames of a traceback are skipped so
+        elif _ERROR_LINE.match(bare):
+            run = [bare]
         else:
             if run:
                 _keep(found, "\n".join(run), "text")
