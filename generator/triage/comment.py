@@ -40,7 +40,7 @@ def render(findings: list[Finding]) -> str | None:
 def line(f: Finding) -> str:
     """[Title](page with the values) · `Exception` · releases: the answer for the values."""
     doc = f.document or {}
-    title = doc.get("computed", {}).get("title") or f.result.title
+    title = (doc.get("computed") or {}).get("title") or f.result.title
     parts = [f"[{text(title)}]({page_url(f)})", code(f.result.exception)]
     releases = printed_by(f)
     if releases:
@@ -74,10 +74,10 @@ def printed_by(f: Finding) -> str:
     """The releases that print the wording the issue has, in words."""
     if f.result.wording:
         return text(f.result.wording)
-    computed = (f.document or {}).get("computed", {})
-    project = computed.get("project", {}).get("name", f.result.project)
+    computed = (f.document or {}).get("computed") or {}
+    project = (computed.get("project") or {}).get("name", f.result.project)
     message = (f.document or {}).get("message")
-    for wording in computed.get("history", {}).get("wordings", []):
+    for wording in (computed.get("history") or {}).get("wordings") or []:
         if wording.get("message") == message:
             first, last = wording["first"], wording["last"]
             return text(f"{project} {first}" + ("" if first == last else f" to {last}"))

@@ -208,7 +208,10 @@ def read_event(payload: dict) -> Event:
     action = str(payload.get("action") or "")
     comment = payload.get("comment")
     if isinstance(comment, dict):
-        return Event("issue_comment", action, issue["number"], _body(comment), repo)
+        text = _body(comment)
+        if text.startswith(MARKER):  # the bot's own comment: nothing to answer
+            text = ""
+        return Event("issue_comment", action, issue["number"], text, repo)
     return Event("issues", action, issue["number"], _body(issue), repo)
 
 
