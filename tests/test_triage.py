@@ -353,3 +353,25 @@ def test_index_over_http_is_cached(fixture_site, serve_site, tmp_path):
 def test_an_unreachable_site_is_a_clear_error(tmp_path, unused_port):
     with pytest.raises(sites.SiteError, match="127.0.0.1"):
         sites.from_url(f"http://127.0.0.1:{unused_port}/search/index.json", tmp_path)
+
+
+def test_the_action_runs_a_command_errorkb_has():
+    import shlex
+
+    import yaml
+
+    action = yaml.safe_load((cli.Path(__file__).parent.parent / "action.yml").read_text())
+    step = action["runs"]["steps"][-1]
+    env = {
+        "GITHUB_EVENT_PATH": "event.json",
+        "ERRORKB_SITE": "https://errorkb.dev/",
+        "ERRORKB_MIN": "partial",
+        "ERRORKB_LABEL": "errorkb: matched",
+    }
+    line = re.sub(r"\$\{ERRORKB_SITE%/\}", env["ERRORKB_SITE"].rstrip("/"), step["run"])
+    line = re.sub(r"\$(\w+)", lambda m: env[m[1]], line)
+    argv = shlex.split(line)
+    args = cli.parser().parse_args(argv[1:])
+    assert args.func is cli.cmd_triage and args.post and args.label == "errorkb: matched"
+    assert args.index == "https://errorkb.dev/search/index.json"
+    assert set(step["env"]) >= {"GITHUB_TOKEN"} and "${{ inputs" not in step["run"]
