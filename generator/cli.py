@@ -162,6 +162,80 @@ def cmd_match(args) -> int:
         return 0
 
 
+def cmd_triage(args) -> int:
+    """An issue's body in, the bot's comment out; with --post, the comment on the issue."""
+    from generator.triage import comment, triage
+    from generator.triage.github import GitHubError
+
+    try:
+        event, body = _triage_input(args)
+        found = triage(body, _triage_site(args), args.min, event.repo if event else "")
+    except (OSError, ValueError) as exc:  # a body or site it cannot read: say so, post nothing
+        _log(f"{'::warning::' if args.post else ''}errorkb triage: {exc}")
+        return 0 if args.post else 1
+    text = comment.render(found)
+    if args.json:
+        print(json.dumps({"comment": text, "errors": [_finding(f) for f in found]}, indent=2))
+    elif text and not args.post:
+        print(text, end="")
+    if args.post:
+        try:
+            _post(event, text, args.label)
+        except GitHubError as exc:  # never fails the workflow: the issue is there still
+            _log(f"::warning::errorkb triage: {exc}")
+        return 0
+    return 0 if text else 1
+
+
+def _triage_input(args):
+    """(event or None, body): the event's issue or comment, else stdin."""
+    from generator.triage.github import read_event
+
+    if not args.event:
+        if args.post:
+            raise ValueError("--post needs --event")
+        _tolerant_stdio()
+        return None, sys.stdin.read()
+    payload = json.loads(Path(args.event).read_text(encoding="utf-8", errors="replace"))
+    if not isinstance(payload, dict):
+        raise ValueError(f"{args.event}: not an event payload")
+    event = read_event(payload)
+    return event, event.text
+
+
+def _triage_site(args):
+    from generator.triage import site
+
+    if args.site:
+        return site.from_folder(args.site)
+    if args.index:
+        return site.from_url(args.index)
+    raise ValueError("give --site DIR (a built site) or --index URL (a published site's index)")
+
+
+def _post(event, text: str | None, label: str) -> None:
+    from generator.triage import github
+
+    if event.name == "issues" and event.action not in github.ISSUE_ACTIONS:
+        return _log(f"errorkb triage: nothing to do on '{event.action}'")
+    gh = github.GitHub.from_env()
+    done = github.sync(gh, event, text, label)
+    _log(f"errorkb triage: issue #{event.issue}: {done} ({gh.requests} request(s))")
+
+
+def _finding(f) -> dict:
+    from generator.triage import comment
+
+    return {
+        **f.result.to_json(),
+        "url": comment.page_url(f),
+        "quote": f.quote,
+        "final": f.final,
+        "releases": comment.printed_by(f),
+        "answer": comment.answer_for(f.document or {}, f.result.values),
+    }
+
+
 def _tolerant_stdio() -> None:
     """Pastes may be any bytes: what stdin cannot decode is replaced, and what stdout
     cannot encode (a lone surrogate in an id echoed back) is escaped, as \\udcff, which
@@ -492,6 +566,17 @@ def parser() -> argparse.ArgumentParser:
         help='JSON lines on stdin ({"text": ..., "id": ...}), one JSON line of results each',
     )
     p.set_defaults(func=cmd_match)
+
+    p = sub.add_parser("triage", help="an issue's errors, as the bot's comment (only when sure)")
+    p.add_argument("--event", help="a GitHub issues or issue_comment event payload (else stdin)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--site", type=Path, help="answer from this built site")
+    where.add_argument("--index", help="answer from a published site: its search/index.json URL")
+    p.add_argument("--min", choices=["exact", "partial"], default="partial", help="least match")
+    p.add_argument("--json", action="store_true", help="the comment and the errors as JSON")
+    p.add_argument("--post", action="store_true", help="post, update or delete the comment")
+    p.add_argument("--label", default="", help="with --post: a label for matched issues")
+    p.set_defaults(func=cmd_triage)
 
     for key in projects.available():  # what the projects' wings add (a calculator, say)
         projects.wing(key).add_commands(sub)

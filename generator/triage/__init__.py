@@ -1,0 +1,77 @@
+"""The issue bot: an issue's body in, the known errors it holds out, only when sure.
+
+`extract` finds the places of a Markdown body that hold error text, tier-1 search
+(generator.search.engine) matches each message in them, and only an exact or partial
+match that no other record ties with is kept: a generic or similar one is a guess, and a
+guess in someone's issue costs more than silence. `comment` writes what is found as a
+GitHub comment; `github` posts it.
+"""
+
+from dataclasses import dataclass
+
+from generator.search import engine
+from generator.triage import extract
+from generator.triage.site import Site
+
+LIMIT = 3  # errors a comment names at most
+TIERS = {"exact": ("exact",), "partial": ("exact", "partial")}
+# Records of log lines are named by their level. Below ERROR a line is progress or advice,
+# never what an issue is about; an error's log line often only announces the traceback
+# that follows ("EngineCore failed to start."), so it is named only when no exception is.
+QUIET_LEVELS = {"DEBUG", "INFO", "WARNING", "WARN", "NOTICE"}
+LOG_LEVELS = {"ERROR", "CRITICAL", "FATAL", "EXCEPTION"}
+
+
+@dataclass
+class Finding:
+    result: engine.Result
+    quote: str  # the message as the body has it (cleaned of log noise)
+    document: dict | None  # the record's JSON document, when the site has it
+    final: bool  # the error a traceback ends in
+    position: tuple[int, int] = (0, 0)  # (candidate, message) in the body
+
+
+def triage(body: str, site: Site, minimum: str = "partial", hint: str = "") -> list[Finding]:
+    """The known errors of a body, at most LIMIT, the one a traceback ends in first.
+    `hint` is text that names the project (the repository the issue is in)."""
+    named = engine.named_projects(body[: extract.MAX_BODY] + "\n" + hint, site.index.meta["hints"])
+    found: dict[str, Finding] = {}
+    for n, candidate in enumerate(extract.candidates(body)):
+        blocks = engine.clean(candidate.text)
+        for m, block in enumerate(blocks):
+            result = _sure(site, _query(block), TIERS[minimum], named)
+            if result and result.id not in found:
+                final = candidate.traceback and m == len(blocks) - 1
+                found[result.id] = Finding(
+                    result, block.text, site.document(result.id), final, (n, m)
+                )
+    raised = [f for f in found.values() if f.result.exception not in LOG_LEVELS]
+    ranked = sorted(raised or found.values(), key=lambda f: (not f.final, f.position))
+    return ranked[:LIMIT]
+
+
+def _query(block: engine.Block) -> str:
+    """A message block as a paste of its own: its exception named, as it was pasted."""
+    if block.source or not block.exception:
+        return block.text
+    return f"{block.exception}: {block.text}"
+
+
+def _sure(site: Site, query: str, tiers: tuple[str, ...], named: set[str]):
+    """The record a message is, when search is sure of it: its best result is an exact
+    or partial match and no other fits as well."""
+    results = engine.search(site.index, query)
+    if not results or results[0].match not in tiers or results[0].tied:
+        return None
+    if results[0].exception in QUIET_LEVELS:
+        return None
+    best = results[0]
+    if best.project in named:
+        return best
+    # The same message printed by two projects: the one the issue is about.
+    for twin in best.also:
+        if twin["project"] in named:
+            lead = engine.Result(**{**best.__dict__, "also": []})
+            lead.id, lead.project = twin["id"], twin["project"]
+            return lead
+    return best

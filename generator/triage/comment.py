@@ -1,0 +1,131 @@
+"""The bot's comment: a line per error, then why each page was chosen, folded.
+
+It is Markdown that GitHub renders, and part of it comes from the issue: every text of the
+user's (the message, its values) goes into a code span, where GitHub renders neither HTML,
+links nor @mentions; our own texts (titles, summaries) are escaped as text.
+"""
+
+import re
+from urllib.parse import urlsplit
+
+from generator.triage import Finding
+
+MARKER = "<!-- errorkb-triage -->"  # how the bot finds its own comment again
+QUOTE_CHARS = 160  # of the user's message, quoted in the details
+VALUE_CHARS = 60
+MAX_DIVIDEND = 10**6  # a value whose divisors the comment lists at most
+
+_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+
+
+def render(findings: list[Finding]) -> str | None:
+    """The comment for what was found, or None when nothing was."""
+    if not findings:
+        return None
+    head = "This looks like a known error" + ("s" if len(findings) > 1 else "") + ":"
+    lines = [MARKER, head, "", *(f"- {line(f)}" for f in findings), ""]
+    lines += ["<details><summary>Why this page</summary>", ""]
+    lines += [f"- {why(f)}" for f in findings]
+    lines += [
+        "",
+        "</details>",
+        "",
+        "<sub>Posted by errorkb's issue bot, which speaks only when the message matches a "
+        "page's wording. Not your error? Say so, and a maintainer will look.</sub>",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def line(f: Finding) -> str:
+    """[Title](page with the values) · `Exception` · releases: the answer for the values."""
+    doc = f.document or {}
+    title = (doc.get("computed") or {}).get("title") or f.result.title
+    parts = [f"[{text(title)}]({page_url(f)})", code(f.result.exception)]
+    releases = printed_by(f)
+    if releases:
+        parts.append(releases)
+    out = " · ".join(parts)
+    answer = answer_for(doc, f.result.values)
+    return f"{out}: {answer}" if answer else out
+
+
+def why(f: Finding) -> str:
+    """Which text of the issue matched the page, how, and the values it holds."""
+    r = f.result
+    how = "is the page's message" if r.match == "exact" else f"matches {r.how}"
+    out = f"{code(f.quote, QUOTE_CHARS)} {how}"
+    if r.values:
+        out += " (" + ", ".join(f"{code(k)} = {code(v)}" for k, v in r.values.items()) + ")"
+    summary = (f.document or {}).get("summary") or r.summary
+    return out + (f". {text(summary)}" if summary else ".")
+
+
+def page_url(f: Finding) -> str:
+    """The page on the site, with the values in its address (the page opens with them)."""
+    html_url = (f.document or {}).get("html_url")
+    query = f.result.url.partition("?")[2]
+    if not html_url:
+        return link_target(f.result.url)
+    return link_target(html_url + ("?" + query if query else ""))
+
+
+def printed_by(f: Finding) -> str:
+    """The releases that print the wording the issue has, in words."""
+    if f.result.wording:
+        return text(f.result.wording)
+    computed = (f.document or {}).get("computed") or {}
+    project = (computed.get("project") or {}).get("name", f.result.project)
+    message = (f.document or {}).get("message")
+    for wording in (computed.get("history") or {}).get("wordings") or []:
+        if wording.get("message") == message:
+            first, last = wording["first"], wording["last"]
+            return text(f"{project} {first}" + ("" if first == last else f" to {last}"))
+    return ""
+
+
+def answer_for(doc: dict, values: dict[str, str]) -> str:
+    """What the page answers for these values: the valid ones of a divisibility check, and
+    the setting to change."""
+    derived = doc.get("derived") or {}
+    out = []
+    div = derived.get("divisibility") or {}
+    value = values.get(div.get("value_param") or div.get("value") or "", "")
+    if value.isdigit() and 0 < int(value) <= MAX_DIVIDEND:
+        n = int(value)
+        valid = ", ".join(str(d) for d in range(1, n + 1) if n % d == 0)
+        accepted = f"{code(div['divisor'])} values this check accepts"
+        out.append(f"{accepted} for {code(div['value'])} = {n}: {valid}")
+    flags = [flag for flag in derived.get("flags") or [] if flag.get("flag")]
+    if flags:
+        names = [_flag(flag) for flag in flags[:2]]
+        out.append("set with " + " or ".join(names))
+    return "; ".join(out)
+
+
+def _flag(flag: dict) -> str:
+    url = flag.get("url") or ""
+    name = code(flag["flag"])
+    return f"[{name}]({link_target(url)})" if urlsplit(url).scheme == "https" else name
+
+
+def code(value: str, limit: int = VALUE_CHARS) -> str:
+    """A code span that holds any text: one line, cut to `limit`, fenced by more backticks
+    than it holds in a row."""
+    value = _CONTROL.sub(" ", str(value)).strip()
+    if len(value) > limit:
+        value = value[: limit - 1] + "…"
+    ticks = "`" * (max((len(run) for run in re.findall("`+", value)), default=0) + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") or not value else ""
+    return f"{ticks}{pad}{value}{pad}{ticks}"
+
+
+def text(value: str) -> str:
+    """Our own text as Markdown text: its punctuation escaped, no mention, one line."""
+    value = _SPECIAL.sub(r"\\\1", _CONTROL.sub(" ", value))
+    return value.replace("@", "@\u2060")  # a word joiner: no one is notified
+
+
+def link_target(url: str) -> str:
+    """A URL as a Markdown link's target: nothing in it ends or breaks the link."""
+    return re.sub(r"[\s()<>\[\]`]", lambda m: f"%{ord(m[0]):02X}", url)

@@ -1,0 +1,377 @@
+"""The issue bot: what it reads in a body, what it says, and how it talks to GitHub.
+
+The GitHub side runs against a fake REST API on 127.0.0.1 that records every request and
+keeps the issue's comments, reached through GITHUB_API_URL as in Actions."""
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote
+
+import pytest
+
+from generator import cli
+from generator.triage import comment, extract, github, triage
+from generator.triage import site as sites
+
+ISSUE = 7
+TEMPLATE = """### Your current environment
+
+<details>
+<summary>The output of <code>python collect_env.py</code></summary>
+
+```text
+PyTorch version: 2.5.1
+```
+</details>
+
+### 🐛 Describe the bug
+
+<!-- paste the error here -->
+Running `demo split` fails:
+
+```
+Traceback (most recent call last):
+  File "/usr/lib/demo/widgets.py", line 42, in split
+    raise ValueError(...)
+ValueError: Widget count ({count}) must be divisible by group size ({size}).
+```
+"""
+
+
+def body(count=10, size=3) -> str:
+    return TEMPLATE.format(count=count, size=size)
+
+
+@pytest.fixture(scope="module")
+def site(fixture_site):
+    return sites.from_folder(fixture_site)
+
+
+# --- reading a body ---------------------------------------------------------------------
+
+
+def test_candidates_are_the_code_and_error_lines_not_the_template():
+    found = extract.candidates(
+        body() + "\n**RuntimeError: Group size must be positive, got 0** then"
+    )
+    texts = [c.text for c in found]
+    assert any(c.text.startswith("Traceback") and c.traceback for c in found)
+    assert "RuntimeError: Group size must be positive, got 0" in texts
+    assert not any("Describe the bug" in t or "paste the error" in t for t in texts)
+
+
+def test_the_error_a_traceback_ends_in_comes_first(site):
+    text = "Also saw `RuntimeError: Group size must be positive, got 0` earlier.\n\n" + body()
+    found = triage(text, site)
+    assert [f.result.id for f in found] == ["00000000000000a1", "00000000000000b2"]
+    assert found[0].final and found[0].result.values == {"count": "10", "group_size": "3"}
+
+
+def test_no_error_no_comment(site, fixture_site, capsys, monkeypatch):
+    assert triage("### 🚀 The feature\n\nPlease support `widgets` in `demo`.", site) == []
+    monkeypatch.setattr("sys.stdin", _Stdin("Just a question, no error."))
+    assert cli.main(["triage", "--site", str(fixture_site)]) == 1
+    assert capsys.readouterr().out == ""
+
+
+def test_min_exact_leaves_a_partial_match_out(site):
+    cut = "```\nValueError: Widget count (10) must be divisible by group\n```"
+    assert [f.result.match for f in triage(cut, site)] == ["partial"]
+    assert triage(cut, site, minimum="exact") == []
+
+
+# --- the comment -------------------------------------------------------------------------
+
+
+def test_comment_links_the_page_with_the_values(fixture_site, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", _Stdin(body()))
+    assert cli.main(["triage", "--site", str(fixture_site)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(comment.MARKER)
+    page = "https://kb.example.org/errors/00000000000000a1/?count=10&group_size=3"
+    assert f"]({page})" in out
+    assert "<details><summary>Why this page</summary>" in out
+    assert out.count("\n- ") == 2  # a line per error, a reason per error
+
+
+def test_json_for_tools(fixture_site, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", _Stdin(body()))
+    assert cli.main(["triage", "--site", str(fixture_site), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["comment"].startswith(comment.MARKER)
+    assert [e["id"] for e in doc["errors"]] == ["00000000000000a1"]
+
+
+def test_answer_for_the_values_of_a_divisibility_check():
+    doc = {
+        "derived": {
+            "divisibility": {"value": "heads", "divisor": "tp", "value_param": "heads"},
+            "flags": [{"flag": "--tensor-parallel-size", "url": "https://docs.example/tp"}],
+        }
+    }
+    answer = comment.answer_for(doc, {"heads": "12", "tp": "5"})
+    assert "for `heads` = 12: 1, 2, 3, 4, 6, 12" in answer
+    assert "[`--tensor-parallel-size`](https://docs.example/tp)" in answer
+
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    "@octocat",
+    "[click](https://evil.example)",
+    "'@octocat [click](https://evil.example) </details>'",
+    "``x```",
+]
+
+
+def widget_error(name: str) -> str:
+    """The fixture record whose own text holds HTML, with a value of the user's."""
+    return f"```\nKeyError: unknown widget <img src=x onerror=alert(1)> {name}\n```"
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_user_text_stays_inside_code_spans(site, value):
+    out = comment.render(triage(widget_error(value), site))
+    plain = comment.render(triage(widget_error("plain"), site))
+    assert out and plain and "00000000000000c3" in out
+    # What GitHub renders as text (outside code spans and link targets) is the same
+    # whatever the user wrote, and our own text's HTML is escaped.
+    assert _outside_code(out) == _outside_code(plain)
+    assert "\\<img src=x onerror=alert\\(1\\)\\>" in out
+
+
+def test_a_body_of_html_and_a_body_of_a_megabyte(site):
+    html = (
+        "<details><summary>log</summary>\n\n<pre>\n"
+        + body()
+        + "\n</pre></details><script>x</script>"
+    )
+    assert [f.result.id for f in triage(html, site)] == ["00000000000000a1"]
+    huge = "INFO noise line\n" * 70_000 + body()
+    assert len(huge) > 1_000_000
+    out = comment.render(triage(huge, site))  # the error is past the part read: no claim
+    assert out is None or "00000000000000a1" in out
+
+
+def _outside_code(markdown: str) -> str:
+    """The comment without its code spans and link targets: what GitHub renders as text."""
+    text = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", markdown)
+    return re.sub(r"\]\([^)]*\)", "]", text)
+
+
+class _Stdin:
+    def __init__(self, text: str):
+        self.text = text
+
+    def read(self) -> str:
+        return self.text
+
+
+# --- the GitHub side ---------------------------------------------------------------------
+
+
+class FakeGitHub(ThreadingHTTPServer):
+    """Issue comments and labels of one repository, and every request made."""
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.requests: list[tuple[str, str, object]] = []
+        self.comments: dict[int, dict] = {}
+        self.labels: set[str] = set()
+        self.failures: list[tuple[int, dict]] = []  # answers given before any real one
+        self.next_id = 100
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: FakeGitHub
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def _answer(self, status: int, body=None, headers=None):
+        raw = b"" if body is None else json.dumps(body).encode()
+        self.send_response(status)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def _handle(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length)) if length else None
+        fake = self.server
+        fake.requests.append((self.command, self.path, body))
+        assert self.headers["Authorization"] == "Bearer t0ken"
+        if fake.failures:
+            status, headers = fake.failures.pop(0)
+            return self._answer(status, {"message": "slow down"}, headers)
+        base = f"/repos/org/repo/issues/{ISSUE}"
+        path = self.path.split("?")[0]
+        if self.command == "GET" and path == base + "/comments":
+            return self._answer(200, list(fake.comments.values()))
+        if self.command == "POST" and path == base + "/comments":
+            fake.next_id += 1
+            item = {"id": fake.next_id, "body": body["body"], "user": {"type": "Bot"}}
+            fake.comments[fake.next_id] = item
+            return self._answer(201, item)
+        if self.command == "POST" and path == base + "/labels":
+            fake.labels |= set(body["labels"])
+            return self._answer(200, [])
+        match = re.fullmatch(r"/repos/org/repo/issues/comments/(\d+)", path)
+        if match and int(match[1]) in fake.comments:
+            if self.command == "PATCH":
+                fake.comments[int(match[1])]["body"] = body["body"]
+                return self._answer(200, fake.comments[int(match[1])])
+            if self.command == "DELETE":
+                del fake.comments[int(match[1])]
+                return self._answer(204)
+        if self.command == "DELETE" and path.startswith(base + "/labels/"):
+            name = unquote(path.rsplit("/", 1)[1])
+            if name in fake.labels:
+                fake.labels.discard(name)
+                return self._answer(200, [])
+        return self._answer(404, {"message": "Not Found"})
+
+    do_GET = do_POST = do_PATCH = do_DELETE = _handle
+
+
+@pytest.fixture
+def api(monkeypatch):
+    fake = FakeGitHub()
+    threading.Thread(target=fake.serve_forever, daemon=True).start()
+    monkeypatch.setenv("GITHUB_API_URL", fake.url)
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "org/repo")
+    fake.waits = []
+    monkeypatch.setattr(github, "_sleep", fake.waits.append)
+    yield fake
+    fake.shutdown()
+    fake.server_close()
+
+
+def run_event(tmp_path, fixture_site, action: str, text, *extra: str) -> int:
+    event = tmp_path / "event.json"
+    issue = {"number": ISSUE, "title": "[Bug]: split fails", "body": text}
+    event.write_text(json.dumps({"action": action, "issue": issue}))
+    return cli.main(
+        ["triage", "--event", str(event), "--site", str(fixture_site), "--post", *extra]
+    )
+
+
+def test_opened_edited_then_fixed(api, tmp_path, fixture_site):
+    assert (
+        run_event(tmp_path, fixture_site, "opened", body(10, 3), "--label", "errorkb: matched") == 0
+    )
+    assert [r[0] for r in api.requests] == ["GET", "POST", "POST"]  # list, comment, label
+    (first,) = api.comments.values()
+    assert first["body"].startswith(comment.MARKER) and "count=10" in first["body"]
+    assert api.labels == {"errorkb: matched"}
+
+    api.requests.clear()
+    assert run_event(tmp_path, fixture_site, "edited", body(12, 5)) == 0
+    (edited,) = api.comments.values()
+    assert edited["id"] == first["id"] and "count=12" in edited["body"]
+    assert [r[0] for r in api.requests] == ["GET", "PATCH"]
+
+    api.requests.clear()
+    assert run_event(tmp_path, fixture_site, "edited", body(12, 5)) == 0
+    assert [r[0] for r in api.requests] == ["GET"]  # the same comment: left alone
+
+    api.requests.clear()
+    gone = "### Describe the bug\n\nFixed it myself, thanks."
+    assert run_event(tmp_path, fixture_site, "edited", gone, "--label", "errorkb: matched") == 0
+    assert api.comments == {} and api.labels == set()
+    assert [r[0] for r in api.requests] == ["GET", "DELETE", "DELETE"]
+
+
+def test_a_body_with_no_error_makes_no_request(api, tmp_path, fixture_site):
+    assert run_event(tmp_path, fixture_site, "opened", "Please add a widget feature.") == 0
+    assert api.requests == []
+
+
+@pytest.mark.parametrize("status", [429, 403])
+def test_rate_limits_are_retried_a_few_times_then_given_up(
+    api, tmp_path, fixture_site, capsys, status
+):
+    api.failures = [(status, {"Retry-After": "1"})] * 10
+    assert run_event(tmp_path, fixture_site, "opened", body()) == 0  # the workflow never fails
+    assert len(api.requests) == github.ATTEMPTS
+    assert api.waits == [1] * (github.ATTEMPTS - 1)
+    log = capsys.readouterr().err
+    assert "::warning::errorkb triage:" in log and "rate-limited" in log
+    assert f"gave up after {github.ATTEMPTS} attempt(s)" in log
+
+
+def test_a_5xx_answer_then_success(api, tmp_path, fixture_site):
+    api.failures = [(502, {})]
+    assert run_event(tmp_path, fixture_site, "opened", body()) == 0
+    assert len(api.comments) == 1 and api.waits == [2]
+
+
+def test_a_long_rate_limit_is_not_waited_out(api, tmp_path, fixture_site, capsys):
+    api.failures = [(429, {"Retry-After": str(github.MAX_WAIT + 1)})]
+    assert run_event(tmp_path, fixture_site, "opened", body()) == 0
+    assert len(api.requests) == 1 and api.waits == []
+    assert "gave up after 1 attempt(s)" in capsys.readouterr().err
+
+
+def test_an_event_it_cannot_read_fails_nothing(api, tmp_path, fixture_site, capsys):
+    event = tmp_path / "event.json"
+    event.write_bytes(b"\xff{not json")
+    args = ["triage", "--event", str(event), "--site", str(fixture_site), "--post"]
+    assert cli.main(args) == 0
+    assert api.requests == [] and "::warning::" in capsys.readouterr().err
+
+
+def test_the_bot_never_answers_its_own_comment(api, tmp_path, fixture_site):
+    event = tmp_path / "event.json"
+    own = {"body": comment.render(triage(body(), sites.from_folder(fixture_site)))}
+    event.write_text(json.dumps({"action": "created", "issue": {"number": ISSUE}, "comment": own}))
+    assert cli.main(["triage", "--event", str(event), "--site", str(fixture_site), "--post"]) == 0
+    assert api.requests == []
+
+
+# --- a published site ---------------------------------------------------------------------
+
+
+def test_index_over_http_is_cached(fixture_site, serve_site, tmp_path):
+    base = serve_site(fixture_site)
+    first = sites.from_url(base + "/search/index.json", tmp_path)
+    assert [f.result.id for f in triage(body(), first)] == ["00000000000000a1"]
+    kept = len(list(next(tmp_path.iterdir()).iterdir()))
+    assert kept > 2  # the index, its shards and the record's document
+    second = sites.from_url(base + "/search/index.json", tmp_path)
+    assert [f.document["id"] for f in triage(body(), second) if f.document] == ["00000000000000a1"]
+
+
+def test_an_unreachable_site_is_a_clear_error(tmp_path, unused_port):
+    with pytest.raises(sites.SiteError, match="127.0.0.1"):
+        sites.from_url(f"http://127.0.0.1:{unused_port}/search/index.json", tmp_path)
+
+
+def test_the_action_runs_a_command_errorkb_has():
+    import shlex
+
+    import yaml
+
+    action = yaml.safe_load((cli.Path(__file__).parent.parent / "action.yml").read_text())
+    step = action["runs"]["steps"][-1]
+    env = {
+        "GITHUB_EVENT_PATH": "event.json",
+        "ERRORKB_SITE": "https://errorkb.dev/",
+        "ERRORKB_MIN": "partial",
+        "ERRORKB_LABEL": "errorkb: matched",
+    }
+    line = re.sub(r"\$\{ERRORKB_SITE%/\}", env["ERRORKB_SITE"].rstrip("/"), step["run"])
+    line = re.sub(r"\$(\w+)", lambda m: env[m[1]], line)
+    argv = shlex.split(line)
+    args = cli.parser().parse_args(argv[1:])
+    assert args.func is cli.cmd_triage and args.post and args.label == "errorkb: matched"
+    assert args.index == "https://errorkb.dev/search/index.json"
+    assert set(step["env"]) >= {"GITHUB_TOKEN"} and "${{ inputs" not in step["run"]
