@@ -187,6 +187,16 @@ def test_fixture_record_maps_its_own_placeholders(fixture_site):
     assert row == ["Tiny", "8", "2", "1, 2, 4, 8"]
 
 
+def test_calc_json_advises_sizes_that_fit_one_node(fixture_site):
+    """"Your case" without Pyodide reads calc.py's advice from calc.json: for 52 heads the
+    largest TP size on one 8-GPU node (4, with PP 2), never 13."""
+    data = json.loads((fixture_site / "assets/calc.json").read_text())
+    assert data["advice_gpus"] == 8
+    assert data["tp_advice"]["52"] == [4, 2]
+    for key, (tp, pp) in data["tp_advice"].items():
+        assert tp in data["tp_table"][key] and tp * pp <= 8, key
+
+
 # ---------------------------------------------------------------- served files
 
 

@@ -115,6 +115,8 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         },
         "models": [{k: m[k] for k in keys if k in m} for m in models],
         "tp_table": cases.tp_table(models),  # "Your case" answers without Pyodide
+        "tp_advice": cases.tp_advice(models),  # and what to start instead, on 8 GPUs
+        "advice_gpus": cases.NODE_GPUS,
     }
     return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
 
