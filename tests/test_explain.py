@@ -3,6 +3,7 @@ own settings in generator/projects/vllm/knowledge.py), on a made-up vLLM-shaped 
 (tests/fixtures/explain/tree): every kind of guard, flags traced through local variables and
 `self.*_config`, each category; the records it writes, their pages and API documents."""
 
+import ast
 import json
 import re
 import shutil
@@ -278,3 +279,28 @@ def test_a_copy_of_the_tree_without_the_parser_has_no_flags(tmp_path):
     scan = ex.scan_tree(tree, knowledge=lambda f: wing("vllm").knowledge(f) or explain.Knowledge())
     assert scan.sites and all(s.derived and "flags" not in s.derived for s in scan.sites)
     assert any(s.derived["category"] == "divisibility" for s in scan.sites)
+
+
+@pytest.mark.parametrize(
+    ("condition", "value"),
+    [
+        ("heads % tp != 0", "heads"),
+        ("tp > 1 and heads % tp != 0", "heads"),  # every part of an `and` holds
+        ("n >= 2 ** 23 or row % align != 0", None),  # an `or`: the remainder may be 0
+    ],
+)
+def test_divisibility_only_from_a_test_that_holds_when_raised(condition, value):
+    ctx = explain.Context(
+        node=ast.parse("raise ValueError").body[0],
+        exception="ValueError",
+        message="m",
+        function="f",
+        path="p.py",
+        guards=[],
+        exits=[],
+        owner=None,
+        holes=[],
+        resolve=lambda name: None,
+    )
+    div = explain.divisibility(ast.parse(condition, mode="eval").body, ctx)
+    assert (div and div["value"]) == value
