@@ -118,3 +118,16 @@ def test_your_case_advises_a_tp_size_that_fits_one_node(page, base):
     assert "--tensor-parallel-size 4 --pipeline-parallel-size 2" in answer
     assert "--tensor-parallel-size 13" not in answer
     assert page.errors == []
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_stub_note_is_one_line(browser, base, width):
+    context = browser.new_context(viewport={"width": width, "height": 740})
+    pg = context.new_page()
+    pg.goto(f"{base}/errors/00000000000000b2/")
+    note = pg.locator("#not-explained")
+    assert note.inner_text().startswith("Not explained yet · Improve")
+    height = note.bounding_box()["height"]
+    line = note.evaluate("node => parseFloat(getComputedStyle(node).lineHeight)")
+    context.close()
+    assert height < 2 * line, height  # one line and its padding
