@@ -107,3 +107,27 @@ def test_phone_width_has_no_horizontal_scroll(browser, base):
     overflow = pg.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     context.close()
     assert overflow <= 0
+
+
+def test_your_case_advises_a_tp_size_that_fits_one_node(page, base):
+    # 52 heads on TP 8: 13 divides 52, but no 8-GPU node runs it; 4 (with PP 2) does.
+    page.goto(f"{base}/errors/00000000000000d4/?heads=52&size=8")
+    page.locator("#your-case .case-verdict").wait_for()
+    answer = page.locator("#your-case [data-case-answer]").inner_text()
+    assert "52 attention heads cannot be split over 8 GPUs." in answer
+    assert "--tensor-parallel-size 4 --pipeline-parallel-size 2" in answer
+    assert "--tensor-parallel-size 13" not in answer
+    assert page.errors == []
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_stub_note_is_one_line(browser, base, width):
+    context = browser.new_context(viewport={"width": width, "height": 740})
+    pg = context.new_page()
+    pg.goto(f"{base}/errors/00000000000000b2/")
+    note = pg.locator("#not-explained")
+    assert note.inner_text().startswith("Not explained yet · Improve")
+    height = note.bounding_box()["height"]
+    line = note.evaluate("node => parseFloat(getComputedStyle(node).lineHeight)")
+    context.close()
+    assert height < 2 * line, height  # one line and its padding

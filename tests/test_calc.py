@@ -535,6 +535,29 @@ def test_summary_has_everything_the_widget_shows():
     assert calc.summary(40, tp="", gpus="") == {"valid_tp_sizes": [1, 2, 4, 5, 8, 10, 20, 40]}
 
 
+def test_a_failing_tp_size_gets_advice_that_fits_the_node():
+    # 52 heads on 8 GPUs: 13 divides 52 but no 8-GPU node runs it; 4 does, with PP 2.
+    out = calc.summary(52, tp=8)
+    assert out["first_error"]["id"] == calc.HEADS_TP
+    assert out["suggestion"] == {"tp": 4, "pp": 2, "gpus_per_node": 8, "assumed": True}
+    assert calc.summary(52, tp=8, gpus_per_node=4)["suggestion"]["tp"] == 4
+    assert calc.summary(52, tp=8, gpus_per_node=4)["suggestion"]["assumed"] is False
+    # No TP size above 1 fits: pipeline parallelism over the whole node.
+    assert calc.suggest_tp(13) == {"tp": 1, "pp": 8, "gpus_per_node": 8}
+    # KV heads count too: 40 heads with 8 KV heads cannot use TP 5.
+    assert calc.summary(40, 8, tp=5)["suggestion"]["tp"] == 8
+    assert "suggestion" not in calc.summary(52, tp=4)  # a size that works needs no advice
+
+
+@given(heads=st.integers(1, 256), per_node=st.integers(1, 16), grouped=st.booleans())
+def test_advice_is_the_largest_valid_size_that_fits(heads, per_node, grouped):
+    kv = next(k for k in (8, 4, 2, 1) if heads % k == 0) if grouped else heads
+    advice = calc.suggest_tp(heads, kv, gpus_per_node=per_node)
+    fits = [t for t in calc.valid_tp_sizes(heads, kv) if t <= per_node]
+    assert advice["tp"] == max(fits)
+    assert advice["tp"] * advice["pp"] <= per_node
+
+
 @pytest.mark.parametrize(
     ("request_", "fragment"),
     [

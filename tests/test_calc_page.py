@@ -187,6 +187,16 @@ def test_fixture_record_maps_its_own_placeholders(fixture_site):
     assert row == ["Tiny", "8", "2", "1, 2, 4, 8"]
 
 
+def test_calc_json_advises_sizes_that_fit_one_node(fixture_site):
+    """"Your case" without Pyodide reads calc.py's advice from calc.json: for 52 heads the
+    largest TP size on one 8-GPU node (4, with PP 2), never 13."""
+    data = json.loads((fixture_site / "assets/calc.json").read_text())
+    assert data["advice_gpus"] == 8
+    assert data["tp_advice"]["52"] == [4, 2]
+    for key, (tp, pp) in data["tp_advice"].items():
+        assert tp in data["tp_table"][key] and tp * pp <= 8, key
+
+
 # ---------------------------------------------------------------- served files
 
 
@@ -256,3 +266,23 @@ def test_build_without_node_modules_says_run_make_setup(kb, tmp_path, monkeypatc
     assert not (kb / "site").exists() and not list(kb.glob(".site-*"))
     assert cli_main(["--root", str(kb), "build"]) == 1
     assert "node_modules/pyodide" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("value", "divisor", "shown", "rows"),
+    [
+        ("total_num_heads", "tp_size", True, True),  # a head count: the common ones
+        ("hidden_size", "world_size", True, False),  # its own values only, from the address
+        ("hidden_size", "2 * self.world_size", False, False),  # 5dc640fb683a96e8
+    ],
+)
+def test_divisor_table_only_for_head_counts(value, divisor, shown, rows):
+    from types import SimpleNamespace
+
+    record = SimpleNamespace(derived={"divisibility": {"value": value, "divisor": divisor}})
+    content = SimpleNamespace(extras={"vllm": [{"heads": 52, "kv_heads": 4}]})
+    section = pages.divisor_calculator(record, content)
+    assert (section is not None) == shown
+    assert bool(section and section["rows"]) == rows
+    if rows:
+        assert [52, "1, 2, 4, 13, 26, 52"] in section["rows"]

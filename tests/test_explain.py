@@ -3,6 +3,7 @@ own settings in generator/projects/vllm/knowledge.py), on a made-up vLLM-shaped 
 (tests/fixtures/explain/tree): every kind of guard, flags traced through local variables and
 `self.*_config`, each category; the records it writes, their pages and API documents."""
 
+import ast
 import json
 import re
 import shutil
@@ -261,7 +262,11 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
     assert "/assets/divisors.js" in html
     doc = json.loads((divisor_site / f"site/api/errors/{rid}.json").read_text())
     assert doc["derived"]["divisibility"]["divisor_param"] == "tp_size"
-    assert doc["computed"]["derived"] == {"stage": "model loading", "category": "divisibility"}
+    assert doc["computed"]["derived"] == {
+        "stage": "model loading",
+        "category": "divisibility",
+        "relation": {"left": "num_heads", "op": "%", "right": "tp_size"},
+    }
     assert "<code>num_heads</code>" in doc["html"]["derived_explanation"]
 
 
@@ -278,3 +283,45 @@ def test_a_copy_of_the_tree_without_the_parser_has_no_flags(tmp_path):
     scan = ex.scan_tree(tree, knowledge=lambda f: wing("vllm").knowledge(f) or explain.Knowledge())
     assert scan.sites and all(s.derived and "flags" not in s.derived for s in scan.sites)
     assert any(s.derived["category"] == "divisibility" for s in scan.sites)
+
+
+@pytest.mark.parametrize(
+    ("condition", "value"),
+    [
+        ("heads % tp != 0", "heads"),
+        ("tp > 1 and heads % tp != 0", "heads"),  # every part of an `and` holds
+        ("n >= 2 ** 23 or row % align != 0", None),  # an `or`: the remainder may be 0
+    ],
+)
+def test_divisibility_only_from_a_test_that_holds_when_raised(condition, value):
+    ctx = explain.Context(
+        node=ast.parse("raise ValueError").body[0],
+        exception="ValueError",
+        message="m",
+        function="f",
+        path="p.py",
+        guards=[],
+        exits=[],
+        owner=None,
+        holes=[],
+        resolve=lambda name: None,
+    )
+    div = explain.divisibility(ast.parse(condition, mode="eval").body, ctx)
+    assert (div and div["value"]) == value
+
+
+def test_a_stub_page_tests_its_condition_on_the_values(divisor_site):
+    """The derived condition as a relation of the message's values, for "Your case"."""
+    rid = record_id(divisor_site, "head_size {head_size} is too large")
+    doc = json.loads((divisor_site / f"site/api/errors/{rid}.json").read_text())
+    relation = {"left": "head_size", "op": ">", "right": 256}
+    assert doc["computed"]["derived"]["relation"] == relation
+    html = (divisor_site / "site/errors" / rid / "index.html").read_text()
+    assert 'data-condition="head_size &gt; 256"' in html and "data-relation=" in html
+    rid = record_id(divisor_site, "num_heads")  # a remainder test
+    doc = json.loads((divisor_site / f"site/api/errors/{rid}.json").read_text())
+    relation = {"left": "num_heads", "op": "%", "right": "tp_size"}
+    assert doc["computed"]["derived"]["relation"] == relation
+    rid = record_id(divisor_site, "Unknown head_size")  # `not in`: said, not tested
+    doc = json.loads((divisor_site / f"site/api/errors/{rid}.json").read_text())
+    assert "relation" not in doc["computed"]["derived"]

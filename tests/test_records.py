@@ -202,3 +202,24 @@ def test_a_damaged_parse_cache_is_ignored(kb, tmp_path):
     assert len(load_content(kb, cache).records) == 4
     cache.save()
     assert len(ParseCache(cache_dir).entries) == 4  # the damaged shard was rewritten
+
+
+VLLM = Path(__file__).resolve().parent.parent / "content" / "errors" / "vllm"
+
+
+def test_prompt_length_records_say_where_each_message_comes_from():
+    """Checked against vLLM 0.33.0: in the server a prompt of exactly max_model_len tokens
+    fails on max_tokens 0 (api_utils.get_max_tokens, SamplingParams._verify_args), and text
+    or token-id prompts over it on the renderer's check (TokenizeParams._token_len_check),
+    so neither record is the server's HTTP 400, and their examples use the LLM class."""
+    import yaml
+
+    exact = yaml.safe_load((VLLM / "a838f923a7406068.yaml").read_text())
+    longer = yaml.safe_load((VLLM / "0af9937ed8b071bd.yaml").read_text())
+    assert "max_tokens must be at least 1, got 0." in exact["meaning"]
+    assert "18cd136ffb2c100b" in exact["related"]
+    assert {"494d98bad51fd73e", "767d1a446ef8c22e"} <= set(longer["related"])
+    for record in (exact, longer):
+        assert "HTTP 400" not in record["summary"]
+        example = record["example_fix"]
+        assert example["before"]["language"] == "python" and "LLM(" in example["before"]["code"]

@@ -25,7 +25,7 @@ _DESCRIPTION = "ERRORKB-FRAME-DESCRIPTION"
 _CONTENT = "<h1>ERRORKB-FRAME-CONTENT</h1>"  # an <h1>: Material adds its own title otherwise
 _FOLDER = "_errorkb_frame"  # the stand-in's folders and name: no real page has them
 # "Not explained yet" and "Retired" notes become Material admonitions.
-_NOTE = re.compile(r'<div class="note( retired)?"([^>]*)><strong>([^<]*?)\.?</strong>')
+_NOTE = re.compile(r'<div class="note( retired)?"([^>]*)><strong[^>]*>([^<]*?)\.?</strong>(?: · )?')
 
 
 class Frame:

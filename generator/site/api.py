@@ -4,6 +4,7 @@ The error document is also what the HTML page is rendered from, so the page and
 the API can never disagree.
 """
 
+import ast
 import copy
 import json
 import posixpath
@@ -68,6 +69,9 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
     }
     if record.derived:
         doc["computed"]["derived"] = _derived_labels(record.derived)
+        relation = case_relation(record)
+        if relation:
+            doc["computed"]["derived"]["relation"] = relation
     return doc
 
 
@@ -131,6 +135,48 @@ def _derived_labels(derived: dict) -> dict:
     if derived.get("category") in CATEGORIES:
         out["category"] = CATEGORIES[derived["category"]]
     return out
+
+
+_OPS = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+def case_relation(record: Record) -> dict | None:
+    """The derived condition as a relation the page can test on the values in its address:
+    {"left", "op", "right"}, each side a placeholder's name or an integer, op a comparison or
+    "%" (left is not a multiple of right). None unless the condition is one such test over
+    the message's own placeholders (a name matches by its last part: `self.tp_size` is
+    `tp_size`)."""
+    try:
+        test = ast.parse(record.derived.get("condition") or "", mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    left, op, right = test.left, type(test.ops[0]), test.comparators[0]
+    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod):
+        if op is not ast.NotEq or not (isinstance(right, ast.Constant) and right.value == 0):
+            return None
+        remainder = left
+        left, right, symbol = remainder.left, remainder.right, "%"
+    elif op in _OPS:
+        symbol = _OPS[op]
+    else:
+        return None
+    names = set(template.placeholders(record.message))
+    sides = [_side(side, names) for side in (left, right)]
+    if None in sides or not any(isinstance(side, str) for side in sides):
+        return None
+    return {"left": sides[0], "op": symbol, "right": sides[1]}
+
+
+def _side(node: ast.expr, names: set[str]) -> str | int | None:
+    """A placeholder's name or an integer constant, else None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.Name | ast.Attribute):
+        last = node.id if isinstance(node, ast.Name) else node.attr
+        return last if last in names else None
+    return None
 
 
 def _present(value: object) -> dict:
@@ -366,7 +412,22 @@ def error_document_schema(base_url: str) -> dict:
                     "derived": {
                         "type": "object",
                         "description": "the derived stage and category in words",
-                        "properties": {"stage": {"type": "string"}, "category": {"type": "string"}},
+                        "properties": {
+                            "stage": {"type": "string"},
+                            "category": {"type": "string"},
+                            "relation": {
+                                "type": "object",
+                                "description": "the condition as one test of the message's "
+                                "placeholders (or integers): left op right; op % means left "
+                                "is not a multiple of right",
+                                "required": ["left", "op", "right"],
+                                "properties": {
+                                    "left": {"type": ["string", "integer"]},
+                                    "op": {"enum": [">", ">=", "<", "<=", "==", "!=", "%"]},
+                                    "right": {"type": ["string", "integer"]},
+                                },
+                            },
+                        },
                     },
                 },
             },

@@ -347,12 +347,23 @@ def _short(node: ast.AST) -> str:
 # Divisibility -------------------------------------------------------------------------
 
 
+def _conjuncts(test: ast.expr) -> Iterable[ast.expr]:
+    """The tests that all hold when `test` does: itself, or the parts of an `and`."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        for value in test.values:
+            yield from _conjuncts(value)
+    else:
+        yield test
+
+
 def divisibility(condition: ast.expr | None, ctx: Context) -> dict | None:
-    """The value and divisor of the first `a % b != 0` (or `== 0` negated) test, with the
-    placeholders that print them, when there are any."""
+    """The value and divisor of the first `a % b != 0` (or `== 0` negated) test that holds
+    whenever the error is raised, with the placeholders that print them, when there are any.
+    A remainder test inside an `or` (`n > limit or n % b != 0`) may be false when it is
+    raised, so it says nothing."""
     if condition is None:
         return None
-    for node in ast.walk(condition):
+    for node in _conjuncts(condition):
         if (
             isinstance(node, ast.Compare)
             and len(node.ops) == 1

@@ -212,8 +212,10 @@ function tableAnswer(widget) {
   const [heads, tp, kv] = ["heads", "tp", "kv_heads"].map((name) => count(val(widget, name)));
   const gqa = kv && kv !== heads && !val(widget, "mla");
   const sizes = heads && tp && config.tp_table[gqa ? `${heads}/${kv}` : `${heads}`];
-  // More GPUs than one node has: vLLM's world-size check comes first, Python answers that.
-  if (!sizes || tp > (count(val(widget, "gpus_per_node")) ?? tp)) return null;
+  const node = count(val(widget, "gpus_per_node"));
+  // More GPUs than one node has: vLLM's world-size check comes first, Python answers that;
+  // so does another node than the one the table's advice assumes.
+  if (!sizes || tp > (node ?? tp) || (node && node !== config.advice_gpus)) return null;
   const model = `${heads} attention heads${gqa ? ` and ${kv} KV heads` : ""}`;
   const works = `Tensor parallel sizes that work for ${model}: ${list(sizes)}`;
   const out = [];
@@ -223,14 +225,36 @@ function tableAnswer(widget) {
   } else {
     const why = heads % tp ? `${heads} attention heads cannot be split over ${tp} GPUs.`
       : `${kv} KV heads can neither be split evenly over ${tp} GPUs nor copied whole to each.`;
-    const next = sizes.find((size) => size > tp) ?? sizes[sizes.length - 1];
+    const [best, pp] = config.tp_advice[gqa ? `${heads}/${kv}` : `${heads}`];
+    const advice = { tp: best, pp, gpus_per_node: config.advice_gpus, assumed: !node };
     out.push(el("p", { className: "case-verdict" }, why));
-    out.push(el("p", {}, `${works}: try `, el("code", {}, `--tensor-parallel-size ${next}`), "."));
+    out.push(el("p", {}, `${works}.`), ...advise(advice, model));
   }
   const grouped = !kv && heads > 8 && config.tp_table[`${heads}/8`];
   if (grouped) out.push(el("p", {}, `If the model has 8 KV heads, as many grouped-query models do: ${list(grouped)}.`));
   out.push(el("p", { className: "case-source" }, "From the tables computed at build time with vLLM 0.33.0's rules; " +
     "MLP width, vocabulary and the GPUs of your nodes are not checked here."));
+  return out;
+}
+
+// What to start instead of a TP size that fails: calc.py's suggest_tp (from the table, or
+// Python's answer), on the node the visitor gave or one of 8 GPUs.
+function advise({ tp, pp, gpus_per_node: gpus, assumed }, model) {
+  const code = (text) => el("code", {}, text);
+  const where = `one ${gpus}-GPU node${assumed ? " (assumed: give your GPUs per node)" : ""}`;
+  if (tp === 1) {
+    return [
+      el("p", {}, `No tensor parallel size above 1 both works for ${model} and fits ${where}.`),
+      el("p", {}, "Split the layers instead: ", code(`--pipeline-parallel-size ${pp}`),
+        ` uses the ${gpus} GPUs; over two nodes, `, code(`--pipeline-parallel-size ${2 * pp} --nnodes 2`),
+        " (with --node-rank and --master-addr)."),
+    ];
+  }
+  const out = [el("p", {}, `The largest that fits ${where}: try `, code(`--tensor-parallel-size ${tp}`), ".")];
+  if (pp > 1) {
+    out.push(el("p", {}, `To use all ${gpus} GPUs, add pipeline parallelism: `,
+      code(`--tensor-parallel-size ${tp} --pipeline-parallel-size ${pp}`), "."));
+  }
   return out;
 }
 
@@ -332,6 +356,7 @@ function summary(widget, result) {
     }
     const ok = el("p", { className: "calc-good" }, `${sizes}: no error at config or load time.`);
     out.push(result.first_error ? errorBlock(`${sizes} fails`, result.first_error) : ok);
+    if (result.suggestion) out.push(...advise(result.suggestion, model));
     if (result.node) out.push(nodeLine(result.node));
     if (result.valid_dcp_sizes.length) {
       out.push(line(`Valid DCP sizes with TP ${v("tp")}`, result.valid_dcp_sizes, "valid-dcp"));

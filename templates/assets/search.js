@@ -201,6 +201,37 @@ function yourValues(box) {
   if (!mine.length) return;
   box.querySelector("dl").append(...mine.flatMap(([k, v]) => [el("dt", "", k), el("dd", "", el("mark", "", v))]));
   box.hidden = false;
+  const said = relation(box.dataset, Object.fromEntries(mine));
+  if (said) box.querySelector("[data-case-relation]").replaceChildren(...said);
+  box.querySelector("[data-case-relation]").hidden = !said;
+}
+
+const WORDS = {
+  ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most",
+  "==": "equals", "!=": "differs from", "%": "is not a multiple of",
+};
+
+// What the values say of the check that raises the error, on a page not yet reviewed: the
+// derived condition, tested when it is one comparison of the message's values (computed at
+// build time: data-relation), else said as it is written.
+function relation({ relation: spec, condition }, values) {
+  if (!condition) return null;
+  const code = el("code", "", condition);
+  const test = spec && JSON.parse(spec);
+  const side = (s) => (typeof s === "number" ? s : Number(values[s]));
+  const [a, b] = test ? [side(test.left), side(test.right)] : [NaN, NaN];
+  if (!Number.isFinite(a) || !Number.isFinite(b) || (test.op === "%" && b === 0)) {
+    return ["It is raised when ", code, ": compare your values with that."];
+  }
+  const holds = {
+    ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a === b, "!=": a !== b, "%": a % b !== 0,
+  }[test.op];
+  if (!holds) {
+    return ["With these values the check that raises it, ", code, ", does not hold: the paste may hold other values, or another check printed the message."];
+  }
+  const name = (s) => (typeof s === "number" ? [`${s}`] : [el("code", "", s), ` (${values[s]})`]);
+  const words = el("strong", "", ...name(test.left), ` ${WORDS[test.op]} `, ...name(test.right));
+  return [words, ": that is the check that raises it, ", code, "."];
 }
 
 document.querySelectorAll("[data-search]").forEach(initBox);

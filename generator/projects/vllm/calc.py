@@ -406,6 +406,16 @@ def valid_tp_sizes(heads, kv_heads=None, max_tp=None, mla=False) -> list[int]:
     return _valid_tp(heads, kv, mla, LIMIT if cap is None else cap)
 
 
+def suggest_tp(heads, kv_heads=None, mla=False, gpus_per_node=8) -> dict:
+    """What to start instead of a TP size that fails the head checks, on one node of
+    gpus_per_node GPUs: the largest valid TP size that fits it, and the pipeline parallel
+    size that uses the rest of the node with it (1 when none is left)."""
+    heads, kv, mla = _model(heads, kv_heads, mla)
+    per_node = _int("gpus_per_node", gpus_per_node)
+    tp = _valid_tp(heads, kv, mla, per_node)[-1]  # TP 1 always passes
+    return {"tp": tp, "pp": per_node // tp, "gpus_per_node": per_node}
+
+
 def first_error(
     heads,
     kv_heads=None,
@@ -792,6 +802,10 @@ def summary(
         out["first_error"] = error and error.to_dict()
         out["valid_dcp_sizes"] = valid_dcp_sizes(heads, kv_heads, tp, mla, pcp)
         out["node"] = node_plan(launch_inputs(tp=tp, pcp=pcp, **node))
+        if _int("tp", tp) not in out["valid_tp_sizes"]:
+            per_node = _opt_int("gpus_per_node", gpus_per_node)
+            advice: dict = suggest_tp(heads, kv_heads, mla, per_node or 8)
+            out["suggestion"] = {**advice, "assumed": per_node is None}  # 8 GPUs, not given
     if _opt_int("gpus", gpus) is not None:
         per_node = _opt_int("gpus_per_node", gpus_per_node) or 8
         every = layouts(heads, kv_heads, gpus, layers, mla, per_node)
@@ -808,6 +822,7 @@ _OPS = {
     "summary": summary,
     "first_error": first_error,
     "valid_tp_sizes": valid_tp_sizes,
+    "suggest_tp": suggest_tp,
     "valid_dcp_sizes": valid_dcp_sizes,
     "layouts": layouts,
     "divisors": divisors,

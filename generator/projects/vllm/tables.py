@@ -2,6 +2,7 @@
 /assets/calc.json, what the widget loads (its worker, calculators, presets, record titles)."""
 
 import json
+import re
 
 from generator.content.model import Content, Record
 from generator.projects.vllm import calc, cases, presets
@@ -57,20 +58,25 @@ def calc_page(pages) -> bytes:
 
 
 DIVISORS_TEMPLATE = "projects/vllm/divisors.html"
-# Values the divisor calculator answers without JavaScript: the head counts of the presets,
-# and these common ones of models outside them.
-COMMON_VALUES = (12, 14, 20, 24, 48, 56, 96)
+# Head counts the divisor calculator answers without JavaScript: those of the presets, and
+# these common ones of models outside them.
+COMMON_HEADS = (12, 14, 20, 24, 48, 56, 96)
+NAME = re.compile(r"[A-Za-z_][\w.]*")  # a setting or a quantity, not an expression of one
+HEAD_COUNT = re.compile(r"heads$")  # num_heads, total_num_kv_heads (not head_dim)
 
 
 def divisor_calculator(record: Record, content: Content) -> dict | None:
     """The divisor calculator ("valid values of `tp_size` for `heads` = 20: 1, 2, 4, 5, 10,
-    20") of a record whose derived condition is `value % divisor != 0`, the divisor not a
-    constant."""
+    20") of a record whose derived condition is `value % divisor != 0`, both named quantities
+    (the valid values of `2 * world_size` are not the divisors of the value). Its static
+    table of common values only where the value is a head count."""
     div = record.derived.get("divisibility")
-    if not div or div["divisor"].isdigit() or div["value"].isdigit():
+    if not div or not all(NAME.fullmatch(div[k]) for k in ("value", "divisor")):
         return None
-    values = {m[k] for m in presets.models(content) for k in ("heads", "kv_heads") if k in m}
-    rows = [[n, _sizes(calc.divisors(n))] for n in sorted(values | set(COMMON_VALUES))]
+    rows = []
+    if HEAD_COUNT.search(div["value"]):
+        heads = {m[k] for m in presets.models(content) for k in ("heads", "kv_heads") if k in m}
+        rows = [[n, _sizes(calc.divisors(n))] for n in sorted(heads | set(COMMON_HEADS))]
     # Named as the message names them: the placeholders the address fills.
     names = {"value": div.get("value_param") or div["value"]}
     names["divisor"] = div.get("divisor_param") or div["divisor"]
@@ -115,6 +121,8 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         },
         "models": [{k: m[k] for k in keys if k in m} for m in models],
         "tp_table": cases.tp_table(models),  # "Your case" answers without Pyodide
+        "tp_advice": cases.tp_advice(models),  # and what to start instead, on 8 GPUs
+        "advice_gpus": cases.NODE_GPUS,
     }
     return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
 
