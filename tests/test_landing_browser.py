@@ -163,7 +163,8 @@ def test_your_case_answers_the_values_of_the_address_without_python(browser, rea
     assert (
         "Tensor parallel sizes that work for 40 attention heads: 1, 2, 4, 5, 8, 10, 20, 40" in text
     )
-    assert "try --tensor-parallel-size 4" in text
+    # The largest valid size one 8-GPU node can run (#22: never a size no node has).
+    assert "The largest that fits one 8-GPU node: try --tensor-parallel-size 8." in text
     assert "If the model has 8 KV heads, as many grouped-query models do: 1, 2, 4, 8, 40." in text
     # Above the explanation; Solutions within a screen and a half of a laptop's.
     order = page.evaluate(
@@ -190,9 +191,10 @@ def test_your_case_of_kv_heads_names_the_replication_rule(browser, real):
     assert case.inner_text().startswith("Your case\n")
     assert "8 KV heads can neither be split evenly over 5 GPUs" in case.inner_text()
     assert case.bounding_box()["y"] < out.bounding_box()["y"]
-    assert "40 attention heads and 8 KV heads: 1, 2, 4, 8, 40: try --tensor-parallel-size 8" in (
-        out.inner_text()
-    )
+    text = out.inner_text()
+    sizes = "Tensor parallel sizes that work for 40 attention heads and 8 KV heads: 1, 2, 4, 8, 40."
+    assert sizes in text
+    assert "The largest that fits one 8-GPU node: try --tensor-parallel-size 8." in text
     page.context.close()
 
 
