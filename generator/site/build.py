@@ -650,13 +650,15 @@ class Writer:
 
 def _current(root: Path, known: dict, url_list: list[str], key: str) -> bool:
     """Whether `known` (a manifest of root) has these URLs at this key, and their files are
-    there with the size it says."""
+    there with the size it says. (A plain string path: this runs for every output of every
+    build, and pathlib's objects cost more than the lstat.)"""
+    base = os.fspath(root) + "/"
     for url in url_list:
         entry = known.get(url)
         if entry is None or entry[0] != key or len(entry) < 3:  # < 3: built before facts
             return False
         try:
-            if os.lstat(root / safe_output_path(url)).st_size != entry[1]:
+            if os.lstat(base + safe_output_path(url)).st_size != entry[1]:
                 return False
         except OSError:
             return False
