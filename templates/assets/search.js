@@ -45,9 +45,15 @@ function errorHit(hit) {
   return a;
 }
 
-// One message two projects print: its result, then a link to each other project's page.
-const errorHits = (hit) => [errorHit(hit), ...(hit.also || []).map((other) =>
-  link(other.url, `The same message in ${other.project}`, el("span", "exc", hit.exception), ` · ${other.project}`))];
+// One message two projects print: its result, then, set under it, a link to each other
+// project's page of the same check.
+function alsoHit(other) {
+  const a = link(other.url, `Also printed by ${other.project}`, "the same message, from the same code");
+  a.classList.add("also-hit");
+  return a;
+}
+
+const errorHits = (hit) => [errorHit(hit), ...(hit.also || []).map(alsoHit)];
 
 // Words too common to be worth a highlight in Pagefind's excerpts.
 const STOP = new Set(("a an and are as at be but by for from has have if in into is it its of on or " +
