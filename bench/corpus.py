@@ -249,7 +249,7 @@ def fill_value(kind: str, rng: random.Random) -> str:
 def real_paste(rec: dict, shape: str, rng: random.Random) -> str | None:
     """A paste of a record's message in one of PASTE_SHAPES, or None when the message
     cannot take that shape (one sentence, no placeholder to cut a raise line at...)."""
-    from generator.content import template
+    from errorkb.content import template
 
     types = {name: p.get("type", "any") for name, p in rec.get("params", {}).items()}
     names = template.placeholders(rec["message"])

@@ -1,3 +1,3 @@
-from generator.cli import run
+from errorkb.cli import run
 
 run()

@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from generator import projects
+from errorkb import projects
 
 # generator.content (yaml, the schema) is imported by the commands that read content, not
 # here: `errorkb match` answers from the cached index without it.
@@ -28,8 +28,8 @@ def _report(exc) -> int:
 
 
 def cmd_check(args) -> int:
-    from generator.content.load import load_content
-    from generator.content.model import ContentError
+    from errorkb.content.load import load_content
+    from errorkb.content.model import ContentError
 
     try:
         content = load_content(args.root)
@@ -48,9 +48,9 @@ def cmd_check(args) -> int:
 
 
 def cmd_build(args) -> int:
-    from generator.content.model import ContentError
-    from generator.progress import Progress
-    from generator.site.build import BuildError, build
+    from errorkb.content.model import ContentError
+    from errorkb.progress import Progress
+    from errorkb.site.build import BuildError, build
 
     progress = Progress()
     try:
@@ -86,9 +86,9 @@ def cmd_build(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from generator.content.load import load_content
-    from generator.content.model import ContentError
-    from generator.export.markdown import export
+    from errorkb.content.load import load_content
+    from errorkb.content.model import ContentError
+    from errorkb.export.markdown import export
 
     try:
         content = load_content(args.root)
@@ -103,10 +103,10 @@ def cmd_export(args) -> int:
 def cmd_serve(args) -> int:
     """Serves as soon as the content is loaded: the pages are rendered on request until the
     build, running meanwhile, has written them."""
-    from generator.content.model import ContentError
-    from generator.progress import Progress
-    from generator.serve import serve
-    from generator.site.build import load_plan
+    from errorkb.content.model import ContentError
+    from errorkb.progress import Progress
+    from errorkb.serve import serve
+    from errorkb.site.build import load_plan
 
     out = (args.out or args.root / "site").resolve()
     progress = Progress()
@@ -125,7 +125,7 @@ def cmd_serve(args) -> int:
 
 
 def cmd_new(args) -> int:
-    from generator.sources.scaffold import scaffold
+    from errorkb.sources.scaffold import scaffold
 
     try:
         path = scaffold(args.root, args.project, args.exception, args.message)
@@ -137,7 +137,7 @@ def cmd_new(args) -> int:
 
 
 def cmd_match(args) -> int:
-    from generator.search import engine as search
+    from errorkb.search import engine as search
 
     try:
         index = search.open_index(args.root, args.site)
@@ -145,7 +145,7 @@ def cmd_match(args) -> int:
         _log(f"error: no search index in {args.site}; run errorkb build first")
         return 1
     except Exception as exc:  # records is loaded only when the index is compiled anew
-        from generator.content.model import ContentError
+        from errorkb.content.model import ContentError
 
         if not isinstance(exc, ContentError):
             raise
@@ -164,8 +164,8 @@ def cmd_match(args) -> int:
 
 def cmd_triage(args) -> int:
     """An issue's body in, the bot's comment out; with --post, the comment on the issue."""
-    from generator.triage import comment, triage
-    from generator.triage.github import GitHubError
+    from errorkb.triage import comment, triage
+    from errorkb.triage.github import GitHubError
 
     try:
         event, body = _triage_input(args)
@@ -189,7 +189,7 @@ def cmd_triage(args) -> int:
 
 def _triage_input(args):
     """(event or None, body): the event's issue or comment, else stdin."""
-    from generator.triage.github import read_event
+    from errorkb.triage.github import read_event
 
     if not args.event:
         if args.post:
@@ -204,7 +204,7 @@ def _triage_input(args):
 
 
 def _triage_site(args):
-    from generator.triage import site
+    from errorkb.triage import site
 
     if args.site:
         return site.from_folder(args.site)
@@ -214,7 +214,7 @@ def _triage_site(args):
 
 
 def _post(event, text: str | None, label: str) -> None:
-    from generator.triage import github
+    from errorkb.triage import github
 
     if event.name == "issues" and event.action not in github.ISSUE_ACTIONS:
         return _log(f"errorkb triage: nothing to do on '{event.action}'")
@@ -224,7 +224,7 @@ def _post(event, text: str | None, label: str) -> None:
 
 
 def _finding(f) -> dict:
-    from generator.triage import comment
+    from errorkb.triage import comment
 
     return {
         **f.result.to_json(),
@@ -348,8 +348,8 @@ def _scan_options(args) -> dict:
 
 
 def cmd_extract(args) -> int:
-    from generator.content.model import ContentError
-    from generator.sources.extract import ExtractError, extract
+    from errorkb.content.model import ContentError
+    from errorkb.sources.extract import ExtractError, extract
 
     try:
         summary = extract(
@@ -374,9 +374,9 @@ def cmd_extract(args) -> int:
 
 
 def cmd_tidy(args) -> int:
-    from generator.content.load import load_content
-    from generator.content.model import ContentError
-    from generator.sources import chronicle
+    from errorkb.content.load import load_content
+    from errorkb.content.model import ContentError
+    from errorkb.sources import chronicle
 
     try:
         content = load_content(args.root)
@@ -402,10 +402,10 @@ def cmd_history(args) -> int:
     import time
     from collections import Counter
 
-    from generator.content.load import load_content
-    from generator.content.model import ContentError
-    from generator.sources import chronicle, history, lineage
-    from generator.sources.extract import ExtractError, project_ref, write_text
+    from errorkb.content.load import load_content
+    from errorkb.content.model import ContentError
+    from errorkb.sources import chronicle, history, lineage
+    from errorkb.sources.extract import ExtractError, project_ref, write_text
 
     start = time.monotonic()
     try:
@@ -450,9 +450,9 @@ def cmd_history(args) -> int:
 def cmd_verify_sources(args) -> int:
     import json
 
-    from generator.content.model import ContentError
-    from generator.sources.extract import ExtractError
-    from generator.sources.verify import verify_sources
+    from errorkb.content.model import ContentError
+    from errorkb.sources.extract import ExtractError
+    from errorkb.sources.verify import verify_sources
 
     if args.accept_variants and not args.update:
         _log("error: --accept-variants goes with --update")

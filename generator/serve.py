@@ -22,13 +22,13 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
 
-from generator.content.load import ParseCache
-from generator.content.model import ContentError
-from generator.progress import QUIET, Progress
-from generator.site import urls
-from generator.site.build import CACHE_DIR, BuildError, Plan, build
-from generator.site.ondemand import OnDemand
-from generator.site.pages import headers_for
+from errorkb.content.load import ParseCache
+from errorkb.content.model import ContentError
+from errorkb.progress import QUIET, Progress
+from errorkb.site import urls
+from errorkb.site.build import CACHE_DIR, BuildError, Plan, build
+from errorkb.site.ondemand import OnDemand
+from errorkb.site.pages import headers_for
 
 POLL_SECONDS = 0.5
 IDLE_TIMEOUT = 30.0  # s: a connection that sends nothing for this long is closed

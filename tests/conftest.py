@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.content.model import Content
-from generator.search import engine
-from generator.serve import make_server
-from generator.site.build import CACHE_DIR, BuildResult, Plan, build, load_plan
+from errorkb.content.model import Content
+from errorkb.search import engine
+from errorkb.serve import make_server
+from errorkb.site.build import CACHE_DIR, BuildResult, Plan, build, load_plan
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "kb"

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from generator import cli
-from generator.content.load import load_content, load_schema, parse_yaml, path_problem
-from generator.content.model import ContentError
-from generator.site.build import build
-from generator.sources import extract as ex
+from errorkb import cli
+from errorkb.content.load import load_content, load_schema, parse_yaml, path_problem
+from errorkb.content.model import ContentError
+from errorkb.site.build import build
+from errorkb.sources import extract as ex
 from tests.conftest import make_kb
 
 BAD = Path(__file__).parent / "fixtures" / "bad"
@@ -167,7 +167,7 @@ def test_the_cli_answers_bombs_at_once(kb):
         file.truncate(50 * 1024 * 1024)  # 50 MB of NUL bytes
     start = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "generator", "--root", str(kb), "check"],
+        [sys.executable, "-m", "errorkb", "--root", str(kb), "check"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -387,7 +387,7 @@ def test_extract_refuses_a_hostile_sdist_and_writes_nothing(kb, tmp_path):
     )
     before = snapshot(kb / "content")
     result = subprocess.run(
-        [sys.executable, "-m", "generator", "--root", str(kb), "extract", str(sdist)]
+        [sys.executable, "-m", "errorkb", "--root", str(kb), "extract", str(sdist)]
         + ["--project", "demo"],
         capture_output=True,
         text=True,

@@ -17,10 +17,10 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
-from generator.content.model import ContentError
-from generator.site import build as build_module
-from generator.site import urls
-from generator.site.build import build, site_manifest
+from errorkb.content.model import ContentError
+from errorkb.site import build as build_module
+from errorkb.site import urls
+from errorkb.site.build import build, site_manifest
 
 A1 = "00000000000000a1"
 
@@ -273,7 +273,7 @@ def test_a_killed_build_leaves_the_site_whole(kb):
             text.replace("00000000000000b2", rid, 1).replace("related: [00000000000000a1]\n", "")
         )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "generator", "--root", str(kb), "build"], stderr=subprocess.PIPE
+        [sys.executable, "-m", "errorkb", "--root", str(kb), "build"], stderr=subprocess.PIPE
     )
     deadline = time.monotonic() + 60
     spare = kb / ".site-spare"

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from generator.serve import SiteHandler
+from errorkb.serve import SiteHandler
 
 SEED = "f644a7c8e4fdc46c"
 SEED_URL = f"/errors/{SEED}/?total_num_attention_heads=40&tensor_parallel_size=3"

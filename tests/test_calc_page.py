@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.cli import main as cli_main
-from generator.projects import vllm as vllm_wing
-from generator.projects.vllm import PYODIDE_FILES, calc
-from generator.projects.vllm import tables as pages
-from generator.site.build import BuildError, build
+from errorkb.cli import main as cli_main
+from errorkb.projects import vllm as vllm_wing
+from errorkb.projects.vllm import PYODIDE_FILES, calc
+from errorkb.projects.vllm import tables as pages
+from errorkb.site.build import BuildError, build
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = "f644a7c8e4fdc46c"

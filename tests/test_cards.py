@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from generator.content.load import load_content
-from generator.site import cards
-from generator.site.build import build
+from errorkb.content.load import load_content
+from errorkb.site import cards
+from errorkb.site.build import build
 
 A1 = "00000000000000a1"
 FIXTURE_CONTENT = load_content(Path(__file__).parent / "fixtures" / "kb")

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from generator.site import api, check
-from generator.site import build as build_module
-from generator.site.build import build, site_manifest
+from errorkb.site import api, check
+from errorkb.site import build as build_module
+from errorkb.site.build import build, site_manifest
 
 A1 = "00000000000000a1"
 PAGE = f"errors/{A1}/index.html"
@@ -59,7 +59,7 @@ def test_a_knowledge_base_without_guides_links_to_no_guides_page(kb):
 
 def test_the_cli_reports_each_problem_on_its_line_and_exits_1(kb):
     add_to_error_pages(kb, '<img src="https://evil.example/x.png" alt="">')
-    command = [sys.executable, "-m", "generator", "--root", str(kb), "build"]
+    command = [sys.executable, "-m", "errorkb", "--root", str(kb), "build"]
     assert subprocess.run(command, capture_output=True).returncode == 0  # collects, no check
     done = subprocess.run([*command, "--check"], capture_output=True, text=True)
     assert done.returncode == 1

@@ -13,14 +13,14 @@ import urllib.request
 import pytest
 import yaml
 
-from generator import cli
-from generator.site.build import build
-from generator.sources.scaffold import new_id
+from errorkb import cli
+from errorkb.site.build import build
+from errorkb.sources.scaffold import new_id
 
 
 def errorkb(kb, *args, **kwargs):
     return subprocess.run(
-        [sys.executable, "-m", "generator", "--root", str(kb), *args],
+        [sys.executable, "-m", "errorkb", "--root", str(kb), *args],
         capture_output=True,
         text=True,
         **kwargs,
@@ -90,7 +90,7 @@ def _get(url: str) -> str:
 
 def test_serve_builds_serves_and_rebuilds_on_change(kb, unused_port):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "generator", "--root", str(kb), "serve", "--port", str(unused_port)],
+        [sys.executable, "-m", "errorkb", "--root", str(kb), "serve", "--port", str(unused_port)],
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -206,7 +206,7 @@ def test_calc_checks_the_node_first_when_told_its_gpus(kb):
 def match_bytes(site, *args, stdin: bytes, env=None):
     """errorkb match against a built site, stdin and stdout as bytes (their real encoding)."""
     return subprocess.run(
-        [sys.executable, "-m", "generator", "match", "--site", str(site), *args],
+        [sys.executable, "-m", "errorkb", "match", "--site", str(site), *args],
         input=stdin,
         capture_output=True,
         env=env,

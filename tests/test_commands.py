@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.content.load import load_content
-from generator.content.model import ContentError
-from generator.projects.vllm import calc
-from generator.projects.vllm import checks as records
+from errorkb.content.load import load_content
+from errorkb.content.model import ContentError
+from errorkb.projects.vllm import calc
+from errorkb.projects.vllm import checks as records
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -4,7 +4,7 @@ and the things the policy could break still work (Pyodide's answer, search, the 
 
 import pytest
 
-from generator.site.pages import CONTENT_SECURITY_POLICY
+from errorkb.site.pages import CONTENT_SECURITY_POLICY
 from tests.test_serve import server as server  # the fixture: a preview server per test
 
 LOAD = 60_000  # ms: Pyodide's cold start on a shared machine

@@ -35,7 +35,7 @@ def test_its_build_step_makes_an_artifact_pages_takes(kb):
     args = build_command(yaml.safe_load(WORKFLOW.read_text()))
     assert args[0] == "errorkb"
     done = subprocess.run(
-        [sys.executable, "-m", "generator", *args[1:]], cwd=kb, capture_output=True, text=True
+        [sys.executable, "-m", "errorkb", *args[1:]], cwd=kb, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
     site = kb / args[-1]

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.content import template
-from generator.content.load import load_content
-from generator.projects import wing
-from generator.projects.vllm import calc
-from generator.site.build import build
-from generator.sources import explain
-from generator.sources import extract as ex
+from errorkb.content import template
+from errorkb.content.load import load_content
+from errorkb.projects import wing
+from errorkb.projects.vllm import calc
+from errorkb.site.build import build
+from errorkb.sources import explain
+from errorkb.sources import extract as ex
 
 TREE = Path(__file__).parent / "fixtures" / "explain" / "tree"
 TOY = "vllm/model_executor/models/toy.py"

@@ -7,9 +7,9 @@ import re
 import pytest
 import yaml
 
-from generator.projects.vllm import calc
-from generator.site.build import build
-from generator.sources import extract as ex
+from errorkb.projects.vllm import calc
+from errorkb.site.build import build
+from errorkb.sources import extract as ex
 from tests.conftest import make_kb
 from tests.test_calc_browser import LOAD, STRICT_CSP, Server
 from tests.test_explain import TREE

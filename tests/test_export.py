@@ -20,7 +20,7 @@ BASE = "https://docs.example.org/server/"
 
 def export(kb: Path, docs: Path, *flags: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "generator", "--root", str(kb), "export", str(docs), *flags],
+        [sys.executable, "-m", "errorkb", "--root", str(kb), "export", str(docs), *flags],
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -15,11 +15,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.content import template
-from generator.content.load import SCHEMA_LINE, load_content
-from generator.sources import extract as ex
-from generator.sources.scaffold import new_id
-from generator.sources.verify import verify_sources
+from errorkb.content import template
+from errorkb.content.load import SCHEMA_LINE, load_content
+from errorkb.sources import extract as ex
+from errorkb.sources.scaffold import new_id
+from errorkb.sources.verify import verify_sources
 
 TREE = Path(__file__).parent / "fixtures" / "extract" / "tree"
 DEMO = "demo"  # the fixture knowledge base's project (tests/fixtures/kb), ref abc1234
@@ -587,7 +587,7 @@ def test_verify_sources_skips_records_of_other_languages(kb):
 
 def errorkb(kb, *args):
     return subprocess.run(
-        [sys.executable, "-m", "generator", "--root", str(kb), *args],
+        [sys.executable, "-m", "errorkb", "--root", str(kb), *args],
         capture_output=True,
         text=True,
     )

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import cli
-from generator.content.load import load_content
-from generator.site import api
-from generator.site.linking import link
-from generator.sources import chronicle, history, lineage
-from generator.sources.extract import Site, scan_tree
-from generator.sources.scaffold import new_id
+from errorkb import cli
+from errorkb.content.load import load_content
+from errorkb.site import api
+from errorkb.site.linking import link
+from errorkb.sources import chronicle, history, lineage
+from errorkb.sources.extract import Site, scan_tree
+from errorkb.sources.scaffold import new_id
 
 RELEASES = Path(__file__).parent / "fixtures" / "history"
 DEMO = "demo"
@@ -328,7 +328,7 @@ def test_errorkb_history_end_to_end(kb, cache, monkeypatch, capsys):
 
 
 def test_a_paste_in_an_old_wording_finds_the_record_and_says_which_releases(kb_with_history):
-    from generator.search import engine as search
+    from errorkb.search import engine as search
 
     kb, rid, _ = kb_with_history
     content = load_content(kb)
@@ -347,7 +347,7 @@ def test_a_paste_in_an_old_wording_finds_the_record_and_says_which_releases(kb_w
 
 
 def test_the_page_shows_the_history_and_where_a_removed_check_went(kb_with_history, followed):
-    from generator.site.build import build
+    from errorkb.site.build import build
 
     kb, rid, _ = kb_with_history
     build(kb)
@@ -366,7 +366,7 @@ def test_the_page_shows_the_history_and_where_a_removed_check_went(kb_with_histo
 
 
 def test_errors_collected_in_a_list_and_joined_are_each_a_message():
-    from generator.sources.extract import scan_file
+    from errorkb.sources.extract import scan_file
 
     code = b"""
 def check_request(request, max_n):
@@ -392,8 +392,8 @@ OLD_PASTES = json.loads((RELEASES / "old_pastes.json").read_text())["pastes"]
 
 @pytest.mark.parametrize("row", OLD_PASTES, ids=lambda row: row["wording"][:40])
 def test_pastes_in_older_wordings_find_the_record_that_holds_them(real, row):
-    from generator.search import engine as search
-    from generator.sources.extract import match_key
+    from errorkb.search import engine as search
+    from errorkb.sources.extract import match_key
 
     content, _, index = real  # tests/conftest.py: built once a session
 
@@ -420,7 +420,7 @@ def test_pastes_in_older_wordings_find_the_record_that_holds_them(real, row):
 
 def test_a_placeholder_named_items_renders(kb):
     """Log lines name holes after their variables: `{items}` must not hide dict.items()."""
-    from generator.site.build import build
+    from errorkb.site.build import build
 
     rid = new_id(DEMO, "WARNING", "Dropped {items} of the batch")
     (kb / "content" / "errors" / DEMO / f"{rid}.yaml").write_text(

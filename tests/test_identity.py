@@ -6,9 +6,9 @@ from pathlib import Path
 
 import yaml
 
-from generator.content.load import load_content
-from generator.site.build import build
-from generator.sources import chronicle
+from errorkb.content.load import load_content
+from errorkb.site.build import build
+from errorkb.sources import chronicle
 
 HEAD = "# yaml-language-server: $schema=../../../generator/error.schema.json\n"
 ACTIVE = "00000000000000e1"  # VLLMValidationError today

@@ -13,7 +13,8 @@ PACKAGE = ROOT / "generator"
 def _modules() -> dict[str, Path]:
     found = {}
     for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
+        # generator/ is installed as the import package errorkb (pyproject's package-dir).
+        parts = ("errorkb", *path.relative_to(PACKAGE).with_suffix("").parts)
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         found[name] = path
     return found
@@ -105,23 +106,23 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_the_imports_the_package_has():
     graph = import_graph()
-    assert "generator.content.model" in graph["generator.content.load"]
-    assert "generator.site.urls" in graph["generator.site.pages"]
+    assert "errorkb.content.model" in graph["errorkb.content.load"]
+    assert "errorkb.site.urls" in graph["errorkb.site.pages"]
     # Only under TYPE_CHECKING or inside functions: not an edge.
-    assert "generator.content.load" not in graph["generator.search.engine"]
-    assert "generator.content.load" not in graph["generator.cli"]
+    assert "errorkb.content.load" not in graph["errorkb.search.engine"]
+    assert "errorkb.content.load" not in graph["errorkb.cli"]
 
 
 def test_the_content_package_stands_on_its_own():
     """Content is read and checked without the search engine, the site or the sources, not
     even by a lazy import: the stages after it depend on it, never the other way round."""
     for name, path in MODULES.items():
-        if not name.startswith("generator.content"):
+        if not name.startswith("errorkb.content"):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
-                later = ("generator.search", "generator.site", "generator.sources")
+                later = ("errorkb.search", "errorkb.site", "errorkb.sources")
                 assert not node.module.startswith(later), f"{name} imports {node.module}"
 
 
@@ -136,7 +137,7 @@ def test_no_module_imports_one_that_imports_it_back():
 
 
 def test_calc_imports_nothing_of_the_package():
-    tree = ast.parse(MODULES["generator.projects.vllm.calc"].read_text(encoding="utf-8"))
+    tree = ast.parse(MODULES["errorkb.projects.vllm.calc"].read_text(encoding="utf-8"))
     imported = [
         node.module if isinstance(node, ast.ImportFrom) else alias.name
         for node in ast.walk(tree)
@@ -144,7 +145,7 @@ def test_calc_imports_nothing_of_the_package():
         for alias in node.names
     ]
     assert imported, "the walk found calc.py's standard-library imports"
-    assert not [name for name in imported if name is None or name.startswith("generator")]
+    assert not [name for name in imported if name is None or name.startswith("errorkb")]
 
 
 def test_every_module_imports_first_in_a_fresh_interpreter():
@@ -153,8 +154,8 @@ def test_every_module_imports_first_in_a_fresh_interpreter():
     script = (
         "import importlib, sys\n"
         "failed = []\n"
-        f"for name in {sorted(set(MODULES) - {'generator.__main__'})!r}:\n"
-        "    for loaded in [m for m in sys.modules if m.split('.')[0] == 'generator']:\n"
+        f"for name in {sorted(set(MODULES) - {'errorkb.__main__'})!r}:\n"
+        "    for loaded in [m for m in sys.modules if m.split('.')[0] == 'errorkb']:\n"
         "        del sys.modules[loaded]\n"
         "    try:\n"
         "        importlib.import_module(name)\n"
@@ -167,3 +168,13 @@ def test_every_module_imports_first_in_a_fresh_interpreter():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+def test_pyproject_lists_every_package_folder():
+    """pyproject maps generator/ to `errorkb` with an explicit list (package discovery would
+    name them `generator.*`): a new folder missing from it would be left out of the wheel."""
+    import tomllib
+
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    folders = {name for name, path in MODULES.items() if path.name == "__init__.py"}
+    assert sorted(listed) == sorted(folders)

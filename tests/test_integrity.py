@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.serve import redirects
-from generator.site import build as build_module
-from generator.site import urls
-from generator.site.build import UnsafeOutputError, Writer, build, safe_output_path
+from errorkb.serve import redirects
+from errorkb.site import build as build_module
+from errorkb.site import urls
+from errorkb.site.build import UnsafeOutputError, Writer, build, safe_output_path
 
 RECORDS = "content/errors/demo"
 PAGE_END = "</div>\n{% endblock %}"  # the end of templates/error.html
@@ -364,7 +364,7 @@ def test_the_cli_refuses_a_folder_that_is_not_our_site_in_one_line(kb, tmp_path)
     mine.mkdir()
     (mine / "notes.md").write_text("my notes")
     done = subprocess.run(
-        [sys.executable, "-m", "generator", "--root", str(kb), "build", "--out", str(mine)],
+        [sys.executable, "-m", "errorkb", "--root", str(kb), "build", "--out", str(mine)],
         capture_output=True,
         text=True,
     )
@@ -374,8 +374,8 @@ def test_the_cli_refuses_a_folder_that_is_not_our_site_in_one_line(kb, tmp_path)
 
 KILLED_IN_PAGEFIND = """
 import pathlib, subprocess, sys, time
-from generator.search import engine
-from generator.site.build import build
+from errorkb.search import engine
+from errorkb.site.build import build
 def stalled(command, **kwargs):
     pathlib.Path(sys.argv[2]).write_text("in pagefind")
     time.sleep(60)

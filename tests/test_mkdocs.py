@@ -19,8 +19,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
-from generator.serve import SiteHandler
-from generator.site import check
+from errorkb.serve import SiteHandler
+from errorkb.site import check
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "mkdocs-material"
@@ -294,7 +294,7 @@ def test_a_host_file_at_an_address_of_ours_stops_the_build(tmp_path, host_file, 
 
 
 def test_the_writer_never_replaces_a_file_that_is_not_ours(tmp_path):
-    from generator.site.build import OccupiedError, Writer
+    from errorkb.site.build import OccupiedError, Writer
 
     (tmp_path / "sw.js").write_text("host")
     writer = Writer(tmp_path, {}, None, {}, frozenset({"sw.js"}))
@@ -451,7 +451,7 @@ def test_paste_box_finds_the_seed_and_fills_its_calculator(page, host):
     ],
 )
 def test_url_scheme_inside_a_host_site(directory_urls, page, search):
-    from generator.site import urls
+    from errorkb.site import urls
 
     old = urls.configure("/docs/", "errors", directory_urls)
     try:

@@ -7,7 +7,7 @@ import pty
 import subprocess
 import sys
 
-from generator.progress import Progress
+from errorkb.progress import Progress
 from tests.conftest import REPO
 
 
@@ -68,7 +68,7 @@ def test_a_log_or_ci_gets_only_the_lines_logged():
 
 
 def test_errorkb_build_draws_a_bar_on_a_terminal_and_one_line_in_a_log(kb):
-    command = [sys.executable, "-m", "generator", "--root", str(kb), "build"]
+    command = [sys.executable, "-m", "errorkb", "--root", str(kb), "build"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("CI", None)
     logged = subprocess.run(command, env=env, stderr=subprocess.PIPE, text=True, check=True)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.content.load import load_content
-from generator.search import engine as search
-from generator.site.build import build
+from errorkb.content.load import load_content
+from errorkb.search import engine as search
+from errorkb.site.build import build
 
 SHARED = "Widget count ({count}) must be divisible by group size ({group_size})."
 OWN = "Gearbox ratio {ratio} is outside the range the other tool accepts"

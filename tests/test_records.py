@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.content.load import load_content
-from generator.content.model import CODES, ContentError
+from errorkb.content.load import load_content
+from errorkb.content.model import CODES, ContentError
 
 A1 = "content/errors/demo/00000000000000a1.yaml"
 B2 = "content/errors/demo/00000000000000b2.yaml"
@@ -167,7 +167,7 @@ def test_wrong_type_names_expected_type(kb):
 
 
 def test_parse_cache_reuses_unchanged_files_and_rereads_edited_ones(kb, tmp_path):
-    from generator.content.load import ParseCache
+    from errorkb.content.load import ParseCache
 
     cache_dir = tmp_path / "parse"
     cache = ParseCache(cache_dir)
@@ -189,7 +189,7 @@ def problems_of_cached(kb, cache) -> list[str]:
 
 
 def test_a_damaged_parse_cache_is_ignored(kb, tmp_path):
-    from generator.content.load import ParseCache
+    from errorkb.content.load import ParseCache
 
     cache_dir = tmp_path / "parse"
     cache = ParseCache(cache_dir)

@@ -10,10 +10,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from generator.content import template
-from generator.content.load import load_content
-from generator.search import engine as search
-from generator.site import urls
+from errorkb.content import template
+from errorkb.content.load import load_content
+from errorkb.search import engine as search
+from errorkb.site import urls
 from tests.conftest import REPO, corpus_rows
 
 CASES = json.loads(Path(__file__).with_name("search_cases.json").read_text())
@@ -311,7 +311,7 @@ def test_the_site_has_the_search_page_a_box_on_every_page_and_pagefind(fixture_s
 
 def errorkb(root: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "generator", "--root", str(root), *args],
+        [sys.executable, "-m", "errorkb", "--root", str(root), *args],
         capture_output=True,
         text=True,
         input=stdin,
@@ -402,7 +402,7 @@ def test_match_answers_from_its_cache_until_content_changes(search_kb, tmp_path)
 
 def test_match_exits_quietly_when_its_reader_goes(search_kb):
     shell = (
-        f"{sys.executable} -m generator --root {search_kb} match --site {search_kb / 'site'} "
+        f"{sys.executable} -m errorkb --root {search_kb} match --site {search_kb / 'site'} "
         f"'Group size must be positive, got 3' | head -1"
     )
     out = subprocess.run(["bash", "-o", "pipefail", "-c", shell], capture_output=True, text=True)

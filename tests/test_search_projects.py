@@ -3,8 +3,8 @@ records, and a message two projects print is one result naming both, the named o
 
 import random
 
-from generator.content import template
-from generator.search import engine as search
+from errorkb.content import template
+from errorkb.search import engine as search
 
 # Values as a program prints them, by placeholder type (repr'd strings, as f"{x!r}" shows).
 VALUES = {"int": "12", "float": "0.25", "bool": "True"}

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from generator import serve as serve_module
-from generator.serve import Watcher, make_server, watch
-from generator.site.build import build, load_plan
-from generator.site.ondemand import OnDemand
-from generator.site.pages import CONTENT_SECURITY_POLICY
+from errorkb import serve as serve_module
+from errorkb.serve import Watcher, make_server, watch
+from errorkb.site.build import build, load_plan
+from errorkb.site.ondemand import OnDemand
+from errorkb.site.pages import CONTENT_SECURITY_POLICY
 from tests.conftest import REPO
 
 A1 = "00000000000000a1"
@@ -339,7 +339,7 @@ def test_errorkb_serve_end_to_end(kb, unused_port):
     build(kb)
     edit(kb / RECORD, "exception: ValueError", "exception: Value Error")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    command = [sys.executable, "-m", "generator", "--root", str(kb), "serve"]
+    command = [sys.executable, "-m", "errorkb", "--root", str(kb), "serve"]
     proc = subprocess.Popen(
         [*command, "--port", str(unused_port)],
         env=env,

@@ -8,8 +8,8 @@ from xml.etree import ElementTree
 import pytest
 import yaml
 
-from generator.site.build import BuildResult, build
-from generator.site.linking import SAME_FUNCTION_LIMIT
+from errorkb.site.build import BuildResult, build
+from errorkb.site.linking import SAME_FUNCTION_LIMIT
 from tests.conftest import make_kb
 from tests.test_build import _openapi_validator
 

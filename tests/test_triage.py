@@ -11,9 +11,9 @@ from urllib.parse import unquote
 
 import pytest
 
-from generator import cli
-from generator.triage import comment, extract, github, triage
-from generator.triage import site as sites
+from errorkb import cli
+from errorkb.triage import comment, extract, github, triage
+from errorkb.triage import site as sites
 
 ISSUE = 7
 TEMPLATE = """### Your current environment

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.content.load import load_content
-from generator.content.model import ContentError
-from generator.site import cards
-from generator.site.build import build
-from generator.site.pages import CONTENT_SECURITY_POLICY
+from errorkb.content.load import load_content
+from errorkb.content.model import ContentError
+from errorkb.site import cards
+from errorkb.site.build import build
+from errorkb.site.pages import CONTENT_SECURITY_POLICY
 from tests.test_export import export
 
 REPO = Path(__file__).resolve().parent.parent

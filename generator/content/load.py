@@ -24,10 +24,10 @@ import fastjsonschema
 import yaml
 from packaging.version import InvalidVersion, Version
 
-from generator import projects
-from generator.content import model as model_module
-from generator.content import template
-from generator.content.model import (
+from errorkb import projects
+from errorkb.content import model as model_module
+from errorkb.content import template
+from errorkb.content.model import (
     Content,
     ContentError,
     Guide,
@@ -36,9 +36,9 @@ from generator.content.model import (
     Record,
     Source,
 )
-from generator.progress import QUIET, Progress
-from generator.projects import wing
-from generator.projects import wings as projects_wings
+from errorkb.progress import QUIET, Progress
+from errorkb.projects import wing
+from errorkb.projects import wings as projects_wings
 
 SCHEMA_PATH = Path(__file__).parent.parent / "error.schema.json"
 SCHEMA_LINE = "# yaml-language-server: $schema=../../../generator/error.schema.json"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from generator.content import template
+from errorkb.content import template
 
 CODES = {  # problem code -> what it means (README.md lists them)
     "E100": "YAML syntax error",

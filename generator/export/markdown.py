@@ -17,10 +17,10 @@ from urllib.parse import quote, urlsplit
 import yaml
 from jinja2 import ChainableUndefined, Environment, FileSystemLoader
 
-from generator.content import template
-from generator.content.model import Content
-from generator.site import api, markup, urls
-from generator.site.linking import link
+from errorkb.content import template
+from errorkb.content.model import Content
+from errorkb.site import api, markup, urls
+from errorkb.site.linking import link
 
 
 @dataclass

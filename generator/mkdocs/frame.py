@@ -16,7 +16,7 @@ from mkdocs.commands.build import get_context
 from mkdocs.structure.files import File
 from mkdocs.structure.pages import Page
 
-from generator.site import urls
+from errorkb.site import urls
 
 BODY_MARK = "<!--errorkb:body-->"  # templates/mkdocs/base.html: head extras, then the body
 ARTICLE = re.compile(r"<!--errorkb:article-->(.*?)<!--/errorkb:article-->", re.S)

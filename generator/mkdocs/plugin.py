@@ -28,14 +28,14 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File
 
-from generator.content.load import ParseCache, load_content
-from generator.content.model import CODES, Content, ContentError
-from generator.mkdocs.frame import ARTICLE, BODY_MARK, Frame
-from generator.projects import wings
-from generator.site import urls
-from generator.site.build import CACHE_DIR, OccupiedError, Plan, Writer, load_assets, write_site
-from generator.site.linking import link
-from generator.site.pages import Pages, _environment
+from errorkb.content.load import ParseCache, load_content
+from errorkb.content.model import CODES, Content, ContentError
+from errorkb.mkdocs.frame import ARTICLE, BODY_MARK, Frame
+from errorkb.projects import wings
+from errorkb.site import urls
+from errorkb.site.build import CACHE_DIR, OccupiedError, Plan, Writer, load_assets, write_site
+from errorkb.site.linking import link
+from errorkb.site.pages import Pages, _environment
 
 log = logging.getLogger("mkdocs.plugins.errorkb")
 

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
-    from generator.content.load import _Files as ContentFiles
-    from generator.content.model import Content, Problem, Project, Record
-    from generator.site.pages import Pages
-    from generator.sources.explain import Knowledge
+    from errorkb.content.load import _Files as ContentFiles
+    from errorkb.content.model import Content, Problem, Project, Record
+    from errorkb.site.pages import Pages
+    from errorkb.sources.explain import Knowledge
 
 
 class Wing:

@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from generator import projects
-from generator.content import template
-from generator.site import urls
+from errorkb import projects
+from errorkb.content import template
+from errorkb.site import urls
 
 if TYPE_CHECKING:  # the matcher itself is stdlib only: load imports this module
-    from generator.content.model import Content, Record
+    from errorkb.content.model import Content, Record
 
 VERSION = 1
 PAGE = 8  # patterns per file: a candidate costs a file of this many
@@ -1063,7 +1063,7 @@ def site_index(content: "Content") -> dict[str, bytes]:
 
 
 def _content_index(root: Path) -> dict[str, bytes]:
-    from generator.content.load import load_content  # only here: the matcher itself is stdlib only
+    from errorkb.content.load import load_content  # only here: the matcher itself is stdlib only
 
     return site_index(load_content(root))
 

@@ -10,12 +10,12 @@ import json
 import posixpath
 from collections.abc import Iterator
 
-from generator.content import template
-from generator.content.load import EACH, load_schema, markdown_fields
-from generator.content.model import Content, Record
-from generator.site import markup, paging, urls
-from generator.site.linking import Links, same_file, same_function
-from generator.sources.explain import CATEGORIES, STAGES
+from errorkb.content import template
+from errorkb.content.load import EACH, load_schema, markdown_fields
+from errorkb.content.model import Content, Record
+from errorkb.site import markup, paging, urls
+from errorkb.site.linking import Links, same_file, same_function
+from errorkb.sources.explain import CATEGORIES, STAGES
 
 
 def error_document(record: Record, content: Content, links: Links) -> dict:

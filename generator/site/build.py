@@ -45,14 +45,14 @@ from functools import cached_property
 from importlib import metadata
 from pathlib import Path
 
-from generator.content.load import ParseCache, fork_workers, load_content
-from generator.content.model import Content, Record
-from generator.progress import QUIET, Progress
-from generator.projects import wings
-from generator.search import engine as search
-from generator.site import api, cards, check, markup, shortlinks, urls
-from generator.site.linking import Links, link
-from generator.site.pages import Pages
+from errorkb.content.load import ParseCache, fork_workers, load_content
+from errorkb.content.model import Content, Record
+from errorkb.progress import QUIET, Progress
+from errorkb.projects import wings
+from errorkb.search import engine as search
+from errorkb.site import api, cards, check, markup, shortlinks, urls
+from errorkb.site.linking import Links, link
+from errorkb.site.pages import Pages
 
 OLD_PREFIX = ".site-old-"  # a discarded spare, being deleted in the background
 LEGACY_MANIFEST = ".errorkb-manifest.json"  # where sites built before kept their manifest

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-from generator.content.model import Content, Record
-from generator.site import urls
+from errorkb.content.model import Content, Record
+from errorkb.site import urls
 
 WIDTH, HEIGHT = 1200, 630
 MARGIN = 72

@@ -4,7 +4,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
 
-from generator.content.model import Content, Guide, Location, Record
+from errorkb.content.model import Content, Guide, Location, Record
 
 
 @dataclass(eq=False)

@@ -11,8 +11,8 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from generator.site import urls
-from generator.site.build import Plan, site_manifest
+from errorkb.site import urls
+from errorkb.site.build import Plan, site_manifest
 
 
 class OnDemand:

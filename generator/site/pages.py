@@ -8,11 +8,11 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from generator.content import template
-from generator.content.model import Content, Location, Record
-from generator.projects import wing, wings
-from generator.site import cards, markup, offline, shortlinks, urls
-from generator.site.linking import Links, by_folder, resolve
+from errorkb.content import template
+from errorkb.content.model import Content, Location, Record
+from errorkb.projects import wing, wings
+from errorkb.site import cards, markup, offline, shortlinks, urls
+from errorkb.site.linking import Links, by_folder, resolve
 
 RECENT_COUNT = 20
 FEED_COUNT = 50

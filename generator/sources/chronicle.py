@@ -12,10 +12,10 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from generator.content import template
-from generator.content.load import SCHEMA_LINE, record_fields
-from generator.content.model import Content, Record
-from generator.sources.extract import (
+from errorkb.content import template
+from errorkb.content.load import SCHEMA_LINE, record_fields
+from errorkb.content.model import Content, Record
+from errorkb.sources.extract import (
     RecordIndex,
     Site,
     _dump,
@@ -26,7 +26,7 @@ from generator.sources.extract import (
     rewrite,
     write_text,
 )
-from generator.sources.lineage import (
+from errorkb.sources.lineage import (
     Features,
     History,
     Lineage,
@@ -34,7 +34,7 @@ from generator.sources.lineage import (
     common_functions,
     compare,
 )
-from generator.sources.scaffold import new_id
+from errorkb.sources.scaffold import new_id
 
 
 @dataclass

@@ -24,7 +24,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from generator.content import template
+from errorkb.content import template
 
 MAX_CONDITION = 120  # longer conditions are summarised by the quantities they check
 

@@ -38,18 +38,18 @@ from typing import IO
 
 import yaml
 
-from generator.content import template
-from generator.content.load import (
+from errorkb.content import template
+from errorkb.content.load import (
     SCHEMA_LINE,
     load_content,
     parse_yaml,
     path_problem,
     record_fields,
 )
-from generator.content.model import Content, Record
-from generator.projects import wing
-from generator.sources import explain
-from generator.sources.scaffold import new_id
+from errorkb.content.model import Content, Record
+from errorkb.projects import wing
+from errorkb.sources import explain
+from errorkb.sources.scaffold import new_id
 
 # Folders skipped unless --include-vendored: code copied from other projects.
 VENDORED = frozenset({"vendor", "third_party", "_vendor", "thirdparty"})

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from generator.sources.extract import ExtractError, Progress, Site, refused_lines, scan_tree
+from errorkb.sources.extract import ExtractError, Progress, Site, refused_lines, scan_tree
 
 # Bump when the scanner finds other sites or records more about them: older scans are redone.
 SCAN_FORMAT = 3

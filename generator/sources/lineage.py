@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from generator.content import template
-from generator.sources.extract import Site, group_sites
+from errorkb.content import template
+from errorkb.sources.extract import Site, group_sites
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+")

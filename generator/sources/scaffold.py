@@ -5,8 +5,8 @@ from pathlib import Path
 
 import yaml
 
-from generator.content import template
-from generator.content.load import SCHEMA_LINE
+from errorkb.content import template
+from errorkb.content.load import SCHEMA_LINE
 
 
 def new_id(project: str, exception: str, message: str) -> str:

@@ -23,9 +23,9 @@ from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
 
-from generator.content.load import load_content
-from generator.content.model import Record
-from generator.sources.extract import (
+from errorkb.content.load import load_content
+from errorkb.content.model import Record
+from errorkb.sources.extract import (
     Scan,
     Site,
     SourceError,

@@ -9,9 +9,9 @@ GitHub comment; `github` posts it.
 
 from dataclasses import dataclass
 
-from generator.search import engine
-from generator.triage import extract
-from generator.triage.site import Site
+from errorkb.search import engine
+from errorkb.triage import extract
+from errorkb.triage.site import Site
 
 LIMIT = 3  # errors a comment names at most
 TIERS = {"exact": ("exact",), "partial": ("exact", "partial")}

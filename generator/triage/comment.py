@@ -8,7 +8,7 @@ links nor @mentions; our own texts (titles, summaries) are escaped as text.
 import re
 from urllib.parse import urlsplit
 
-from generator.triage import Finding
+from errorkb.triage import Finding
 
 MARKER = "<!-- errorkb-triage -->"  # how the bot finds its own comment again
 QUOTE_CHARS = 160  # of the user's message, quoted in the details

@@ -9,7 +9,7 @@ and HTML tags (<details>) are no part of any error.
 import re
 from dataclasses import dataclass
 
-from generator.search import engine
+from errorkb.search import engine
 
 MAX_BODY = 262_144  # characters of a body read: a traceback ends long before 1 MB does
 MAX_CANDIDATE = 20_000  # of a long log, its end: where the error that stopped it is

@@ -15,7 +15,7 @@ import urllib.request
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from generator.triage.comment import MARKER
+from errorkb.triage.comment import MARKER
 
 ATTEMPTS = 3  # tries of one request
 MAX_WAIT = 60  # seconds one retry waits at most; a longer limit is not waited out

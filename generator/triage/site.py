@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
-from generator.search import engine
-from generator.site import urls
+from errorkb.search import engine
+from errorkb.site import urls
 
 TIMEOUT = 10  # seconds a request to the site may take
 MAX_FILE = 8 * 1024 * 1024  # bytes of one file of the site: an index shard is a few KB

@@ -11,10 +11,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from generator.content.load import ParseCache, load_content
-from generator.search import engine as search
-from generator.site import urls
-from generator.site.build import CACHE_DIR
+from errorkb.content.load import ParseCache, load_content
+from errorkb.search import engine as search
+from errorkb.site import urls
+from errorkb.site.build import CACHE_DIR
 from tests.conftest import REPO, corpus_rows, make_search_kb
 
 NEGATIVES = REPO / "tests" / "fixtures" / "search" / "negatives.json"

@@ -1,7 +1,7 @@
 """SGLang's wing: what its logs put before a message, so that a paste's noise is stripped
 and its lines point at SGLang's records."""
 
-from generator.projects import Wing
+from errorkb.projects import Wing
 
 
 class Sglang(Wing):

@@ -4,9 +4,9 @@ calculator on record pages and at /calc/, and its `errorkb calc` command."""
 
 from pathlib import Path
 
-from generator.projects import Wing
-from generator.projects.vllm import calc
-from generator.site import urls
+from errorkb.projects import Wing
+from errorkb.projects.vllm import calc
+from errorkb.site import urls
 
 # The modules behind the hooks import YAML, the schema and Jinja: they load on first use,
 # so that `errorkb match`, which asks only for log prefixes, stays quick.
@@ -27,7 +27,7 @@ class Vllm(Wing):
     key = "vllm"
 
     def load(self, files):
-        from generator.projects.vllm import presets
+        from errorkb.projects.vllm import presets
 
         return presets.load(files)
 
@@ -35,22 +35,22 @@ class Vllm(Wing):
         return f"{len(extra or [])} models"
 
     def record_problems(self, record):
-        from generator.projects.vllm import checks
+        from errorkb.projects.vllm import checks
 
         return checks.record_problems(record)
 
     def content_problems(self, content):
-        from generator.projects.vllm import checks
+        from errorkb.projects.vllm import checks
 
         return checks.command_problems(content)
 
     def record_section(self, record, content):
-        from generator.projects.vllm import tables
+        from errorkb.projects.vllm import tables
 
         return tables.record_calculator(record, content)
 
     def pages(self, pages):
-        from generator.projects.vllm import tables
+        from errorkb.projects.vllm import tables
 
         yield urls.calc(), tables.calc_page(pages)
 
@@ -61,7 +61,7 @@ class Vllm(Wing):
         return [("Calculator", urls.calc())]
 
     def assets(self, content, assets):
-        from generator.projects.vllm import tables
+        from errorkb.projects.vllm import tables
 
         module = {"calc.py": Path(calc.__file__).read_bytes()}  # run as is by Pyodide
         data = tables.calc_data(content, {**assets, **module})
@@ -81,12 +81,12 @@ class Vllm(Wing):
         return [(urls.pyodide(name), folder / name) for name in PYODIDE_FILES]
 
     def knowledge(self, files):
-        from generator.projects.vllm import knowledge
+        from errorkb.projects.vllm import knowledge
 
         return knowledge.read(files)
 
     def add_commands(self, commands):
-        from generator.projects.vllm import cli
+        from errorkb.projects.vllm import cli
 
         cli.add_calc(commands)
 
@@ -97,7 +97,7 @@ def find_pyodide(root: Path) -> Path:
         folder = base / "node_modules" / "pyodide"
         if all((folder / name).is_file() for name in PYODIDE_FILES):
             return folder
-    from generator.site.build import BuildError
+    from errorkb.site.build import BuildError
 
     raise BuildError(
         f"node_modules/pyodide is missing or incomplete (need {', '.join(PYODIDE_FILES)}); "

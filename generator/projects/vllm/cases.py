@@ -3,7 +3,7 @@ counts people meet, and what to start instead on one 8-GPU node, computed by cal
 error page answers the values in its address at once (the browser's Pyodide calculator
 answers whatever these tables do not cover)."""
 
-from generator.projects.vllm import calc
+from errorkb.projects.vllm import calc
 
 MAX_HEADS = 128  # every query-head count up to this; larger ones come from the presets
 KV_COUNTS = (1, 2, 4, 8, 16)  # the KV-head counts of grouped-query models

@@ -4,9 +4,9 @@
 import re
 import shlex
 
-from generator.content import template
-from generator.content.model import Content, Problem, Record
-from generator.projects.vllm import calc, presets
+from errorkb.content import template
+from errorkb.content.model import Content, Problem, Record
+from errorkb.projects.vllm import calc, presets
 
 # Functions of generator/calc.py that a record's `checks` may call.
 CHECK_FUNCTIONS = ("first_error", "moriio_first_error")

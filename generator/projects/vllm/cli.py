@@ -3,7 +3,7 @@
 import json
 import sys
 
-from generator.projects.vllm import calc
+from errorkb.projects.vllm import calc
 
 
 def _log(message: str) -> None:
@@ -43,7 +43,7 @@ HELP = "vLLM parallel-size rules: first error, valid sizes, layouts"
 
 def cmd_calc(args) -> int:
     # Here, not at the top: every command builds the parser, and `match` must start fast.
-    from generator.content.model import ContentError
+    from errorkb.content.model import ContentError
 
     try:
         model = _calc_model(args)
@@ -81,7 +81,7 @@ def cmd_calc(args) -> int:
 def _calc_model(args) -> dict:
     """The model's head counts: a preset from content/models.yaml, or the flags."""
     if args.model:
-        from generator.projects.vllm import presets
+        from errorkb.projects.vllm import presets
 
         models = {m["key"]: m for m in presets.load_models(args.root)}
         if args.model not in models:
@@ -93,8 +93,8 @@ def _calc_model(args) -> dict:
 
 
 def _calc_text(model: dict, args, answer: dict) -> str:
-    from generator.content.load import load_site
-    from generator.site import urls
+    from errorkb.content.load import load_site
+    from errorkb.site import urls
 
     lines = [
         f"{model.get('name', 'model')}: {model['heads']} attention heads, "

@@ -12,7 +12,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from generator.sources.explain import Knowledge, Setting
+from errorkb.sources.explain import Knowledge, Setting
 
 DOCS = "https://docs.vllm.ai/en/v{version}/"
 ENGINE_ARGS_PAGE = "configuration/engine_args.html"

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from generator.content.load import _Files, _load_alone, accepted_data, schema_problems
-from generator.content.model import Problem
+from errorkb.content.load import _Files, _load_alone, accepted_data, schema_problems
+from errorkb.content.model import Problem
 
 _MODELS_SCHEMA = {
     "type": "object",

@@ -4,10 +4,10 @@
 import json
 import re
 
-from generator.content.model import Content, Record
-from generator.projects.vllm import calc, cases, presets
-from generator.site import urls
-from generator.site.pages import fingerprint
+from errorkb.content.model import Content, Record
+from errorkb.projects.vllm import calc, cases, presets
+from errorkb.site import urls
+from errorkb.site.pages import fingerprint
 
 CALC_DATA = "calc.json"  # what the calculator widget needs, built from content and calc.py
 TEMPLATE = "projects/vllm/calculator.html"
