@@ -140,13 +140,51 @@ def parse_yaml(text: str, path: str, problems: list[Problem]) -> Source | None:
             problems += found
             if any(p.code != "E110" for p in found):
                 return None
-            source.data = loader.construct_document(node)
+            try:
+                source.data = _plain_data(node, loader)
+            except _NotPlain:
+                source.data = loader.construct_document(node)
     except yaml.YAMLError as exc:
         problems.append(_syntax_problem(exc, path))
         return None
     finally:
         loader.dispose()
     return source
+
+
+_STR, _SEQ, _MAP = (f"tag:yaml.org,2002:{kind}" for kind in ("str", "seq", "map"))
+
+
+class _NotPlain(Exception):
+    """A node PyYAML's constructor must build: a tagged value, a merge key, a key that is
+    not a string."""
+
+
+def _plain_data(node: yaml.Node, loader) -> object:
+    """The document's data, built straight from its nodes. Records are strings, lists and
+    mappings with string keys; PyYAML's generic constructor spends two thirds of a record's
+    parse on them. Numbers, booleans and nulls are left to its own rules (YAML 1.1's many
+    spellings); anything else raises _NotPlain, and the whole document goes to it."""
+    tag = node.tag
+    if tag == _STR and isinstance(node, yaml.ScalarNode):
+        return node.value
+    if isinstance(node, yaml.ScalarNode):
+        if tag not in _SCALARS:
+            raise _NotPlain
+        return loader.construct_object(node)
+    if tag == _SEQ and isinstance(node, yaml.SequenceNode):
+        return [_plain_data(item, loader) for item in node.value]
+    if tag == _MAP and isinstance(node, yaml.MappingNode):
+        out = {}
+        for key, value in node.value:
+            if key.tag != _STR or not isinstance(key, yaml.ScalarNode):
+                raise _NotPlain
+            out[key.value] = _plain_data(value, loader)  # the last of twins wins, as in PyYAML
+        return out
+    raise _NotPlain
+
+
+_SCALARS = {f"tag:yaml.org,2002:{kind}" for kind in ("int", "float", "bool", "null")}
 
 
 def _syntax_problem(exc: yaml.YAMLError, path: str) -> Problem:
