@@ -4,6 +4,7 @@ content/ is read and checked is generator/content/load.py."""
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -163,7 +164,7 @@ class Record:
     def params(self) -> dict[str, Param]:
         return {name: Param(**about) for name, about in self.data.get("params", {}).items()}
 
-    @property
+    @cached_property  # asked by every page that lists the record: tens of times a build
     def title(self) -> str:
         """A person's title, else the one derived from the code, else the message's first
         sentence without placeholders (template.title), else the message; without bidi
@@ -190,7 +191,7 @@ class Record:
     def status(self) -> str:
         return self.data.get("status", "active")
 
-    @property
+    @cached_property  # a record's data does not change once loaded
     def location(self) -> Location:
         """Where the error is raised (the first site)."""
         return Location.of(self.data["source"])
