@@ -86,13 +86,18 @@ def test_flags_are_traced_through_locals_self_attributes_and_configs(sites):
         "kind": "engine-arg",
         "field": "parallel_config.tensor_parallel_size",
         "flag": "--tensor-parallel-size",
-        "keyword": "tensor_parallel_size",
+        "keyword": "LLM(tensor_parallel_size=...)",
         "url": f"{DOCS}#-tensor-parallel-size-tp",
     }
     # tp_size <- parallel_config.tensor_parallel_size <- vllm_config.parallel_config (locals)
-    assert site(sites, "num_heads")["flags"] == [{"name": "tp_size", **tp}]
+    # with the value that passes the check: a divisor of the head count the message prints
+    divides = {"passes": {"op": "divides", "param": "num_heads"}}
+    assert site(sites, "num_heads")["flags"] == [{"name": "tp_size", **tp, **divides}]
     # self.tp_size, assigned once from the helper that returns the TP size
-    combo = site(sites, "Compilation mode 3")["flags"]
+    combo = [
+        {k: v for k, v in f.items() if k != "passes"}
+        for f in site(sites, "Compilation mode 3")["flags"]
+    ]
     assert {"name": "self.tp_size", **tp} in combo or {"name": "tp_size", **tp} in combo
     # a config given as one JSON flag: the flag and the key
     assert any(f["flag"] == "--compilation-config" and f["key"] == "mode" for f in combo)
@@ -256,7 +261,7 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
     )
     assert (
         f'<a href="{DOCS}#-tensor-parallel-size-tp"><code>--tensor-parallel-size</code></a>'
-        " (an engine argument, <code>tensor_parallel_size=</code> in Python)"
+        " (an engine argument; in Python <code>LLM(tensor_parallel_size=...)</code>)"
     ) in line.group(1)
     # The divisor calculator: static answers computed by calc.py, the widget's script.
     assert 'data-divisors data-value="num_heads" data-divisor="tp_size"' in html
