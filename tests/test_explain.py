@@ -248,13 +248,13 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
     section = html[html.index('id="from-the-code"') : html.index('id="source"')]
     assert "Read automatically from the code at v9.8.7" in section
     assert "<code>head_size &gt; 256</code>" in section and "limit or range" in section
-    assert "First things to try" in section
+    assert "What to try" in section
     preview = re.search(r'<meta property="og:description" content="([^"]*)"', html)
     assert preview and preview.group(1).startswith("A value is outside the range")
     # A curated record: its own title and text, and one line of what the code says.
     rid = record_id(divisor_site, "num_heads")
     html = (divisor_site / "site/errors" / rid / "index.html").read_text()
-    assert "<h1>Heads not divisible by TP</h1>" in html and "First things to try" not in html
+    assert "<h1>Heads not divisible by TP</h1>" in html and "What to try" not in html
     line = re.search(r'<p class="derived muted" id="from-the-code">(.*)</p>', html)
     assert line and "<code>num_heads % tp_size != 0</code>; model loading; divisibility" in (
         line.group(1)
@@ -275,6 +275,15 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
         "category": "divisibility",
         "relation": {"left": "num_heads", "op": "%", "right": "tp_size"},
         "settings": [{"handle": "--tensor-parallel-size", "kind": "an engine argument"}],
+        "passes": [
+            {
+                "write": "--tensor-parallel-size {}",
+                "kind": "an engine argument",
+                "current": "tp_size",
+                "op": "divides",
+                "param": "num_heads",
+            }
+        ],
     }
     assert "<code>num_heads</code>" in doc["html"]["derived_explanation"]
 

@@ -193,3 +193,62 @@ def test_rederive_rewrites_only_derived_blocks_and_creates_nothing(kb, capsys):
     assert {p.name for p in folder.glob("*.yaml")} == before  # nothing created
     assert main(["--root", str(kb), "rederive", "--project", "demo", "--wheel", str(TREE)]) == 0
     assert "0 updated" in capsys.readouterr().err  # reproducible: a second run changes nothing
+
+
+@pytest.fixture(scope="module")
+def settings_site(tmp_path_factory):
+    """The fixture knowledge base with the settings tree extracted into it, built."""
+    from errorkb.site.build import build
+    from tests.conftest import make_kb
+
+    kb = make_kb(tmp_path_factory.mktemp("settings") / "kb")
+    ex.extract(kb, TREE, "demo", asserts=True, printed=True)
+    build(kb)
+    return kb
+
+
+def page(kb: Path, start: str) -> str:
+    import yaml
+
+    for path in (kb / "content/errors/demo").glob("*.yaml"):
+        if yaml.safe_load(path.read_text())["message"].startswith(start):
+            return (kb / "site/errors" / path.stem / "index.html").read_text()
+    raise AssertionError(start)
+
+
+@pytest.mark.parametrize(
+    ("start", "named"),
+    [
+        ("tool_choice must be", "<code>tool_choice</code> (a request field)"),
+        ("Unknown toy backend", "<code>VLLM_TOY_BACKEND</code></a> (an environment variable)"),
+        ("max_model_len ({max", "<code>max_position_embeddings</code> (from the model&#39;s"),
+        (
+            "Total number of attention",
+            "<code>--tensor-parallel-size</code></a> (an engine argument; in Python "
+            "<code>LLM(tensor_parallel_size=...)</code>)",
+        ),
+    ],
+)
+def test_a_page_names_each_settings_kind(settings_site, start, named):
+    assert named in page(settings_site, start)
+
+
+def test_what_to_try_and_your_case_carry_the_value_that_passes(settings_site):
+    import html
+    import json
+    import re
+
+    text = page(settings_site, "Total number of attention")
+    section = text[text.index('id="what-to-try"') :]
+    assert "Set <code>--tensor-parallel-size</code> to a divisor of the" in section
+    spec = re.search(r'data-passes="([^"]*)"', text)
+    assert spec and json.loads(html.unescape(spec.group(1))) == [
+        {
+            "write": "--tensor-parallel-size {}",
+            "kind": "an engine argument",
+            "current": "tensor_parallel_size",
+            "op": "divides",
+            "param": "total_num_attention_heads",
+        }
+    ]
+    assert "data-case-try" in text

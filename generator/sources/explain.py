@@ -804,6 +804,18 @@ def _fixed(found: list[dict]) -> list[str]:
     return [f"{what} is the model's own, from its config.json: it cannot be changed; {instead}."]
 
 
+def write_pattern(entry: dict) -> str:
+    """How the user writes a value of the setting, `{}` for the value: `--max-model-len {}`,
+    `VLLM_X={}`, `"max_tokens": {}` (in the request's JSON)."""
+    if entry.get("flag") and entry.get("key"):
+        return entry["flag"] + " '{\"" + entry["key"] + "\": {}}'"
+    if entry.get("flag"):
+        return entry["flag"] + " {}"
+    if entry.get("env"):
+        return entry["env"] + "={}"
+    return '"' + entry.get("key", entry["field"]) + '": {}'
+
+
 def _setting_words(found: list[dict], names: Iterable[str]) -> str:
     """The settings behind these names, as `--a` or `--b`; "" when none are."""
     wanted = set(names)
