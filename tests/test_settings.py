@@ -252,3 +252,8 @@ def test_what_to_try_and_your_case_carry_the_value_that_passes(settings_site):
         }
     ]
     assert "data-case-try" in text
+
+
+def test_a_config_class_of_the_project_checks_the_models_config_json(sites):
+    layers = setting(sites, "num_layers must be at least 1", "model-config")
+    assert layers["key"] == "num_layers" and "passes" not in layers  # not the user's to set

@@ -36,6 +36,8 @@ MODEL_CONFIG = ("vllm/config/model.py", "ModelConfig")
 HF_CONFIGS = ("hf_config", "hf_text_config")
 # In model code (vllm/model_executor/models/), the names a model's config.json goes by.
 MODEL_CODE_CONFIGS = ("config", "hf_config", "text_config", "hf_text_config")
+# Config classes vLLM ships for models whose config.json transformers does not know.
+HF_CONFIG_CLASSES = "vllm/transformers_utils/configs/"
 MAX_KEYS = 3  # a value read from the first of several keys names at most this many
 ROOT_CONFIG = "VllmConfig"
 ENGINE_ARGS = "EngineArgs"
@@ -158,6 +160,7 @@ class VllmKnowledge(Knowledge):
     sampling: set[str] = field(default_factory=set)  # SamplingParams' fields
     serving: set[str] = field(default_factory=set)  # classes of vllm/entrypoints/
     model_classes: set[str] = field(default_factory=set)  # classes of model code
+    config_classes: set[str] = field(default_factory=set)  # vLLM's own config.json classes
     arch_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # arch value -> keys
     getters: dict[str, str] = field(default_factory=dict)  # ModelConfig.get_x -> arch value
 
@@ -207,7 +210,7 @@ class VllmKnowledge(Knowledge):
     def _model_config(self, chain: tuple[str, ...], owner: str) -> Setting | None:
         """A value of the model's config.json: read from `hf_config`/`hf_text_config`, from the
         architecture values ModelConfig derives from them (`model_arch_config.x`, its
-        `get_x()`), or from `config` in model code."""
+        `get_x()`), from `config` in model code, or `self.x` in a config class of vLLM's."""
         keys: tuple[str, ...] = ()
         parts = chain[1:] if chain[0] == "self" else chain
         if len(chain) == 1 and chain[0].endswith("()"):
@@ -221,6 +224,8 @@ class VllmKnowledge(Knowledge):
             keys = self.arch_keys.get(parts[i + 1], ())
         elif owner in self.model_classes and len(parts) > 1 and parts[0] in MODEL_CODE_CONFIGS:
             keys = (".".join(parts[1:]),)
+        elif owner in self.config_classes and chain[0] == "self" and len(parts) == 1:
+            keys = parts  # a check of the model's config class on its own values
         if not keys:
             return None
         return Setting(".".join(parts), key=" or ".join(keys[:MAX_KEYS]), kind="model-config")
@@ -305,7 +310,7 @@ def read(files: list[tuple[str, bytes]]) -> VllmKnowledge | None:
     trees: dict[str, ast.Module] = {}
     classes_in: dict[str, list[str]] = {}  # path -> the classes it defines (for model code)
     for path, data in files:
-        if path.startswith(("vllm/entrypoints/", *_MODELS)):
+        if path.startswith(("vllm/entrypoints/", HF_CONFIG_CLASSES, *_MODELS)):
             classes_in[path] = [m.decode() for m in _CLASS.findall(data)]
         if (
             path.startswith("vllm/config/")
@@ -346,6 +351,9 @@ def read(files: list[tuple[str, bytes]]) -> VllmKnowledge | None:
     known.sampling = set(_fields(_class(trees.get(SAMPLING[0]), SAMPLING[1])))
     known.serving = {c for p, names in classes_in.items() if "entrypoints/" in p for c in names}
     known.model_classes = {c for p, n in classes_in.items() if p.startswith(_MODELS) for c in n}
+    known.config_classes = {
+        c for p, names in classes_in.items() if p.startswith(HF_CONFIG_CLASSES) for c in names
+    }
     known.arch_keys = _arch_keys(trees)
     known.getters = _getters(_class(trees.get(MODEL_CONFIG[0]), MODEL_CONFIG[1]), known.arch_keys)
     return known
