@@ -257,3 +257,23 @@ def test_what_to_try_and_your_case_carry_the_value_that_passes(settings_site):
 def test_a_config_class_of_the_project_checks_the_models_config_json(sites):
     layers = setting(sites, "num_layers must be at least 1", "model-config")
     assert layers["key"] == "num_layers" and "passes" not in layers  # not the user's to set
+
+
+def test_what_to_try_mentions_the_divisor_calculator_only_where_it_shows(sites):
+    listed = "The divisor calculator lists the divisors of `total_num_attention_heads`."
+    assert listed in derived(sites, "Total number of attention heads")["try"]
+    # a project whose pages have no divisor calculator (no wing: the plain Knowledge)
+    code = "def f(a, b):\n    if a % b != 0:\n        raise ValueError(f'{a} by {b}')\n"
+    (plain,) = ex.scan_file("m.py", code.encode(), knowledge=explain.Knowledge()).sites
+    assert not any("calculator" in t for t in plain.derived["try"])
+    # an expression divisor: no calculator either, in any project
+    code = "def f(a, b):\n    if a % (2 * b) != 0:\n        raise ValueError(f'{a} by {b}')\n"
+
+    class Calc(explain.Knowledge):
+        divisor_calculator = True
+
+    (expr,) = ex.scan_file("m.py", code.encode(), knowledge=Calc()).sites
+    assert expr.derived["divisibility"]["divisor"] == "2 * b"
+    assert not any("calculator" in t for t in expr.derived["try"])
+    (named,) = ex.scan_file("m.py", code.replace("(2 * b)", "b").encode(), knowledge=Calc()).sites
+    assert any("(the divisor calculator lists them)" in t for t in named.derived["try"])

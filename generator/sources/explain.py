@@ -91,6 +91,10 @@ class Knowledge:
     """A project's settings and stages, as its wing reads them from the tree being extracted.
     This base knows nothing: a project without a wing gets conditions, categories and titles."""
 
+    # Whether the project's pages offer the divisor calculator (where a divisibility test's
+    # value and divisor are both named: `divisor_calculator_shows`); "What to try" says so.
+    divisor_calculator = False
+
     def setting(self, chain: tuple[str, ...], owner: str) -> Setting | None:
         """The setting an attribute chain reads (`("self", "parallel_config", "tp")`, a call as
         `"name()"`), in a method of class `owner` ("" outside a class)."""
@@ -849,7 +853,7 @@ def explain(
             f"{a} must be an exact multiple of {b}, typically because {a} is split into {b} "
             "equal parts (one per GPU or group). Here the division leaves a remainder."
         )
-        shows = divisor_calculator_shows(div)
+        shows = ctx.knowledge.divisor_calculator and divisor_calculator_shows(div)
         if computed:
             tries = [f"The divisor calculator lists the divisors of {a}."] if shows else []
         else:

@@ -149,6 +149,7 @@ def _is_bool(annotation: str) -> bool:
 
 @dataclass
 class VllmKnowledge(Knowledge):
+    divisor_calculator = True  # the wing's record pages (tables.divisor_calculator)
     version: str = ""
     classes: dict[str, dict[str, str]] = field(default_factory=dict)  # config class -> fields
     holders: dict[str, str] = field(default_factory=dict)  # VllmConfig attribute -> its class
