@@ -152,6 +152,10 @@ def test_a_value_that_passes_is_said_in_words():
         "Set `mode` in `--cc` to anything but `3`."
     )
     assert explain.to_try(entry) is None  # nothing computed, nothing said
+    field = {"name": "t", "kind": "request-field", "field": "request.tools", "key": "tools"}
+    assert explain.to_try(field) == (  # but a request field is said to be one
+        "`tools` is a field of the request: the fix is in the request, not the launch."
+    )
 
 
 def test_reads_of_keys_and_the_environment():
@@ -277,3 +281,4 @@ def test_what_to_try_mentions_the_divisor_calculator_only_where_it_shows(sites):
     assert not any("calculator" in t for t in expr.derived["try"])
     (named,) = ex.scan_file("m.py", code.replace("(2 * b)", "b").encode(), knowledge=Calc()).sites
     assert any("(the divisor calculator lists them)" in t for t in named.derived["try"])
+

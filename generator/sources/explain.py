@@ -772,11 +772,14 @@ def value_words(passes: dict) -> str:
 
 
 def to_try(entry: dict) -> str | None:
-    """What to try with one setting, said for its kind, with the value that passes."""
+    """What to try with one setting, said for its kind, with the value that passes; a request
+    field is said to be one even when no value can be computed."""
     passes = entry.get("passes")
-    if not passes:
-        return None
     what, kind = _code(handle(entry)), entry.get("kind", "")
+    if not passes:
+        if kind == "request-field":
+            return f"{what} is a field of the request: the fix is in the request, not the launch."
+        return None
     if entry.get("flag") and entry.get("key"):  # a key of an option's JSON object
         what = f"`{entry['key']}` in `{entry['flag']}`"
     op = passes["op"]
