@@ -181,7 +181,8 @@ def test_rederive_rewrites_only_derived_blocks_and_creates_nothing(kb, capsys):
     # derived as an older extract wrote it (no kind, no value to try), and a person's text
     stale = text[: text.index("derived:")] + (
         "solutions:\n  - Written by a person.\nderived:\n  ref: old\n  flags:\n"
-        "    - {name: tp, field: parallel_config.tensor_parallel_size, flag: --tp}\n"
+        "    - {name: tp, kind: engine-arg, field: parallel_config.tensor_parallel_size, "
+        "flag: --tp}\n"
     )
     heads.write_text(stale + text[text.index("analysis:") :])
     gone = next(p for p in folder.glob("*.yaml") if "Unknown toy backend" in p.read_text())
@@ -282,3 +283,28 @@ def test_what_to_try_mentions_the_divisor_calculator_only_where_it_shows(sites):
     (named,) = ex.scan_file("m.py", code.replace("(2 * b)", "b").encode(), knowledge=Calc()).sites
     assert any("(the divisor calculator lists them)" in t for t in named.derived["try"])
 
+
+@pytest.mark.parametrize(
+    ("flag", "problem"),
+    [
+        ("{name: n, field: f, flag: --f}", "E101 derived.flags[0].kind"),
+        ("{name: n, kind: env-var, field: f}", "E101 derived.flags[0].env"),
+        ("{name: n, kind: request-field, field: f}", "E101 derived.flags[0].key"),
+        ("{name: n, kind: engine-arg, field: f, key: k}", "E101 derived.flags[0].flag"),
+        ("{name: n, kind: knob, field: f, flag: --f}", "E103 derived.flags[0].kind"),
+        (
+            "{name: n, kind: engine-arg, field: f, flag: --f, passes: {op: in, value: 3}}",
+            "E103 derived.flags[0].passes",
+        ),
+    ],
+)
+def test_a_setting_says_its_kind_and_what_it_is_changed_with(kb, flag, problem):
+    from errorkb.content.load import load_content
+    from errorkb.content.model import ContentError
+
+    record = kb / "content/errors/demo/00000000000000a1.yaml"
+    record.write_text(record.read_text() + f"derived:\n  ref: abc1234\n  flags:\n    - {flag}\n")
+    with pytest.raises(ContentError) as info:
+        load_content(kb)
+    found = {f"{p.code} {p.field}" for p in info.value.problems}
+    assert problem in found, found
