@@ -50,7 +50,8 @@ def test_a_model_config_key_comes_from_the_architecture_values_and_cannot_be_cha
     tries = derived(sites, start)["try"]
     assert tries[0].startswith("Set `--tensor-parallel-size` to a divisor of the ")
     assert any(
-        t.startswith("`num_attention_heads` is the model's own") and "--tensor-parallel-size" in t
+        t.startswith("`num_attention_heads` is the model's own, from its config.json, and cannot")
+        and t.endswith("change `--tensor-parallel-size` instead.")
         for t in tries
     )
 
@@ -72,7 +73,11 @@ def test_config_in_model_code_is_the_models_config_json(sites):
     start = "num_key_value_heads ({num_key_value_heads}) must be divisible"
     assert setting(sites, start, "model-config")["key"] == "num_key_value_heads"
     # tp_size is a parameter nothing traces: no other setting is claimed
-    assert "fit the check's other values to it" in derived(sites, start)["try"][0]
+    assert derived(sites, start)["try"][0] == (
+        "`num_key_value_heads` is the model's own, from its config.json, and cannot be "
+        "changed: change what the check compares it with where that is yours to set, or use "
+        "another model."
+    )
 
 
 def test_request_fields_of_validators_and_serving_code_say_the_fix_is_in_the_request(sites):
@@ -155,6 +160,10 @@ def test_a_value_that_passes_is_said_in_words():
     field = {"name": "t", "kind": "request-field", "field": "request.tools", "key": "tools"}
     assert explain.to_try(field) == (  # but a request field is said to be one
         "`tools` is a field of the request: the fix is in the request, not the launch."
+    )
+    assert explain.to_try({**field, "passes": {"op": "set"}}) == (
+        "In the request, give `tools` (not empty, not false): the request is what fails, "
+        "not the server's launch."
     )
 
 

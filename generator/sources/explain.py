@@ -784,7 +784,8 @@ def to_try(entry: dict) -> str | None:
         what = f"`{entry['key']}` in `{entry['flag']}`"
     op = passes["op"]
     if kind == "request-field":
-        change = {"set": f"set {what}", "unset": f"leave {what} out"}.get(op)
+        presence = {"set": f"give {what} (not empty, not false)", "unset": f"leave {what} out"}
+        change = presence.get(op)
         change = change or f"set {what} to {value_words(passes)}"
         return f"In the request, {change}: the request is what fails, not the server's launch."
     where = "the environment variable " if kind == "env-var" else ""
@@ -805,10 +806,11 @@ def _fixed(found: list[dict]) -> list[str]:
     instead = (
         f"change {' or '.join(dict.fromkeys(others))} instead"
         if others
-        else "fit the check's other values to it, or use another model"
+        else "change what the check compares it with where that is yours to set, or use "
+        "another model"
     )
     what = " and ".join(dict.fromkeys(keys))
-    return [f"{what} is the model's own, from its config.json: it cannot be changed; {instead}."]
+    return [f"{what} is the model's own, from its config.json, and cannot be changed: {instead}."]
 
 
 def write_pattern(entry: dict) -> str:
