@@ -8,8 +8,9 @@
 const LOAD_TIMEOUT_MS = 90_000;
 let shared = null;
 
-// `config` is calc.json (the worker's, calc.py's and Pyodide's addresses); `also` lists the
-// page's own files of the calculator, kept with Python's for the next visit.
+// `config` is a wing's calculator data (the addresses of the worker, its modules and
+// Pyodide); `also` lists the page's own files of the calculator, kept with Python's for the
+// next visit.
 export function connect(config, also = []) {
   shared ??= start(config, also);
   return shared;
@@ -55,7 +56,7 @@ function start(config, also) {
       const why = event.message || "its script was blocked by the page's policy, or is missing";
       settle(new Error(`The calculator's worker failed: ${why}.`));
     });
-    worker.postMessage({ init: { calc: config.module, pyodide: config.pyodide } });
+    worker.postMessage({ init: { modules: config.modules, pyodide: config.pyodide } });
   });
   ready.catch(() => {}); // each caller hears of a failure through `ready` or `ask`
 

@@ -1,4 +1,6 @@
-// Module worker: Pyodide runs calc.py. In: {init: {calc: url, pyodide: folder url}}, {id, request}.
+// Module worker: Pyodide runs a wing's calculator modules (its calc.py, served byte for byte).
+// In: {init: {modules: [[python name, url], ...], pyodide: folder url}}, {id, request}; a
+// request's `module` names the module that answers it (the first when it names none).
 // Out: {progress: text}, {ready: ms, fetched: urls}, {id, answer}, {failed: text}.
 
 const started = performance.now();
@@ -28,16 +30,16 @@ function explain(error) {
 // An empty module: refused exactly when the CSP refuses WebAssembly, fast and clearly.
 const EMPTY_WASM = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
 
-async function boot(calcUrl, pyodideUrl) {
+async function boot(modules, pyodideUrl) {
   say("Checking WebAssembly…");
   if (typeof WebAssembly !== "object") throw new Error("this browser has no WebAssembly");
   await WebAssembly.compile(EMPTY_WASM);
   say("Loading the Python runtime (1/3)…");
-  const source = fetch(calcUrl).then((r) => {
-    if (!r.ok) throw new Error(`${calcUrl}: HTTP ${r.status}`);
+  const sources = Promise.all(modules.map(([, url]) => fetch(url).then((r) => {
+    if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
     return r.text();
-  });
-  source.catch(() => {}); // awaited below; avoid an unhandled rejection meanwhile
+  })));
+  sources.catch(() => {}); // awaited below; avoid an unhandled rejection meanwhile
   const { loadPyodide } = await import(`${pyodideUrl}pyodide.mjs`);
   say("Starting Python (2/3)…");
   const pyodide = await loadPyodide({
@@ -48,18 +50,22 @@ async function boot(calcUrl, pyodideUrl) {
   });
   say("Loading the calculator (3/3)…");
   pyodide.FS.mkdirTree("/errorkb");
-  pyodide.FS.writeFile("/errorkb/errorkb_calc.py", await source);
+  const texts = await sources;
+  modules.forEach(([name], i) => pyodide.FS.writeFile(`/errorkb/${name}.py`, texts[i]));
   pyodide.runPython(
     [
-      "import json, sys",
+      "import importlib, json, sys",
       "sys.path.insert(0, '/errorkb')",
-      "import errorkb_calc",
-      "def errorkb_answer(text):",
-      "    return json.dumps(errorkb_calc.run(json.loads(text)))",
+      "def errorkb_answer(name, text):",
+      "    return json.dumps(importlib.import_module(name).run(json.loads(text)))",
     ].join("\n"),
   );
   const answer = pyodide.globals.get("errorkb_answer");
-  calcRun = (request) => JSON.parse(answer(JSON.stringify(request)));
+  const names = modules.map(([name]) => name);
+  calcRun = ({ module = names[0], ...request }) => {
+    if (!names.includes(module)) return { error: `no calculator module ${module}` };
+    return JSON.parse(answer(module, JSON.stringify(request)));
+  };
   const fetched = performance.getEntriesByType("resource").map((entry) => entry.name);
   postMessage({ ready: Math.round(performance.now() - started), fetched });
 }
@@ -69,7 +75,7 @@ self.addEventListener("error", (event) => fail(event.error || event.message));
 
 self.addEventListener("message", async ({ data }) => {
   if (data.init) {
-    booting ??= boot(data.init.calc, data.init.pyodide).catch(fail);
+    booting ??= boot(data.init.modules, data.init.pyodide).catch(fail);
     return;
   }
   await booting;

@@ -5,6 +5,7 @@ import json
 import re
 
 from errorkb.content.model import Content, Record
+from errorkb.projects import pyodide
 from errorkb.projects.vllm import calc, cases, presets
 from errorkb.site import urls
 from errorkb.site.pages import fingerprint
@@ -113,7 +114,7 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "worker": url("calc-worker.js"),
         "client": url("calc-client.js"),  # the page's side of the worker, shared by the widgets
         "errors_url": urls.error("{}"),  # where an answer's record lives
-        "module": url("calc.py"),
+        "modules": pyodide.module_list([("errorkb_calc", "calc.py")], url),
         "pyodide": urls.pyodide(),  # the folder the worker loads Pyodide from
         "calculators": {name: list(spec) for name, spec in calculators().items()},
         "records": {
