@@ -83,8 +83,10 @@ def test_a_long_condition_names_its_quantities():
 
 def test_flags_are_traced_through_locals_self_attributes_and_configs(sites):
     tp = {
+        "kind": "engine-arg",
         "field": "parallel_config.tensor_parallel_size",
         "flag": "--tensor-parallel-size",
+        "keyword": "tensor_parallel_size",
         "url": f"{DOCS}#-tensor-parallel-size-tp",
     }
     # tp_size <- parallel_config.tensor_parallel_size <- vllm_config.parallel_config (locals)
@@ -252,9 +254,10 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
     assert line and "<code>num_heads % tp_size != 0</code>; model loading; divisibility" in (
         line.group(1)
     )
-    assert f'<a href="{DOCS}#-tensor-parallel-size-tp"><code>--tensor-parallel-size</code></a>' in (
-        line.group(1)
-    )
+    assert (
+        f'<a href="{DOCS}#-tensor-parallel-size-tp"><code>--tensor-parallel-size</code></a>'
+        " (an engine argument, <code>tensor_parallel_size=</code> in Python)"
+    ) in line.group(1)
     # The divisor calculator: static answers computed by calc.py, the widget's script.
     assert 'data-divisors data-value="num_heads" data-divisor="tp_size"' in html
     row = re.search(r"<tr data-n=\"20\"><td>20<td>([^\n<]*)", html)
@@ -266,6 +269,7 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
         "stage": "model loading",
         "category": "divisibility",
         "relation": {"left": "num_heads", "op": "%", "right": "tp_size"},
+        "settings": [{"handle": "--tensor-parallel-size", "kind": "an engine argument"}],
     }
     assert "<code>num_heads</code>" in doc["html"]["derived_explanation"]
 

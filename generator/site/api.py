@@ -15,7 +15,7 @@ from errorkb.content.load import EACH, load_schema, markdown_fields
 from errorkb.content.model import Content, Record
 from errorkb.site import markup, paging, urls
 from errorkb.site.linking import Links, same_file, same_function
-from errorkb.sources.explain import CATEGORIES, STAGES
+from errorkb.sources.explain import CATEGORIES, KINDS, STAGES, handle
 
 
 def error_document(record: Record, content: Content, links: Links) -> dict:
@@ -128,12 +128,18 @@ def _release_key(version: str) -> tuple:
 
 
 def _derived_labels(derived: dict) -> dict:
-    """What the derived stage and category keys mean, in words."""
-    out = {}
+    """What the derived stage and category keys mean, in words, and each setting as the user
+    writes it with its kind in words."""
+    out: dict = {}
     if derived.get("stage") in STAGES:
         out["stage"] = STAGES[derived["stage"]]
     if derived.get("category") in CATEGORIES:
         out["category"] = CATEGORIES[derived["category"]]
+    if derived.get("flags"):
+        out["settings"] = [
+            {"handle": handle(f), "kind": KINDS.get(f.get("kind", ""), "")}
+            for f in derived["flags"]
+        ]
     return out
 
 
@@ -411,10 +417,29 @@ def error_document_schema(base_url: str) -> dict:
                     },
                     "derived": {
                         "type": "object",
-                        "description": "the derived stage and category in words",
+                        "description": "the derived stage and category in words, and the "
+                        "settings (derived.flags, in the same order) as the user writes them",
                         "properties": {
                             "stage": {"type": "string"},
                             "category": {"type": "string"},
+                            "settings": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "required": ["handle", "kind"],
+                                    "properties": {
+                                        "handle": {
+                                            "type": "string",
+                                            "description": "the flag, variable or key to change",
+                                        },
+                                        "kind": {
+                                            "type": "string",
+                                            "description": "its kind in words ('a request "
+                                            "field'); empty when not known",
+                                        },
+                                    },
+                                },
+                            },
                             "relation": {
                                 "type": "object",
                                 "description": "the condition as one test of the message's "

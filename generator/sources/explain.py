@@ -22,7 +22,7 @@ import ast
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 from errorkb.content import template
 
@@ -53,14 +53,37 @@ CATEGORIES = {
 # What a project knows of its own source -------------------------------------------
 
 
+# The kinds of setting a failing value can come from, as a page names them.
+KINDS = {
+    "engine-arg": "an engine argument",
+    "server-arg": "a server argument",
+    "request-field": "a request field",
+    "env-var": "an environment variable",
+    "model-config": "from the model's config.json",
+}
+
+
 @dataclass(frozen=True)
 class Setting:
-    """A user-facing setting: where the code reads it, the flag that sets it, its docs."""
+    """A user-facing setting: where the code reads it, what kind of setting it is, and what the
+    user writes to change it (a flag, a keyword, a key of a JSON object, a variable), its docs."""
 
-    field: str  # e.g. parallel_config.tensor_parallel_size
-    flag: str  # e.g. --tensor-parallel-size
+    field: str  # where the code reads it, e.g. parallel_config.tensor_parallel_size
+    flag: str = ""  # engine and server arguments: e.g. --tensor-parallel-size
     url: str = ""
-    key: str = ""  # for a flag that takes a JSON object: the key inside it
+    key: str = ""  # the key inside a JSON object: a JSON flag's, the request body's, config.json's
+    _: KW_ONLY
+    kind: str  # a key of KINDS
+    keyword: str = ""  # an engine argument's keyword in Python, e.g. LLM(tensor_parallel_size=)
+    env: str = ""  # an environment variable's name
+
+    def entry(self, name: str) -> dict:
+        """The record's `derived.flags` item of this setting, read as `name` in the code."""
+        out = {"name": name, "kind": self.kind, "field": self.field}
+        for key in ("flag", "keyword", "key", "env", "url"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        return out
 
 
 class Knowledge:
@@ -322,20 +345,17 @@ def flags(ctx: Context, condition: ast.expr | None) -> list[dict]:
             if isinstance(node, ast.Name | ast.Attribute | ast.Call) and _chain(node):
                 named.append((_short(node), node))
     out: list[dict] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, ...]] = set()
     for name, expr in named:
         if isinstance(expr, ast.Call) and not _chain(expr):
             continue
         setting = trace(expr, ctx, attrs)
-        if setting is None or (setting.flag, setting.key) in seen:
+        if setting is None:
             continue
-        seen.add((setting.flag, setting.key))
-        entry = {"name": name, "field": setting.field, "flag": setting.flag}
-        if setting.key:
-            entry["key"] = setting.key
-        if setting.url:
-            entry["url"] = setting.url
-        out.append(entry)
+        same = (setting.kind, setting.flag, setting.key, setting.env)
+        if same not in seen:
+            seen.add(same)
+            out.append(setting.entry(name))
     return out
 
 
@@ -551,10 +571,18 @@ def _code(name: str) -> str:
     return f"`{name}`"
 
 
+def handle(entry: dict) -> str:
+    """What the user writes to change a setting: its flag (with the key of a JSON flag), its
+    environment variable, or its key in the request body or the model's config.json."""
+    if entry.get("flag"):
+        return entry["flag"] + (f" '{{\"{entry['key']}\": …}}'" if entry.get("key") else "")
+    return entry.get("env") or entry.get("key") or entry["field"]
+
+
 def _setting_words(found: list[dict], names: Iterable[str]) -> str:
-    """The flags that set these names, as `--a` or `--b`; "" when none do."""
+    """The settings behind these names, as `--a` or `--b`; "" when none are."""
     wanted = set(names)
-    picked = [f"`{f['flag']}`" for f in found if f["name"] in wanted or not wanted]
+    picked = [_code(handle(f)) for f in found if f["name"] in wanted or not wanted]
     return " or ".join(dict.fromkeys(picked))
 
 

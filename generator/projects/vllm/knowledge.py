@@ -10,7 +10,7 @@ vLLM's documentation of that release. What is vLLM's by convention and not in an
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from errorkb.sources.explain import Knowledge, Setting
 
@@ -173,17 +173,20 @@ class VllmKnowledge(Knowledge):
             return self._setting(cls, name, f"{holder}.{name}")
         if (ROOT_CONFIG, holder) in self.options:
             whole = self._setting(ROOT_CONFIG, holder, f"{holder}.{name}")
-            return Setting(whole.field, whole.flag, whole.url, key=name)
+            return replace(whole, key=name)
         return None
 
     def _setting(self, cls: str, name: str, where: str) -> Setting:
+        """An option of the parser: an engine argument (also a keyword of `LLM(...)`, the
+        EngineArgs field that stands for it), or an argument of the server alone."""
         options = self.options[(cls, name)]
         page = self.pages.get((cls, name), ENGINE_ARGS_PAGE)
-        if not self.version:
-            return Setting(where, options[0])
-        return Setting(
-            where, options[0], f"{DOCS.format(version=self.version)}{page}#{_anchor(options)}"
-        )
+        url = f"{DOCS.format(version=self.version)}{page}#{_anchor(options)}"
+        url = url if self.version else ""
+        if cls in FRONTEND_ARGS:
+            return Setting(where, options[0], url, kind="server-arg")
+        keyword = next((arg for arg, at in self.engine_args.items() if at == (cls, name)), "")
+        return Setting(where, options[0], url, kind="engine-arg", keyword=keyword)
 
     def stage(self, path: str, function: str) -> str | None:
         if path.startswith(_MODELS) and _PROCESSOR.search(function):
