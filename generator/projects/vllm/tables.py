@@ -11,6 +11,8 @@ from errorkb.site import urls
 from errorkb.site.pages import fingerprint
 
 CALC_DATA = "calc.json"  # what the calculator widget needs, built from content and calc.py
+# The flags the widget's advice names, as vLLM spells them.
+FLAGS = {"tp": "--tensor-parallel-size", "pp": "--pipeline-parallel-size", "nnodes": "--nnodes"}
 TEMPLATE = "projects/vllm/calculator.html"
 
 
@@ -25,6 +27,7 @@ def record_calculator(record: Record, content: Content) -> dict | None:
         "id": "calculator",  # the section's anchor and its entry in the table of contents
         "title": "Calculator",
         "name": spec["name"],
+        "data": CALC_DATA,
         "inputs": spec.get("inputs", {}),
         "tables": calc_tables(spec["name"], presets.models(content)),
     }
@@ -44,6 +47,7 @@ def calc_page(pages) -> bytes:
                 "id": "parallel",
                 "title": "Parallel sizes",
                 "name": FULL,
+                "data": CALC_DATA,
                 "sync": True,
                 "tables": calc_tables(FULL, models),
             },
@@ -51,6 +55,7 @@ def calc_page(pages) -> bytes:
                 "id": "moriio",
                 "title": "MoRIIO disaggregated prefill/decode",
                 "name": "moriio",
+                "data": CALC_DATA,
                 "sync": True,
                 "tables": calc_tables("moriio", models),
             },
@@ -81,7 +86,7 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
     # Named as the message names them: the placeholders the address fills.
     names = {"value": div.get("value_param") or div["value"]}
     names["divisor"] = div.get("divisor_param") or div["divisor"]
-    return {"template": DIVISORS_TEMPLATE, **div, **names, "rows": rows}
+    return {"template": DIVISORS_TEMPLATE, "data": CALC_DATA, **div, **names, "rows": rows}
 
 
 FULL = "parallel"  # the /calc/ page's widget: every input of the summary calculators
@@ -124,6 +129,10 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "tp_table": cases.tp_table(models),  # "Your case" answers without Pyodide
         "tp_advice": cases.tp_advice(models),  # and what to start instead, on 8 GPUs
         "advice_gpus": cases.NODE_GPUS,
+        "engine": "vLLM",
+        "rules": "vLLM 0.33.0",  # whose rules the build-time answers follow
+        "flags": FLAGS,
+        "node_flags": "--node-rank and --master-addr",  # what a second node needs besides
     }
     return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
 
