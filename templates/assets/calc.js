@@ -79,6 +79,10 @@ function modelPicker(widget) {
     select.value = "";
     setModel(widget, read.model);
   });
+  if (!config.models.length) { // a wing without presets: the config.json alone
+    const text = el("summary", {}, "Paste the model's config.json");
+    return el("div", { className: "calc-model" }, el("details", {}, text, paste, note));
+  }
   const details = el("details", {}, el("summary", {}, "…or paste a config.json"), paste, note);
   const text = el("label", { htmlFor: select.id }, "Model preset");
   return el("div", { className: "calc-model" }, text, select, details);

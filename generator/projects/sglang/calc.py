@@ -61,11 +61,9 @@ ASSERTS = {
 }
 
 # Calculators a page may show -> (run op, its inputs).
-CALCULATORS = {
-    "tp_sizes": (
-        "summary",
-        ("heads", "kv_heads", "tp", "dp", "attn_dp", "dp_attention", "ep", "experts", "pp"),
-    ),
+_SIZES = ("tp", "dp", "attn_dp", "dp_attention", "ep", "experts", "pp")
+CALCULATORS = {  # gpus_per_node: the node the advice fits
+    "tp_sizes": ("summary", ("heads", "kv_heads", *_SIZES, "gpus_per_node")),
 }
 FLAGS = {  # the command-line option of each input, as SGLang spells it
     "tp": "--tp-size",

@@ -38,6 +38,7 @@ FIELDS = {
     "ep": ["Expert parallel size", "--ep-size", "int", "1"],
     "experts": ["MoE experts", "routed experts: num_experts, n_routed_experts"],
     "pp": ["Pipeline parallel size", "--pp-size", "int", "1"],
+    "gpus_per_node": ["GPUs per node", "the node the advice fits", "int", "8"],
 }
 
 
