@@ -1,6 +1,6 @@
-"""What every wing's calculator shares: Pyodide's core files, served under /pyodide/ (npm
-`pyodide`, pinned in package.json), and the calculator modules a wing serves to the browser
-byte for byte, each named in its calculator data so that the worker loads them all."""
+"""Pyodide's core files, which every wing's calculator runs its modules in: served under
+/pyodide/ (npm `pyodide`, pinned in package.json), copied from the knowledge base's
+node_modules or errorkb's own."""
 
 from pathlib import Path
 
@@ -35,14 +35,3 @@ def find(root: Path) -> Path:
         "run make setup"
     )
 
-
-def modules(named: dict[str, Path]) -> dict[str, bytes]:
-    """Calculator modules as assets: asset name -> the file's bytes, unchanged (Pyodide runs
-    them as they are)."""
-    return {name: path.read_bytes() for name, path in named.items()}
-
-
-def module_list(named: list[tuple[str, str]], url) -> list[list[str]]:
-    """The `modules` entry of a calculator's data: [Python module name, its asset URL] for
-    each, the first answering requests that name no module."""
-    return [[module, url(asset)] for module, asset in named]

@@ -1,16 +1,15 @@
-// The page's side of the calculator's worker (calc-worker.js: calc.py under Pyodide), shared
-// by the widgets that ask it: calc.js (parallel sizes) and divisors.js (a divisibility
-// error's divisors). One worker per page, started by the first widget that asks.
+// The page's side of the calculator's worker (calc-worker.js: calc.py and its sibling modules
+// under Pyodide), shared by the widgets that ask it: calc.js (parallel sizes) and divisors.js (a
+// divisibility error's divisors). One worker per page, started by the first widget that asks.
 // connect(config, also) -> {ready, ask(request), onProgress(fn)}: `ready` settles once Python
 // has loaded or failed (an Error whose message is meant for the visitor); `ask` resolves to
-// calc.py's answer, {result} or {error}.
+// the answer of the module the request names (`module`, default calc.py), {result} or {error}.
 
 const LOAD_TIMEOUT_MS = 90_000;
 let shared = null;
 
-// `config` is a wing's calculator data (the addresses of the worker, its modules and
-// Pyodide); `also` lists the page's own files of the calculator, kept with Python's for the
-// next visit.
+// `config` is calc.json (the worker's, the modules' and Pyodide's addresses); `also` lists the
+// page's own files of the calculator, kept with Python's for the next visit.
 export function connect(config, also = []) {
   shared ??= start(config, also);
   return shared;

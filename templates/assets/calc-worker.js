@@ -1,6 +1,6 @@
-// Module worker: Pyodide runs a wing's calculator modules (its calc.py, served byte for byte).
-// In: {init: {modules: [[python name, url], ...], pyodide: folder url}}, {id, request}; a
-// request's `module` names the module that answers it (the first when it names none).
+// Module worker: Pyodide runs the calculator modules (calc.py and its siblings, each served byte
+// for byte). In: {init: {modules: {name: url}, pyodide: folder url}}, {id, request}; a request
+// names its module (`module`, default "calc"), whose run(request) answers it.
 // Out: {progress: text}, {ready: ms, fetched: urls}, {id, answer}, {failed: text}.
 
 const started = performance.now();
@@ -30,16 +30,22 @@ function explain(error) {
 // An empty module: refused exactly when the CSP refuses WebAssembly, fast and clearly.
 const EMPTY_WASM = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
 
+function fetchText(url) {
+  const text = fetch(url).then((r) => {
+    if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+    return r.text();
+  });
+  text.catch(() => {}); // awaited later; avoid an unhandled rejection meanwhile
+  return text;
+}
+
 async function boot(modules, pyodideUrl) {
   say("Checking WebAssembly…");
   if (typeof WebAssembly !== "object") throw new Error("this browser has no WebAssembly");
   await WebAssembly.compile(EMPTY_WASM);
   say("Loading the Python runtime (1/3)…");
-  const sources = Promise.all(modules.map(([, url]) => fetch(url).then((r) => {
-    if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
-    return r.text();
-  })));
-  sources.catch(() => {}); // awaited below; avoid an unhandled rejection meanwhile
+  const names = Object.keys(modules);
+  const sources = names.map((name) => fetchText(modules[name]));
   const { loadPyodide } = await import(`${pyodideUrl}pyodide.mjs`);
   say("Starting Python (2/3)…");
   const pyodide = await loadPyodide({
@@ -50,22 +56,25 @@ async function boot(modules, pyodideUrl) {
   });
   say("Loading the calculator (3/3)…");
   pyodide.FS.mkdirTree("/errorkb");
-  const texts = await sources;
-  modules.forEach(([name], i) => pyodide.FS.writeFile(`/errorkb/${name}.py`, texts[i]));
+  // Each as errorkb_<name>, a name no module of Python's own takes.
+  for (const [i, name] of names.entries()) {
+    pyodide.FS.writeFile(`/errorkb/errorkb_${name}.py`, await sources[i]);
+  }
   pyodide.runPython(
     [
       "import importlib, json, sys",
       "sys.path.insert(0, '/errorkb')",
-      "def errorkb_answer(name, text):",
-      "    return json.dumps(importlib.import_module(name).run(json.loads(text)))",
+      `modules = {n: importlib.import_module('errorkb_' + n) for n in ${JSON.stringify(names)}}`,
+      "def errorkb_answer(text):",
+      "    request = json.loads(text)",
+      "    module = modules.get(request.pop('module', 'calc'))",
+      "    if module is None:",
+      "        return json.dumps({'error': 'no such calculator module'})",
+      "    return json.dumps(module.run(request))",
     ].join("\n"),
   );
   const answer = pyodide.globals.get("errorkb_answer");
-  const names = modules.map(([name]) => name);
-  calcRun = ({ module = names[0], ...request }) => {
-    if (!names.includes(module)) return { error: `no calculator module ${module}` };
-    return JSON.parse(answer(module, JSON.stringify(request)));
-  };
+  calcRun = (request) => JSON.parse(answer(JSON.stringify(request)));
   const fetched = performance.getEntriesByType("resource").map((entry) => entry.name);
   postMessage({ ready: Math.round(performance.now() - started), fetched });
 }

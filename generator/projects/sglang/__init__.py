@@ -25,7 +25,7 @@ class Sglang(Wing):
     def assets(self, content, assets):
         from errorkb.projects.sglang import tables
 
-        module = pyodide.modules({tables.MODULE: Path(calc.__file__)})
+        module = {tables.MODULE: Path(calc.__file__).read_bytes()}  # run as is by Pyodide
         return {**module, tables.CALC_DATA: tables.calc_data(content, {**assets, **module})}
 
     def vendored(self, root):

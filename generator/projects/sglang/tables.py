@@ -8,14 +8,12 @@ import json
 import re
 
 from errorkb.content.model import Content, Record
-from errorkb.projects import pyodide
 from errorkb.projects.sglang import calc
 from errorkb.site import urls
 from errorkb.site.pages import fingerprint
 
 MODULE = "sglang-calc.py"  # calc.py, served byte for byte
 CALC_DATA = "sglang-calc.json"
-PYTHON_NAME = "sglang_calc"  # the module's name in the browser's Python
 CALCULATOR = "projects/vllm/calculator.html"  # the widget's markup is the same for both wings
 DIVISORS = "projects/vllm/divisors.html"
 RULES = "SGLang 0.5.23"  # whose rules the build-time answers follow
@@ -82,7 +80,9 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "worker": url("calc-worker.js"),
         "client": url("calc-client.js"),
         "errors_url": urls.error("{}"),
-        "modules": pyodide.module_list([(PYTHON_NAME, MODULE)], url),
+        # The worker answers a request with the module it names, "calc" by default: on
+        # SGLang's pages, SGLang's calc.py.
+        "modules": {"calc": url(MODULE)},
         "pyodide": urls.pyodide(),
         "calculators": {name: list(spec) for name, spec in calc.CALCULATORS.items()},
         "records": {

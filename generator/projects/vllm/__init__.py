@@ -11,6 +11,11 @@ from errorkb.site import urls
 # The modules behind the hooks import YAML, the schema and Jinja: they load on first use,
 # so that `errorkb match`, which asks only for log prefixes, stays quick.
 
+# The calculator in the browser: the calculator modules served byte for byte (each pure
+# standard library, run by the build and, under that name, by the browser's worker), with
+# Pyodide's files (projects/pyodide.py).
+CALC_MODULES = (calc,)
+
 
 class Vllm(Wing):
     key = "vllm"
@@ -52,9 +57,9 @@ class Vllm(Wing):
     def assets(self, content, assets):
         from errorkb.projects.vllm import tables
 
-        module = pyodide.modules({"calc.py": Path(calc.__file__)})
-        data = tables.calc_data(content, {**assets, **module})
-        return {**module, tables.CALC_DATA: data}
+        modules = {Path(m.__file__).name: Path(m.__file__).read_bytes() for m in CALC_MODULES}
+        data = tables.calc_data(content, {**assets, **modules}, list(modules))
+        return {**modules, tables.CALC_DATA: data}
 
     def log_prefixes(self):
         # vLLM's logger: ERROR 11-01 09:43:08 [model.py:1560]; its processes' names:

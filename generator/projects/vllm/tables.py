@@ -5,7 +5,6 @@ import json
 import re
 
 from errorkb.content.model import Content, Record
-from errorkb.projects import pyodide
 from errorkb.projects.vllm import calc, cases, presets
 from errorkb.site import urls
 from errorkb.site.pages import fingerprint
@@ -106,8 +105,9 @@ def calculators() -> dict[str, tuple[str, tuple[str, ...]]]:
     return {**calc.CALCULATORS, FULL: ("summary", tuple(fields))}
 
 
-def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
-    """/assets/calc.json: the widget's worker and module URLs, calculators, presets, and
+def calc_data(content: Content, assets: dict[str, bytes], modules: list[str]) -> bytes:
+    """/assets/calc.json: the widget's worker and URLs of the calculator modules (`modules`:
+    their file names among `assets`), calculators, presets, and
     the titles of the records the calculator can name (so its answers link to them)."""
 
     def url(name: str) -> str:
@@ -119,7 +119,8 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "worker": url("calc-worker.js"),
         "client": url("calc-client.js"),  # the page's side of the worker, shared by the widgets
         "errors_url": urls.error("{}"),  # where an answer's record lives
-        "modules": pyodide.module_list([("errorkb_calc", "calc.py")], url),
+        # The calculator modules, by name (the worker runs a request's `module`).
+        "modules": {name.removesuffix(".py"): url(name) for name in modules},
         "pyodide": urls.pyodide(),  # the folder the worker loads Pyodide from
         "calculators": {name: list(spec) for name, spec in calculators().items()},
         "records": {
