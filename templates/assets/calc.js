@@ -361,7 +361,7 @@ function summary(widget, result) {
     let sizes = `TP ${v("tp")}`;
     for (const name of ["pp", "dp", "dcp", "pcp", "attn_dp", "ep"]) {
       const value = v(name) || 1;
-      if (widget.inputs[name] && (value != 1 || !UNSET.includes(name))) {
+      if (widget.inputs[name] && (value != 1 || ["dcp", "pcp"].includes(name))) {
         sizes += `, ${name.replace("_", " ").toUpperCase()} ${value}`;
       }
     }
