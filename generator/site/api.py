@@ -8,6 +8,7 @@ import ast
 import copy
 import json
 import posixpath
+import re
 from collections.abc import Iterator
 
 from errorkb.content import template
@@ -15,7 +16,7 @@ from errorkb.content.load import EACH, load_schema, markdown_fields
 from errorkb.content.model import Content, Record
 from errorkb.site import markup, paging, urls
 from errorkb.site.linking import Links, same_file, same_function
-from errorkb.sources.explain import CATEGORIES, KINDS, STAGES, handle
+from errorkb.sources.explain import CATEGORIES, KINDS, STAGES, handle, write_pattern
 
 
 def error_document(record: Record, content: Content, links: Links) -> dict:
@@ -72,7 +73,30 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
         relation = case_relation(record)
         if relation:
             doc["computed"]["derived"]["relation"] = relation
+        passes = values_to_try(record)
+        if passes:
+            doc["computed"]["derived"]["passes"] = passes
     return doc
+
+
+def values_to_try(record: Record) -> list[dict]:
+    """The settings with a value that passes (derived.flags' `passes`), as the page computes
+    it from the values in its address: how the setting is written (`write`, {} for the
+    value), its kind in words, and `current`, the placeholder that prints its value."""
+    names = set(template.placeholders(record.message))
+    out = []
+    for entry in record.derived.get("flags", []):
+        if "passes" in entry:
+            last = re.split(r"[.\[]", entry["name"])[-1]
+            out.append(
+                {
+                    "write": write_pattern(entry),
+                    "kind": KINDS.get(entry.get("kind", ""), ""),
+                    "current": last if last in names else "",
+                    **entry["passes"],
+                }
+            )
+    return out
 
 
 def history(record: Record, content: Content, base: str) -> dict | None:
@@ -422,6 +446,17 @@ def error_document_schema(base_url: str) -> dict:
                         "properties": {
                             "stage": {"type": "string"},
                             "category": {"type": "string"},
+                            "passes": {
+                                "type": "array",
+                                "description": "settings with a value that would pass the "
+                                "check (derived.flags' passes), as the page computes them: "
+                                "`write` with {} for the value, `kind` in words, `current` "
+                                "the placeholder that prints the setting's value",
+                                "items": {
+                                    "type": "object",
+                                    "required": ["write", "kind", "current", "op"],
+                                },
+                            },
                             "settings": {
                                 "type": "array",
                                 "items": {

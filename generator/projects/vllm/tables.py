@@ -8,6 +8,7 @@ from errorkb.content.model import Content, Record
 from errorkb.projects.vllm import calc, cases, presets
 from errorkb.site import urls
 from errorkb.site.pages import fingerprint
+from errorkb.sources.explain import divisor_calculator_shows
 
 CALC_DATA = "calc.json"  # what the calculator widget needs, built from content and calc.py
 # The flags the widget's advice names, as vLLM spells them.
@@ -66,7 +67,6 @@ DIVISORS_TEMPLATE = "projects/vllm/divisors.html"
 # Head counts the divisor calculator answers without JavaScript: those of the presets, and
 # these common ones of models outside them.
 COMMON_HEADS = (12, 14, 20, 24, 48, 56, 96)
-NAME = re.compile(r"[A-Za-z_][\w.]*")  # a setting or a quantity, not an expression of one
 HEAD_COUNT = re.compile(r"heads$")  # num_heads, total_num_kv_heads (not head_dim)
 
 
@@ -76,7 +76,7 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
     (the valid values of `2 * world_size` are not the divisors of the value). Its static
     table of common values only where the value is a head count."""
     div = record.derived.get("divisibility")
-    if not div or not all(NAME.fullmatch(div[k]) for k in ("value", "divisor")):
+    if not div or not divisor_calculator_shows(div):
         return None
     rows = []
     if HEAD_COUNT.search(div["value"]):
