@@ -52,7 +52,9 @@ def test_server_arguments_are_traced_through_views_widths_and_parameters(sites):
     url = found["flags"][0]["url"]
     assert url == SOURCE + "sglang/srt/arg_groups/fields/parallel.py#L20"
     # a parameter named as the size it holds; a derived width by the size the user sets
-    assert settings(derived(sites, HEADS)) == [("server-arg", "--tp-size", "tp_size")]
+    heads = derived(sites, HEADS)
+    assert settings(heads) == [("server-arg", "--tp-size", "tp_size")]
+    assert "The divisor calculator lists the divisors of `num_heads`." in heads["try"]  # shown
     toy = settings(derived(sites, "Toy heads"))
     assert toy == [
         ("model-config", "num_attention_heads", "num_attention_heads"),

@@ -192,6 +192,7 @@ class Place:
 
 @dataclass
 class SglangKnowledge(Knowledge):
+    divisor_calculator = True  # the wing's record pages (tables.record_section)
     version: str = ""
     root: str = ""  # what the tree puts before `sglang/` (`python/`)
     args: dict[str, tuple[tuple[str, ...], Place]] = field(default_factory=dict)  # -> flags

@@ -11,6 +11,7 @@ from errorkb.content.model import Content, Record
 from errorkb.projects.sglang import calc
 from errorkb.site import urls
 from errorkb.site.pages import fingerprint
+from errorkb.sources import explain
 
 MODULE = "sglang-calc.py"  # calc.py, served byte for byte
 CALC_DATA = "sglang-calc.json"
@@ -18,7 +19,6 @@ CALCULATOR = "projects/vllm/calculator.html"  # the widget's markup is the same 
 DIVISORS = "projects/vllm/divisors.html"
 RULES = "SGLang 0.5.23"  # whose rules the build-time answers follow
 
-NAME = re.compile(r"[A-Za-z_][\w.]*")  # a quantity, not an expression of one
 HEAD_COUNT = re.compile(r"heads$")  # num_heads, total_num_kv_heads (not head_dim)
 KV = re.compile(r"kv|key_value", re.I)
 TP_SIZE = re.compile(r"^(?:self\.)?(?:tp_size|tp|tp_world_size|tensor_parallel_size)$")
@@ -43,7 +43,7 @@ FIELDS = {
 def record_section(record: Record) -> dict | None:
     """The calculator section of an SGLang record's page, from its derived divisibility."""
     div = record.derived.get("divisibility")
-    if not div or not all(NAME.fullmatch(div[k]) for k in ("value", "divisor")):
+    if not div or not explain.divisor_calculator_shows(div):
         return None
     names = {"value": div.get("value_param") or div["value"]}
     names["divisor"] = div.get("divisor_param") or div["divisor"]
