@@ -75,6 +75,14 @@ def test_names_that_hold_a_server_argument_throughout_sglang(sites):
     ]
 
 
+def test_model_configs_getters_read_config_json(sites):
+    found = derived(sites, "The toy runner needs")
+    assert settings(found) == [
+        ("model-config", "num_key_value_heads", "model_config.get_total_num_kv_heads()"),
+        ("server-arg", "--tp-size", "server_args.tp_size"),
+    ]
+
+
 def test_flags_come_from_cli_name_aliases_and_the_hand_registered_ones(sites):
     found = derived(sites, "--chunked-prefill-size below 64")
     assert settings(found) == [("server-arg", "--chunked-prefill-size", "server_args.chunked")]

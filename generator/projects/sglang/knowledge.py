@@ -212,12 +212,8 @@ class SglangKnowledge(Knowledge):
             return self._arg(last)
         if last in self.requests and self._reads_request(before, owner):
             return self._request(chain, last)
-        if last in self.config_keys and (
-            before[-1] in CONFIG_ROOTS or before[-1] in MODEL_CONFIG
-        ):
+        if last in self.config_keys and (before[-1] in CONFIG_ROOTS | MODEL_CONFIG):
             return Setting(".".join(chain[-2:]), key=last, kind="model-config")
-        if last in CONFIG_CALLS and before[-1] in MODEL_CONFIG:
-            return self._config_call(last)
         return None
 
     def _reads_args(self, before: tuple[str, ...], owner: str) -> bool:
@@ -250,8 +246,12 @@ class SglangKnowledge(Knowledge):
         return Setting(f"envs.{name}", url=self._url(self.envs[name]), kind="env-var", env=name)
 
     def _config_call(self, call: str) -> Setting | None:
-        key = CONFIG_CALLS.get(call)
-        return Setting(f"hf_config.{key}", key=key, kind="model-config") if key else None
+        """`self.model_config.get_total_num_kv_heads()`: a key of config.json."""
+        parts = call.split(".")
+        key = CONFIG_CALLS.get(parts[-1])
+        if key is None or (len(parts) > 1 and parts[-2] not in MODEL_CONFIG):
+            return None
+        return Setting(f"hf_config.{key}", key=key, kind="model-config")
 
     def _url(self, place: Place) -> str:
         if not self.version:
