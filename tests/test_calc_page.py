@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from errorkb.cli import main as cli_main
-from errorkb.projects import vllm as vllm_wing
-from errorkb.projects.vllm import PYODIDE_FILES, calc
+from errorkb.projects import pyodide
+from errorkb.projects.vllm import calc
 from errorkb.projects.vllm import tables as pages
 from errorkb.site.build import BuildError, build
 
@@ -210,15 +210,15 @@ def test_pyodide_core_files_are_copied_byte_identical(real_site):
     lock = json.loads((REPO / "package-lock.json").read_text())
     assert lock["packages"]["node_modules/pyodide"]["version"] == "314.0.7"
     assert json.loads((source / "package.json").read_text())["version"] == "314.0.7"
-    for name in PYODIDE_FILES:
+    for name in pyodide.FILES:
         assert (real_site / "pyodide" / name).read_bytes() == (source / name).read_bytes(), name
-    assert sorted(p.name for p in (real_site / "pyodide").iterdir()) == sorted(PYODIDE_FILES)
+    assert sorted(p.name for p in (real_site / "pyodide").iterdir()) == sorted(pyodide.FILES)
 
 
 def test_calc_json_points_at_fingerprinted_files_that_exist(real_site, models):
     data = json.loads((real_site / "assets/calc.json").read_text())
-    for key, name in (("worker", "calc-worker.js"), ("module", "calc.py")):
-        path, _, version = data[key].partition("?v=")
+    for url, name in ((data["worker"], "calc-worker.js"), (data["modules"]["calc"], "calc.py")):
+        path, _, version = url.partition("?v=")
         assert path == f"/assets/{name}" and re.fullmatch("[0-9a-f]{10}", version)
         assert (real_site / path.lstrip("/")).exists()
     assert data["calculators"]["tp_sizes"] == ["summary", list(calc.CALCULATORS["tp_sizes"][1])]
@@ -260,7 +260,7 @@ def test_calc_page_has_both_widgets_and_is_linked(real_site):
 
 
 def test_build_without_node_modules_says_run_make_setup(kb, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(vllm_wing, "PACKAGE_ROOT", tmp_path / "nowhere")
+    monkeypatch.setattr(pyodide, "PACKAGE_ROOT", tmp_path / "nowhere")
     with pytest.raises(BuildError, match="run make setup"):
         build(kb)
     assert not (kb / "site").exists() and not list(kb.glob(".site-*"))

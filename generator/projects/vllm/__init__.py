@@ -4,23 +4,17 @@ calculator on record pages and at /calc/, and its `errorkb calc` command."""
 
 from pathlib import Path
 
-from errorkb.projects import Wing
+from errorkb.projects import Wing, pyodide
 from errorkb.projects.vllm import calc
 from errorkb.site import urls
 
 # The modules behind the hooks import YAML, the schema and Jinja: they load on first use,
 # so that `errorkb match`, which asks only for log prefixes, stays quick.
 
-# The calculator in the browser: Pyodide's core files (npm `pyodide`, pinned in
-# package.json) under /pyodide/, and calc.py served byte for byte.
-PYODIDE_FILES = (
-    "pyodide.mjs",
-    "pyodide.asm.mjs",
-    "pyodide.asm.wasm",
-    "python_stdlib.zip",
-    "pyodide-lock.json",
-)
-PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the errorkb checkout
+# The calculator in the browser: the calculator modules served byte for byte (each pure
+# standard library, run by the build and, under that name, by the browser's worker), with
+# Pyodide's files (projects/pyodide.py).
+CALC_MODULES = (calc,)
 
 
 class Vllm(Wing):
@@ -63,9 +57,9 @@ class Vllm(Wing):
     def assets(self, content, assets):
         from errorkb.projects.vllm import tables
 
-        module = {"calc.py": Path(calc.__file__).read_bytes()}  # run as is by Pyodide
-        data = tables.calc_data(content, {**assets, **module})
-        return {**module, tables.CALC_DATA: data}
+        modules = {Path(m.__file__).name: Path(m.__file__).read_bytes() for m in CALC_MODULES}
+        data = tables.calc_data(content, {**assets, **modules}, list(modules))
+        return {**modules, tables.CALC_DATA: data}
 
     def log_prefixes(self):
         # vLLM's logger: ERROR 11-01 09:43:08 [model.py:1560]; its processes' names:
@@ -77,8 +71,7 @@ class Vllm(Wing):
         ]
 
     def vendored(self, root):
-        folder = find_pyodide(root)
-        return [(urls.pyodide(name), folder / name) for name in PYODIDE_FILES]
+        return pyodide.vendored(root)
 
     def knowledge(self, files):
         from errorkb.projects.vllm import knowledge
@@ -89,20 +82,6 @@ class Vllm(Wing):
         from errorkb.projects.vllm import cli
 
         cli.add_calc(commands)
-
-
-def find_pyodide(root: Path) -> Path:
-    """node_modules/pyodide of the knowledge base, else of the errorkb checkout."""
-    for base in (root, PACKAGE_ROOT):
-        folder = base / "node_modules" / "pyodide"
-        if all((folder / name).is_file() for name in PYODIDE_FILES):
-            return folder
-    from errorkb.site.build import BuildError
-
-    raise BuildError(
-        f"node_modules/pyodide is missing or incomplete (need {', '.join(PYODIDE_FILES)}); "
-        "run make setup"
-    )
 
 
 WING = Vllm()

@@ -11,6 +11,8 @@ from errorkb.site.pages import fingerprint
 from errorkb.sources.explain import divisor_calculator_shows
 
 CALC_DATA = "calc.json"  # what the calculator widget needs, built from content and calc.py
+# The flags the widget's advice names, as vLLM spells them.
+FLAGS = {"tp": "--tensor-parallel-size", "pp": "--pipeline-parallel-size", "nnodes": "--nnodes"}
 TEMPLATE = "projects/vllm/calculator.html"
 
 
@@ -25,6 +27,7 @@ def record_calculator(record: Record, content: Content) -> dict | None:
         "id": "calculator",  # the section's anchor and its entry in the table of contents
         "title": "Calculator",
         "name": spec["name"],
+        "data": CALC_DATA,
         "inputs": spec.get("inputs", {}),
         "tables": calc_tables(spec["name"], presets.models(content)),
     }
@@ -44,6 +47,7 @@ def calc_page(pages) -> bytes:
                 "id": "parallel",
                 "title": "Parallel sizes",
                 "name": FULL,
+                "data": CALC_DATA,
                 "sync": True,
                 "tables": calc_tables(FULL, models),
             },
@@ -51,6 +55,7 @@ def calc_page(pages) -> bytes:
                 "id": "moriio",
                 "title": "MoRIIO disaggregated prefill/decode",
                 "name": "moriio",
+                "data": CALC_DATA,
                 "sync": True,
                 "tables": calc_tables("moriio", models),
             },
@@ -80,7 +85,7 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
     # Named as the message names them: the placeholders the address fills.
     names = {"value": div.get("value_param") or div["value"]}
     names["divisor"] = div.get("divisor_param") or div["divisor"]
-    return {"template": DIVISORS_TEMPLATE, **div, **names, "rows": rows}
+    return {"template": DIVISORS_TEMPLATE, "data": CALC_DATA, **div, **names, "rows": rows}
 
 
 FULL = "parallel"  # the /calc/ page's widget: every input of the summary calculators
@@ -100,8 +105,9 @@ def calculators() -> dict[str, tuple[str, tuple[str, ...]]]:
     return {**calc.CALCULATORS, FULL: ("summary", tuple(fields))}
 
 
-def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
-    """/assets/calc.json: the widget's worker and module URLs, calculators, presets, and
+def calc_data(content: Content, assets: dict[str, bytes], modules: list[str]) -> bytes:
+    """/assets/calc.json: the widget's worker and URLs of the calculator modules (`modules`:
+    their file names among `assets`), calculators, presets, and
     the titles of the records the calculator can name (so its answers link to them)."""
 
     def url(name: str) -> str:
@@ -113,7 +119,8 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "worker": url("calc-worker.js"),
         "client": url("calc-client.js"),  # the page's side of the worker, shared by the widgets
         "errors_url": urls.error("{}"),  # where an answer's record lives
-        "module": url("calc.py"),
+        # The calculator modules, by name (the worker runs a request's `module`).
+        "modules": {name.removesuffix(".py"): url(name) for name in modules},
         "pyodide": urls.pyodide(),  # the folder the worker loads Pyodide from
         "calculators": {name: list(spec) for name, spec in calculators().items()},
         "records": {
@@ -123,6 +130,10 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "tp_table": cases.tp_table(models),  # "Your case" answers without Pyodide
         "tp_advice": cases.tp_advice(models),  # and what to start instead, on 8 GPUs
         "advice_gpus": cases.NODE_GPUS,
+        "engine": "vLLM",
+        "rules": "vLLM 0.33.0",  # whose rules the build-time answers follow
+        "flags": FLAGS,
+        "node_flags": "--node-rank and --master-addr",  # what a second node needs besides
     }
     return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
 
