@@ -100,8 +100,9 @@ def calculators() -> dict[str, tuple[str, tuple[str, ...]]]:
     return {**calc.CALCULATORS, FULL: ("summary", tuple(fields))}
 
 
-def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
-    """/assets/calc.json: the widget's worker and module URLs, calculators, presets, and
+def calc_data(content: Content, assets: dict[str, bytes], modules: list[str]) -> bytes:
+    """/assets/calc.json: the widget's worker and URLs of the calculator modules (`modules`:
+    their file names among `assets`), calculators, presets, and
     the titles of the records the calculator can name (so its answers link to them)."""
 
     def url(name: str) -> str:
@@ -113,7 +114,8 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "worker": url("calc-worker.js"),
         "client": url("calc-client.js"),  # the page's side of the worker, shared by the widgets
         "errors_url": urls.error("{}"),  # where an answer's record lives
-        "module": url("calc.py"),
+        # The calculator modules, by name (the worker runs a request's `module`).
+        "modules": {name.removesuffix(".py"): url(name) for name in modules},
         "pyodide": urls.pyodide(),  # the folder the worker loads Pyodide from
         "calculators": {name: list(spec) for name, spec in calculators().items()},
         "records": {
