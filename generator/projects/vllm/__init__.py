@@ -5,7 +5,7 @@ calculator on record pages and at /calc/, and its `errorkb calc` command."""
 from pathlib import Path
 
 from errorkb.projects import Wing
-from errorkb.projects.vllm import calc
+from errorkb.projects.vllm import calc, memory
 from errorkb.site import urls
 
 # The modules behind the hooks import YAML, the schema and Jinja: they load on first use,
@@ -14,7 +14,7 @@ from errorkb.site import urls
 # The calculator in the browser: Pyodide's core files (npm `pyodide`, pinned in
 # package.json) under /pyodide/, and the calculator modules served byte for byte: each is
 # pure standard library, run by the build and, under that name, by the browser's worker.
-CALC_MODULES = (calc,)
+CALC_MODULES = (calc, memory)
 PYODIDE_FILES = (
     "pyodide.mjs",
     "pyodide.asm.mjs",

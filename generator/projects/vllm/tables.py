@@ -5,7 +5,7 @@ import json
 import re
 
 from errorkb.content.model import Content, Record
-from errorkb.projects.vllm import calc, cases, presets
+from errorkb.projects.vllm import calc, cases, memory_section, presets
 from errorkb.site import urls
 from errorkb.site.pages import fingerprint
 
@@ -16,6 +16,8 @@ TEMPLATE = "projects/vllm/calculator.html"
 def record_calculator(record: Record, content: Content) -> dict | None:
     """The calculator section of a record's page: its static tables and widget inputs; for a
     record without one whose condition is a divisibility test, the divisor calculator."""
+    if memory_section.wanted(record):
+        return memory_section.section(record)
     spec = record.data.get("calculator")
     if not spec or spec["name"] not in calc.CALCULATORS:
         return divisor_calculator(record, content)
@@ -30,7 +32,7 @@ def record_calculator(record: Record, content: Content) -> dict | None:
 
 
 def calc_page(pages) -> bytes:
-    """/calc/: the full calculator and the MoRIIO one."""
+    """/calc/: the full calculator, the MoRIIO one and the memory estimate."""
     models = presets.models(pages.content)
     return pages.page(
         "projects/vllm/calc.html",
@@ -54,6 +56,7 @@ def calc_page(pages) -> bytes:
                 "tables": calc_tables("moriio", models),
             },
         ],
+        memory=memory_section.section(),
     )
 
 
