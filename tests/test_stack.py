@@ -1,7 +1,9 @@
 """Stack projects (#23): libraries the engines run on (torch, NCCL), whose records give
 advice per serving engine in `engines:`, checked against the engines' own records."""
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -253,3 +255,76 @@ def test_the_report_link_names_the_program_it_guesses(stack_index, paste, progra
 
     title = parse_qs(urlsplit(report_url(stack_index, paste)).query)["title"][0]
     assert title.startswith(f"{program or 'Unknown'} error: "), title
+
+
+# ---------------------------------------------------------------- pages
+
+
+@pytest.fixture(scope="module")
+def stack_site(tmp_path_factory):
+    from errorkb.site.build import build
+    from tests.conftest import make_stack_kb
+
+    result = build(make_stack_kb(tmp_path_factory.mktemp("stack-site") / "kb"), checked=True)
+    assert result.problems == []
+    return result.out
+
+
+def headings(html: str) -> list[str]:
+    return re.findall(r'<h2><a class="anchor" href="#([\w-]+)">', html)
+
+
+def test_a_stack_page_gives_each_engines_advice_then_what_any_engine_can_do(stack_site):
+    html = (stack_site / "errors/aec1c60254c32faa/index.html").read_text()
+    assert headings(html)[:4] == ["meaning", "in-vllm", "in-sglang", "solutions"]
+    vllm = html[html.index('id="in-vllm"') : html.index('id="in-sglang"')]
+    assert "<code>--gpu-memory-utilization</code>" in vllm and "--mem-fraction-static" not in vllm
+    assert 'class="before-after"' in vllm and "Llama-3.1-70B-Instruct" in vllm  # its example fix
+    assert f'href="/errors/{VLLM_CACHE}/"' in vllm  # vLLM's own record of the trouble
+    assert ">Whatever the engine<" in html and 'id="related"' not in html  # not listed twice
+    assert 'id="memory"' in html  # vLLM's memory estimate, from the engine's wing
+
+
+def test_an_engine_record_links_back_to_the_stack_record_that_names_it(stack_site):
+    for rid in (VLLM_CACHE, SGLANG_MEMORY):
+        html = (stack_site / f"errors/{rid}/index.html").read_text()
+        related = html[html.index('id="related"') :]
+        assert 'href="/errors/aec1c60254c32faa/"' in related, rid
+
+
+def test_the_api_document_names_the_engines_and_their_records(stack_site):
+    doc = json.loads((stack_site / "api/errors/aec1c60254c32faa.json").read_text())
+    engines = doc["computed"]["engines"]
+    assert [(e["key"], e["name"]) for e in engines] == [("vllm", "vLLM"), ("sglang", "SGLang")]
+    assert [r["id"] for r in engines[0]["related"]] == [VLLM_CACHE]
+    assert "<code>--mem-fraction-static</code>" in doc["html"]["engines"]["sglang"]["solutions"][0]
+    back = json.loads((stack_site / f"api/errors/{VLLM_CACHE}.json").read_text())
+    assert "aec1c60254c32faa" in [r["id"] for r in back["computed"]["related"]]
+
+
+def test_the_memory_estimate_is_served_with_its_build_time_table(stack_site):
+    from errorkb.projects.vllm import memory
+
+    served = (stack_site / "assets/memory.py").read_bytes()
+    assert served == Path(memory.__file__).read_bytes()
+    config = json.loads((stack_site / "assets/calc.json").read_text())
+    assert config["modules"]["memory"].startswith("/assets/memory.py?v=")
+    html = (stack_site / "errors/aec1c60254c32faa/index.html").read_text()
+    assert 'data-inputs="gpu_gib=total"' in html
+    # TP 1: 131.5 GB of weights on an 80 GiB GPU; TP 4: it starts
+    assert "<td>1<td>131.5 GiB<td>–<td>–<td>CUDA out of memory while loading" in html
+    assert re.search(r"<td>4<td>32\.9 GiB<td>38\.7 GiB<td>[\d,]+<td>starts", html)
+
+
+def test_the_markdown_export_carries_the_advice_per_engine(stack_kb, tmp_path):
+    from tests.test_export import export, front_matter
+
+    done = export(stack_kb, tmp_path / "docs")
+    assert done.returncode == 0, done.stderr
+    _, body = front_matter(tmp_path / "docs/errors/aec1c60254c32faa.md")
+    heads = re.findall(r"^## (.+)$", body, re.M)
+    assert heads.index("In vLLM") < heads.index("In SGLang") < heads.index("Whatever the engine")
+    assert "Related errors" not in heads  # its two are under their engines
+    assert f"- [No GPU memory left for the KV cache]({VLLM_CACHE}.md)" in body
+    _, back = front_matter(tmp_path / f"docs/errors/{VLLM_CACHE}.md")
+    assert "- [CUDA out of memory](aec1c60254c32faa.md)" in back

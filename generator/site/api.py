@@ -14,7 +14,7 @@ from errorkb.content import template
 from errorkb.content.load import EACH, load_schema, markdown_fields
 from errorkb.content.model import Content, Record
 from errorkb.site import markup, paging, urls
-from errorkb.site.linking import Links, same_file, same_function
+from errorkb.site.linking import Links, resolve, same_file, same_function
 from errorkb.sources.explain import CATEGORIES, STAGES
 
 
@@ -49,6 +49,7 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
             "history": history(record, content, base),
             "removed": removed(record, content, base),
             "related": [_summary(r, base) for r in links.related[record.id]],
+            "engines": _engines(record, content, base),
             "referenced_by": [_summary(r, base) for r in links.referenced_by.get(record.id, [])],
             "twins": [_summary(r, base) for r in links.twins.get(record.id, [])],
             "same_file": [_summary(r, base) for r in nearby],
@@ -73,6 +74,23 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
         if relation:
             doc["computed"]["derived"]["relation"] = relation
     return doc
+
+
+def _engines(record: Record, content: Content, base: str) -> list[dict]:
+    """A stack record's advice per engine, in the record's order: the engine's key and name,
+    and its own records the advice names (their titles, for links)."""
+    out = []
+    for key, advice in record.engines.items():
+        engine = content.projects.get(key)
+        related = [resolve(content, r) for r in advice.get("related", [])]
+        out.append(
+            {
+                "key": key,
+                "name": engine.name if engine else key,
+                "related": [_summary(r, base) for r in related],
+            }
+        )
+    return out
 
 
 def history(record: Record, content: Content, base: str) -> dict | None:
@@ -389,6 +407,20 @@ def error_document_schema(base_url: str) -> dict:
                         "description": "the page of every error raised in the record's file",
                     },
                     "related": {"type": "array", "items": summary},
+                    "engines": {
+                        "type": "array",
+                        "description": "a stack record's advice per serving engine (its "
+                        "engines field), in order: the engine and its records the advice names",
+                        "items": {
+                            "type": "object",
+                            "required": ["key", "name", "related"],
+                            "properties": {
+                                "key": {"type": "string"},
+                                "name": {"type": "string"},
+                                "related": {"type": "array", "items": summary},
+                            },
+                        },
+                    },
                     "referenced_by": {"type": "array", "items": summary},
                     "twins": {
                         "type": "array",
