@@ -328,3 +328,22 @@ def test_the_markdown_export_carries_the_advice_per_engine(stack_kb, tmp_path):
     assert f"- [No GPU memory left for the KV cache]({VLLM_CACHE}.md)" in body
     _, back = front_matter(tmp_path / f"docs/errors/{VLLM_CACHE}.md")
     assert "- [CUDA out of memory](aec1c60254c32faa.md)" in back
+
+
+def test_vllms_older_log_prefix_is_stripped_so_the_exception_leads():
+    """vLLM's logger printed `ERROR 05-07 05:58:46 core.py:291]` before it put the file in
+    brackets: stripped as a prefix, the exception line starts a block, and the engine's own
+    closing line ("Got fatal signal ...") is no longer matched as the paste's error."""
+    from errorkb.search.engine import clean
+
+    paste = (
+        'ERROR 05-07 05:58:46 core.py:291]     raise AssertionError("Torch not compiled with '
+        'CUDA enabled")\n'
+        "ERROR 05-07 05:58:46 core.py:291] AssertionError: Torch not compiled with CUDA enabled\n"
+        "ERROR 05-07 05:58:46 core.py:291] \n"
+        "CRITICAL 05-07 05:58:46 core_client.py:191] Got fatal signal from worker processes, "
+        "shutting down. See stack trace above for root cause issue."
+    )
+    blocks = [(b.exception, b.text) for b in clean(paste)]
+    assert blocks[-1] == ("AssertionError", "Torch not compiled with CUDA enabled")
+    assert not any("fatal signal" in text for _, text in blocks)

@@ -70,11 +70,12 @@ class Vllm(Wing):
         return {**modules, tables.CALC_DATA: data}
 
     def log_prefixes(self):
-        # vLLM's logger: ERROR 11-01 09:43:08 [model.py:1560]; its processes' names:
+        # vLLM's logger: ERROR 11-01 09:43:08 [model.py:1560], in older releases without the
+        # opening bracket (ERROR 05-07 05:58:46 core.py:291]); its processes' names:
         # (EngineCore_DP0 pid=1508), (APIServer pid=1), (VllmWorker TP1 pid=413)
         return [
             r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?"
-            r" \[[^\]\n]*\] ?",
+            r" (?:\[[^\]\n]*\]|[\w.-]+:\d+\]) ?",
             r"\((?:EngineCore|APIServer|VllmWorker)[^()\n]*pid=\d+\) ?",
         ]
 
