@@ -223,3 +223,13 @@ def test_a_known_case_in_figures():
     assert answer["kv_per_token"] == 80 * 2 * 2 * 128 * 2
     assert round(answer["available"] / GIB, 1) == 38.7
     assert answer["error"] is None and answer["tokens"] > 300_000
+
+
+def test_the_records_it_names_are_vllms_records_of_those_errors():
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent.parent / "content/errors/vllm"
+    no_memory = (folder / f"{memory.NO_CACHE_MEMORY}.yaml").read_text()
+    too_long = (folder / f"{memory.MAX_LEN_TOO_LONG}.yaml").read_text()
+    assert "No available memory for the cache blocks" in no_memory
+    assert "To serve at least one request with the model's max seq len" in too_long

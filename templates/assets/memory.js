@@ -115,9 +115,8 @@ function show({ result, error }) {
   }
   if (r.error) {
     const verdict = el("p", { className: "calc-bad" }, VERDICT[r.error.kind]);
-    if (r.error.id) {
-      verdict.append(" ", el("a", { href: config.errors_url.replace("{}", r.error.id) }, "Its page"));
-    }
+    const title = r.error.id && config.records[r.error.id];
+    if (title) verdict.append(" Its page: ", el("a", { href: config.errors_url.replace("{}", r.error.id) }, title));
     lines.push(verdict);
   } else lines.push(el("p", { className: "calc-good" }, "vLLM should start with these values."));
   lines.push(el("p", { className: "calc-note" }, "An estimate: real weights and overhead differ by model and release."));

@@ -5,7 +5,7 @@ import json
 import re
 
 from errorkb.content.model import Content, Record
-from errorkb.projects.vllm import calc, cases, memory_section, presets
+from errorkb.projects.vllm import calc, cases, memory, memory_section, presets
 from errorkb.site import urls
 from errorkb.site.pages import fingerprint
 
@@ -122,7 +122,9 @@ def calc_data(content: Content, assets: dict[str, bytes], modules: list[str]) ->
         "pyodide": urls.pyodide(),  # the folder the worker loads Pyodide from
         "calculators": {name: list(spec) for name, spec in calculators().items()},
         "records": {
-            rid: content.records[rid].title for rid in calc.MESSAGES if rid in content.records
+            rid: content.records[rid].title
+            for rid in [*calc.MESSAGES, *memory.RECORDS]
+            if rid in content.records
         },
         "models": [{k: m[k] for k in keys if k in m} for m in models],
         "tp_table": cases.tp_table(models),  # "Your case" answers without Pyodide
