@@ -93,6 +93,8 @@ def test_the_memory_estimate_runs_memory_py_under_pyodide(page, base):
     tokens = f"about {want['tokens']:,} tokens"
     out.filter(has_text=tokens).wait_for(timeout=LOAD)
     assert "vLLM should start with these values." in out.inner_text()
+    if SHOTS:
+        widget.screenshot(path=f"{SHOTS}/memory-answer.png")
     page.fill("#memory-max_model_len", "2000000")
     out.filter(has_text="does not fit").wait_for(timeout=LOAD)
     assert out.locator("a").count() == 0  # vLLM's record of it is not in this knowledge base
