@@ -328,6 +328,9 @@ RULES: dict[str, Any] = {  # JSON for the browser: patterns, and patterns by typ
     # A multi-argument exception prints its arguments as a tuple: ('...', '...', 80)
     "tuple": r"\((?:'[^']*'|\"[^\"]*\"), ",
     "tuple_item": r"'((?:\\.|[^'\\])*)'?|\"((?:\\.|[^\"\\])*)\"?|([^,()'\" ][^,()'\"]*)",
+    # An error quoted in prose or wrapped in Markdown: "...", `...`, **...** (a closing mark
+    # the paste cut off may be missing).
+    "quoted_message": r"[\"`]\**([^\"`*]+)\**(?:[\"`]|$)",
     # A cut paste's mark: "...", "…", "[...]", "(truncated)"
     "ellipsis": r" ?(?:\.\.\.|\u2026|\[\.\.\.\]|\[truncated\]|\(truncated\))+ ?$",
     # What a typed hole's value looks like. Untyped holes (any, str, list) hold one token,
@@ -354,6 +357,7 @@ _LITERAL = re.compile(RULES["literal"], re.ASCII)
 _TUPLE = re.compile(RULES["tuple"], re.ASCII)
 _TUPLE_ITEM = re.compile(RULES["tuple_item"], re.ASCII)
 _ELLIPSIS = re.compile(RULES["ellipsis"], re.ASCII)
+_QUOTED_MESSAGE = re.compile(RULES["quoted_message"], re.ASCII)
 _TRACEBACK = "Traceback (most recent call last):"
 
 
@@ -361,7 +365,7 @@ _TRACEBACK = "Traceback (most recent call last):"
 class Form:
     """A reading of a message block: `message` as is (exact when it fits), `glued` where a
     terminal cut words at its width, `cut` without its "...", `tuple` from a tuple repr,
-    `source` from a traceback's raise statement."""
+    `source` from a traceback's raise statement, `quoted` a span in quotes or backticks."""
 
     text: str
     kind: str
@@ -465,6 +469,10 @@ def _with_forms(block: Block, text: str) -> Block:
         out.forms.append(Form(stripped, "cut"))
     if _TUPLE.match(text):
         out.forms.append(Form(_tuple_text(text), "tuple"))
+    for quoted in _QUOTED_MESSAGE.finditer(text):
+        inner = quoted[1].strip(" ")
+        if inner != text and len(template.words(inner)) >= QUERY["partial_words"]:
+            out.forms.append(Form(inner, "quoted"))
     return out
 
 
@@ -707,6 +715,7 @@ HOW = {
     "punctuation": "the message without its closing punctuation",
     "case": ", in other letter case",
     "tuple": "the exception's arguments, printed as a tuple",
+    "quoted": "the message, quoted in the paste",
     "source": "the raise statement of the traceback",
     "generic": "a generic template: little text of its own, or a message Python itself prints",
     "loose": "the message, with a value its placeholder does not hold",

@@ -34,6 +34,7 @@ function compile(rules) {
     tuple: re(rules.tuple),
     tupleItem: new RegExp(rules.tuple_item, "g"),
     ellipsis: new RegExp(rules.ellipsis),
+    quotedMessage: new RegExp(rules.quoted_message, "g"),
     whole: Object.fromEntries(types.map(([k, src]) => [k, re(src, "$")])),
     leading: Object.fromEntries(types.map(([k, src]) => [k, re(src)])),
   };
@@ -124,6 +125,10 @@ function withForms(rules, settings, block, text) {
   if (joined) out.forms.push({ text: joined.slice(0, settings.block_chars), kind: "glued" });
   if (stripped !== text && stripped) out.forms.push({ text: stripped, kind: "cut" });
   if (rules.tuple.test(text)) out.forms.push({ text: tupleText(rules, text), kind: "tuple" });
+  for (const quoted of text.matchAll(rules.quotedMessage)) {
+    const inner = quoted[1].replace(/^ +| +$/g, "");
+    if (inner !== text && words(inner).length >= settings.partial_words) out.forms.push({ text: inner, kind: "quoted" });
+  }
   return out;
 }
 
