@@ -10,7 +10,7 @@ import pytest
 
 from errorkb.cli import main as cli_main
 from errorkb.projects import pyodide
-from errorkb.projects.vllm import calc
+from errorkb.projects.vllm import calc, memory
 from errorkb.projects.vllm import tables as pages
 from errorkb.site.build import BuildError, build
 
@@ -226,7 +226,8 @@ def test_calc_json_points_at_fingerprinted_files_that_exist(real_site, models):
         name for op, names in calc.CALCULATORS.values() if op == "summary" for name in names
     }
     assert data["records"][SEED] == "Attention heads not divisible by tensor parallel size"
-    assert set(data["records"]) <= set(calc.MESSAGES)
+    assert set(data["records"]) <= set(calc.MESSAGES) | set(memory.RECORDS)
+    assert set(memory.RECORDS) <= set(data["records"])  # the memory estimate links them
     for rid in data["records"]:
         assert (real_site / f"errors/{rid}/index.html").exists()
     assert {m["name"] for m in data["models"]} == set(models)

@@ -5,7 +5,7 @@ calculator on record pages and at /calc/, and its `errorkb calc` command."""
 from pathlib import Path
 
 from errorkb.projects import Wing, pyodide
-from errorkb.projects.vllm import calc
+from errorkb.projects.vllm import calc, memory
 from errorkb.site import urls
 
 # The modules behind the hooks import YAML, the schema and Jinja: they load on first use,
@@ -14,7 +14,7 @@ from errorkb.site import urls
 # The calculator in the browser: the calculator modules served byte for byte (each pure
 # standard library, run by the build and, under that name, by the browser's worker), with
 # Pyodide's files (projects/pyodide.py).
-CALC_MODULES = (calc,)
+CALC_MODULES = (calc, memory)
 
 
 class Vllm(Wing):
@@ -62,11 +62,12 @@ class Vllm(Wing):
         return {**modules, tables.CALC_DATA: data}
 
     def log_prefixes(self):
-        # vLLM's logger: ERROR 11-01 09:43:08 [model.py:1560]; its processes' names:
+        # vLLM's logger: ERROR 11-01 09:43:08 [model.py:1560], in older releases without the
+        # opening bracket (ERROR 05-07 05:58:46 core.py:291]); its processes' names:
         # (EngineCore_DP0 pid=1508), (APIServer pid=1), (VllmWorker TP1 pid=413)
         return [
             r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?"
-            r" \[[^\]\n]*\] ?",
+            r" (?:\[[^\]\n]*\]|[\w.-]+:\d+\]) ?",
             r"\((?:EngineCore|APIServer|VllmWorker)[^()\n]*pid=\d+\) ?",
         ]
 

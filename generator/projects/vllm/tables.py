@@ -5,7 +5,7 @@ import json
 import re
 
 from errorkb.content.model import Content, Record
-from errorkb.projects.vllm import calc, cases, presets
+from errorkb.projects.vllm import calc, cases, memory, memory_section, presets
 from errorkb.site import urls
 from errorkb.site.pages import fingerprint
 from errorkb.sources.explain import divisor_calculator_shows
@@ -19,6 +19,8 @@ TEMPLATE = "projects/vllm/calculator.html"
 def record_calculator(record: Record, content: Content) -> dict | None:
     """The calculator section of a record's page: its static tables and widget inputs; for a
     record without one whose condition is a divisibility test, the divisor calculator."""
+    if memory_section.wanted(record):
+        return memory_section.section(record)
     spec = record.data.get("calculator")
     if not spec or spec["name"] not in calc.CALCULATORS:
         return divisor_calculator(record, content)
@@ -34,7 +36,7 @@ def record_calculator(record: Record, content: Content) -> dict | None:
 
 
 def calc_page(pages) -> bytes:
-    """/calc/: the full calculator and the MoRIIO one."""
+    """/calc/: the full calculator, the MoRIIO one and the memory estimate."""
     models = presets.models(pages.content)
     return pages.page(
         "projects/vllm/calc.html",
@@ -60,6 +62,7 @@ def calc_page(pages) -> bytes:
                 "tables": calc_tables("moriio", models),
             },
         ],
+        memory=memory_section.section(),
     )
 
 
@@ -124,7 +127,9 @@ def calc_data(content: Content, assets: dict[str, bytes], modules: list[str]) ->
         "pyodide": urls.pyodide(),  # the folder the worker loads Pyodide from
         "calculators": {name: list(spec) for name, spec in calculators().items()},
         "records": {
-            rid: content.records[rid].title for rid in calc.MESSAGES if rid in content.records
+            rid: content.records[rid].title
+            for rid in [*calc.MESSAGES, *memory.RECORDS]
+            if rid in content.records
         },
         "models": [{k: m[k] for k in keys if k in m} for m in models],
         "tp_table": cases.tp_table(models),  # "Your case" answers without Pyodide
