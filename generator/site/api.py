@@ -187,12 +187,12 @@ def _present(value: object) -> dict:
 def _html_fields(record: Record) -> dict:
     """Every Markdown field the record has, rendered: html.<field> (a list for a list field,
     html.<field>_<part> for a part of an object field), and html.params.<name> for each
-    placeholder's `about`, rendered inline as it is shown in a line of a table."""
-    out: dict[str, object] = {}
-    for path in markdown_fields():
-        value = _rendered(record.data, path)
-        if value is not None:
-            out["_".join(name for name in path if name != EACH)] = value
+    placeholder's `about`, rendered inline as it is shown in a line of a table; and
+    html.engines.<engine>, the same of each engine's advice."""
+    out = _html_of(record.data, markdown_fields())
+    if record.engines:
+        advice_fields = markdown_fields("engine_advice")
+        out["engines"] = {e: _html_of(a, advice_fields) for e, a in record.engines.items()}
     params = {
         name: markup.markdown_inline(param.about)
         for name, param in record.params.items()
@@ -200,6 +200,16 @@ def _html_fields(record: Record) -> dict:
     }
     if params:
         out["params"] = params
+    return out
+
+
+def _html_of(data: dict, fields: list[tuple[str, ...]]) -> dict[str, object]:
+    """The Markdown fields of data rendered, each under its path joined by _."""
+    out: dict[str, object] = {}
+    for path in fields:
+        value = _rendered(data, path)
+        if value is not None:
+            out["_".join(name for name in path if name != EACH)] = value
     return out
 
 
