@@ -217,8 +217,8 @@ def test_pyodide_core_files_are_copied_byte_identical(real_site):
 
 def test_calc_json_points_at_fingerprinted_files_that_exist(real_site, models):
     data = json.loads((real_site / "assets/calc.json").read_text())
-    for key, name in (("worker", "calc-worker.js"), ("module", "calc.py")):
-        path, _, version = data[key].partition("?v=")
+    for url, name in ((data["worker"], "calc-worker.js"), (data["modules"]["calc"], "calc.py")):
+        path, _, version = url.partition("?v=")
         assert path == f"/assets/{name}" and re.fullmatch("[0-9a-f]{10}", version)
         assert (real_site / path.lstrip("/")).exists()
     assert data["calculators"]["tp_sizes"] == ["summary", list(calc.CALCULATORS["tp_sizes"][1])]

@@ -114,6 +114,24 @@ BAD = [
         "engines:",
     ),
     (
+        "a vLLM command of the advice that vLLM would stop (16 GPUs on a node of 8)",
+        OOM,
+        "--tensor-parallel-size 4",
+        "--tensor-parallel-size 16",
+        "E120",
+        "engines.vllm.example_fix.after",
+        "--tensor-parallel-size 16",
+    ),
+    (
+        "a calculator that does not exist",
+        OOM,
+        "name: memory",
+        "name: memroy",
+        "E112",
+        "calculator.name",
+        "name: memroy",
+    ),
+    (
         "a project of an unknown kind",
         "content/projects/nccl.yaml",
         "kind: stack",
@@ -147,3 +165,91 @@ def test_a_one_project_site_keeps_only_its_own_links(stack_kb):
     advice = torch.records["aec1c60254c32faa"].engines
     assert advice["vllm"]["related"] == [] and advice["sglang"]["related"] == []
     assert advice["vllm"]["solutions"]  # the advice stays, only links to absent pages go
+
+
+# ---------------------------------------------------------------- search
+
+OOM_PASTE = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a "
+    "total capacity of 79.10 GiB of which 1.12 GiB is free. Including non-PyTorch memory, "
+    "this process has 77.97 GiB memory in use."
+)
+VLLM_FRAME = (
+    "(EngineCore_DP0 pid=2817) ERROR 11-02 10:12:31 [core.py:708] EngineCore failed to start.\n"
+    "Traceback (most recent call last):\n"
+    '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_worker.py", line 263\n'
+)
+SGLANG_LINE = (
+    "[2025-11-02 10:12:31 TP3] Scheduler hit an exception: Traceback (most recent call last):\n"
+)
+
+
+@pytest.fixture(scope="module")
+def stack_index(tmp_path_factory):
+    from errorkb.search import engine
+    from tests.conftest import make_stack_kb
+
+    return engine.open_index(make_stack_kb(tmp_path_factory.mktemp("stack") / "kb"))
+
+
+@pytest.mark.parametrize(
+    ("before", "engine"),
+    [(VLLM_FRAME, "vllm"), (SGLANG_LINE, "sglang"), ("", ""), (VLLM_FRAME + SGLANG_LINE, "")],
+)
+def test_a_stack_paste_lands_on_its_record_with_the_engine_it_names(stack_index, before, engine):
+    from errorkb.search.engine import search
+
+    [top, *_] = search(stack_index, before + OOM_PASTE)
+    assert (top.id, top.project, top.match, top.engine) == (
+        "aec1c60254c32faa",
+        "PyTorch",
+        "exact",  # the template's sentences, all there; what the paste adds after is let be
+        engine,
+    )
+    assert top.values["total"] == "79.10 GiB"
+    assert top.url.endswith(f"&engine={engine}") if engine else "engine=" not in top.url
+
+
+def test_an_engine_records_result_never_carries_an_engine(stack_index):
+    from errorkb.search.engine import search
+
+    paste = VLLM_FRAME + (
+        "ValueError: No available memory for the cache blocks. Try increasing "
+        "`gpu_memory_utilization` when initializing the engine."
+    )
+    [top, *_] = search(stack_index, paste)
+    assert (top.id, top.match, top.engine) == (VLLM_CACHE, "exact", "")
+
+
+@pytest.mark.parametrize(
+    ("paste", "program"),
+    [
+        (
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+            "NCCLUtils.hpp:275, unhandled system error (run with NCCL_DEBUG=INFO for details)",
+            "NCCL",
+        ),
+        (
+            "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+            "PyTorch",
+        ),
+        (
+            "triton.runtime.errors.OutOfResources: out of resource: shared memory, "
+            "Required: 98304, Hardware limit: 65536.",
+            "triton",
+        ),
+        (
+            'Traceback (most recent call last):\n  File "/opt/venv/lib/python3.12/site-packages/'
+            'flashinfer/jit/core.py", line 120, in build\nRuntimeError: Ninja build failed.',
+            "flashinfer",
+        ),
+        ("RuntimeError: the sprockets of the gearbox are worn out", None),
+    ],
+)
+def test_the_report_link_names_the_program_it_guesses(stack_index, paste, program):
+    from urllib.parse import parse_qs, urlsplit
+
+    from errorkb.search.engine import report_url
+
+    title = parse_qs(urlsplit(report_url(stack_index, paste)).query)["title"][0]
+    assert title.startswith(f"{program or 'Unknown'} error: "), title

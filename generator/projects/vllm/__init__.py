@@ -5,14 +5,16 @@ calculator on record pages and at /calc/, and its `errorkb calc` command."""
 from pathlib import Path
 
 from errorkb.projects import Wing
-from errorkb.projects.vllm import calc
+from errorkb.projects.vllm import calc, memory
 from errorkb.site import urls
 
 # The modules behind the hooks import YAML, the schema and Jinja: they load on first use,
 # so that `errorkb match`, which asks only for log prefixes, stays quick.
 
 # The calculator in the browser: Pyodide's core files (npm `pyodide`, pinned in
-# package.json) under /pyodide/, and calc.py served byte for byte.
+# package.json) under /pyodide/, and the calculator modules served byte for byte: each is
+# pure standard library, run by the build and, under that name, by the browser's worker.
+CALC_MODULES = (calc, memory)
 PYODIDE_FILES = (
     "pyodide.mjs",
     "pyodide.asm.mjs",
@@ -63,9 +65,9 @@ class Vllm(Wing):
     def assets(self, content, assets):
         from errorkb.projects.vllm import tables
 
-        module = {"calc.py": Path(calc.__file__).read_bytes()}  # run as is by Pyodide
-        data = tables.calc_data(content, {**assets, **module})
-        return {**module, tables.CALC_DATA: data}
+        modules = {Path(m.__file__).name: Path(m.__file__).read_bytes() for m in CALC_MODULES}
+        data = tables.calc_data(content, {**assets, **modules}, list(modules))
+        return {**modules, tables.CALC_DATA: data}
 
     def log_prefixes(self):
         # vLLM's logger: ERROR 11-01 09:43:08 [model.py:1560]; its processes' names:

@@ -5,7 +5,7 @@ import json
 import re
 
 from errorkb.content.model import Content, Record
-from errorkb.projects.vllm import calc, cases, presets
+from errorkb.projects.vllm import calc, cases, memory_section, presets
 from errorkb.site import urls
 from errorkb.site.pages import fingerprint
 
@@ -16,6 +16,8 @@ TEMPLATE = "projects/vllm/calculator.html"
 def record_calculator(record: Record, content: Content) -> dict | None:
     """The calculator section of a record's page: its static tables and widget inputs; for a
     record without one whose condition is a divisibility test, the divisor calculator."""
+    if memory_section.wanted(record):
+        return memory_section.section(record)
     spec = record.data.get("calculator")
     if not spec or spec["name"] not in calc.CALCULATORS:
         return divisor_calculator(record, content)
@@ -30,7 +32,7 @@ def record_calculator(record: Record, content: Content) -> dict | None:
 
 
 def calc_page(pages) -> bytes:
-    """/calc/: the full calculator and the MoRIIO one."""
+    """/calc/: the full calculator, the MoRIIO one and the memory estimate."""
     models = presets.models(pages.content)
     return pages.page(
         "projects/vllm/calc.html",
@@ -54,6 +56,7 @@ def calc_page(pages) -> bytes:
                 "tables": calc_tables("moriio", models),
             },
         ],
+        memory=memory_section.section(),
     )
 
 
@@ -100,8 +103,9 @@ def calculators() -> dict[str, tuple[str, tuple[str, ...]]]:
     return {**calc.CALCULATORS, FULL: ("summary", tuple(fields))}
 
 
-def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
-    """/assets/calc.json: the widget's worker and module URLs, calculators, presets, and
+def calc_data(content: Content, assets: dict[str, bytes], modules: list[str]) -> bytes:
+    """/assets/calc.json: the widget's worker and URLs of the calculator modules (`modules`:
+    their file names among `assets`), calculators, presets, and
     the titles of the records the calculator can name (so its answers link to them)."""
 
     def url(name: str) -> str:
@@ -113,7 +117,8 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "worker": url("calc-worker.js"),
         "client": url("calc-client.js"),  # the page's side of the worker, shared by the widgets
         "errors_url": urls.error("{}"),  # where an answer's record lives
-        "module": url("calc.py"),
+        # The calculator modules, by name (the worker runs a request's `module`).
+        "modules": {name.removesuffix(".py"): url(name) for name in modules},
         "pyodide": urls.pyodide(),  # the folder the worker loads Pyodide from
         "calculators": {name: list(spec) for name, spec in calculators().items()},
         "records": {
