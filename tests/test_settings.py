@@ -317,3 +317,34 @@ def test_a_setting_says_its_kind_and_what_it_is_changed_with(kb, flag, problem):
         load_content(kb)
     found = {f"{p.code} {p.field}" for p in info.value.problems}
     assert problem in found, found
+
+
+@pytest.mark.parametrize(
+    ("path", "function", "stage"),
+    [
+        ("vllm/compilation/backends.py", "VllmBackend.__call__", "engine-startup"),
+        (
+            "vllm/distributed/kv_transfer/kv_connector/v1/nixl.py",
+            "Worker.start_load_kv",
+            "request-handling",
+        ),
+        (
+            "vllm/distributed/kv_transfer/kv_connector/v1/nixl.py",
+            "Worker.register_kv_caches",
+            "engine-startup",
+        ),
+        (
+            "vllm/distributed/ec_transfer/ec_connector/base.py",
+            "Connector.__init__",
+            "engine-startup",
+        ),
+        ("vllm/distributed/weight_transfer/nccl.py", "Engine.receive_weights", "request-handling"),
+        ("vllm/distributed/parallel_state.py", "init_distributed_environment", "engine-startup"),
+    ],
+)
+def test_vllm_stages_of_transfer_and_compilation(path, function, stage):
+    """Transfer connectors work while serving (their set-up at start-up), compilation runs at
+    start-up: a reader of vLLM 0.33.0 found both called otherwise."""
+    from errorkb.projects.vllm.knowledge import VllmKnowledge
+
+    assert VllmKnowledge().stage(path, function) == stage

@@ -78,6 +78,12 @@ STAGE_PATHS = {
     "vllm/v1/executor/": "engine-startup",
     "vllm/v1/worker/": "engine-startup",
     "vllm/distributed/": "engine-startup",
+    # KV, encoder-cache and weight transfer run while serving; their set-up (_INIT, and
+    # register_kv_caches) at start-up, below.
+    "vllm/distributed/kv_transfer/": "request-handling",
+    "vllm/distributed/ec_transfer/": "request-handling",
+    "vllm/distributed/weight_transfer/": "request-handling",
+    "vllm/compilation/": "engine-startup",  # torch.compile and graph capture run at start-up
     "vllm/entrypoints/openai/": "request-handling",
     "vllm/entrypoints/serve/": "request-handling",
     "vllm/entrypoints/pooling/": "request-handling",
@@ -118,6 +124,9 @@ _INIT = re.compile(
     r"(^|\.)(__init__|_?\w*load\w*weight\w*|weight_loader\w*|_init_\w*|create_weights"
     r"|process_weights\w*)$"
 )
+# Transfer connectors: set up at start-up, used per request.
+_TRANSFER = tuple(f"vllm/distributed/{kind}_transfer/" for kind in ("kv", "ec", "weight"))
+_REGISTER = re.compile(r"(^|\.)register_\w*caches?$")
 # In model folders: kernels (ops/), and the input processors that run per request.
 _MODEL_OPS = "/ops/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo|Renderer|InputBuilder)\b")
@@ -295,6 +304,8 @@ class VllmKnowledge(Knowledge):
         if path.startswith(("vllm/model_executor/", *_MODELS)) and _INIT.search(function):
             return "model-loading"
         if path.startswith(_MODELS) and _FORWARD.search(function):
+            return "engine-startup"
+        if path.startswith(_TRANSFER) and (_INIT.search(function) or _REGISTER.search(function)):
             return "engine-startup"
         best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
         return STAGE_PATHS.get(best)
