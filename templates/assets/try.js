@@ -5,6 +5,11 @@
 
 const MAX_DIVIDEND = 10_000_000; // beyond, listing divisors is not worth the wait
 const MAX_SHOWN = 12;
+// A parallel size is a GPU count: its values are capped at one node of 8 GPUs, the node the
+// wings' calculators advise for, so that the two never disagree on one page (40 heads at
+// TP 16: 8, not 10 or 20).
+const GPU_COUNT = /(tensor|pipeline|data|expert|context)[-_]parallel[-_]size|--(tp|pp|dp|ep|attn-dp)-size\b/;
+const NODE_GPUS = 8;
 
 function number(values, name) {
   if (!name || !(name in values)) return null;
@@ -26,6 +31,10 @@ function nearest(candidates, current) {
   return [below, above].filter((c) => c !== undefined);
 }
 
+function fitting(item, candidates) {
+  return GPU_COUNT.test(item.write) ? candidates.filter((c) => c <= NODE_GPUS) : candidates;
+}
+
 // The values that pass, as text: [] when the paste's values do not allow computing one.
 export function valuesToTry(item, values) {
   const bound = "value" in item ? item.value : number(values, item.param);
@@ -44,7 +53,7 @@ export function valuesToTry(item, values) {
       return item.choices.slice(0, MAX_SHOWN).map(String);
     case "divides":
       if (!whole || bound < 1 || bound > MAX_DIVIDEND) return [];
-      return nearest(divisors(bound), current).map(String);
+      return nearest(fitting(item, divisors(bound)), current).map(String);
     case "multiple-of": {
       if (!whole || bound < 1 || current === null || !Number.isInteger(current)) return [];
       const down = Math.floor(current / bound) * bound;

@@ -6,10 +6,15 @@ import { valuesToTry, written } from "../../templates/assets/try.js";
 
 const tp = { write: "--tensor-parallel-size {}", current: "tp", op: "divides", param: "heads" };
 
-test("a divisor of the pasted head count, nearest the size used", () => {
+test("a divisor of the pasted head count, nearest the size used, on one node of 8 GPUs", () => {
   assert.deepEqual(valuesToTry(tp, { heads: "40", tp: "3" }), ["2", "4"]);
-  assert.deepEqual(valuesToTry(tp, { heads: "40", tp: "64" }), ["40"]);
-  assert.deepEqual(valuesToTry(tp, { heads: "40" }), ["1", "2", "4", "5", "8", "10", "20", "40"]);
+  assert.deepEqual(valuesToTry(tp, { heads: "40", tp: "16" }), ["8"]); // not 10 or 20
+  assert.deepEqual(valuesToTry(tp, { heads: "40", tp: "64" }), ["8"]);
+  assert.deepEqual(valuesToTry(tp, { heads: "40" }), ["1", "2", "4", "5", "8"]);
+  const sglang = { ...tp, write: "--tp-size {}" };
+  assert.deepEqual(valuesToTry(sglang, { heads: "52", tp: "8" }), ["4"]);
+  const blocks = { ...tp, write: "--block-size {}" }; // not a GPU count: every divisor
+  assert.deepEqual(valuesToTry(blocks, { heads: "40", tp: "16" }), ["10", "20"]);
   assert.deepEqual(valuesToTry(tp, { heads: "forty" }), []); // nothing to compute from
 });
 
