@@ -347,3 +347,18 @@ def test_vllms_older_log_prefix_is_stripped_so_the_exception_leads():
     blocks = [(b.exception, b.text) for b in clean(paste)]
     assert blocks[-1] == ("AssertionError", "Torch not compiled with CUDA enabled")
     assert not any("fatal signal" in text for _, text in blocks)
+
+
+def test_the_menu_names_the_engines_and_the_home_page_lists_the_stack_apart(stack_site):
+    """Every page's menu lists the engines, and the stack's libraries behind one link to the
+    home page's section of them (their names on every page cost the real site 13 MB)."""
+    page = (stack_site / "errors/aec1c60254c32faa/index.html").read_text()
+    nav = page[page.index('<nav aria-label="Site">') : page.index("</nav>")]
+    listed = re.findall(r'<a href="/projects/([\w-]+)/">', nav)
+    assert listed and "torch" not in listed and {"vllm", "sglang"} <= set(listed)
+    assert '<a href="/#stack">Stack</a>' in nav
+    home = (stack_site / "index.html").read_text()
+    stack = home[home.index('<section class="section" id="stack">') :]
+    assert 'href="/projects/torch/"' in stack.split("</section>")[0]
+    engines = home[home.index('id="projects"') : home.index('id="stack"')]
+    assert 'href="/projects/torch/"' not in engines and 'href="/projects/vllm/"' in engines
