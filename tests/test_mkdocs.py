@@ -470,3 +470,173 @@ def test_url_scheme_inside_a_host_site(directory_urls, page, search):
     finally:
         urls.restore(old)
     assert urls.error(SEED) == f"/errors/{SEED}/" and urls.output_path("/api/") == "api/index.html"
+
+
+# ---------------------------------------------------------------- light and native in the host
+
+
+def toc_entries(page: str, nav: str) -> list[tuple[str, str]]:
+    """(anchor, text) of a table of contents: ours (`nav.toc`) or Material's (secondary)."""
+    pattern = (
+        r'<nav class="toc".*?</nav>'
+        if nav == "ours"
+        else r'<nav class="md-nav md-nav--secondary".*?</nav>'
+    )
+    block = re.search(pattern, page, re.S)
+    assert block, nav
+    links = re.findall(r'<a href="#([^"]*)"[^>]*>(.*?)</a>', block[0], re.S)
+    return [(anchor, re.sub(r"<[^>]+>|\s+", " ", text).strip()) for anchor, text in links]
+
+
+def test_tables_of_contents_list_the_sections_with_names(file_urls):
+    """Ours and Material's right-hand one: every entry named, and its anchor on the page (a
+    divisibility record's calculator section had an empty entry)."""
+    pages = sorted((file_urls / "errors").glob("*.html"))
+    seen_divisors = False
+    for path in pages:
+        page = path.read_text()
+        if 'class="error"' not in page:
+            continue
+        material = toc_entries(page, "material")
+        assert material, path.name  # Material's table of contents is filled from ours
+        if '<nav class="toc"' in page:
+            assert material == toc_entries(page, "ours"), path.name
+        for anchor, text in material:
+            assert anchor and text, (path.name, anchor, text)
+            assert f'id="{anchor}"' in page, (path.name, anchor)
+        seen_divisors |= ("divisors", "Valid values of tp_size") in material or any(
+            a == "divisors" for a, _ in material
+        )
+    assert seen_divisors
+    assert "ERRORKB-FRAME-TOC" not in page and "errorkb-frame-toc" not in page
+
+
+def test_record_page_toc_names_the_seeds_sections(file_urls):
+    page = (file_urls / "errors" / f"{SEED}.html").read_text()
+    names = [text for _, text in toc_entries(page, "material")]
+    assert names[:3] == ["What it means", "Solutions", "Example fix"]
+    assert "Calculator" in names and "Source" in names
+
+
+def test_materials_search_text_has_no_button_labels(file_urls):
+    docs = json.loads((file_urls / "search/search_index.json").read_text())["docs"]
+    text = " ".join(d["text"] for d in docs if d["location"].startswith(f"errors/{SEED}.html"))
+    assert "ValueError: <code>Total number of attention heads" in text
+    assert "Copy" not in text
+
+
+def test_no_link_makes_material_fetch_a_sitemap_that_is_not_there(file_urls):
+    """Material fetches <href>/sitemap.xml for every <link rel=alternate> (the JSON's
+    made it ask for api/errors/sitemap.xml); and no paste box names a Pagefind bundle."""
+    for path in (file_urls / "errors").rglob("*.html"):
+        page = path.read_text()
+        for link in re.findall(r'<link[^>]*rel="alternate"[^>]*>', page):
+            href = re.search(r'href="([^"]+)"', link)[1]
+            assert (path.parent / href).resolve().joinpath("sitemap.xml").is_file(), link
+        assert "data-pagefind=" not in page, path
+    assert not (file_urls / "errors" / "pagefind").exists()
+
+
+def test_the_hosts_sitemap_is_an_index_that_lists_ours(file_urls):
+    index = (file_urls / "sitemap.xml").read_text()
+    locs = re.findall(r"<sitemap><loc>([^<]+)</loc>", index)
+    assert locs == [
+        "https://docs.example.org/server/sitemap-docs.xml",
+        "https://docs.example.org/server/errors/sitemap.xml",
+    ]
+    import gzip
+
+    assert gzip.decompress((file_urls / "sitemap.xml.gz").read_bytes()).decode() == index
+    docs = (file_urls / "sitemap-docs.xml").read_text()
+    assert "https://docs.example.org/server/getting-started/installation.html" in docs
+    ours = (file_urls / "errors" / "sitemap.xml").read_text()
+    assert f"https://docs.example.org/server/errors/{SEED}.html" in ours
+
+
+def test_what_no_framed_page_uses_is_not_written(file_urls):
+    """Cards (no page names them without the `cards` option), the service worker (no page
+    registers it), `_redirects` and the 404 page's id lists (the 404 page is the host's)."""
+    site = file_urls.parent  # the host's root
+    written = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
+    assert not [p for p in written if p.endswith(".png") and "/assets/images/" not in p]
+    assert not [p for p in written if p.endswith(("sw.js", "_redirects"))]
+    assert not [p for p in written if "/api/ids/" in p]
+    assert "og:image" not in (file_urls / "errors" / f"{SEED}.html").read_text()
+
+
+def big_nav_host(tmp: Path, pages: int, cards: bool = False) -> Path:
+    """A Material site whose API reference has `pages` pages in nested sections (as vLLM's
+    docs keep theirs), with the fixture knowledge base as its errors section."""
+    docs = {"index.md": "# Host\n"}
+    nav = []
+    for group in range(pages // 50):
+        entries = []
+        for n in range(50):
+            name = f"api/module_{group}/object_{n}.md"
+            docs[name] = f"# Object {group}.{n}\n\nAn object of the API.\n"
+            entries.append(f"          - Object {n}: {name}")
+        nav.append(f"      - Module {group}:\n" + "\n".join(entries))
+    for name, text in docs.items():
+        (tmp / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / "docs" / name).write_text(text)
+    config = tmp / "mkdocs.yml"
+    config.write_text(
+        "site_name: Host\nsite_url: https://docs.example.org/en/latest/\n"
+        "theme:\n  name: material\n  features: [navigation.tabs, navigation.sections]\n"
+        f"plugins:\n  - search\n  - errorkb:\n      content: {FIXTURE_KB}\n"
+        f"      cards: {json.dumps(cards)}\n"
+        "nav:\n  - Home: index.md\n  - API:\n" + "\n".join(nav) + "\n  - Errors: errors/index.md\n"
+    )
+    return config
+
+
+def test_record_pages_carry_the_errors_section_of_a_big_navigation(tmp_path):
+    """Pruned as Material's navigation.prune does: a record page stays small however many
+    pages the host's navigation has; the host's own pages keep theirs."""
+    out = tmp_path / "site"
+    built(mkdocs_build(big_nav_host(tmp_path, 1000), out, tmp_path))
+    host_page = (out / "index.html").read_text()
+    assert host_page.count("api/module_") >= 1000  # MkDocs' own page: the whole navigation
+    record = sorted(FIXTURE_KB.glob("errors/*/*.yaml"))[0].stem
+    page = (out / "errors" / record / "index.html").read_text()
+    assert len(page.encode()) < 40_000, len(page.encode())
+    assert page.count("api/module_") <= 2  # the API tab's first page only
+    assert 'href="../../api/module_0/object_0/"' in page
+    assert re.search(r'md-nav__link[^>]*href="\.\./\.\./errors/', page) or "../../errors/" in page
+    assert not list((out / "errors").rglob("*.png"))
+
+
+def test_the_cards_option_writes_cards_in_the_section_and_names_them(tmp_path):
+    out = tmp_path / "site"
+    built(mkdocs_build(big_nav_host(tmp_path, 50, cards=True), out, tmp_path))
+    cards = {p.relative_to(out).as_posix() for p in out.rglob("*.png")}
+    assert cards - {"assets/images/favicon.png"}  # Material's own
+    assert all(c.startswith("errors/cards/") for c in cards - {"assets/images/favicon.png"})
+    pages = [p.read_text() for p in (out / "errors").glob("*/index.html")]
+    images = {m for page in pages for m in re.findall(r'og:image" content="([^"]+)"', page)}
+    assert images
+    for url in images:
+        assert url.startswith("https://docs.example.org/en/latest/errors/cards/")
+        assert (out / url.removeprefix("https://docs.example.org/en/latest/")).is_file()
+
+
+def test_api_paging_links_keep_the_sites_sub_path():
+    from errorkb.site import paging, urls
+
+    old = urls.configure("/en/latest/", "errors", False)
+    try:
+        doc = {"errors": [{"id": f"{n:016x}"} for n in range(paging.PER_PAGE * 2 + 1)]}
+        pages = dict(paging.project_pages(doc, "vllm", "https://docs.vllm.ai"))
+        assert list(pages) == [
+            "/en/latest/api/projects/vllm.json",
+            "/en/latest/api/projects/vllm/2.json",
+            "/en/latest/api/projects/vllm/3.json",
+        ]
+        first = pages["/en/latest/api/projects/vllm.json"]
+        assert first["next"] == "https://docs.vllm.ai/en/latest/api/projects/vllm/2.json"
+        assert urls.output_path("/en/latest/api/projects/vllm/2.json") == "api/projects/vllm/2.json"
+        assert urls.id_list("ab") == "/en/latest/api/ids/ab.json"
+        assert urls.card(SEED) == f"/en/latest/errors/cards/{SEED}.png"
+        assert urls.search("x") == "/en/latest/errors/search/index.html?q=x"
+    finally:
+        urls.restore(old)

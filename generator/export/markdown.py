@@ -17,6 +17,7 @@ from urllib.parse import quote, urlsplit
 import yaml
 from jinja2 import ChainableUndefined, Environment, FileSystemLoader
 
+from errorkb import resources
 from errorkb.content import template
 from errorkb.content.model import Content
 from errorkb.site import api, markup, urls
@@ -74,8 +75,7 @@ def _write(content: Content, docs: Path, section: str) -> Exported:
 
 def _templates(root: Path) -> Path:
     """The knowledge base's export templates, else errorkb's own."""
-    own = root / "templates" / "export"
-    return own if own.is_dir() else Path(__file__).resolve().parents[2] / "templates" / "export"
+    return resources.templates(root, "export") / "export"
 
 
 def _front_matter(doc: dict) -> str:

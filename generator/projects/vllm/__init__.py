@@ -5,22 +5,15 @@ calculator on record pages and at /calc/, and its `errorkb calc` command."""
 from pathlib import Path
 
 from errorkb.projects import Wing
-from errorkb.projects.vllm import calc
+from errorkb.projects.vllm import calc, pyodide
 from errorkb.site import urls
 
 # The modules behind the hooks import YAML, the schema and Jinja: they load on first use,
 # so that `errorkb match`, which asks only for log prefixes, stays quick.
 
 # The calculator in the browser: Pyodide's core files (npm `pyodide`, pinned in
-# package.json) under /pyodide/, and calc.py served byte for byte.
-PYODIDE_FILES = (
-    "pyodide.mjs",
-    "pyodide.asm.mjs",
-    "pyodide.asm.wasm",
-    "python_stdlib.zip",
-    "pyodide-lock.json",
-)
-PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the errorkb checkout
+# package-lock.json) under /pyodide/, and calc.py served byte for byte.
+PYODIDE_FILES = pyodide.FILES
 
 
 class Vllm(Wing):
@@ -77,7 +70,12 @@ class Vllm(Wing):
         ]
 
     def vendored(self, root):
-        folder = find_pyodide(root)
+        try:
+            folder = pyodide.find(root)
+        except pyodide.PyodideError as exc:
+            from errorkb.site.build import BuildError
+
+            raise BuildError(str(exc)) from None
         return [(urls.pyodide(name), folder / name) for name in PYODIDE_FILES]
 
     def knowledge(self, files):
@@ -89,20 +87,7 @@ class Vllm(Wing):
         from errorkb.projects.vllm import cli
 
         cli.add_calc(commands)
-
-
-def find_pyodide(root: Path) -> Path:
-    """node_modules/pyodide of the knowledge base, else of the errorkb checkout."""
-    for base in (root, PACKAGE_ROOT):
-        folder = base / "node_modules" / "pyodide"
-        if all((folder / name).is_file() for name in PYODIDE_FILES):
-            return folder
-    from errorkb.site.build import BuildError
-
-    raise BuildError(
-        f"node_modules/pyodide is missing or incomplete (need {', '.join(PYODIDE_FILES)}); "
-        "run make setup"
-    )
+        pyodide.add_command(commands)
 
 
 WING = Vllm()
