@@ -14,7 +14,7 @@ import threading
 import tomllib
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import yaml
@@ -640,3 +640,64 @@ def test_api_paging_links_keep_the_sites_sub_path():
         assert urls.search("x") == "/en/latest/errors/search/index.html?q=x"
     finally:
         urls.restore(old)
+
+
+def test_enter_in_the_paste_box_opens_our_search_not_materials_dialog(page, host):
+    """Material opens its search dialog on any address with `q`: ours is `error`."""
+    page.goto(host + "errors/index.html")
+    words = "nothing like this was ever printed by anyone"
+    page.fill("#q-errors", words)
+    page.press("#q-errors", "Enter")
+    page.wait_for_url(re.compile(r"/server/errors/search/index\.html\?error="))
+    assert parse_qs(urlsplit(page.url).query) == {"error": [words]}
+    page.locator("[data-search-results]:visible").first.wait_for(timeout=15_000)
+    assert page.input_value("#q-page") == words
+    page.wait_for_timeout(500)  # Material's scripts have read the address by now
+    assert not page.locator("#__search").is_checked()  # its dialog stays closed
+    on_this_host(page)
+    assert page.errors == []
+
+
+def test_record_and_search_pages_request_nothing_missing(page, host):
+    """No 404: not api/errors/sitemap.xml (Material, for a rel=alternate), not pagefind.js."""
+    missing = []
+    page.on("response", lambda r: r.status >= 400 and missing.append((r.status, r.url)))
+    page.goto(host + f"errors/{SEED}.html")
+    page.wait_for_load_state("networkidle")
+    page.goto(host + "errors/search/index.html?" + urlencode({"error": PASTE}))
+    page.locator(f"[data-search-results] a[href*='{SEED}']").first.wait_for(timeout=15_000)
+    page.fill("#q-page", "tensor parallel")
+    page.wait_for_load_state("networkidle")
+    assert missing == []
+    assert not [url for url in page.requests if "pagefind" in url or "sitemap" in url]
+
+
+def test_the_paste_boxs_button_shows_its_icon(page, host):
+    page.goto(host + f"errors/{SEED}.html")
+    button = page.locator("#q-top + button.search-icon")
+    icon = button.evaluate(
+        "(b) => { const s = getComputedStyle(b, '::before');"
+        " return [s.maskImage || s.webkitMaskImage, s.width, s.backgroundColor]; }"
+    )
+    assert "search.svg" in icon[0] and icon[1] not in ("0px", "auto"), icon
+    assert button.bounding_box()["width"] > 10
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_record_page_fits_the_width_in_materials_frame(page, host, width):
+    """Nothing of ours runs past the article: the example fix at 1280 px, the params table
+    at 390 px (the rules errorkb's own stylesheet has, in material.css too)."""
+    page.set_viewport_size({"width": width, "height": 900})
+    for rid in (SEED, "d97d5d8528e2b364"):
+        page.goto(host + f"errors/{rid}.html")
+        overflow = page.evaluate(
+            """() => {
+              const article = document.querySelector('.md-content__inner').getBoundingClientRect();
+              const ours = document.querySelectorAll(
+                '#example-fix figure, #example-fix pre, .params, .params dd, .message-box');
+              return [...ours].filter((e) => e.getBoundingClientRect().right > article.right + 1)
+                .map((e) => e.className || e.tagName);
+            }"""
+        )
+        assert overflow == [], (rid, overflow)
+        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth"), rid
