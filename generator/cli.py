@@ -95,8 +95,11 @@ def cmd_export(args) -> int:
     except ContentError as exc:
         return _report(exc)
     base_url = args.base_url or content.site["base_url"]
-    done = export(content, args.docs_dir, base_url, args.path, not args.no_directory_urls)
-    _log(f"exported {done.pages} Markdown pages and {done.files} API files into {args.docs_dir}")
+    done = export(
+        content, args.docs_dir, base_url, args.path, not args.no_directory_urls, args.api_dir
+    )
+    api = f" and {done.files} API files into {args.api_dir}" if args.api_dir else ""
+    _log(f"exported {done.pages} Markdown pages into {args.docs_dir}{api}")
     return 0
 
 
@@ -539,6 +542,12 @@ def parser() -> argparse.ArgumentParser:
         "--no-directory-urls",
         action="store_true",
         help="the docs site serves pages as <name>.html (MkDocs' use_directory_urls: false)",
+    )
+    p.add_argument(
+        "--api-dir",
+        type=Path,
+        help="also write the JSON API here, to be served at the site's /api/ "
+        "(default: not written; keep it out of DOCS_DIR, whose every file a docs tool reads)",
     )
     p.set_defaults(func=cmd_export)
 
