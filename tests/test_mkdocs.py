@@ -701,3 +701,31 @@ def test_record_page_fits_the_width_in_materials_frame(page, host, width):
         )
         assert overflow == [], (rid, overflow)
         assert page.evaluate("document.documentElement.scrollWidth <= innerWidth"), rid
+
+
+DOCS_SITE = REPO / "tests" / "fixtures" / "docs-site"
+
+
+def test_a_docs_site_configured_like_vllms_builds_strict_with_awesome_nav(tmp_path):
+    """tests/fixtures/docs-site: vLLM's Material features, an announcement from custom_dir,
+    and mkdocs-awesome-nav making the navigation from docs/.nav.yml (`nav:` is ignored)."""
+    site = shutil.copytree(DOCS_SITE, tmp_path / "docs-site")
+    config = site / "mkdocs.yml"
+    config.write_text(config.read_text().replace("content: CONTENT", f"content: {FIXTURE_KB}"))
+    out = tmp_path / "www" / "en" / "latest"  # the host's root is www
+    result = mkdocs_build(config, out, tmp_path)
+    built(result)
+    assert "WARNING" not in result.stdout + result.stderr
+    record = sorted(FIXTURE_KB.glob("errors/*/*.yaml"))[0].stem
+    page = (out / "errors" / f"{record}.html").read_text()
+    tab = re.search(r'md-tabs__item--active">\s*<a href="([^"]+)"[^>]*>\s*([^<]*?)\s*</a>', page)
+    assert tab and tab.groups() == ("../errors/index.html", "Errors")  # .nav.yml's section
+    assert "A new release is out" in page  # the host's announcement
+    assert 'class="md-content__button md-icon"' not in page  # no edit link of the host's
+    assert len(page.encode()) < 40_000
+    pages = check.scan(tmp_path / "www")
+    assert list(check.link_problems(pages, check.files_under(tmp_path / "www"))) == []
+    canonical = (
+        f'<link rel="canonical" href="https://docs.example.org/en/latest/errors/{record}.html">'
+    )
+    assert canonical in page
