@@ -501,6 +501,7 @@ def test_tables_of_contents_list_the_sections_with_names(file_urls):
         assert material, path.name  # Material's table of contents is filled from ours
         if '<nav class="toc"' in page:
             assert material == toc_entries(page, "ours"), path.name
+        assert "your-case" not in dict(material)  # hidden until the address has values
         for anchor, text in material:
             assert anchor and text, (path.name, anchor, text)
             assert f'id="{anchor}"' in page, (path.name, anchor)
@@ -601,6 +602,8 @@ def test_record_pages_carry_the_errors_section_of_a_big_navigation(tmp_path):
     page = (out / "errors" / record / "index.html").read_text()
     assert len(page.encode()) < 40_000, len(page.encode())
     assert page.count("api/module_") <= 2  # the API tab's first page only
+    frame = page.split('<div class="errorkb"')[0].rstrip()  # Material's indentation is not kept
+    assert not re.search(r"\n[ \t]*\n|\n[ \t]+<", frame)
     assert 'href="../../api/module_0/object_0/"' in page
     assert re.search(r'md-nav__link[^>]*href="\.\./\.\./errors/', page) or "../../errors/" in page
     assert not list((out / "errors").rglob("*.png"))

@@ -37,7 +37,12 @@ _TOC_NAV = re.compile(r'(<nav class="md-nav md-nav--secondary"[^>]*>).*?</nav>',
 # each section.
 _OWN_TOC = re.compile(r'<nav class="toc"[^>]*>(.*?)</nav>', re.S)
 _OWN_ENTRY = re.compile(r'<a href="#([^"]+)">(.*?)</a>', re.S)
-_SECTION = re.compile(r'<section id="([^"]+)"[^>]*>\s*<h2[^>]*>(.*?)</h2>', re.S)
+_SECTION = re.compile(r'<section id="([^"]+)"([^>]*)>\s*<h2[^>]*>(.*?)</h2>', re.S)
+_HIDDEN = re.compile(r"\shidden\b")  # a section the scripts show ("Your case")
+# Material's templates indent and space their output: a third of a frame is whitespace.
+# Each run of it holding a line break becomes that line break (the same to a browser),
+# except in a <pre> or <textarea> of the host's, where it is text.
+_SPACE = re.compile(r"<(pre|textarea)\b.*?</\1>|\s*\n\s*", re.S | re.I)
 _TAG = re.compile(r"<[^>]+>")
 _SKIP = f'href="#{_TOC_ID}" class="md-skip"'  # Material's "Skip to content": the first entry
 CONTENT_ID = "errorkb-content"  # templates/mkdocs/base.html: where our content starts
@@ -88,7 +93,7 @@ class Frame:
             self.home.active = True
         theme["features"] = [*features, "navigation.prune"]
         try:
-            html = self.env.get_template("main.html").render(context)
+            html = _collapsed(self.env.get_template("main.html").render(context))
         finally:
             theme["features"] = features
             if self.home is not None:
@@ -96,10 +101,19 @@ class Frame:
         return html, page.url
 
 
+def _collapsed(html: str) -> str:
+    return _SPACE.sub(lambda m: m[0] if m[1] else "\n", html)
+
+
 def sections(body: str) -> list[tuple[str, str]]:
     """(anchor, title) of each section of one of our pages, in order."""
     own = _OWN_TOC.search(body)
-    entries = _OWN_ENTRY.findall(own[1]) if own else _SECTION.findall(body)
+    if own:
+        entries = _OWN_ENTRY.findall(own[1])
+    else:
+        entries = [
+            (a, title) for a, attrs, title in _SECTION.findall(body) if not _HIDDEN.search(attrs)
+        ]
     return [(anchor, _TAG.sub("", title).strip()) for anchor, title in entries]
 
 
