@@ -732,3 +732,14 @@ def test_a_docs_site_configured_like_vllms_builds_strict_with_awesome_nav(tmp_pa
         f'<link rel="canonical" href="https://docs.example.org/en/latest/errors/{record}.html">'
     )
     assert canonical in page
+
+
+def test_the_frames_whitespace_is_collapsed_but_not_in_pre_or_textarea():
+    from errorkb.mkdocs.frame import _collapsed
+
+    html = (
+        "<div>\n    <pre>a\n    b</pre>\n\n  <textarea>x\n\n  y</textarea>  \n"
+        "  <p>c\n   d</p>\n</div>"
+    )
+    expected = "<div>\n<pre>a\n    b</pre>\n<textarea>x\n\n  y</textarea>\n<p>c\nd</p>\n</div>"
+    assert _collapsed(html) == expected

@@ -70,7 +70,6 @@ class Frame:
             .replace(_DESCRIPTION, str(escape(description)))
             .replace(stand_in, address)
         )
-        html = html.replace(_SKIP, f'href="#{CONTENT_ID}" class="md-skip"')
         html = _with_toc(html, sections(body)).replace(_CONTENT, admonitions(body))
         return html.encode()
 
@@ -94,6 +93,7 @@ class Frame:
         theme["features"] = [*features, "navigation.prune"]
         try:
             html = _collapsed(self.env.get_template("main.html").render(context))
+            html = html.replace(_SKIP, f'href="#{CONTENT_ID}" class="md-skip"')
         finally:
             theme["features"] = features
             if self.home is not None:
