@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from errorkb import projects
+from errorkb.projects import pyodide
 
 # generator.content (yaml, the schema) is imported by the commands that read content, not
 # here: `errorkb match` answers from the cached index without it.
@@ -450,6 +451,49 @@ def cmd_history(args) -> int:
     return 0
 
 
+def cmd_rederive(args) -> int:
+    import shutil
+    import tempfile
+
+    from errorkb.content.load import load_content
+    from errorkb.content.model import ContentError
+    from errorkb.sources import history
+    from errorkb.sources.extract import ExtractError, project_ref, rederive
+
+    folder = None
+    try:
+        content = load_content(args.root)
+        project_ref(content, args.project)
+        project = content.projects[args.project]
+        wheel = args.wheel
+        if wheel is None:
+            if not project.version:
+                _log(f"error: content/projects/{args.project}.yaml has no version to download")
+                return 1
+            package = project.package or project.key
+            work = history.cache_root() / package / "wheels"
+            work.mkdir(parents=True, exist_ok=True)
+            folder = Path(tempfile.mkdtemp(prefix=f"{project.version}-", dir=work))
+            _log(f"downloading {package}=={project.version}")
+            wheel = history.download(package, project.version, folder)
+        summary = rederive(
+            args.root, content, wheel, args.project, jobs=args.jobs, dry_run=args.dry_run
+        )
+    except ContentError as exc:
+        return _report(exc)
+    except ExtractError as exc:
+        _log(f"error: {exc}")
+        return 1
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+    for line in summary.lines():
+        _log(line)
+    if args.dry_run:
+        _log("dry run: nothing was written")
+    return 0
+
+
 def cmd_verify_sources(args) -> int:
     import json
 
@@ -589,6 +633,7 @@ def parser() -> argparse.ArgumentParser:
 
     for key in projects.available():  # what the projects' wings add (a calculator, say)
         projects.wing(key).add_commands(sub)
+    pyodide.add_command(sub)  # what the wings' calculators run in, for an install from PyPI
 
     p = sub.add_parser("extract", help="a record for every raise with a literal message")
     _source_options(p)
@@ -610,6 +655,20 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
     p.add_argument("--jobs", type=int, help="parser processes (default: one per CPU)")
     p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser(
+        "rederive", help="rewrite records' derived blocks from the project's pinned release"
+    )
+    p.add_argument("--project", required=True, help="the project, e.g. vllm")
+    p.add_argument(
+        "--wheel",
+        type=Path,
+        help="the release's wheel (or source folder); default: pip downloads the version of "
+        "content/projects/<project>.yaml into the cache, deleted afterwards",
+    )
+    p.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
+    p.add_argument("--jobs", type=int, help="parser processes (default: one per CPU)")
+    p.set_defaults(func=cmd_rederive)
 
     p = sub.add_parser("tidy", help="the history's identity rules applied to the records alone")
     p.add_argument("--project", required=True, help="the project, e.g. vllm")

@@ -160,6 +160,22 @@ def search_kb(tmp_path_factory) -> Path:
     return root
 
 
+STACK = Path(__file__).parent / "fixtures" / "stack" / "content"
+
+
+def make_stack_kb(path: Path) -> Path:
+    """The fixture knowledge base with two engines (a few vLLM and SGLang records) and two
+    stack projects (torch, NCCL) whose records give advice per engine."""
+    make_kb(path)
+    shutil.copytree(STACK, path / "content", dirs_exist_ok=True)
+    return path
+
+
+@pytest.fixture
+def stack_kb(tmp_path) -> Path:
+    return make_stack_kb(tmp_path / "kb")
+
+
 # 300 real vLLM 0.33.0 messages, filled with plausible values and pasted with log noise: the
 # template, values and raise site of each (the shapes real pastes take besides are in
 # tests/search_cases.json and bench/search's real-world section).

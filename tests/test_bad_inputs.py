@@ -21,6 +21,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from errorkb import cli
 from errorkb.content.load import load_content, load_schema, parse_yaml, path_problem
@@ -516,3 +517,26 @@ def test_a_pipe_named_like_a_python_file_is_skipped_not_opened(tmp_path):
         signal.alarm(0)
     assert [s.path for s in scan.sites] == ["ok.py"]
     assert refused(scan) == ["skipped x.py: is not a regular file (a pipe, socket or device)"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\nb: 0o17\nc: 0x1F\nd: 1_000\ne: 190:20:30\n",  # YAML 1.1's integers
+        "a: yes\nb: Off\nc: ~\nd: null\ne: .inf\nf: -.NaN\ng: 1e3\nh: '1'\n",
+        "a: 2026-11-30\nb: '2026-11-30'\n",  # dates stay text (no timestamp resolver)
+        "a: {b: [1, {c: d}], e: []}\nf: |\n  two\n  lines\n",
+        "<<: {a: 1}\nb: 2\n",  # a merge key
+        "1: one\n2.5: two\nnull: three\n",  # keys that are not strings
+        "a: !!binary aGk=\nb: !!str 12\nc: !!int '7'\n",  # explicit tags
+        "a: 1\na: 2\n",  # twins: the last wins
+        "- a\n- 1\n",
+        "just text\n",
+    ],
+)
+def test_records_parse_to_what_pyyaml_builds(text):
+    """parse_yaml builds plain documents itself (for speed); whatever a file holds, the data
+    is what PyYAML's own safe loader (dates kept as text) makes of it."""
+    from errorkb.content.load import _Loader
+
+    assert parse_yaml(text, "x.yaml", []).data == yaml.load(text, Loader=_Loader)

@@ -10,7 +10,8 @@ import pytest
 
 from errorkb import resources
 from errorkb.cli import main as cli_main
-from errorkb.projects.vllm import PYODIDE_FILES, calc, pyodide
+from errorkb.projects import pyodide
+from errorkb.projects.vllm import calc, memory
 from errorkb.projects.vllm import tables as pages
 from errorkb.site.build import BuildError, build
 
@@ -210,15 +211,15 @@ def test_pyodide_core_files_are_copied_byte_identical(real_site):
     lock = json.loads((REPO / "package-lock.json").read_text())
     assert lock["packages"]["node_modules/pyodide"]["version"] == "314.0.7"
     assert json.loads((source / "package.json").read_text())["version"] == "314.0.7"
-    for name in PYODIDE_FILES:
+    for name in pyodide.FILES:
         assert (real_site / "pyodide" / name).read_bytes() == (source / name).read_bytes(), name
-    assert sorted(p.name for p in (real_site / "pyodide").iterdir()) == sorted(PYODIDE_FILES)
+    assert sorted(p.name for p in (real_site / "pyodide").iterdir()) == sorted(pyodide.FILES)
 
 
 def test_calc_json_points_at_fingerprinted_files_that_exist(real_site, models):
     data = json.loads((real_site / "assets/calc.json").read_text())
-    for key, name in (("worker", "calc-worker.js"), ("module", "calc.py")):
-        path, _, version = data[key].partition("?v=")
+    for url, name in ((data["worker"], "calc-worker.js"), (data["modules"]["calc"], "calc.py")):
+        path, _, version = url.partition("?v=")
         assert path == f"/assets/{name}" and re.fullmatch("[0-9a-f]{10}", version)
         assert (real_site / path.lstrip("/")).exists()
     assert data["calculators"]["tp_sizes"] == ["summary", list(calc.CALCULATORS["tp_sizes"][1])]
@@ -226,7 +227,8 @@ def test_calc_json_points_at_fingerprinted_files_that_exist(real_site, models):
         name for op, names in calc.CALCULATORS.values() if op == "summary" for name in names
     }
     assert data["records"][SEED] == "Attention heads not divisible by tensor parallel size"
-    assert set(data["records"]) <= set(calc.MESSAGES)
+    assert set(data["records"]) <= set(calc.MESSAGES) | set(memory.RECORDS)
+    assert set(memory.RECORDS) <= set(data["records"])  # the memory estimate links them
     for rid in data["records"]:
         assert (real_site / f"errors/{rid}/index.html").exists()
     assert {m["name"] for m in data["models"]} == set(models)

@@ -83,14 +83,21 @@ def test_a_long_condition_names_its_quantities():
 
 def test_flags_are_traced_through_locals_self_attributes_and_configs(sites):
     tp = {
+        "kind": "engine-arg",
         "field": "parallel_config.tensor_parallel_size",
         "flag": "--tensor-parallel-size",
+        "keyword": "LLM(tensor_parallel_size=...)",
         "url": f"{DOCS}#-tensor-parallel-size-tp",
     }
     # tp_size <- parallel_config.tensor_parallel_size <- vllm_config.parallel_config (locals)
-    assert site(sites, "num_heads")["flags"] == [{"name": "tp_size", **tp}]
+    # with the value that passes the check: a divisor of the head count the message prints
+    divides = {"passes": {"op": "divides", "param": "num_heads"}}
+    assert site(sites, "num_heads")["flags"] == [{"name": "tp_size", **tp, **divides}]
     # self.tp_size, assigned once from the helper that returns the TP size
-    combo = site(sites, "Compilation mode 3")["flags"]
+    combo = [
+        {k: v for k, v in f.items() if k != "passes"}
+        for f in site(sites, "Compilation mode 3")["flags"]
+    ]
     assert {"name": "self.tp_size", **tp} in combo or {"name": "tp_size", **tp} in combo
     # a config given as one JSON flag: the flag and the key
     assert any(f["flag"] == "--compilation-config" and f["key"] == "mode" for f in combo)
@@ -241,20 +248,21 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
     section = html[html.index('id="from-the-code"') : html.index('id="source"')]
     assert "Read automatically from the code at v9.8.7" in section
     assert "<code>head_size &gt; 256</code>" in section and "limit or range" in section
-    assert "First things to try" in section
+    assert "What to try" in section
     preview = re.search(r'<meta property="og:description" content="([^"]*)"', html)
     assert preview and preview.group(1).startswith("A value is outside the range")
     # A curated record: its own title and text, and one line of what the code says.
     rid = record_id(divisor_site, "num_heads")
     html = (divisor_site / "site/errors" / rid / "index.html").read_text()
-    assert "<h1>Heads not divisible by TP</h1>" in html and "First things to try" not in html
+    assert "<h1>Heads not divisible by TP</h1>" in html and "What to try" not in html
     line = re.search(r'<p class="derived muted" id="from-the-code">(.*)</p>', html)
     assert line and "<code>num_heads % tp_size != 0</code>; model loading; divisibility" in (
         line.group(1)
     )
-    assert f'<a href="{DOCS}#-tensor-parallel-size-tp"><code>--tensor-parallel-size</code></a>' in (
-        line.group(1)
-    )
+    assert (
+        f'<a href="{DOCS}#-tensor-parallel-size-tp"><code>--tensor-parallel-size</code></a>'
+        " (an engine argument; in Python <code>LLM(tensor_parallel_size=...)</code>)"
+    ) in line.group(1)
     # The divisor calculator: static answers computed by calc.py, the widget's script.
     assert 'data-divisors data-value="num_heads" data-divisor="tp_size"' in html
     row = re.search(r"<tr data-n=\"20\"><td>20<td>([^\n<]*)", html)
@@ -266,6 +274,16 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
         "stage": "model loading",
         "category": "divisibility",
         "relation": {"left": "num_heads", "op": "%", "right": "tp_size"},
+        "settings": [{"handle": "--tensor-parallel-size", "kind": "an engine argument"}],
+        "passes": [
+            {
+                "write": "--tensor-parallel-size {}",
+                "kind": "an engine argument",
+                "current": "tp_size",
+                "op": "divides",
+                "param": "num_heads",
+            }
+        ],
     }
     assert "<code>num_heads</code>" in doc["html"]["derived_explanation"]
 

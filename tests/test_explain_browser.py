@@ -68,3 +68,45 @@ def test_other_values_run_calc_py_under_pyodide(page, server):
     page.fill("#divisors-num_heads", "12x")
     out.get_by_text(re.compile("num_heads must be a whole number")).wait_for(timeout=LOAD)
     assert page.errors == []
+
+
+@pytest.fixture(scope="module")
+def settings_server(tmp_path_factory):
+    """The settings tree extracted: pages whose Your case computes the value that passes."""
+    from tests.test_settings import TREE as SETTINGS
+
+    kb = make_kb(tmp_path_factory.mktemp("settings") / "kb")
+    ex.extract(kb, SETTINGS, "demo", asserts=True, printed=True)
+    build(kb)
+    running = Server(kb / "site", csp=STRICT_CSP)
+    running.pages = {}
+    for path in (kb / "content/errors/demo").glob("*.yaml"):
+        running.pages[yaml.safe_load(path.read_text())["message"][:20]] = f"/errors/{path.stem}/"
+    yield running
+    running.close()
+
+
+@pytest.mark.parametrize(
+    ("start", "query", "said"),
+    [
+        (
+            "max_model_len ({max_",
+            "?max_model_len=8192&max_position_embeddings=4096",
+            "To pass this check: --max-model-len 4096 (an engine argument).",
+        ),
+        (
+            "Total number of atte",
+            "?total_num_attention_heads=40&tensor_parallel_size=3",
+            "To pass this check: --tensor-parallel-size 2 or --tensor-parallel-size 4 "
+            "(an engine argument).",
+        ),
+    ],
+)
+def test_your_case_computes_the_value_that_passes_from_the_paste(
+    page, settings_server, start, query, said
+):
+    page.goto(settings_server.base + settings_server.pages[start] + query)
+    out = page.locator("#your-case [data-case-try]")
+    out.get_by_text("To pass this check").wait_for(timeout=LOAD)
+    assert out.inner_text() == said
+    assert page.errors == []

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from errorkb import resources
-from errorkb.projects.vllm import pyodide
+from errorkb.projects import pyodide
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE_KB = REPO / "tests" / "fixtures" / "kb" / "content"

@@ -116,6 +116,18 @@ def test_answer_for_the_values_of_a_divisibility_check():
     assert "[`--tensor-parallel-size`](https://docs.example/tp)" in answer
 
 
+def test_answer_names_the_kind_of_setting_to_change_and_never_a_config_json_key():
+    flags = [
+        {"name": "n", "kind": "model-config", "field": "hf_config.n", "key": "num_heads"},
+        {"name": "m", "kind": "request-field", "field": "request.max_tokens", "key": "max_tokens"},
+        {"name": "e", "kind": "env-var", "field": "envs.VLLM_X", "env": "VLLM_X"},
+    ]
+    answer = comment.answer_for({"derived": {"flags": flags}}, {})
+    assert answer == (
+        "set with `max_tokens` (a request field) or `VLLM_X` (an environment variable)"
+    )
+
+
 HOSTILE = [
     "<script>alert(1)</script>",
     "@octocat",

@@ -15,7 +15,7 @@ import pickle
 import re
 import stat
 import zlib
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -60,6 +60,7 @@ _PROJECT_SCHEMA = {
         "version": {"type": "string"},
         "description": {"type": "string"},
         "homepage": {"type": "string", "pattern": "^https?://"},
+        "kind": {"enum": ["engine", "stack"]},
         "wing": {"type": "string", "pattern": "^[a-z_][a-z0-9_]*$"},
         "package": {"type": "string", "minLength": 1},
         "releases_scanned": {"type": "array", "items": {"type": "string", "minLength": 1}},
@@ -140,13 +141,51 @@ def parse_yaml(text: str, path: str, problems: list[Problem]) -> Source | None:
             problems += found
             if any(p.code != "E110" for p in found):
                 return None
-            source.data = loader.construct_document(node)
+            try:
+                source.data = _plain_data(node, loader)
+            except _NotPlain:
+                source.data = loader.construct_document(node)
     except yaml.YAMLError as exc:
         problems.append(_syntax_problem(exc, path))
         return None
     finally:
         loader.dispose()
     return source
+
+
+_STR, _SEQ, _MAP = (f"tag:yaml.org,2002:{kind}" for kind in ("str", "seq", "map"))
+
+
+class _NotPlain(Exception):
+    """A node PyYAML's constructor must build: a tagged value, a merge key, a key that is
+    not a string."""
+
+
+def _plain_data(node: yaml.Node, loader) -> object:
+    """The document's data, built straight from its nodes. Records are strings, lists and
+    mappings with string keys; PyYAML's generic constructor spends two thirds of a record's
+    parse on them. Numbers, booleans and nulls are left to its own rules (YAML 1.1's many
+    spellings); anything else raises _NotPlain, and the whole document goes to it."""
+    tag = node.tag
+    if tag == _STR and isinstance(node, yaml.ScalarNode):
+        return node.value
+    if isinstance(node, yaml.ScalarNode):
+        if tag not in _SCALARS:
+            raise _NotPlain
+        return loader.construct_object(node)
+    if tag == _SEQ and isinstance(node, yaml.SequenceNode):
+        return [_plain_data(item, loader) for item in node.value]
+    if tag == _MAP and isinstance(node, yaml.MappingNode):
+        out = {}
+        for key, value in node.value:
+            if key.tag != _STR or not isinstance(key, yaml.ScalarNode):
+                raise _NotPlain
+            out[key.value] = _plain_data(value, loader)  # the last of twins wins, as in PyYAML
+        return out
+    raise _NotPlain
+
+
+_SCALARS = {f"tag:yaml.org,2002:{kind}" for kind in ("int", "float", "bool", "null")}
 
 
 def _syntax_problem(exc: yaml.YAMLError, path: str) -> Problem:
@@ -294,21 +333,26 @@ MARKDOWN_REF = "#/$defs/markdown"
 EACH = "[]"  # in a field path: every item of a list
 
 
-@lru_cache(maxsize=1)
-def markdown_fields() -> list[tuple[str, ...]]:
+@cache
+def markdown_fields(definition: str = "") -> list[tuple[str, ...]]:
     """Paths of the fields that hold Markdown: those the schema types as `$defs/markdown`,
-    e.g. ("meaning",), ("solutions", EACH), ("example_fix", "note")."""
+    e.g. ("meaning",), ("solutions", EACH), ("example_fix", "note"); of a whole record, or
+    of one of the schema's `$defs` (`engine_advice`: the Markdown of an engine's advice)."""
+    schema = load_schema()
     found: list[tuple[str, ...]] = []
 
     def walk(node: dict, path: tuple[str, ...]) -> None:
-        if node.get("$ref") == MARKDOWN_REF:
+        ref = node.get("$ref", "")
+        if ref == MARKDOWN_REF:
             found.append(path)
+        elif ref.startswith("#/$defs/"):
+            walk(schema["$defs"][ref.removeprefix("#/$defs/")], path)
         if isinstance(node.get("items"), dict):
             walk(node["items"], path + (EACH,))
         for name, sub in node.get("properties", {}).items():
             walk(sub, path + (name,))
 
-    walk(load_schema(), ())
+    walk(schema["$defs"][definition] if definition else schema, ())
     return found
 
 
@@ -974,6 +1018,7 @@ def _cross_problems(record: Record, content: Content) -> list[Problem]:
                 f"unknown id {successor!r}; use the id of another record under content/errors/",
             )
         )
+    found += _engine_problems(record, content)
     for i, ref in enumerate(record.related):
         if ref == record.id:
             found.append(
@@ -995,6 +1040,50 @@ def _cross_problems(record: Record, content: Content) -> list[Problem]:
                     f"unknown id {ref!r}; use the id of a record under content/errors/",
                 )
             )
+    return found
+
+
+def _engine_problems(record: Record, content: Content) -> list[Problem]:
+    """`engines` belongs to a record of a stack project; each key names a project of kind
+    engine, and each of its related ids a record of that engine."""
+    src, found = record.source, []
+
+    def problem(keys: tuple, code: str, why: str) -> None:
+        found.append(Problem(src.path, src.line(*keys), code, _dotted(keys), why))
+
+    project = content.projects.get(record.project)
+    if record.engines and project is not None and project.kind != "stack":
+        why = (
+            f"{project.key} is a project of kind {project.kind}: only a record of a stack "
+            "project (kind: stack) gives advice per engine; put it in solutions"
+        )
+        problem(("engines",), "E125", why)
+    engines = sorted(k for k, p in content.projects.items() if p.kind == "engine")
+    for key, advice in record.engines.items():
+        engine = content.projects.get(key)
+        if engine is None:
+            why = f"unknown engine {key!r}; use the key of an engine: {', '.join(engines)}"
+            problem(("engines", key), "E109", why)
+            continue
+        if engine.kind != "engine":
+            why = (
+                f"{key!r} is a project of kind {engine.kind}, not a serving engine; "
+                f"use one of: {', '.join(engines)}"
+            )
+            problem(("engines", key), "E125", why)
+            continue
+        for i, ref in enumerate(advice.get("related", [])):
+            target = content.records.get(content.aliases.get(ref, ref))
+            keys = ("engines", key, "related", i)
+            if not content.knows(ref):
+                why = f"unknown id {ref!r}; use the id of a record under content/errors/{key}/"
+                problem(keys, "E104", why)
+            elif target is not None and target.project != key:
+                why = (
+                    f"{ref!r} is a record of {target.project}, not of {key}; "
+                    f"list it under engines.{target.project}.related or related"
+                )
+                problem(keys, "E125", why)
     return found
 
 

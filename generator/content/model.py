@@ -4,6 +4,7 @@ content/ is read and checked is generator/content/load.py."""
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ CODES = {  # problem code -> what it means (README.md lists them)
     "E122": "path both a file and a folder",
     "E123": "superseded_by cycle",
     "E124": "versions out of order",
+    "E125": "engine advice that does not fit",
 }
 
 UNSHOWN = re.compile("[\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff]")
@@ -163,7 +165,7 @@ class Record:
     def params(self) -> dict[str, Param]:
         return {name: Param(**about) for name, about in self.data.get("params", {}).items()}
 
-    @property
+    @cached_property  # asked by every page that lists the record: tens of times a build
     def title(self) -> str:
         """A person's title, else the one derived from the code, else the message's first
         sentence without placeholders (template.title), else the message; without bidi
@@ -190,7 +192,7 @@ class Record:
     def status(self) -> str:
         return self.data.get("status", "active")
 
-    @property
+    @cached_property  # a record's data does not change once loaded
     def location(self) -> Location:
         """Where the error is raised (the first site)."""
         return Location.of(self.data["source"])
@@ -208,6 +210,18 @@ class Record:
     @property
     def related(self) -> list[str]:
         return self.data.get("related", [])
+
+    @property
+    def engines(self) -> dict[str, dict[str, Any]]:
+        """A stack record's advice per serving engine: engine key -> {solutions, example_fix,
+        related}, in the file's order."""
+        return self.data.get("engines", {})
+
+    @property
+    def engine_related(self) -> list[str]:
+        """The engines' own records that a stack record's advice links, each once."""
+        ids = (ref for advice in self.engines.values() for ref in advice.get("related", []))
+        return list(dict.fromkeys(ids))
 
     @property
     def aliases(self) -> list[str]:
@@ -238,6 +252,9 @@ class Project:
     version: str = ""
     description: str = ""
     homepage: str = ""
+    # engine: a serving engine whose own errors are extracted from its code (vLLM, SGLang);
+    # stack: a library the engines run on (torch, NCCL), curated records with advice per engine
+    kind: str = "engine"
     wing: str = ""  # the wing it uses, when not its own (a fork of a project, a test site)
     package: str = ""  # its name on PyPI, when not its key
     releases_scanned: list[str] = field(default_factory=list)  # by `errorkb history`, oldest first
@@ -287,9 +304,8 @@ class Content:
         records = {rid: r for rid, r in self.records.items() if r.project == key}
         kept = set(records) | {a for a, rid in self.aliases.items() if rid in records}
         for rid, record in records.items():
-            if any(ref not in kept for ref in record.related):
-                related = [ref for ref in record.related if ref in kept]
-                records[rid] = replace(record, data={**record.data, "related": related})
+            if any(ref not in kept for ref in record.related + record.engine_related):
+                records[rid] = replace(record, data=_links_within(record.data, kept))
         guides = [replace(g, errors=[e for e in g.errors if e in kept]) for g in self.guides]
         return replace(
             self,
@@ -298,3 +314,16 @@ class Content:
             guides=guides,
             aliases={a: rid for a, rid in self.aliases.items() if rid in records},
         )
+
+
+def _links_within(data: dict[str, Any], kept: set[str]) -> dict[str, Any]:
+    """A record's data with only the links (related, and each engine's related) to `kept`."""
+    out = {**data, "related": [ref for ref in data.get("related", []) if ref in kept]}
+    if "engines" in data:
+        out["engines"] = {
+            engine: {**advice, "related": [r for r in advice["related"] if r in kept]}
+            if "related" in advice
+            else advice
+            for engine, advice in data["engines"].items()
+        }
+    return out

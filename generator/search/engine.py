@@ -100,6 +100,7 @@ class Entry:
     removed: bool = False  # the record's check is no longer in the project
     explained: int = 0  # 2: by a person (meaning, trigger, solutions), 1: derived, 0: a stub
     versions: list[str] | None = None  # [first, last] release that printed this wording
+    engines: list[str] = field(default_factory=list)  # a stack record's: keys it advises for
 
     def document(self) -> dict:
         doc: dict[str, object] = {
@@ -119,6 +120,8 @@ class Entry:
             doc["explained"] = self.explained
         if self.versions:
             doc["versions"] = self.versions
+        if self.engines:
+            doc["engines"] = self.engines
         if generic(self.pattern, self.words):
             doc["generic"] = True
         return doc
@@ -161,6 +164,7 @@ def record_entries(record: "Record", project: str) -> list[Entry]:
             record.status == "removed",
             explained,
             [seen["first"], seen["last"]] if seen else None,
+            list(record.engines),
         )
         for (pat, words), label, (_, seen) in zip(patterns, labels, record.wordings, strict=True)
     ]
@@ -181,11 +185,15 @@ def wording_labels(record: "Record", project: str) -> list[str]:
 
 
 def index_files(
-    items: list[Entry], repo: str | None = None, hints: dict[str, str] | None = None
+    items: list[Entry],
+    repo: str | None = None,
+    hints: dict[str, str] | None = None,
+    programs: dict[str, dict] | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """The tier-1 index as (url, bytes), the same bytes for the same entries; `repo`, the
     knowledge base's own, is where "report this error" files an issue; `hints`, project
-    name -> a line of its own logger's, what tells two projects' alike results apart."""
+    name -> a line of its own logger's, what tells two projects' alike results apart;
+    `programs`, project name -> {key, engine}: which a paste names (project_programs)."""
     own = [set(item.words) for item in items]
     postings: dict[str, list[int]] = {}
     for pid, words in enumerate(own):
@@ -216,6 +224,7 @@ def index_files(
                 "ranks": RANKS,
                 "report": repo and urls.github_new_issue(repo, "{title}", "{body}"),
                 "hints": hints or {},
+                "programs": programs or {},
             }
         ),
     )
@@ -319,6 +328,9 @@ RULES: dict[str, Any] = {  # JSON for the browser: patterns, and patterns by typ
     # A multi-argument exception prints its arguments as a tuple: ('...', '...', 80)
     "tuple": r"\((?:'[^']*'|\"[^\"]*\"), ",
     "tuple_item": r"'((?:\\.|[^'\\])*)'?|\"((?:\\.|[^\"\\])*)\"?|([^,()'\" ][^,()'\"]*)",
+    # An error quoted in prose or wrapped in Markdown: "...", `...`, **...** (a closing mark
+    # the paste cut off may be missing).
+    "quoted_message": r"[\"`]\**([^\"`*]+)\**(?:[\"`]|$)",
     # A cut paste's mark: "...", "…", "[...]", "(truncated)"
     "ellipsis": r" ?(?:\.\.\.|\u2026|\[\.\.\.\]|\[truncated\]|\(truncated\))+ ?$",
     # What a typed hole's value looks like. Untyped holes (any, str, list) hold one token,
@@ -345,6 +357,7 @@ _LITERAL = re.compile(RULES["literal"], re.ASCII)
 _TUPLE = re.compile(RULES["tuple"], re.ASCII)
 _TUPLE_ITEM = re.compile(RULES["tuple_item"], re.ASCII)
 _ELLIPSIS = re.compile(RULES["ellipsis"], re.ASCII)
+_QUOTED_MESSAGE = re.compile(RULES["quoted_message"], re.ASCII)
 _TRACEBACK = "Traceback (most recent call last):"
 
 
@@ -352,7 +365,7 @@ _TRACEBACK = "Traceback (most recent call last):"
 class Form:
     """A reading of a message block: `message` as is (exact when it fits), `glued` where a
     terminal cut words at its width, `cut` without its "...", `tuple` from a tuple repr,
-    `source` from a traceback's raise statement."""
+    `source` from a traceback's raise statement, `quoted` a span in quotes or backticks."""
 
     text: str
     kind: str
@@ -456,6 +469,10 @@ def _with_forms(block: Block, text: str) -> Block:
         out.forms.append(Form(stripped, "cut"))
     if _TUPLE.match(text):
         out.forms.append(Form(_tuple_text(text), "tuple"))
+    for quoted in _QUOTED_MESSAGE.finditer(text):
+        inner = quoted[1].strip(" ")
+        if inner != text and len(template.words(inner)) >= QUERY["partial_words"]:
+            out.forms.append(Form(inner, "quoted"))
     return out
 
 
@@ -698,6 +715,7 @@ HOW = {
     "punctuation": "the message without its closing punctuation",
     "case": ", in other letter case",
     "tuple": "the exception's arguments, printed as a tuple",
+    "quoted": "the message, quoted in the paste",
     "source": "the raise statement of the traceback",
     "generic": "a generic template: little text of its own, or a message Python itself prints",
     "loose": "the message, with a value its placeholder does not hold",
@@ -780,6 +798,8 @@ class Result:
     tied: bool = False
     # The same message printed by another project's copy of the code: {id, project, url}
     also: list[dict] = field(default_factory=list)
+    # A stack record's: the engine the paste points at, whose advice its page shows first
+    engine: str = ""
 
     @property
     def exact(self) -> bool:
@@ -787,7 +807,7 @@ class Result:
 
     @property
     def url(self) -> str:
-        return urls.error_with_values(self.id, self.values)
+        return urls.error_with_values(self.id, self.values, self.engine)
 
     def to_json(self) -> dict:
         return {**self.__dict__, "exact": self.exact, "url": self.url}
@@ -830,10 +850,12 @@ def search(index: Index, text: str) -> list[Result]:
     scores, full = _scores(index, query_words(blocks), quoted_words(blocks))
     top = _candidates(scores, full)
     said = said_versions(text, hints)
+    named = named_projects(text, hints)
+    engines = named_engines(named, meta.get("programs", {}))
     rated = []
     for pid in top:
         page = index.get(meta["patterns_url"].replace("{}", str(pid // meta["page"])))
-        rated.append(_rate(page[pid % meta["page"]], blocks, scores[pid], pid, said))
+        rated.append(_rate(page[pid % meta["page"]], blocks, scores[pid], pid, said, engines))
     fitted = any(key[0] < RANKS["similar"] for key, _ in rated)
     least = QUERY["coverage"] if fitted else QUERY["near_coverage"]
     results: dict[str, tuple[tuple, Result]] = {}
@@ -844,7 +866,7 @@ def search(index: Index, text: str) -> list[Result]:
             if -key[1] < least or similar > QUERY["nearest"]:
                 continue
         results.setdefault(result.id, (key[:-1], result))  # the key but for the pattern id
-    ranked = _one_per_message(list(results.values()), named_projects(text, hints))
+    ranked = _one_per_message(list(results.values()), named)
     alike = [key for key, _ in ranked]
     for key, result in ranked:
         result.tied = result.match != "similar" and alike.count(key) > 1
@@ -863,6 +885,12 @@ def named_projects(text: str, hints: dict) -> set[str]:
         for project, pattern in hints.items()
         if project.lower() in said or re.search(pattern, text, re.ASCII)
     }
+
+
+def named_engines(named: set[str], programs: dict[str, dict]) -> set[str]:
+    """The keys of the serving engines the paste points at: of a stack record's advice, the
+    one engine named is shown first on its page."""
+    return {programs[name]["key"] for name in named if programs.get(name, {}).get("engine")}
 
 
 def said_versions(text: str, hints: dict) -> dict[str, list[int]]:
@@ -925,7 +953,7 @@ def _candidates(scores: dict[int, int], full: dict[int, int]) -> list[int]:
     return top + [pid for pid in best(full) if pid not in top][: QUERY["hedge"]]
 
 
-def _rate(doc: dict, blocks: list[Block], score: int, pid: int, said: dict) -> tuple:
+def _rate(doc: dict, blocks: list[Block], score: int, pid: int, said: dict, engines: set) -> tuple:
     """(sort key, Result) of a candidate: its best fit to any reading of any block, or
     else how much of its words the paste has (per mille), as a similar one."""
     pat = doc["pattern"]
@@ -943,12 +971,12 @@ def _rate(doc: dict, blocks: list[Block], score: int, pid: int, said: dict) -> t
                 fits = (RANKS[tier], -_shown(pat, fit.stop), int(bool(fit.stop)))
                 key = (*fits, removed, other, *standing, pid)
                 if best is None or key < best[0]:
-                    best = key, _result(doc, tier, how, fit.values)
+                    best = key, _result(doc, tier, how, fit.values, engines)
     if best:
         return best
     coverage = 1000 * score // doc["weight"] if doc["weight"] else 0
     return (RANKS["similar"], -coverage, -score, removed, 0, *standing, pid), _result(
-        doc, "similar", HOW["similar"], {}
+        doc, "similar", HOW["similar"], {}, engines
     )
 
 
@@ -987,9 +1015,10 @@ def _unprefixed(block: Block, text: str, exception: str) -> str:
     return text
 
 
-def _result(doc: dict, match: str, how: str, values: dict[str, str]) -> Result:
+def _result(doc: dict, match: str, how: str, values: dict[str, str], engines: set) -> Result:
     order = [seg[0] for seg in doc["pattern"] if not isinstance(seg, str)]
     ordered = {name: values[name] for name in dict.fromkeys(order) if name in values}
+    named = [key for key in doc.get("engines", []) if key in engines]
     return Result(
         doc["id"],
         doc["title"],
@@ -1000,6 +1029,7 @@ def _result(doc: dict, match: str, how: str, values: dict[str, str]) -> Result:
         how,
         ordered,
         doc.get("wording", ""),
+        engine=named[0] if len(named) == 1 else "",
     )
 
 
@@ -1011,10 +1041,48 @@ def report_url(index: Index, text: str) -> str | None:
         return None
     blocks = clean(text)
     first = blocks[-1].text if blocks else template.squash(text)
-    title = "Unknown error: " + first[: QUERY["report_title"]]
+    program = guess_program(text, blocks, index.meta.get("programs", {}))
+    title = f"{program or 'Unknown'} error: " + first[: QUERY["report_title"]]
     body = QUERY["report_body"].replace("{}", text[: QUERY["report_chars"]].strip("\n"))
     encode = lambda s: quote(s, safe="!~*'()")  # noqa: E731 (encodeURIComponent's set)
     return report.replace("%7Btitle%7D", encode(title)).replace("%7Bbody%7D", encode(body))
+
+
+# Where a paste says which program printed it (the same in match.js): a message that opens
+# with "<name> error" (NCCL error, CUDA error); the package of a dotted exception
+# (torch.OutOfMemoryError, triton.runtime.errors.OutOfResources); the package of the
+# traceback's last frame; a program's name in the message.
+PROGRAM_ERROR = r"^([A-Za-z][\w.-]*) error\b"
+PACKAGE_FRAME = r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_]\w*)"
+DOTTED_EXCEPTION = r"[A-Za-z_]\w*(?:\.\w+)+(?=: )"
+
+
+def guess_program(text: str, blocks: list[Block], programs: dict[str, dict]) -> str | None:
+    """The name of the program a paste's error comes from, as well as it can be told:
+    a project's name when it is one of ours (by its name or key), else a package's."""
+    names: dict[str, str] = {}
+    for name, program in programs.items():
+        for alias in (name, program["key"], program["key"].replace("-", "_")):
+            names.setdefault(alias.lower(), name)
+    last = blocks[-1] if blocks else None
+    message = last.text if last else template.squash(text)
+    opening = re.match(PROGRAM_ERROR, message, re.I | re.ASCII)
+    if opening and opening[1].lower() in names:
+        return names[opening[1].lower()]
+    dotted = re.match(DOTTED_EXCEPTION, message, re.ASCII)  # one the cleaning did not take
+    exception = (last.exception if last else None) or (dotted[0] if dotted else "")
+    if "." in exception:
+        package = exception.split(".")[0]
+        return names.get(package.lower(), package)
+    frames = re.findall(PACKAGE_FRAME, text, re.ASCII)
+    if frames:
+        return names.get(frames[-1].lower(), frames[-1])
+    said = []
+    for alias, name in names.items():
+        m = re.search(r"\b" + re.escape(alias) + r"\b", message.lower(), re.ASCII)
+        if m:
+            said.append((m.start(), name))
+    return min(said)[1] if said else None
 
 
 def open_index(root: Path, site: Path | None = None) -> Index:
@@ -1059,7 +1127,8 @@ def _content_stamp(root: Path) -> str:
 def site_index(content: "Content") -> dict[str, bytes]:
     """The tier-1 index files of a site as the build writes them: with its report link and
     the projects' hints."""
-    return dict(index_files(entries(content), content.site.get("repo"), project_hints(content)))
+    repo, hints = content.site.get("repo"), project_hints(content)
+    return dict(index_files(entries(content), repo, hints, project_programs(content)))
 
 
 def _content_index(root: Path) -> dict[str, bytes]:
@@ -1121,3 +1190,12 @@ def project_hints(content) -> dict[str, str]:
         prefixes = projects.wing(project.wing_key).log_prefixes()
         hints[project.name] = "|".join(f"(?:{p})" for p in prefixes) or "(?!)"
     return hints
+
+
+def project_programs(content) -> dict[str, dict]:
+    """Each project's name -> {key, engine: whether it is a serving engine}: what a paste
+    that names it points at (its engine's advice first, the program its report names)."""
+    return {
+        p.name: {"key": p.key, "engine": p.kind == "engine"}
+        for p in sorted(content.projects.values(), key=lambda p: p.key)
+    }

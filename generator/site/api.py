@@ -8,14 +8,15 @@ import ast
 import copy
 import json
 import posixpath
+import re
 from collections.abc import Iterator
 
 from errorkb.content import template
 from errorkb.content.load import EACH, load_schema, markdown_fields
 from errorkb.content.model import Content, Record
 from errorkb.site import markup, paging, urls
-from errorkb.site.linking import Links, same_file, same_function
-from errorkb.sources.explain import CATEGORIES, STAGES
+from errorkb.site.linking import Links, resolve, same_file, same_function
+from errorkb.sources.explain import CATEGORIES, KINDS, STAGES, handle, write_pattern
 
 
 def error_document(record: Record, content: Content, links: Links) -> dict:
@@ -49,6 +50,7 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
             "history": history(record, content, base),
             "removed": removed(record, content, base),
             "related": [_summary(r, base) for r in links.related[record.id]],
+            "engines": _engines(record, content, base),
             "referenced_by": [_summary(r, base) for r in links.referenced_by.get(record.id, [])],
             "twins": [_summary(r, base) for r in links.twins.get(record.id, [])],
             "same_file": [_summary(r, base) for r in nearby],
@@ -72,7 +74,47 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
         relation = case_relation(record)
         if relation:
             doc["computed"]["derived"]["relation"] = relation
+        passes = values_to_try(record)
+        if passes:
+            doc["computed"]["derived"]["passes"] = passes
     return doc
+
+
+def values_to_try(record: Record) -> list[dict]:
+    """The settings with a value that passes (derived.flags' `passes`), as the page computes
+    it from the values in its address: how the setting is written (`write`, {} for the
+    value), its kind in words, and `current`, the placeholder that prints its value."""
+    names = set(template.placeholders(record.message))
+    out = []
+    for entry in record.derived.get("flags", []):
+        if "passes" in entry:
+            last = re.split(r"[.\[]", entry["name"])[-1]
+            out.append(
+                {
+                    "write": write_pattern(entry),
+                    "kind": KINDS.get(entry.get("kind", ""), ""),
+                    "current": last if last in names else "",
+                    **entry["passes"],
+                }
+            )
+    return out
+
+
+def _engines(record: Record, content: Content, base: str) -> list[dict]:
+    """A stack record's advice per engine, in the record's order: the engine's key and name,
+    and its own records the advice names (their titles, for links)."""
+    out = []
+    for key, advice in record.engines.items():
+        engine = content.projects.get(key)
+        related = [resolve(content, r) for r in advice.get("related", [])]
+        out.append(
+            {
+                "key": key,
+                "name": engine.name if engine else key,
+                "related": [_summary(r, base) for r in related],
+            }
+        )
+    return out
 
 
 def history(record: Record, content: Content, base: str) -> dict | None:
@@ -128,12 +170,18 @@ def _release_key(version: str) -> tuple:
 
 
 def _derived_labels(derived: dict) -> dict:
-    """What the derived stage and category keys mean, in words."""
-    out = {}
+    """What the derived stage and category keys mean, in words, and each setting as the user
+    writes it with its kind in words."""
+    out: dict = {}
     if derived.get("stage") in STAGES:
         out["stage"] = STAGES[derived["stage"]]
     if derived.get("category") in CATEGORIES:
         out["category"] = CATEGORIES[derived["category"]]
+    if derived.get("flags"):
+        out["settings"] = [
+            {"handle": handle(f), "kind": KINDS.get(f.get("kind", ""), "")}
+            for f in derived["flags"]
+        ]
     return out
 
 
@@ -187,12 +235,12 @@ def _present(value: object) -> dict:
 def _html_fields(record: Record) -> dict:
     """Every Markdown field the record has, rendered: html.<field> (a list for a list field,
     html.<field>_<part> for a part of an object field), and html.params.<name> for each
-    placeholder's `about`, rendered inline as it is shown in a line of a table."""
-    out: dict[str, object] = {}
-    for path in markdown_fields():
-        value = _rendered(record.data, path)
-        if value is not None:
-            out["_".join(name for name in path if name != EACH)] = value
+    placeholder's `about`, rendered inline as it is shown in a line of a table; and
+    html.engines.<engine>, the same of each engine's advice."""
+    out = _html_of(record.data, markdown_fields())
+    if record.engines:
+        advice_fields = markdown_fields("engine_advice")
+        out["engines"] = {e: _html_of(a, advice_fields) for e, a in record.engines.items()}
     params = {
         name: markup.markdown_inline(param.about)
         for name, param in record.params.items()
@@ -200,6 +248,16 @@ def _html_fields(record: Record) -> dict:
     }
     if params:
         out["params"] = params
+    return out
+
+
+def _html_of(data: dict, fields: list[tuple[str, ...]]) -> dict[str, object]:
+    """The Markdown fields of data rendered, each under its path joined by _."""
+    out: dict[str, object] = {}
+    for path in fields:
+        value = _rendered(data, path)
+        if value is not None:
+            out["_".join(name for name in path if name != EACH)] = value
     return out
 
 
@@ -379,6 +437,20 @@ def error_document_schema(base_url: str) -> dict:
                         "description": "the page of every error raised in the record's file",
                     },
                     "related": {"type": "array", "items": summary},
+                    "engines": {
+                        "type": "array",
+                        "description": "a stack record's advice per serving engine (its "
+                        "engines field), in order: the engine and its records the advice names",
+                        "items": {
+                            "type": "object",
+                            "required": ["key", "name", "related"],
+                            "properties": {
+                                "key": {"type": "string"},
+                                "name": {"type": "string"},
+                                "related": {"type": "array", "items": summary},
+                            },
+                        },
+                    },
                     "referenced_by": {"type": "array", "items": summary},
                     "twins": {
                         "type": "array",
@@ -411,10 +483,40 @@ def error_document_schema(base_url: str) -> dict:
                     },
                     "derived": {
                         "type": "object",
-                        "description": "the derived stage and category in words",
+                        "description": "the derived stage and category in words, and the "
+                        "settings (derived.flags, in the same order) as the user writes them",
                         "properties": {
                             "stage": {"type": "string"},
                             "category": {"type": "string"},
+                            "passes": {
+                                "type": "array",
+                                "description": "settings with a value that would pass the "
+                                "check (derived.flags' passes), as the page computes them: "
+                                "`write` with {} for the value, `kind` in words, `current` "
+                                "the placeholder that prints the setting's value",
+                                "items": {
+                                    "type": "object",
+                                    "required": ["write", "kind", "current", "op"],
+                                },
+                            },
+                            "settings": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "required": ["handle", "kind"],
+                                    "properties": {
+                                        "handle": {
+                                            "type": "string",
+                                            "description": "the flag, variable or key to change",
+                                        },
+                                        "kind": {
+                                            "type": "string",
+                                            "description": "its kind in words ('a request "
+                                            "field'); empty when not known",
+                                        },
+                                    },
+                                },
+                            },
                             "relation": {
                                 "type": "object",
                                 "description": "the condition as one test of the message's "

@@ -248,10 +248,13 @@ class Plan:
         self.links = links
         self.assets = assets
         # Third-party files the wings ship, copied as they are; the service worker keeps
-        # them under a cache named after their digests.
-        self.vendored = [
-            file for w in wings(content.projects.values()) for file in w.vendored(content.root)
-        ]
+        # them under a cache named after their digests. Wings may share one (Pyodide).
+        shipped = {
+            url: source
+            for w in wings(content.projects.values())
+            for url, source in w.vendored(content.root)
+        }
+        self.vendored = sorted(shipped.items())
         digests = {url: _digest(source) for url, source in self.vendored}
         compiled = content.root / CACHE_DIR / "templates"
         self.pages = Pages(content, links, assets, compiled, vendored=digests)

@@ -40,9 +40,15 @@ def resolve(content: Content, ident: str) -> Record:
 def link(content: Content) -> Links:
     records = content.records
     related = {
-        rid: [resolve(content, r) for r in rec.related]
+        rid: [resolve(content, r) for r in dict.fromkeys(rec.related + rec.engine_related)]
         for rid, rec in records.items()
     }
+    # An engine's record that a stack record's advice names lists that stack record: the
+    # link goes both ways without the engine record's file naming it.
+    for rid in sorted(records):
+        for target in (resolve(content, r) for r in records[rid].engine_related):
+            if records[rid] not in related[target.id]:
+                related[target.id].append(records[rid])
     referenced_by: dict[str, list[Record]] = defaultdict(list)
     for rid in sorted(records):
         for target in related[rid]:

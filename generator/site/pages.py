@@ -117,9 +117,16 @@ class Pages:
         )
 
     def extra_section(self, record: Record) -> dict | None:
-        """What the record's project adds to its page (a calculator, say)."""
-        project = self.content.projects.get(record.project)
-        return wing(project.wing_key).record_section(record, self.content) if project else None
+        """What the record's project adds to its page (a calculator, say); for a stack
+        record, what the first of its engines that has something adds (vLLM's memory
+        estimate on torch's CUDA out of memory)."""
+        projects = self.content.projects
+        keys = [record.project, *record.engines]
+        for key in (k for k in keys if k in projects):
+            section = wing(projects[key].wing_key).record_section(record, self.content)
+            if section is not None:
+                return section
+        return None
 
     def site_pages(self) -> Iterator[tuple[str, bytes]]:
         """Everything that is not an error page."""

@@ -203,9 +203,11 @@ def pagefind(name: str = "pagefind.js") -> str:
     return _file(f"/pagefind/{name}")
 
 
-def error_with_values(record_id: str, values: dict[str, str]) -> str:
-    """An error page with the values of a pasted message, for "Your values" and the calculator."""
-    return error(record_id) + ("?" + urlencode(values) if values else "")
+def error_with_values(record_id: str, values: dict[str, str], engine: str = "") -> str:
+    """An error page with the values of a pasted message, for "Your values" and the calculator,
+    and the serving engine the paste came from (a stack record's page shows its advice first)."""
+    query = {**values, "engine": engine} if engine else values
+    return error(record_id) + ("?" + urlencode(query) if query else "")
 
 
 def calc() -> str:

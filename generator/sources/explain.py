@@ -19,10 +19,11 @@ Nothing here names a project: what a project's settings and stages are is its wi
 """
 
 import ast
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 from errorkb.content import template
 
@@ -53,19 +54,46 @@ CATEGORIES = {
 # What a project knows of its own source -------------------------------------------
 
 
+# The kinds of setting a failing value can come from, as a page names them.
+KINDS = {
+    "engine-arg": "an engine argument",
+    "server-arg": "a server argument",
+    "request-field": "a request field",
+    "env-var": "an environment variable",
+    "model-config": "from the model's config.json",
+}
+
+
 @dataclass(frozen=True)
 class Setting:
-    """A user-facing setting: where the code reads it, the flag that sets it, its docs."""
+    """A user-facing setting: where the code reads it, what kind of setting it is, and what the
+    user writes to change it (a flag, a keyword, a key of a JSON object, a variable), its docs."""
 
-    field: str  # e.g. parallel_config.tensor_parallel_size
-    flag: str  # e.g. --tensor-parallel-size
+    field: str  # where the code reads it, e.g. parallel_config.tensor_parallel_size
+    flag: str = ""  # engine and server arguments: e.g. --tensor-parallel-size
     url: str = ""
-    key: str = ""  # for a flag that takes a JSON object: the key inside it
+    key: str = ""  # the key inside a JSON object: a JSON flag's, the request body's, config.json's
+    _: KW_ONLY
+    kind: str  # a key of KINDS
+    keyword: str = ""  # an engine argument's keyword in Python, e.g. LLM(tensor_parallel_size=)
+    env: str = ""  # an environment variable's name
+
+    def entry(self, name: str) -> dict:
+        """The record's `derived.flags` item of this setting, read as `name` in the code."""
+        out = {"name": name, "kind": self.kind, "field": self.field}
+        for key in ("flag", "keyword", "key", "env", "url"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        return out
 
 
 class Knowledge:
     """A project's settings and stages, as its wing reads them from the tree being extracted.
     This base knows nothing: a project without a wing gets conditions, categories and titles."""
+
+    # Whether the project's pages offer the divisor calculator (where a divisibility test's
+    # value and divisor are both named: `divisor_calculator_shows`); "What to try" says so.
+    divisor_calculator = False
 
     def setting(self, chain: tuple[str, ...], owner: str) -> Setting | None:
         """The setting an attribute chain reads (`("self", "parallel_config", "tp")`, a call as
@@ -297,18 +325,61 @@ def _substitute(node: ast.AST, ctx: Context, attrs: Attrs) -> ast.AST | None:
     return None
 
 
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*$")
+_ENVIRON = {("os", "environ"), ("os", "getenv"), ("environ",)}
+
+
+def _key(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _read(node: ast.AST) -> tuple[ast.AST, str] | None:
+    """A read of a named key: `x["k"]`, `x.get("k", ...)`, `getattr(x, "k", ...)` as (x, "k")."""
+    if isinstance(node, ast.Subscript) and (key := _key(node.slice)):
+        return node.value, key
+    if isinstance(node, ast.Call) and node.args and not isinstance(node.args[0], ast.Starred):
+        func = node.func
+        key = _key(node.args[0])
+        if isinstance(func, ast.Attribute) and func.attr in ("get", "getenv") and key:
+            return (func.value if func.attr == "get" else func), key
+        if isinstance(func, ast.Name) and func.id in ("getattr", "hasattr") and len(node.args) > 1:
+            key = _key(node.args[1])
+            return (node.args[0], key) if key else None
+    if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In | ast.NotIn):
+        key = _key(node.left)  # "k" in x
+        return (node.comparators[0], key) if key else None
+    return None
+
+
+def reads(node: ast.AST) -> tuple[str, ...] | None:
+    """What an expression reads, as an attribute chain: `a.b.c` as ("a", "b", "c"), a key read
+    as one more part (`cfg["heads"]`, `getattr(cfg, "heads", 0)`: ("cfg", "heads")), an
+    environment variable as ("os.environ", "NAME"), a call as "name()"; None for the rest."""
+    found = _read(node)
+    if found is None:
+        return _chain(node)
+    base, key = found
+    chain = _chain(base)
+    if chain in _ENVIRON:
+        return ("os.environ", key)
+    return (*chain, key) if chain else None
+
+
 def trace(expr: ast.AST, ctx: Context, attrs: Attrs) -> Setting | None:
-    """The setting an expression reads, through up to six local or `self.` assignments."""
+    """The setting an expression reads, through up to six local or `self.` assignments; an
+    environment variable the project knows nothing of is one all the same."""
     owner = ctx.owner.name if ctx.owner else ""
     node: ast.AST | None = expr
     for _ in range(6):
         if node is None:
             return None
-        chain = _chain(node)
+        chain = reads(node)
         if chain:
             found = ctx.knowledge.setting(chain, owner)
             if found:
                 return found
+            if chain[0] == "os.environ" and len(chain) == 2 and _ENV_NAME.match(chain[1]):
+                return Setting("os.environ", kind="env-var", env=chain[1])
         node = _substitute(node, ctx, attrs)
     return None
 
@@ -319,29 +390,125 @@ def flags(ctx: Context, condition: ast.expr | None) -> list[dict]:
     named: list[tuple[str, ast.AST]] = list(ctx.holes)
     if condition is not None:
         for node in ast.walk(condition):
-            if isinstance(node, ast.Name | ast.Attribute | ast.Call) and _chain(node):
+            readable = isinstance(node, ast.Name | ast.Attribute | ast.Call | ast.Subscript)
+            if readable and reads(node):
                 named.append((_short(node), node))
+            elif isinstance(node, ast.Compare) and (found := _read(node)):  # "k" in x
+                named.append((f"{_short(found[0])}[{found[1]!r}]", node))
     out: list[dict] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, ...]] = set()
     for name, expr in named:
-        if isinstance(expr, ast.Call) and not _chain(expr):
+        if isinstance(expr, ast.Call) and not reads(expr):
             continue
         setting = trace(expr, ctx, attrs)
-        if setting is None or (setting.flag, setting.key) in seen:
+        if setting is None:
             continue
-        seen.add((setting.flag, setting.key))
-        entry = {"name": name, "field": setting.field, "flag": setting.flag}
-        if setting.key:
-            entry["key"] = setting.key
-        if setting.url:
-            entry["url"] = setting.url
-        out.append(entry)
+        same = (setting.kind, setting.flag, setting.key, setting.env)
+        if same not in seen:
+            seen.add(same)
+            out.append(setting.entry(name))
     return out
 
 
 def _short(node: ast.AST) -> str:
     text = _text(node)
     return text[5:] if text.startswith("self.") else text
+
+
+# Values that pass ---------------------------------------------------------------------
+
+# The raise's comparison -> what the setting on its left must be instead for the check to pass.
+_PASSING = {
+    ast.Lt: ">=",
+    ast.LtE: ">",
+    ast.Gt: "<=",
+    ast.GtE: "<",
+    ast.Eq: "!=",
+    ast.NotEq: "==",
+    ast.In: "not in",
+    ast.NotIn: "in",
+}
+_MIRROR = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+MAX_BOUND = 60  # a bound written as code longer than this says nothing at a glance
+
+
+def _bound(node: ast.AST, ctx: Context) -> dict | None:
+    """A comparison's other side as the value to try: a constant, the placeholder that prints
+    it (its value is in the user's message), choices, or short code."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = node.operand.value if isinstance(node.operand, ast.Constant) else None
+        if isinstance(inner, int | float) and not isinstance(inner, bool):
+            return {"value": -inner}
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float, str, bool):
+        finite = not isinstance(node.value, float) or math.isfinite(node.value)
+        return {"value": node.value} if finite else None
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+        if values and len(values) == len(node.elts) and all(
+            type(v) in (int, float, str) for v in values
+        ):
+            return {"choices": values}
+        return None
+    param = _param_of(node, ctx)
+    if param:
+        return {"param": param}
+    text = _short(node)
+    return {"expr": text} if len(text) <= MAX_BOUND else None
+
+
+def _changeable(expr: ast.AST, ctx: Context, attrs: Attrs) -> Setting | None:
+    setting = trace(expr, ctx, attrs)
+    return setting if setting is not None and setting.kind != "model-config" else None
+
+
+def _passes(test: ast.expr, ctx: Context, attrs: Attrs) -> tuple[Setting, dict] | None:
+    """A setting this test reads and a value of it that makes the test false, as far as the
+    test alone says: {"op": "<=", "value": 8} (or "param", "expr", "choices"), "divides" or
+    "multiple-of" for a remainder, "set" or "unset" for a test of presence."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        setting = _changeable(test.operand, ctx, attrs)
+        return (setting, {"op": "set"}) if setting else None
+    if not isinstance(test, ast.Compare):
+        setting = _changeable(test, ctx, attrs) if reads(test) else None
+        return (setting, {"op": "unset"}) if setting else None
+    if len(test.ops) != 1:
+        return None
+    left, op, right = test.left, type(test.ops[0]), test.comparators[0]
+    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod) and op is ast.NotEq:
+        value, divisor = left.left, left.right
+        for side, other, relation in ((divisor, value, "divides"), (value, divisor, "multiple-of")):
+            setting = _changeable(side, ctx, attrs)
+            bound = _bound(other, ctx) if setting else None
+            if setting and bound and "choices" not in bound:
+                return setting, {"op": relation, **bound}
+        return None
+    if op in (ast.Is, ast.IsNot) and isinstance(right, ast.Constant) and right.value is None:
+        setting = _changeable(left, ctx, attrs)
+        return (setting, {"op": "set" if op is ast.Is else "unset"}) if setting else None
+    if op not in _PASSING:
+        return None
+    setting = _changeable(left, ctx, attrs)
+    if setting is None and op in _MIRROR:
+        left, right, op = right, left, _MIRROR[op]
+        setting = _changeable(left, ctx, attrs)
+    bound = _bound(right, ctx) if setting else None
+    if setting is None or bound is None or ("choices" in bound) != (op in (ast.In, ast.NotIn)):
+        return None
+    return setting, {"op": _PASSING[op], **bound}
+
+
+def passing(ctx: Context, condition: ast.expr | None, found: list[dict]) -> None:
+    """Give each setting of `found` that a test of the condition bounds the value that would
+    pass (its `passes`); the tests of an `and` are each enough to change."""
+    attrs = ctx.attrs or Attrs(ctx.owner)
+    results = [_passes(_truthy(t), ctx, attrs) for t in _conjuncts(condition)] if condition else []
+    # A bound says more than presence: `x is not None and x not in (8, 16)` -> one of 8, 16.
+    results.sort(key=lambda r: r is not None and r[1]["op"] in ("set", "unset"))
+    for setting, passes in filter(None, results):
+        for entry in found:
+            if "passes" not in entry and setting.entry(entry["name"]) == entry:
+                entry["passes"] = passes
+                break
 
 
 # Divisibility -------------------------------------------------------------------------
@@ -383,6 +550,16 @@ def divisibility(condition: ast.expr | None, ctx: Context) -> dict | None:
                     out[key] = param
             return out
     return None
+
+
+_NAME = re.compile(r"[A-Za-z_][\w.]*")  # a setting or a quantity, not an expression of one
+
+
+def divisor_calculator_shows(div: dict) -> bool:
+    """Whether a page offers the divisor calculator for this divisibility test: only when
+    value and divisor are both named quantities (the valid values of `2 * world_size` are not
+    the divisors of the value)."""
+    return all(_NAME.fullmatch(div[k]) for k in ("value", "divisor"))
 
 
 def _param_of(expr: ast.AST, ctx: Context) -> str | None:
@@ -551,10 +728,107 @@ def _code(name: str) -> str:
     return f"`{name}`"
 
 
+def handle(entry: dict) -> str:
+    """What the user writes to change a setting: its flag (with the key of a JSON flag), its
+    environment variable, or its key in the request body or the model's config.json."""
+    if entry.get("flag"):
+        return entry["flag"] + (f" '{{\"{entry['key']}\": …}}'" if entry.get("key") else "")
+    return entry.get("env") or entry.get("key") or entry["field"]
+
+
+def _shown(value: object) -> str:
+    """A value as the user would write it: `auto`, `8`, `true`."""
+    if isinstance(value, bool):
+        return _code(str(value).lower())
+    return _code(str(value))
+
+
+_OP_WORDS = {
+    "<=": "at most {}",
+    "<": "below {}",
+    ">=": "at least {}",
+    ">": "above {}",
+    "==": "{}",
+    "!=": "anything but {}",
+    "in": "one of {}",
+    "not in": "none of {}",
+    "divides": "a divisor of {}",
+    "multiple-of": "a multiple of {}",
+}
+
+
+def value_words(passes: dict) -> str:
+    """The value that passes, in words: "at most `4096`", "a divisor of the
+    `total_num_heads` in the message", "one of `auto`, `fp8`"."""
+    if "value" in passes:
+        bound = _shown(passes["value"])
+    elif "param" in passes:
+        bound = f"the `{passes['param']}` in the message"
+    elif "choices" in passes:
+        bound = ", ".join(_shown(c) for c in passes["choices"])
+    else:
+        bound = _code(passes["expr"])
+    return _OP_WORDS[passes["op"]].format(bound)
+
+
+def to_try(entry: dict) -> str | None:
+    """What to try with one setting, said for its kind, with the value that passes; a request
+    field is said to be one even when no value can be computed."""
+    passes = entry.get("passes")
+    what, kind = _code(handle(entry)), entry.get("kind", "")
+    if not passes:
+        if kind == "request-field":
+            return f"{what} is a field of the request: the fix is in the request, not the launch."
+        return None
+    if entry.get("flag") and entry.get("key"):  # a key of an option's JSON object
+        what = f"`{entry['key']}` in `{entry['flag']}`"
+    op = passes["op"]
+    if kind == "request-field":
+        presence = {"set": f"give {what} (not empty, not false)", "unset": f"leave {what} out"}
+        change = presence.get(op)
+        change = change or f"set {what} to {value_words(passes)}"
+        return f"In the request, {change}: the request is what fails, not the server's launch."
+    where = "the environment variable " if kind == "env-var" else ""
+    if op == "set":
+        return f"Set {where}{what}."
+    if op == "unset":
+        return f"Leave {where}{what} unset."
+    python = f" (in Python: `{entry['keyword']}`)" if entry.get("keyword") else ""
+    return f"Set {where}{what} to {value_words(passes)}{python}."
+
+
+def _fixed(found: list[dict]) -> list[str]:
+    """What the model's config.json sets: said once, with what to change instead."""
+    keys = [_code(f["key"]) for f in found if f.get("kind") == "model-config"]
+    if not keys:
+        return []
+    others = [_code(handle(f)) for f in found if f.get("passes")]
+    instead = (
+        f"change {' or '.join(dict.fromkeys(others))} instead"
+        if others
+        else "change what the check compares it with where that is yours to set, or use "
+        "another model"
+    )
+    what = " and ".join(dict.fromkeys(keys))
+    return [f"{what} is the model's own, from its config.json, and cannot be changed: {instead}."]
+
+
+def write_pattern(entry: dict) -> str:
+    """How the user writes a value of the setting, `{}` for the value: `--max-model-len {}`,
+    `VLLM_X={}`, `"max_tokens": {}` (in the request's JSON)."""
+    if entry.get("flag") and entry.get("key"):
+        return entry["flag"] + " '{\"" + entry["key"] + "\": {}}'"
+    if entry.get("flag"):
+        return entry["flag"] + " {}"
+    if entry.get("env"):
+        return entry["env"] + "={}"
+    return '"' + entry.get("key", entry["field"]) + '": {}'
+
+
 def _setting_words(found: list[dict], names: Iterable[str]) -> str:
-    """The flags that set these names, as `--a` or `--b`; "" when none do."""
+    """The settings behind these names, as `--a` or `--b`; "" when none are."""
     wanted = set(names)
-    picked = [f"`{f['flag']}`" for f in found if f["name"] in wanted or not wanted]
+    picked = [_code(handle(f)) for f in found if f["name"] in wanted or not wanted]
     return " or ".join(dict.fromkeys(picked))
 
 
@@ -565,11 +839,13 @@ def explain(
     function = ctx.function.rsplit(".", 1)[-1] or "this code"
     what = ", ".join(_code(n) for n in names[:4]) or "the values in the message"
     flag_text = _setting_words(found, [])
+    computed = [line for line in map(to_try, found) if line] + _fixed(found)
     if cat == "divisibility" and div and div["divisor"].isdigit():
         a, b = _code(div["value"]), div["divisor"]
         return (
             f"{a} must be a multiple of {b} here, and it is not.",
-            [
+            computed
+            or [
                 f"Use a value of {a} that is a multiple of {b}; the message shows the one used.",
                 f"If {a} comes from the model's configuration, this model or its quantized "
                 "variant is not supported on this path: try another backend or variant.",
@@ -582,13 +858,20 @@ def explain(
             f"{a} must be an exact multiple of {b}, typically because {a} is split into {b} "
             "equal parts (one per GPU or group). Here the division leaves a remainder."
         )
-        tries = [f"Choose a {b} that divides {a} exactly (the divisor calculator lists them)."]
-        if setting:
+        shows = ctx.knowledge.divisor_calculator and divisor_calculator_shows(div)
+        if computed:
+            tries = [f"The divisor calculator lists the divisors of {a}."] if shows else []
+        else:
+            listed = " (the divisor calculator lists them)" if shows else ""
+            tries = [f"Choose a {b} that divides {a} exactly{listed}."]
+        if setting and not computed:
             tries.append(f"{b} comes from {setting}: set it to one of those divisors.")
-        tries.append(
-            f"If {a} comes from the model's configuration, it cannot be changed: fit {b} to it."
-        )
-        return text, tries
+        if not any(f.get("kind") == "model-config" for f in found):
+            tries.append(
+                f"If {a} comes from the model's configuration, it cannot be changed: "
+                f"fit {b} to it."
+            )
+        return text, [*computed, *tries]
     texts = {
         "divisibility": (
             f"Two of the values ({what}) must divide evenly, and they do not.",
@@ -663,7 +946,10 @@ def explain(
         ),
     }
     text, tries = texts.get(cat, ("", []))
-    if flag_text and cat in ("limit", "unsupported-combination", "invalid-choice", "divisibility"):
+    computed = [line for line in map(to_try, found) if line] + _fixed(found)
+    if computed:
+        tries = [*computed, *tries]
+    elif flag_text and cat in ("limit", "unsupported-combination", "invalid-choice"):
         tries = [f"The settings involved: {flag_text}.", *tries]
     if ctx.kind == "log":
         return _logged(ctx, cat, text, tries, flag_text)
@@ -719,6 +1005,7 @@ def derive(ctx: Context) -> dict:
         else:
             out["quantities"] = names[:8] or ["(see the source)"]
     found = flags(ctx, condition)
+    passing(ctx, condition, found)
     if found:
         out["flags"] = found
     stage = ctx.knowledge.stage(ctx.path, ctx.function)

@@ -1619,6 +1619,9 @@ def _scalar(value) -> str:
         return json.dumps(value)
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, float):  # with a dot, as YAML 1.1 reads a float: 1.0e-05, not 1e-05
+        text = repr(value)
+        return text if "." in text or "e" not in text else text.replace("e", ".0e")
     return value if _plain(value) else _quoted(value)
 
 
@@ -1948,5 +1951,55 @@ def extract(
             write_text(path, text)
             bar.advance()
         bar.close()
+    summary.seconds = time.monotonic() - start
+    return summary
+
+
+def rederive(
+    root: Path,
+    content: Content,
+    source: Path,
+    project: str,
+    *,
+    jobs: int | None = None,
+    dry_run: bool = False,
+    progress: bool | None = None,
+) -> Summary:
+    """Rewrite the `derived` block of every record the release at `source` (the wheel of the
+    project's pinned `version`) still raises, as today's code derives it; create no record and
+    touch no other field, so re-running it after others' content is merged changes only what
+    the code says. Scanned as `errorkb history` scans a release: raises, asserts, log lines,
+    API error responses, at the project's `source_prefix`, without its `source_exclude`."""
+    start = time.monotonic()
+    ref = project_ref(content, project)
+    known = wing(content.projects[project].wing_key)
+    where = content.projects[project]
+    scan, index, done = assign_tree(
+        content,
+        project,
+        source,
+        asserts=True,
+        printed=True,
+        prefix=where.source_prefix,
+        exclude=where.source_exclude,
+        jobs=jobs,
+        progress=progress,
+        knowledge=lambda files: known.knowledge(files) or explain.Knowledge(),
+    )
+    summary = Summary(scan, done.errors, warnings=done.warnings, asserts=True)
+    summary.matched = len(done.matched)
+    writes: list[tuple[Path, str]] = []
+    for rid, sites in done.matched.items():
+        record = index.records[rid]
+        new = derived(sites, ref)
+        if record.data.get("derived") == new:
+            summary.unchanged.append(rid)
+            continue
+        path = Path(root) / record.path
+        writes.append((path, rewrite(record, path.read_text(encoding="utf-8"), derived=new)))
+        summary.updated.append(rid)
+    if not dry_run:
+        for path, text in writes:
+            write_text(path, text)
     summary.seconds = time.monotonic() - start
     return summary

@@ -8,6 +8,7 @@ links nor @mentions; our own texts (titles, summaries) are escaped as text.
 import re
 from urllib.parse import urlsplit
 
+from errorkb.sources.explain import KINDS, handle
 from errorkb.triage import Finding
 
 MARKER = "<!-- errorkb-triage -->"  # how the bot finds its own comment again
@@ -96,17 +97,20 @@ def answer_for(doc: dict, values: dict[str, str]) -> str:
         valid = ", ".join(str(d) for d in range(1, n + 1) if n % d == 0)
         accepted = f"{code(div['divisor'])} values this check accepts"
         out.append(f"{accepted} for {code(div['value'])} = {n}: {valid}")
-    flags = [flag for flag in derived.get("flags") or [] if flag.get("flag")]
-    if flags:
-        names = [_flag(flag) for flag in flags[:2]]
+    settings = [f for f in derived.get("flags") or [] if f.get("kind") != "model-config"]
+    if settings:
+        names = [_setting(setting) for setting in settings[:2]]
         out.append("set with " + " or ".join(names))
     return "; ".join(out)
 
 
-def _flag(flag: dict) -> str:
-    url = flag.get("url") or ""
-    name = code(flag["flag"])
-    return f"[{name}]({link_target(url)})" if urlsplit(url).scheme == "https" else name
+def _setting(setting: dict) -> str:
+    """The setting as the user writes it, linked to its docs, with its kind in words."""
+    url = setting.get("url") or ""
+    name = code(handle(setting))
+    linked = f"[{name}]({link_target(url)})" if urlsplit(url).scheme == "https" else name
+    kind = KINDS.get(setting.get("kind", ""), "")
+    return f"{linked} ({kind})" if kind else linked
 
 
 def code(value: str, limit: int = VALUE_CHARS) -> str:

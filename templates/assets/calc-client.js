@@ -1,14 +1,14 @@
-// The page's side of the calculator's worker (calc-worker.js: calc.py under Pyodide), shared
-// by the widgets that ask it: calc.js (parallel sizes) and divisors.js (a divisibility
-// error's divisors). One worker per page, started by the first widget that asks.
+// The page's side of the calculator's worker (calc-worker.js: calc.py and its sibling modules
+// under Pyodide), shared by the widgets that ask it: calc.js (parallel sizes) and divisors.js (a
+// divisibility error's divisors). One worker per page, started by the first widget that asks.
 // connect(config, also) -> {ready, ask(request), onProgress(fn)}: `ready` settles once Python
 // has loaded or failed (an Error whose message is meant for the visitor); `ask` resolves to
-// calc.py's answer, {result} or {error}.
+// the answer of the module the request names (`module`, default calc.py), {result} or {error}.
 
 const LOAD_TIMEOUT_MS = 90_000;
 let shared = null;
 
-// `config` is calc.json (the worker's, calc.py's and Pyodide's addresses); `also` lists the
+// `config` is calc.json (the worker's, the modules' and Pyodide's addresses); `also` lists the
 // page's own files of the calculator, kept with Python's for the next visit.
 export function connect(config, also = []) {
   shared ??= start(config, also);
@@ -55,7 +55,7 @@ function start(config, also) {
       const why = event.message || "its script was blocked by the page's policy, or is missing";
       settle(new Error(`The calculator's worker failed: ${why}.`));
     });
-    worker.postMessage({ init: { calc: config.module, pyodide: config.pyodide } });
+    worker.postMessage({ init: { modules: config.modules, pyodide: config.pyodide } });
   });
   ready.catch(() => {}); // each caller hears of a failure through `ready` or `ask`
 

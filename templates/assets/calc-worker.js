@@ -1,4 +1,6 @@
-// Module worker: Pyodide runs calc.py. In: {init: {calc: url, pyodide: folder url}}, {id, request}.
+// Module worker: Pyodide runs the calculator modules (calc.py and its siblings, each served byte
+// for byte). In: {init: {modules: {name: url}, pyodide: folder url}}, {id, request}; a request
+// names its module (`module`, default "calc"), whose run(request) answers it.
 // Out: {progress: text}, {ready: ms, fetched: urls}, {id, answer}, {failed: text}.
 
 const started = performance.now();
@@ -28,16 +30,22 @@ function explain(error) {
 // An empty module: refused exactly when the CSP refuses WebAssembly, fast and clearly.
 const EMPTY_WASM = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
 
-async function boot(calcUrl, pyodideUrl) {
+function fetchText(url) {
+  const text = fetch(url).then((r) => {
+    if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+    return r.text();
+  });
+  text.catch(() => {}); // awaited later; avoid an unhandled rejection meanwhile
+  return text;
+}
+
+async function boot(modules, pyodideUrl) {
   say("Checking WebAssembly…");
   if (typeof WebAssembly !== "object") throw new Error("this browser has no WebAssembly");
   await WebAssembly.compile(EMPTY_WASM);
   say("Loading the Python runtime (1/3)…");
-  const source = fetch(calcUrl).then((r) => {
-    if (!r.ok) throw new Error(`${calcUrl}: HTTP ${r.status}`);
-    return r.text();
-  });
-  source.catch(() => {}); // awaited below; avoid an unhandled rejection meanwhile
+  const names = Object.keys(modules);
+  const sources = names.map((name) => fetchText(modules[name]));
   const { loadPyodide } = await import(`${pyodideUrl}pyodide.mjs`);
   say("Starting Python (2/3)…");
   const pyodide = await loadPyodide({
@@ -48,14 +56,21 @@ async function boot(calcUrl, pyodideUrl) {
   });
   say("Loading the calculator (3/3)…");
   pyodide.FS.mkdirTree("/errorkb");
-  pyodide.FS.writeFile("/errorkb/errorkb_calc.py", await source);
+  // Each as errorkb_<name>, a name no module of Python's own takes.
+  for (const [i, name] of names.entries()) {
+    pyodide.FS.writeFile(`/errorkb/errorkb_${name}.py`, await sources[i]);
+  }
   pyodide.runPython(
     [
-      "import json, sys",
+      "import importlib, json, sys",
       "sys.path.insert(0, '/errorkb')",
-      "import errorkb_calc",
+      `modules = {n: importlib.import_module('errorkb_' + n) for n in ${JSON.stringify(names)}}`,
       "def errorkb_answer(text):",
-      "    return json.dumps(errorkb_calc.run(json.loads(text)))",
+      "    request = json.loads(text)",
+      "    module = modules.get(request.pop('module', 'calc'))",
+      "    if module is None:",
+      "        return json.dumps({'error': 'no such calculator module'})",
+      "    return json.dumps(module.run(request))",
     ].join("\n"),
   );
   const answer = pyodide.globals.get("errorkb_answer");
@@ -69,7 +84,7 @@ self.addEventListener("error", (event) => fail(event.error || event.message));
 
 self.addEventListener("message", async ({ data }) => {
   if (data.init) {
-    booting ??= boot(data.init.calc, data.init.pyodide).catch(fail);
+    booting ??= boot(data.init.modules, data.init.pyodide).catch(fail);
     return;
   }
   await booting;

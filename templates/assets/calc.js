@@ -1,6 +1,7 @@
-// Calculator widget: calc.py runs in Pyodide in a module worker (calc-client.js), started when
-// a visitor shows intent (values in the address, pointer or focus on the widget). Values the
-// build-time table of calc.json covers are answered at once, in words, while Python loads.
+// Calculator widget: a wing's calc.py runs in Pyodide in a module worker (calc-client.js),
+// started when a visitor shows intent (values in the address, pointer or focus on the widget).
+// Values the build-time table of the wing's data (calc.json) covers are answered at once, in
+// words, while Python loads. The data names the engine, its flags and its own inputs.
 
 const FIELDS = {
   heads: ["Attention heads", "num_attention_heads"],
@@ -20,6 +21,7 @@ const FIELDS = {
   mode: ["MoRIIO mode", "READ: decode pulls", "mode"],
 };
 const MODEL = ["heads", "kv_heads", "layers", "mla"];
+const UNSET = ["dcp", "pcp", "pp", "dp", "nnodes", "attn_dp", "ep"]; // "1" is as good as empty
 let config;
 let client = null; // calc-client.js's connection to the worker, made by the first start
 let asked = 0; // numbers each question, so that a widget shows only its latest answer
@@ -77,6 +79,10 @@ function modelPicker(widget) {
     select.value = "";
     setModel(widget, read.model);
   });
+  if (!config.models.length) { // a wing without presets: the config.json alone
+    const text = el("summary", {}, "Paste the model's config.json");
+    return el("div", { className: "calc-model" }, el("details", {}, text, paste, note));
+  }
   const details = el("details", {}, el("summary", {}, "…or paste a config.json"), paste, note);
   const text = el("label", { htmlFor: select.id }, "Model preset");
   return el("div", { className: "calc-model" }, text, select, details);
@@ -156,7 +162,7 @@ function build(root, index) {
   widget.loading = el("span", { className: "calc-loading" });
   widget.out = el("div", { className: "calc-out", role: "status" });
   widget.out.textContent =
-    "Press Calculate or change a value: vLLM's rules then run in your browser " +
+    `Press Calculate or change a value: ${config.engine}'s rules then run in your browser ` +
     "(Python through Pyodide, about 13 MB, downloaded once).";
   const line = el("p", { className: "calc-start" }, go, widget.progress, widget.loading);
   form.append(line, widget.out);
@@ -206,7 +212,7 @@ const count = (text) => (/^\d+$/.test(text || "") ? Number(text) : undefined);
 function tableAnswer(widget) {
   const given = Object.keys(widget.inputs).filter((name) => {
     const value = val(widget, name);
-    return value && !(["dcp", "pcp", "pp", "dp", "nnodes"].includes(name) && value === "1");
+    return value && !(UNSET.includes(name) && value === "1");
   });
   if (!given.every((name) => TABLE_FIELDS.has(name) || name === "gpus_per_node")) return null;
   const [heads, tp, kv] = ["heads", "tp", "kv_heads"].map((name) => count(val(widget, name)));
@@ -220,7 +226,7 @@ function tableAnswer(widget) {
   const works = `Tensor parallel sizes that work for ${model}: ${list(sizes)}`;
   const out = [];
   if (sizes.includes(tp)) {
-    out.push(el("p", { className: "case-verdict calc-good" }, `${model} can be split over ${tp} GPUs: TP ${tp} passes vLLM's head checks.`));
+    out.push(el("p", { className: "case-verdict calc-good" }, `${model} can be split over ${tp} GPUs: TP ${tp} passes ${config.engine}'s head checks.`));
     out.push(el("p", {}, `${works}.`));
   } else {
     const why = heads % tp ? `${heads} attention heads cannot be split over ${tp} GPUs.`
@@ -232,7 +238,7 @@ function tableAnswer(widget) {
   }
   const grouped = !kv && heads > 8 && config.tp_table[`${heads}/8`];
   if (grouped) out.push(el("p", {}, `If the model has 8 KV heads, as many grouped-query models do: ${list(grouped)}.`));
-  out.push(el("p", { className: "case-source" }, "From the tables computed at build time with vLLM 0.33.0's rules; " +
+  out.push(el("p", { className: "case-source" }, `From the tables computed at build time with ${config.rules}'s rules; ` +
     "MLP width, vocabulary and the GPUs of your nodes are not checked here."));
   return out;
 }
@@ -241,19 +247,20 @@ function tableAnswer(widget) {
 // Python's answer), on the node the visitor gave or one of 8 GPUs.
 function advise({ tp, pp, gpus_per_node: gpus, assumed }, model) {
   const code = (text) => el("code", {}, text);
+  const flags = config.flags;
   const where = `one ${gpus}-GPU node${assumed ? " (assumed: give your GPUs per node)" : ""}`;
   if (tp === 1) {
     return [
       el("p", {}, `No tensor parallel size above 1 both works for ${model} and fits ${where}.`),
-      el("p", {}, "Split the layers instead: ", code(`--pipeline-parallel-size ${pp}`),
-        ` uses the ${gpus} GPUs; over two nodes, `, code(`--pipeline-parallel-size ${2 * pp} --nnodes 2`),
-        " (with --node-rank and --master-addr)."),
+      el("p", {}, "Split the layers instead: ", code(`${flags.pp} ${pp}`),
+        ` uses the ${gpus} GPUs; over two nodes, `, code(`${flags.pp} ${2 * pp} ${flags.nnodes} 2`),
+        ` (with ${config.node_flags}).`),
     ];
   }
-  const out = [el("p", {}, `The largest that fits ${where}: try `, code(`--tensor-parallel-size ${tp}`), ".")];
+  const out = [el("p", {}, `The largest that fits ${where}: try `, code(`${flags.tp} ${tp}`), ".")];
   if (pp > 1) {
     out.push(el("p", {}, `To use all ${gpus} GPUs, add pipeline parallelism: `,
-      code(`--tensor-parallel-size ${tp} --pipeline-parallel-size ${pp}`), "."));
+      code(`${flags.tp} ${tp} ${flags.pp} ${pp}`), "."));
   }
   return out;
 }
@@ -330,6 +337,10 @@ function errorBlock(lead, error) {
   const href = `${url}?${query}`;
   const link = title ? el("a", { href, className: "calc-record" }, title) : error.id;
   const here = location.pathname === url ? " (this page)" : "";
+  if (!error.id) { // an assert without a message, or an error of Python's: no record of its own
+    const head = el("p", {}, `${lead} at ${error.stage} time: ${error.exception}, raised by`);
+    return el("div", { className: "calc-bad" }, head, el("code", { className: "message" }, error.message));
+  }
   const message = el("code", { className: "message" }, `${error.exception}: ${error.message}`);
   const head = el("p", {}, `${lead} at ${error.stage} time: `, link, here);
   return el("div", { className: "calc-bad" }, head, message);
@@ -348,17 +359,17 @@ function summary(widget, result) {
   const out = [line(`Valid TP sizes for ${model}`, result.valid_tp_sizes, "valid-tp")];
   if ("first_error" in result) {
     let sizes = `TP ${v("tp")}`;
-    for (const name of ["pp", "dp", "dcp", "pcp"]) {
+    for (const name of ["pp", "dp", "dcp", "pcp", "attn_dp", "ep"]) {
       const value = v(name) || 1;
-      if (widget.inputs[name] && (value != 1 || !["pp", "dp"].includes(name))) {
-        sizes += `, ${name.toUpperCase()} ${value}`;
+      if (widget.inputs[name] && (value != 1 || ["dcp", "pcp"].includes(name))) {
+        sizes += `, ${name.replace("_", " ").toUpperCase()} ${value}`;
       }
     }
     const ok = el("p", { className: "calc-good" }, `${sizes}: no error at config or load time.`);
     out.push(result.first_error ? errorBlock(`${sizes} fails`, result.first_error) : ok);
     if (result.suggestion) out.push(...advise(result.suggestion, model));
     if (result.node) out.push(nodeLine(result.node));
-    if (result.valid_dcp_sizes.length) {
+    if (result.valid_dcp_sizes?.length) {
       out.push(line(`Valid DCP sizes with TP ${v("tp")}`, result.valid_dcp_sizes, "valid-dcp"));
     }
   }
@@ -419,6 +430,7 @@ async function main() {
     const response = await fetch(roots[0].dataset.src);
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     config = await response.json();
+    Object.assign(FIELDS, config.fields); // the engine's own inputs and the flags beside them
   } catch (error) {
     const text = `The calculator could not load its data (${error.message}); the tables apply.`;
     for (const root of roots) root.prepend(el("p", { className: "calc-bad" }, text));

@@ -34,6 +34,7 @@ function compile(rules) {
     tuple: re(rules.tuple),
     tupleItem: new RegExp(rules.tuple_item, "g"),
     ellipsis: new RegExp(rules.ellipsis),
+    quotedMessage: new RegExp(rules.quoted_message, "g"),
     whole: Object.fromEntries(types.map(([k, src]) => [k, re(src, "$")])),
     leading: Object.fromEntries(types.map(([k, src]) => [k, re(src)])),
   };
@@ -124,6 +125,10 @@ function withForms(rules, settings, block, text) {
   if (joined) out.forms.push({ text: joined.slice(0, settings.block_chars), kind: "glued" });
   if (stripped !== text && stripped) out.forms.push({ text: stripped, kind: "cut" });
   if (rules.tuple.test(text)) out.forms.push({ text: tupleText(rules, text), kind: "tuple" });
+  for (const quoted of text.matchAll(rules.quotedMessage)) {
+    const inner = quoted[1].replace(/^ +| +$/g, "");
+    if (inner !== text && words(inner).length >= settings.partial_words) out.forms.push({ text: inner, kind: "quoted" });
+  }
   return out;
 }
 
@@ -371,6 +376,44 @@ function namedProjects(text, hints) {
     .map(([project]) => project));
 }
 
+// The keys of the serving engines the paste points at (search.named_engines).
+function namedEngines(named, programs) {
+  return new Set([...named].filter((name) => programs[name]?.engine).map((name) => programs[name].key));
+}
+
+// The program a paste's error comes from (search.guess_program): a message opening with
+// "<name> error", a dotted exception's package, the traceback's last frame's package, a name
+// in the message.
+function guessProgram(text, blocks, programs) {
+  const names = new Map();
+  for (const [name, program] of Object.entries(programs)) {
+    for (const alias of [name, program.key, program.key.replaceAll("-", "_")]) {
+      if (!names.has(alias.toLowerCase())) names.set(alias.toLowerCase(), name);
+    }
+  }
+  const last = blocks.at(-1);
+  const message = last ? last.text : squash(text);
+  const opening = /^([A-Za-z][\w.-]*) error\b/i.exec(message);
+  if (opening && names.has(opening[1].toLowerCase())) return names.get(opening[1].toLowerCase());
+  const dotted = /^[A-Za-z_]\w*(?:\.\w+)+(?=: )/.exec(message); // one the cleaning did not take
+  const exception = last?.exception || (dotted ? dotted[0] : "");
+  if (exception.includes(".")) {
+    const pkg = exception.split(".")[0];
+    return names.get(pkg.toLowerCase()) ?? pkg;
+  }
+  const frames = [...text.matchAll(/[/\\](?:site|dist)-packages[/\\]([A-Za-z_]\w*)/g)];
+  if (frames.length) {
+    const pkg = frames.at(-1)[1];
+    return names.get(pkg.toLowerCase()) ?? pkg;
+  }
+  let best = null;
+  for (const [alias, name] of names) {
+    const m = new RegExp(`\\b${alias.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`).exec(message.toLowerCase());
+    if (m && (!best || m.index < best[0] || (m.index === best[0] && name < best[1]))) best = [m.index, name];
+  }
+  return best ? best[1] : null;
+}
+
 // The release the paste names of each project, as numbers (search.said_versions).
 const release = (version) => (version.match(/[0-9]+/g) || []).map(Number);
 function saidVersions(rules, text, hints) {
@@ -450,7 +493,9 @@ export class Index {
     }));
     const hints = meta.hints || {};
     const said = saidVersions(rules, text, hints);
-    const rated = top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid), pid, said)).sort(byKey);
+    const named = namedProjects(text, hints);
+    const engines = namedEngines(named, meta.programs || {});
+    const rated = top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid), pid, said, engines)).sort(byKey);
     const similarRank = meta.ranks.similar;
     const least = rated.some(([key]) => key[0] < similarRank) ? settings.coverage : settings.near_coverage;
     const results = new Map();
@@ -459,7 +504,7 @@ export class Index {
       if (hit.match === "similar" && (++similar > settings.nearest || -key[1] < least)) continue;
       if (!results.has(hit.id)) results.set(hit.id, [key.slice(0, -1), hit]);
     }
-    const all = onePerMessage([...results.values()], namedProjects(text, hints), FIT);
+    const all = onePerMessage([...results.values()], named, FIT);
     const alike = all.map(([key]) => `${key}`);
     for (const [n, [, hit]] of all.entries()) {
       hit.tied = hit.match !== "similar" && alike.filter((a) => a === alike[n]).length > 1;
@@ -489,7 +534,8 @@ export class Index {
     if (!meta.report) return null;
     const blocks = clean(text, rules, settings);
     const first = blocks.length ? blocks.at(-1).text : squash(text);
-    const title = `Unknown error: ${first.slice(0, settings.report_title)}`;
+    const program = guessProgram(text, blocks, meta.programs || {});
+    const title = `${program || "Unknown"} error: ${first.slice(0, settings.report_title)}`;
     const body = settings.report_body.replace("{}", text.slice(0, settings.report_chars).replace(/^\n+|\n+$/g, ""));
     return meta.report.replace("%7Btitle%7D", encodeURIComponent(title)).replace("%7Bbody%7D", encodeURIComponent(body));
   }
@@ -504,7 +550,7 @@ function standing(doc, said) {
 }
 
 // search._rate: [key, hit] of a candidate's best fit, or of how much of its words the paste has
-function rate(ctx, doc, blocks, score, pid, said) {
+function rate(ctx, doc, blocks, score, pid, said, engines) {
   const pat = doc.pattern;
   const removed = doc.removed ? 1 : 0;
   const rest = standing(doc, said);
@@ -521,20 +567,25 @@ function rate(ctx, doc, blocks, score, pid, said) {
       if (!found) continue;
       const [tier, how, fit] = found;
       const key = [ctx.meta.ranks[tier], -shownOf(pat, fit.stop), fit.stop ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
-      if (!best || byKey([key], best) < 0) best = [key, hit(ctx.meta, doc, tier, how, fit.values)];
+      if (!best || byKey([key], best) < 0) best = [key, hit(ctx.meta, doc, tier, how, fit.values, engines)];
     }
   }
   if (best) return best;
   const coverage = doc.weight ? Math.floor((1000 * score) / doc.weight) : 0;
-  return [[ctx.meta.ranks.similar, -coverage, -score, removed, 0, ...rest, pid], hit(ctx.meta, doc, "similar", ctx.how.similar, {})];
+  return [[ctx.meta.ranks.similar, -coverage, -score, removed, 0, ...rest, pid], hit(ctx.meta, doc, "similar", ctx.how.similar, {}, engines)];
 }
 
-function hit(meta, doc, match, how, found) {
+function hit(meta, doc, match, how, found, engines) {
   // Values in the pattern's order (a name used twice once); null prototype: names are data.
   const values = Object.create(null);
   for (const seg of doc.pattern) if (typeof seg !== "string" && has(found, seg[0])) values[seg[0]] = found[seg[0]];
-  const query = new URLSearchParams(values).toString();
+  // A stack record's: the one engine the paste points at, whose advice its page shows first.
+  const named = (doc.engines || []).filter((key) => engines.has(key));
+  const engine = named.length === 1 ? named[0] : "";
+  const params = new URLSearchParams(values);
+  if (engine) params.set("engine", engine);
+  const query = params.toString();
   const url = meta.errors_url.replace("{}", doc.id) + (query && `?${query}`);
   const { id, title, exception, project, summary = "", wording = "" } = doc;
-  return { id, title, exception, project, summary, match, how, values, wording, also: [], exact: match === "exact", url };
+  return { id, title, exception, project, summary, match, how, values, wording, also: [], engine, exact: match === "exact", url };
 }

@@ -212,6 +212,23 @@ function yourValues(box) {
   const said = relation(box.dataset, Object.fromEntries(mine));
   if (said) box.querySelector("[data-case-relation]").replaceChildren(...said);
   box.querySelector("[data-case-relation]").hidden = !said;
+  if (box.dataset.passes) tellWhatPasses(box, Object.fromEntries(mine));
+}
+
+// The values of each setting that would pass the check, computed from the paste's (try.js).
+async function tellWhatPasses(box, values) {
+  const { valuesToTry, written } = await import("./try.js");
+  const lines = [];
+  for (const item of JSON.parse(box.dataset.passes)) {
+    const found = valuesToTry(item, values);
+    if (!found.length) continue;
+    const codes = found.flatMap((v, i) => [i ? " or " : "", el("code", "", written(item, v))]);
+    const what = item.kind ? ` (${item.kind})` : "";
+    lines.push(el("span", "", lines.length ? " " : "", "To pass this check: ", ...codes, `${what}.`));
+  }
+  const out = box.querySelector("[data-case-try]");
+  out.replaceChildren(...lines);
+  out.hidden = !lines.length;
 }
 
 const WORDS = {

@@ -118,7 +118,24 @@ function initOffline() {
   }, { once: true });
 }
 
+// A stack record's advice per engine: the engine a search result came from (?engine=vllm)
+// first, in the page and in its table of contents, with a line saying why.
+function initEngines() {
+  const engines = document.querySelector("[data-engines]");
+  const key = new URLSearchParams(location.search).get("engine");
+  const mine = key && engines?.querySelector(`:scope > section[id="in-${CSS.escape(key)}"]`);
+  if (!mine) return;
+  const name = mine.querySelector("h2 a").textContent.replace(/^In /, "");
+  const note = Object.assign(document.createElement("p"), { className: "note engine-first" });
+  note.textContent = `Your error came from ${name}: its advice first.`;
+  engines.prepend(note, mine);
+  const entry = document.querySelector(`.toc a[href="#in-${CSS.escape(key)}"]`)?.parentElement;
+  const first = document.querySelector('.toc a[href^="#in-"]')?.parentElement;
+  if (entry && first && entry !== first) first.before(entry);
+}
+
 initTheme();
 initCopyButtons();
+initEngines();
 initFilter();
 initOffline();

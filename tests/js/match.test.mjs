@@ -69,6 +69,17 @@ test("the real content: 300 corpus pastes, the negatives and the real pastes ans
   assert.ok(exact >= 200, `only ${exact} exact answers: the parity check would prove little`);
 });
 
+test("the stack fixture: results, their engine and the report's program answer alike", async () => {
+  const engines = new Set();
+  for (const want of python.stack) {
+    const idx = index("stack");
+    assert.deepEqual(plain(await idx.search(want.text)), want.results, want.text.slice(0, 120));
+    assert.equal(await idx.reportUrl(want.text), want.report, want.text.slice(0, 120));
+    if (want.results.length) engines.add(want.results[0].engine);
+  }
+  assert.deepEqual([...engines].sort(), ["", "sglang", "vllm"]); // the check would prove little else
+});
+
 test("the report link carries the paste, as search.py builds it", async () => {
   const paste = "RuntimeError: sprockets & gears / 100% broken\nsecond line";
   const idx = index("fixture");

@@ -1,7 +1,8 @@
 """What tests/js/match.test.mjs checks match.js against: the tier-1 indexes of the search
-fixture knowledge base and of the repository's content, written as the site serves them,
-and generator/search/engine.py's answers for every paste of tests/search_cases.json, the corpus,
-the negatives and the real pastes of bench/real-pastes.jsonl.
+fixture knowledge base, of the stack fixture and of the repository's content, written as the
+site serves them, and generator/search/engine.py's answers for every paste of
+tests/search_cases.json, tests/fixtures/stack/pastes.json, the corpus, the negatives and the
+real pastes of bench/real-pastes.jsonl and bench/stack-pastes.jsonl.
 
     python tests/js/parity.py <out dir>
 """
@@ -15,10 +16,11 @@ from errorkb.content.load import ParseCache, load_content
 from errorkb.search import engine as search
 from errorkb.site import urls
 from errorkb.site.build import CACHE_DIR
-from tests.conftest import REPO, corpus_rows, make_search_kb
+from tests.conftest import REPO, STACK, corpus_rows, make_search_kb, make_stack_kb
 
 NEGATIVES = REPO / "tests" / "fixtures" / "search" / "negatives.json"
 PASTES = REPO / "bench" / "real-pastes.jsonl"
+STACK_PASTES = REPO / "bench" / "stack-pastes.jsonl"
 
 
 def write_index(root: Path, out: Path) -> search.Index:
@@ -49,11 +51,15 @@ def main(out: Path) -> None:
     cases = json.loads((REPO / "tests" / "search_cases.json").read_text())
     with tempfile.TemporaryDirectory() as tmp:
         fixture = write_index(make_search_kb(Path(tmp) / "kb"), out / "fixture")
+        stack = write_index(make_stack_kb(Path(tmp) / "stack"), out / "stack")
     real = write_index(REPO, out / "real")
     texts = [row["text"] for row in corpus_rows()] + json.loads(NEGATIVES.read_text())
-    texts += [json.loads(line)["text"] for line in PASTES.read_text().splitlines()]
+    for pastes in (PASTES, STACK_PASTES):
+        if pastes.exists():
+            texts += [json.loads(line)["text"] for line in pastes.read_text().splitlines()]
     doc = {
         "fixture": answers(fixture, [case["text"] for case in cases]),
+        "stack": answers(stack, json.loads((STACK.parent / "pastes.json").read_text())),
         "real": answers(real, texts),
     }
     (out / "python.json").write_text(json.dumps(doc, ensure_ascii=False))

@@ -4,16 +4,17 @@ calculator on record pages and at /calc/, and its `errorkb calc` command."""
 
 from pathlib import Path
 
-from errorkb.projects import Wing
-from errorkb.projects.vllm import calc, pyodide
+from errorkb.projects import Wing, pyodide
+from errorkb.projects.vllm import calc, memory
 from errorkb.site import urls
 
 # The modules behind the hooks import YAML, the schema and Jinja: they load on first use,
 # so that `errorkb match`, which asks only for log prefixes, stays quick.
 
-# The calculator in the browser: Pyodide's core files (npm `pyodide`, pinned in
-# package-lock.json) under /pyodide/, and calc.py served byte for byte.
-PYODIDE_FILES = pyodide.FILES
+# The calculator in the browser: the calculator modules served byte for byte (each pure
+# standard library, run by the build and, under that name, by the browser's worker), with
+# Pyodide's files (projects/pyodide.py).
+CALC_MODULES = (calc, memory)
 
 
 class Vllm(Wing):
@@ -56,27 +57,22 @@ class Vllm(Wing):
     def assets(self, content, assets):
         from errorkb.projects.vllm import tables
 
-        module = {"calc.py": Path(calc.__file__).read_bytes()}  # run as is by Pyodide
-        data = tables.calc_data(content, {**assets, **module})
-        return {**module, tables.CALC_DATA: data}
+        modules = {Path(m.__file__).name: Path(m.__file__).read_bytes() for m in CALC_MODULES}
+        data = tables.calc_data(content, {**assets, **modules}, list(modules))
+        return {**modules, tables.CALC_DATA: data}
 
     def log_prefixes(self):
-        # vLLM's logger: ERROR 11-01 09:43:08 [model.py:1560]; its processes' names:
+        # vLLM's logger: ERROR 11-01 09:43:08 [model.py:1560], in older releases without the
+        # opening bracket (ERROR 05-07 05:58:46 core.py:291]); its processes' names:
         # (EngineCore_DP0 pid=1508), (APIServer pid=1), (VllmWorker TP1 pid=413)
         return [
             r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?"
-            r" \[[^\]\n]*\] ?",
+            r" (?:\[[^\]\n]*\]|[\w.-]+:\d+\]) ?",
             r"\((?:EngineCore|APIServer|VllmWorker)[^()\n]*pid=\d+\) ?",
         ]
 
     def vendored(self, root):
-        try:
-            folder = pyodide.find(root)
-        except pyodide.PyodideError as exc:
-            from errorkb.site.build import BuildError
-
-            raise BuildError(str(exc)) from None
-        return [(urls.pyodide(name), folder / name) for name in PYODIDE_FILES]
+        return pyodide.vendored(root)
 
     def knowledge(self, files):
         from errorkb.projects.vllm import knowledge
@@ -87,7 +83,6 @@ class Vllm(Wing):
         from errorkb.projects.vllm import cli
 
         cli.add_calc(commands)
-        pyodide.add_command(commands)
 
 
 WING = Vllm()

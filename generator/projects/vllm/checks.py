@@ -1,12 +1,13 @@
-"""vLLM's record checks: calculator inputs (E112), `checks` claims run through calc.py
-(E113), and example commands run on the machine their text states (E120)."""
+"""vLLM's record checks: calculator inputs (E112, of stack records too), `checks` claims run
+through calc.py (E113), and example commands run on the machine their text states (E120: a
+stack record's advice for vLLM too)."""
 
 import re
 import shlex
 
 from errorkb.content import template
 from errorkb.content.model import Content, Problem, Record
-from errorkb.projects.vllm import calc, presets
+from errorkb.projects.vllm import calc, memory, memory_section, presets
 
 # Functions of generator/calc.py that a record's `checks` may call.
 CHECK_FUNCTIONS = ("first_error", "moriio_first_error")
@@ -22,17 +23,19 @@ def record_problems(record: Record) -> list[Problem]:
 
 def _calculator_problems(record: Record) -> list[Problem]:
     src, spec, found = record.source, record.data["calculator"], []
-    if spec["name"] not in calc.CALCULATORS:
+    known = {name: inputs for name, (_, inputs) in calc.CALCULATORS.items()}
+    known[memory_section.NAME] = memory.FIELDS
+    if spec["name"] not in known:
         return [
             Problem(
                 src.path,
                 src.line("calculator", "name"),
                 "E112",
                 "calculator.name",
-                f"unknown calculator {spec['name']!r}; use one of: {', '.join(calc.CALCULATORS)}",
+                f"unknown calculator {spec['name']!r}; use one of: {', '.join(known)}",
             )
         ]
-    inputs = calc.CALCULATORS[spec["name"]][1]
+    inputs = known[spec["name"]]
     names = template.placeholders(record.message)
     for key, placeholder in spec.get("inputs", {}).items():
         if key not in inputs:
@@ -105,21 +108,10 @@ def command_problems(content: Content) -> list[Problem]:
     models = _models_by_name(presets.models(content))
     found = []
     for record in content.records.values():
-        fix = record.data.get("example_fix")
-        if not fix:
-            continue
-        machine = (fix.get("gpus_per_node", 8), fix.get("nodes"))
-        for side, default in (("before", record.id), ("after", None)):
-            block = fix[side]
-            if block.get("language", "") not in _SHELL:
-                continue
-            where = ("example_fix", side, "code")
-            first = record.source.line(*where) + ("\n" in block["code"])  # a | block: next line
-            for offset, words, claim in _commands(block["code"]):
-                why = _command_problem(words, claim or default, machine, models)
-                if why:
-                    line = first + offset
-                    found.append(Problem(record.path, line, "E120", f"example_fix.{side}", why))
+        for at, fix in _example_fixes(record):
+            found += _fix_problems(record, at, fix, models)
+        if "calculator" in record.data and _is_stack(record, content):
+            found += _calculator_problems(record)  # a stack record's, with vLLM's calculators
     for guide in content.guides:
         machine = (guide.gpus_per_node, guide.nodes)
         for match in _FENCE.finditer(guide.body):
@@ -130,6 +122,39 @@ def command_problems(content: Content) -> list[Problem]:
                 why = _command_problem(words, claim, machine, models)
                 if why:
                     found.append(Problem(guide.path, first + offset, "E120", "(code)", why))
+    return found
+
+
+def _is_stack(record: Record, content: Content) -> bool:
+    project = content.projects.get(record.project)
+    return project is not None and project.kind == "stack"
+
+
+def _example_fixes(record: Record) -> list[tuple[tuple[str, ...], dict]]:
+    """The record's example fixes with vLLM commands, each with where it is: its own, and
+    a stack record's advice for vLLM."""
+    fixes: list[tuple[tuple[str, ...], dict | None]] = [
+        (("example_fix",), record.data.get("example_fix")),
+        (("engines", "vllm", "example_fix"), record.engines.get("vllm", {}).get("example_fix")),
+    ]
+    return [(at, fix) for at, fix in fixes if fix]
+
+
+def _fix_problems(record: Record, at: tuple[str, ...], fix: dict, models) -> list[Problem]:
+    """E120 for the commands of one example fix: `before` must stop with the record's error
+    (or the one its comment names), `after` must start."""
+    found = []
+    machine = (fix.get("gpus_per_node", 8), fix.get("nodes"))
+    for side, default in (("before", record.id), ("after", None)):
+        block = fix[side]
+        if block.get("language", "") not in _SHELL:
+            continue
+        first = record.source.line(*at, side, "code") + ("\n" in block["code"])  # a | block
+        for offset, words, claim in _commands(block["code"]):
+            why = _command_problem(words, claim or default, machine, models)
+            if why:
+                field = ".".join((*at, side))
+                found.append(Problem(record.path, first + offset, "E120", field, why))
     return found
 
 

@@ -3,20 +3,42 @@
 Read from the tree being extracted, never written down here: the config classes of
 `vllm/config/` (their fields and types), `VllmConfig`'s fields (which attribute holds which
 config), the engine argument parser (`EngineArgs.add_cli_args`: which flag sets which field)
-and the server's frontend arguments, and the release (`vllm/_version.py`) for the links into
-vLLM's documentation of that release. What is vLLM's by convention and not in any one file
+and the server's frontend arguments; the environment variables of `vllm/envs.py`; the fields
+of the server's request models (`*Request` in `vllm/entrypoints/**/protocol.py`) and of
+`SamplingParams`; which config.json keys the model's architecture values are read from (the
+convertor of `vllm/transformers_utils/model_arch_config_convertor.py` and `ModelConfig`'s
+getters); and the release (`vllm/_version.py`) for the links into vLLM's documentation of
+that release. What is vLLM's by convention and not in any one file
 (which module runs at which stage, which helper returns which setting) is in the tables below.
 """
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from errorkb.sources.explain import Knowledge, Setting
 
 DOCS = "https://docs.vllm.ai/en/v{version}/"
 ENGINE_ARGS_PAGE = "configuration/engine_args.html"
 SERVE_PAGE = "cli/serve.html"
+ENV_PAGE = "configuration/env_vars.html"
+ENVS = "vllm/envs.py"
+SAMPLING = ("vllm/sampling_params.py", "SamplingParams")
+PROTOCOLS = re.compile(r"vllm/entrypoints/(.+/)?protocol\.py$")
+ARCH = ("vllm/config/model_arch.py", "ModelArchitectureConfig")
+CONVERTOR = (
+    "vllm/transformers_utils/model_arch_config_convertor.py",
+    "ModelArchConfigConvertorBase",
+)
+ALIASES = ("vllm/transformers_utils/config.py", "CONFIG_FIELD_ALIASES")
+MODEL_CONFIG = ("vllm/config/model.py", "ModelConfig")
+# Attributes that hold the model's Hugging Face config (config.json) in vLLM's code.
+HF_CONFIGS = ("hf_config", "hf_text_config")
+# In model code (vllm/model_executor/models/), the names a model's config.json goes by.
+MODEL_CODE_CONFIGS = ("config", "hf_config", "text_config", "hf_text_config")
+# Config classes vLLM ships for models whose config.json transformers does not know.
+HF_CONFIG_CLASSES = "vllm/transformers_utils/configs/"
+MAX_KEYS = 3  # a value read from the first of several keys names at most this many
 ROOT_CONFIG = "VllmConfig"
 ENGINE_ARGS = "EngineArgs"
 FRONTEND_ARGS = ("BaseFrontendArgs", "FrontendArgs")
@@ -56,6 +78,12 @@ STAGE_PATHS = {
     "vllm/v1/executor/": "engine-startup",
     "vllm/v1/worker/": "engine-startup",
     "vllm/distributed/": "engine-startup",
+    # KV, encoder-cache and weight transfer run while serving; their set-up (_INIT, and
+    # register_kv_caches) at start-up, below.
+    "vllm/distributed/kv_transfer/": "request-handling",
+    "vllm/distributed/ec_transfer/": "request-handling",
+    "vllm/distributed/weight_transfer/": "request-handling",
+    "vllm/compilation/": "engine-startup",  # torch.compile and graph capture run at start-up
     "vllm/entrypoints/openai/": "request-handling",
     "vllm/entrypoints/serve/": "request-handling",
     "vllm/entrypoints/pooling/": "request-handling",
@@ -96,6 +124,9 @@ _INIT = re.compile(
     r"(^|\.)(__init__|_?\w*load\w*weight\w*|weight_loader\w*|_init_\w*|create_weights"
     r"|process_weights\w*)$"
 )
+# Transfer connectors: set up at start-up, used per request.
+_TRANSFER = tuple(f"vllm/distributed/{kind}_transfer/" for kind in ("kv", "ec", "weight"))
+_REGISTER = re.compile(r"(^|\.)register_\w*caches?$")
 # In model folders: kernels (ops/), and the input processors that run per request.
 _MODEL_OPS = "/ops/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo|Renderer|InputBuilder)\b")
@@ -127,14 +158,90 @@ def _is_bool(annotation: str) -> bool:
 
 @dataclass
 class VllmKnowledge(Knowledge):
+    divisor_calculator = True  # the wing's record pages (tables.divisor_calculator)
     version: str = ""
     classes: dict[str, dict[str, str]] = field(default_factory=dict)  # config class -> fields
     holders: dict[str, str] = field(default_factory=dict)  # VllmConfig attribute -> its class
     options: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     pages: dict[tuple[str, str], str] = field(default_factory=dict)  # option -> docs page
     engine_args: dict[str, tuple[str, str]] = field(default_factory=dict)  # field -> source
+    envs: set[str] = field(default_factory=set)  # the variables of vllm/envs.py
+    requests: dict[str, set[str]] = field(default_factory=dict)  # request model -> its fields
+    sampling: set[str] = field(default_factory=set)  # SamplingParams' fields
+    serving: set[str] = field(default_factory=set)  # classes of vllm/entrypoints/
+    model_classes: set[str] = field(default_factory=set)  # classes of model code
+    config_classes: set[str] = field(default_factory=set)  # vLLM's own config.json classes
+    arch_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # arch value -> keys
+    getters: dict[str, str] = field(default_factory=dict)  # ModelConfig.get_x -> arch value
 
     def setting(self, chain: tuple[str, ...], owner: str) -> Setting | None:
+        return (
+            self._env(chain)
+            or self._request(chain, owner)
+            or self._model_config(chain, owner)
+            or self._argument(chain, owner)
+        )
+
+    def _env(self, chain: tuple[str, ...]) -> Setting | None:
+        """`envs.VLLM_X` (vllm/envs.py read lazily), `os.environ["VLLM_X"]`."""
+        if len(chain) < 2 or chain[-1] not in self.envs:
+            return None
+        if chain[:-1] not in (("envs",), ("vllm", "envs"), ("os.environ",)):
+            return None
+        url = f"{DOCS.format(version=self.version)}{ENV_PAGE}" if self.version else ""
+        return Setting(f"envs.{chain[-1]}", url=url, kind="env-var", env=chain[-1])
+
+    def _request(self, chain: tuple[str, ...], owner: str) -> Setting | None:
+        """A field of the request: `self.x` or the raw `data["x"]` in a request model's
+        validators, `self.x` in SamplingParams, `request.x` in the server's code,
+        `sampling_params.x` anywhere."""
+        if len(chain) == 2 and chain[0] in ("self", "data", "cls"):
+            if chain[1] in self.requests.get(owner, ()):
+                return Setting(f"{owner}.{chain[1]}", key=chain[1], kind="request-field")
+            if owner == SAMPLING[1] and chain[0] == "self":
+                return self._sampling(chain[1])
+        if chain[0] == "sampling_params" and len(chain) == 2:
+            return self._sampling(chain[1])
+        if chain[0] == "request" and owner in self.serving:
+            if len(chain) == 3 and chain[1] == "sampling_params":
+                return self._sampling(chain[2])
+            fields = set().union(*self.requests.values()) if self.requests else set()
+            if len(chain) == 2 and chain[1] in fields:
+                return Setting(f"request.{chain[1]}", key=chain[1], kind="request-field")
+        return None
+
+    def _sampling(self, name: str) -> Setting | None:
+        if name not in self.sampling:
+            return None
+        keyword = f"{SAMPLING[1]}({name}=...)"
+        where = f"{SAMPLING[1]}.{name}"
+        return Setting(where, key=name, kind="request-field", keyword=keyword)
+
+    def _model_config(self, chain: tuple[str, ...], owner: str) -> Setting | None:
+        """A value of the model's config.json: read from `hf_config`/`hf_text_config`, from the
+        architecture values ModelConfig derives from them (`model_arch_config.x`, its
+        `get_x()`), from `config` in model code, or `self.x` in a config class of vLLM's."""
+        keys: tuple[str, ...] = ()
+        parts = chain[1:] if chain[0] == "self" else chain
+        if len(chain) == 1 and chain[0].endswith("()"):
+            getter = chain[0][:-2].rsplit(".", 1)[-1]
+            keys = self.arch_keys.get(self.getters.get(getter, ""), ())
+        elif any(p.endswith("()") for p in parts):
+            return None
+        elif (i := _index(parts, HF_CONFIGS)) is not None and i + 1 < len(parts):
+            keys = (".".join(parts[i + 1 :]),)
+        elif (i := _index(parts, ("model_arch_config",))) is not None and i + 1 < len(parts):
+            keys = self.arch_keys.get(parts[i + 1], ())
+        elif owner in self.model_classes and len(parts) > 1 and parts[0] in MODEL_CODE_CONFIGS:
+            keys = (".".join(parts[1:]),)
+        elif owner in self.config_classes and chain[0] == "self" and len(parts) == 1:
+            keys = parts  # a check of the model's config class on its own values
+        if not keys:
+            return None
+        return Setting(".".join(parts), key=" or ".join(keys[:MAX_KEYS]), kind="model-config")
+
+    def _argument(self, chain: tuple[str, ...], owner: str) -> Setting | None:
+        """An engine or server argument."""
         joined = ".".join(chain)
         if joined in CALLS:
             return self._option(*CALLS[joined])
@@ -173,17 +280,21 @@ class VllmKnowledge(Knowledge):
             return self._setting(cls, name, f"{holder}.{name}")
         if (ROOT_CONFIG, holder) in self.options:
             whole = self._setting(ROOT_CONFIG, holder, f"{holder}.{name}")
-            return Setting(whole.field, whole.flag, whole.url, key=name)
+            return replace(whole, key=name)
         return None
 
     def _setting(self, cls: str, name: str, where: str) -> Setting:
+        """An option of the parser: an engine argument (also a keyword of `LLM(...)`, the
+        EngineArgs field that stands for it), or an argument of the server alone."""
         options = self.options[(cls, name)]
         page = self.pages.get((cls, name), ENGINE_ARGS_PAGE)
-        if not self.version:
-            return Setting(where, options[0])
-        return Setting(
-            where, options[0], f"{DOCS.format(version=self.version)}{page}#{_anchor(options)}"
-        )
+        url = f"{DOCS.format(version=self.version)}{page}#{_anchor(options)}"
+        url = url if self.version else ""
+        if cls in FRONTEND_ARGS:
+            return Setting(where, options[0], url, kind="server-arg")
+        arg = next((arg for arg, at in self.engine_args.items() if at == (cls, name)), "")
+        keyword = f"LLM({arg}=...)" if arg else ""
+        return Setting(where, options[0], url, kind="engine-arg", keyword=keyword)
 
     def stage(self, path: str, function: str) -> str | None:
         if path.startswith(_MODELS) and _PROCESSOR.search(function):
@@ -194,15 +305,31 @@ class VllmKnowledge(Knowledge):
             return "model-loading"
         if path.startswith(_MODELS) and _FORWARD.search(function):
             return "engine-startup"
+        if path.startswith(_TRANSFER) and (_INIT.search(function) or _REGISTER.search(function)):
+            return "engine-startup"
         best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
         return STAGE_PATHS.get(best)
+
+
+def _index(parts: tuple[str, ...], names: tuple[str, ...]) -> int | None:
+    """Where the last of these names is in an attribute chain, or None."""
+    found = [i for i, part in enumerate(parts) if part in names]
+    return found[-1] if found else None
 
 
 def read(files: list[tuple[str, bytes]]) -> VllmKnowledge | None:
     """vLLM's settings as the tree defines them; None for a tree that is not vLLM's."""
     trees: dict[str, ast.Module] = {}
+    classes_in: dict[str, list[str]] = {}  # path -> the classes it defines (for model code)
     for path, data in files:
-        if path.startswith("vllm/config/") or path in _PARSER_FILES or path == "vllm/_version.py":
+        if path.startswith(("vllm/entrypoints/", HF_CONFIG_CLASSES, *_MODELS)):
+            classes_in[path] = [m.decode() for m in _CLASS.findall(data)]
+        if (
+            path.startswith("vllm/config/")
+            or path in _PARSER_FILES
+            or path in _SETTING_FILES
+            or PROTOCOLS.match(path)
+        ):
             try:
                 tree = ast.parse(data)
             except (SyntaxError, ValueError, RecursionError):
@@ -231,10 +358,144 @@ def read(files: list[tuple[str, bytes]]) -> VllmKnowledge | None:
             known.options[(name, fld)] = _with_no(flag) if _is_bool(annotation) else flag
             known.pages[(name, fld)] = SERVE_PAGE
             known.engine_args.setdefault(fld, (name, fld))
+    known.envs = _env_names(trees.get(ENVS))
+    known.requests = _request_models({p: t for p, t in trees.items() if PROTOCOLS.match(p)})
+    known.sampling = set(_fields(_class(trees.get(SAMPLING[0]), SAMPLING[1])))
+    known.serving = {c for p, names in classes_in.items() if "entrypoints/" in p for c in names}
+    known.model_classes = {c for p, n in classes_in.items() if p.startswith(_MODELS) for c in n}
+    known.config_classes = {
+        c for p, names in classes_in.items() if p.startswith(HF_CONFIG_CLASSES) for c in names
+    }
+    known.arch_keys = _arch_keys(trees)
+    known.getters = _getters(_class(trees.get(MODEL_CONFIG[0]), MODEL_CONFIG[1]), known.arch_keys)
     return known
 
 
+_CLASS = re.compile(rb"^class (\w+)", re.M)
 _PARSER_FILES = ("vllm/engine/arg_utils.py", "vllm/entrypoints/common/cli_args.py")
+_SETTING_FILES = ("vllm/_version.py", ENVS, SAMPLING[0], ARCH[0], CONVERTOR[0], ALIASES[0])
+
+
+def _class(tree: ast.Module | None, name: str) -> ast.ClassDef:
+    """A top-level class of a module; an empty one when the module or the class is missing."""
+    for node in tree.body if tree else ():
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node
+    return ast.ClassDef(name=name, bases=[], keywords=[], body=[], decorator_list=[])
+
+
+def _strings(nodes: list) -> list[str]:
+    """The string constants among these nodes."""
+    return [n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def _env_names(tree: ast.Module | None) -> set[str]:
+    """The keys of vllm/envs.py's `environment_variables`: the variables vLLM reads."""
+    for node in tree.body if tree else ():
+        target: ast.expr | None = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        value = getattr(node, "value", None)
+        named = isinstance(target, ast.Name) and target.id == "environment_variables"
+        if named and isinstance(value, ast.Dict):
+            return set(_strings(value.keys))
+    return set()
+
+
+def _request_models(trees: dict[str, ast.Module]) -> dict[str, set[str]]:
+    """The server's request models (`*Request` classes of the protocol files) and their
+    fields, with those they inherit from the protocol files' other classes."""
+    classes = {n.name: n for t in trees.values() for n in t.body if isinstance(n, ast.ClassDef)}
+
+    def fields(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        cls = classes.get(name)
+        if cls is None or name in seen:
+            return set()
+        inherited = [fields(b.id, seen | {name}) for b in cls.bases if isinstance(b, ast.Name)]
+        return set(_fields(cls)).union(*inherited)
+
+    return {name: fields(name) for name in classes if name.endswith("Request")}
+
+
+def _keys_read(method: ast.AST, aliases: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The config.json keys a convertor's getter reads of `self.hf_config`/`hf_text_config`
+    (`getattr(self.hf_text_config, "k")`, `self.hf_text_config.k`, the aliases of
+    `getattr_iter(self.hf_text_config, CONFIG_FIELD_ALIASES["x"])`), in order."""
+    keys: list[str] = []
+    for node in sorted(ast.walk(method), key=_place):
+        if isinstance(node, ast.Attribute) and _is_hf(node.value):
+            keys.append(node.attr)
+        elif isinstance(node, ast.Call) and node.args and _is_hf(node.args[0]):
+            rest = node.args[1] if len(node.args) > 1 else None
+            if isinstance(rest, ast.Constant) and isinstance(rest.value, str):
+                keys.append(rest.value)
+            elif isinstance(rest, ast.Subscript) and isinstance(rest.slice, ast.Constant):
+                keys += aliases.get(str(rest.slice.value), ())
+            elif isinstance(rest, ast.Name):  # names = CONFIG_FIELD_ALIASES["x"]
+                keys += _aliases_of(method, rest.id, aliases)
+    return tuple(k for k in dict.fromkeys(keys) if not k.startswith("get_"))
+
+
+def _place(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+def _is_hf(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr in HF_CONFIGS
+
+
+def _aliases_of(method: ast.AST, name: str, aliases: dict[str, tuple[str, ...]]) -> list[str]:
+    for node in ast.walk(method):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            value = node.value
+            if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
+                return list(aliases.get(str(value.slice.value), ()))
+            if isinstance(value, ast.Tuple):
+                return _strings(value.elts)
+    return []
+
+
+def _arch_keys(trees: dict[str, ast.Module]) -> dict[str, tuple[str, ...]]:
+    """Each count of ModelArchitectureConfig (its `int` values) -> the config.json keys the
+    base convertor reads it from (`total_num_attention_heads` -> `num_attention_heads`)."""
+    aliases: dict[str, tuple[str, ...]] = {}
+    for node in ast.walk(trees[ALIASES[0]]) if ALIASES[0] in trees else ():
+        if isinstance(node, ast.AnnAssign | ast.Assign) and isinstance(node.value, ast.Dict):
+            target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+            if isinstance(target, ast.Name) and target.id == ALIASES[1]:
+                for k, v in zip(node.value.keys, node.value.values, strict=True):
+                    if isinstance(k, ast.Constant) and isinstance(v, ast.Tuple):
+                        aliases[str(k.value)] = tuple(_strings(v.elts))
+    arch = _fields(_class(trees.get(ARCH[0]), ARCH[1]))
+    counts = {name for name, annotation in arch.items() if annotation == "int"}
+    convertor = _class(trees.get(CONVERTOR[0]), CONVERTOR[1])
+    methods = {m.name: m for m in convertor.body if isinstance(m, ast.FunctionDef)}
+    out: dict[str, tuple[str, ...]] = {}
+    for call in ast.walk(convertor):
+        if isinstance(call, ast.Call) and getattr(call.func, "id", "") == ARCH[1]:
+            for kw in call.keywords:
+                value = kw.value
+                getter = getattr(value.func, "attr", "") if isinstance(value, ast.Call) else ""
+                keys = _keys_read(methods.get(getter, value), aliases)
+                if kw.arg in counts and keys:
+                    out[kw.arg] = keys
+    return out
+
+
+def _getters(model_config: ast.ClassDef, arch_keys: dict[str, tuple[str, ...]]) -> dict:
+    """ModelConfig's getters that return an architecture value as it is:
+    `get_total_num_kv_heads` -> `total_num_kv_heads`."""
+    out = {}
+    for method in model_config.body:
+        if isinstance(method, ast.FunctionDef):
+            returns = [n.value for n in ast.walk(method) if isinstance(n, ast.Return)]
+            if len(returns) == 1 and isinstance(returns[0], ast.Attribute):
+                chain = ast.unparse(returns[0]).split(".")
+                if chain[:2] == ["self", "model_arch_config"] and chain[-1] in arch_keys:
+                    out[method.name] = chain[-1]
+    return out
 # Nesting of the files read here: real code stays under 50; Python's recursion limit
 # (1,000 frames) allows about 300 levels of ast.unparse.
 MAX_DEPTH = 100

@@ -5,17 +5,22 @@ import json
 import re
 
 from errorkb.content.model import Content, Record
-from errorkb.projects.vllm import calc, cases, presets
+from errorkb.projects.vllm import calc, cases, memory, memory_section, presets
 from errorkb.site import urls
 from errorkb.site.pages import fingerprint
+from errorkb.sources.explain import divisor_calculator_shows
 
 CALC_DATA = "calc.json"  # what the calculator widget needs, built from content and calc.py
+# The flags the widget's advice names, as vLLM spells them.
+FLAGS = {"tp": "--tensor-parallel-size", "pp": "--pipeline-parallel-size", "nnodes": "--nnodes"}
 TEMPLATE = "projects/vllm/calculator.html"
 
 
 def record_calculator(record: Record, content: Content) -> dict | None:
     """The calculator section of a record's page: its static tables and widget inputs; for a
     record without one whose condition is a divisibility test, the divisor calculator."""
+    if memory_section.wanted(record):
+        return memory_section.section(record)
     spec = record.data.get("calculator")
     if not spec or spec["name"] not in calc.CALCULATORS:
         return divisor_calculator(record, content)
@@ -24,13 +29,14 @@ def record_calculator(record: Record, content: Content) -> dict | None:
         "id": "calculator",  # the section's anchor and its entry in the table of contents
         "title": "Calculator",
         "name": spec["name"],
+        "data": CALC_DATA,
         "inputs": spec.get("inputs", {}),
         "tables": calc_tables(spec["name"], presets.models(content)),
     }
 
 
 def calc_page(pages) -> bytes:
-    """/calc/: the full calculator and the MoRIIO one."""
+    """/calc/: the full calculator, the MoRIIO one and the memory estimate."""
     models = presets.models(pages.content)
     return pages.page(
         "projects/vllm/calc.html",
@@ -43,6 +49,7 @@ def calc_page(pages) -> bytes:
                 "id": "parallel",
                 "title": "Parallel sizes",
                 "name": FULL,
+                "data": CALC_DATA,
                 "sync": True,
                 "tables": calc_tables(FULL, models),
             },
@@ -50,10 +57,12 @@ def calc_page(pages) -> bytes:
                 "id": "moriio",
                 "title": "MoRIIO disaggregated prefill/decode",
                 "name": "moriio",
+                "data": CALC_DATA,
                 "sync": True,
                 "tables": calc_tables("moriio", models),
             },
         ],
+        memory=memory_section.section(),
     )
 
 
@@ -61,7 +70,6 @@ DIVISORS_TEMPLATE = "projects/vllm/divisors.html"
 # Head counts the divisor calculator answers without JavaScript: those of the presets, and
 # these common ones of models outside them.
 COMMON_HEADS = (12, 14, 20, 24, 48, 56, 96)
-NAME = re.compile(r"[A-Za-z_][\w.]*")  # a setting or a quantity, not an expression of one
 HEAD_COUNT = re.compile(r"heads$")  # num_heads, total_num_kv_heads (not head_dim)
 
 
@@ -71,7 +79,7 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
     (the valid values of `2 * world_size` are not the divisors of the value). Its static
     table of common values only where the value is a head count."""
     div = record.derived.get("divisibility")
-    if not div or not all(NAME.fullmatch(div[k]) for k in ("value", "divisor")):
+    if not div or not divisor_calculator_shows(div):
         return None
     rows = []
     if HEAD_COUNT.search(div["value"]):
@@ -82,6 +90,7 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
     names["divisor"] = div.get("divisor_param") or div["divisor"]
     return {
         "template": DIVISORS_TEMPLATE,
+        "data": CALC_DATA,
         "id": "divisors",  # the section's anchor and its entry in the table of contents
         "title": f"Valid values of {div['divisor']}",
         **div,
@@ -107,8 +116,9 @@ def calculators() -> dict[str, tuple[str, tuple[str, ...]]]:
     return {**calc.CALCULATORS, FULL: ("summary", tuple(fields))}
 
 
-def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
-    """/assets/calc.json: the widget's worker and module URLs, calculators, presets, and
+def calc_data(content: Content, assets: dict[str, bytes], modules: list[str]) -> bytes:
+    """/assets/calc.json: the widget's worker and URLs of the calculator modules (`modules`:
+    their file names among `assets`), calculators, presets, and
     the titles of the records the calculator can name (so its answers link to them)."""
 
     def url(name: str) -> str:
@@ -120,16 +130,23 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "worker": url("calc-worker.js"),
         "client": url("calc-client.js"),  # the page's side of the worker, shared by the widgets
         "errors_url": urls.error("{}"),  # where an answer's record lives
-        "module": url("calc.py"),
+        # The calculator modules, by name (the worker runs a request's `module`).
+        "modules": {name.removesuffix(".py"): url(name) for name in modules},
         "pyodide": urls.pyodide(),  # the folder the worker loads Pyodide from
         "calculators": {name: list(spec) for name, spec in calculators().items()},
         "records": {
-            rid: content.records[rid].title for rid in calc.MESSAGES if rid in content.records
+            rid: content.records[rid].title
+            for rid in [*calc.MESSAGES, *memory.RECORDS]
+            if rid in content.records
         },
         "models": [{k: m[k] for k in keys if k in m} for m in models],
         "tp_table": cases.tp_table(models),  # "Your case" answers without Pyodide
         "tp_advice": cases.tp_advice(models),  # and what to start instead, on 8 GPUs
         "advice_gpus": cases.NODE_GPUS,
+        "engine": "vLLM",
+        "rules": "vLLM 0.33.0",  # whose rules the build-time answers follow
+        "flags": FLAGS,
+        "node_flags": "--node-rank and --master-addr",  # what a second node needs besides
     }
     return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
 

@@ -1,5 +1,6 @@
-"""Pyodide, which runs calc.py in the browser: where the build finds it, and
-`errorkb fetch-pyodide`, which downloads it where errorkb is installed without a checkout.
+"""Pyodide's core files, which every wing's calculator runs its modules in, served under
+/pyodide/: where the build finds them, and `errorkb fetch-pyodide`, which downloads them
+where errorkb is installed without a checkout.
 
 The version and its hash are package-lock.json's (npm's lock, carried in the wheel): the
 fetch downloads that version's npm tarball and refuses it unless its sha512 is the lock's.
@@ -16,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 from errorkb import resources
+from errorkb.site import urls
 
 # Pyodide's core files, served under /pyodide/
 FILES = (
@@ -49,6 +51,17 @@ def places(root: Path) -> list[Path]:
     checkout's, the download cache."""
     modules = [Path(root) / "node_modules", resources.checkout_node_modules()]
     return [folder / "pyodide" for folder in modules] + [cache_folder()]
+
+
+def vendored(root: Path) -> list[tuple[str, Path]]:
+    """Pyodide's files as (url, file), for a wing's `vendored` hook."""
+    try:
+        folder = find(root)
+    except PyodideError as exc:
+        from errorkb.site.build import BuildError
+
+        raise BuildError(str(exc)) from None
+    return [(urls.pyodide(name), folder / name) for name in FILES]
 
 
 def find(root: Path) -> Path:

@@ -1,0 +1,353 @@
+"""SGLang's parallel-size rules, as SGLang 0.5.23 applies them to a model with grouped-query
+attention (Llama, Qwen, Mistral and their MoE kin).
+
+The one source of truth for SGLang's calculator: the build uses it for the "Your case"
+tables, and the browser runs this very file in a Pyodide Web Worker. So: standard library
+only, no package imports, nothing computed at import time.
+
+In SGLang's order (python/sglang/srt/, v0.5.23):
+1. argument resolution (arg_groups/parallel_hook.py): the deprecated `--enable-dp-attention`
+   turns `--dp-size N` into `--attn-dp-size N`; replicas (`--dp-size`) and attention DP
+   together are refused; with attention DP, `--tp-size` must be a multiple of
+   `--attn-dp-size` (a bare assert);
+2. `check_server_args` (arg_groups/validation_hook.py): tp_size * pp_size must be a multiple
+   of `--nnodes`;
+3. publication of the parallel layout in every worker (runtime_context.py): the MoE widths
+   are floor divisions, `moe_tp_size = tp_size // ep_size`, so an `--ep-size` that does not
+   divide `--tp-size` leaves `tp_size != moe_ep_size * moe_dp_size * moe_tp_size`; one above
+   it divides by zero first;
+4. model load, in every worker: the attention layer splits the query heads over the
+   attention TP size `tp_size // attn_dp_size` and either splits the KV heads (as many or
+   more KV heads than ranks) or copies them (fewer): bare asserts; a MoE layer splits its
+   routed experts over `--ep-size` (a bare assert).
+
+Every error is reported as SGLang raises it: the record id ("" for a bare assert, which
+prints no message and so has no record), the exception, the stage, the message filled in
+exactly as SGLang formats it, and the values of its placeholders.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+LIMIT = 2**20  # upper bound for every size: keeps each answer instant, never a hang
+
+# Record ids: the first 16 hex digits of sha256("sglang\0<exception>\0<template>").
+DP_WITH_ATTN_DP = "a814e603a3e18a65"
+TP_NNODES = "2f86d4b16adf344f"
+MOE_TOPOLOGY = "5f64e26cd33678d2"
+BARE = ""  # a bare assert: no message, no record
+
+MESSAGES = {
+    DP_WITH_ATTN_DP: (
+        "ValueError",
+        "--dp-size {dp_size} with --attn-dp-size {attn_dp_size}: data-parallel replicas "
+        "combined with attention data parallelism are not supported.",
+    ),
+    TP_NNODES: ("AssertionError", "tp_size must be divisible by number of nodes"),
+    MOE_TOPOLOGY: (
+        "ValueError",
+        "parallel topology is inconsistent (set by {source}):\n"
+        "tp_size == moe_ep_size * moe_dp_size * moe_tp_size\n"
+        "  {tp_size} != {m_ep} * {m_dp} * {m_tp} (= {m_ep_times_m_dp_times_m_tp})",
+    ),
+}
+# What each bare assert checks, in the words of its code.
+ASSERTS = {
+    "tp_attn_dp": "assert cfg.tp_size % cfg.attn_dp_size == 0  (arg_groups/parallel_hook.py)",
+    "heads": "assert self.total_num_heads % attn_tp_size == 0  (the model's attention layer)",
+    "kv_split": "assert self.total_num_kv_heads % attn_tp_size == 0  (the attention layer)",
+    "kv_copy": "assert attn_tp_size % self.total_num_kv_heads == 0  (the attention layer)",
+    "experts": "assert self._num_global_routed % storage_ep_size == 0  (the fused MoE layer)",
+}
+
+# Calculators a page may show -> (run op, its inputs).
+_SIZES = ("tp", "dp", "attn_dp", "dp_attention", "ep", "experts", "pp")
+CALCULATORS = {  # gpus_per_node: the node the advice fits
+    "tp_sizes": ("summary", ("heads", "kv_heads", *_SIZES, "gpus_per_node")),
+}
+FLAGS = {  # the command-line option of each input, as SGLang spells it
+    "tp": "--tp-size",
+    "dp": "--dp-size",
+    "attn_dp": "--attn-dp-size",
+    "dp_attention": "--enable-dp-attention",
+    "ep": "--ep-size",
+    "pp": "--pp-size",
+    "nnodes": "--nnodes",
+}
+
+
+class CalcInputError(ValueError):
+    """An input the calculator cannot use; the message names the input."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """The first error SGLang raises for a configuration."""
+
+    id: str
+    exception: str
+    stage: str  # 'config', 'startup' or 'load'
+    message: str
+    values: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "exception": self.exception,
+            "stage": self.stage,
+            "message": self.message,
+            "values": dict(self.values),
+        }
+
+
+def _raise(record_id: str, stage: str, **values) -> Result:
+    exception, template = MESSAGES[record_id]
+    return Result(record_id, exception, stage, template.format(**values), values)
+
+
+def _bare(check: str, stage: str, **values) -> Result:
+    return Result(BARE, "AssertionError", stage, ASSERTS[check], values)
+
+
+# ---------------------------------------------------------------- input checks
+
+
+def _int(name: str, value, low: int = 1, high: int = LIMIT) -> int:
+    """A whole number in [low, high]; decimal strings allowed (URL query values)."""
+    if isinstance(value, str):
+        text = value.strip()
+        digits = text[1:] if text[:1] in "+-" else text
+        if not (digits.isascii() and digits.isdigit()) or len(digits) > 12:
+            raise CalcInputError(f"{name} must be a whole number up to {high}, got {value!r}")
+        value = int(text)
+    elif isinstance(value, bool) or not isinstance(value, int):
+        raise CalcInputError(f"{name} must be a whole number, got {value!r}")
+    if not low <= value <= high:
+        raise CalcInputError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _opt_int(name: str, value, low: int = 1, high: int = LIMIT) -> int | None:
+    """None (or an empty form field) means 'not given'."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return _int(name, value, low, high)
+
+
+def _bool(name: str, value) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    text = value.strip().lower() if isinstance(value, str) else None
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise CalcInputError(f"{name} must be true or false, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The sizes of a launch, after the deprecated --enable-dp-attention is resolved."""
+
+    tp: int
+    dp: int
+    attn_dp: int
+    ep: int
+    pp: int
+    nnodes: int
+
+
+def launch_inputs(tp=1, dp=1, attn_dp=1, dp_attention=False, ep=1, pp=1, nnodes=1) -> Launch:
+    """The sizes as resolution leaves them: `--dp-size N --enable-dp-attention` is
+    `--attn-dp-size N` (when --attn-dp-size is not given too)."""
+    tp, dp, attn_dp = _int("tp", tp), _int("dp", dp), _int("attn_dp", attn_dp)
+    if _bool("dp_attention", dp_attention) and attn_dp == 1:
+        attn_dp, dp = dp, 1
+    return Launch(tp, dp, attn_dp, _int("ep", ep), _int("pp", pp), _int("nnodes", nnodes))
+
+
+# ---------------------------------------------------------------- the rules
+
+
+def _divisors(n: int) -> list[int]:
+    """All divisors of n in O(sqrt n)."""
+    small, large = [], []
+    i = 1
+    while i * i <= n:
+        if n % i == 0:
+            small.append(i)
+            if i * i != n:
+                large.append(n // i)
+        i += 1
+    return small + large[::-1]
+
+
+def _config_error(launch: Launch) -> Result | None:
+    """Argument resolution, then check_server_args."""
+    if launch.attn_dp > 1 and launch.dp > 1:
+        return _raise(DP_WITH_ATTN_DP, "config", dp_size=launch.dp, attn_dp_size=launch.attn_dp)
+    if launch.attn_dp > 1 and launch.tp % launch.attn_dp:
+        return _bare("tp_attn_dp", "config", tp_size=launch.tp, attn_dp_size=launch.attn_dp)
+    if (launch.tp * launch.pp) % launch.nnodes:
+        return _raise(TP_NNODES, "config")
+    return None
+
+
+def _startup_error(launch: Launch) -> Result | None:
+    """Publication of the layout: MoE widths by floor division, then their product."""
+    moe_tp = launch.tp // launch.ep
+    if moe_tp == 0:
+        return Result(
+            BARE,
+            "ZeroDivisionError",
+            "startup",
+            "integer division or modulo by zero",
+            {"tp_size": launch.tp, "ep_size": launch.ep},
+        )
+    if launch.ep * moe_tp != launch.tp:
+        values = {"source": "publish", "tp_size": launch.tp, "m_ep": launch.ep, "m_dp": 1}
+        values |= {"m_tp": moe_tp, "m_ep_times_m_dp_times_m_tp": launch.ep * moe_tp}
+        return _raise(MOE_TOPOLOGY, "startup", **values)
+    return None
+
+
+def _attention_error(heads: int, kv: int, attn_tp: int) -> Result | None:
+    """The attention layer's asserts at load, on the attention TP size."""
+    values = {"total_num_heads": heads, "total_num_kv_heads": kv, "attn_tp_size": attn_tp}
+    if heads % attn_tp:
+        return _bare("heads", "load", **values)
+    if kv >= attn_tp and kv % attn_tp:
+        return _bare("kv_split", "load", **values)
+    if kv < attn_tp and attn_tp % kv:
+        return _bare("kv_copy", "load", **values)
+    return None
+
+
+def _load_error(heads: int, kv: int, experts: int | None, launch: Launch) -> Result | None:
+    attn_tp = launch.tp // launch.attn_dp
+    error = _attention_error(heads, kv, attn_tp)
+    if error is None and experts is not None and experts % launch.ep:
+        error = _bare("experts", "load", num_experts=experts, ep_size=launch.ep)
+    return error
+
+
+# ---------------------------------------------------------------- public API
+
+
+def _model(heads, kv_heads) -> tuple[int, int]:
+    """Heads and KV heads (None: as many as heads)."""
+    heads = _int("heads", heads)
+    kv = _opt_int("kv_heads", kv_heads)
+    return heads, heads if kv is None else kv
+
+
+def divisors(n) -> list[int]:
+    """Divisors of n, ascending."""
+    return _divisors(_int("n", n))
+
+
+def first_error(
+    heads,
+    kv_heads=None,
+    tp=1,
+    dp=1,
+    attn_dp=1,
+    dp_attention=False,
+    ep=1,
+    experts=None,
+    pp=1,
+    nnodes=1,
+) -> Result | None:
+    """The first error SGLang raises for this configuration, or None. heads=None means an
+    unknown model: only the checks before model load run."""
+    launch = launch_inputs(tp, dp, attn_dp, dp_attention, ep, pp, nnodes)
+    experts = _opt_int("experts", experts)
+    error = _config_error(launch) or _startup_error(launch)
+    if error or heads is None:
+        return error
+    heads, kv = _model(heads, kv_heads)
+    return _load_error(heads, kv, experts, launch)
+
+
+def valid_tp_sizes(heads, kv_heads=None, max_tp=None, attn_dp=1) -> list[int]:
+    """TP sizes whose attention TP size (tp // attn_dp) passes the load-time head checks,
+    with --attn-dp-size attn_dp (a TP size must then be a multiple of it)."""
+    heads, kv = _model(heads, kv_heads)
+    attn_dp = _int("attn_dp", attn_dp)
+    cap = _opt_int("max_tp", max_tp)
+    sizes = [attn_dp * t for t in _divisors(heads) if _attention_error(heads, kv, t) is None]
+    return [t for t in sizes if cap is None or t <= cap]
+
+
+def suggest_tp(heads, kv_heads=None, gpus_per_node=8) -> dict:
+    """What to start instead of a TP size that fails the head checks, on one node of
+    gpus_per_node GPUs: the largest valid --tp-size that fits it, and the --pp-size that
+    uses the rest of the node with it (1 when none is left)."""
+    per_node = _int("gpus_per_node", gpus_per_node)
+    tp = valid_tp_sizes(heads, kv_heads, per_node)[-1]  # TP 1 always passes
+    return {"tp": tp, "pp": per_node // tp, "gpus_per_node": per_node}
+
+
+def summary(
+    heads,
+    kv_heads=None,
+    tp=None,
+    dp=1,
+    attn_dp=1,
+    dp_attention=False,
+    ep=1,
+    experts=None,
+    pp=1,
+    gpus_per_node=None,
+) -> dict:
+    """Everything the widget shows, in one round-trip: the valid TP sizes, and for a given
+    TP size the first error, and what to start instead on one node when it fails."""
+    launch = launch_inputs(_opt_int("tp", tp) or 1, dp, attn_dp, dp_attention, ep, pp)
+    out: dict = {"valid_tp_sizes": valid_tp_sizes(heads, kv_heads, attn_dp=launch.attn_dp)}
+    if _opt_int("tp", tp) is None:
+        return out
+    error = first_error(heads, kv_heads, tp, dp, attn_dp, dp_attention, ep, experts, pp)
+    out["first_error"] = error and error.to_dict()
+    if error and error.stage == "load" and "total_num_heads" in error.values:
+        per_node = _opt_int("gpus_per_node", gpus_per_node)
+        advice = suggest_tp(heads, kv_heads, per_node or 8)
+        out["suggestion"] = {**advice, "assumed": per_node is None}
+    return out
+
+
+def _to_json(value):
+    return value.to_dict() if isinstance(value, Result) else value
+
+
+_OPS: dict[str, Callable[..., object]] = {
+    "summary": summary,
+    "first_error": first_error,
+    "valid_tp_sizes": valid_tp_sizes,
+    "suggest_tp": suggest_tp,
+    "divisors": divisors,
+}
+
+
+def run(request: dict) -> dict:
+    """Worker entry: {"op": name, **kwargs} -> {"result": ...} or {"error": message}."""
+    if not isinstance(request, dict):
+        return {"error": "request must be an object with an 'op'"}
+    args = dict(request)
+    op = args.pop("op", None)
+    fn = _OPS.get(op) if isinstance(op, str) else None
+    if fn is None:
+        return {"error": f"unknown op {op!r}; expected one of {', '.join(_OPS)}"}
+    code = fn.__code__
+    known = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    unknown = sorted(set(args) - set(known))
+    if unknown:
+        return {"error": f"{op} does not take {', '.join(unknown)}"}
+    missing = [n for n in known[: code.co_argcount - len(fn.__defaults__ or ())] if n not in args]
+    if missing:
+        return {"error": f"{op} needs {', '.join(missing)}"}
+    try:
+        return {"result": _to_json(fn(**args))}
+    except CalcInputError as exc:
+        return {"error": str(exc)}

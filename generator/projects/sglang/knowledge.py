@@ -1,0 +1,451 @@
+"""What `extract` knows of SGLang's source: its settings, their kinds, and the stages of a run.
+
+Read from the tree being extracted (SGLang 0.5.23's layout), never written down here:
+
+- server arguments: the fields of the namespaces `ServerArgs` is assembled from
+  (`sglang/srt/arg_groups/fields/*.py`: `name: A[T, "help"]` or `A[T, Arg(cli_name=...,
+  aliases=[...], no_cli=...)]`), with the flags `add_cli_args_from_dataclass` gives them
+  (`--` and the name with dashes, or `cli_name`), and the fields `ServerArgs.add_cli_args`
+  registers by hand (`--enable-dp-attention`); each links to its line of SGLang's source at
+  the release's tag;
+- environment variables: the `SGLANG_*` fields of `sglang/srt/environ.py`'s `Envs`, read as
+  `envs.SGLANG_X.get()`;
+- request fields: the fields of the OpenAI-compatible server's request models
+  (`sglang/srt/entrypoints/openai/protocol.py`) and of `SamplingParams`, read as
+  `request.max_tokens` in the server's code or `self.temperature` in `SamplingParams`;
+- model config keys: the keys the model configs of `sglang/srt/configs/` set, and the common
+  keys of Hugging Face configs, read as `hf_config.num_attention_heads` (or through
+  `ModelConfig`'s head getters).
+
+What is SGLang's by convention (which module runs at which stage, how its code reaches the
+resolved arguments) is in the tables below.
+"""
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from errorkb.sources.explain import Knowledge, Setting
+
+SOURCE = "https://github.com/sgl-project/sglang/blob/v{version}/{path}#L{line}"
+FIELDS = "sglang/srt/arg_groups/fields/"
+SERVER_ARGS = "sglang/srt/server_args.py"
+ENVIRON = "sglang/srt/environ.py"
+PROTOCOL = "sglang/srt/entrypoints/openai/protocol.py"
+SAMPLING = "sglang/srt/sampling/sampling_params.py"
+CONFIGS = "sglang/srt/configs/"
+VERSION = "sglang/_version.py"  # written by the wheel's build
+
+# How SGLang's code reaches the resolved server arguments: the raw record, its views, and
+# the runtime context's namespace bags (`get_parallel().tp_size`, `get_exec().moe.x`).
+ARG_ROOTS = frozenset({"server_args", "get_server_args()", "resolving_view()", "resolved_view()"})
+ARG_ROOTS |= {"get_context()", "get_parallel()", "get_exec()", "get_schedule()", "get_memory()"}
+ARG_ROOTS |= {"get_model()", "get_spec()", "get_lora()", "get_mm()", "get_disagg()"}
+ARG_ROOTS |= {"get_serving()", "get_observability()", "get_device()"}
+# Parameters that hold a view of the server arguments in the resolution hooks
+# (`def _a2a_ep_size(view)`, `def check(cfg)`), and argparse's namespace.
+VIEW_NAMES = frozenset({"cfg", "view", "args", "server_args"})
+ARG_OWNERS = frozenset({"ServerArgs"})  # a method of: `self.x` is a server argument
+# The widths SGLang derives from the sizes it is given (`arg_groups/fields/parallel.py`'s
+# Derived fields), by the size the user sets: attn_tp_size is tp_size // attn_dp_size.
+WIDTHS = {
+    "attn_tp_size": "tp_size",
+    "moe_tp_size": "tp_size",
+    "tp_world_size": "tp_size",
+    "moe_ep_size": "ep_size",
+    "attn_dcp_size": "dcp_size",
+    "num_dp_ranks": "dp_size",
+}
+# A local, parameter or attribute of one of these names holds that server argument throughout
+# SGLang's code (`def _get_kda_local_num_heads(num_heads, tp_size)`, a KV pool's
+# `self.page_size`), where tracing cannot follow it to the arguments.
+NAMED = frozenset({"tp_size", "pp_size", "ep_size", "dp_size", "attn_dp_size", "dcp_size"})
+NAMED |= {"page_size", "kv_cache_dtype"}
+# Configs SGLang builds from the server arguments, keeping their names (ModelConfig's
+# quantization and dtype, LoadConfig's load_format).
+ARG_COPIES = frozenset({"model_config", "load_config"})
+
+REQUEST_NAMES = frozenset({"request", "req", "body", "sampling_params"})
+SAMPLING_PARAMS = "SamplingParams"
+
+CONFIG_ROOTS = frozenset({"config", "hf_config", "hf_text_config", "text_config"})
+# ModelConfig's getters and attributes that read a key of config.json.
+CONFIG_CALLS = {
+    "get_total_num_kv_heads()": "num_key_value_heads",
+    "get_num_kv_heads()": "num_key_value_heads",
+    "get_total_num_attention_heads()": "num_attention_heads",
+    "get_num_attention_heads()": "num_attention_heads",
+}
+MODEL_CONFIG = frozenset({"model_config"})
+# Keys of Hugging Face configs that SGLang's own config classes need not redeclare.
+HF_KEYS = frozenset(
+    {
+        "num_attention_heads",
+        "num_key_value_heads",
+        "hidden_size",
+        "intermediate_size",
+        "num_hidden_layers",
+        "vocab_size",
+        "max_position_embeddings",
+        "head_dim",
+        "rope_theta",
+        "rope_scaling",
+        "num_experts",
+        "num_local_experts",
+        "n_routed_experts",
+        "n_shared_experts",
+        "num_experts_per_tok",
+        "moe_intermediate_size",
+        "kv_lora_rank",
+        "q_lora_rank",
+        "qk_rope_head_dim",
+        "qk_nope_head_dim",
+        "v_head_dim",
+        "sliding_window",
+        "tie_word_embeddings",
+        "torch_dtype",
+        "architectures",
+        "model_type",
+        "quantization_config",
+        "n_group",
+        "topk_group",
+    }
+)
+
+# Where in a run a module's code runs, by path prefix (after `sglang/`); the longest wins.
+STAGE_PATHS = {
+    "sglang/cli/": "argument-parsing",
+    "sglang/launch_server.py": "argument-parsing",
+    "sglang/srt/server_args.py": "argument-parsing",
+    "sglang/srt/arg_groups/": "config-validation",
+    "sglang/srt/arg_groups/arg_utils.py": "argument-parsing",
+    "sglang/srt/arg_groups/argparse_actions.py": "argument-parsing",
+    "sglang/srt/arg_groups/fields/": "argument-parsing",
+    "sglang/srt/configs/": "config-validation",
+    "sglang/srt/environ.py": "config-validation",
+    "sglang/srt/models/": "model-loading",
+    "sglang/srt/model_loader/": "model-loading",
+    "sglang/srt/layers/": "model-loading",
+    "sglang/srt/lora/": "model-loading",
+    "sglang/srt/weight_sync/": "model-loading",
+    "sglang/srt/checkpoint_engine/": "model-loading",
+    "sglang/srt/connector/": "model-loading",
+    "sglang/srt/runtime_context.py": "engine-startup",
+    "sglang/srt/model_executor/": "engine-startup",
+    "sglang/srt/managers/": "engine-startup",
+    "sglang/srt/mem_cache/": "engine-startup",
+    "sglang/srt/distributed/": "engine-startup",
+    "sglang/srt/disaggregation/": "engine-startup",
+    "sglang/srt/elastic_ep/": "engine-startup",
+    "sglang/srt/eplb/": "engine-startup",
+    "sglang/srt/speculative/": "engine-startup",
+    "sglang/srt/compilation/": "engine-startup",
+    "sglang/srt/entrypoints/engine.py": "engine-startup",
+    "sglang/srt/entrypoints/": "request-handling",
+    "sglang/srt/managers/tokenizer_manager.py": "request-handling",
+    "sglang/srt/managers/io_struct.py": "request-handling",
+    "sglang/srt/managers/template_manager.py": "request-handling",
+    "sglang/srt/managers/multimodal_processor.py": "request-handling",
+    "sglang/srt/sampling/": "request-handling",
+    "sglang/srt/function_call/": "request-handling",
+    "sglang/srt/parser/": "request-handling",
+    "sglang/srt/constrained/": "request-handling",
+    "sglang/srt/multimodal/": "request-handling",
+    "sglang/srt/tokenizer/": "request-handling",
+    "sglang/srt/session/": "request-handling",
+    "sglang/srt/layers/attention/": "kernel-selection",
+    "sglang/srt/layers/quantization/": "kernel-selection",
+    "sglang/srt/layers/moe/": "kernel-selection",
+    "sglang/srt/hardware_backend/": "kernel-selection",
+    "sglang/srt/platforms/": "kernel-selection",
+    "sglang/srt/kernel_plugins/": "kernel-selection",
+    "sglang/srt/batch_invariant_ops/": "kernel-selection",
+    "sglang/kernels/": "kernel-selection",
+    "sglang/multimodal_gen/runtime/server_args": "argument-parsing",
+    "sglang/multimodal_gen/configs/": "config-validation",
+    "sglang/multimodal_gen/runtime/models/": "model-loading",
+    "sglang/multimodal_gen/runtime/loader/": "model-loading",
+    "sglang/multimodal_gen/runtime/layers/": "model-loading",
+    "sglang/multimodal_gen/runtime/layers/attention/": "kernel-selection",
+    "sglang/multimodal_gen/runtime/platforms/": "kernel-selection",
+    "sglang/multimodal_gen/runtime/distributed/": "engine-startup",
+    "sglang/multimodal_gen/runtime/managers/": "engine-startup",
+    "sglang/multimodal_gen/runtime/pipelines": "request-handling",
+    "sglang/multimodal_gen/runtime/entrypoints/": "request-handling",
+}
+_MODELS = ("sglang/srt/models/", "sglang/multimodal_gen/runtime/models/")
+# Model code: its forward pass first runs when the engine captures graphs or profiles memory.
+_FORWARD = re.compile(r"(^|\.)(_?forward\w*|compute_logits|sample)$")
+# Methods that run while a model is built, wherever their file is.
+_INIT = re.compile(
+    r"(^|\.)(__init__|_?\w*load\w*weight\w*|weight_loader\w*|_init_\w*|create_weights"
+    r"|process_weights\w*)$"
+)
+_PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
+
+
+@dataclass(frozen=True)
+class Place:
+    path: str  # repository path of the file that declares it
+    line: int
+
+
+@dataclass
+class SglangKnowledge(Knowledge):
+    divisor_calculator = True  # the wing's record pages (tables.record_section)
+    version: str = ""
+    root: str = ""  # what the tree puts before `sglang/` (`python/`)
+    args: dict[str, tuple[tuple[str, ...], Place]] = field(default_factory=dict)  # -> flags
+    envs: dict[str, Place] = field(default_factory=dict)
+    requests: dict[str, Place] = field(default_factory=dict)  # request field -> its declaration
+    config_keys: frozenset[str] = HF_KEYS
+
+    def setting(self, chain: tuple[str, ...], owner: str) -> Setting | None:
+        last, before = chain[-1], chain[:-1]
+        if before in ((), ("self",)) and (last in NAMED or last in WIDTHS):
+            return self._arg(WIDTHS.get(last, last))
+        if len(chain) == 1:
+            return self._env(last) or self._config_call(last)
+        if last in WIDTHS and self._reads_args(before, owner):
+            return self._arg(WIDTHS[last])
+        if last in self.args and self._reads_args(before, owner):
+            return self._arg(last)
+        if last in self.requests and self._reads_request(before, owner):
+            return self._request(chain, last)
+        if last in self.config_keys and (before[-1] in CONFIG_ROOTS | MODEL_CONFIG):
+            return Setting(".".join(chain[-2:]), key=last, kind="model-config")
+        return None
+
+    def _reads_args(self, before: tuple[str, ...], owner: str) -> bool:
+        if before == ("self",):
+            return owner in ARG_OWNERS
+        if len(before) == 1:
+            return before[0] in VIEW_NAMES | ARG_ROOTS | ARG_COPIES
+        return any(part in ARG_ROOTS or part == "server_args" for part in before)
+
+    def _reads_request(self, before: tuple[str, ...], owner: str) -> bool:
+        if before == ("self",):
+            return owner == SAMPLING_PARAMS
+        return before[-1] in REQUEST_NAMES
+
+    def _arg(self, name: str) -> Setting | None:
+        if name not in self.args:
+            return None
+        flags, place = self.args[name]
+        return Setting(f"server_args.{name}", flags[0], self._url(place), kind="server-arg")
+
+    def _request(self, chain: tuple[str, ...], name: str) -> Setting:
+        where = ".".join(chain[-2:]) if chain[0] != "self" else f"sampling_params.{name}"
+        return Setting(where, key=name, url=self._url(self.requests[name]), kind="request-field")
+
+    def _env(self, call: str) -> Setting | None:
+        match = re.fullmatch(r"envs\.(SGLANG_\w+)\.(get|value|is_set)(\(\))?", call)
+        if not match or match[1] not in self.envs:
+            return None
+        name = match[1]
+        return Setting(f"envs.{name}", url=self._url(self.envs[name]), kind="env-var", env=name)
+
+    def _config_call(self, call: str) -> Setting | None:
+        """`self.model_config.get_total_num_kv_heads()`: a key of config.json."""
+        parts = call.split(".")
+        key = CONFIG_CALLS.get(parts[-1])
+        if key is None or (len(parts) > 1 and parts[-2] not in MODEL_CONFIG):
+            return None
+        return Setting(f"hf_config.{key}", key=key, kind="model-config")
+
+    def _url(self, place: Place) -> str:
+        if not self.version:
+            return ""
+        return SOURCE.format(version=self.version, path=place.path, line=place.line)
+
+    def stage(self, path: str, function: str) -> str | None:
+        path = path[len(self.root) :] if self.root and path.startswith(self.root) else path
+        if path.startswith(_MODELS) and _PROCESSOR.search(function):
+            return "request-handling"
+        if path.startswith(("sglang/srt/layers/", *_MODELS)) and _INIT.search(function):
+            return "model-loading"
+        if path.startswith(_MODELS) and _FORWARD.search(function):
+            return "engine-startup"
+        best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
+        return STAGE_PATHS.get(best)
+
+
+# ---------------------------------------------------------------- reading the tree
+
+MAX_DEPTH = 100  # nesting of the files read here; real code stays under 50
+
+
+def read(files: list[tuple[str, bytes]]) -> SglangKnowledge | None:
+    """SGLang's settings as the tree declares them; None for a tree that is not SGLang's
+    (or an older layout, without `arg_groups/fields/`)."""
+    root = next((p[: -len(SERVER_ARGS)] for p, _ in files if p.endswith(SERVER_ARGS)), None)
+    if root is None:
+        return None
+    wanted = (FIELDS, SERVER_ARGS, ENVIRON, PROTOCOL, SAMPLING, CONFIGS, VERSION)
+    trees: dict[str, ast.Module] = {}
+    for path, data in files:
+        if path.startswith(root) and path[len(root) :].startswith(wanted):
+            tree = _parse(data)
+            if tree is not None:
+                trees[path[len(root) :]] = tree
+    if not any(p.startswith(FIELDS) for p in trees):
+        return None
+    known = SglangKnowledge(version=_version(trees.get(VERSION)), root=root)
+    for path, tree in sorted(trees.items()):
+        full = root + path
+        if path.startswith(FIELDS):
+            _server_args(tree, full, known)
+        elif path == SERVER_ARGS:
+            _hand_registered(tree, full, known)
+        elif path == ENVIRON:
+            _envs(tree, full, known)
+        elif path in (PROTOCOL, SAMPLING):
+            _requests(tree, full, known, path == SAMPLING)
+        elif path.startswith(CONFIGS):
+            known.config_keys = known.config_keys | _config_keys(tree)
+    return known
+
+
+def _parse(data: bytes) -> ast.Module | None:
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    deepest, todo = 0, list[tuple[ast.AST, int]]([(tree, 0)])
+    while todo:  # deeper trees could overflow ast.unparse and our walks
+        node, depth = todo.pop()
+        deepest = max(deepest, depth)
+        todo += [(child, depth + 1) for child in ast.iter_child_nodes(node)]
+    return tree if deepest <= MAX_DEPTH else None
+
+
+def _version(tree: ast.Module | None) -> str:
+    for node in ast.walk(tree) if tree else ():
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+            names = {t.id for t in node.targets if isinstance(t, ast.Name)}
+            if "__version__" in names and isinstance(node.value.value, str):
+                return node.value.value
+    return ""
+
+
+def _server_args(tree: ast.Module, path: str, known: SglangKnowledge) -> None:
+    """`name: A[T, "help"]` or `A[T, Arg(...)]` in a namespace class: a server argument with
+    `--name` (or Arg's cli_name) and Arg's aliases; `no_cli=True`: none (unless add_cli_args
+    registers one by hand)."""
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for stmt in cls.body:
+            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                continue
+            meta = _arg_meta(stmt.annotation)
+            if meta is None or meta.get("no_cli") is True:
+                continue
+            name = stmt.target.id
+            cli = meta.get("cli_name") or "--" + name.replace("_", "-")
+            aliases = [a for a in meta.get("aliases") or [] if isinstance(a, str)]
+            known.args[name] = ((str(cli), *aliases), Place(path, stmt.lineno))
+
+
+def _arg_meta(annotation: ast.expr) -> dict | None:
+    """The CLI metadata of an `A[T, ...]` annotation: {} for a help string, Arg's literal
+    keywords for an Arg(...); None when it is not an `A[...]` with either."""
+    if not (
+        isinstance(annotation, ast.Subscript)
+        and isinstance(annotation.value, ast.Name)
+        and annotation.value.id == "A"
+        and isinstance(annotation.slice, ast.Tuple)
+    ):
+        return None
+    for part in annotation.slice.elts[1:]:
+        if isinstance(part, ast.Constant | ast.JoinedStr | ast.BinOp):
+            return {}
+        if isinstance(part, ast.Call) and getattr(part.func, "id", "") == "Arg":
+            out = {}
+            for keyword in part.keywords:
+                try:
+                    out[keyword.arg] = ast.literal_eval(keyword.value)
+                except ValueError:
+                    continue
+            return out
+    return None
+
+
+def _hand_registered(tree: ast.Module, path: str, known: SglangKnowledge) -> None:
+    """Fields ServerArgs.add_cli_args registers itself: `add_argument("--x", dest=...)`."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"):
+            continue
+        flags = [_text(a) for a in node.args if _text(a).startswith("--")]
+        if not flags or flags[0] == "--config":
+            continue
+        dests = [_text(k.value) for k in node.keywords if k.arg == "dest"]
+        dest = dests[0] if dests else flags[0][2:].replace("-", "_")
+        known.args.setdefault(dest, (tuple(flags), Place(path, node.lineno)))
+
+
+def _text(node: ast.expr) -> str:
+    """A string literal's text; "" for anything else."""
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+
+
+def _envs(tree: ast.Module, path: str, known: SglangKnowledge) -> None:
+    """The `SGLANG_*` fields of `class Envs`."""
+    for cls in tree.body:
+        if isinstance(cls, ast.ClassDef) and cls.name == "Envs":
+            for stmt in cls.body:
+                if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+                    for target in stmt.targets:
+                        if isinstance(target, ast.Name) and target.id.startswith("SGLANG_"):
+                            known.envs[target.id] = Place(path, stmt.lineno)
+
+
+def _requests(tree: ast.Module, path: str, known: SglangKnowledge, sampling: bool) -> None:
+    """Fields of the request models (`class XRequest`, and what they inherit) and of
+    SamplingParams."""
+    classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
+    requests = sorted((n for n in classes if n.endswith("Request")), key=_main_first)
+    wanted = [SAMPLING_PARAMS] if sampling else requests[::-1]  # popped from the end
+    seen: set[str] = set()
+    while wanted:
+        name = wanted.pop()
+        if name in seen or name not in classes:
+            continue
+        seen.add(name)
+        cls = classes[name]
+        wanted += [b.id for b in cls.bases if isinstance(b, ast.Name)]
+        for stmt in cls.body:
+            target = stmt.target if isinstance(stmt, ast.AnnAssign) else None
+            if isinstance(target, ast.Name) and not target.id.startswith("_"):
+                known.requests.setdefault(target.id, Place(path, stmt.lineno))
+
+
+MAIN_REQUESTS = ("ChatCompletionRequest", "CompletionRequest")  # a field's link goes here first
+
+
+def _main_first(name: str) -> tuple[int, str]:
+    return (MAIN_REQUESTS.index(name) if name in MAIN_REQUESTS else len(MAIN_REQUESTS), name)
+
+
+def _config_keys(tree: ast.Module) -> frozenset[str]:
+    """Keys a model config class sets in its __init__ (`self.num_experts = num_experts`)."""
+    keys = set()
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef) or not any(
+            "Config" in ast.unparse(base) for base in cls.bases
+        ):
+            continue
+        for fn in cls.body:
+            if isinstance(fn, ast.FunctionDef) and fn.name == "__init__":
+                params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+                for node in ast.walk(fn):
+                    if isinstance(node, ast.Assign):
+                        for target in node.targets:
+                            if (
+                                isinstance(target, ast.Attribute)
+                                and isinstance(target.value, ast.Name)
+                                and target.value.id == "self"
+                                and target.attr in params
+                            ):
+                                keys.add(target.attr)
+    return frozenset(keys)

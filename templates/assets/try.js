@@ -1,0 +1,70 @@
+// "Your case" on an error page: the values of a setting that would pass the check, computed
+// from what the check compares it with (the build's `passes`: an op and a constant, or the
+// placeholder whose value the paste holds) and, where the op needs it, the value the paste
+// used. Pure functions: tests/js/try.test.mjs runs them under Node.
+
+const MAX_DIVIDEND = 10_000_000; // beyond, listing divisors is not worth the wait
+const MAX_SHOWN = 12;
+// A parallel size is a GPU count: its values are capped at one node of 8 GPUs, the node the
+// wings' calculators advise for, so that the two never disagree on one page (40 heads at
+// TP 16: 8, not 10 or 20).
+const GPU_COUNT = /(tensor|pipeline|data|expert|context)[-_]parallel[-_]size|--(tp|pp|dp|ep|attn-dp)-size\b/;
+const NODE_GPUS = 8;
+
+function number(values, name) {
+  if (!name || !(name in values)) return null;
+  const n = Number(String(values[name]).trim());
+  return Number.isFinite(n) ? n : null;
+}
+
+function divisors(n) {
+  const out = [];
+  for (let d = 1; d <= n; d++) if (n % d === 0) out.push(d);
+  return out;
+}
+
+// The nearest of sorted `candidates` below and above `current` (both, when it is not one).
+function nearest(candidates, current) {
+  if (current === null) return candidates.slice(0, MAX_SHOWN);
+  const below = candidates.filter((c) => c < current).pop();
+  const above = candidates.find((c) => c > current);
+  return [below, above].filter((c) => c !== undefined);
+}
+
+function fitting(item, candidates) {
+  return GPU_COUNT.test(item.write) ? candidates.filter((c) => c <= NODE_GPUS) : candidates;
+}
+
+// The values that pass, as text: [] when the paste's values do not allow computing one.
+export function valuesToTry(item, values) {
+  const bound = "value" in item ? item.value : number(values, item.param);
+  const current = number(values, item.current);
+  const whole = Number.isInteger(bound);
+  switch (item.op) {
+    case "<=":
+    case ">=":
+    case "==":
+      return bound === null ? [] : [String(bound)];
+    case "<":
+      return whole ? [String(bound - 1)] : [];
+    case ">":
+      return whole ? [String(bound + 1)] : [];
+    case "in":
+      return item.choices.slice(0, MAX_SHOWN).map(String);
+    case "divides":
+      if (!whole || bound < 1 || bound > MAX_DIVIDEND) return [];
+      return nearest(fitting(item, divisors(bound)), current).map(String);
+    case "multiple-of": {
+      if (!whole || bound < 1 || current === null || !Number.isInteger(current)) return [];
+      const down = Math.floor(current / bound) * bound;
+      return [down, down + bound].filter((m) => m > 0 && m !== current).map(String);
+    }
+    default:
+      return [];
+  }
+}
+
+// How the user writes each value: the setting's pattern with {} for the value.
+export function written(item, value) {
+  return item.write.replace("{}", value);
+}

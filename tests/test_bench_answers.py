@@ -1,0 +1,67 @@
+"""bench/answers on the fixture knowledge base: which pages say what to change (a person's
+solutions, a setting traced from the code, a value that passes), over every record, the most
+met ones (the `record` column of the lists) and the pages real pastes land on."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from errorkb.sources import extract as ex
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "answers"
+TREE = Path(__file__).parent / "fixtures" / "settings" / "tree"
+
+
+def run(kb: Path, pastes: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--root", str(kb), "--pastes", str(pastes)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def record_of(kb: Path, start: str) -> str:
+    for path in (kb / "content/errors/demo").glob("*.yaml"):
+        if yaml.safe_load(path.read_text())["message"].startswith(start):
+            return path.stem
+    raise AssertionError(start)
+
+
+def test_answers_over_the_lists_and_the_pastes(kb, tmp_path):
+    pastes = tmp_path / "pastes.jsonl"
+    pastes.write_text("")
+    before = run(kb, pastes)
+    assert "most met: no list" in before  # no list yet: said, not an error
+    ex.extract(kb, TREE, "demo", asserts=True, printed=True)
+    choice = record_of(kb, "tool_choice must be")
+    (kb / "content/most-met").mkdir()
+    (kb / "content/most-met/demo.md").write_text(
+        "How it was counted.\n\n| rank | record | error | count | threads |\n"
+        "|---|---|---|---|---|\n"
+        f"| 1 | `00000000000000a1` | a | 3 | `0123456789abcdef` in a link |\n"
+        f"| 2 | `{choice}` | b | 2 | x |\n| 3 | `ffffffffffffffff` | gone | 1 | x |\n"
+        "\nAfter the table: `00000000000000b2` is no row.\n"
+    )
+    rows = [
+        {"project": "demo", "text": "...", "expected": "00000000000000a1"},  # solutions
+        {"project": "demo", "text": "...", "expected": "00000000000000b2"},  # says nothing
+        {"project": "demo", "text": "...", "expected": "none"},
+        {"project": "demo", "text": "...", "expected": "eeeeeeeeeeeeeeee"},
+    ]
+    pastes.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = run(kb, pastes)
+    most = out[out.index("most met") :]
+    assert most.startswith("most met (3 listed, 2 found):")
+    assert "  all                 2 records  solutions     1 ( 50.0%)  setting     1 ( 50.0%)  " \
+        "computed     1 ( 50.0%)  answered     2 (100.0%)" in most
+    pasted = out[out.index("real pastes") :]
+    assert "  demo           " + "    1 ( 50.0%) of 2" in pasted
+    assert "labelled records not in the content: eeeeeeeeeeeeeeee" in pasted
+    assert "active extracted records naming a setting, by kind:\n  demo: " in out
+    assert "request-field" in out[out.index("by kind") :]

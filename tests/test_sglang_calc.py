@@ -1,0 +1,200 @@
+"""SGLang's parallel-size rules (generator/projects/sglang/calc.py) against an oracle written
+from SGLang 0.5.23's code, on a grid of head counts, KV heads and sizes.
+
+The oracle follows the code path by path, in the code's own structure and names
+(python/sglang/srt/ at v0.5.23): arg_groups/parallel_hook.py
+handle_deprecated_dp_attention, then handle_data_parallelism; arg_groups/validation_hook.py
+check_server_args (engine.py calls it after resolve_once); runtime_context.py publish
+(derive_parallel_widths, derive_spawn_ranks for world rank 0, _validate_parallel's product
+checks); models/qwen3.py Qwen3Attention.__init__ and layers/moe/fused_moe_triton/layer.py
+FusedMoE.__init__ at model load.
+"""
+
+import hashlib
+import importlib.util
+import itertools
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+CALC_PATH = REPO / "generator" / "projects" / "sglang" / "calc.py"
+_spec = importlib.util.spec_from_file_location("sglang_calc_standalone", CALC_PATH)
+calc = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = calc
+_spec.loader.exec_module(calc)  # alone, as the browser runs it
+
+
+class Raised(Exception):
+    """What SGLang raised: (exception name, record id or "" for a bare assert)."""
+
+
+def _sglang(heads, kv, tp, dp, attn_dp, enable_dp_attention, ep, experts, pp, nnodes):
+    """(exception, record id, stage) of what SGLang 0.5.23 raises first, or None."""
+    cfg = dict(tp_size=tp, dp_size=dp, attn_dp_size=attn_dp, ep_size=ep, pp_size=pp)
+    cfg |= dict(nnodes=nnodes, enable_dp_attention=enable_dp_attention, attn_cp_size=1)
+    cfg["moe_dp_size"] = 1
+    # handle_deprecated_dp_attention
+    if cfg["enable_dp_attention"]:
+        if cfg["attn_dp_size"] == 1:
+            cfg["attn_dp_size"], cfg["dp_size"] = cfg["dp_size"], 1
+        cfg["enable_dp_attention"] = False
+    # handle_data_parallelism
+    if cfg["attn_dp_size"] < 1:
+        return ("ValueError", "9875a49204323ca3", "config")
+    if cfg["attn_dp_size"] > 1 and cfg["dp_size"] > 1:
+        return ("ValueError", calc.DP_WITH_ATTN_DP, "config")
+    if cfg["attn_dp_size"] > 1 and cfg["tp_size"] % cfg["attn_dp_size"] != 0:  # attn_dp_enabled
+        return ("AssertionError", "", "config")
+    # check_server_args (ep_join_mode is not "scale")
+    if (cfg["tp_size"] * cfg["pp_size"]) % cfg["nnodes"] != 0:
+        return ("AssertionError", calc.TP_NNODES, "config")
+    # publish: derive_parallel_widths
+    attn_tp_size = cfg["tp_size"] // cfg["attn_dp_size"] // cfg["attn_cp_size"]
+    moe_ep_size = cfg["ep_size"]
+    moe_tp_size = cfg["tp_size"] // moe_ep_size // cfg["moe_dp_size"]
+    # derive_spawn_ranks, world rank 0
+    tp_rank = 0 % cfg["tp_size"]
+    try:
+        _ = tp_rank % (cfg["tp_size"] // cfg["moe_dp_size"]) // (
+            cfg["tp_size"] // cfg["moe_dp_size"] // moe_ep_size
+        )
+    except ZeroDivisionError:
+        return ("ZeroDivisionError", "", "startup")
+    # _validate_parallel
+    if cfg["tp_size"] != attn_tp_size * cfg["attn_dp_size"] * cfg["attn_cp_size"]:
+        return ("ValueError", "40c393b5acec117c", "startup")
+    if cfg["tp_size"] != moe_ep_size * cfg["moe_dp_size"] * moe_tp_size:
+        return ("ValueError", calc.MOE_TOPOLOGY, "startup")
+    # Qwen3Attention.__init__
+    total_num_heads, total_num_kv_heads = heads, kv
+    if total_num_heads % attn_tp_size != 0:
+        return ("AssertionError", "", "load")
+    if total_num_kv_heads >= attn_tp_size:
+        if total_num_kv_heads % attn_tp_size != 0:
+            return ("AssertionError", "", "load")
+    elif attn_tp_size % total_num_kv_heads != 0:
+        return ("AssertionError", "", "load")
+    # FusedMoE.__init__ (no fused shared experts, ep_join_mode not "scale")
+    storage_ep_size = moe_ep_size
+    if experts is not None and experts % storage_ep_size != 0:
+        return ("AssertionError", "", "load")
+    return None
+
+
+MODELS = [(h, kv) for h in (1, 2, 6, 12, 14, 28, 32, 40, 52, 64, 96) for kv in (1, 2, 4, 8, h)]
+GRID = itertools.product(
+    [m for m in MODELS if m[0] % m[1] == 0],
+    (1, 2, 3, 4, 6, 8, 12, 16, 32),  # tp
+    (1, 2, 4),  # dp
+    (1, 2, 4),  # attn_dp
+    (False, True),  # --enable-dp-attention
+    (1, 2, 4, 8, 16),  # ep
+    (None, 8, 60, 64, 128),  # experts
+    (1, 2),  # pp
+    (1, 2, 3),  # nnodes
+)
+
+
+def _kwargs(values):
+    (heads, kv), tp, dp, attn_dp, dp_attention, ep, experts, pp, nnodes = values
+    return dict(heads=heads, kv_heads=kv, tp=tp, dp=dp, attn_dp=attn_dp) | dict(
+        dp_attention=dp_attention, ep=ep, experts=experts, pp=pp, nnodes=nnodes
+    )
+
+
+def test_first_error_matches_sglangs_code_on_the_grid():
+    checked = mismatches = 0
+    wrong = []
+    for values in GRID:
+        kwargs = _kwargs(values)
+        expected = _sglang(*kwargs.values())
+        got = calc.first_error(**kwargs)
+        got = got and (got.exception, got.id, got.stage)
+        checked += 1
+        if got != expected:
+            mismatches += 1
+            wrong.append((kwargs, expected, got))
+    assert checked > 100_000
+    assert not wrong, f"{mismatches} of {checked} differ, e.g. {wrong[:3]}"
+
+
+def test_every_valid_tp_size_raises_nothing_and_every_other_fails():
+    for heads, kv in MODELS:
+        if heads % kv:
+            continue
+        for attn_dp in (1, 2, 4):
+            valid = calc.valid_tp_sizes(heads, kv, attn_dp=attn_dp)
+            for tp in range(1, 2 * heads * attn_dp + 1):
+                error = _sglang(heads, kv, tp, 1, attn_dp, False, 1, None, 1, 1)
+                assert (error is None) == (tp in valid), (heads, kv, attn_dp, tp)
+
+
+def test_tp_above_kv_heads_copies_them_and_40_heads_do_not_split_over_16():
+    assert calc.valid_tp_sizes(32, 8) == [1, 2, 4, 8, 16, 32]
+    assert calc.valid_tp_sizes(40, 8) == [1, 2, 4, 8, 40]  # 20 splits 8 KV heads unevenly
+    error = calc.first_error(40, 8, tp=16)
+    assert (error.exception, error.stage, error.id) == ("AssertionError", "load", "")
+    assert "total_num_heads % attn_tp_size" in error.message
+
+
+def test_dp_attention_divides_the_attention_tp_size():
+    # 8 GPUs, --dp-size 8 --enable-dp-attention: each rank attends with all 64 heads
+    assert calc.first_error(64, 8, tp=8, dp=8, dp_attention=True) is None
+    assert calc.first_error(64, 8, tp=8, attn_dp=8) is None
+    error = calc.first_error(64, 8, tp=8, dp=3, dp_attention=True)
+    assert (error.exception, error.stage) == ("AssertionError", "config")
+    error = calc.first_error(64, 8, tp=8, dp=2, attn_dp=4)
+    assert error.id == calc.DP_WITH_ATTN_DP
+    assert error.message == (
+        "--dp-size 2 with --attn-dp-size 4: data-parallel replicas combined with attention "
+        "data parallelism are not supported."
+    )
+
+
+def test_ep_size_that_does_not_divide_tp():
+    error = calc.first_error(32, 8, tp=8, ep=3)
+    assert error.id == calc.MOE_TOPOLOGY and error.stage == "startup"
+    assert error.message.splitlines()[-1] == "  8 != 3 * 1 * 2 (= 6)"
+    assert calc.first_error(32, 8, tp=4, ep=8).exception == "ZeroDivisionError"
+    error = calc.first_error(32, 8, tp=8, ep=8, experts=60)
+    assert error.values == {"num_experts": 60, "ep_size": 8} and error.stage == "load"
+    assert calc.first_error(32, 8, tp=8, ep=8, experts=64) is None
+
+
+def test_advice_is_the_largest_valid_tp_size_that_fits_one_node():
+    assert calc.suggest_tp(40, 8) == {"tp": 8, "pp": 1, "gpus_per_node": 8}
+    assert calc.suggest_tp(52, 4) == {"tp": 4, "pp": 2, "gpus_per_node": 8}
+    assert calc.suggest_tp(7) == {"tp": 7, "pp": 1, "gpus_per_node": 8}
+    assert calc.suggest_tp(13) == {"tp": 1, "pp": 8, "gpus_per_node": 8}
+    out = calc.summary(40, 8, tp=16)
+    assert out["suggestion"] == {"tp": 8, "pp": 1, "gpus_per_node": 8, "assumed": True}
+    assert "suggestion" not in calc.summary(40, 8, tp=8)
+
+
+def test_run_answers_json_and_names_bad_input():
+    assert calc.run({"op": "divisors", "n": "12"}) == {"result": [1, 2, 3, 4, 6, 12]}
+    assert calc.run({"op": "summary", "heads": 40})["result"]["valid_tp_sizes"][-1] == 40
+    assert calc.run({"op": "summary", "heads": "forty"}) == {
+        "error": "heads must be a whole number up to 1048576, got 'forty'"
+    }
+    assert calc.run({"op": "summary"}) == {"error": "summary needs heads"}
+    assert calc.run({"op": "nope"})["error"].startswith("unknown op 'nope'")
+    assert "does not take" in calc.run({"op": "divisors", "n": 4, "x": 1})["error"]
+
+
+def test_imports_only_the_standard_library():
+    lines = CALC_PATH.read_text().splitlines()
+    imports = [line for line in lines if line.startswith(("import ", "from "))]
+    assert {line.split()[1].split(".")[0] for line in imports} <= {"collections", "dataclasses"}
+
+
+@pytest.mark.parametrize("rid", [calc.DP_WITH_ATTN_DP, calc.TP_NNODES, calc.MOE_TOPOLOGY])
+def test_every_message_is_its_record_word_for_word(rid):
+    exception, template = calc.MESSAGES[rid]
+    record = yaml.safe_load((REPO / f"content/errors/sglang/{rid}.yaml").read_text())
+    assert (record["exception"], record["message"]) == (exception, template)
+    digest = hashlib.sha256(f"sglang\0{exception}\0{template}".encode()).hexdigest()
+    assert digest[:16] == rid

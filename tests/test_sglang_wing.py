@@ -1,0 +1,202 @@
+"""SGLang's wing: what extract knows of SGLang's code (its settings with their kinds, and the
+stages of a run; generator/projects/sglang/knowledge.py) on a made-up SGLang-shaped source
+tree (tests/fixtures/sglang/tree, laid out as SGLang 0.5.23), and the calculator its
+divisibility pages get (SGLang's calc.py served byte for byte, with SGLang's flags)."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from errorkb.projects import wing
+from errorkb.site.build import build
+from errorkb.sources import extract as ex
+
+TREE = Path(__file__).parent / "fixtures" / "sglang" / "tree"
+REPO = Path(__file__).resolve().parent.parent
+SOURCE = "https://github.com/sgl-project/sglang/blob/v9.8.7/"  # the tree's release
+HEADS = "num_heads ({num_heads}) must be divisible by tp_size ({tp_size})"
+
+
+@pytest.fixture(scope="module")
+def sites() -> dict[str, dict]:
+    """Each site's derived facts, by the start of its message."""
+    scan = ex.scan_tree(TREE, knowledge=wing("sglang").knowledge, asserts=True, printed=True)
+    return {site.template: site.derived for site in scan.sites}
+
+
+def derived(sites, start: str) -> dict:
+    found = [d for key, d in sites.items() if key.startswith(start)]
+    assert len(found) == 1, (start, list(sites))
+    return found[0]
+
+
+def settings(found: dict) -> list[tuple[str, str, str]]:
+    """(kind, what the user changes, the code's name) of each traced setting."""
+    out = []
+    for item in found.get("flags", []):
+        handle = item.get("flag") or item.get("env") or item.get("key")
+        out.append((item["kind"], handle, item["name"]))
+    return out
+
+
+def test_server_arguments_are_traced_through_views_widths_and_parameters(sites):
+    found = derived(sites, "--dp-size {dp_size} with")  # cfg = resolving_view(server_args)
+    assert settings(found) == [
+        ("server-arg", "--dp-size", "dp_size"),
+        ("server-arg", "--attn-dp-size", "attn_dp_size"),
+    ]
+    assert found["stage"] == "config-validation"
+    url = found["flags"][0]["url"]
+    assert url == SOURCE + "sglang/srt/arg_groups/fields/parallel.py#L20"
+    # a parameter named as the size it holds; a derived width by the size the user sets
+    heads = derived(sites, HEADS)
+    assert settings(heads) == [("server-arg", "--tp-size", "tp_size")]
+    assert "The divisor calculator lists the divisors of `num_heads`." in heads["try"]  # shown
+    toy = settings(derived(sites, "Toy heads"))
+    assert toy == [
+        ("model-config", "num_attention_heads", "num_attention_heads"),
+        ("server-arg", "--tp-size", "attn_tp_size"),
+    ]
+    experts = settings(derived(sites, "num_routed_experts must"))
+    assert experts == [
+        ("model-config", "num_routed_experts", "hf_config.num_routed_experts"),
+        ("server-arg", "--ep-size", "get_parallel().moe_ep_size"),
+    ]
+
+
+def test_names_that_hold_a_server_argument_throughout_sglang(sites):
+    found = derived(sites, "The toy pool takes pages")  # self.page_size = page_size (a param)
+    assert settings(found) == [
+        ("server-arg", "--page-size", "page_size"),
+        ("server-arg", "--quantization", "model_config.quantization"),
+    ]
+
+
+def test_model_configs_getters_read_config_json(sites):
+    found = derived(sites, "The toy runner needs")
+    assert settings(found) == [
+        ("model-config", "num_key_value_heads", "model_config.get_total_num_kv_heads()"),
+        ("server-arg", "--tp-size", "server_args.tp_size"),
+    ]
+
+
+def test_flags_come_from_cli_name_aliases_and_the_hand_registered_ones(sites):
+    found = derived(sites, "--chunked-prefill-size below 64")
+    assert settings(found) == [("server-arg", "--chunked-prefill-size", "server_args.chunked")]
+    found = derived(sites, "tp_size must be divisible by number of nodes")  # ServerArgs' self
+    assert settings(found) == [
+        ("server-arg", "--tp-size", "tp_size"),
+        ("server-arg", "--nnodes", "nnodes"),
+    ]
+    knowledge = wing("sglang").knowledge(ex.read_tree(TREE).files)
+    assert knowledge.args["enable_dp_attention"][0] == ("--enable-dp-attention",)
+    assert "internal_only" not in knowledge.args and "config" not in knowledge.args
+    assert knowledge.args["ep_size"][0] == ("--ep-size", "--expert-parallel-size", "--ep")
+
+
+def test_environment_variables_request_fields_and_their_stages(sites):
+    found = derived(sites, "The AITER toy path")
+    assert settings(found) == [("env-var", "SGLANG_USE_AITER", "envs.SGLANG_USE_AITER.get()")]
+    assert found["flags"][0]["url"] == SOURCE + "sglang/srt/environ.py#L7"
+    assert found["stage"] == "engine-startup"  # a model's forward first runs at start-up
+    found = derived(sites, "max_tokens must be at least 1")
+    assert settings(found) == [("request-field", "max_tokens", "max_tokens")]
+    assert found["flags"][0]["url"] == SOURCE + "sglang/srt/entrypoints/openai/protocol.py#L13"
+    assert found["stage"] == "request-handling"
+    inherited = derived(sites, "bootstrap_host must not be empty")
+    assert settings(inherited) == [("request-field", "bootstrap_host", "request.bootstrap_host")]
+    assert derived(sites, HEADS)["stage"] == "model-loading"
+    assert derived(sites, "--chunked-prefill-size")["stage"] == "model-loading"
+
+
+def test_a_tree_that_is_not_sglangs_has_no_settings(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    assert wing("sglang").knowledge(ex.read_tree(tmp_path / "pkg").files) is None
+
+
+# ---------------------------------------------------------------- the pages
+
+
+@pytest.fixture(scope="module")
+def sglang_kb(tmp_path_factory):
+    """The fixture knowledge base with SGLang as a project, the toy tree extracted into it."""
+    from tests.conftest import make_kb
+
+    kb = make_kb(tmp_path_factory.mktemp("sglang") / "kb")
+    project = {"name": "SGLang", "repo": "sgl-project/sglang", "ref": "v9.8.7"}
+    project |= {"version": "9.8.7", "description": "A serving framework."}
+    (kb / "content/projects/sglang.yaml").write_text(yaml.safe_dump(project))
+    (kb / "content/errors/sglang").mkdir()
+    ex.extract(kb, TREE, "sglang", "v9.8.7", asserts=True, printed=True)
+    build(kb)
+    return kb
+
+
+def record_id(kb: Path, start: str) -> str:
+    for path in (kb / "content/errors/sglang").glob("*.yaml"):
+        if yaml.safe_load(path.read_text())["message"].startswith(start):
+            return path.stem
+    raise AssertionError(start)
+
+
+def test_a_head_count_page_has_sglangs_calculator(sglang_kb):
+    rid = record_id(sglang_kb, HEADS)
+    html = (sglang_kb / "site/errors" / rid / "index.html").read_text()
+    widget = re.search(r'<div class="calc" data-calc="tp_sizes"([^>]*)>', html)
+    assert widget, "no calculator on the page"
+    assert 'data-inputs="heads=num_heads tp=tp_size"' in widget.group(1)
+    assert re.search(r'data-src="/assets/sglang-calc\.json\?v=[0-9a-f]{10}"', widget.group(1))
+    assert 'src="/assets/calc.js?v=' in html
+    data = json.loads((sglang_kb / "site/assets/sglang-calc.json").read_text())
+    assert list(data["modules"]) == ["calc"]  # the module requests get by default
+    assert data["modules"]["calc"].startswith("/assets/sglang-calc.py?v=")
+    served = (sglang_kb / "site/assets/sglang-calc.py").read_bytes()
+    assert served == (REPO / "generator/projects/sglang/calc.py").read_bytes()
+    assert data["flags"]["tp"] == "--tp-size" and data["engine"] == "SGLang"
+    assert data["tp_table"]["40"] == [1, 2, 4, 5, 8, 10, 20, 40]
+    assert data["tp_advice"]["40"] == [8, 1] and data["tp_advice"]["52/4"] == [4, 2]
+    assert "--tensor-parallel-size" not in json.dumps(data["fields"])
+
+
+def test_another_divisor_gets_the_divisor_calculator(sglang_kb):
+    rid = record_id(sglang_kb, "Toy heads")  # attention TP size: not the --tp-size itself
+    html = (sglang_kb / "site/errors" / rid / "index.html").read_text()
+    assert 'data-calc="' not in html
+    assert re.search(r'data-divisors[^>]*data-src="/assets/sglang-calc\.json\?v=', html)
+    rid = record_id(sglang_kb, "max_tokens must be at least 1")
+    assert "data-divisors" not in (sglang_kb / "site/errors" / rid / "index.html").read_text()
+
+
+def test_vllm_pages_keep_vllms_calculator(sglang_kb):
+    data = json.loads((sglang_kb / "site/assets/calc.json").read_text())
+    assert data["engine"] == "vLLM" and data["flags"]["tp"] == "--tensor-parallel-size"
+    assert data["modules"]["calc"].startswith("/assets/calc.py?v=")
+    assert sorted(p.name for p in (sglang_kb / "site/pyodide").iterdir())  # shipped once
+
+
+@pytest.mark.slow
+def test_the_calculator_answers_in_the_browser_with_sglangs_flags(sglang_kb, serve_site, page):
+    """Real Chromium: an SGLang head-count page opened from a paste's values. "Your case"
+    answers at once from the build's table with the largest TP size one 8-GPU node runs,
+    then SGLang's calc.py answers under Pyodide; every flag is SGLang's."""
+    base = serve_site(sglang_kb / "site")
+    rid = record_id(sglang_kb, HEADS)
+    page.goto(f"{base}/errors/{rid}/?num_heads=40&tp_size=16")
+    case = page.locator("[data-your-case] [data-case-answer]")
+    case.get_by_text("40 attention heads cannot be split over 16 GPUs.").wait_for()
+    assert "try --tp-size 8." in case.inner_text()
+    page.wait_for_selector(".calc[data-state=answered]", timeout=90_000)
+    answer = page.locator(".calc-out").inner_text()
+    assert "TP 16 fails at load time: AssertionError" in answer
+    assert "total_num_heads % attn_tp_size" in answer and "try --tp-size 8." in answer
+    page.fill("#calc0-tp", "8")
+    page.locator(".calc-out .calc-good").get_by_text("TP 8: no error").wait_for()
+    page.fill("#calc0-ep", "3")
+    page.locator(".calc-out").get_by_text("TP 8, EP 3 fails at startup time").wait_for()
+    text = page.locator("main").inner_text()
+    assert "--tensor-parallel-size" not in text and "vLLM" not in text
+    assert page.errors == []
