@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from errorkb import projects
+from errorkb.projects import pyodide
 
 # generator.content (yaml, the schema) is imported by the commands that read content, not
 # here: `errorkb match` answers from the cached index without it.
@@ -95,8 +96,11 @@ def cmd_export(args) -> int:
     except ContentError as exc:
         return _report(exc)
     base_url = args.base_url or content.site["base_url"]
-    done = export(content, args.docs_dir, base_url, args.path, not args.no_directory_urls)
-    _log(f"exported {done.pages} Markdown pages and {done.files} API files into {args.docs_dir}")
+    done = export(
+        content, args.docs_dir, base_url, args.path, not args.no_directory_urls, args.api_dir
+    )
+    api = f" and {done.files} API files into {args.api_dir}" if args.api_dir else ""
+    _log(f"exported {done.pages} Markdown pages into {args.docs_dir}{api}")
     return 0
 
 
@@ -583,6 +587,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the docs site serves pages as <name>.html (MkDocs' use_directory_urls: false)",
     )
+    p.add_argument(
+        "--api-dir",
+        type=Path,
+        help="also write the JSON API here, to be served at the site's /api/ "
+        "(default: not written; keep it out of DOCS_DIR, whose every file a docs tool reads)",
+    )
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("serve", help="build, serve on 127.0.0.1 and rebuild on change")
@@ -623,6 +633,7 @@ def parser() -> argparse.ArgumentParser:
 
     for key in projects.available():  # what the projects' wings add (a calculator, say)
         projects.wing(key).add_commands(sub)
+    pyodide.add_command(sub)  # what the wings' calculators run in, for an install from PyPI
 
     p = sub.add_parser("extract", help="a record for every raise with a literal message")
     _source_options(p)

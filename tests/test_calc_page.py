@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from errorkb import resources
 from errorkb.cli import main as cli_main
 from errorkb.projects import pyodide
 from errorkb.projects.vllm import calc, memory
@@ -260,13 +261,17 @@ def test_calc_page_has_both_widgets_and_is_linked(real_site):
 # ---------------------------------------------------------------- build without Pyodide
 
 
-def test_build_without_node_modules_says_run_make_setup(kb, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(pyodide, "PACKAGE_ROOT", tmp_path / "nowhere")
-    with pytest.raises(BuildError, match="run make setup"):
+def test_build_without_pyodide_says_run_fetch_pyodide(kb, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(resources, "checkout_node_modules", lambda: tmp_path / "nowhere")
+    monkeypatch.setenv("ERRORKB_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(BuildError, match="run `errorkb fetch-pyodide`"):
         build(kb)
     assert not (kb / "site").exists() and not list(kb.glob(".site-*"))
     assert cli_main(["--root", str(kb), "build"]) == 1
-    assert "node_modules/pyodide" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    version = pyodide.pinned()[0]
+    assert f"Pyodide {version} (the calculator's Python in the browser) is missing" in err
+    assert f"{tmp_path}/cache/pyodide/{version}" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize(

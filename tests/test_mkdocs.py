@@ -14,7 +14,7 @@ import threading
 import tomllib
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import yaml
@@ -470,3 +470,276 @@ def test_url_scheme_inside_a_host_site(directory_urls, page, search):
     finally:
         urls.restore(old)
     assert urls.error(SEED) == f"/errors/{SEED}/" and urls.output_path("/api/") == "api/index.html"
+
+
+# ---------------------------------------------------------------- light and native in the host
+
+
+def toc_entries(page: str, nav: str) -> list[tuple[str, str]]:
+    """(anchor, text) of a table of contents: ours (`nav.toc`) or Material's (secondary)."""
+    pattern = (
+        r'<nav class="toc".*?</nav>'
+        if nav == "ours"
+        else r'<nav class="md-nav md-nav--secondary".*?</nav>'
+    )
+    block = re.search(pattern, page, re.S)
+    assert block, nav
+    links = re.findall(r'<a href="#([^"]*)"[^>]*>(.*?)</a>', block[0], re.S)
+    return [(anchor, re.sub(r"<[^>]+>|\s+", " ", text).strip()) for anchor, text in links]
+
+
+def test_tables_of_contents_list_the_sections_with_names(file_urls):
+    """Ours and Material's right-hand one: every entry named, and its anchor on the page (a
+    divisibility record's calculator section had an empty entry)."""
+    pages = sorted((file_urls / "errors").glob("*.html"))
+    seen_divisors = False
+    for path in pages:
+        page = path.read_text()
+        if 'class="error"' not in page:
+            continue
+        material = toc_entries(page, "material")
+        assert material, path.name  # Material's table of contents is filled from ours
+        if '<nav class="toc"' in page:
+            assert material == toc_entries(page, "ours"), path.name
+        assert "your-case" not in dict(material)  # hidden until the address has values
+        for anchor, text in material:
+            assert anchor and text, (path.name, anchor, text)
+            assert f'id="{anchor}"' in page, (path.name, anchor)
+        seen_divisors |= ("divisors", "Valid values of tp_size") in material or any(
+            a == "divisors" for a, _ in material
+        )
+    assert seen_divisors
+    assert "ERRORKB-FRAME-TOC" not in page and "errorkb-frame-toc" not in page
+
+
+def test_record_page_toc_names_the_seeds_sections(file_urls):
+    page = (file_urls / "errors" / f"{SEED}.html").read_text()
+    names = [text for _, text in toc_entries(page, "material")]
+    assert names[:3] == ["What it means", "Solutions", "Example fix"]
+    assert "Calculator" in names and "Source" in names
+
+
+def test_materials_search_text_has_no_button_labels(file_urls):
+    docs = json.loads((file_urls / "search/search_index.json").read_text())["docs"]
+    text = " ".join(d["text"] for d in docs if d["location"].startswith(f"errors/{SEED}.html"))
+    assert "ValueError: <code>Total number of attention heads" in text
+    assert "Copy" not in text
+
+
+def test_no_link_makes_material_fetch_a_sitemap_that_is_not_there(file_urls):
+    """Material fetches <href>/sitemap.xml for every <link rel=alternate> (the JSON's
+    made it ask for api/errors/sitemap.xml); and no paste box names a Pagefind bundle."""
+    for path in (file_urls / "errors").rglob("*.html"):
+        page = path.read_text()
+        for link in re.findall(r'<link[^>]*rel="alternate"[^>]*>', page):
+            href = re.search(r'href="([^"]+)"', link)[1]
+            assert (path.parent / href).resolve().joinpath("sitemap.xml").is_file(), link
+        assert "data-pagefind=" not in page, path
+    assert not (file_urls / "errors" / "pagefind").exists()
+
+
+def test_the_hosts_sitemap_is_an_index_that_lists_ours(file_urls):
+    index = (file_urls / "sitemap.xml").read_text()
+    locs = re.findall(r"<sitemap><loc>([^<]+)</loc>", index)
+    assert locs == [
+        "https://docs.example.org/server/sitemap-docs.xml",
+        "https://docs.example.org/server/errors/sitemap.xml",
+    ]
+    import gzip
+
+    assert gzip.decompress((file_urls / "sitemap.xml.gz").read_bytes()).decode() == index
+    docs = (file_urls / "sitemap-docs.xml").read_text()
+    assert "https://docs.example.org/server/getting-started/installation.html" in docs
+    ours = (file_urls / "errors" / "sitemap.xml").read_text()
+    assert f"https://docs.example.org/server/errors/{SEED}.html" in ours
+
+
+def test_what_no_framed_page_uses_is_not_written(file_urls):
+    """Cards (no page names them without the `cards` option), the service worker (no page
+    registers it), `_redirects` and the 404 page's id lists (the 404 page is the host's)."""
+    site = file_urls.parent  # the host's root
+    written = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
+    assert not [p for p in written if p.endswith(".png") and "/assets/images/" not in p]
+    assert not [p for p in written if p.endswith(("sw.js", "_redirects"))]
+    assert not [p for p in written if "/api/ids/" in p]
+    assert "og:image" not in (file_urls / "errors" / f"{SEED}.html").read_text()
+
+
+def big_nav_host(tmp: Path, pages: int, cards: bool = False) -> Path:
+    """A Material site whose API reference has `pages` pages in nested sections (as vLLM's
+    docs keep theirs), with the fixture knowledge base as its errors section."""
+    docs = {"index.md": "# Host\n"}
+    nav = []
+    for group in range(pages // 50):
+        entries = []
+        for n in range(50):
+            name = f"api/module_{group}/object_{n}.md"
+            docs[name] = f"# Object {group}.{n}\n\nAn object of the API.\n"
+            entries.append(f"          - Object {n}: {name}")
+        nav.append(f"      - Module {group}:\n" + "\n".join(entries))
+    for name, text in docs.items():
+        (tmp / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / "docs" / name).write_text(text)
+    config = tmp / "mkdocs.yml"
+    config.write_text(
+        "site_name: Host\nsite_url: https://docs.example.org/en/latest/\n"
+        "theme:\n  name: material\n  features: [navigation.tabs, navigation.sections]\n"
+        f"plugins:\n  - search\n  - errorkb:\n      content: {FIXTURE_KB}\n"
+        f"      cards: {json.dumps(cards)}\n"
+        "nav:\n  - Home: index.md\n  - API:\n" + "\n".join(nav) + "\n  - Errors: errors/index.md\n"
+    )
+    return config
+
+
+def test_record_pages_carry_the_errors_section_of_a_big_navigation(tmp_path):
+    """Pruned as Material's navigation.prune does: a record page stays small however many
+    pages the host's navigation has; the host's own pages keep theirs."""
+    out = tmp_path / "site"
+    built(mkdocs_build(big_nav_host(tmp_path, 1000), out, tmp_path))
+    host_page = (out / "index.html").read_text()
+    assert host_page.count("api/module_") >= 1000  # MkDocs' own page: the whole navigation
+    record = sorted(FIXTURE_KB.glob("errors/*/*.yaml"))[0].stem
+    page = (out / "errors" / record / "index.html").read_text()
+    assert len(page.encode()) < 40_000, len(page.encode())
+    assert page.count("api/module_") <= 2  # the API tab's first page only
+    frame = page.split('<div class="errorkb"')[0].rstrip()  # Material's indentation is not kept
+    assert not re.search(r"\n[ \t]*\n|\n[ \t]+<", frame)
+    assert 'href="../../api/module_0/object_0/"' in page
+    assert re.search(r'md-nav__link[^>]*href="\.\./\.\./errors/', page) or "../../errors/" in page
+    assert not list((out / "errors").rglob("*.png"))
+
+
+def test_the_cards_option_writes_cards_in_the_section_and_names_them(tmp_path):
+    out = tmp_path / "site"
+    built(mkdocs_build(big_nav_host(tmp_path, 50, cards=True), out, tmp_path))
+    cards = {p.relative_to(out).as_posix() for p in out.rglob("*.png")}
+    assert cards - {"assets/images/favicon.png"}  # Material's own
+    assert all(c.startswith("errors/cards/") for c in cards - {"assets/images/favicon.png"})
+    pages = [p.read_text() for p in (out / "errors").glob("*/index.html")]
+    images = {m for page in pages for m in re.findall(r'og:image" content="([^"]+)"', page)}
+    assert images
+    for url in images:
+        assert url.startswith("https://docs.example.org/en/latest/errors/cards/")
+        assert (out / url.removeprefix("https://docs.example.org/en/latest/")).is_file()
+
+
+def test_api_paging_links_keep_the_sites_sub_path():
+    from errorkb.site import paging, urls
+
+    old = urls.configure("/en/latest/", "errors", False)
+    try:
+        doc = {"errors": [{"id": f"{n:016x}"} for n in range(paging.PER_PAGE * 2 + 1)]}
+        pages = dict(paging.project_pages(doc, "vllm", "https://docs.vllm.ai"))
+        assert list(pages) == [
+            "/en/latest/api/projects/vllm.json",
+            "/en/latest/api/projects/vllm/2.json",
+            "/en/latest/api/projects/vllm/3.json",
+        ]
+        first = pages["/en/latest/api/projects/vllm.json"]
+        assert first["next"] == "https://docs.vllm.ai/en/latest/api/projects/vllm/2.json"
+        assert urls.output_path("/en/latest/api/projects/vllm/2.json") == "api/projects/vllm/2.json"
+        assert urls.id_list("ab") == "/en/latest/api/ids/ab.json"
+        assert urls.card(SEED) == f"/en/latest/errors/cards/{SEED}.png"
+        assert urls.search("x") == "/en/latest/errors/search/index.html?q=x"
+    finally:
+        urls.restore(old)
+
+
+def test_enter_in_the_paste_box_opens_our_search_not_materials_dialog(page, host):
+    """Material opens its search dialog on any address with `q`: ours is `error`."""
+    page.goto(host + "errors/index.html")
+    words = "nothing like this was ever printed by anyone"
+    page.fill("#q-errors", words)
+    page.press("#q-errors", "Enter")
+    page.wait_for_url(re.compile(r"/server/errors/search/index\.html\?error="))
+    assert parse_qs(urlsplit(page.url).query) == {"error": [words]}
+    page.locator("[data-search-results]:visible").first.wait_for(timeout=15_000)
+    assert page.input_value("#q-page") == words
+    page.wait_for_timeout(500)  # Material's scripts have read the address by now
+    assert not page.locator("#__search").is_checked()  # its dialog stays closed
+    on_this_host(page)
+    assert page.errors == []
+
+
+def test_record_and_search_pages_request_nothing_missing(page, host):
+    """No 404: not api/errors/sitemap.xml (Material, for a rel=alternate), not pagefind.js."""
+    missing = []
+    page.on("response", lambda r: r.status >= 400 and missing.append((r.status, r.url)))
+    page.goto(host + f"errors/{SEED}.html")
+    page.wait_for_load_state("networkidle")
+    page.goto(host + "errors/search/index.html?" + urlencode({"error": PASTE}))
+    page.locator(f"[data-search-results] a[href*='{SEED}']").first.wait_for(timeout=15_000)
+    page.fill("#q-page", "tensor parallel")
+    page.wait_for_load_state("networkidle")
+    assert missing == []
+    assert not [url for url in page.requests if "pagefind" in url or "sitemap" in url]
+
+
+def test_the_paste_boxs_button_shows_its_icon(page, host):
+    page.goto(host + f"errors/{SEED}.html")
+    button = page.locator("#q-top + button.search-icon")
+    icon = button.evaluate(
+        "(b) => { const s = getComputedStyle(b, '::before');"
+        " return [s.maskImage || s.webkitMaskImage, s.width, s.backgroundColor]; }"
+    )
+    assert "search.svg" in icon[0] and icon[1] not in ("0px", "auto"), icon
+    assert button.bounding_box()["width"] > 10
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_record_page_fits_the_width_in_materials_frame(page, host, width):
+    """Nothing of ours runs past the article: the example fix at 1280 px, the params table
+    at 390 px (the rules errorkb's own stylesheet has, in material.css too)."""
+    page.set_viewport_size({"width": width, "height": 900})
+    for rid in (SEED, "d97d5d8528e2b364"):
+        page.goto(host + f"errors/{rid}.html")
+        overflow = page.evaluate(
+            """() => {
+              const article = document.querySelector('.md-content__inner').getBoundingClientRect();
+              const ours = document.querySelectorAll(
+                '#example-fix figure, #example-fix pre, .params, .params dd, .message-box');
+              return [...ours].filter((e) => e.getBoundingClientRect().right > article.right + 1)
+                .map((e) => e.className || e.tagName);
+            }"""
+        )
+        assert overflow == [], (rid, overflow)
+        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth"), rid
+
+
+DOCS_SITE = REPO / "tests" / "fixtures" / "docs-site"
+
+
+def test_a_docs_site_configured_like_vllms_builds_strict_with_awesome_nav(tmp_path):
+    """tests/fixtures/docs-site: vLLM's Material features, an announcement from custom_dir,
+    and mkdocs-awesome-nav making the navigation from docs/.nav.yml (`nav:` is ignored)."""
+    site = shutil.copytree(DOCS_SITE, tmp_path / "docs-site")
+    config = site / "mkdocs.yml"
+    config.write_text(config.read_text().replace("content: CONTENT", f"content: {FIXTURE_KB}"))
+    out = tmp_path / "www" / "en" / "latest"  # the host's root is www
+    result = mkdocs_build(config, out, tmp_path)
+    built(result)
+    assert "WARNING" not in result.stdout + result.stderr
+    record = sorted(FIXTURE_KB.glob("errors/*/*.yaml"))[0].stem
+    page = (out / "errors" / f"{record}.html").read_text()
+    tab = re.search(r'md-tabs__item--active">\s*<a href="([^"]+)"[^>]*>\s*([^<]*?)\s*</a>', page)
+    assert tab and tab.groups() == ("../errors/index.html", "Errors")  # .nav.yml's section
+    assert "A new release is out" in page  # the host's announcement
+    assert 'class="md-content__button md-icon"' not in page  # no edit link of the host's
+    assert len(page.encode()) < 40_000
+    pages = check.scan(tmp_path / "www")
+    assert list(check.link_problems(pages, check.files_under(tmp_path / "www"))) == []
+    canonical = (
+        f'<link rel="canonical" href="https://docs.example.org/en/latest/errors/{record}.html">'
+    )
+    assert canonical in page
+
+
+def test_the_frames_whitespace_is_collapsed_but_not_in_pre_or_textarea():
+    from errorkb.mkdocs.frame import _collapsed
+
+    html = (
+        "<div>\n    <pre>a\n    b</pre>\n\n  <textarea>x\n\n  y</textarea>  \n"
+        "  <p>c\n   d</p>\n</div>"
+    )
+    expected = "<div>\n<pre>a\n    b</pre>\n<textarea>x\n\n  y</textarea>\n<p>c\nd</p>\n</div>"
+    assert _collapsed(html) == expected

@@ -15,6 +15,7 @@ guides go into Material's search index. A file of the host's at one of errorkb's
 stops the build: errorkb never replaces it.
 """
 
+import gzip
 import logging
 import re
 from contextlib import contextmanager
@@ -22,34 +23,56 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from jinja2 import FileSystemLoader
+from markupsafe import escape
 from mkdocs.config import config_options
 from mkdocs.config.base import Config
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File
 
+from errorkb import resources
 from errorkb.content.load import ParseCache, load_content
 from errorkb.content.model import CODES, Content, ContentError
 from errorkb.mkdocs.frame import ARTICLE, BODY_MARK, Frame
 from errorkb.projects import wings
 from errorkb.site import urls
-from errorkb.site.build import CACHE_DIR, OccupiedError, Plan, Writer, load_assets, write_site
+from errorkb.site.build import (
+    CACHE_DIR,
+    CARD,
+    BuildError,
+    OccupiedError,
+    Plan,
+    Writer,
+    load_assets,
+    write_site,
+)
 from errorkb.site.linking import link
 from errorkb.site.pages import Pages, _environment
 
 log = logging.getLogger("mkdocs.plugins.errorkb")
 
 _URL_SAFE = re.compile(r"[A-Za-z0-9._~-]+")  # RFC 3986's unreserved characters
+_BUTTON = re.compile(r"<button\b.*?</button>", re.S)
 
-CHECKOUT = Path(__file__).resolve().parents[2]  # templates/ beside the generator package
 # errorkb's own site pages that a host site has already (its home, 404, robots.txt) or
 # that mean nothing there (_headers: the host serves the site).
 HOST_HAS = (urls.home, urls.not_found, urls.robots, urls.headers_file)
+# What no framed page uses: the service worker (the host's pages do not register it) and the
+# short links' `_redirects` (read at a host's root only; the 404 page that answers them
+# elsewhere is the host's).
+UNUSED = (urls.service_worker, urls.redirects_file)
 
 
 class ErrorkbConfig(Config):
     content = config_options.Type(str, default="content")
     path = config_options.Type(str, default="errors")
+    # Link preview images (og:image, 1200x630 PNG) for the explained records' pages: about
+    # 15 KB each, 500 MB at 32,000 records, so only on request.
+    cards = config_options.Type(bool, default=False)
+
+
+# The paste box's query parameter: Material opens its own search dialog on `q`.
+QUERY = "error"
 
 
 class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
@@ -68,15 +91,18 @@ class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
             "prefix": site.path,
             "section": section,
             "directory_urls": config.use_directory_urls,
+            "query": QUERY,
         }
         self.origin = f"{site.scheme}://{site.netloc}" if site.netloc else None
+        # Everything the build will need, checked before MkDocs starts its own work.
+        self.content = self._load()
+        self._check_vendored()
         return config
 
     def on_pre_build(self, config):
-        self.content = self._load()
         templates = _templates(self.root)
         with _scheme(self.scheme):
-            self.assets = load_assets(templates.parent, self.content)
+            self.assets = load_assets(templates, self.content)
         self.assets["material.css"] = (templates / "mkdocs" / "material.css").read_bytes()
 
     def on_files(self, files, config):
@@ -111,6 +137,7 @@ class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
             except OccupiedError as exc:
                 raise PluginError(_clash(host[exc.path], exc.url, config)) from None
             self._index_for_search(config, site)
+            _link_sitemaps(config, site, host)
         log.info(f"errorkb: {len(self.content.records)} records under {self.section}/")
 
     def on_serve(self, server, config, builder):
@@ -134,14 +161,25 @@ class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
             content.site = {**content.site, "base_url": self.origin}
         return content
 
+    def _check_vendored(self) -> None:
+        """The third-party files the projects' wings ship (Pyodide) are there."""
+        for project_wing in wings(self.content.projects.values()):
+            try:
+                project_wing.vendored(self.root)
+            except BuildError as exc:
+                raise PluginError(f"errorkb: {exc}") from None
+
     def _plan(self, config) -> "FramedPlan":
         frame = Frame(config, self.env, self.nav, self.files, f"{self.section}/index.md")
-        return FramedPlan(self.content, self.assets, frame, _templates(self.root))
+        return FramedPlan(
+            self.content, self.assets, frame, _templates(self.root), self.config.cards
+        )
 
     def _index_page(self) -> str:
         """<path>/index.md: the section's home, a Markdown page MkDocs builds like any other."""
         with _scheme(self.scheme):
             env = _environment(_templates(self.root), self.content, self.assets, None)
+            env.globals["framed"] = True
             return env.get_template("mkdocs/index.html").render(
                 content=self.content, counts=_counts(self.content)
             )
@@ -162,17 +200,19 @@ class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
             if article:
                 rel = urls.output_path(url)
                 address = rel.removesuffix("index.html") if config.use_directory_urls else rel
-                index.add_entry_from_context(_SearchPage(address, title, article[1]))
+                text = _BUTTON.sub("", article[1])  # labels ("Copy") are no text of the page
+                index.add_entry_from_context(_SearchPage(address, title, text))
 
 
 class FramedPages(Pages):
     """errorkb's pages, each in Material's frame."""
 
-    def __init__(self, content, links, assets, frame: Frame, templates: Path):
+    def __init__(self, content, links, assets, frame: Frame, templates: Path, cards: bool):
         super().__init__(content, links, assets)
         self.frame = frame
         # templates/mkdocs/base.html replaces base.html; every other template is errorkb's.
         self.env.loader = FileSystemLoader([templates / "mkdocs", templates])
+        self.env.globals.update(framed=True, cards=cards)
 
     def page(self, name: str, url: str, title: str, description: str, **context) -> bytes:
         body = super().page(name, url, title, description, **context).decode()
@@ -180,18 +220,35 @@ class FramedPages(Pages):
         return self.frame.page(url, title, description, head, main)
 
     def site_pages(self):
-        skip = {make() for make in HOST_HAS}
-        return ((url, body) for url, body in super().site_pages() if url not in skip)
+        skip = {make() for make in HOST_HAS + UNUSED}
+        id_lists = urls.id_list("")[: -len(".json")]  # the 404 page's, which the host has
+        for url, body in super().site_pages():
+            if url not in skip and not url.startswith(id_lists):
+                yield url, body
 
 
 class FramedPlan(Plan):
-    """errorkb's build plan with its pages framed, and no Pagefind: the host has search."""
+    """errorkb's build plan with its pages framed, and no Pagefind: the host has search.
+    Cards only when the `cards` option asks for them (the pages then name them)."""
 
     full_text = False
 
-    def __init__(self, content, assets, frame: Frame, templates: Path):
+    def __init__(self, content, assets, frame: Frame, templates: Path, cards: bool):
         super().__init__(content, link(content), assets)
-        self.pages = FramedPages(content, self.links, assets, frame, templates)
+        self.pages = FramedPages(content, self.links, assets, frame, templates, cards)
+        self.cards = cards
+
+    def producers(self):
+        producers = super().producers()
+        if not self.cards:
+            del producers["shared cards"]
+        return producers
+
+    def record_parts(self, record):
+        parts = super().record_parts(record)
+        if not self.cards:
+            parts.pop(CARD, None)
+        return parts
 
 
 class _SearchPage:
@@ -205,8 +262,7 @@ class _SearchPage:
 
 def _templates(root: Path) -> Path:
     """The knowledge base's templates, else errorkb's own."""
-    own = root / "templates"
-    return own if (own / "mkdocs").is_dir() else CHECKOUT / "templates"
+    return resources.templates(root, "mkdocs")
 
 
 def _section(path: str) -> str:
@@ -261,6 +317,37 @@ def _clash(file: File, url: str, config) -> str:
         "errorkb never replaces the host's files: move one of them (errorkb's pages follow "
         "its `path:` option)"
     )
+
+
+HOST_SITEMAP = "sitemap.xml"  # MkDocs' own, from the theme
+DOCS_SITEMAP = "sitemap-docs.xml"  # where it goes when sitemap.xml becomes an index
+
+
+def _link_sitemaps(config, site: Path, host: dict) -> None:
+    """The host's sitemap.xml (and .gz) as a sitemap index of MkDocs' own list of pages,
+    moved to sitemap-docs.xml, and errorkb's: a sitemap can list pages but not another
+    sitemap. Left alone when the docs have a sitemap.xml of their own, or MkDocs wrote none."""
+    own, moved = site / HOST_SITEMAP, site / DOCS_SITEMAP
+    if HOST_SITEMAP in host or DOCS_SITEMAP in host or not config.site_url:
+        return
+    if not own.is_file() or b"<urlset" not in own.read_bytes()[:500]:
+        return
+    ours = (site / urls.output_path(urls.sitemap())).read_text()
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(config.site_url))
+    parts = re.findall(r"<sitemap><loc>([^<]+)</loc>", ours) or [origin + urls.sitemap()]
+    base = config.site_url.rstrip("/") + "/"
+    listed = [base + DOCS_SITEMAP, *parts]
+    index = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        + "".join(f"<sitemap><loc>{escape(loc)}</loc></sitemap>\n" for loc in listed)
+        + "</sitemapindex>\n"
+    ).encode()
+    own.replace(moved)
+    own.write_bytes(index)
+    zipped = site / (HOST_SITEMAP + ".gz")
+    if zipped.is_file():
+        zipped.write_bytes(gzip.compress(index, mtime=0))
 
 
 def _counts(content: Content) -> dict[str, int]:

@@ -45,6 +45,7 @@ from functools import cached_property
 from importlib import metadata
 from pathlib import Path
 
+from errorkb import resources
 from errorkb.content.load import ParseCache, fork_workers, load_content
 from errorkb.content.model import Content, Record
 from errorkb.progress import QUIET, Progress
@@ -145,7 +146,7 @@ def load_plan(
                 known = ", ".join(sorted(content.projects))
                 raise BuildError(f"no project {project!r} in content/projects/ (there: {known})")
             content = content.only(project)
-        return Plan(content, link(content), load_assets(root, content))
+        return Plan(content, link(content), load_assets(resources.templates(root), content))
 
 
 def check_site(
@@ -361,7 +362,7 @@ def _keyed(outputs: Iterable[tuple[str, bytes]]) -> Iterable[Unit]:
 def _base_key(content: Content, assets: dict[str, bytes]) -> str:
     """What every page depends on: the generator's code, templates, site and projects."""
     digest = hashlib.sha1(code_digest().encode())
-    for path in sorted((content.root / "templates").rglob("*")):
+    for path in sorted(resources.templates(content.root).rglob("*")):
         if path.is_file():
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
     for name, body in sorted(assets.items()):
@@ -808,11 +809,11 @@ def _own_site(out: Path) -> dict[str, list]:
     )
 
 
-def load_assets(root: Path, content: Content) -> dict[str, bytes]:
+def load_assets(templates: Path, content: Content) -> dict[str, bytes]:
     """Front-end files from templates/assets, with the code-highlighting CSS appended, and
     what the projects' wings add (a calculator's module and data)."""
     assets = {}
-    for path in sorted((root / "templates" / "assets").iterdir()):
+    for path in sorted((templates / "assets").iterdir()):
         if path.is_file():
             assets[path.name] = path.read_bytes()
     css = assets.get("style.css", b"").decode() + markup.pygments_css()

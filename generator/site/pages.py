@@ -8,6 +8,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
+from errorkb import resources
 from errorkb.content import template
 from errorkb.content.model import Content, Location, Record
 from errorkb.projects import wing, wings
@@ -74,7 +75,7 @@ class Pages:
         self.wings = wings(content.projects.values())
         self.asset_names = sorted(assets)
         self.vendored = vendored or {}
-        self.env = _environment(content.root / "templates", content, assets, compiled)
+        self.env = _environment(resources.templates(content.root), content, assets, compiled)
 
     def render(self, name: str, **context) -> bytes:
         return self.env.get_template(name).render(**context).encode()
@@ -341,6 +342,7 @@ def _environment(
         # Our own constant, with no " < or &: its quotes need no escaping (8 x &#39; would
         # cost an error page 32 of its 20 KB).
         content_security_policy=Markup(META_POLICY),
+        framed=False,  # inside a host's docs site (the MkDocs plugin's pages)
     )
     env.filters["code"] = _code_filter
     env.filters["slug"] = markup.slugify

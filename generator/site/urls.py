@@ -19,16 +19,21 @@ class Scheme:
     prefix: str = ""  # the site's path below its host: "" or "/docs"
     section: str = ""  # errorkb's folder in it, for all but the API: "" or "/errors"
     directory_urls: bool = True  # "/errors/<id>/", else "/errors/<id>.html"
+    # The search page's query parameter. Material for MkDocs opens its own search dialog on
+    # any page whose address has `q`: inside it, the paste box uses another name.
+    query: str = "q"
 
 
 _scheme = Scheme()
 
 
-def configure(prefix: str = "", section: str = "", directory_urls: bool = True) -> Scheme:
+def configure(
+    prefix: str = "", section: str = "", directory_urls: bool = True, query: str = "q"
+) -> Scheme:
     """Set the URL scheme; returns the one it replaces. Paths are normalised to "/a/b"."""
     global _scheme
     old = _scheme
-    _scheme = Scheme(_folder(prefix), _folder(section), directory_urls)
+    _scheme = Scheme(_folder(prefix), _folder(section), directory_urls, query)
     return old
 
 
@@ -77,22 +82,22 @@ def error(record_id: str) -> str:
 
 def card(record_id: str) -> str:
     """The image a link to the record's page shows (og:image)."""
-    return f"/cards/{record_id}.png"
+    return _file(f"/cards/{record_id}.png")
 
 
 def shared_card(project: str, kind: str) -> str:
     """The image links to a project's pages of one kind share (raise, log...)."""
-    return f"/cards/{project}-{kind}.png"
+    return _file(f"/cards/{project}-{kind}.png")
 
 
 def short(prefix: str) -> str:
     """The short link of a record: the first hex digits of its id, when no other shares them."""
-    return f"/e/{prefix}/"
+    return _file(f"/e/{prefix}/")
 
 
 def id_list(prefix: str) -> str:
     """The ids (and titles) starting with these hex digits, for the 404 page."""
-    return f"/api/ids/{prefix}.json"
+    return _api(f"/api/ids/{prefix}.json")
 
 
 def error_json(record_id: str) -> str:
@@ -114,7 +119,7 @@ def project_json(key: str) -> str:
 
 def project_json_page(key: str, page: int | str) -> str:
     """A later page of the project document (the first is project_json)."""
-    return f"/api/projects/{key}/{page}.json"
+    return _api(f"/api/projects/{key}/{page}.json")
 
 
 def guide(slug: str) -> str:
@@ -172,7 +177,12 @@ def robots() -> str:
 
 
 def search(query: str = "") -> str:
-    return _folder_page("/search/") + ("?" + urlencode({"q": query}) if query else "")
+    return _folder_page("/search/") + ("?" + urlencode({search_param(): query}) if query else "")
+
+
+def search_param() -> str:
+    """The query parameter of the search page."""
+    return _scheme.query
 
 
 def search_index() -> str:

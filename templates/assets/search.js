@@ -9,8 +9,10 @@ function errorIndex(form) {
   return tier1;
 }
 
-// A site with nothing to index full-text has no Pagefind bundle: tier 2 then stays empty.
+// A site with nothing to index full-text has no Pagefind bundle, and a page inside a host's
+// docs site names none (the host has search of its own): tier 2 then stays empty.
 async function pageHits(form, text) {
+  if (!form.dataset.pagefind) return [];
   tier2 ??= import(form.dataset.pagefind).then(async (pf) => (await pf.init(), pf)).catch(() => null);
   const pagefind = await tier2;
   if (!pagefind) return [];
@@ -124,7 +126,7 @@ function show(box, open) {
 async function run(box) {
   const text = box.input.value;
   const turn = ++box.turn;
-  if (box.inline && text.length <= 2000) history.replaceState(null, "", `?${new URLSearchParams({ q: text })}`);
+  if (box.inline && text.length <= 2000) history.replaceState(null, "", `?${new URLSearchParams({ [box.input.name]: text })}`);
   if (!text.trim()) return show(box, false);
   // Either tier failing leaves the other's results; a later keystroke wins.
   const pages = pageHits(box.form, text).catch(() => []);
@@ -183,7 +185,7 @@ function initBox(form) {
   input.addEventListener("focus", () => results.childElementCount && show(box, true));
   form.addEventListener("focusout", (event) => box.inline || form.contains(event.relatedTarget) || show(box, false));
   if (box.inline) {
-    input.value = new URLSearchParams(location.search).get("q") || "";
+    input.value = new URLSearchParams(location.search).get(input.name) || "";
     if (input.value) run(box);
   }
 }

@@ -59,7 +59,15 @@ def record_section(record: Record) -> dict | None:
             "inputs": {k: v for k, v in inputs.items() if v in record.params},
             "tables": [],
         }
-    return {"template": DIVISORS, "data": CALC_DATA, **div, **names, "rows": []}
+    return {
+        "template": DIVISORS,
+        "id": "divisors",  # the section's anchor and its entry in the table of contents
+        "title": f"Valid values of {div['divisor']}",
+        "data": CALC_DATA,
+        **div,
+        **names,
+        "rows": [],
+    }
 
 
 def _shapes() -> dict[str, tuple[int, int]]:

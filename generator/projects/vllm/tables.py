@@ -88,7 +88,15 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
     # Named as the message names them: the placeholders the address fills.
     names = {"value": div.get("value_param") or div["value"]}
     names["divisor"] = div.get("divisor_param") or div["divisor"]
-    return {"template": DIVISORS_TEMPLATE, "data": CALC_DATA, **div, **names, "rows": rows}
+    return {
+        "template": DIVISORS_TEMPLATE,
+        "data": CALC_DATA,
+        "id": "divisors",  # the section's anchor and its entry in the table of contents
+        "title": f"Valid values of {div['divisor']}",
+        **div,
+        **names,
+        "rows": rows,
+    }
 
 
 FULL = "parallel"  # the /calc/ page's widget: every input of the summary calculators
