@@ -385,3 +385,12 @@ def test_one_projects_site_alone(kb, tmp_path):
     assert problems == []  # no link to the other project's pages is left to break
     with pytest.raises(build_module.BuildError, match="no project 'nope'"):
         build(kb, tmp_path / "nope", project="nope")
+
+
+def test_a_page_facts_take_empty_and_single_quoted_ids():
+    """An empty id="" (a heading Markdown gave no slug) is read as an id, not as a missing
+    value that stopped the build (it raised TypeError in the facts of the page)."""
+    from errorkb.site import check
+
+    facts = check.facts("/errors/x/", b"<h2 id=\"\">A</h2> <p id='b'>B</p> <a href=\"#b\">b</a>")
+    assert facts.ids == ["", "b"]

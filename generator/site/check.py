@@ -92,7 +92,11 @@ def facts(url: str, body: bytes) -> Facts | None:
 
 
 def _page(url: str, text: str) -> Facts:
-    ids = [_unescape(m[1] or m[2]) for m in _ID.finditer(text) if text[m.start() - 1].isspace()]
+    ids = [
+        _unescape(m[1] if m[1] is not None else m[2])  # id="" is an id, not a missing quote
+        for m in _ID.finditer(text)
+        if text[m.start() - 1].isspace()
+    ]
     named = set()  # (URL as written, whether it is loaded): a page repeats its nav links
     for tag, attributes in _TAG.findall(text):
         found = {name: a or b for name, a, b in _ATTRIBUTE.findall(attributes)}
