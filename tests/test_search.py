@@ -441,3 +441,12 @@ def test_match_says_what_a_partial_match_matched(search_kb):
     lines = out.stdout.splitlines()
     assert lines[0] == "1. Widget count not divisible by group size  [partial]"
     assert "   matched: a prefix of the message" in lines
+
+
+def test_result_links_encode_values_as_the_browsers_urlsearchparams():
+    """match.js links results with URLSearchParams; the Python engine's links must be the same
+    bytes (a bold Markdown paste's `**` made them differ): `*` kept, `~` and the rest escaped."""
+    from errorkb.site import urls
+
+    link = urls.error_with_values("x", {"module_name": "'vllm._C'** ~ a&b=c/é"}, "vllm")
+    assert link == "/errors/x/?module_name=%27vllm._C%27**+%7E+a%26b%3Dc%2F%C3%A9&engine=vllm"

@@ -9,7 +9,7 @@ site's own path below its host, a folder for everything but the JSON API, and pa
 """
 
 from dataclasses import dataclass
-from urllib.parse import quote, unquote, urlencode
+from urllib.parse import quote, quote_plus, unquote, urlencode
 
 SCHEMA_VERSION = 1
 
@@ -207,7 +207,14 @@ def error_with_values(record_id: str, values: dict[str, str], engine: str = "") 
     """An error page with the values of a pasted message, for "Your values" and the calculator,
     and the serving engine the paste came from (a stack record's page shows its advice first)."""
     query = {**values, "engine": engine} if engine else values
-    return error(record_id) + ("?" + urlencode(query) if query else "")
+    return error(record_id) + ("?" + _form(query) if query else "")
+
+
+def _form(query: dict[str, str]) -> str:
+    """A query string as the browser's URLSearchParams writes it (match.js builds the same
+    links): `*` as it is, `~` escaped, which urlencode does the other way round."""
+    part = lambda s: quote_plus(s, safe="*").replace("~", "%7E")  # noqa: E731
+    return "&".join(f"{part(k)}={part(v)}" for k, v in query.items())
 
 
 def calc() -> str:
