@@ -94,12 +94,6 @@ def settings_server(tmp_path_factory):
             "?max_model_len=8192&max_position_embeddings=4096",
             "To pass this check: --max-model-len 4096 (an engine argument).",
         ),
-        (
-            "Total number of atte",
-            "?total_num_attention_heads=40&tensor_parallel_size=3",
-            "To pass this check: --tensor-parallel-size 2 or --tensor-parallel-size 4 "
-            "(an engine argument).",
-        ),
     ],
 )
 def test_your_case_computes_the_value_that_passes_from_the_paste(
@@ -109,4 +103,16 @@ def test_your_case_computes_the_value_that_passes_from_the_paste(
     out = page.locator("#your-case [data-case-try]")
     out.get_by_text("To pass this check").wait_for(timeout=LOAD)
     assert out.inner_text() == said
+    assert page.errors == []
+
+
+def test_a_page_with_a_calculator_answers_once(page, settings_server):
+    """Where the wing's calculator answers (a head count over the TP size), Your case offers
+    no second list of values beside it."""
+    start = settings_server.pages["Total number of atte"]
+    page.goto(settings_server.base + start + "?total_num_attention_heads=40&tensor_parallel_size=3")
+    page.locator("#your-case").wait_for(timeout=LOAD)  # shown once the values are read
+    page.wait_for_load_state("networkidle")
+    assert page.locator("#calculator, #divisors").count() == 1  # the wing's section answers
+    assert page.locator("#your-case [data-case-try]").inner_text().strip() == ""
     assert page.errors == []
