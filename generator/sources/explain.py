@@ -27,6 +27,12 @@ from dataclasses import KW_ONLY, dataclass, field
 
 from errorkb.content import template
 
+# A model's methods that run while it is built (PyTorch models' conventions, whatever the
+# project): the wings date them to model loading wherever their file is.
+MODEL_INIT = re.compile(
+    r"(^|\.)(__init__|_?\w*load\w*weight\w*|weight_loader\w*|_init_\w*|create_weights"
+    r"|process_weights\w*)$"
+)
 MAX_CONDITION = 120  # longer conditions are summarised by the quantities they check
 
 STAGES = {

@@ -25,7 +25,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from errorkb.sources.explain import Knowledge, Setting
+from errorkb.sources.explain import MODEL_INIT, Knowledge, Setting
 
 SOURCE = "https://github.com/sgl-project/sglang/blob/v{version}/{path}#L{line}"
 FIELDS = "sglang/srt/arg_groups/fields/"
@@ -176,11 +176,7 @@ STAGE_PATHS = {
 _MODELS = ("sglang/srt/models/", "sglang/multimodal_gen/runtime/models/")
 # Model code: its forward pass first runs when the engine captures graphs or profiles memory.
 _FORWARD = re.compile(r"(^|\.)(_?forward\w*|compute_logits|sample)$")
-# Methods that run while a model is built, wherever their file is.
-_INIT = re.compile(
-    r"(^|\.)(__init__|_?\w*load\w*weight\w*|weight_loader\w*|_init_\w*|create_weights"
-    r"|process_weights\w*)$"
-)
+_INIT = MODEL_INIT  # methods that run while a model is built
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
 
 

@@ -16,7 +16,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
-from errorkb.sources.explain import Knowledge, Setting
+from errorkb.sources.explain import MODEL_INIT, Knowledge, Setting
 
 DOCS = "https://docs.vllm.ai/en/v{version}/"
 ENGINE_ARGS_PAGE = "configuration/engine_args.html"
@@ -119,11 +119,7 @@ STAGE_PATHS = {
 # Model code: its forward pass first runs in the memory-profiling run of engine start-up.
 _MODELS = ("vllm/model_executor/models/", "vllm/models/")
 _FORWARD = re.compile(r"(^|\.)(_?forward\w*|compute_logits|embed_input_ids|sample)$")
-# Methods that run while a model is built, wherever their file is.
-_INIT = re.compile(
-    r"(^|\.)(__init__|_?\w*load\w*weight\w*|weight_loader\w*|_init_\w*|create_weights"
-    r"|process_weights\w*)$"
-)
+_INIT = MODEL_INIT  # methods that run while a model is built
 # Transfer connectors: set up at start-up, used per request.
 _TRANSFER = tuple(f"vllm/distributed/{kind}_transfer/" for kind in ("kv", "ec", "weight"))
 _REGISTER = re.compile(r"(^|\.)register_\w*caches?$")
