@@ -8,30 +8,12 @@ from pathlib import Path
 import pytest
 
 from errorkb.content.load import load_content
-from errorkb.content.model import ContentError
+from tests.test_records import edit, line_of, problems_of
 
 OOM = "content/errors/torch/aec1c60254c32faa.yaml"
 NCCL = "content/errors/nccl/e9d6a3197f91ce80.yaml"
 VLLM_CACHE = "df0e813b3de60b27"
 SGLANG_MEMORY = "246d2acc4005c317"
-
-
-def problems_of(kb) -> list[str]:
-    with pytest.raises(ContentError) as info:
-        load_content(kb)
-    return [str(p) for p in info.value.problems]
-
-
-def edit(kb, rel: str, old: str, new: str) -> None:
-    path = kb / rel
-    text = path.read_text()
-    assert old in text, f"fixture lacks {old!r}"
-    path.write_text(text.replace(old, new, 1))
-
-
-def line_of(kb, rel: str, needle: str) -> int:
-    lines = (kb / rel).read_text().splitlines()
-    return next(n for n, line in enumerate(lines, 1) if needle in line)
 
 
 def test_stack_projects_and_their_advice_per_engine_load(stack_kb):
