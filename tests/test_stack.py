@@ -205,6 +205,26 @@ def test_an_engine_records_result_never_carries_an_engine(stack_index):
     assert (top.id, top.match, top.engine) == (VLLM_CACHE, "exact", "")
 
 
+def test_an_engines_wrapper_ranks_after_the_stack_error_it_holds(stack_index):
+    """vLLM's "Exception in worker ... while processing method ...: {error}" fits the whole
+    line and shows more text than the cut OOM; the OOM says what went wrong, so it leads."""
+    from errorkb.search.engine import search
+
+    paste = (
+        "Exception in worker VllmWorkerProcess while processing method init_device: "
+        "CUDA out of memory. Tried to allocate 20.00 MiB"
+    )
+    results = search(stack_index, paste)
+    assert [(r.id, r.match) for r in results[:2]] == [
+        ("aec1c60254c32faa", "partial"),
+        ("5a1e0c4d2b9f8e71", "exact"),
+    ]
+    assert results[0].values == {"size": "20.00 MiB"}
+    # Alone, with nothing to wrap, the engine's line is the answer.
+    [top, *_] = search(stack_index, "Exception in worker W while processing method m: boom")
+    assert (top.id, top.match) == ("5a1e0c4d2b9f8e71", "exact")
+
+
 @pytest.mark.parametrize(
     ("paste", "program"),
     [

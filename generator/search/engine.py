@@ -287,13 +287,27 @@ _LOG_PREFIXES = [
     r"\[[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ [^\]\n]*\] ?",  # glog (PyTorch's C++): [W1101 09:43...]
     # ISO timestamps, optionally with a logger name: 2025-11-01 09:43:08,123 - vllm -
     r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?(?: - [\w.]+ -)? ?",
+    # NCCL's own log lines: host:pid:tid [gpu] NCCL INFO ...
+    r"\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|ERROR) ?",
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::[\w.]*:| - |: | )",  # logging: ERROR:root:
 ]
+# All but the bare level name tell a log line's start even in the middle of a line.
+_LINE_MARKS = _LOG_PREFIXES[:-1]
 
 # The rules of cleaning and of typed values, as regular expressions that Python (with
 # re.ASCII) and JavaScript read alike; index.json carries them to match.js.
 RULES: dict[str, Any] = {  # JSON for the browser: patterns, and patterns by type
     "prefix": "(?:" + "|".join(f"(?:{p})" for p in _LOG_PREFIXES) + ")*",  # any number of them
+    # A log pasted with its line breaks lost runs its lines together: where one starts is a
+    # run of log prefixes (but a message may mention a "(pid=12)": that one only when it
+    # repeats on the line), a traceback's header or its frame.
+    "line_mark": "(?:" + "|".join(f"(?:{p})" for p in _LINE_MARKS) + ")+",
+    "loose_mark": _LOG_PREFIXES[0],
+    "flat_traceback": r" +(?=Traceback \(most recent call last\))| +(?=File \"[^\"]*\", line \d+)",
+    # ...and after the last frame's code, the exception line: "in f     raise KeyError(key)
+    # KeyError: 'x'"
+    "flat_frame": r"( *File \"[^\"]*\", line \d+.*?) ((?:[A-Za-z_]\w*\.)*[A-Z]\w*"
+    r"(?:Error|Exception|Exit|Interrupt|Warning): .*)$",
     # Box drawing (rich's panels, tables): a frame, never part of a message.
     "box": "[\u2500-\u257f]+",
     # An exception line: ValueError: ..., pydantic_core._pydantic_core.ValidationError: ...
@@ -358,6 +372,10 @@ _TUPLE = re.compile(RULES["tuple"], re.ASCII)
 _TUPLE_ITEM = re.compile(RULES["tuple_item"], re.ASCII)
 _ELLIPSIS = re.compile(RULES["ellipsis"], re.ASCII)
 _QUOTED_MESSAGE = re.compile(RULES["quoted_message"], re.ASCII)
+_LINE_MARK = re.compile(RULES["line_mark"], re.ASCII)
+_LOOSE_MARK = re.compile(RULES["loose_mark"], re.ASCII)
+_FLAT_TRACEBACK = re.compile(RULES["flat_traceback"], re.ASCII)
+_FLAT_FRAME = re.compile(RULES["flat_frame"], re.ASCII)
 _TRACEBACK = "Traceback (most recent call last):"
 
 
@@ -395,13 +413,46 @@ def _prefix(line: str) -> str:
     return match[0]
 
 
+def _unflatten(line: str) -> list[str]:
+    """The lines a pasted line ran together (RULES["line_mark"], "flat_traceback" and
+    "flat_frame"): a log whose line breaks a GitHub title or a chat window lost."""
+    start = len(_prefix(line))
+    cuts = [
+        m.start()
+        for m in _LINE_MARK.finditer(line)
+        if m.start() > start and (not _LOOSE_MARK.fullmatch(m[0]) or line.count(m[0].strip()) > 1)
+    ]
+    pieces = [line[a:b] for a, b in zip([0, *cuts], [*cuts, len(line)], strict=True)]
+    out = []
+    for piece in pieces:
+        at = len(_prefix(piece))
+        for part in _split_at(
+            piece, [m for m in _FLAT_TRACEBACK.finditer(piece) if m.start() > at]
+        ):
+            frame = _FLAT_FRAME.match(part)
+            out += [frame[1], frame[2]] if frame and part.startswith(" ") else [part]
+    return out
+
+
+def _split_at(text: str, spaces: list[re.Match]) -> list[str]:
+    """The text cut where each run of spaces is; a frame's line keeps a frame's indent."""
+    parts, last = [], 0
+    for m in spaces:
+        parts.append(text[last : m.start()])
+        last = m.end()
+    parts.append(text[last:])
+    return [parts[0], *("  " + p if p.startswith("File ") else p for p in parts[1:])]
+
+
 def clean(text: str) -> list[Block]:
     """The message blocks of a paste, log noise removed; the last few, exception lines first."""
     blocks: list[Block] = []
     current: Block | None = None
+    held: Block | None = None  # an exception's message a blank line may have parted
     in_traceback = False
     last_prefix = None
-    for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for raw in (piece for line in lines for piece in _unflatten(line)):
         raw = _BOX.sub(" ", raw)
         prefix = _prefix(raw)
         rest = raw[len(prefix) :]
@@ -421,11 +472,18 @@ def clean(text: str) -> list[Block]:
         exception, line = _exception(line)
         if not line or _NOISE.fullmatch(line):
             in_traceback = line.startswith(_TRACEBACK[:-1])
+            # Paragraphs of one message ("401 Client Error. ...\n\nRepository Not Found
+            # for url: ...") part at a blank line; anything else ends the message.
+            held = current if not line and current and current.starts else None
             current = None
+            last_prefix = prefix or last_prefix
             continue
         line = _RANK_SUFFIX.sub("", line)
         wrapped = _PYDANTIC.match(line)
         line = wrapped.group(1) if wrapped else line
+        if current is None and held and not exception and not (prefix and prefix != last_prefix):
+            current = held
+        held = None
         # A line goes on the message above unless it starts a message or another log record.
         if (
             exception
@@ -597,11 +655,12 @@ def verify(pat: template.Pattern, text: str, typed: bool = True, cut: bool = Fal
     return fit and fit.values
 
 
-def _fit(pat: template.Pattern, text: str, strict: bool, cut: bool, fold: bool = False):
+def _fit(pat: template.Pattern, text: str, strict: bool, cut: bool, fold: str = ""):
     """The fit of the text to the pattern (with `stop`, where a cut text ended), or None.
-    Folded, letter case is ignored and the values keep the paste's own."""
-    seen = _fold(text) if fold else text
-    folded = [_fold(seg) if isinstance(seg, str) else seg for seg in pat] if fold else pat
+    Folded ("case"), letter case is ignored, and ("quotes") quote marks too; the values
+    keep the paste's own."""
+    seen = _fold(text, fold) if fold else text
+    folded = [_fold(seg, fold) if isinstance(seg, str) else seg for seg in pat] if fold else pat
     for anchored in (True,) if cut else (True, False):
         fit = _Fit(folded, seen, strict, anchored, cut)
         if fit.at(0, 0):
@@ -610,12 +669,27 @@ def _fit(pat: template.Pattern, text: str, strict: bool, cut: bool, fold: bool =
     return None
 
 
-def _fold(text: str) -> str:
-    """ASCII letters in lower case: the same length, so positions carry over."""
-    return text.translate(_LOWER)
+def _fold(text: str, how: str) -> str:
+    """ASCII letters in lower case, and ("quotes") every quote mark as ': the same length,
+    so positions carry over."""
+    return text.translate(_FOLDS[how])
 
 
-_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
+_FOLDS = {
+    "case": str.maketrans(*_LOWER),
+    "quotes": str.maketrans(_LOWER[0] + '"`', _LOWER[1] + "''"),
+}
+
+
+def _unquoted(pat: template.Pattern) -> template.Pattern:
+    """The pattern without the quote marks around its values, which Markdown eats (`x`)."""
+    out = list(pat)
+    for i, seg in enumerate(pat):
+        if isinstance(seg, str):
+            end = len(seg) - (i + 1 < len(pat) and len(seg) > 1 and seg[-1] in _QUOTES)
+            out[i] = seg[int(i > 0 and end > 1 and seg[0] in _QUOTES) : end]
+    return out
 
 
 class _Fit:
@@ -648,7 +722,7 @@ class _Fit:
                 if self.at(1, start + len(seg)):
                     return True
                 start = text.find(seg, start + 1)
-            return self.cut and seg.startswith(text) and self.stopped(0, len(text))
+            return self.cut and self.cut_first(seg)
         if i + 1 == len(pat):
             return self.take(seg[0], pos, self.final_end(self.kinds[i], pos))
         nxt = pat[i + 1]
@@ -662,6 +736,17 @@ class _Fit:
                 return self.take(seg[0], pos, end)
             end += 1
         return self.cut and self.cut_hole(i, pos)
+
+    def cut_first(self, seg: str) -> bool:
+        """A cut text ends in the pattern's first literal, from its start or after a colon
+        (a wrapper's "Exception in worker ...: " before a cut message)."""
+        text = self.text
+        start = text.find(seg[0], max(0, len(text) - len(seg)))
+        while start >= 0 and not (
+            (start == 0 or text.endswith(": ", 0, start)) and seg.startswith(text[start:])
+        ):
+            start = text.find(seg[0], start + 1)
+        return start >= 0 and self.stopped(0, len(text) - start)
 
     def cut_hole(self, i: int, pos: int) -> bool:
         """A cut text ends in this hole, or in the literal after it."""
@@ -714,6 +799,7 @@ HOW = {
     "sentence": "the first sentence of the message",
     "punctuation": "the message without its closing punctuation",
     "case": ", in other letter case",
+    "quotes": ", with other quotes or none around a value",
     "tuple": "the exception's arguments, printed as a tuple",
     "quoted": "the message, quoted in the paste",
     "source": "the raise statement of the traceback",
@@ -723,8 +809,8 @@ HOW = {
 }
 # The tiers of a result. Partial and generic fits rank together: the one that shows more
 # of its template's text first, and of two that show as much, the whole fit (a generic
-# template) before the cut.
-RANKS = {"exact": 0, "partial": 1, "generic": 1, "similar": 2}
+# template) before the cut. A fit that wraps another's text ranks after them (_unwrapped).
+RANKS = {"exact": 0, "partial": 1, "generic": 1, "wrapper": 2, "similar": 3}
 
 
 def _try(pat, form: Form, generic: bool):
@@ -742,17 +828,19 @@ def _try(pat, form: Form, generic: bool):
         return ("generic", HOW["generic"], fit) if generic else ("exact", HOW[kind], fit)
     if generic or kind == "glued":
         return None
-    for fold in (False, True):
-        fit = whole and fold and _fit(pat, text, True, False, True)
-        fit = fit or (kind != "whole" and _fit(pat, text, True, True, fold))
-        found = fit and _partial(pat, fit, text, None, fold=fold, cut=kind == "cut")
+    # As printed, then in other letter case, then without the quotes around values (eaten by
+    # Markdown) or with other quote marks (retyped).
+    for fold, shape in (("", pat), ("case", pat), ("quotes", _unquoted(pat))):
+        fit = whole and fold and _fit(shape, text, True, False, fold)
+        fit = fit or (kind != "whole" and _fit(shape, text, True, True, fold))
+        found = fit and _partial(shape, fit, text, None, fold=fold, cut=kind == "cut")
         if found:
             return found
     fit = whole and _fit(pat, text, False, False)
     return fit and ("generic", HOW["loose"], fit)
 
 
-def _partial(pat, fit, text: str, how: str | None, values=True, fold=False, cut=False):
+def _partial(pat, fit, text: str, how: str | None, values=True, fold="", cut=False):
     """A partial fit, with what it matched, when it shows enough of the template's text."""
     i, read = fit.stop or (len(pat), 0)
     shown = "".join(seg for seg in pat[:i] if isinstance(seg, str))
@@ -762,7 +850,7 @@ def _partial(pat, fit, text: str, how: str | None, values=True, fold=False, cut=
     if len(template.words(shown)) < QUERY["partial_words"]:
         return None
     if how is None:
-        how = _cut_how(pat, fit.stop, text, rest, cut) + (HOW["case"] if fold else "")
+        how = _cut_how(pat, fit.stop, text, rest, cut) + (HOW[fold] if fold else "")
     if not values:
         fit.values = {}
     return "partial", how, fit
@@ -856,6 +944,7 @@ def search(index: Index, text: str) -> list[Result]:
     for pid in top:
         page = index.get(meta["patterns_url"].replace("{}", str(pid // meta["page"])))
         rated.append(_rate(page[pid % meta["page"]], blocks, scores[pid], pid, said, engines))
+    rated = _unwrapped(rated, meta.get("programs", {}))
     fitted = any(key[0] < RANKS["similar"] for key, _ in rated)
     least = QUERY["coverage"] if fitted else QUERY["near_coverage"]
     results: dict[str, tuple[tuple, Result]] = {}
@@ -874,6 +963,31 @@ def search(index: Index, text: str) -> list[Result]:
 
 
 FIT = 3  # a sort key's first items: how a pattern fits (tier, text shown, cut)
+
+
+def _unwrapped(rated: list[tuple[tuple, Result, list[str], list[str]]], programs: dict) -> list:
+    """The rated candidates, a wrapper's fit ranked after all the fits that are not: one
+    whose value after a colon holds the text of a fit of the engines' stack, and whose own
+    text says nothing of what that one is about (no word of theirs alike): "Exception in
+    worker ... while processing method init_device: NCCL error: unhandled cuda error".
+    The inner error says what went wrong, the wrapper only where; "Capture cuda graph
+    failed: CUDA out of memory" says more than the inner error does, and stays."""
+    inner = [
+        (result.id, own, _topic(own))
+        for _, result, own, _ in rated
+        if not programs.get(result.project, {}).get("engine", True)
+        and len(template.words(" ".join(own))) >= QUERY["partial_words"]
+    ]
+    out = []
+    for key, result, mine, held in rated:
+        wraps = any(
+            rid != result.id
+            and not topic & _topic(mine)
+            and any(all(piece in value for piece in own) for value in held)
+            for rid, own, topic in inner
+        )
+        out.append(((RANKS["wrapper"], *key[1:]) if wraps else key, result))
+    return out
 
 
 def named_projects(text: str, hints: dict) -> set[str]:
@@ -954,8 +1068,9 @@ def _candidates(scores: dict[int, int], full: dict[int, int]) -> list[int]:
 
 
 def _rate(doc: dict, blocks: list[Block], score: int, pid: int, said: dict, engines: set) -> tuple:
-    """(sort key, Result) of a candidate: its best fit to any reading of any block, or
-    else how much of its words the paste has (per mille), as a similar one."""
+    """(sort key, Result, the template's own text it shows, the values it holds after a
+    colon) of a candidate: its best fit to any reading of any block, or else how much of its
+    words the paste has (per mille), as a similar one (showing and holding none)."""
     pat = doc["pattern"]
     removed = int(doc.get("removed", False))
     standing = _standing(doc, said)
@@ -971,13 +1086,40 @@ def _rate(doc: dict, blocks: list[Block], score: int, pid: int, said: dict, engi
                 fits = (RANKS[tier], -_shown(pat, fit.stop), int(bool(fit.stop)))
                 key = (*fits, removed, other, *standing, pid)
                 if best is None or key < best[0]:
-                    best = key, _result(doc, tier, how, fit.values, engines)
+                    result = _result(doc, tier, how, fit.values, engines)
+                    best = key, result, _own(pat, fit.stop), _held(pat, fit.values)
     if best:
         return best
     coverage = 1000 * score // doc["weight"] if doc["weight"] else 0
-    return (RANKS["similar"], -coverage, -score, removed, 0, *standing, pid), _result(
-        doc, "similar", HOW["similar"], {}, engines
-    )
+    similar = _result(doc, "similar", HOW["similar"], {}, engines)
+    return (RANKS["similar"], -coverage, -score, removed, 0, *standing, pid), similar, [], []
+
+
+def _topic(own: list[str]) -> set[str]:
+    """The words of four letters or more of a template's own text, in lower case."""
+    return {word.lower() for word in template.words(" ".join(own)) if len(word) >= 4}
+
+
+def _held(pat, values: dict[str, str]) -> list[str]:
+    """The values of the holes after a colon ("...: {error}"), where a wrapper puts the error
+    it caught, folded as _fold does for quotes."""
+    after = [
+        hole[0]
+        for lit, hole in itertools.pairwise(pat)
+        if isinstance(lit, str) and lit.endswith(": ")
+    ]
+    return [_fold(values[name], "quotes") for name in after if name in values]
+
+
+def _own(pat, stop) -> list[str]:
+    """The pieces of the template's own text a fit shows (quotes and spaces around its
+    values cut off), folded as _fold does for quotes."""
+    i, read = stop or (len(pat), 0)
+    shown = [seg for seg in pat[:i] if isinstance(seg, str)]
+    if i < len(pat) and isinstance(pat[i], str):
+        shown.append(pat[i][:read])
+    pieces = (_fold(seg, "quotes").strip(_QUOTES + " ") for seg in shown)
+    return [piece for piece in pieces if piece]
 
 
 def _standing(doc: dict, said: dict) -> tuple[int, int]:

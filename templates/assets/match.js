@@ -12,7 +12,10 @@ const words = (text) =>
   [...text.matchAll(WORD)].map((m) => m[0]).filter((w) => w.length > 1 && !/^[0-9]+$/.test(w))
     .map((w) => w.toLowerCase());
 
-const fold = (text) => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+// search._fold: ASCII letters in lower case, and ("quotes") every quote mark as '
+const fold = (text, how) =>
+  text.replace(how === "quotes" ? /[A-Z"`]/g : /[A-Z]/g, (c) => (c === '"' || c === "`" ? "'" : c.toLowerCase()));
+const QUOTES = "'\"`";
 const alnum = (ch) => /^[A-Za-z0-9]$/.test(ch);
 
 function compile(rules) {
@@ -20,6 +23,10 @@ function compile(rules) {
   const types = Object.entries(rules.types);
   return {
     prefix: re(rules.prefix),
+    lineMark: new RegExp(rules.line_mark, "g"),
+    looseMark: re(rules.loose_mark, "$"),
+    flatTraceback: new RegExp(rules.flat_traceback, "g"),
+    flatFrame: re(rules.flat_frame),
     box: new RegExp(rules.box, "g"),
     exception: re(rules.exception),
     noise: re(rules.noise, "$"),
@@ -60,16 +67,51 @@ function add(block, line, raw, settings) {
   }
 }
 
+// search._unflatten: the lines a pasted line ran together
+function unflatten(rules, line) {
+  const start = rules.prefix.exec(line)[0].length;
+  const count = (part) => line.split(part).length - 1;
+  const cuts = [...line.matchAll(rules.lineMark)]
+    .filter((m) => m.index > start && (!rules.looseMark.test(m[0]) || count(m[0].trim()) > 1))
+    .map((m) => m.index);
+  const out = [];
+  [0, ...cuts].forEach((a, n) => {
+    const piece = line.slice(a, n < cuts.length ? cuts[n] : line.length);
+    const at = rules.prefix.exec(piece)[0].length;
+    const spaces = [...piece.matchAll(rules.flatTraceback)].filter((m) => m.index > at);
+    for (const part of splitAt(piece, spaces)) {
+      const frame = rules.flatFrame.exec(part);
+      if (frame && part.startsWith(" ")) out.push(frame[1], frame[2]);
+      else out.push(part);
+    }
+  });
+  return out;
+}
+
+// search._split_at: the text cut where each run of spaces is; a frame keeps a frame's indent
+function splitAt(text, spaces) {
+  const parts = [];
+  let last = 0;
+  for (const m of spaces) {
+    parts.push(text.slice(last, m.index));
+    last = m.index + m[0].length;
+  }
+  parts.push(text.slice(last));
+  return parts.map((p, n) => (n && p.startsWith("File ") ? `  ${p}` : p));
+}
+
 function clean(text, rules, settings) {
   const blocks = [];
   let current = null;
+  let held = null; // an exception's message a blank line may have parted
   let inTraceback = false;
   let lastPrefix = null;
   const open = (exception, starts, source = false) => {
     current = { exception, starts, source, lines: [], raws: [], size: 0 };
     blocks.push(current);
   };
-  for (let raw of text.replace(/\r\n?/g, "\n").split("\n")) {
+  const lines = text.replace(/\r\n?/g, "\n").split("\n").flatMap((line) => unflatten(rules, line));
+  for (let raw of lines) {
     raw = raw.replace(rules.box, " ");
     const prefix = rules.prefix.exec(raw)[0];
     const rest = raw.slice(prefix.length);
@@ -90,12 +132,16 @@ function clean(text, rules, settings) {
     [exception, line] = exceptionOf(rules, line);
     if (!line || rules.noise.test(line)) {
       inTraceback = line.startsWith(TRACEBACK);
+      held = !line && current?.starts ? current : null; // a message's paragraphs part at a blank line
       current = null;
+      lastPrefix = prefix || lastPrefix;
       continue;
     }
     line = line.replace(rules.rankSuffix, "");
     const wrapped = rules.pydantic.exec(line);
     if (wrapped) line = wrapped[1];
+    if (!current && held && !exception && !(prefix && prefix !== lastPrefix)) current = held;
+    held = null;
     if (exception || wrapped || !current || current.source || (prefix && prefix !== lastPrefix)) {
       open(exception, Boolean(exception || wrapped));
     }
@@ -207,10 +253,11 @@ function valid(rules, kind, value, cut = false) {
   return value !== "" && length === value.length && (closed || cut);
 }
 
-// search._fit: the fit of the text to the pattern, or null; folded, case is ignored
-function fitOf(rules, settings, pat, text, strict, cut, folded = false) {
-  const seen = folded ? fold(text) : text;
-  const segs = folded ? pat.map((seg) => (typeof seg === "string" ? fold(seg) : seg)) : pat;
+// search._fit: the fit of the text to the pattern, or null; folded ("case", "quotes"),
+// letter case (and quote marks) are ignored
+function fitOf(rules, settings, pat, text, strict, cut, folded = "") {
+  const seen = folded ? fold(text, folded) : text;
+  const segs = folded ? pat.map((seg) => (typeof seg === "string" ? fold(seg, folded) : seg)) : pat;
   for (const anchored of cut ? [true] : [true, false]) {
     const fit = new Fit(rules, settings, segs, seen, strict, anchored, cut);
     if (fit.at(0, 0)) {
@@ -242,7 +289,7 @@ class Fit {
       for (let s = text.indexOf(seg); s >= 0 && this.spend(); s = text.indexOf(seg, s + 1)) {
         if (this.at(1, s + seg.length)) return true;
       }
-      return this.cut && seg.startsWith(text) && this.stopped(0, text.length);
+      return this.cut && this.cutFirst(seg);
     }
     if (i + 1 === pat.length) return this.take(seg[0], pos, this.finalEnd(this.kinds[i], pos));
     const nxt = pat[i + 1];
@@ -256,6 +303,16 @@ class Fit {
       }
     }
     return this.cut && this.cutHole(i, pos);
+  }
+
+  // A cut text ends in the pattern's first literal, from its start or after a colon.
+  cutFirst(seg) {
+    const { text } = this;
+    let start = text.indexOf(seg[0], Math.max(0, text.length - seg.length));
+    while (start >= 0 && !((start === 0 || text.slice(0, start).endsWith(": ")) && seg.startsWith(text.slice(start)))) {
+      start = text.indexOf(seg[0], start + 1);
+    }
+    return start >= 0 && this.stopped(0, text.length - start);
   }
 
   // A cut text ends in this hole, or in the literal after it.
@@ -317,16 +374,27 @@ function tryForm(ctx, pat, form, generic) {
   const exact = whole && fit(true, false);
   if (exact) return generic ? ["generic", how.generic, exact] : ["exact", how[kind], exact];
   if (generic || kind === "glued") return null;
-  for (const folded of [false, true]) {
-    const f = (whole && folded && fit(true, false, true)) || (kind !== "whole" && fit(true, true, folded));
-    const found = f && partial(ctx, pat, f, text, null, { folded, cut: kind === "cut" });
+  // As printed, in other letter case, without the quotes around values or with others.
+  for (const [folded, shape] of [["", pat], ["case", pat], ["quotes", unquoted(pat)]]) {
+    const fitShape = (...args) => fitOf(rules, settings, shape, text, ...args);
+    const f = (whole && folded && fitShape(true, false, folded)) || (kind !== "whole" && fitShape(true, true, folded));
+    const found = f && partial(ctx, shape, f, text, null, { folded, cut: kind === "cut" });
     if (found) return found;
   }
   const loose = whole && fit(false, false);
   return loose ? ["generic", how.loose, loose] : null;
 }
 
-function partial(ctx, pat, fit, text, said, { values = true, folded = false, cut = false } = {}) {
+// search._unquoted: the pattern without the quote marks around its values
+function unquoted(pat) {
+  return pat.map((seg, i) => {
+    if (typeof seg !== "string") return seg;
+    const end = seg.length - (i + 1 < pat.length && seg.length > 1 && QUOTES.includes(seg.at(-1)) ? 1 : 0);
+    return seg.slice(i > 0 && end > 1 && QUOTES.includes(seg[0]) ? 1 : 0, end);
+  });
+}
+
+function partial(ctx, pat, fit, text, said, { values = true, folded = "", cut = false } = {}) {
   const [i, read] = fit.stop || [pat.length, 0];
   let shown = pat.slice(0, i).filter((seg) => typeof seg === "string").join("");
   let rest = "";
@@ -335,7 +403,7 @@ function partial(ctx, pat, fit, text, said, { values = true, folded = false, cut
     rest = pat[i].slice(read);
   }
   if (words(shown).length < ctx.settings.partial_words) return null;
-  const how = said ?? cutHow(ctx.how, pat, fit.stop, text, rest, cut) + (folded ? ctx.how.case : "");
+  const how = said ?? cutHow(ctx.how, pat, fit.stop, text, rest, cut) + (folded ? ctx.how[folded] : "");
   if (!values) fit.values = Object.create(null);
   return ["partial", how, fit];
 }
@@ -495,7 +563,7 @@ export class Index {
     const said = saidVersions(rules, text, hints);
     const named = namedProjects(text, hints);
     const engines = namedEngines(named, meta.programs || {});
-    const rated = top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid), pid, said, engines)).sort(byKey);
+    const rated = unwrapped(ctx, top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid), pid, said, engines))).sort(byKey);
     const similarRank = meta.ranks.similar;
     const least = rated.some(([key]) => key[0] < similarRank) ? settings.coverage : settings.near_coverage;
     const results = new Map();
@@ -549,7 +617,40 @@ function standing(doc, said) {
   return [-(doc.explained || 0), printed ? 0 : 1];
 }
 
-// search._rate: [key, hit] of a candidate's best fit, or of how much of its words the paste has
+// search._unwrapped: a wrapper's fit (a value after a colon holds a stack fit's text, and its
+// own text shares no word of that one's) ranked after the fits that are not
+function unwrapped(ctx, rated) {
+  const programs = ctx.meta.programs || {};
+  const inner = rated
+    .filter(([, hit, own]) => has(programs, hit.project) && !programs[hit.project].engine && words(own.join(" ")).length >= ctx.settings.partial_words)
+    .map(([, hit, own]) => [hit.id, own, topic(own)]);
+  return rated.map(([key, hit, mine, holds]) => {
+    const mineTopic = topic(mine);
+    const wraps = inner.some(([id, own, theirs]) =>
+      id !== hit.id && ![...theirs].some((w) => mineTopic.has(w)) && holds.some((value) => own.every((piece) => value.includes(piece))));
+    return [wraps ? [ctx.meta.ranks.wrapper, ...key.slice(1)] : key, hit];
+  });
+}
+
+// search._topic: the words of four letters or more of a template's own text, in lower case
+const topic = (own) => new Set(words(own.join(" ")).filter((w) => w.length >= 4).map((w) => w.toLowerCase()));
+
+// search._held: the values of the holes after a colon, where a wrapper puts what it caught
+function held(pat, values) {
+  const after = pat.flatMap((seg, i) => (i && typeof pat[i - 1] === "string" && pat[i - 1].endsWith(": ") && typeof seg !== "string" ? [seg[0]] : []));
+  return after.filter((name) => has(values, name)).map((name) => fold(values[name], "quotes"));
+}
+
+// search._own: the pieces of the template's own text a fit shows
+function ownText(pat, stop) {
+  const [i, read] = stop || [pat.length, 0];
+  const shown = pat.slice(0, i).filter((seg) => typeof seg === "string");
+  if (i < pat.length && typeof pat[i] === "string") shown.push(pat[i].slice(0, read));
+  return shown.map((seg) => fold(seg, "quotes").replace(/^['"` ]+|['"` ]+$/g, "")).filter(Boolean);
+}
+
+// search._rate: [key, hit, own text shown, values held after a colon] of a candidate's best
+// fit, or of how much of its words the paste has
 function rate(ctx, doc, blocks, score, pid, said, engines) {
   const pat = doc.pattern;
   const removed = doc.removed ? 1 : 0;
@@ -567,12 +668,14 @@ function rate(ctx, doc, blocks, score, pid, said, engines) {
       if (!found) continue;
       const [tier, how, fit] = found;
       const key = [ctx.meta.ranks[tier], -shownOf(pat, fit.stop), fit.stop ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
-      if (!best || byKey([key], best) < 0) best = [key, hit(ctx.meta, doc, tier, how, fit.values, engines)];
+      if (!best || byKey([key], best) < 0) {
+        best = [key, hit(ctx.meta, doc, tier, how, fit.values, engines), ownText(pat, fit.stop), held(pat, fit.values)];
+      }
     }
   }
   if (best) return best;
   const coverage = doc.weight ? Math.floor((1000 * score) / doc.weight) : 0;
-  return [[ctx.meta.ranks.similar, -coverage, -score, removed, 0, ...rest, pid], hit(ctx.meta, doc, "similar", ctx.how.similar, {}, engines)];
+  return [[ctx.meta.ranks.similar, -coverage, -score, removed, 0, ...rest, pid], hit(ctx.meta, doc, "similar", ctx.how.similar, {}, engines), [], []];
 }
 
 function hit(meta, doc, match, how, found, engines) {
