@@ -195,7 +195,8 @@ def test_a_template_whose_own_brackets_look_like_values_is_still_a_candidate(rea
     )
     blocks = search.clean(text)
     assert {"num", "images", "crops"} <= search.quoted_words(blocks)
-    cut, full = search._scores(index, search.query_words(blocks), search.quoted_words(blocks))
+    words = [key for key in search.query_words(blocks) if " " not in key]  # no lead keys
+    cut, full = search._scores(index, words, search.quoted_words(blocks))
     page = index.meta["page"]
     best = [
         index.get(urls.search_patterns(str(p // page)))[p % page]["id"]
@@ -203,6 +204,30 @@ def test_a_template_whose_own_brackets_look_like_values_is_still_a_candidate(rea
     ][: search.QUERY["candidates"]]
     found = search.search(index, text)[0]
     assert (found.id, found.exact) == ("403f5def909d8b69", True) and found.id not in best
+
+
+def test_a_message_of_common_words_is_found_by_its_first_two(real):
+    """But for "unrecognized", the words of this paste are common, and values of other
+    templates outscore the one it prints; its first two words, together, are rare: the
+    lead key "unrecognized model" makes it a candidate (a real paste, vLLM issue 15120)."""
+    _, _, index = real
+    text = (
+        '"ValueError: Unrecognized model in /app/model/gemma2. '
+        'Should have a `model_type` key in its config.json"'
+    )
+    blocks = search.clean(text)
+    keys = search.query_words(blocks)
+    assert "unrecognized model" in keys
+    words = [key for key in keys if " " not in key]
+    cut, full = search._scores(index, words, search.quoted_words(blocks))
+    page = index.meta["page"]
+    without = {
+        index.get(urls.search_patterns(str(p // page)))[p % page]["id"]
+        for p in search._candidates(cut, full)
+    }
+    found = search.search(index, text)[0]
+    assert (found.id, found.match) == ("691875bb81e00e1c", "partial")
+    assert found.id not in without
 
 
 def test_quotes_are_values_but_apostrophes_are_not():

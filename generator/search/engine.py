@@ -53,6 +53,9 @@ QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "blocks": 4,  # message blocks of a paste that are matched (the last ones)
     "block_chars": 2000,  # a block's length cap: keeps a 1 MB paste fast
     "words": 24,  # words whose shards a query fetches at most (longest first)
+    "leads": 6,  # ...and lead keys: the first two words of a message, and after a colon
+    "lead_chars": 60,  # where those two words are looked for
+    "wrapper_words": 8,  # a wrapper's own text ("Exception in worker ...: {error}") at most
     "candidates": 10,  # patterns fetched and verified
     "quoted": 4,  # a word seen only in quotes or brackets, as values print, weighs 1/4
     "hedge": 3,  # ...but the best few on full weights are fetched too: a template's own
@@ -197,7 +200,7 @@ def index_files(
     own = [set(item.words) for item in items]
     postings: dict[str, list[int]] = {}
     for pid, words in enumerate(own):
-        for word in words:
+        for word in [*words, *lead(items[pid].pattern)]:
             postings.setdefault(word, []).append(pid)
     kept = _kept_postings(own, postings)
     weights = {w: weight(len(items), len(ids)) for w, ids in postings.items()}
@@ -237,6 +240,16 @@ def index_files(
             for pid in range(start, min(start + PAGE, len(items)))
         ]
         yield urls.search_patterns(str(start // PAGE)), _dumps(page)
+
+
+def lead(pat: template.Pattern) -> list[str]:
+    """A template's first two words as one index key ("unrecognized model"), when it starts
+    with them: a paste keeps a message's start, and two words together are rare where each
+    alone is common (none when the template starts with a value)."""
+    if not pat or not isinstance(pat[0], str):
+        return []
+    first = template.pattern_words(pat[:2])
+    return [f"{first[0]} {first[1]}"] if len(first) > 1 else []
 
 
 def weight(patterns: int, df: int) -> int:
@@ -584,9 +597,25 @@ def _exception(line: str) -> tuple[str | None, str]:
 
 
 def query_words(blocks: list[Block]) -> list[str]:
-    """The words whose shards a query fetches: the longest first, as they tend to be rarest."""
+    """The words whose shards a query fetches: the longest first, as they tend to be rarest;
+    then the keys of the two words a message may start with (lead)."""
     found = {w for b in blocks for f in b.forms for w in template.words(f.text)}
-    return sorted(found, key=lambda w: (-len(w), w))[: QUERY["words"]]
+    leads = dict.fromkeys(key for b in blocks for f in b.forms for key in _leads(f.text))
+    return (
+        sorted(found, key=lambda w: (-len(w), w))[: QUERY["words"]] + list(leads)[: QUERY["leads"]]
+    )
+
+
+def _leads(text: str) -> list[str]:
+    """The first two words of a text and of what follows each of its first colons (where a
+    wrapper puts the message it caught), as lead keys."""
+    starts = [0, *(m.end() for m in itertools.islice(re.finditer(": ", text), QUERY["leads"]))]
+    keys = []
+    for start in starts:
+        first = template.words(text[start : start + QUERY["lead_chars"]])
+        if len(first) > 1:
+            keys.append(f"{first[0]} {first[1]}")
+    return keys
 
 
 def quoted_words(blocks: list[Block]) -> set[str]:
@@ -662,7 +691,7 @@ def _fit(pat: template.Pattern, text: str, strict: bool, cut: bool, fold: str = 
     seen = _fold(text, fold) if fold else text
     folded = [_fold(seg, fold) if isinstance(seg, str) else seg for seg in pat] if fold else pat
     for anchored in (True,) if cut else (True, False):
-        fit = _Fit(folded, seen, strict, anchored, cut)
+        fit = _Fit(folded, seen, strict, anchored, cut, inner=not fold)
         if fit.at(0, 0):
             fit.values = {name: text[a:b] for name, (a, b) in fit.spans.items()}
             return fit
@@ -693,12 +722,13 @@ def _unquoted(pat: template.Pattern) -> template.Pattern:
 
 
 class _Fit:
-    def __init__(self, pat, text: str, strict: bool, anchored: bool, cut: bool):
+    def __init__(self, pat, text: str, strict: bool, anchored: bool, cut: bool, inner: bool):
         self.pat = pat
         self.kinds = ["" if isinstance(seg, str) else seg[1] if strict else "text" for seg in pat]
         self.text = text
         self.anchored = anchored
         self.cut = cut
+        self.inner = inner  # a cut text may end in a message after a colon (cut_first)
         self.budget = QUERY["budget"]
         self.spans: dict[str, tuple[int, int]] = {}
         self.values: dict[str, str] = {}
@@ -739,11 +769,13 @@ class _Fit:
 
     def cut_first(self, seg: str) -> bool:
         """A cut text ends in the pattern's first literal, from its start or after a colon
-        (a wrapper's "Exception in worker ...: " before a cut message)."""
+        (a wrapper's "Exception in worker ...: " before a cut message), but not when folded:
+        any colon then a few words in lower case would do."""
         text = self.text
         start = text.find(seg[0], max(0, len(text) - len(seg)))
         while start >= 0 and not (
-            (start == 0 or text.endswith(": ", 0, start)) and seg.startswith(text[start:])
+            (start == 0 or (self.inner and text.endswith(": ", 0, start)))
+            and seg.startswith(text[start:])
         ):
             start = text.find(seg[0], start + 1)
         return start >= 0 and self.stopped(0, len(text) - start)
@@ -968,10 +1000,11 @@ FIT = 3  # a sort key's first items: how a pattern fits (tier, text shown, cut)
 def _unwrapped(rated: list[tuple[tuple, Result, list[str], list[str]]], programs: dict) -> list:
     """The rated candidates, a wrapper's fit ranked after all the fits that are not: one
     whose value after a colon holds the text of a fit of the engines' stack, and whose own
-    text says nothing of what that one is about (no word of theirs alike): "Exception in
-    worker ... while processing method init_device: NCCL error: unhandled cuda error".
-    The inner error says what went wrong, the wrapper only where; "Capture cuda graph
-    failed: CUDA out of memory" says more than the inner error does, and stays."""
+    text is short and says nothing of what that one is about (no word of theirs alike):
+    "Exception in worker ... while processing method init_device: NCCL error: unhandled
+    cuda error". The inner error says what went wrong, the wrapper only where; "Capture
+    cuda graph failed: CUDA out of memory" says more than the inner error does, and a
+    long message of its own is a check of its own: both stay."""
     inner = [
         (result.id, own, _topic(own))
         for _, result, own, _ in rated
@@ -980,7 +1013,8 @@ def _unwrapped(rated: list[tuple[tuple, Result, list[str], list[str]]], programs
     ]
     out = []
     for key, result, mine, held in rated:
-        wraps = any(
+        short = len(template.words(" ".join(mine))) <= QUERY["wrapper_words"]
+        wraps = short and any(
             rid != result.id
             and not topic & _topic(mine)
             and any(all(piece in value for piece in own) for value in held)

@@ -208,6 +208,15 @@ function tupleText(rules, text) {
 }
 
 // search._candidates: the best with quoted words cut, then the best few in full
+// search._leads: the first two words of a text and of what follows each of its first colons
+function leadsOf(settings, text) {
+  const starts = [0, ...[...text.matchAll(/: /g)].slice(0, settings.leads).map((m) => m.index + 2)];
+  return starts
+    .map((start) => words(text.slice(start, start + settings.lead_chars)))
+    .filter((first) => first.length > 1)
+    .map((first) => `${first[0]} ${first[1]}`);
+}
+
 function candidates(scores, full, settings) {
   const best = (table) => [...table.keys()].sort((a, b) => table.get(b) - table.get(a) || a - b);
   const top = best(scores).slice(0, settings.candidates);
@@ -259,7 +268,7 @@ function fitOf(rules, settings, pat, text, strict, cut, folded = "") {
   const seen = folded ? fold(text, folded) : text;
   const segs = folded ? pat.map((seg) => (typeof seg === "string" ? fold(seg, folded) : seg)) : pat;
   for (const anchored of cut ? [true] : [true, false]) {
-    const fit = new Fit(rules, settings, segs, seen, strict, anchored, cut);
+    const fit = new Fit(rules, settings, segs, seen, strict, anchored, cut, !folded);
     if (fit.at(0, 0)) {
       fit.values = Object.create(null); // placeholder names are data: no prototype
       for (const [name, [a, b]] of fit.spans) fit.values[name] = text.slice(a, b);
@@ -270,8 +279,8 @@ function fitOf(rules, settings, pat, text, strict, cut, folded = "") {
 }
 
 class Fit {
-  constructor(rules, settings, pat, text, strict, anchored, cut) {
-    Object.assign(this, { rules, pat, text, anchored, cut, budget: settings.budget, stop: null });
+  constructor(rules, settings, pat, text, strict, anchored, cut, inner) {
+    Object.assign(this, { rules, pat, text, anchored, cut, inner, budget: settings.budget, stop: null });
     this.kinds = pat.map((seg) => (typeof seg === "string" ? "" : strict ? seg[1] : "text"));
     this.spans = new Map();
   }
@@ -305,11 +314,11 @@ class Fit {
     return this.cut && this.cutHole(i, pos);
   }
 
-  // A cut text ends in the pattern's first literal, from its start or after a colon.
+  // A cut text ends in the pattern's first literal, from its start or after a colon (unfolded).
   cutFirst(seg) {
     const { text } = this;
     let start = text.indexOf(seg[0], Math.max(0, text.length - seg.length));
-    while (start >= 0 && !((start === 0 || text.slice(0, start).endsWith(": ")) && seg.startsWith(text.slice(start)))) {
+    while (start >= 0 && !((start === 0 || (this.inner && text.slice(0, start).endsWith(": "))) && seg.startsWith(text.slice(start)))) {
       start = text.indexOf(seg[0], start + 1);
     }
     return start >= 0 && this.stopped(0, text.length - start);
@@ -553,7 +562,9 @@ export class Index {
     const blocks = clean(text, rules, settings);
     const wanted = [...new Set(blocks.flatMap((b) => b.forms.flatMap((f) => words(f.text))))]
       .sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
-    const [scores, full] = await this.scores(meta, wanted.slice(0, settings.words), quotedWords(blocks, rules.quoted));
+    const leads = [...new Set(blocks.flatMap((b) => b.forms.flatMap((f) => leadsOf(settings, f.text))))];
+    const keys = [...wanted.slice(0, settings.words), ...leads.slice(0, settings.leads)];
+    const [scores, full] = await this.scores(meta, keys, quotedWords(blocks, rules.quoted));
     const top = candidates(scores, full, settings);
     const docs = await Promise.all(top.map(async (pid) => {
       const page = await this.get(meta.patterns_url.replace("{}", Math.floor(pid / meta.page)));
@@ -618,7 +629,7 @@ function standing(doc, said) {
 }
 
 // search._unwrapped: a wrapper's fit (a value after a colon holds a stack fit's text, and its
-// own text shares no word of that one's) ranked after the fits that are not
+// own text is short and shares no word of that one's) ranked after the fits that are not
 function unwrapped(ctx, rated) {
   const programs = ctx.meta.programs || {};
   const inner = rated
@@ -626,7 +637,8 @@ function unwrapped(ctx, rated) {
     .map(([, hit, own]) => [hit.id, own, topic(own)]);
   return rated.map(([key, hit, mine, holds]) => {
     const mineTopic = topic(mine);
-    const wraps = inner.some(([id, own, theirs]) =>
+    const short = words(mine.join(" ")).length <= ctx.settings.wrapper_words;
+    const wraps = short && inner.some(([id, own, theirs]) =>
       id !== hit.id && ![...theirs].some((w) => mineTopic.has(w)) && holds.some((value) => own.every((piece) => value.includes(piece))));
     return [wraps ? [ctx.meta.ranks.wrapper, ...key.slice(1)] : key, hit];
   });
