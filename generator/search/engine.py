@@ -298,8 +298,10 @@ _LOG_PREFIXES = [
     r"\[rank\d+\]: ?",  # torch.distributed: [rank0]:
     *(prefix for key in projects.available() for prefix in projects.wing(key).log_prefixes()),
     r"\[[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ [^\]\n]*\] ?",  # glog (PyTorch's C++): [W1101 09:43...]
-    # ISO timestamps, optionally with a logger name: 2025-11-01 09:43:08,123 - vllm -
-    r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?(?: - [\w.]+ -)? ?",
+    # ISO timestamps, optionally with a logger name (2025-11-01 09:43:08,123 - vllm -) or
+    # loguru's bars (2025-04-29 22:14:28.456 | ERROR    | )
+    r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"
+    r"(?: - [\w.]+ -| \|(?: [A-Z]+ +\|)?)? ?",
     # NCCL's own log lines: host:pid:tid [gpu] NCCL INFO ...
     r"\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|ERROR) ?",
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::[\w.]*:| - |: | )",  # logging: ERROR:root:
