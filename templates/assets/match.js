@@ -318,7 +318,7 @@ class Fit {
   cutFirst(seg) {
     const { text } = this;
     let start = text.indexOf(seg[0], Math.max(0, text.length - seg.length));
-    while (start >= 0 && !((start === 0 || (this.inner && text.slice(0, start).endsWith(": "))) && seg.startsWith(text.slice(start)))) {
+    while (start >= 0 && !((start === 0 || (this.inner && start >= 2 && text.startsWith(": ", start - 2))) && seg.startsWith(text.slice(start)))) {
       start = text.indexOf(seg[0], start + 1);
     }
     return start >= 0 && this.stopped(0, text.length - start);
