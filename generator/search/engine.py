@@ -327,8 +327,12 @@ RULES: dict[str, Any] = {  # JSON for the browser: patterns, and patterns by typ
     "box": "[\u2500-\u257f]+",
     # An exception line: ValueError: ..., pydantic_core._pydantic_core.ValidationError: ...
     # A bare "Warning:" is not one: C++ logs put it after their glog prefix.
+    # Or a class of a module's, named in full: huggingface_hub.errors.OfflineModeIsEnabled: ...
     "exception": r"((?:[A-Za-z_]\w*\.)*(?:(?:[A-Z]\w*)?"
-    r"(?:Error|Exception|Exit|Interrupt|Iteration)|[A-Z]\w*Warning))(?:: |:?$)",
+    r"(?:Error|Exception|Exit|Interrupt|Iteration)|[A-Z]\w*Warning)|(?:[a-z_]\w*\.)+[A-Z]\w*(?=: ))"
+    r"(?:: |:?$)",
+    # Markdown's bold marks around a line (an issue title in bold).
+    "emphasis": r"^\*\*(?=\S)(?!.*\*\*.)|(?<=\S)\*\*$",
     # Whole lines that are no part of a message; they end the one above.
     "noise": r"Traceback \(most recent call last\):?"
     r"|The above exception was the direct cause of the following exception:"
@@ -387,6 +391,7 @@ _TUPLE = re.compile(RULES["tuple"], re.ASCII)
 _TUPLE_ITEM = re.compile(RULES["tuple_item"], re.ASCII)
 _ELLIPSIS = re.compile(RULES["ellipsis"], re.ASCII)
 _QUOTED_MESSAGE = re.compile(RULES["quoted_message"], re.ASCII)
+_EMPHASIS = re.compile(RULES["emphasis"], re.ASCII)
 _LINE_MARK = re.compile(RULES["line_mark"], re.ASCII)
 _LOOSE_MARK = re.compile(RULES["loose_mark"], re.ASCII)
 _FLAT_TRACEBACK = re.compile(RULES["flat_traceback"], re.ASCII)
@@ -471,7 +476,7 @@ def clean(text: str) -> list[Block]:
         raw = _BOX.sub(" ", raw)
         prefix = _prefix(raw)
         rest = raw[len(prefix) :]
-        line = template.squash(rest)
+        line = _EMPHASIS.sub("", template.squash(rest))
         if current and current.source and _LITERAL_LINE.match(line):
             _add(current, line, rest)  # the raise statement goes on
             continue
@@ -843,8 +848,9 @@ HOW = {
 }
 # The tiers of a result. Partial and generic fits rank together: the one that shows more
 # of its template's text first, and of two that show as much, the whole fit (a generic
-# template) before the cut. A fit that wraps another's text ranks after them (_unwrapped).
-RANKS = {"exact": 0, "partial": 1, "generic": 1, "wrapper": 2, "similar": 3}
+# template) before the cut. A wrapper's fit, and one another fit holds, rank after them
+# (_unwrapped).
+RANKS = {"exact": 0, "partial": 1, "generic": 1, "aside": 2, "similar": 3}
 
 
 def _try(pat, form: Form, generic: bool):
@@ -1000,30 +1006,56 @@ FIT = 3  # a sort key's first items: how a pattern fits (tier, text shown, cut)
 
 
 def _unwrapped(rated: list[tuple[tuple, Result, list[str], list[str]]], programs: dict) -> list:
-    """The rated candidates, a wrapper's fit ranked after all the fits that are not: one
-    whose value after a colon holds the text of a fit of the engines' stack, and whose own
-    text is short and says nothing of what that one is about (no word of theirs alike):
-    "Exception in worker ... while processing method init_device: NCCL error: unhandled
-    cuda error". The inner error says what went wrong, the wrapper only where; "Capture
-    cuda graph failed: CUDA out of memory" says more than the inner error does, and a
-    long message of its own is a check of its own: both stay."""
-    inner = [
-        (result.id, own, _topic(own))
-        for _, result, own, _ in rated
-        if not programs.get(result.project, {}).get("engine", True)
-        and len(template.words(" ".join(own))) >= QUERY["partial_words"]
+    """The rated candidates, two kinds of fit set aside, ranked after all the others:
+
+    - a wrapper: a fit whose value after a colon holds the text of a fit of the engines'
+      stack, and whose own text is short and says nothing of what that one is about (no
+      word of theirs alike): "Exception in worker ... while processing method init_device:
+      NCCL error: unhandled cuda error". The inner error says what went wrong, the wrapper
+      only where. "Capture cuda graph failed: CUDA out of memory" says more than the inner
+      error does, and a long message of its own is a check of its own: both stay;
+    - a fit whose whole text is held in a value of another exact or partial fit that is no
+      wrapper: transformers' "You are trying to access a gated repo. ... {hub_error}" holds
+      the Hub's message, SGLang's "Capture cuda graph failed: {error}" the OOM. The outer
+      message is the one raised last, whose page speaks of both.
+    """
+    enough = QUERY["partial_words"]
+    shown = [(result.id, own) for _, result, own, _ in rated if _words(own) >= enough]
+    stack = {r.id for _, r, _, _ in rated if not programs.get(r.project, {}).get("engine", True)}
+    wrappers = {
+        result.id
+        for _, result, mine, held in rated
+        if _words(mine) <= QUERY["wrapper_words"]
+        and any(
+            rid != result.id
+            and rid in stack
+            and not _topic(own) & _topic(mine)
+            and _holds(held, own)
+            for rid, own in shown
+        )
+    }
+    holders = [
+        (result.id, [_fold(value, "quotes") for value in result.values.values()])
+        for _, result, _, _ in rated
+        if result.match in ("exact", "partial") and result.id not in wrappers
     ]
     out = []
-    for key, result, mine, held in rated:
-        short = len(template.words(" ".join(mine))) <= QUERY["wrapper_words"]
-        wraps = short and any(
-            rid != result.id
-            and not topic & _topic(mine)
-            and any(all(piece in value for piece in own) for value in held)
-            for rid, own, topic in inner
+    for key, result, own, _ in rated:
+        held = _words(own) >= enough and any(
+            hid != result.id and _holds(values, own) for hid, values in holders
         )
-        out.append(((RANKS["wrapper"], *key[1:]) if wraps else key, result))
+        aside = result.id in wrappers or held
+        out.append(((RANKS["aside"], *key[1:]) if aside else key, result))
     return out
+
+
+def _words(own: list[str]) -> int:
+    return len(template.words(" ".join(own)))
+
+
+def _holds(values: list[str], own: list[str]) -> bool:
+    """Whether one of the values holds every piece of a template's own text."""
+    return any(all(piece in value for piece in own) for value in values)
 
 
 def named_projects(text: str, hints: dict) -> set[str]:

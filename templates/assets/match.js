@@ -23,6 +23,7 @@ function compile(rules) {
   const types = Object.entries(rules.types);
   return {
     prefix: re(rules.prefix),
+    emphasis: new RegExp(rules.emphasis, "g"),
     lineMark: new RegExp(rules.line_mark, "g"),
     looseMark: re(rules.loose_mark, "$"),
     flatTraceback: new RegExp(rules.flat_traceback, "g"),
@@ -115,7 +116,7 @@ function clean(text, rules, settings) {
     raw = raw.replace(rules.box, " ");
     const prefix = rules.prefix.exec(raw)[0];
     const rest = raw.slice(prefix.length);
-    let line = squash(rest);
+    let line = squash(rest).replace(rules.emphasis, "");
     if (current?.source && rules.literalLine.test(line)) {
       add(current, line, rest, settings); // the raise statement goes on
       continue;
@@ -628,19 +629,31 @@ function standing(doc, said) {
   return [-(doc.explained || 0), printed ? 0 : 1];
 }
 
-// search._unwrapped: a wrapper's fit (a value after a colon holds a stack fit's text, and its
-// own text is short and shares no word of that one's) ranked after the fits that are not
+// search._unwrapped: wrappers' fits (a short text whose value after a colon holds a stack
+// fit's text, sharing no word of that one's) and fits another exact or partial fit (no wrapper)
+// holds in a value, ranked after the others
 function unwrapped(ctx, rated) {
   const programs = ctx.meta.programs || {};
-  const inner = rated
-    .filter(([, hit, own]) => has(programs, hit.project) && !programs[hit.project].engine && words(own.join(" ")).length >= ctx.settings.partial_words)
-    .map(([, hit, own]) => [hit.id, own, topic(own)]);
-  return rated.map(([key, hit, mine, holds]) => {
-    const mineTopic = topic(mine);
-    const short = words(mine.join(" ")).length <= ctx.settings.wrapper_words;
-    const wraps = short && inner.some(([id, own, theirs]) =>
-      id !== hit.id && ![...theirs].some((w) => mineTopic.has(w)) && holds.some((value) => own.every((piece) => value.includes(piece))));
-    return [wraps ? [ctx.meta.ranks.wrapper, ...key.slice(1)] : key, hit];
+  const enough = ctx.settings.partial_words;
+  const count = (own) => words(own.join(" ")).length;
+  const holds = (values, own) => values.some((value) => own.every((piece) => value.includes(piece)));
+  const shown = rated.filter(([, , own]) => count(own) >= enough).map(([, hit, own]) => [hit.id, own]);
+  const stack = new Set(rated.filter(([, hit]) => has(programs, hit.project) && !programs[hit.project].engine).map(([, hit]) => hit.id));
+  const wrappers = new Set(
+    rated
+      .filter(([, hit, mine, held]) => {
+        const mineTopic = topic(mine);
+        return count(mine) <= ctx.settings.wrapper_words && shown.some(([id, own]) =>
+          id !== hit.id && stack.has(id) && ![...topic(own)].some((w) => mineTopic.has(w)) && holds(held, own));
+      })
+      .map(([, hit]) => hit.id),
+  );
+  const holders = rated
+    .filter(([, hit]) => (hit.match === "exact" || hit.match === "partial") && !wrappers.has(hit.id))
+    .map(([, hit]) => [hit.id, Object.values(hit.values).map((value) => fold(value, "quotes"))]);
+  return rated.map(([key, hit, own]) => {
+    const held = count(own) >= enough && holders.some(([id, values]) => id !== hit.id && holds(values, own));
+    return [wrappers.has(hit.id) || held ? [ctx.meta.ranks.aside, ...key.slice(1)] : key, hit];
   });
 }
 

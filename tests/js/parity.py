@@ -2,7 +2,7 @@
 fixture knowledge base, of the stack fixture and of the repository's content, written as the
 site serves them, and generator/search/engine.py's answers for every paste of
 tests/search_cases.json, tests/fixtures/stack/pastes.json, the corpus, the negatives and the
-real pastes of bench/real-pastes.jsonl and bench/stack-pastes.jsonl.
+real pastes of bench/real-pastes.jsonl and bench/stack-pastes*.jsonl.
 
     python tests/js/parity.py <out dir>
 """
@@ -21,6 +21,7 @@ from tests.conftest import REPO, STACK, corpus_rows, make_search_kb, make_stack_
 NEGATIVES = REPO / "tests" / "fixtures" / "search" / "negatives.json"
 PASTES = REPO / "bench" / "real-pastes.jsonl"
 STACK_PASTES = REPO / "bench" / "stack-pastes.jsonl"
+HOLDOUT = REPO / "bench" / "stack-pastes-holdout.jsonl"
 
 
 def write_index(root: Path, out: Path) -> search.Index:
@@ -54,7 +55,7 @@ def main(out: Path) -> None:
         stack = write_index(make_stack_kb(Path(tmp) / "stack"), out / "stack")
     real = write_index(REPO, out / "real")
     texts = [row["text"] for row in corpus_rows()] + json.loads(NEGATIVES.read_text())
-    for pastes in (PASTES, STACK_PASTES):
+    for pastes in (PASTES, STACK_PASTES, HOLDOUT):
         if pastes.exists():
             texts += [json.loads(line)["text"] for line in pastes.read_text().splitlines()]
     doc = {
