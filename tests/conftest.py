@@ -18,8 +18,8 @@ FIXTURE = Path(__file__).parent / "fixtures" / "kb"
 
 
 # Compiled templates, shared by every knowledge base a test makes: compiling them is most of
-# a fixture build. Jinja keys each entry by its template's source, so an edited template
-# compiles anew, and writes each by a rename, so test processes running side by side may share.
+# a fixture build. Each entry is keyed by its template's name and source (pages.py), so an
+# edited template compiles anew, and written by a rename, so test processes may share them.
 COMPILED = Path(tempfile.gettempdir()) / f"errorkb-tests-{os.getuid()}" / "templates"
 
 

@@ -20,7 +20,8 @@ from referencing import Registry, Resource
 from errorkb.content.model import ContentError
 from errorkb.site import build as build_module
 from errorkb.site import urls
-from errorkb.site.build import build, site_manifest
+from errorkb.site.build import CACHE_DIR, build, site_manifest
+from tests.conftest import make_kb
 
 A1 = "00000000000000a1"
 
@@ -394,3 +395,23 @@ def test_a_page_facts_take_empty_and_single_quoted_ids():
 
     facts = check.facts("/errors/x/", b"<h2 id=\"\">A</h2> <p id='b'>B</p> <a href=\"#b\">b</a>")
     assert facts.ids == ["", "b"]
+
+
+def test_knowledge_bases_in_other_folders_share_compiled_templates(tmp_path):
+    """Compiled templates are keyed by name and source, not by path: a second knowledge
+    base with the same templates compiles none; an edited template is compiled anew."""
+    compiled = tmp_path / "compiled"
+    compiled.mkdir()
+    kbs = [make_kb(tmp_path / name) for name in ("one", "two", "three")]
+    for kb in kbs:
+        (kb / CACHE_DIR / "templates").unlink()
+        (kb / CACHE_DIR / "templates").symlink_to(compiled)
+    build(kbs[0])
+    first = sorted(compiled.iterdir())
+    build(kbs[1])
+    assert sorted(compiled.iterdir()) == first
+    footer = kbs[2] / "templates/base.html"
+    footer.write_text(footer.read_text().replace("</body>", "<p>edited</p></body>"))
+    build(kbs[2])
+    assert len(list(compiled.iterdir())) == len(first) + 1
+    assert "<p>edited</p>" in (kbs[2] / "site/index.html").read_text()
