@@ -80,6 +80,12 @@ def real(real_content: Content):
     return real_content, files, engine.Index(files.__getitem__)
 
 
+def serve_in_thread(server) -> None:
+    """Serve in a daemon thread that looks for shutdown() every 20 ms: at serve_forever's
+    default of 0.5 s, each test that stops a server waited half a second for it."""
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
+
+
 @pytest.fixture(scope="session")
 def serve_site():
     """Serve a built site on 127.0.0.1 with the preview server; returns its base URL."""
@@ -87,7 +93,7 @@ def serve_site():
 
     def start(site: Path) -> str:
         server = make_server(site, "127.0.0.1", 0)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        serve_in_thread(server)
         servers.append(server)
         return f"http://127.0.0.1:{server.server_address[1]}"
 

@@ -10,7 +10,6 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 import tomllib
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,6 +20,7 @@ import yaml
 
 from errorkb.serve import SiteHandler
 from errorkb.site import check
+from tests.conftest import serve_in_thread
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples" / "mkdocs-material"
@@ -368,7 +368,7 @@ def host(file_urls):
     httpd = ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(Handler, directory=str(file_urls.parent))
     )
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    serve_in_thread(httpd)
     yield f"http://127.0.0.1:{httpd.server_address[1]}/server/"
     httpd.shutdown()
     httpd.server_close()

@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import threading
 import venv
 import zipfile
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +20,7 @@ import pytest
 
 from errorkb import resources
 from errorkb.projects import pyodide
+from tests.conftest import serve_in_thread
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE_KB = REPO / "tests" / "fixtures" / "kb" / "content"
@@ -48,7 +48,7 @@ def registry(tmp_path):
     httpd = ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(SimpleHTTPRequestHandler, directory=str(root))
     )
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    serve_in_thread(httpd)
 
     def put(version: str, body: bytes) -> None:
         path = root / "pyodide" / "-" / f"pyodide-{version}.tgz"
