@@ -46,9 +46,11 @@ lint: setup
 	mkdir -p .mypy-src && ln -sfn ../generator .mypy-src/errorkb
 	MYPYPATH=.mypy-src $(BIN)/mypy -p errorkb
 
+# On both cores, a test file to a worker (its module fixtures are made once); the real
+# content is built once, by the first worker that needs it (tests/conftest.py). Then
 # match.js under Node's test runner, against generator/search/engine.py on the same cases.
 test: setup chromium lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist loadfile
 	PYTHON=$(BIN)/python node --test tests/js/
 
 # The edit-test loop: everything but the whole-site scans, the browser and the kill runs;

@@ -1,5 +1,7 @@
+import fcntl
 import json
 import os
+import pickle
 import shutil
 import socket
 import tempfile
@@ -62,10 +64,28 @@ def real_content(real_plan: Plan) -> Content:
 
 
 @pytest.fixture(scope="session")
-def real_build(tmp_path_factory, real_plan: Plan) -> BuildResult:
-    """The repository's own content, built once into a temporary folder and checked."""
-    out = tmp_path_factory.mktemp("real") / "site"
-    return build(REPO, out, plan=real_plan, checked=True)
+def real_build(tmp_path_factory, request) -> BuildResult:
+    """The repository's own content, built once a session into a temporary folder and
+    checked. Under xdist the first worker to ask builds it, in a folder every worker sees,
+    while the others wait on a lock, then read its result."""
+    shared = session_folder(tmp_path_factory) / "real"
+    shared.mkdir(exist_ok=True)
+    result_file = shared / "result.pickle"
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if result_file.exists():
+            return pickle.loads(result_file.read_bytes())
+        plan = request.getfixturevalue("real_plan")
+        result = build(REPO, shared / "site", plan=plan, checked=True)
+        result_file.write_bytes(pickle.dumps(result))
+        return result
+
+
+def session_folder(tmp_path_factory) -> Path:
+    """The temporary folder of this test session: under xdist, the one the workers' own
+    folders are in."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @pytest.fixture(scope="session")

@@ -161,6 +161,11 @@ def test_every_json_file_matches_the_schema_openapi_names(which, request):
         "api/index.json": "/api/index.json",
         "api/projects/*.json": "/api/projects/{project}.json",
     }
+    if which == "real_site":
+        # Its 33,000 error documents are held to the schema by the build's own check
+        # (test_the_site_passes_its_check: W205), against the file that OpenAPI's
+        # ErrorDocument names (test_api_schema); validating them again here took 47 s.
+        del checks["api/errors/*.json"]
     counted = 0
     for pattern, path in checks.items():
         validator = _openapi_validator(site, _response_component(spec, path))
