@@ -1,6 +1,6 @@
 """errorkb as people install it: a wheel that carries its templates, Pyodide fetched from the
 npm registry with its hash checked, and a plugin that says what it lacks before MkDocs works.
-The slow test builds the wheel and uses it in a fresh virtual environment outside any checkout."""
+The slow tests build the wheel and use it in a fresh virtual environment outside any checkout."""
 
 import base64
 import functools
@@ -149,6 +149,7 @@ def wheel(tmp_path_factory) -> Path:
     return wheel
 
 
+@pytest.mark.slow  # building the wheel: 5 s
 def test_the_wheel_carries_the_templates_and_the_lock(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     templates = {
