@@ -46,16 +46,16 @@ lint: setup
 	mkdir -p .mypy-src && ln -sfn ../generator .mypy-src/errorkb
 	MYPYPATH=.mypy-src $(BIN)/mypy -p errorkb
 
-# match.js under Node's test runner, against generator/search/engine.py on the same cases.
+# On both cores, a test file to a worker (its module fixtures are made once); the real
+# content is built once, by the first worker that needs it (tests/conftest.py). Node's test
+# runner (tests/js/: match.js against generator/search/engine.py) runs as one of the tests.
 test: setup chromium lint
-	$(BIN)/pytest
-	PYTHON=$(BIN)/python node --test tests/js/
+	$(BIN)/pytest -n 2 --dist loadfile
 
-# The edit-test loop: everything but the whole-site scans, the browser and the kill runs;
-# match.js against engine.py too.
+# The edit-test loop: everything but the whole-site scans, the browser, the kill runs, the
+# wheel and the whole grid of SGLang's calculator; match.js against engine.py too.
 test-fast: setup lint
 	$(BIN)/pytest -m "not slow" -n 2
-	PYTHON=$(BIN)/python node --test tests/js/
 
 clean:
 	rm -rf site .site-* .errorkb-cache .mypy-src

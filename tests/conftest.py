@@ -1,5 +1,7 @@
+import fcntl
 import json
 import os
+import pickle
 import shutil
 import socket
 import tempfile
@@ -18,8 +20,8 @@ FIXTURE = Path(__file__).parent / "fixtures" / "kb"
 
 
 # Compiled templates, shared by every knowledge base a test makes: compiling them is most of
-# a fixture build. Jinja keys each entry by its template's source, so an edited template
-# compiles anew, and writes each by a rename, so test processes running side by side may share.
+# a fixture build. Each entry is keyed by its template's name and source (pages.py), so an
+# edited template compiles anew, and written by a rename, so test processes may share them.
 COMPILED = Path(tempfile.gettempdir()) / f"errorkb-tests-{os.getuid()}" / "templates"
 
 
@@ -62,10 +64,28 @@ def real_content(real_plan: Plan) -> Content:
 
 
 @pytest.fixture(scope="session")
-def real_build(tmp_path_factory, real_plan: Plan) -> BuildResult:
-    """The repository's own content, built once into a temporary folder and checked."""
-    out = tmp_path_factory.mktemp("real") / "site"
-    return build(REPO, out, plan=real_plan, checked=True)
+def real_build(tmp_path_factory, request) -> BuildResult:
+    """The repository's own content, built once a session into a temporary folder and
+    checked. Under xdist the first worker to ask builds it, in a folder every worker sees,
+    while the others wait on a lock, then read its result."""
+    shared = session_folder(tmp_path_factory) / "real"
+    shared.mkdir(exist_ok=True)
+    result_file = shared / "result.pickle"
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if result_file.exists():
+            return pickle.loads(result_file.read_bytes())
+        plan = request.getfixturevalue("real_plan")
+        result = build(REPO, shared / "site", plan=plan, checked=True)
+        result_file.write_bytes(pickle.dumps(result))
+        return result
+
+
+def session_folder(tmp_path_factory) -> Path:
+    """The temporary folder of this test session: under xdist, the one the workers' own
+    folders are in."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @pytest.fixture(scope="session")
@@ -80,6 +100,12 @@ def real(real_content: Content):
     return real_content, files, engine.Index(files.__getitem__)
 
 
+def serve_in_thread(server) -> None:
+    """Serve in a daemon thread that looks for shutdown() every 20 ms: at serve_forever's
+    default of 0.5 s, each test that stops a server waited half a second for it."""
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
+
+
 @pytest.fixture(scope="session")
 def serve_site():
     """Serve a built site on 127.0.0.1 with the preview server; returns its base URL."""
@@ -87,7 +113,7 @@ def serve_site():
 
     def start(site: Path) -> str:
         server = make_server(site, "127.0.0.1", 0)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        serve_in_thread(server)
         servers.append(server)
         return f"http://127.0.0.1:{server.server_address[1]}"
 

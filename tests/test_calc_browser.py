@@ -5,7 +5,6 @@ policy refuses WebAssembly. Generous timeouts, no timing budgets (bench/calc has
 import functools
 import json
 import re
-import threading
 import time
 from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -13,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from errorkb.serve import SiteHandler
+from tests.conftest import serve_in_thread
 
 SEED = "f644a7c8e4fdc46c"
 SEED_URL = f"/errors/{SEED}/?total_num_attention_heads=40&tensor_parallel_size=3"
@@ -44,7 +44,7 @@ class Server:
         self.httpd = ThreadingHTTPServer(
             ("127.0.0.1", 0), functools.partial(Handler, directory=str(site))
         )
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        serve_in_thread(self.httpd)
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
     def loaded(self, part: str) -> list[str]:

@@ -63,8 +63,12 @@ class Tables(HTMLParser):
 
 
 def parse(path: Path) -> Tables:
+    return parse_html(path.read_text(encoding="utf-8"))
+
+
+def parse_html(html: str) -> Tables:
     parser = Tables()
-    parser.feed(path.read_text(encoding="utf-8"))
+    parser.feed(html)
     return parser
 
 
@@ -165,8 +169,11 @@ def test_every_record_with_a_calculator_has_the_section_and_others_have_none(
     for rid, record in real_content.records.items():
         if record.project == "sglang":
             continue  # SGLang's wing draws its own from the code (tests/test_sglang_wing.py)
-        page = parse(real_site / f"errors/{rid}/index.html")
+        html = (real_site / f"errors/{rid}/index.html").read_text(encoding="utf-8")
         spec = record.data.get("calculator")
+        if not spec and "data-calc" not in html and "/assets/calc.js" not in html:
+            continue  # no widget and no script, without parsing 14,000 pages (28 s)
+        page = parse_html(html)
         assert len(page.widgets) == (1 if spec else 0), rid
         assert any("/assets/calc.js" in s for s in page.scripts) == bool(spec), rid
         if spec:

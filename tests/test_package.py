@@ -1,6 +1,6 @@
 """errorkb as people install it: a wheel that carries its templates, Pyodide fetched from the
 npm registry with its hash checked, and a plugin that says what it lacks before MkDocs works.
-The slow test builds the wheel and uses it in a fresh virtual environment outside any checkout."""
+The slow tests build the wheel and use it in a fresh virtual environment outside any checkout."""
 
 import base64
 import functools
@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import threading
 import venv
 import zipfile
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +20,7 @@ import pytest
 
 from errorkb import resources
 from errorkb.projects import pyodide
+from tests.conftest import serve_in_thread
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE_KB = REPO / "tests" / "fixtures" / "kb" / "content"
@@ -48,7 +48,7 @@ def registry(tmp_path):
     httpd = ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(SimpleHTTPRequestHandler, directory=str(root))
     )
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    serve_in_thread(httpd)
 
     def put(version: str, body: bytes) -> None:
         path = root / "pyodide" / "-" / f"pyodide-{version}.tgz"
@@ -136,13 +136,21 @@ def test_the_plugin_says_pyodide_is_missing_before_mkdocs_builds(tmp_path, no_py
     assert not (tmp_path / "site").exists()
 
 
-def test_the_wheel_carries_the_templates_and_the_lock(tmp_path):
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """errorkb's wheel, as `pip wheel .` makes it in a checkout (once: 5 s)."""
+    wheels = tmp_path_factory.mktemp("wheels")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(REPO)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO)],
         check=True,
         capture_output=True,
     )
-    (wheel,) = tmp_path.glob("errorkb-*.whl")
+    (wheel,) = wheels.glob("errorkb-*.whl")
+    return wheel
+
+
+@pytest.mark.slow  # building the wheel: 5 s
+def test_the_wheel_carries_the_templates_and_the_lock(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     templates = {
         f"errorkb/templates/{p.relative_to(REPO / 'templates').as_posix()}"
@@ -166,15 +174,11 @@ def _npm_cached_tarball() -> Path | None:
 
 
 @pytest.mark.slow
-def test_pip_install_outside_a_checkout_builds_serves_and_runs_the_plugin(tmp_path, registry):
+def test_pip_install_outside_a_checkout_builds_serves_and_runs_the_plugin(
+    tmp_path, registry, wheel
+):
     """A wheel (`pip wheel .`) in a fresh venv, used from an empty folder holding only
     content/: build, serve, and the plugin; Pyodide fetched from a registry by the command."""
-    wheels = tmp_path / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO)],
-        check=True,
-        capture_output=True,
-    )
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=False, system_site_packages=False)
     python = env_dir / "bin" / "python"
@@ -183,7 +187,6 @@ def test_pip_install_outside_a_checkout_builds_serves_and_runs_the_plugin(tmp_pa
     ours = next(p for p in map(Path, sys.path) if p.name == "site-packages" and p.is_dir())
     theirs = next((env_dir / "lib").glob("python3*/site-packages"))
     (theirs / "zz-deps.pth").write_text(str(ours) + "\n")
-    (wheel,) = wheels.glob("*.whl")
     subprocess.run(
         [
             sys.executable,

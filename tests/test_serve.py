@@ -21,7 +21,7 @@ from errorkb.serve import Watcher, make_server, watch
 from errorkb.site.build import build, load_plan
 from errorkb.site.ondemand import OnDemand
 from errorkb.site.pages import CONTENT_SECURITY_POLICY
-from tests.conftest import REPO
+from tests.conftest import REPO, serve_in_thread
 
 A1 = "00000000000000a1"
 RECORD = f"content/errors/demo/{A1}.yaml"
@@ -57,7 +57,7 @@ def server():
 
     def start(site: Path):
         srv = make_server(site, "127.0.0.1", 0)
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        serve_in_thread(srv)
         started.append(srv)
         return srv
 
@@ -405,7 +405,7 @@ def test_500_concurrent_requests_are_all_answered(fixture_site, server):
 
 def test_an_idle_connection_is_closed_after_the_timeout(fixture_site):
     srv = make_server(fixture_site, "127.0.0.1", 0, idle_timeout=0.5)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    serve_in_thread(srv)
     try:
         with socket.create_connection(srv.server_address[:2], timeout=5) as idle:
             start = time.monotonic()

@@ -5,7 +5,6 @@ keeps the issue's comments, reached through GITHUB_API_URL as in Actions."""
 
 import json
 import re
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote
 
@@ -14,6 +13,7 @@ import pytest
 from errorkb import cli
 from errorkb.triage import comment, extract, github, triage
 from errorkb.triage import site as sites
+from tests.conftest import serve_in_thread
 
 ISSUE = 7
 TEMPLATE = """### Your current environment
@@ -256,7 +256,7 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def api(monkeypatch):
     fake = FakeGitHub()
-    threading.Thread(target=fake.serve_forever, daemon=True).start()
+    serve_in_thread(fake)
     monkeypatch.setenv("GITHUB_API_URL", fake.url)
     monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
     monkeypatch.setenv("GITHUB_REPOSITORY", "org/repo")

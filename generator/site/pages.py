@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
+from jinja2.bccache import Bucket
 from markupsafe import Markup
 
 from errorkb import resources
@@ -311,6 +312,20 @@ class _Environment(Environment):
         return super().getattr(obj, attribute)
 
 
+class _SourceKeyedCache(FileSystemBytecodeCache):
+    """Compiled templates keyed by name and source. Jinja's own key is the template's path,
+    so knowledge bases in other folders with the same templates (the test suite makes
+    hundreds) compiled them again, each; a traceback may name the folder that compiled it."""
+
+    def get_bucket(self, environment, name, filename, source):
+        checksum = self.get_source_checksum(source)
+        bucket = Bucket(
+            environment, hashlib.sha1(f"{name}\0{checksum}".encode()).hexdigest(), checksum
+        )
+        self.load_bytecode(bucket)
+        return bucket
+
+
 def _environment(
     template_dir: Path, content: Content, assets: dict[str, bytes], compiled: Path | None
 ) -> Environment:
@@ -320,7 +335,7 @@ def _environment(
         loader=FileSystemLoader(template_dir),
         # Compiled templates kept between builds: compiling them all takes ~50 ms, in every
         # worker process that renders. A build's templates do not change while it runs.
-        bytecode_cache=FileSystemBytecodeCache(str(compiled)) if compiled else None,
+        bytecode_cache=_SourceKeyedCache(str(compiled)) if compiled else None,
         auto_reload=False,
         autoescape=select_autoescape(["html", "xml"]),
         trim_blocks=True,
