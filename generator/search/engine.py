@@ -443,7 +443,7 @@ def _unflatten(line: str) -> list[str]:
         if m.start() > start and (not _LOOSE_MARK.fullmatch(m[0]) or line.count(m[0].strip()) > 1)
     ]
     pieces = [line[a:b] for a, b in zip([0, *cuts], [*cuts, len(line)], strict=True)]
-    out = []
+    out: list[str] = []
     for piece in pieces:
         at = len(_prefix(piece))
         for part in _split_at(
