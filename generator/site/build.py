@@ -51,7 +51,7 @@ from errorkb.content.model import Content, Record
 from errorkb.progress import QUIET, Progress
 from errorkb.projects import wings
 from errorkb.search import engine as search
-from errorkb.site import api, cards, check, markup, shortlinks, urls
+from errorkb.site import api, cards, check, markup, paging, shortlinks, urls
 from errorkb.site.linking import Links, link
 from errorkb.site.pages import Pages
 
@@ -258,7 +258,8 @@ class Plan:
         digests = {url: _digest(source) for url, source in self.vendored}
         compiled = content.root / CACHE_DIR / "templates"
         self.pages = Pages(content, links, assets, compiled, vendored=digests)
-        self.base_key = _base_key(content, assets)
+        self.code_key = code_digest()
+        self.base_key = _base_key(content, assets, self.code_key)
 
     def record_key(self, record: Record) -> str:
         """A hash of everything the record's page and document show: the record, the
@@ -310,13 +311,28 @@ class Plan:
         }
 
     def search_index(self) -> Iterable[Unit]:
-        return _keyed(search.site_index(self.content).items())
+        """Its pages of patterns keyed by their records, made only when changed."""
+        for url, key, made in search.site_index_parts(self.content, self.code_key):
+            yield Unit(url, key, made)
 
     def site_pages(self) -> Iterable[Unit]:
         return _keyed(self.pages.site_pages())
 
     def api_files(self) -> Iterable[Unit]:
-        return _keyed(api.api_files(self.content, self.links))
+        """An alias's document keyed as its record's page, a project's document by its
+        records (each made only when changed); the few others by their bytes."""
+        content, links = self.content, self.links
+        for alias, target in sorted(content.aliases.items()):
+            key = _hash(self.record_key(content.records[target]), alias)
+            made = functools.partial(api.alias_file, content, links, alias)
+            yield Unit(urls.error_json(alias), key, made)
+        for project, files in ((k, links.by_file.get(k, {})) for k in content.projects):
+            records = [r for recs in files.values() for r in recs]
+            key = _hash(self.base_key, project, *(r.source.digest for r in records))
+            pages = functools.cache(functools.partial(api.project_files, content, links, project))
+            for url in paging.project_page_urls(project, len(records)):
+                yield Unit(url, key, lambda url=url, pages=pages: pages()[url])
+        yield from _keyed(api.site_api_files(content, links))
 
     def file_pages(self) -> Iterable[Unit]:
         """Each source file's page, keyed by the records it shows."""
@@ -353,15 +369,19 @@ class Plan:
         )
 
 
+def _hash(*parts: str) -> str:
+    return hashlib.sha1("\0".join(parts).encode()).hexdigest()
+
+
 def _keyed(outputs: Iterable[tuple[str, bytes]]) -> Iterable[Unit]:
     """Outputs rendered every build, keyed by their bytes: written only when changed."""
     for url, body in outputs:
         yield Unit(url, hashlib.sha1(body).hexdigest(), body)
 
 
-def _base_key(content: Content, assets: dict[str, bytes]) -> str:
+def _base_key(content: Content, assets: dict[str, bytes], code_key: str) -> str:
     """What every page depends on: the generator's code, templates, site and projects."""
-    digest = hashlib.sha1(code_digest().encode())
+    digest = hashlib.sha1(code_key.encode())
     for path in sorted(resources.templates(content.root).rglob("*")):
         if path.is_file():
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
