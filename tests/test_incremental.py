@@ -11,6 +11,7 @@ from errorkb.search import engine
 from errorkb.site import build as build_module
 from errorkb.site import urls
 from errorkb.site.build import build
+from errorkb.site.pages import Pages
 
 RECORDS = 40  # five pages of patterns
 
@@ -160,3 +161,49 @@ def test_an_edit_makes_its_projects_api_document_alone_as_a_cold_build_does(
     )
     monkeypatch.undo()
     assert _digest(kb / "site") == _digest(_cold(kb, tmp_path))
+
+
+def test_a_summary_edit_remakes_no_listing_that_does_not_show_it(kb, tmp_path, monkeypatch):
+    """The project page, sitemap and feed show no summary of a record without a date: kept;
+    the home page counts every record: made again, and the same as before."""
+    _many(kb)
+    build(kb)
+    build(kb)
+    _write(kb, 17, summary="Knob 17 now takes values from 1 to 17.")
+    made: list[str] = []
+    original_page, original_render = Pages.page, Pages.render
+
+    def page(self, name, *args, **context):
+        made.append(name)
+        return original_page(self, name, *args, **context)
+
+    def render(self, name, **context):
+        made.append(name)
+        return original_render(self, name, **context)
+
+    monkeypatch.setattr(Pages, "page", page)
+    monkeypatch.setattr(Pages, "render", render)
+    build(kb)
+    assert "home.html" in made
+    assert not {"project.html", "sitemap.xml", "feed.xml", "search.html"} & set(made), made
+    monkeypatch.undo()
+    assert _digest(kb / "site") == _digest(_cold(kb, tmp_path))
+
+
+def test_a_listed_change_remakes_the_listings_as_a_cold_build_does(kb, tmp_path, monkeypatch):
+    """A record's date (the sitemap, the feed) and its title in a project's explained list
+    (A1 is explained): their pages are made again."""
+    _many(kb)
+    build(kb)
+    build(kb)
+    _write(kb, 3)
+    a1 = kb / "content/errors/demo/00000000000000a1.yaml"
+    a1.write_text(a1.read_text().replace("title: Widget count", "title: The widget count"))
+    record = kb / f"content/errors/demo/{_rid(3)}.yaml"
+    record.write_text(json.dumps({**json.loads(record.read_text()), "updated": "2026-11-30"}))
+    build(kb)
+    site = kb / "site"
+    assert "The widget count" in (site / urls.output_path(urls.project("demo"))).read_text()
+    assert _rid(3) in (site / urls.output_path(urls.feed())).read_text()
+    assert "2026-11-30" in (site / urls.output_path(urls.sitemap())).read_text()
+    assert _digest(site) == _digest(_cold(kb, tmp_path))

@@ -316,7 +316,9 @@ class Plan:
             yield Unit(url, key, made)
 
     def site_pages(self) -> Iterable[Unit]:
-        return _keyed(self.pages.site_pages())
+        """Keyed by what each is made from, made only when that changed."""
+        for url, key, made in self.pages.site_page_parts():
+            yield Unit(url, _hash(self.base_key, key), made)
 
     def api_files(self) -> Iterable[Unit]:
         """An alias's document keyed as its record's page, a project's document by its
@@ -331,7 +333,7 @@ class Plan:
             key = _hash(self.base_key, project, *(r.source.digest for r in records))
             pages = functools.cache(functools.partial(api.project_files, content, links, project))
             for url in paging.project_page_urls(project, len(records)):
-                yield Unit(url, key, lambda url=url, pages=pages: pages()[url])
+                yield Unit(url, key, functools.partial(_one_of, pages, url))
         yield from _keyed(api.site_api_files(content, links))
 
     def file_pages(self) -> Iterable[Unit]:
@@ -367,6 +369,11 @@ class Plan:
         return [(urls.error(record.id), self.pages.error(record, doc))] + api.record_files(
             record.id, doc
         )
+
+
+def _one_of(files: Callable[[], dict[str, bytes]], url: str) -> bytes:
+    """The file at `url` of those `files` makes (once: it is cached)."""
+    return files()[url]
 
 
 def _hash(*parts: str) -> str:
