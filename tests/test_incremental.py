@@ -9,7 +9,7 @@ from pathlib import Path
 from errorkb.content.load import load_content
 from errorkb.search import engine
 from errorkb.site import build as build_module
-from errorkb.site import urls
+from errorkb.site import shortlinks, urls
 from errorkb.site.build import build
 from errorkb.site.pages import Pages
 
@@ -181,22 +181,28 @@ def test_a_summary_edit_remakes_no_listing_that_does_not_show_it(kb, tmp_path, m
         made.append(name)
         return original_render(self, name, **context)
 
+    def id_list(listed):
+        made.append("id list")
+        return original_id_list(listed)
+
+    original_id_list = shortlinks._id_list
     monkeypatch.setattr(Pages, "page", page)
     monkeypatch.setattr(Pages, "render", render)
+    monkeypatch.setattr(shortlinks, "_id_list", id_list)
     build(kb)
     assert "home.html" in made
     assert not {"project.html", "sitemap.xml", "feed.xml", "search.html"} & set(made), made
+    assert made.count("id list") == 1  # its own (keyed by digest: its title may have changed)
     monkeypatch.undo()
     assert _digest(kb / "site") == _digest(_cold(kb, tmp_path))
 
 
-def test_a_listed_change_remakes_the_listings_as_a_cold_build_does(kb, tmp_path, monkeypatch):
+def test_a_listed_change_remakes_the_listings_as_a_cold_build_does(kb, tmp_path):
     """A record's date (the sitemap, the feed) and its title in a project's explained list
     (A1 is explained): their pages are made again."""
     _many(kb)
     build(kb)
     build(kb)
-    _write(kb, 3)
     a1 = kb / "content/errors/demo/00000000000000a1.yaml"
     a1.write_text(a1.read_text().replace("title: Widget count", "title: The widget count"))
     record = kb / f"content/errors/demo/{_rid(3)}.yaml"

@@ -197,7 +197,7 @@ class Pages:
             made = functools.partial(self.render, "redirect.html", target=record)
             yield urls.error(alias), _key(["redirect.html", record]), made
         yield from _keyed([(urls.redirects_file(), shortlinks.redirects_file(content))])
-        yield from _keyed(shortlinks.id_lists(content))
+        yield from shortlinks.id_list_parts(content)
         yield self._later(
             "404.html", urls.not_found(), "Page not found", "There is no page at this address."
         )
