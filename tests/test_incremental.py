@@ -213,3 +213,18 @@ def test_a_listed_change_remakes_the_listings_as_a_cold_build_does(kb, tmp_path)
     assert _rid(3) in (site / urls.output_path(urls.feed())).read_text()
     assert "2026-11-30" in (site / urls.output_path(urls.sitemap())).read_text()
     assert _digest(site) == _digest(_cold(kb, tmp_path))
+
+
+def test_workers_are_weighed_against_the_stale_record_parts_not_all_records(kb, monkeypatch):
+    """Forking workers that each read the whole plan costs more than an edit saves: the
+    build asks for them by the record parts it has to render."""
+    _many(kb)
+    build(kb)
+    build(kb)
+    _write(kb, 17, summary="Knob 17 now takes values from 1 to 17.")
+    asked: list[int] = []
+    monkeypatch.setattr(build_module, "fork_workers", lambda jobs, _: asked.append(jobs) or 0)
+    rendered = build(kb).rendered
+    # The pages of record 17's file (its records are keyed on it) and its card, not all 44.
+    assert asked and asked[0] < RECORDS < len(list(kb.glob("content/errors/*/*.yaml")))
+    assert 0 < asked[0] < rendered

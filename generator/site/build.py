@@ -195,15 +195,18 @@ def _collector_paused():
 
 
 def write_site(writer: "Writer", plan: "Plan", progress: Progress = QUIET) -> None:
-    """Every output of the site, into the writer's folder, and its manifest. On a big site,
-    workers make the outputs drawn from many records while the records are written."""
-    with _workers(plan, writer) as pool:
+    """Every output of the site, into the writer's folder, and its manifest. When many
+    records changed, workers make the outputs drawn from many records while the records
+    are written; after an edit of a few, forking them would cost more than it saves (each
+    worker reads the whole plan, copying the pages it touches)."""
+    todo = _stale_records(writer, plan, progress)
+    with _workers(plan, writer, len(todo)) as pool:
         if pool is None:
             for produce in plan.producers().values():
                 _write_units(writer, produce())
         else:
             shared = [pool.apply_async(_produce_in_worker, (name,)) for name in plan.producers()]
-        _write_records(writer, plan, pool, progress)
+        _write_records(writer, plan, todo, pool, progress)
         if pool is not None:
             progress.stage("pages of many records", len(shared))
             for done in shared:
@@ -433,10 +436,10 @@ _WRITER: "Writer | None" = None
 
 
 @contextmanager
-def _workers(plan: Plan, writer: "Writer"):
-    """A pool of forked workers sharing the plan, or None where the site is too small for
-    them to pay for their start (or the platform cannot fork)."""
-    count = fork_workers(len(plan.content.records), PARALLEL_MIN)
+def _workers(plan: Plan, writer: "Writer", stale: int):
+    """A pool of forked workers sharing the plan, or None where too few record parts are
+    `stale` for them to pay for their start (or the platform cannot fork)."""
+    count = fork_workers(stale, PARALLEL_MIN)
     if not count:
         yield None
         return
@@ -451,9 +454,11 @@ def _workers(plan: Plan, writer: "Writer"):
         _PLAN = _WRITER = None
 
 
-def _write_records(writer: "Writer", plan: Plan, pool, progress: Progress = QUIET) -> None:
-    """Each record's page, JSON and card: linked when unchanged, else rendered (by the pool
-    when there are many)."""
+def _stale_records(
+    writer: "Writer", plan: Plan, progress: Progress = QUIET
+) -> list[tuple[str, str, str]]:
+    """Each record's page, JSON and card linked when unchanged; the others, as (record id,
+    part, key), to render."""
     todo = []
     progress.stage("keying records", len(plan.content.records))
     for rid, record in sorted(plan.content.records.items()):
@@ -461,6 +466,17 @@ def _write_records(writer: "Writer", plan: Plan, pool, progress: Progress = QUIE
             if not writer.reuse(url_list, key):
                 todo.append((rid, part, key))
         progress.advance()
+    return todo
+
+
+def _write_records(
+    writer: "Writer",
+    plan: Plan,
+    todo: list[tuple[str, str, str]],
+    pool,
+    progress: Progress = QUIET,
+) -> None:
+    """The record parts to render (by the pool when there are many)."""
     progress.stage("rendering record parts", len(todo))
     if pool is None or len(todo) < PARALLEL_MIN:
         for rid, part, key in todo:
