@@ -219,12 +219,12 @@ class FramedPages(Pages):
         head, _, main = body.partition(BODY_MARK)
         return self.frame.page(url, title, description, head, main)
 
-    def site_pages(self):
+    def site_page_parts(self):
         skip = {make() for make in HOST_HAS + UNUSED}
         id_lists = urls.id_list("")[: -len(".json")]  # the 404 page's, which the host has
-        for url, body in super().site_pages():
+        for url, key, made in super().site_page_parts():
             if url not in skip and not url.startswith(id_lists):
-                yield url, body
+                yield url, key, made
 
 
 class FramedPlan(Plan):

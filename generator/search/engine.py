@@ -20,6 +20,8 @@ text of its own, or a fit only with values unlike their placeholders') or simila
 tests/js runs it against this one on tests/search_cases.json and the corpus.
 """
 
+import functools
+import hashlib
 import itertools
 import json
 import math
@@ -140,18 +142,29 @@ def generic(pat: template.Pattern, words: list[str]) -> bool:
 
 def entries(content: "Content") -> list[Entry]:
     """Every record's patterns, in source order so that neighbours share files."""
-    records = sorted(
+    return [
+        entry
+        for r in _source_order(content)
+        for entry in record_entries(r, content.projects[r.project].name)
+    ]
+
+
+def _source_order(content: "Content") -> list["Record"]:
+    return sorted(
         content.records.values(),
         key=lambda r: (r.project, r.location.path, r.location.line or 0, r.id),
     )
-    return [entry for r in records for entry in record_entries(r, content.projects[r.project].name)]
+
+
+def _record_patterns(record: "Record") -> list[tuple[template.Pattern, list[str]]]:
+    if record.patterns is not None:
+        return record.patterns
+    return template.record_patterns(record.messages, record.params)
 
 
 def record_entries(record: "Record", project: str) -> list[Entry]:
     """The index entries of one record: its message and each of its variants."""
-    patterns = record.patterns
-    if patterns is None:
-        patterns = template.record_patterns(record.messages, record.params)
+    patterns = _record_patterns(record)
     labels = wording_labels(record, project)
     explained = 2 if record.curated else int(bool(record.derived.get("explanation")))
     return [
@@ -198,48 +211,110 @@ def index_files(
     name -> a line of its own logger's, what tells two projects' alike results apart;
     `programs`, project name -> {key, engine}: which a paste names (project_programs)."""
     own = [set(item.words) for item in items]
+    records = len({item.record for item in items})
+    patterns = [item.pattern for item in items]
+    weights, head = _index_head(own, patterns, records, repo, hints, programs)
+    yield from head
+    for start in range(0, len(items), PAGE):
+        totals = [sum(weights[w] for w in words) for words in own[start : start + PAGE]]
+        page = _pattern_page(items[start : start + PAGE], totals)
+        yield urls.search_patterns(str(start // PAGE)), page
+
+
+def site_index_parts(
+    content: "Content", salt: str
+) -> Iterator[tuple[str, str, bytes | Callable[[], bytes]]]:
+    """site_index's files as (url, key, bytes or how to make them), for a build that keeps
+    the files whose key is unchanged. index.json and the word shards are made from every
+    pattern's words and keyed by their bytes; a page of patterns is keyed by what it is
+    made from (`salt`, the code's key; its records' digests; its patterns' weights), and
+    made only when asked: an edit of a record makes its page alone."""
+    names = {key: project.name for key, project in content.projects.items()}
+    slots = [(r, n) for r in _source_order(content) for n in range(len(_record_patterns(r)))]
+    patterns = [_record_patterns(r)[n] for r, n in slots]
+    own = [set(words) for _, words in patterns]
+    repo = content.site.get("repo")
+    records = len({r.id for r, _ in slots})
+    weights, head = _index_head(
+        own,
+        [pat for pat, _ in patterns],
+        records,
+        repo,
+        project_hints(content),
+        project_programs(content),
+    )
+    for url, body in head:
+        yield url, hashlib.sha1(body).hexdigest(), body
+    for start in range(0, len(slots), PAGE):
+        page = slots[start : start + PAGE]
+        totals = [sum(weights[w] for w in words) for words in own[start : start + PAGE]]
+        inputs = [salt] + [
+            f"{names[r.project]}\0{r.id}\0{r.source.digest}\0{n}\0{total}"
+            for (r, n), total in zip(page, totals, strict=True)
+        ]
+        key = hashlib.sha1("\n".join(inputs).encode()).hexdigest()
+        url = urls.search_patterns(str(start // PAGE))
+        yield url, key, functools.partial(_slots_page, page, names, totals)
+
+
+def _slots_page(page: list[tuple["Record", int]], names: dict[str, str], totals: list[int]):
+    """The file of these patterns (record, which of its wordings)."""
+    made: dict[str, list[Entry]] = {}
+    for r, _ in page:
+        if r.id not in made:
+            made[r.id] = record_entries(r, names[r.project])
+    return _pattern_page([made[r.id][n] for r, n in page], totals)
+
+
+def _index_head(
+    own: list[set[str]],
+    patterns: list[template.Pattern],
+    records: int,
+    repo: str | None,
+    hints: dict[str, str] | None,
+    programs: dict[str, dict] | None,
+) -> tuple[dict[str, int], list[tuple[str, bytes]]]:
+    """Each word's weight (what pages of patterns are made with), and index.json and the
+    word shards of patterns with these words (`records`: how many records they are of)."""
     postings: dict[str, list[int]] = {}
     for pid, words in enumerate(own):
-        for word in [*words, *lead(items[pid].pattern)]:
+        for word in [*words, *lead(patterns[pid])]:
             postings.setdefault(word, []).append(pid)
     kept = _kept_postings(own, postings)
-    weights = {w: weight(len(items), len(ids)) for w, ids in postings.items()}
+    weights = {w: weight(len(own), len(ids)) for w, ids in postings.items()}
     rows = {w: [weights[w], *kept[w]] for w in sorted(postings)}
     shards = _shard_count(rows)
     buckets: list[dict] = [{} for _ in range(shards)]
     for word, row in rows.items():
         buckets[shard_of(word, shards)][word] = row
-    yield (
-        urls.search_index(),
-        _dumps(
-            {
-                "version": VERSION,
-                "patterns": len(items),
-                "records": len({item.record for item in items}),
-                "shards": shards,
-                "page": PAGE,
-                "errors_url": urls.error("{}"),
-                "words_url": urls.search_words("{}"),
-                "patterns_url": urls.search_patterns("{}"),
-                "query": QUERY,
-                "rules": RULES,
-                "how": HOW,
-                "ranks": RANKS,
-                "report": repo and urls.github_new_issue(repo, "{title}", "{body}"),
-                "hints": hints or {},
-                "programs": programs or {},
-            }
-        ),
+    settings = {
+        "version": VERSION,
+        "patterns": len(own),
+        "records": records,
+        "shards": shards,
+        "page": PAGE,
+        "errors_url": urls.error("{}"),
+        "words_url": urls.search_words("{}"),
+        "patterns_url": urls.search_patterns("{}"),
+        "query": QUERY,
+        "rules": RULES,
+        "how": HOW,
+        "ranks": RANKS,
+        "report": repo and urls.github_new_issue(repo, "{title}", "{body}"),
+        "hints": hints or {},
+        "programs": programs or {},
+    }
+    files = [(urls.search_index(), _dumps(settings))]
+    files += [(urls.search_words(str(n)), _dumps(bucket)) for n, bucket in enumerate(buckets)]
+    return weights, files
+
+
+def _pattern_page(items: list[Entry], totals: list[int]) -> bytes:
+    """A file of patterns: each one's document, and the weight of all its words (`totals`),
+    what a similar (unverified) match is measured by."""
+    return _dumps(
+        [{**item.document(), "weight": total} for item, total in zip(items, totals, strict=True)]
     )
-    for n, bucket in enumerate(buckets):
-        yield urls.search_words(str(n)), _dumps(bucket)
-    for start in range(0, len(items), PAGE):
-        # weight: of all a pattern's words, what a similar (unverified) match is measured by
-        page = [
-            {**items[pid].document(), "weight": sum(weights[w] for w in own[pid])}
-            for pid in range(start, min(start + PAGE, len(items)))
-        ]
-        yield urls.search_patterns(str(start // PAGE)), _dumps(page)
 
 
 def lead(pat: template.Pattern) -> list[str]:

@@ -303,14 +303,31 @@ def record_files(rid: str, doc: dict) -> list[tuple[str, bytes]]:
 
 def api_files(content: Content, links: Links) -> Iterator[tuple[str, bytes]]:
     """The files under /api/ that are not one record's document."""
-    base = content.site["base_url"]
-    for alias, target in sorted(content.aliases.items()):
-        doc = error_document(content.records[target], content, links)
-        yield from record_files(alias, {**doc, "alias": alias})
-    yield urls.api_index(), dumps(index_document(content, links))
+    for alias in sorted(content.aliases):
+        yield urls.error_json(alias), alias_file(content, links, alias)
     for key in content.projects:
-        pages = paging.project_pages(project_document(content, links, key), key, base)
-        yield from ((url, dumps(page)) for url, page in pages)
+        yield from project_files(content, links, key).items()
+    yield from site_api_files(content, links)
+
+
+def alias_file(content: Content, links: Links, alias: str) -> bytes:
+    """The document of an alias: its record's, saying which alias it was asked by."""
+    doc = error_document(content.records[content.aliases[alias]], content, links)
+    return dumps({**doc, "alias": alias})
+
+
+def project_files(content: Content, links: Links, key: str) -> dict[str, bytes]:
+    """A project's document, in its pages (paging.project_page_urls)."""
+    pages = paging.project_pages(
+        project_document(content, links, key), key, content.site["base_url"]
+    )
+    return {url: dumps(page) for url, page in pages}
+
+
+def site_api_files(content: Content, links: Links) -> Iterator[tuple[str, bytes]]:
+    """The index of the API, its schemas and its not-found answer."""
+    base = content.site["base_url"]
+    yield urls.api_index(), dumps(index_document(content, links))
     yield urls.schema(), dumps(error_document_schema(base))
     yield urls.record_schema(), dumps(record_schema(base))
     yield urls.openapi(), dumps(openapi_document(base))

@@ -51,7 +51,7 @@ from errorkb.content.model import Content, Record
 from errorkb.progress import QUIET, Progress
 from errorkb.projects import wings
 from errorkb.search import engine as search
-from errorkb.site import api, cards, check, markup, shortlinks, urls
+from errorkb.site import api, cards, check, markup, paging, shortlinks, urls
 from errorkb.site.linking import Links, link
 from errorkb.site.pages import Pages
 
@@ -195,15 +195,18 @@ def _collector_paused():
 
 
 def write_site(writer: "Writer", plan: "Plan", progress: Progress = QUIET) -> None:
-    """Every output of the site, into the writer's folder, and its manifest. On a big site,
-    workers make the outputs drawn from many records while the records are written."""
-    with _workers(plan, writer) as pool:
+    """Every output of the site, into the writer's folder, and its manifest. When many
+    records changed, workers make the outputs drawn from many records while the records
+    are written; after an edit of a few, forking them would cost more than it saves (each
+    worker reads the whole plan, copying the pages it touches)."""
+    todo = _stale_records(writer, plan, progress)
+    with _workers(plan, writer, len(todo)) as pool:
         if pool is None:
             for produce in plan.producers().values():
                 _write_units(writer, produce())
         else:
             shared = [pool.apply_async(_produce_in_worker, (name,)) for name in plan.producers()]
-        _write_records(writer, plan, pool, progress)
+        _write_records(writer, plan, todo, pool, progress)
         if pool is not None:
             progress.stage("pages of many records", len(shared))
             for done in shared:
@@ -258,7 +261,8 @@ class Plan:
         digests = {url: _digest(source) for url, source in self.vendored}
         compiled = content.root / CACHE_DIR / "templates"
         self.pages = Pages(content, links, assets, compiled, vendored=digests)
-        self.base_key = _base_key(content, assets)
+        self.code_key = code_digest()
+        self.base_key = _base_key(content, assets, self.code_key)
 
     def record_key(self, record: Record) -> str:
         """A hash of everything the record's page and document show: the record, the
@@ -310,13 +314,30 @@ class Plan:
         }
 
     def search_index(self) -> Iterable[Unit]:
-        return _keyed(search.site_index(self.content).items())
+        """Its pages of patterns keyed by their records, made only when changed."""
+        for url, key, made in search.site_index_parts(self.content, self.code_key):
+            yield Unit(url, key, made)
 
     def site_pages(self) -> Iterable[Unit]:
-        return _keyed(self.pages.site_pages())
+        """Keyed by what each is made from, made only when that changed."""
+        for url, key, made in self.pages.site_page_parts():
+            yield Unit(url, _hash(self.base_key, key), made)
 
     def api_files(self) -> Iterable[Unit]:
-        return _keyed(api.api_files(self.content, self.links))
+        """An alias's document keyed as its record's page, a project's document by its
+        records (each made only when changed); the few others by their bytes."""
+        content, links = self.content, self.links
+        for alias, target in sorted(content.aliases.items()):
+            key = _hash(self.record_key(content.records[target]), alias)
+            made = functools.partial(api.alias_file, content, links, alias)
+            yield Unit(urls.error_json(alias), key, made)
+        for project, files in ((k, links.by_file.get(k, {})) for k in content.projects):
+            records = [r for recs in files.values() for r in recs]
+            key = _hash(self.base_key, project, *(r.source.digest for r in records))
+            pages = functools.cache(functools.partial(api.project_files, content, links, project))
+            for url in paging.project_page_urls(project, len(records)):
+                yield Unit(url, key, functools.partial(_one_of, pages, url))
+        yield from _keyed(api.site_api_files(content, links))
 
     def file_pages(self) -> Iterable[Unit]:
         """Each source file's page, keyed by the records it shows."""
@@ -353,15 +374,24 @@ class Plan:
         )
 
 
+def _one_of(files: Callable[[], dict[str, bytes]], url: str) -> bytes:
+    """The file at `url` of those `files` makes (once: it is cached)."""
+    return files()[url]
+
+
+def _hash(*parts: str) -> str:
+    return hashlib.sha1("\0".join(parts).encode()).hexdigest()
+
+
 def _keyed(outputs: Iterable[tuple[str, bytes]]) -> Iterable[Unit]:
     """Outputs rendered every build, keyed by their bytes: written only when changed."""
     for url, body in outputs:
         yield Unit(url, hashlib.sha1(body).hexdigest(), body)
 
 
-def _base_key(content: Content, assets: dict[str, bytes]) -> str:
+def _base_key(content: Content, assets: dict[str, bytes], code_key: str) -> str:
     """What every page depends on: the generator's code, templates, site and projects."""
-    digest = hashlib.sha1(code_digest().encode())
+    digest = hashlib.sha1(code_key.encode())
     for path in sorted(resources.templates(content.root).rglob("*")):
         if path.is_file():
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
@@ -406,10 +436,10 @@ _WRITER: "Writer | None" = None
 
 
 @contextmanager
-def _workers(plan: Plan, writer: "Writer"):
-    """A pool of forked workers sharing the plan, or None where the site is too small for
-    them to pay for their start (or the platform cannot fork)."""
-    count = fork_workers(len(plan.content.records), PARALLEL_MIN)
+def _workers(plan: Plan, writer: "Writer", stale: int):
+    """A pool of forked workers sharing the plan, or None where too few record parts are
+    `stale` for them to pay for their start (or the platform cannot fork)."""
+    count = fork_workers(stale, PARALLEL_MIN)
     if not count:
         yield None
         return
@@ -424,9 +454,11 @@ def _workers(plan: Plan, writer: "Writer"):
         _PLAN = _WRITER = None
 
 
-def _write_records(writer: "Writer", plan: Plan, pool, progress: Progress = QUIET) -> None:
-    """Each record's page, JSON and card: linked when unchanged, else rendered (by the pool
-    when there are many)."""
+def _stale_records(
+    writer: "Writer", plan: Plan, progress: Progress = QUIET
+) -> list[tuple[str, str, str]]:
+    """Each record's page, JSON and card linked when unchanged; the others, as (record id,
+    part, key), to render."""
     todo = []
     progress.stage("keying records", len(plan.content.records))
     for rid, record in sorted(plan.content.records.items()):
@@ -434,6 +466,17 @@ def _write_records(writer: "Writer", plan: Plan, pool, progress: Progress = QUIE
             if not writer.reuse(url_list, key):
                 todo.append((rid, part, key))
         progress.advance()
+    return todo
+
+
+def _write_records(
+    writer: "Writer",
+    plan: Plan,
+    todo: list[tuple[str, str, str]],
+    pool,
+    progress: Progress = QUIET,
+) -> None:
+    """The record parts to render (by the pool when there are many)."""
     progress.stage("rendering record parts", len(todo))
     if pool is None or len(todo) < PARALLEL_MIN:
         for rid, part, key in todo:

@@ -1,8 +1,10 @@
 """Rendering HTML pages and the site-level text files through the Jinja templates."""
 
+import functools
 import hashlib
+import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
@@ -11,7 +13,7 @@ from markupsafe import Markup
 
 from errorkb import resources
 from errorkb.content import template
-from errorkb.content.model import Content, Location, Record
+from errorkb.content.model import Content, Guide, Location, Project, Record
 from errorkb.projects import wing, wings
 from errorkb.site import cards, markup, offline, shortlinks, urls
 from errorkb.site.linking import Links, by_folder, resolve
@@ -59,6 +61,7 @@ def headers_file() -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+Part = bytes | Callable[[], bytes]  # a file's bytes, or how to make them
 SITEMAP_URLS = 50_000  # the most one sitemap file may list (sitemaps.org)
 
 
@@ -131,83 +134,87 @@ class Pages:
 
     def site_pages(self) -> Iterator[tuple[str, bytes]]:
         """Everything that is not an error page."""
+        for url, _, made in self.site_page_parts():
+            yield url, made if isinstance(made, bytes) else made()
+
+    def site_page_parts(self) -> Iterator[tuple[str, str, Part]]:
+        """site_pages as (url, key, bytes or how to make them): a page rendered from a
+        template is keyed by the arguments it is given (records and guides by their
+        digests) and made only when asked; the others are made and keyed by their bytes.
+        (The key leaves out what every page depends on: the code, templates and settings.)"""
         content, links = self.content, self.links
         counts = {
             key: sum(map(len, links.by_file.get(key, {}).values())) for key in content.projects
         }
-        yield (
+        yield self._later(
+            "home.html",
             urls.home(),
-            self.page(
-                "home.html",
-                urls.home(),
-                content.site["title"],
-                content.site.get("tagline") or content.site["title"],
-                records=content.records,
-                counts=counts,
-                guides=content.guides,
-                recent=links.recent[:RECENT_COUNT],
-            ),
+            content.site["title"],
+            content.site.get("tagline") or content.site["title"],
+            records=content.records,
+            counts=counts,
+            guides=content.guides,
+            recent=links.recent[:RECENT_COUNT],
         )
         for key, project in content.projects.items():
             files = links.by_file.get(key, {})
             folders = _folders(links.raised_in.get(key, {}))
-            yield (
+            yield self._later(
+                "project.html",
                 urls.project(key),
-                self.page(
-                    "project.html",
-                    urls.project(key),
-                    f"{project.name} errors",
-                    f"All {counts[key]} {project.name} errors, grouped by source file.",
-                    project=project,
-                    files=sum(len(f["files"]) for f in folders),
-                    folders=folders,
-                    areas=_areas(folders),
-                    explained=[r for recs in files.values() for r in recs if r.curated],
-                    count=counts[key],
-                ),
+                f"{project.name} errors",
+                f"All {counts[key]} {project.name} errors, grouped by source file.",
+                project=project,
+                files=sum(len(f["files"]) for f in folders),
+                folders=folders,
+                areas=_areas(folders),
+                explained=[r for recs in files.values() for r in recs if r.curated],
+                count=counts[key],
             )
         if content.guides:
-            yield (
+            yield self._later(
+                "guides.html",
                 urls.guides(),
-                self.page(
-                    "guides.html",
-                    urls.guides(),
-                    "Guides",
-                    "Long-form guides to the errors.",
-                    guides=content.guides,
-                ),
+                "Guides",
+                "Long-form guides to the errors.",
+                guides=content.guides,
             )
         for guide in content.guides:
-            yield urls.guide(guide.slug), self._guide(guide)
+            covered = [resolve(content, ident) for ident in guide.errors]
+            made = functools.partial(self._guide, guide)
+            yield urls.guide(guide.slug), _key(["guide", guide, covered]), made
         for project_wing in self.wings:
-            yield from project_wing.pages(self)
-        yield urls.service_worker(), offline.service_worker(self)
-        yield (
+            yield from _keyed(project_wing.pages(self))
+        yield from _keyed([(urls.service_worker(), offline.service_worker(self))])
+        yield self._later(
+            "search.html",
             urls.search(),
-            self.page(
-                "search.html",
-                urls.search(),
-                "Search",
-                "Paste an error message to find its page, or search the knowledge base.",
-                guides=content.guides,
-            ),
+            "Search",
+            "Paste an error message to find its page, or search the knowledge base.",
+            guides=content.guides,
         )
         for alias, target in sorted(content.aliases.items()):
-            yield urls.error(alias), self.render("redirect.html", target=content.records[target])
-        yield urls.redirects_file(), shortlinks.redirects_file(content)
-        yield from shortlinks.id_lists(content)
-        yield (
-            urls.not_found(),
-            self.page(
-                "404.html", urls.not_found(), "Page not found", "There is no page at this address."
-            ),
+            record = content.records[target]
+            made = functools.partial(self.render, "redirect.html", target=record)
+            yield urls.error(alias), _key(["redirect.html", record]), made
+        yield from _keyed([(urls.redirects_file(), shortlinks.redirects_file(content))])
+        yield from shortlinks.id_list_parts(content)
+        yield self._later(
+            "404.html", urls.not_found(), "Page not found", "There is no page at this address."
         )
         yield from self._sitemaps()
         recent = [r for r in links.recent if r.modified][:FEED_COUNT]
         updated = recent[0].modified if recent else "1970-01-01"
-        yield urls.feed(), self.render("feed.xml", records=recent, updated=updated)
-        yield urls.robots(), self.render("robots.txt")
-        yield urls.headers_file(), headers_file()
+        made = functools.partial(self.render, "feed.xml", records=recent, updated=updated)
+        yield urls.feed(), _key(["feed.xml", recent, updated]), made
+        yield from _keyed(
+            [(urls.robots(), self.render("robots.txt")), (urls.headers_file(), headers_file())]
+        )
+
+    def _later(self, name: str, url: str, title: str, description: str, **context):
+        """A page (as `page` makes it), keyed by its arguments, made when asked."""
+        made = functools.partial(self.page, name, url, title, description, **context)
+        return url, _key([name, url, title, description, context]), made
 
     def source_file(self, key: str, path: str) -> bytes:
         """The page of one source file: every error raised in it, by line."""
@@ -240,18 +247,21 @@ class Pages:
             edit_url=urls.github_edit(site["repo"], site["branch"], guide.path),
         )
 
-    def _sitemaps(self) -> Iterator[tuple[str, bytes]]:
+    def _sitemaps(self) -> Iterator[tuple[str, str, Part]]:
         """/sitemap.xml; past the 50,000 URLs one sitemap may list, an index of parts."""
         entries = self._sitemap_entries()
         if len(entries) <= SITEMAP_URLS:
-            yield urls.sitemap(), self.render("sitemap.xml", entries=entries)
+            made = functools.partial(self.render, "sitemap.xml", entries=entries)
+            yield urls.sitemap(), _key(["sitemap.xml", entries]), made
             return
         parts = [entries[i : i + SITEMAP_URLS] for i in range(0, len(entries), SITEMAP_URLS)]
         for n, part in enumerate(parts, 1):
-            yield urls.sitemap(n), self.render("sitemap.xml", entries=part)
+            made = functools.partial(self.render, "sitemap.xml", entries=part)
+            yield urls.sitemap(n), _key(["sitemap.xml", part]), made
         listed = [(urls.sitemap(n), max(filter(None, (d for _, d in part)), default=None))
                   for n, part in enumerate(parts, 1)]  # fmt: skip
-        yield urls.sitemap(), self.render("sitemap-index.xml", parts=listed)
+        made = functools.partial(self.render, "sitemap-index.xml", parts=listed)
+        yield urls.sitemap(), _key(["sitemap-index.xml", listed]), made
 
     def _sitemap_entries(self) -> list[tuple[str, str | None]]:
         content = self.content
@@ -265,10 +275,31 @@ class Pages:
             entries.append((urls.guides(), None))
         entries += [(url, None) for w in self.wings for url in w.sitemap()]
         entries += [(urls.guide(g.slug), g.updated or None) for g in content.guides]
-        entries += [
-            (urls.error(rid), rec.modified) for rid, rec in sorted(content.records.items())
-        ]
+        entries += [(urls.error(rid), rec.modified) for rid, rec in sorted(content.records.items())]
         return entries
+
+
+def _keyed(files: Iterable[tuple[str, bytes]]) -> Iterator[tuple[str, str, Part]]:
+    """Files made already, keyed by their bytes."""
+    for url, body in files:
+        yield url, hashlib.sha1(body).hexdigest(), body
+
+
+def _key(inputs: list) -> str:
+    """A hash of what a template is given: plain data as it is, records and guides by their
+    files' digests (all a template can read of them), projects by their fields."""
+    text = json.dumps(inputs, sort_keys=True, default=_identity, separators=(",", ":"))
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def _identity(obj: object) -> object:
+    if isinstance(obj, Record):
+        return ["record", obj.source.digest]
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    if isinstance(obj, (Guide, Project)):
+        return [type(obj).__name__, {k: v for k, v in vars(obj).items() if k != "source"}]
+    raise TypeError(f"no key for a {type(obj).__name__} given to a template")
 
 
 def _folders(raised_in: dict[str, list[tuple[Record, list[Location]]]]) -> list[dict]:
@@ -290,8 +321,6 @@ def _areas(folders: list[dict]) -> list[dict]:
         area = areas.setdefault(name, {"name": name, "first": folder["name"], "ids": set()})
         area["ids"] |= folder["ids"]
     return list(areas.values())
-
-
 
 
 def _modified(record: Record) -> str | None:

@@ -7,11 +7,13 @@ serve as real redirects (query string kept, so the values in the address reach t
 link previews follow them to the page's own tags). On hosts without it (GitHub Pages) the
 404 page finds the id in the address and goes to its page, values and all."""
 
+import functools
+import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from errorkb.content.model import Content
+from errorkb.content.model import Content, Record
 from errorkb.site import urls
 
 SHORT = 8  # hex digits of a short link: unique among 100,000 ids but for a few dozen
@@ -42,14 +44,24 @@ def redirects_file(content: Content) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def id_lists(content: Content) -> Iterator[tuple[str, bytes]]:
+def id_list_parts(content: Content) -> Iterator[tuple[str, str, Callable[[], bytes]]]:
     """/api/ids/<2 hex digits>.json: [[id, title, target id], ...] of the records and aliases
-    starting so (target id: the record an alias leads to, else the id itself)."""
+    starting so (target id: the record an alias leads to, else the id itself), as (url, key,
+    how to make it): a list is keyed by its ids and the digests of their records' files
+    (where their titles are), so an edit makes one list."""
     shards = defaultdict(list)
     for rid, record in content.records.items():
-        shards[rid[:SHARD]].append([rid, record.title, rid])
+        shards[rid[:SHARD]].append((rid, record))
     for alias, target in content.aliases.items():
-        shards[alias[:SHARD]].append([alias, content.records[target].title, target])
-    for prefix, rows in sorted(shards.items()):
-        body = json.dumps(sorted(rows), ensure_ascii=False, separators=(",", ":"))
-        yield urls.id_list(prefix), body.encode()
+        shards[alias[:SHARD]].append((alias, content.records[target]))
+    for prefix, listed in sorted(shards.items()):
+        inputs = "\n".join(
+            sorted(f"{ident} {record.id} {record.source.digest}" for ident, record in listed)
+        )
+        key = hashlib.sha1(inputs.encode()).hexdigest()
+        yield urls.id_list(prefix), key, functools.partial(_id_list, listed)
+
+
+def _id_list(listed: list[tuple[str, Record]]) -> bytes:
+    rows = sorted([ident, record.title, record.id] for ident, record in listed)
+    return json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode()
