@@ -302,6 +302,10 @@ def test_a_megabyte_paste_is_answered_quickly(index):
     started = time.perf_counter()
     search.search(index, "( [ " * 250_000)  # one huge line of separators
     assert time.perf_counter() - started < 2
+    for token in ("x" * 1_000_000, "h:1:" * 250_000):  # one huge word: no log line's start
+        started = time.perf_counter()
+        search.search(index, token)
+        assert time.perf_counter() - started < 2
 
 
 def test_verification_gives_up_within_its_budget():

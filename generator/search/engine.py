@@ -377,8 +377,9 @@ _LOG_PREFIXES = [
     # loguru's bars (2025-04-29 22:14:28.456 | ERROR    | )
     r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"
     r"(?: - [\w.]+ -| \|(?: [A-Z]+ +\|)?)? ?",
-    # NCCL's own log lines: host:pid:tid [gpu] NCCL INFO ...
-    r"\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|ERROR) ?",
+    # NCCL's own log lines: host:pid:tid [gpu] NCCL INFO ... (at a word's start, and the
+    # host without colons: a search through a line stays linear)
+    r"(?<!\S)[^\s:]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|ERROR) ?",
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::[\w.]*:| - |: | )",  # logging: ERROR:root:
 ]
 # All but the bare level name tell a log line's start even in the middle of a line.
