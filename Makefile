@@ -3,6 +3,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 # Root installs directly; anyone else needs sudo for Debian packages.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# Python keeps compiled modules unless told not to: a test run starts a hundred interpreters
+# (workers, the CLI, MkDocs, parity) that would each compile the package anew.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup serve build check test test-fast lint chromium fonts clean
 

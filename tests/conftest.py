@@ -2,6 +2,7 @@ import fcntl
 import json
 import os
 import pickle
+import re
 import shutil
 import socket
 import tempfile
@@ -9,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import yaml
 
 from errorkb.content.model import Content
 from errorkb.search import engine
@@ -25,13 +27,54 @@ FIXTURE = Path(__file__).parent / "fixtures" / "kb"
 COMPILED = Path(tempfile.gettempdir()) / f"errorkb-tests-{os.getuid()}" / "templates"
 
 
-def make_kb(path: Path) -> Path:
-    """A knowledge-base folder: the fixture content and the real templates."""
-    shutil.copytree(FIXTURE / "content", path / "content")
+def make_kb(path: Path, fill=None) -> Path:
+    """A knowledge-base folder: the fixture content (or what `fill(path)` puts in content/)
+    and the real templates."""
+    if fill is None:
+        shutil.copytree(FIXTURE / "content", path / "content")
+    else:
+        fill(path)
     shutil.copytree(REPO / "templates", path / "templates")
     COMPILED.mkdir(parents=True, exist_ok=True)
     (path / CACHE_DIR).mkdir()
     (path / CACHE_DIR / "templates").symlink_to(COMPILED)
+    return path
+
+
+SEED = "f644a7c8e4fdc46c"  # vLLM's attention heads record: its calculator and example fix
+SEEDS = [SEED, "d97d5d8528e2b364", "8a94eee2b843fde3"]
+STUBS = 3  # unexplained records from the seed's source file
+
+
+def small_vllm_kb(path: Path) -> Path:
+    """content/ with the seed records, every record they relate to or check against, and a
+    few unexplained records raised in the seed's file."""
+    real = REPO / "content"
+    for name in ("site.yaml", "models.yaml", "projects/vllm.yaml"):
+        (path / "content" / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(real / name, path / "content" / name)
+    records = real / "errors" / "vllm"
+    wanted, todo = set(), list(SEEDS)
+    while todo:
+        rid = todo.pop()
+        if rid in wanted:
+            continue
+        wanted.add(rid)
+        data = yaml.safe_load((records / f"{rid}.yaml").read_text())
+        todo += data.get("related", [])
+        todo += [c["expect"] for c in data.get("checks", []) if c["expect"] != "ok"]
+    seed_file = yaml.safe_load((records / f"{SEED}.yaml").read_text())["source"]["path"]
+    stubs = []
+    for record in sorted(records.glob("*.yaml")):
+        text = record.read_text()
+        explained = re.search(r"(?m)^(meaning|trigger|solutions|related):", text)
+        if f"  path: {seed_file}\n" in text and not explained and len(stubs) < STUBS:
+            stubs.append(record.stem)
+    assert len(stubs) == STUBS
+    wanted.update(stubs)
+    (path / "content" / "errors" / "vllm").mkdir(parents=True)
+    for rid in wanted:
+        shutil.copy(records / f"{rid}.yaml", path / "content" / "errors" / "vllm")
     return path
 
 
