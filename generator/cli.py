@@ -51,11 +51,12 @@ def cmd_check(args) -> int:
 def cmd_build(args) -> int:
     from errorkb.content.model import ContentError
     from errorkb.progress import Progress
-    from errorkb.site.build import BuildError, build
+    from errorkb.site.build import BuildError
+    from errorkb.site.quick import build_site
 
     progress = Progress()
     try:
-        result = build(
+        result = build_site(
             args.root,
             args.out,
             log=progress.log,

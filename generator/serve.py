@@ -26,9 +26,10 @@ from errorkb.content.load import ParseCache
 from errorkb.content.model import ContentError
 from errorkb.progress import QUIET, Progress
 from errorkb.site import urls
-from errorkb.site.build import CACHE_DIR, BuildError, Plan, build
+from errorkb.site.build import CACHE_DIR, BuildError, Plan
 from errorkb.site.ondemand import OnDemand
 from errorkb.site.pages import headers_for
+from errorkb.site.quick import build_site
 
 POLL_SECONDS = 0.5
 IDLE_TIMEOUT = 30.0  # s: a connection that sends nothing for this long is closed
@@ -326,7 +327,7 @@ class Watcher:
     def rebuild(self, plan: Plan | None = None) -> None:
         """A build (from `plan` if given, else from the sources), its failure reported."""
         try:
-            build(self.root, self.out, self.log, self.cache, plan, self.progress)
+            build_site(self.root, self.out, self.log, self.cache, plan, self.progress)
         except ContentError as exc:
             n = len(exc.problems)
             self.log(f"{exc}\nbuild refused ({n} problems); serving the last good site")

@@ -1,6 +1,6 @@
 """`errorkb build --check`: the site held to its rules from the facts the build collected."""
 
-import json
+import shutil
 import subprocess
 import sys
 
@@ -84,7 +84,16 @@ def test_facts_of_files_kept_from_the_last_build_survive_an_incremental_build(kb
 def test_a_site_built_before_facts_were_kept_is_rendered_anew(kb):
     build(kb)
     manifest = build_module._manifest_path(kb / "site", kb / "site")
-    entries = json.loads(manifest.read_text())
-    manifest.write_text(json.dumps({url: entry[:2] for url, entry in entries.items()}))
+    shutil.rmtree(manifest.with_suffix(build_module.FACTS))
     result = build(kb, checked=True)
     assert result.rendered == result.files and result.problems == []
+
+
+def test_a_site_with_an_older_releases_manifest_is_ours_and_made_anew(kb):
+    """Before keys and facts were kept apart, a site's manifest was one JSON file."""
+    build(kb)
+    manifest = build_module._manifest_path(kb / "site", kb / "site")
+    manifest.rename(manifest.with_suffix(".json"))
+    shutil.rmtree(manifest.with_suffix(build_module.FACTS))
+    result = build(kb)
+    assert result.rendered == result.files

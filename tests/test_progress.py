@@ -74,6 +74,8 @@ def test_errorkb_build_draws_a_bar_on_a_terminal_and_one_line_in_a_log(kb):
     logged = subprocess.run(command, env=env, stderr=subprocess.PIPE, text=True, check=True)
     assert len(logged.stderr.splitlines()) == 1 and logged.stderr.startswith("built 4 records")
 
+    page = kb / "templates" / "error.html"  # changed: the full build, whose stages it shows
+    page.write_text(page.read_text() + "\n")
     leader, follower = pty.openpty()
     subprocess.run(command, env=env, stderr=follower, check=True)
     os.close(follower)

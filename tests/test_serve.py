@@ -273,12 +273,12 @@ def test_an_unexpected_error_in_a_build_is_reported_and_the_watcher_goes_on(
     watched, monkeypatch
 ):
     kb, port, lines, thread = watched
-    real_build = serve_module.build
+    real_build = serve_module.build_site
 
     def crash(*args, **kwargs):
         raise KeyError("a bug in the generator")
 
-    monkeypatch.setattr(serve_module, "build", crash)
+    monkeypatch.setattr(serve_module, "build_site", crash)
     edit(kb / RECORD, "title: Widget count", "title: Widget sum")
     wait_until(lambda: "build crashed" in page(port), "the crash banner")
     body = page(port)
@@ -289,7 +289,7 @@ def test_an_unexpected_error_in_a_build_is_reported_and_the_watcher_goes_on(
     assert "Traceback (most recent call last)" in report
     assert thread.is_alive()
 
-    monkeypatch.setattr(serve_module, "build", real_build)
+    monkeypatch.setattr(serve_module, "build_site", real_build)
     edit(kb / RECORD, "title: Widget sum", "title: Widget product")
     wait_until(lambda: "Widget product not divisible" in page(port), "the next rebuild")
     assert BANNER not in page(port)
@@ -441,13 +441,13 @@ def held_build(kb, server, monkeypatch):
     """The fixture kb loaded and served as `serve` does, its first build held until the test
     sets the event it gets."""
     release = threading.Event()
-    real_build = serve_module.build
+    real_build = serve_module.build_site
 
     def held(*args, **kwargs):
         assert release.wait(WAIT)
         return real_build(*args, **kwargs)
 
-    monkeypatch.setattr(serve_module, "build", held)
+    monkeypatch.setattr(serve_module, "build_site", held)
     plan = load_plan(kb)
     srv = server(kb / "site")
     srv.status.pending = OnDemand(plan, kb / "site")
@@ -519,3 +519,14 @@ def test_before_the_build_current_files_of_the_last_site_are_served_and_stale_on
     assert pending.get(f"errors/{other}/index.html") == built
     assert rendered == [(A1, "page")]  # the other page was current in site/
     assert pending.get("nowhere/index.html") is None
+
+
+def test_an_edit_of_prose_while_serving_takes_the_quick_rebuild(watched):
+    """The writer's loop: after the first full build, an edit of what the error means is
+    on its page after a rebuild that read only that record (and the records it shows)."""
+    kb, port, lines, _ = watched
+    edit(kb / RECORD, "title: Widget count", "title: Widget total")  # a full build
+    wait_until(lambda: "Widget total not divisible" in page(port), "the full rebuild")
+    edit(kb / RECORD, "meaning: |\n", "meaning: |\n  Said anew while serving.\n")
+    wait_until(lambda: "Said anew while serving." in page(port), "the quick rebuild")
+    assert "the prose of 1 record changed" in lines[-1]

@@ -15,6 +15,7 @@ import pickle
 import re
 import stat
 import zlib
+from collections.abc import Iterable
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -476,6 +477,7 @@ class _Files:
         self.real = os.path.realpath(self.content)
         self.problems = problems
         self.limit_kb = limit_kb
+        self.site: dict = {}  # content/site.yaml, once read
 
     def usable(
         self, path: str, rel: str, folder: bool = False, link: bool | None = None
@@ -531,10 +533,21 @@ class _Files:
                     else f"only *{suffix} files belong in {prefix}/; move or delete it"
                 )
                 self._add(rel, "E119", f"is not read: {hint}")
-            elif st := self.usable(entry.path, rel, link=entry.is_symlink()):
+            elif st := self._plain(entry) or self.usable(entry.path, rel, link=entry.is_symlink()):
                 files.append((entry.path, rel, (st.st_mtime_ns, st.st_size, st.st_ino)))
         files.sort(key=lambda file: file[1])
         return files
+
+    def _plain(self, entry: os.DirEntry) -> os.stat_result | None:
+        """The stat of a regular file within the size limit, the common case, or None to let
+        `usable` look closer (and report)."""
+        if entry.is_symlink():
+            return None
+        try:
+            st = entry.stat()
+        except OSError:
+            return None
+        return st if stat.S_ISREG(st.st_mode) and st.st_size <= self.limit_kb * 1024 else None
 
     def folders(self, folder: Path) -> list[Path]:
         """The usable sub-folders of a folder, sorted; files there are reported."""
@@ -622,23 +635,18 @@ def load_content(
     root: Path, cache: "ParseCache | None" = None, progress: Progress = QUIET
 ) -> Content:
     """Load and validate everything under root/content; raise ContentError on any problem."""
-    root = Path(root)
     problems: list[Problem] = []
-    site = _load_site(_Files(root, problems))
-    files = _Files(root, problems, site.get("max_file_kb", MAX_FILE_KB))
-    projects = _load_projects(files)
-    records, unreadable = _load_records(files, cache, projects, progress)
-    guides = _load_guides(files)
-    loaded = {w.key: w.load(files) for w in projects_wings(projects.values())}
-    extras = {key: extra for key, extra in loaded.items() if extra is not None}
-    content = Content(root, site, projects, {}, guides, extras)
-    content.unreadable_ids = unreadable
-    _check_ids(records, content, problems)
+    files, projects = _load_frame(Path(root), problems)
+    listed = record_listing(files, {k: p.wing_key for k, p in projects.items()})
+    if cache is not None:
+        cache.forget_others({rel for _, rel, _ in listed})
+    content = _with_records(files, projects, listed, cache, progress)
+    content.stamps = {rel: stamp for _, rel, stamp in listed}
     for record in content.records.values():
         problems += _cross_problems(record, content)
     problems += _path_clashes(content)
     problems += _supersession_cycles(content)
-    for guide in guides:
+    for guide in content.guides:
         for i, ref in enumerate(guide.errors):
             if not content.knows(ref):
                 line = guide.source.line("errors", i) if guide.source else 1
@@ -655,6 +663,56 @@ def load_content(
         problems += project_wing.content_problems(content)
     if problems:
         raise ContentError(problems)
+    return content
+
+
+def load_some(
+    root: Path,
+    listed: list[tuple[str, str, tuple]],
+    edited: set[str],
+    cache: "ParseCache",
+    aliases: dict[str, str],
+) -> Content:
+    """The content with only the record files `listed` (as record_listing lists them) and
+    the `aliases` of all, the rest whole: what the quick rebuild renders a few pages from.
+    The `edited` files are checked as load_content checks them, against the records listed
+    with them (their related records must be there); raises ContentError."""
+    problems: list[Problem] = []
+    files, projects = _load_frame(Path(root), problems)
+    content = _with_records(files, projects, listed, cache)
+    content.aliases = dict(aliases)
+    for record in (r for r in content.records.values() if r.path in edited):
+        problems += _cross_problems(record, content)
+    for project_wing in projects_wings(projects.values()):
+        problems += [p for p in project_wing.content_problems(content) if p.path in edited]
+    if problems:
+        raise ContentError(problems)
+    return content
+
+
+def _load_frame(root: Path, problems: list[Problem]) -> "tuple[_Files, dict[str, Project]]":
+    """The site's settings and projects, and how to read the rest."""
+    site = _load_site(_Files(root, problems))
+    files = _Files(root, problems, site.get("max_file_kb", MAX_FILE_KB))
+    files.site = site
+    return files, _load_projects(files)
+
+
+def _with_records(
+    files: "_Files",
+    projects: dict[str, Project],
+    listed: list[tuple[str, str, tuple]],
+    cache: "ParseCache | None",
+    progress: Progress = QUIET,
+) -> Content:
+    """The content of these record files, the guides and the projects' extras; ids checked."""
+    records, unreadable = _load_records(listed, files, cache, progress)
+    guides = _load_guides(files)
+    loaded = {w.key: w.load(files) for w in projects_wings(projects.values())}
+    extras = {key: extra for key, extra in loaded.items() if extra is not None}
+    content = Content(files.root, files.site, projects, {}, guides, extras)
+    content.unreadable_ids = unreadable
+    _check_ids(records, content, files.problems)
     return content
 
 
@@ -726,26 +784,35 @@ def _name_problems(rel: str, name: str, what: str) -> list[Problem]:
     return [Problem(rel, 1, "E121", "(file name)", why)]
 
 
-def _load_records(
-    files: _Files,
-    cache: "ParseCache | None",
-    projects: dict[str, Project],
-    progress: Progress = QUIET,
-) -> tuple[list[Record], set[str]]:
-    """Valid records, and the ids of invalid ones (so references to them do not cascade)."""
-    records, unreadable = [], set()
-    errors = files.content / "errors"
+def record_listing(files: "_Files", wing_keys: dict[str, str]) -> list[tuple[str, str, tuple]]:
+    """Every record file as (path, path from root, stamp); the stamp holds the key of the
+    wing that checks it (`wing_keys`: project -> its wing's), so a new wing checks it anew."""
     listed = []
-    for folder in files.folders(errors):
-        project = projects.get(folder.name)
-        # Whose checks a record gets: part of its stamp, so a new wing checks it anew.
-        wing_key = project.wing_key if project else folder.name
+    for folder in files.folders(files.content / "errors"):
+        wing_key = wing_keys.get(folder.name, folder.name)
         listed += [
             (path, rel, (*stamp, wing_key))
             for path, rel, stamp in files.listing(folder, ".yaml", ".yml")
         ]
-    if cache is not None:
-        cache.forget_others({rel for _, rel, _ in listed})
+    return listed
+
+
+def list_records(root: Path, wing_keys: dict[str, str]) -> list[tuple[str, str, tuple]] | None:
+    """record_listing of the content under root, or None where a file there is not usable
+    (load_content reports it)."""
+    problems: list[Problem] = []
+    listed = record_listing(_Files(Path(root), problems), wing_keys)
+    return None if problems else listed
+
+
+def _load_records(
+    listed: list[tuple[str, str, tuple]],
+    files: "_Files",
+    cache: "ParseCache | None",
+    progress: Progress = QUIET,
+) -> tuple[list[Record], set[str]]:
+    """Valid records, and the ids of invalid ones (so references to them do not cascade)."""
+    records, unreadable = [], set()
     for source, found, patterns in _parse_records(listed, files.limit_kb, cache, progress):
         files.problems.extend(found)
         if source is None:
@@ -834,22 +901,26 @@ class ParseCache:
 
     Kept in memory by `serve` and pickled between builds, so that a rebuild after one
     record changes parses one file instead of all of them. The pickles are shards of the
-    files (by a hash of their path), and a build rewrites only the shards it changed.
+    files, a shard for the records raised in the same source files, and a build rewrites only
+    the shards it changed. The quick rebuild reads only the shards of the records it shows.
     """
 
-    VERSION = 3
-    SHARDS = 16
+    VERSION = 4
+    SHARDS = 64
 
-    def __init__(self, folder: Path | None = None):
+    def __init__(self, folder: Path | None = None, shards: Iterable[int] | None = None):
+        """The entries of every shard kept in `folder`, or of `shards` alone (the others
+        then may not change)."""
         self.folder = folder
         self.entries: dict[str, tuple] = {}
         self.dirty: set[int] = set()
+        self.loaded = set(range(self.SHARDS) if shards is None else shards)
         # What an entry depends on besides its file: the schema, the code that checks it
         # and makes its patterns.
         modules = [Path(template.__file__), Path(model_module.__file__), *projects.code_files()]
         code = [path.stat().st_mtime_ns for path in modules]
         self.key = (self.VERSION, SCHEMA_PATH.read_bytes(), Path(__file__).stat().st_mtime_ns, code)
-        for shard in range(self.SHARDS if folder is not None else 0):
+        for shard in sorted(self.loaded) if folder is not None else []:
             try:
                 key, entries = pickle.loads(self._path(shard).read_bytes())
             except Exception:  # missing, stale or damaged: only a slower build
@@ -865,22 +936,24 @@ class ParseCache:
         return entry[1] if entry is not None and entry[0] == stamp else None
 
     def store(self, rel: str, stamp: tuple, parsed: tuple) -> None:
+        if rel in self.entries:
+            self.dirty.add(self._shard(rel, self.entries[rel][1]))
         self.entries[rel] = (stamp, parsed)
-        self.dirty.add(self._shard(rel))
+        self.dirty.add(self._shard(rel, parsed))
 
     def forget_others(self, seen: set[str]) -> None:
         """Drop the entries of files that are gone."""
         for rel in self.entries.keys() - seen:
-            del self.entries[rel]
-            self.dirty.add(self._shard(rel))
+            self.dirty.add(self._shard(rel, self.entries.pop(rel)[1]))
 
     def save(self) -> None:
         if self.folder is None or not self.dirty:
             return
+        assert self.dirty <= self.loaded, "a shard changed that was not read"
         self.folder.mkdir(parents=True, exist_ok=True)
         shards: dict[int, dict] = {shard: {} for shard in self.dirty}
         for rel, entry in self.entries.items():
-            if (shard := self._shard(rel)) in shards:
+            if (shard := self._shard(rel, entry[1])) in shards:
                 shards[shard][rel] = entry
         for shard, entries in shards.items():
             tmp = self.folder / f".{shard}.tmp{os.getpid()}"
@@ -888,7 +961,16 @@ class ParseCache:
             os.replace(tmp, self._path(shard))
         self.dirty.clear()
 
-    def _shard(self, rel: str) -> int:
+    @classmethod
+    def shard_of(cls, project: str, path: str) -> int:
+        """The shard of the records raised in one source file."""
+        return zlib.crc32(f"{project}\0{path}".encode()) % cls.SHARDS
+
+    def _shard(self, rel: str, parsed: tuple) -> int:
+        data = parsed[0].data if parsed[0] is not None else None
+        where = data.get("source") if isinstance(data, dict) else None
+        if data is not None and isinstance(where, dict) and isinstance(where.get("path"), str):
+            return self.shard_of(str(data.get("project")), where["path"])
         return zlib.crc32(rel.encode()) % self.SHARDS
 
     def _path(self, shard: int) -> Path:

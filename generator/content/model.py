@@ -2,6 +2,8 @@
 and the problems found in it. Pure data with the properties code reads fields through; how
 content/ is read and checked is generator/content/load.py."""
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -242,6 +244,22 @@ class Record:
         """Explained by a person, not only extracted: it has prose worth full-text search."""
         return any(name in self.data for name in ("meaning", "trigger", "solutions"))
 
+    @cached_property
+    def outward(self) -> str:
+        """A hash of what outputs other than the record's own show of it: all of it but its
+        prose (PROSE), whose presence alone shows (an explained record is listed as such).
+        Pages and listings that show a record are keyed by it, so that an edit of the prose
+        remakes the record's own page, JSON and full-text entry and nothing else."""
+        shown = {k: v for k, v in self.data.items() if k not in PROSE}
+        present = [k for k in PROSE if k in self.data]
+        text = json.dumps([self.source.path, shown, present], sort_keys=True, default=str)
+        return hashlib.sha1(text.encode()).hexdigest()
+
+
+# A record's prose: the fields only its own page and JSON document show (and the full-text
+# index of its page). tests/test_quick.py holds every other output to that.
+PROSE = ("meaning", "trigger", "situations", "solutions", "example_fix", "defensive", "prevention")
+
 
 @dataclass
 class Project:
@@ -293,6 +311,7 @@ class Content:
     extras: dict[str, Any]  # what each project's wing loads besides records (presets)
     aliases: dict[str, str] = field(default_factory=dict)  # former id -> current id
     unreadable_ids: set[str] = field(default_factory=set)  # ids of records with problems
+    stamps: dict[str, tuple] = field(default_factory=dict)  # record file -> stamp when listed
 
     def knows(self, ident: str) -> bool:
         return ident in self.records or ident in self.aliases or ident in self.unreadable_ids

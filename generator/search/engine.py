@@ -249,7 +249,7 @@ def site_index_parts(
         page = slots[start : start + PAGE]
         totals = [sum(weights[w] for w in words) for words in own[start : start + PAGE]]
         inputs = [salt] + [
-            f"{names[r.project]}\0{r.id}\0{r.source.digest}\0{n}\0{total}"
+            f"{names[r.project]}\0{r.id}\0{r.outward}\0{n}\0{total}"
             for (r, n), total in zip(page, totals, strict=True)
         ]
         key = hashlib.sha1("\n".join(inputs).encode()).hexdigest()

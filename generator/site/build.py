@@ -30,6 +30,7 @@ import functools
 import gc
 import hashlib
 import json
+import marshal
 import multiprocessing
 import os
 import re
@@ -38,6 +39,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -139,6 +141,8 @@ def load_plan(
     with _collector_paused():
         if cache is None:
             cache = ParseCache(root / CACHE_DIR / "parse")
+        # The inputs as they are before loading: an edit during the build is seen by the next.
+        inputs = inputs_key(root, code_digest())
         content = load_content(root, cache, progress)
         cache.save()
         if project is not None:
@@ -146,7 +150,28 @@ def load_plan(
                 known = ", ".join(sorted(content.projects))
                 raise BuildError(f"no project {project!r} in content/projects/ (there: {known})")
             content = content.only(project)
-        return Plan(content, link(content), load_assets(resources.templates(root), content))
+        plan = Plan(content, link(content), load_assets(resources.templates(root), content))
+        plan.inputs = inputs if project is None else None
+        return plan
+
+
+def inputs_key(root: Path, code_key: str) -> str:
+    """The stamps of every file the build reads but the record files, and the code's key."""
+    stamps = [code_key]
+    content = root / "content"
+    for top in (content, resources.templates(root)):
+        for folder, dirs, files in os.walk(top):
+            if Path(folder) == content and "errors" in dirs:
+                dirs.remove("errors")  # the record files: stamped one by one
+            dirs.sort()
+            for name in sorted(files):
+                try:
+                    st = os.stat(os.path.join(folder, name))
+                except OSError:  # a broken link: the full build reports it
+                    stamps.append(f"{folder}/{name} unreadable")
+                    continue
+                stamps.append(f"{folder}/{name} {st.st_mtime_ns} {st.st_size} {st.st_ino}")
+    return _hash(*stamps)
 
 
 def check_site(
@@ -216,7 +241,7 @@ def write_site(writer: "Writer", plan: "Plan", progress: Progress = QUIET) -> No
         writer.copy(url, source)
     if plan.full_text:
         progress.stage("full-text index")
-        _write_full_text(writer, plan)
+        write_full_text(writer, full_text_pages(plan.content))
     writer.finish()
 
 
@@ -245,6 +270,7 @@ class Plan:
     """What the site is made of, and the key of each record's outputs."""
 
     full_text = True  # a Pagefind index (a host site may have full-text search of its own)
+    inputs: str | None = None  # inputs_key when loaded, for the quick rebuild (quick.py)
 
     def __init__(self, content: Content, links: Links, assets: dict[str, bytes]):
         self.content = content
@@ -269,7 +295,8 @@ class Plan:
         records raised in its source file (the nearest of them are shown, and how many
         there are), its related records, the record that took over from it, and its guides.
         Keying on the whole file rather than the few shown costs a few pages more per edit
-        and saves working out the nearest for each of 10,000 records on every build."""
+        and saves working out the nearest for each of 10,000 records on every build. The
+        other records count by what they show of themselves (Record.outward)."""
         links = self.links
         in_file = self.file_keys[record.project, record.location.path]
         successor = self.content.records.get(record.superseded_by or "")
@@ -286,7 +313,7 @@ class Plan:
             in_file,
             *guides,
             "",
-            *(r.source.digest for r in linked),
+            *(r.outward for r in linked),
         ]
         return hashlib.sha1("\0".join(parts).encode()).hexdigest()
 
@@ -294,9 +321,7 @@ class Plan:
     def file_keys(self) -> dict[tuple[str, str], str]:
         """(project, path) -> a hash of the records whose source is that file."""
         return {
-            (project, path): hashlib.sha1(
-                "".join(r.source.digest for r in recs).encode()
-            ).hexdigest()
+            (project, path): hashlib.sha1("".join(r.outward for r in recs).encode()).hexdigest()
             for project, files in self.links.by_file.items()
             for path, recs in files.items()
         }
@@ -333,7 +358,7 @@ class Plan:
             yield Unit(urls.error_json(alias), key, made)
         for project, files in ((k, links.by_file.get(k, {})) for k in content.projects):
             records = [r for recs in files.values() for r in recs]
-            key = _hash(self.base_key, project, *(r.source.digest for r in records))
+            key = _hash(self.base_key, project, *(r.outward for r in records))
             pages = functools.cache(functools.partial(api.project_files, content, links, project))
             for url in paging.project_page_urls(project, len(records)):
                 yield Unit(url, key, functools.partial(_one_of, pages, url))
@@ -343,7 +368,7 @@ class Plan:
         """Each source file's page, keyed by the records it shows."""
         for project, files in self.links.raised_in.items():
             for path, entries in files.items():
-                parts = [self.base_key, project, path, *(r.source.digest for r, _ in entries)]
+                parts = [self.base_key, project, path, *(r.outward for r, _ in entries)]
                 key = hashlib.sha1("\0".join(parts).encode()).hexdigest()
                 render = functools.partial(self.pages.source_file, project, path)
                 yield Unit(urls.source_file(project, path), key, render)
@@ -533,12 +558,16 @@ def _record_urls(rid: str) -> list[str]:
 # Full text ---------------------------------------------------------------------------------
 
 
-def _write_full_text(writer: "Writer", plan: Plan) -> None:
-    """Pagefind over curated error pages and guides; stubs hold only their message, which
-    tier 1 matches exactly, so indexing thousands of them would only slow every build."""
-    content = plan.content
+def full_text_pages(content: Content) -> list[str]:
+    """What Pagefind indexes: curated error pages and guides; stubs hold only their message,
+    which tier 1 matches exactly, so indexing thousands of them would only slow every build."""
     page_urls = [urls.error(rid) for rid, rec in sorted(content.records.items()) if rec.curated]
-    page_urls += [urls.guide(g.slug) for g in content.guides]
+    return page_urls + [urls.guide(g.slug) for g in content.guides]
+
+
+def write_full_text(writer: "Writer", page_urls: list[str]) -> None:
+    """Pagefind's index of these pages (as the writer holds them), unless they are as when
+    it was last made."""
     key = hashlib.sha1("\0".join(u + writer.manifest[u][0] for u in page_urls).encode())
     folder = urls.pagefind("")
     if not page_urls or writer.reuse_tree(folder, key.hexdigest()):
@@ -702,7 +731,7 @@ def _current(root: Path, known: dict, url_list: list[str], key: str) -> bool:
     base = os.fspath(root) + "/"
     for url in url_list:
         entry = known.get(url)
-        if entry is None or entry[0] != key or len(entry) < 3:  # < 3: built before facts
+        if entry is None or entry[0] != key:
             return False
         try:
             if os.lstat(base + safe_output_path(url)).st_size != entry[1]:
@@ -786,30 +815,99 @@ def _manifests(out: Path) -> Path:
 
 def _manifest_path(folder: Path, out: Path) -> Path | None:
     """Where the manifest of a site folder lives: named after the folder's inode, which a
-    rename keeps, so each manifest stays with its folder through the swap."""
+    rename keeps, so each manifest stays with its folder through the swap. It is two parts:
+    this file, each URL's key and size, and beside it (FACTS) the facts of the pages, in
+    shards by URL, which a quick rebuild links from the live site's but for the few it
+    changed (the facts are four fifths of the bytes)."""
     try:
         st = os.stat(folder)
     except FileNotFoundError:
         return None
-    return _manifests(out) / f"{st.st_dev}-{st.st_ino}.json"
+    return _manifests(out) / f"{st.st_dev}-{st.st_ino}.keys"
+
+
+FACTS = ".facts"  # the folder of a manifest's facts, beside it
+FACT_SHARDS = 64
+
+
+def _fact_shard(url: str) -> int:
+    return zlib.crc32(url.encode()) % FACT_SHARDS
 
 
 def _read_manifest(folder: Path, out: Path) -> dict[str, list]:
+    """url -> [key, size, facts] of the files a site folder holds (empty: none known)."""
+    keys = _read_keys(folder, out)
+    path = _manifest_path(folder, out)
+    if not keys or path is None:
+        return {}
+    facts: dict = {}
+    try:
+        for shard in range(FACT_SHARDS):
+            facts.update(json.loads((path.with_suffix(FACTS) / str(shard)).read_bytes()))
+    except (OSError, ValueError):
+        return {}  # half-made: trust none of its files
+    # A page without its facts is made anew (a manifest of a build from before facts).
+    found = ((url, entry, facts.get(url)) for url, entry in keys.items())
+    return {
+        url: [*entry, f] for url, entry, f in found if f is not None or not check.described(url)
+    }
+
+
+def _read_keys(folder: Path, out: Path) -> dict[str, list]:
+    """url -> [key, size] of the files a site folder holds (empty: none known)."""
     path = _manifest_path(folder, out)
     try:
-        return json.loads(path.read_bytes()) if path else {}
-    except (OSError, ValueError):
+        return marshal.loads(path.read_bytes()) if path else {}
+    except (OSError, ValueError, EOFError, TypeError):
         return {}  # no site there, or a half-made one: trust none of its files
 
 
-def _save_manifest(folder: Path, out: Path, manifest: dict) -> None:
+def _save_manifest(
+    folder: Path,
+    out: Path,
+    manifest: dict,
+    like: Path | None = None,
+    changed: frozenset[str] | set[str] = frozenset(),
+) -> None:
+    """The manifest of a folder, written facts first (the keys say the facts are whole). With
+    `like`: a folder whose manifest's facts are this one's but for the `changed` URLs'."""
     path = _manifest_path(folder, out)
     assert path is not None, "the folder a build wrote exists"
     path.parent.mkdir(exist_ok=True)
-    body = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
+    facts_dir = path.with_suffix(FACTS)
+    new_dir = path.with_suffix(FACTS + ".new")
+    shutil.rmtree(new_dir, ignore_errors=True)
+    new_dir.mkdir()
+    shards: dict[int, dict] = {}
+    if like is None:
+        shards = {n: {} for n in range(FACT_SHARDS)}
+        for url, entry in manifest.items():
+            if len(entry) > 2 and entry[2] is not None:
+                shards[_fact_shard(url)][url] = entry[2]
+    else:
+        known = _manifest_path(like, out)
+        assert known is not None, "the folder whose facts are shared exists"
+        source = known.with_suffix(FACTS)
+        touched = {_fact_shard(url) for url in changed if check.described(url)}
+        for n in range(FACT_SHARDS):
+            if n not in touched:
+                os.link(source / str(n), new_dir / str(n))
+                continue
+            facts = json.loads((source / str(n)).read_bytes())
+            for url in (u for u in changed if check.described(u) and _fact_shard(u) == n):
+                entry = manifest.get(url)
+                facts.pop(url, None)
+                if entry is not None and len(entry) > 2 and entry[2] is not None:
+                    facts[url] = entry[2]
+            shards[n] = facts
+    for n, facts in shards.items():
+        _write_new(new_dir / str(n), json.dumps(facts, separators=(",", ":")).encode())
+    shutil.rmtree(facts_dir, ignore_errors=True)
+    new_dir.rename(facts_dir)
+    keys = {url: (entry[0], entry[1]) for url, entry in manifest.items()}
     temporary = path.with_suffix(".new")
     temporary.unlink(missing_ok=True)
-    _write_new(temporary, body)
+    _write_new(temporary, marshal.dumps(keys))
     temporary.replace(path)
 
 
@@ -818,17 +916,26 @@ def _forget_manifest(spare: Path, out: Path) -> None:
     path = _manifest_path(spare, out)
     if path:
         path.unlink(missing_ok=True)
+        shutil.rmtree(path.with_suffix(FACTS), ignore_errors=True)
 
 
 def _prune_manifests(out: Path) -> None:
     """Only the manifests of the site and its spare stay: a folder deleted by hand must not
     lend its manifest to a new folder that gets its inode number."""
     keep = {_manifest_path(out, out), _manifest_path(_spare_path(out), out)}
+    keep |= {p.with_suffix(FACTS) for p in keep if p is not None}
     folder = _manifests(out)
     if folder.is_dir():
         for path in folder.iterdir():
-            if path not in keep:
+            if path in keep or path.name == QUICK_STATE:
+                continue
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
                 path.unlink(missing_ok=True)
+
+
+QUICK_STATE = "quick.pickle"  # what the quick rebuild keeps (quick.py), beside the manifests
 
 
 class NotOurSiteError(BuildError):
@@ -838,12 +945,14 @@ class NotOurSiteError(BuildError):
 def _own_site(out: Path) -> dict[str, list]:
     """The manifest of the live site; refuses a folder errorkb did not build, which the swap
     would park as the spare and the next build delete."""
+    path = _manifest_path(out, out)
+    legacy = path is not None and path.with_suffix(".json").is_file()  # before keys and facts
     _prune_manifests(out)
     manifest = _read_manifest(out, out)
-    if manifest or not out.exists():
+    if manifest or _read_keys(out, out) or not out.exists():
         return manifest
-    if (out / LEGACY_MANIFEST).is_file():
-        return {}  # built before manifests moved out: ours, though none of its files is trusted
+    if legacy or (out / LEGACY_MANIFEST).is_file():
+        return {}  # built by an older errorkb: ours, though none of its files is trusted
     if out.is_dir() and not any(out.iterdir()):
         return {}
     raise NotOurSiteError(
@@ -889,12 +998,13 @@ def _spare_path(out: Path) -> Path:
     return out.parent / f".{out.name}-spare"
 
 
-def _spare(out: Path) -> tuple[Path, dict]:
-    """The folder to build in and what it holds: the spare site, or a fresh folder."""
+def _spare(out: Path, facts: bool = True) -> tuple[Path, dict]:
+    """The folder to build in and what it holds (with its pages' facts, or only keys and
+    sizes): the spare site, or a fresh folder."""
     out.parent.mkdir(parents=True, exist_ok=True)
     _remove_abandoned(out.parent)
     spare = _spare_path(out)
-    kept = _read_manifest(spare, out)
+    kept = _read_manifest(spare, out) if facts else _read_keys(spare, out)
     if spare.exists() and not kept:
         _discard(spare)  # half-made by a killed build: unknown content
     spare.mkdir(exist_ok=True)

@@ -37,16 +37,23 @@ def resolve(content: Content, ident: str) -> Record:
     return content.records[content.aliases.get(ident, ident)]
 
 
+def _loaded(content: Content, idents) -> list[Record]:
+    found = (content.records.get(content.aliases.get(i, i)) for i in idents)
+    return [record for record in found if record is not None]
+
+
 def link(content: Content) -> Links:
+    """The links among the records loaded: all of them, but for the quick rebuild's few
+    (which loads, for each page it makes, every record that page shows)."""
     records = content.records
     related = {
-        rid: [resolve(content, r) for r in dict.fromkeys(rec.related + rec.engine_related)]
+        rid: _loaded(content, dict.fromkeys(rec.related + rec.engine_related))
         for rid, rec in records.items()
     }
     # An engine's record that a stack record's advice names lists that stack record: the
     # link goes both ways without the engine record's file naming it.
     for rid in sorted(records):
-        for target in (resolve(content, r) for r in records[rid].engine_related):
+        for target in _loaded(content, records[rid].engine_related):
             if records[rid] not in related[target.id]:
                 related[target.id].append(records[rid])
     referenced_by: dict[str, list[Record]] = defaultdict(list)
@@ -56,8 +63,8 @@ def link(content: Content) -> Links:
                 referenced_by[target.id].append(records[rid])
     guides: dict[str, list[Guide]] = defaultdict(list)
     for guide in content.guides:
-        for ident in guide.errors:
-            guides[resolve(content, ident).id].append(guide)
+        for target in _loaded(content, guide.errors):
+            guides[target.id].append(guide)
     by_file = _by_file(records)
     position = {
         r.id: i for files in by_file.values() for recs in files.values() for i, r in enumerate(recs)

@@ -286,15 +286,16 @@ def _keyed(files: Iterable[tuple[str, bytes]]) -> Iterator[tuple[str, str, Part]
 
 
 def _key(inputs: list) -> str:
-    """A hash of what a template is given: plain data as it is, records and guides by their
-    files' digests (all a template can read of them), projects by their fields."""
+    """A hash of what a template is given: plain data as it is, records by what they show
+    of themselves (Record.outward: no page but a record's own shows its prose), guides by
+    their files' digests, projects by their fields."""
     text = json.dumps(inputs, sort_keys=True, default=_identity, separators=(",", ":"))
     return hashlib.sha1(text.encode()).hexdigest()
 
 
 def _identity(obj: object) -> object:
     if isinstance(obj, Record):
-        return ["record", obj.source.digest]
+        return ["record", obj.outward]
     if isinstance(obj, (set, frozenset)):
         return sorted(obj)
     if isinstance(obj, (Guide, Project)):

@@ -56,7 +56,7 @@ def id_list_parts(content: Content) -> Iterator[tuple[str, str, Callable[[], byt
         shards[alias[:SHARD]].append((alias, content.records[target]))
     for prefix, listed in sorted(shards.items()):
         inputs = "\n".join(
-            sorted(f"{ident} {record.id} {record.source.digest}" for ident, record in listed)
+            sorted(f"{ident} {record.id} {record.outward}" for ident, record in listed)
         )
         key = hashlib.sha1(inputs.encode()).hexdigest()
         yield urls.id_list(prefix), key, functools.partial(_id_list, listed)

@@ -1,0 +1,198 @@
+"""A record's prose (Record.outward, PROSE) shows on its own page and JSON alone, and the
+quick rebuild (generator/site/quick.py) remakes just those after an edit of it, making the
+very site a cold build makes."""
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from errorkb.content.model import PROSE, ContentError
+from errorkb.site import build as build_module
+from errorkb.site import quick, urls
+from errorkb.site.build import build, site_manifest
+from errorkb.site.quick import build_site
+from tests.conftest import make_kb, small_vllm_kb
+
+
+def _digest(site: Path) -> dict[str, str]:
+    return {
+        p.relative_to(site).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(site.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _edited(value):
+    """Prose with words added: Markdown text, lists of it, and the notes of code blocks."""
+    if isinstance(value, str):
+        return value.rstrip("\n") + " Edited for the test."
+    if isinstance(value, list):
+        return [_edited(item) for item in value]
+    return {k: _edited(v) if k == "note" else v for k, v in value.items()}
+
+
+def _edit_prose(kb: Path) -> dict[str, list[str]]:
+    """Every record's prose edited; the ids of the records that have some, with their
+    aliases (whose documents are the record's)."""
+    ids = {}
+    for path in sorted((kb / "content" / "errors").rglob("*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        if any(field in data for field in PROSE):
+            for field in (f for f in PROSE if f in data):
+                data[field] = _edited(data[field])
+            path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+            ids[data["id"]] = data.get("aliases", [])
+    return ids
+
+
+def _own_files(rid: str, aliases: list[str]) -> set[str]:
+    own = [urls.error(rid), urls.error_json(rid), *map(urls.error_json, aliases)]
+    return set(map(urls.output_path, own))
+
+
+@pytest.mark.parametrize(
+    "fill", [None, pytest.param(small_vllm_kb, marks=pytest.mark.slow)], ids=["fixture", "vllm"]
+)
+def test_prose_shows_on_the_records_own_page_and_json_alone(tmp_path, fill):
+    kb = make_kb(tmp_path / "kb", fill)
+    before = _digest(build(kb, tmp_path / "before").out)
+    ids = _edit_prose(kb)
+    after = _digest(build(kb, tmp_path / "after").out)
+    assert ids
+    changed = {f for f in before.keys() | after.keys() if before.get(f) != after.get(f)}
+    own = set().union(*(_own_files(rid, aliases) for rid, aliases in ids.items()))
+    full_text = {f for f in changed if f.startswith(urls.pagefind("").strip("/"))}
+    assert changed - full_text == {f for f in own if f in changed}, sorted(changed - own)
+    # The edit reached every one of those pages.
+    assert {urls.output_path(urls.error(rid)) for rid in ids} <= changed
+    assert full_text  # their prose is searched
+    shutil.rmtree(tmp_path / "before")
+
+
+def _cold_site(kb: Path, tmp_path: Path) -> Path:
+    fresh = tmp_path / "fresh"
+    shutil.rmtree(fresh, ignore_errors=True)
+    shutil.copytree(kb / "content", fresh / "content")
+    shutil.copytree(kb / "templates", fresh / "templates")
+    return build(fresh).out
+
+
+def _cold(kb: Path, tmp_path: Path) -> dict[str, str]:
+    return _digest(_cold_site(kb, tmp_path))
+
+
+def _curated(kb: Path) -> list[Path]:
+    return [
+        p
+        for p in sorted((kb / "content" / "errors").rglob("*.yaml"))
+        if any(f"\n{field}:" in p.read_text() for field in PROSE)
+    ]
+
+
+def _append_to_meaning(path: Path, words: str) -> None:
+    data = yaml.safe_load(path.read_text())
+    field = next(f for f in PROSE if f in data and isinstance(data[f], str))
+    data[field] = data[field].rstrip() + " " + words
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+@pytest.mark.parametrize(
+    "fill", [None, pytest.param(small_vllm_kb, marks=pytest.mark.slow)], ids=["fixture", "vllm"]
+)
+def test_a_prose_edit_is_rebuilt_quickly_into_the_site_a_cold_build_makes(tmp_path, fill):
+    kb = make_kb(tmp_path / "kb", fill)
+    build_site(kb)
+    for n, path in enumerate(_curated(kb)[:2]):
+        _append_to_meaning(path, f"Edited {n} times.")
+        result = quick.rebuild(kb, kb / "site")
+        assert result is not None, "a prose edit takes the quick rebuild"
+        full_text = [p for p in (kb / "site" / "pagefind").rglob("*") if p.is_file()]
+        assert result.rendered <= 3 + len(full_text)  # its page, JSON, an alias's JSON
+        cold = _cold_site(kb, tmp_path)
+        assert _digest(kb / "site") == _digest(cold)
+        # The same manifest too: keys, sizes and what each page links (`--check` reads it).
+        assert site_manifest(kb / "site") == site_manifest(cold)
+    page = kb / "site" / urls.output_path(urls.error(path.stem))
+    assert f"Edited {n} times." in page.read_text()
+
+
+def test_an_edit_of_what_other_pages_show_takes_the_full_build(tmp_path):
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    path = _curated(kb)[0]
+    path.write_text(path.read_text().replace("\nsummary: ", "\nsummary: Changed. ", 1))
+    assert quick.rebuild(kb, kb / "site") is None
+    build_site(kb)
+    assert _digest(kb / "site") == _cold(kb, tmp_path)
+
+
+def test_a_mistake_in_an_edited_file_is_reported_by_the_full_build(tmp_path):
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    before = _digest(kb / "site")
+    path = _curated(kb)[0]
+    path.write_text(path.read_text().replace("\nmeaning:", "\nmeaning: [\nmeanin:", 1))
+    assert quick.rebuild(kb, kb / "site") is None
+    with pytest.raises(ContentError) as raised:
+        build_site(kb)
+    assert raised.value.problems[0].path == path.relative_to(kb).as_posix()
+    assert _digest(kb / "site") == before  # the site is as it was
+
+
+def test_added_and_deleted_records_take_the_full_build(tmp_path):
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    path = _curated(kb)[0]
+    copy = path.with_name("00000000000000e9.yaml")
+    copy.write_text(path.read_text().replace(path.stem, copy.stem))
+    assert quick.rebuild(kb, kb / "site") is None
+    copy.unlink()
+    assert quick.rebuild(kb, kb / "site") is not None  # back as the state knows it
+
+
+def test_a_build_of_another_kind_between_voids_the_quick_state(tmp_path):
+    """A build that keeps no state (one project's site, MkDocs, a plain build) makes the
+    site anew: the next edit takes the full build."""
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    build(kb)
+    build(kb)  # the site folder is the one the state was kept for again
+    _append_to_meaning(_curated(kb)[0], "Edited.")
+    assert quick.rebuild(kb, kb / "site") is None
+
+
+def test_a_template_or_settings_edit_takes_the_full_build(tmp_path):
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    page = kb / "templates" / "error.html"
+    page.write_text(page.read_text() + "\n{# edited #}\n")
+    _append_to_meaning(_curated(kb)[0], "Edited.")
+    assert quick.rebuild(kb, kb / "site") is None
+    build_site(kb)
+    site = kb / "content" / "site.yaml"
+    site.write_text(site.read_text().replace("title: ", "title: New ", 1))
+    _append_to_meaning(_curated(kb)[0], "Edited again.")
+    assert quick.rebuild(kb, kb / "site") is None
+    build_site(kb)
+    assert _digest(kb / "site") == _cold(kb, tmp_path)
+
+
+def test_a_quick_rebuild_killed_midway_leaves_the_site_whole(tmp_path, monkeypatch):
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    before = _digest(kb / "site")
+    _append_to_meaning(_curated(kb)[0], "Edited.")
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(build_module.Writer, "write", killed)
+    with pytest.raises(KeyboardInterrupt):
+        build_site(kb)
+    assert _digest(kb / "site") == before
+    monkeypatch.undo()
+    assert quick.rebuild(kb, kb / "site") is not None  # the spare is made again
+    assert _digest(kb / "site") == _cold(kb, tmp_path)
