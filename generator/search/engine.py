@@ -29,7 +29,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -1462,10 +1461,21 @@ def full_text_index(site: Path, page_urls: list[str], out: Path) -> None:
             target = Path(tmp) / urls.output_path(url)
             target.parent.mkdir(parents=True, exist_ok=True)
             os.link(site / urls.output_path(url), target)
-        command = [sys.executable, "-m", "pagefind", "--site", tmp, "--output-path", str(out)]
+        command = [_pagefind(), "--site", tmp, "--output-path", str(out)]
         done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise FullTextError(f"pagefind failed (is pagefind[bin] installed?): {done.stderr}")
+
+
+@functools.cache
+def _pagefind() -> str:
+    """Pagefind's executable, run directly: `python -m pagefind` would start an interpreter
+    only to find it (a tenth of a second of every build)."""
+    try:
+        from pagefind_bin import get_executable
+    except ImportError:
+        raise FullTextError("pagefind is missing: pip install 'pagefind[bin]'") from None
+    return str(get_executable())
 
 
 def project_hints(content) -> dict[str, str]:
