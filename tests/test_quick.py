@@ -196,3 +196,15 @@ def test_a_quick_rebuild_killed_midway_leaves_the_site_whole(tmp_path, monkeypat
     monkeypatch.undo()
     assert quick.rebuild(kb, kb / "site") is not None  # the spare is made again
     assert _digest(kb / "site") == _cold(kb, tmp_path)
+
+
+def test_a_record_over_the_default_size_keeps_the_quick_rebuild_where_the_site_allows_it(tmp_path):
+    kb = make_kb(tmp_path / "kb")
+    site = kb / "content" / "site.yaml"
+    site.write_text(site.read_text() + "max_file_kb: 1024\n")
+    path = _curated(kb)[0]
+    _append_to_meaning(path, "Long. " * 60_000)  # 360 KB: over the default 256 KB
+    build_site(kb)
+    _append_to_meaning(path, "Edited.")
+    assert quick.rebuild(kb, kb / "site") is not None
+    assert _digest(kb / "site") == _cold(kb, tmp_path)

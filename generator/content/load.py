@@ -797,11 +797,13 @@ def record_listing(files: "_Files", wing_keys: dict[str, str]) -> list[tuple[str
     return listed
 
 
-def list_records(root: Path, wing_keys: dict[str, str]) -> list[tuple[str, str, tuple]] | None:
+def list_records(
+    root: Path, wing_keys: dict[str, str], limit_kb: int
+) -> list[tuple[str, str, tuple]] | None:
     """record_listing of the content under root, or None where a file there is not usable
     (load_content reports it)."""
     problems: list[Problem] = []
-    listed = record_listing(_Files(Path(root), problems), wing_keys)
+    listed = record_listing(_Files(Path(root), problems, limit_kb), wing_keys)
     return None if problems else listed
 
 

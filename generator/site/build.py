@@ -142,7 +142,8 @@ def load_plan(
         if cache is None:
             cache = ParseCache(root / CACHE_DIR / "parse")
         # The inputs as they are before loading: an edit during the build is seen by the next.
-        inputs = inputs_key(root, code_digest())
+        code_key = code_digest()
+        inputs = inputs_key(root, code_key)
         content = load_content(root, cache, progress)
         cache.save()
         if project is not None:
@@ -150,7 +151,8 @@ def load_plan(
                 known = ", ".join(sorted(content.projects))
                 raise BuildError(f"no project {project!r} in content/projects/ (there: {known})")
             content = content.only(project)
-        plan = Plan(content, link(content), load_assets(resources.templates(root), content))
+        assets = load_assets(resources.templates(root), content)
+        plan = Plan(content, link(content), assets, code_key)
         plan.inputs = inputs if project is None else None
         return plan
 
@@ -272,7 +274,13 @@ class Plan:
     full_text = True  # a Pagefind index (a host site may have full-text search of its own)
     inputs: str | None = None  # inputs_key when loaded, for the quick rebuild (quick.py)
 
-    def __init__(self, content: Content, links: Links, assets: dict[str, bytes]):
+    def __init__(
+        self,
+        content: Content,
+        links: Links,
+        assets: dict[str, bytes],
+        code_key: str | None = None,  # code_digest(), when the caller has it
+    ):
         self.content = content
         self.links = links
         self.assets = assets
@@ -287,7 +295,7 @@ class Plan:
         digests = {url: _digest(source) for url, source in self.vendored}
         compiled = content.root / CACHE_DIR / "templates"
         self.pages = Pages(content, links, assets, compiled, vendored=digests)
-        self.code_key = code_digest()
+        self.code_key = code_key or code_digest()
         self.base_key = _base_key(content, assets, self.code_key)
 
     def record_key(self, record: Record) -> str:
@@ -352,10 +360,8 @@ class Plan:
         """An alias's document keyed as its record's page, a project's document by its
         records (each made only when changed); the few others by their bytes."""
         content, links = self.content, self.links
-        for alias, target in sorted(content.aliases.items()):
-            key = _hash(self.record_key(content.records[target]), alias)
-            made = functools.partial(api.alias_file, content, links, alias)
-            yield Unit(urls.error_json(alias), key, made)
+        for alias in sorted(content.aliases):
+            yield self.alias_document(alias)
         for project, files in ((k, links.by_file.get(k, {})) for k in content.projects):
             records = [r for recs in files.values() for r in recs]
             key = _hash(self.base_key, project, *(r.outward for r in records))
@@ -363,6 +369,12 @@ class Plan:
             for url in paging.project_page_urls(project, len(records)):
                 yield Unit(url, key, functools.partial(_one_of, pages, url))
         yield from _keyed(api.site_api_files(content, links))
+
+    def alias_document(self, alias: str) -> Unit:
+        """The document of a record's former id: the record's, keyed as its page."""
+        record = self.content.records[self.content.aliases[alias]]
+        made = functools.partial(api.alias_file, self.content, self.links, alias)
+        return Unit(urls.error_json(alias), _hash(self.record_key(record), alias), made)
 
     def file_pages(self) -> Iterable[Unit]:
         """Each source file's page, keyed by the records it shows."""

@@ -14,14 +14,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from errorkb.content.load import ParseCache, list_records, load_some
+from errorkb.content.load import MAX_FILE_KB, ParseCache, list_records, load_some
 from errorkb.content.model import Content, ContentError
 from errorkb.progress import QUIET, Progress
-from errorkb.site import api, build, urls
+from errorkb.site import build
 from errorkb.site.linking import link
 from errorkb.site.pages import Pages
 
-VERSION = 2
+VERSION = 3
 MOST_EDITS = 20  # edited files past which the full build's workers pay for themselves
 
 
@@ -36,6 +36,7 @@ class State:
     vendored: dict[str, str]  # as Pages takes them: URL -> digest
     aliases: dict[str, str]
     wing_keys: dict[str, str]  # project -> its wing's key
+    limit_kb: int  # the largest record file the site's settings allow
     records: dict[str, tuple]  # record file -> (stamp, id, outward, shard)
     groups: dict[tuple[str, str], list[str]]  # (project, source path) -> its record files
     shown: dict[str, tuple]  # id -> its group, and the other record files its page shows
@@ -106,6 +107,7 @@ def save_state(plan: "build.Plan", out: Path) -> None:
         dict(plan.pages.vendored),
         dict(content.aliases),
         wing_keys,
+        content.site.get("max_file_kb", MAX_FILE_KB),
         records,
         groups,
         shown,
@@ -124,7 +126,7 @@ def rebuild(root: Path, out: Path, log=None) -> "build.BuildResult | None":
     state = _load_state(out)
     if state is None or build.inputs_key(root, build.code_digest()) != state.inputs:
         return None
-    listing = list_records(root, state.wing_keys)
+    listing = list_records(root, state.wing_keys, state.limit_kb)
     listed = {rel: (path, rel, stamp) for path, rel, stamp in listing or []}
     if listing is None or listed.keys() != state.records.keys():
         return None
@@ -186,11 +188,7 @@ def _write(out: Path, state: State, content: Content, ids: list[str]) -> "build.
                 if not writer.reuse(url_list, key):
                     for url, body in plan.record_outputs(record, part):
                         writer.write(url, body, key)
-            for alias in record.aliases:
-                key = build._hash(plan.record_key(record), alias)
-                url = urls.error_json(alias)
-                if not writer.reuse([url], key):
-                    writer.write(url, api.alias_file(content, plan.links, alias), key)
+            build._write_units(writer, map(plan.alias_document, record.aliases))
         if plan.full_text:
             build.write_full_text(writer, state.full_text)
         writer.finish()
