@@ -1,8 +1,10 @@
 """A record's prose (Record.outward, PROSE) shows on its own page and JSON alone, and the
 quick rebuild (generator/site/quick.py) remakes just those after an edit of it, making the
-very site a cold build makes."""
+very site a cold build makes, but for the full text: the last full build's index, and the
+pages edited since in a bundle of their own."""
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -84,6 +86,38 @@ def _cold(kb: Path, tmp_path: Path) -> dict[str, str]:
     return _digest(_cold_site(kb, tmp_path))
 
 
+def _main_index_of(files: dict[str, str]) -> dict[str, str]:
+    return {f: d for f, d in files.items() if f.startswith(FULL_TEXT[0])}
+
+
+FULL_TEXT = tuple(urls.output_path(u("x"))[:-1] for u in (urls.pagefind, urls.pagefind_newer))
+
+
+def _outside_full_text(files: dict) -> dict:
+    return {f: v for f, v in files.items() if not f.lstrip("/").startswith(FULL_TEXT)}
+
+
+def _main_index(site: Path) -> dict[str, str]:
+    return _main_index_of(_digest(site))
+
+
+def _newer(site: Path) -> list[str]:
+    """The pages the bundle of edited pages holds."""
+    return json.loads((site / urls.output_path(urls.pagefind_newer())).read_text())["pages"]
+
+
+def _assert_as_cold(kb: Path, tmp_path: Path, index: dict[str, str], newer: list[str]) -> None:
+    """The site and manifest a cold build makes, but for the full text: the main `index` as
+    the last full build made it, and the `newer` pages indexed apart."""
+    site, cold = kb / "site", _cold_site(kb, tmp_path)
+    assert _outside_full_text(_digest(site)) == _outside_full_text(_digest(cold))
+    # The same manifest too: keys, sizes and what each page links (`--check` reads it).
+    assert _outside_full_text(site_manifest(site)) == _outside_full_text(site_manifest(cold))
+    assert _main_index(site) == index
+    assert _newer(site) == newer
+    assert _newer(cold) == []
+
+
 def _curated(kb: Path) -> list[Path]:
     return [
         p
@@ -105,16 +139,15 @@ def _append_to_meaning(path: Path, words: str) -> None:
 def test_a_prose_edit_is_rebuilt_quickly_into_the_site_a_cold_build_makes(tmp_path, fill):
     kb = make_kb(tmp_path / "kb", fill)
     build_site(kb)
+    index, edited = _main_index(kb / "site"), []
     for n, path in enumerate(_curated(kb)[:2]):
         _append_to_meaning(path, f"Edited {n} times.")
         result = quick.rebuild(kb, kb / "site")
         assert result is not None, "a prose edit takes the quick rebuild"
-        full_text = [p for p in (kb / "site" / "pagefind").rglob("*") if p.is_file()]
-        assert result.rendered <= 3 + len(full_text)  # its page, JSON, an alias's JSON
-        cold = _cold_site(kb, tmp_path)
-        assert _digest(kb / "site") == _digest(cold)
-        # The same manifest too: keys, sizes and what each page links (`--check` reads it).
-        assert site_manifest(kb / "site") == site_manifest(cold)
+        newer = [p for p in (kb / "site" / FULL_TEXT[1]).rglob("*") if p.is_file()]
+        assert result.rendered <= 3 + len(newer)  # its page, JSON, an alias's JSON
+        edited.append(urls.error(path.stem))
+        _assert_as_cold(kb, tmp_path, index, sorted(edited))
     page = kb / "site" / urls.output_path(urls.error(path.stem))
     assert f"Edited {n} times." in page.read_text()
 
@@ -184,7 +217,8 @@ def test_a_quick_rebuild_killed_midway_leaves_the_site_whole(tmp_path, monkeypat
     kb = make_kb(tmp_path / "kb")
     build_site(kb)
     before = _digest(kb / "site")
-    _append_to_meaning(_curated(kb)[0], "Edited.")
+    path = _curated(kb)[0]
+    _append_to_meaning(path, "Edited.")
 
     def killed(*args, **kwargs):
         raise KeyboardInterrupt
@@ -195,7 +229,7 @@ def test_a_quick_rebuild_killed_midway_leaves_the_site_whole(tmp_path, monkeypat
     assert _digest(kb / "site") == before
     monkeypatch.undo()
     assert quick.rebuild(kb, kb / "site") is not None  # the spare is made again
-    assert _digest(kb / "site") == _cold(kb, tmp_path)
+    _assert_as_cold(kb, tmp_path, _main_index_of(before), [urls.error(path.stem)])
 
 
 def test_a_record_over_the_default_size_keeps_the_quick_rebuild_where_the_site_allows_it(tmp_path):
@@ -205,6 +239,23 @@ def test_a_record_over_the_default_size_keeps_the_quick_rebuild_where_the_site_a
     path = _curated(kb)[0]
     _append_to_meaning(path, "Long. " * 60_000)  # 360 KB: over the default 256 KB
     build_site(kb)
+    index = _main_index(kb / "site")
     _append_to_meaning(path, "Edited.")
     assert quick.rebuild(kb, kb / "site") is not None
-    assert _digest(kb / "site") == _cold(kb, tmp_path)
+    _assert_as_cold(kb, tmp_path, index, [urls.error(path.stem)])
+
+
+def test_past_newer_most_edited_pages_the_full_text_is_indexed_anew(tmp_path, monkeypatch):
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    path = _curated(kb)[0]
+    monkeypatch.setattr(build_module, "NEWER_MOST", 0)
+    _append_to_meaning(path, "Edited.")
+    assert quick.rebuild(kb, kb / "site") is not None
+    assert _digest(kb / "site") == _cold(kb, tmp_path)  # all of it indexed anew
+    monkeypatch.setattr(build_module, "NEWER_MOST", 1)
+    assert quick.rebuild(kb, kb / "site") is not None
+    assert _newer(kb / "site") == []  # the page as the new index holds it
+    _append_to_meaning(path, "Edited again.")
+    assert quick.rebuild(kb, kb / "site") is not None
+    assert _newer(kb / "site") == [urls.error(path.stem)]

@@ -7,8 +7,12 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from errorkb.site import quick
+from tests.conftest import make_kb
+
 A1 = "00000000000000a1"
 WIDGET = "ValueError: Widget count (12) must be divisible by group size (5)."
+
 
 @pytest.fixture(scope="module")
 def base(search_kb, serve_site):
@@ -240,3 +244,37 @@ def test_every_search_request_stays_on_localhost(page, base):
     assert hosts == {"127.0.0.1"}
     assert any("/search/words/" in u for u in page.requests)
     assert any("/pagefind/" in u for u in page.requests)
+
+
+def _page_hits(page, base, words, settled=".search-group:has-text('Pages') .search-hit"):
+    """The pages tier 2 finds, once `settled` shows (the report link shows with them)."""
+    page.goto(f"{base}/")
+    page.keyboard.press("/")
+    page.keyboard.insert_text(words)
+    page.wait_for_selector(settled)
+    hits = page.locator(".search-group:has-text('Pages') .search-hit")
+    return [hits.nth(i).get_attribute("href").split("?")[0] for i in range(hits.count())]
+
+
+def test_after_a_quick_rebuild_the_full_text_has_the_edited_pages_words_not_the_old(
+    tmp_path, page, serve_site
+):
+    """The quick rebuild indexes an edited page in a bundle of its own: its new words are
+    found, its old words no longer lead to it (the main bundle still holds them)."""
+    kb = make_kb(tmp_path / "kb")
+    quick.build_site(kb)
+    record = kb / f"content/errors/demo/{A1}.yaml"
+    record.write_text(record.read_text().replace("a remainder cannot", "a zorblax cannot"))
+    assert quick.rebuild(kb, kb / "site") is not None
+    base = serve_site(kb / "site")
+    assert _page_hits(page, base, "zorblax") == [f"/errors/{A1}/"]
+    found = page.evaluate("""async () => {
+        const pf = await import("/pagefind/pagefind.js");
+        await pf.init();
+        const hits = await pf.search("remainder");
+        return Promise.all(hits.results.map(async (r) => (await r.data()).url));
+    }""")
+    assert found == [f"/errors/{A1}/"]  # the main bundle, as the last full build made it
+    assert _page_hits(page, base, "remainder", settled=".search-report") == []
+    assert _page_hits(page, base, "placed") == [f"/errors/{A1}/"]  # its other words: once
+    assert not page.errors

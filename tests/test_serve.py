@@ -519,6 +519,8 @@ def test_before_the_build_current_files_of_the_last_site_are_served_and_stale_on
     assert pending.get(f"errors/{other}/index.html") == built
     assert rendered == [(A1, "page")]  # the other page was current in site/
     assert pending.get("nowhere/index.html") is None
+    for full_text in ("pagefind/pagefind.js", "pagefind-newer/pages.json"):  # the last build's
+        assert pending.get(full_text) == (kb / "site" / full_text).read_bytes()
 
 
 def test_an_edit_of_prose_while_serving_takes_the_quick_rebuild(watched):

@@ -36,7 +36,9 @@ class OnDemand:
         self._producers = list(reversed(plan.producers().values()))  # not read through yet
         self._reading: Iterator | None = None  # what is left of the first of them
         self._lock = threading.Lock()  # one reader of the groups at a time
-        self._pagefind = urls.output_path(urls.pagefind(""))  # full text: only a build makes it
+        # Full text: only a build makes it.
+        folders = (urls.pagefind(""), urls.pagefind_newer(""))
+        self._pagefind = tuple(urls.output_path(f).removesuffix("index.html") for f in folders)
 
     def locate(self, path: str) -> str | None:
         """`path` if the site has that file, else its folder's index page if it has that

@@ -21,7 +21,7 @@ from errorkb.site import build
 from errorkb.site.linking import link
 from errorkb.site.pages import Pages
 
-VERSION = 3
+VERSION = 4
 MOST_EDITS = 20  # edited files past which the full build's workers pay for themselves
 
 
@@ -40,7 +40,7 @@ class State:
     records: dict[str, tuple]  # record file -> (stamp, id, outward, shard)
     groups: dict[tuple[str, str], list[str]]  # (project, source path) -> its record files
     shown: dict[str, tuple]  # id -> its group, and the other record files its page shows
-    full_text: list[str]  # the URLs of the pages the full-text index holds
+    full_text: dict[str, str]  # URL -> key of each page, as the main full-text index holds it
     version: int = VERSION
 
 
@@ -111,9 +111,15 @@ def save_state(plan: "build.Plan", out: Path) -> None:
         records,
         groups,
         shown,
-        build.full_text_pages(content),
+        _indexed(out, build.full_text_pages(content)),
     )
     _state_path(out).write_bytes(pickle.dumps(state, pickle.HIGHEST_PROTOCOL))
+
+
+def _indexed(out: Path, page_urls: list[str]) -> dict[str, str]:
+    """The keys of these pages in the site just built, whose full-text index holds them."""
+    keys = build._read_keys(out, out)
+    return {url: keys[url][0] for url in page_urls}
 
 
 def forget_state(out: Path) -> None:
@@ -190,7 +196,7 @@ def _write(out: Path, state: State, content: Content, ids: list[str]) -> "build.
                         writer.write(url, body, key)
             build._write_units(writer, map(plan.alias_document, record.aliases))
         if plan.full_text:
-            build.write_full_text(writer, state.full_text)
+            state.full_text = build.update_full_text(writer, state.full_text)
         writer.finish()
         written = {url for url, entry in writer.manifest.items() if len(entry) > 2}
         build._save_manifest(spare, out, writer.manifest, like=out, changed=written)
@@ -205,7 +211,7 @@ def _write(out: Path, state: State, content: Content, ids: list[str]) -> "build.
 
 def _follow(writer: "build.Writer", live: dict) -> bool:
     """The spare made to hold what the live site holds: the files the last build changed
-    linked from it, the others kept (the full-text index is left to write_full_text).
+    linked from it, the others kept (the full-text index is left to update_full_text).
     False where the live site lost one of them."""
     kept = writer.kept
     trees = tuple(u.removesuffix(build.TREE) for u in live if u.endswith(build.TREE))

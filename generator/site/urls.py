@@ -203,6 +203,12 @@ def pagefind(name: str = "pagefind.js") -> str:
     return _file(f"/pagefind/{name}")
 
 
+def pagefind_newer(name: str = "pages.json") -> str:
+    """The full text of the pages edited since Pagefind's bundle was made: a bundle of their
+    own (a quick rebuild's), and the list of them, whose hits in the older bundle are stale."""
+    return _file(f"/pagefind-newer/{name}")
+
+
 def error_with_values(record_id: str, values: dict[str, str], engine: str = "") -> str:
     """An error page with the values of a pasted message, for "Your values" and the calculator,
     and the serving engine the paste came from (a stack record's page shows its advice first)."""

@@ -13,11 +13,30 @@ function errorIndex(form) {
 // docs site names none (the host has search of its own): tier 2 then stays empty.
 async function pageHits(form, text) {
   if (!form.dataset.pagefind) return [];
-  tier2 ??= import(form.dataset.pagefind).then(async (pf) => (await pf.init(), pf)).catch(() => null);
-  const pagefind = await tier2;
-  if (!pagefind) return [];
-  const found = await pagefind.search(text.slice(0, 200));
-  return Promise.all(found.results.slice(0, 6).map((r) => r.data()));
+  tier2 ??= fullText(form).catch(() => null);
+  const full = await tier2;
+  if (!full) return [];
+  const query = text.slice(0, 200);
+  const found = await Promise.all(
+    full.bundles.map((pf, i) => pf.search(query).then((f) => f.results.map((r) => ({ r, older: i === 0 })))));
+  // The older bundle's hits of an edited page are stale: the newer bundle has its words now.
+  const ranked = found.flat().sort((a, b) => b.r.score - a.r.score).slice(0, 6 + full.stale.size);
+  const pages = await Promise.all(ranked.map(async ({ r, older }) => {
+    const page = await r.data();
+    return older && full.stale.has(new URL(page.url, location.href).pathname) ? null : page;
+  }));
+  return pages.filter(Boolean).slice(0, 6);
+}
+
+// Pagefind's bundle, and the bundle a quick rebuild made of the pages edited since (a
+// writer's own builds; a cold build lists none).
+async function fullText(form) {
+  const load = (url) => import(url).then(async (pf) => (await pf.init(), pf));
+  const newerList = new URL(form.dataset.pagefindNewer, location.href);
+  const [main, newer] = await Promise.all([load(form.dataset.pagefind),
+    fetch(newerList).then((r) => r.json()).catch(() => ({ pages: [] }))]);
+  const bundles = newer.pages.length ? [main, await load(new URL("pagefind.js", newerList).href)] : [main];
+  return { bundles, stale: new Set(newer.pages) };
 }
 
 function el(tag, className, ...children) {
