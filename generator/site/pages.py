@@ -388,6 +388,7 @@ def _environment(
         # cost an error page 32 of its 20 KB).
         content_security_policy=Markup(META_POLICY),
         framed=False,  # inside a host's docs site (the MkDocs plugin's pages)
+        once=_Once(),
     )
     env.filters["code"] = _code_filter
     env.filters["slug"] = markup.slugify
@@ -398,6 +399,22 @@ def _environment(
     # followed through releases).
     env.tests["eventful"] = lambda h: bool(h) and (len(h["wordings"]) > 1 or h["removed"])
     return env
+
+
+class _Once:
+    """`once(macro, *args)` in a template: the macro's output for these arguments, made at
+    the first call only. For what every page repeats and only the environment's globals
+    decide (the top bar, the footer): a fifth of an error page's rendering."""
+
+    def __init__(self):
+        self._made: dict[tuple, Markup] = {}
+
+    def __call__(self, macro, *args) -> Markup:
+        key = (macro.name, args)
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = macro(*args)
+        return made
 
 
 # Characters XML 1.0 does not allow: a message may print them (escape codes), the feed
