@@ -75,10 +75,14 @@ def _parser() -> MarkdownIt:
     return md
 
 
+# A record's Markdown is mostly said before: the same advice and the same placeholder notes
+# recur across releases and records (a quarter of the texts rendered are distinct).
+@lru_cache(maxsize=1 << 14)
 def markdown(text: str) -> str:
     return _parser().render(text)
 
 
+@lru_cache(maxsize=1 << 12)
 def markdown_inline(text: str) -> str:
     return _parser().renderInline(text)
 
