@@ -341,6 +341,13 @@ class _Environment(Environment):
             return obj[attribute]
         return super().getattr(obj, attribute)
 
+    def make_globals(self, d):
+        """A template's globals over the environment's, in one dict, not Jinja's ChainMap:
+        every name a template uses that is not its own is looked up there, and ChainMap
+        looks in Python (a tenth of an error page's rendering). So the environment's globals
+        must be set before a template is loaded, as Jinja advises anyway."""
+        return {**self.globals, **(d or {})}
+
 
 class _SourceKeyedCache(FileSystemBytecodeCache):
     """Compiled templates keyed by name and source. Jinja's own key is the template's path,
@@ -403,17 +410,19 @@ def _environment(
 
 class _Once:
     """`once(macro, *args)` in a template: the macro's output for these arguments, made at
-    the first call only. For what every page repeats and only the environment's globals
-    decide (the top bar, the footer): a fifth of an error page's rendering."""
+    the first call only; `key=`: what decides it where the arguments cannot be hashed (a
+    record's line by its id). For what many pages repeat: the top bar and the footer, which
+    only the environment's globals decide (a fifth of a small page's rendering), and each
+    record's line in other records' lists (a fifth of an error page's)."""
 
     def __init__(self):
         self._made: dict[tuple, Markup] = {}
 
-    def __call__(self, macro, *args) -> Markup:
-        key = (macro.name, args)
-        made = self._made.get(key)
+    def __call__(self, macro, *args, key=None) -> Markup:
+        known = (macro.name, args if key is None else key)
+        made = self._made.get(known)
         if made is None:
-            made = self._made[key] = macro(*args)
+            made = self._made[known] = macro(*args)
         return made
 
 
