@@ -815,12 +815,12 @@ def _load_records(
 ) -> tuple[list[Record], set[str]]:
     """Valid records, and the ids of invalid ones (so references to them do not cascade)."""
     records, unreadable = [], set()
-    for source, found, patterns in _parse_records(listed, files.limit_kb, cache, progress):
+    for source, found, patterns, title in _parse_records(listed, files.limit_kb, cache, progress):
         files.problems.extend(found)
         if source is None:
             continue
         if not found:
-            records.append(Record(source, accepted_data(source), patterns))
+            records.append(Record(source, accepted_data(source), patterns, title))
         elif isinstance(source.data, dict) and isinstance(source.data.get("id"), str):
             unreadable.add(source.data["id"])
     return records, unreadable
@@ -887,6 +887,7 @@ def _parse_record(job: tuple[str, str, int, str]) -> tuple:
     path, rel, limit_kb, wing_key = job
     found: list[Problem] = []
     patterns: list = []
+    title = None
     source = _read_source(path, rel, limit_kb, found)
     if source is not None:
         found += schema_problems(source, load_schema(), id_field="id")
@@ -895,7 +896,8 @@ def _parse_record(job: tuple[str, str, int, str]) -> tuple:
             found += _record_problems(record, wing_key)
         if not found:
             patterns = template.record_patterns(record.messages, record.params)
-    return source, found, patterns
+            title = record.title
+    return source, found, patterns, title
 
 
 class ParseCache:
@@ -907,7 +909,7 @@ class ParseCache:
     the shards it changed. The quick rebuild reads only the shards of the records it shows.
     """
 
-    VERSION = 4
+    VERSION = 5
     SHARDS = 64
 
     def __init__(self, folder: Path | None = None, shards: Iterable[int] | None = None):

@@ -109,6 +109,7 @@ class Record:
     source: Source
     data: dict[str, Any]
     patterns: list | None = None  # template.record_patterns of its wordings, once parsed
+    parsed_title: str | None = None  # its title, once worked out (the parse cache keeps it)
 
     @property
     def id(self) -> str:
@@ -167,19 +168,22 @@ class Record:
     def params(self) -> dict[str, Param]:
         return {name: Param(**about) for name, about in self.data.get("params", {}).items()}
 
-    @cached_property  # asked by every page that lists the record: tens of times a build
+    @property
     def title(self) -> str:
         """A person's title, else the one derived from the code, else the message's first
         sentence without placeholders (template.title), else the message; without bidi
         controls and zero-width characters (UNSHOWN): the message keeps them, as printed,
-        but a title shows in head tags, cards, the feed and link lists."""
-        title = (
-            self.data.get("title")
-            or self.derived.get("title")
-            or template.title(self.message)
-            or self.message
-        )
-        return UNSHOWN.sub("", title)
+        but a title shows in head tags, cards, the feed and link lists. Worked out once:
+        every page that lists the record asks for it (0.1 ms each)."""
+        if self.parsed_title is None:
+            title = (
+                self.data.get("title")
+                or self.derived.get("title")
+                or template.title(self.message)
+                or self.message
+            )
+            self.parsed_title = UNSHOWN.sub("", title)
+        return self.parsed_title
 
     @property
     def derived(self) -> dict[str, Any]:
