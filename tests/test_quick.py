@@ -259,3 +259,35 @@ def test_past_newer_most_edited_pages_the_full_text_is_indexed_anew(tmp_path, mo
     _append_to_meaning(path, "Edited again.")
     assert quick.rebuild(kb, kb / "site") is not None
     assert _newer(kb / "site") == [urls.error(path.stem)]
+
+
+def _more_explained(kb: Path, count: int) -> list[Path]:
+    """Explained records besides the fixture's own: copies of its explained record, each
+    raised in a file of its own (the pages of a file's records are keyed by all of them)."""
+    a1 = kb / "content" / "errors" / "demo" / "00000000000000a1.yaml"
+    copies = []
+    for n in range(count):
+        copy = a1.with_name(f"00000000000000f{n}.yaml")
+        text = a1.read_text().replace(a1.stem, copy.stem).replace("Widget", f"Gadget{n}")
+        text = text.replace("path: demo/widgets.py", f"path: demo/gadget{n}.py")
+        copy.write_text(text.replace("\naliases: [00000000000000ff]", ""))
+        copies.append(copy)
+    return copies
+
+
+def test_a_full_build_indexes_the_few_pages_it_changed_apart(tmp_path):
+    """The full build, too, keeps the live site's full-text index when few of its pages
+    changed, and makes it anew when pages come or go."""
+    kb = make_kb(tmp_path / "kb")
+    copies = _more_explained(kb, 4)
+    build_site(kb)
+    index = _main_index(kb / "site")
+    edited = copies[2]
+    edited.write_text(edited.read_text().replace("\nsummary: ", "\nsummary: Changed. ", 1))
+    assert quick.rebuild(kb, kb / "site") is None  # other pages show a summary
+    result = build_site(kb)
+    _assert_as_cold(kb, tmp_path, index, [urls.error(edited.stem)])
+    assert result.rendered < 60  # not all of the site
+    copies[3].unlink()  # a page of the index gone: all of it made anew
+    build_site(kb)
+    assert _digest(kb / "site") == _cold(kb, tmp_path)

@@ -78,6 +78,7 @@ class BuildResult:
     seconds: float
     rendered: int  # outputs rendered (the rest were linked unchanged from the last build)
     problems: list[check.SiteProblem]  # what `check` found wrong with the site
+    indexed: dict[str, str] | None = None  # the full-text index's pages (write_full_text)
 
 
 def build(
@@ -89,10 +90,12 @@ def build(
     progress: Progress = QUIET,
     project: str | None = None,
     checked: bool = False,
+    indexed: dict[str, str] | None = None,
 ) -> BuildResult:
     """Validate content (unless `plan` holds it loaded), write every file, and swap the new
     site in; with `project`, that project's site alone; `checked`: then hold it to the
-    rules of `check_site`. Raises ContentError."""
+    rules of `check_site`; `indexed`: the pages the live site's full-text index holds, by
+    their keys then (write_full_text). Raises ContentError."""
     started = time.perf_counter()
     root = Path(root).resolve()
     out = Path(out).resolve() if out else root / "site"
@@ -104,7 +107,7 @@ def build(
             spare, kept = _spare(out)
             try:
                 writer = Writer(spare, kept, out if out.exists() else None, live)
-                write_site(writer, plan, progress)
+                indexed = write_site(writer, plan, progress, indexed)
                 _save_manifest(spare, out, writer.manifest)
             except BaseException:
                 _forget_manifest(spare, out)  # half-made: the next build starts over
@@ -119,6 +122,7 @@ def build(
         time.perf_counter() - started,
         writer.rendered,
         problems,
+        indexed,
     )
     if log:
         log(
@@ -221,8 +225,14 @@ def _collector_paused():
             gc.enable()
 
 
-def write_site(writer: "Writer", plan: "Plan", progress: Progress = QUIET) -> None:
-    """Every output of the site, into the writer's folder, and its manifest. When many
+def write_site(
+    writer: "Writer",
+    plan: "Plan",
+    progress: Progress = QUIET,
+    indexed: dict[str, str] | None = None,
+) -> dict[str, str] | None:
+    """Every output of the site, into the writer's folder, and its manifest; returns the
+    pages the full-text index holds, by their keys then (write_full_text). When many
     records changed, workers make the outputs drawn from many records while the records
     are written; after an edit of a few, forking them would cost more than it saves (each
     worker reads the whole plan, copying the pages it touches)."""
@@ -243,8 +253,9 @@ def write_site(writer: "Writer", plan: "Plan", progress: Progress = QUIET) -> No
         writer.copy(url, source)
     if plan.full_text:
         progress.stage("full-text index")
-        write_full_text(writer, full_text_pages(plan.content))
+        indexed = write_full_text(writer, full_text_pages(plan.content), indexed)
     writer.finish()
+    return indexed if plan.full_text else None
 
 
 def _write_units(writer: "Writer", units: Iterable["Unit"]) -> None:
@@ -577,37 +588,43 @@ def full_text_pages(content: Content) -> list[str]:
     return page_urls + [urls.guide(g.slug) for g in content.guides]
 
 
-def write_full_text(writer: "Writer", page_urls: list[str]) -> None:
-    """Pagefind's index of these pages (as the writer holds them), unless they are as when
-    it was last made; no newer pages."""
+def write_full_text(
+    writer: "Writer", page_urls: list[str], indexed: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Pagefind's index of these pages (as the writer holds them); returns them by the keys
+    the main index holds them at. Where `indexed` says what the live site's index holds and
+    the same pages are to be indexed, the pages changed since go into a bundle of their own
+    (update_full_text), unless too many changed."""
+    if indexed is not None and indexed.keys() == set(page_urls):
+        return update_full_text(writer, indexed)
     _write_newer(writer, [])
     key = hashlib.sha1("\0".join(u + writer.manifest[u][0] for u in page_urls).encode())
     folder = urls.pagefind("")
-    if not page_urls or writer.reuse_tree(folder, key.hexdigest()):
-        return
-    shutil.rmtree(writer.root / folder.strip("/"), ignore_errors=True)
-    _index_full_text(writer, page_urls, folder)
-    writer.add_tree(folder, key.hexdigest())
+    if page_urls and not writer.reuse_tree(folder, key.hexdigest()):
+        shutil.rmtree(writer.root / folder.strip("/"), ignore_errors=True)
+        _index_full_text(writer, page_urls, folder)
+        writer.add_tree(folder, key.hexdigest())
+    return {u: writer.manifest[u][0] for u in page_urls}
 
 
 def update_full_text(writer: "Writer", indexed: dict[str, str]) -> dict[str, str]:
-    """After a quick rebuild: Pagefind's index kept as the live site has it, and the pages
-    edited since it was made (`indexed`: URL -> the page's key then) indexed in a bundle of
-    their own, which the search box reads too. Pagefind has no incremental mode, and
-    indexing all the pages costs seconds, a few of them a hundredth of that. Past
-    NEWER_MOST such pages, or where the index is lost, all are indexed anew. Returns the
-    keys of the pages as the main index holds them."""
+    """Pagefind's index kept as the live site has it, and the pages changed since it was
+    made (`indexed`: URL -> the page's key then) indexed in a bundle of their own, which the
+    search box reads too. Pagefind has no incremental mode, and indexing all the pages
+    costs seconds, a few of them a hundredth of that. Past NEWER_MOST such pages or half of
+    them, or where the index is lost, all are indexed anew. Returns the keys of the pages
+    as the main index holds them."""
     folder = urls.pagefind("")
     newer = [u for u, key in indexed.items() if writer.manifest[u][0] != key]
     tree = writer.live.get(folder + TREE)
-    if len(newer) > NEWER_MOST or not (tree and writer.reuse_tree(folder, tree[0])):
-        write_full_text(writer, list(indexed))
-        return {u: writer.manifest[u][0] for u in indexed}
+    too_many = len(newer) > NEWER_MOST or 2 * len(newer) > len(indexed)
+    if too_many or not (tree and writer.reuse_tree(folder, tree[0])):
+        return write_full_text(writer, list(indexed))
     _write_newer(writer, newer)
     return indexed
 
 
-NEWER_MOST = 40  # edited pages a quick rebuild indexes apart, before indexing all anew
+NEWER_MOST = 40  # changed pages a build indexes apart, before indexing all anew
 
 
 def _write_newer(writer: "Writer", page_urls: list[str]) -> None:

@@ -63,15 +63,25 @@ def build_site(
         if result is not None:
             return result
     plan = plan or build.load_plan(root, cache, progress, project)
+    indexed = _indexed(out) if project is None else None
     forget_state(out)
-    result = build.build(root, out, log, plan=plan, progress=progress, checked=checked)
-    if plan.inputs is not None and project is None:
-        save_state(plan, out)
+    result = build.build(
+        root, out, log, plan=plan, progress=progress, checked=checked, indexed=indexed
+    )
+    if plan.inputs is not None and project is None and result.indexed is not None:
+        save_state(plan, out, result.indexed)
     return result
 
 
-def save_state(plan: "build.Plan", out: Path) -> None:
-    """Kept beside the manifests after a full build of the whole content into `out`."""
+def _indexed(out: Path) -> dict[str, str] | None:
+    """What the live site's full-text index holds, as the state kept for it says."""
+    state = _load_state(out)
+    return state.full_text if state is not None and _site_stamp(out) == state.site else None
+
+
+def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
+    """Kept beside the manifests after a full build of the whole content into `out`, whose
+    full-text index holds the `indexed` pages at these keys."""
     assert plan.inputs is not None, "a plan of the whole content, loaded by load_plan"
     content, links = plan.content, plan.links
     wing_keys = {k: p.wing_key for k, p in content.projects.items()}
@@ -111,15 +121,9 @@ def save_state(plan: "build.Plan", out: Path) -> None:
         records,
         groups,
         shown,
-        _indexed(out, build.full_text_pages(content)),
+        indexed,
     )
     _state_path(out).write_bytes(pickle.dumps(state, pickle.HIGHEST_PROTOCOL))
-
-
-def _indexed(out: Path, page_urls: list[str]) -> dict[str, str]:
-    """The keys of these pages in the site just built, whose full-text index holds them."""
-    keys = build._read_keys(out, out)
-    return {url: keys[url][0] for url in page_urls}
 
 
 def forget_state(out: Path) -> None:
