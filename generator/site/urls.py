@@ -204,8 +204,9 @@ def pagefind(name: str = "pagefind.js") -> str:
 
 
 def pagefind_newer(name: str = "pages.json") -> str:
-    """The full text of the pages edited since Pagefind's bundle was made: a bundle of their
-    own (a quick rebuild's), and the list of them, whose hits in the older bundle are stale."""
+    """The full text of the pages changed since Pagefind's bundle was made: a bundle of their
+    own, and the list of them, whose hits in the older bundle are stale. Beside the main
+    bundle, where search.js looks for it."""
     return _file(f"/pagefind-newer/{name}")
 
 

@@ -28,11 +28,12 @@ async function pageHits(form, text) {
   return pages.filter(Boolean).slice(0, 6);
 }
 
-// Pagefind's bundle, and the bundle a quick rebuild made of the pages edited since (a
-// writer's own builds; a cold build lists none).
+// Pagefind's bundle, and the bundle of the pages changed since it was made (a writer's own
+// builds; a cold build lists none). That one sits beside it (urls.pagefind_newer): an
+// attribute naming it would cost every page 46 bytes.
 async function fullText(form) {
   const load = (url) => import(url).then(async (pf) => (await pf.init(), pf));
-  const newerList = new URL(form.dataset.pagefindNewer, location.href);
+  const newerList = new URL("../pagefind-newer/pages.json", new URL(form.dataset.pagefind, location.href));
   const [main, newer] = await Promise.all([load(form.dataset.pagefind),
     fetch(newerList).then((r) => r.json()).catch(() => ({ pages: [] }))]);
   const bundles = newer.pages.length ? [main, await load(new URL("pagefind.js", newerList).href)] : [main];
