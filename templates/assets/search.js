@@ -1,5 +1,5 @@
 // The search box of every page, and the values of "Your case" on error pages. Tier 1 (match.js) and
-// tier 2 (Pagefind) load on first use. Query text reaches the page only as text nodes.
+// tier 2 (fulltext.js: Pagefind) load on first use. Query text reaches the page only as text nodes.
 
 let tier1, tier2;
 
@@ -10,34 +10,13 @@ function errorIndex(form) {
 }
 
 // A site with nothing to index full-text has no Pagefind bundle, and a page inside a host's
-// docs site names none (the host has search of its own): tier 2 then stays empty.
+// docs site names none (the host has search of its own): tier 2 then stays empty. Its code
+// loads on the first search, as Pagefind does.
 async function pageHits(form, text) {
   if (!form.dataset.pagefind) return [];
-  tier2 ??= fullText(form).catch(() => null);
-  const full = await tier2;
-  if (!full) return [];
-  const query = text.slice(0, 200);
-  const found = await Promise.all(
-    full.bundles.map((pf, i) => pf.search(query).then((f) => f.results.map((r) => ({ r, older: i === 0 })))));
-  // The older bundle's hits of an edited page are stale: the newer bundle has its words now.
-  const ranked = found.flat().sort((a, b) => b.r.score - a.r.score).slice(0, 6 + full.stale.size);
-  const pages = await Promise.all(ranked.map(async ({ r, older }) => {
-    const page = await r.data();
-    return older && full.stale.has(new URL(page.url, location.href).pathname) ? null : page;
-  }));
-  return pages.filter(Boolean).slice(0, 6);
-}
-
-// Pagefind's bundle, and the bundle of the pages changed since it was made (a writer's own
-// builds; a cold build lists none). That one sits beside it (urls.pagefind_newer): an
-// attribute naming it would cost every page 46 bytes.
-async function fullText(form) {
-  const load = (url) => import(url).then(async (pf) => (await pf.init(), pf));
-  const newerList = new URL("../pagefind-newer/pages.json", new URL(form.dataset.pagefind, location.href));
-  const [main, newer] = await Promise.all([load(form.dataset.pagefind),
-    fetch(newerList).then((r) => r.json()).catch(() => ({ pages: [] }))]);
-  const bundles = newer.pages.length ? [main, await load(new URL("pagefind.js", newerList).href)] : [main];
-  return { bundles, stale: new Set(newer.pages) };
+  tier2 ??= import("./fulltext.js").then((m) => m.fullText(form.dataset.pagefind)).catch(() => null);
+  const search = await tier2;
+  return search ? search(text.slice(0, 200)) : [];
 }
 
 function el(tag, className, ...children) {
