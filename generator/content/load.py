@@ -815,12 +815,12 @@ def _load_records(
 ) -> tuple[list[Record], set[str]]:
     """Valid records, and the ids of invalid ones (so references to them do not cascade)."""
     records, unreadable = [], set()
-    for source, found, patterns, title in _parse_records(listed, files.limit_kb, cache, progress):
+    for source, found, patterns, known in _parse_records(listed, files.limit_kb, cache, progress):
         files.problems.extend(found)
         if source is None:
             continue
         if not found:
-            records.append(Record(source, accepted_data(source), patterns, title))
+            records.append(Record(source, accepted_data(source), patterns, *known))
         elif isinstance(source.data, dict) and isinstance(source.data.get("id"), str):
             unreadable.add(source.data["id"])
     return records, unreadable
@@ -887,7 +887,7 @@ def _parse_record(job: tuple[str, str, int, str]) -> tuple:
     path, rel, limit_kb, wing_key = job
     found: list[Problem] = []
     patterns: list = []
-    title = None
+    known: tuple = ()  # what the record works out once (Record.parsed_*)
     source = _read_source(path, rel, limit_kb, found)
     if source is not None:
         found += schema_problems(source, load_schema(), id_field="id")
@@ -896,8 +896,8 @@ def _parse_record(job: tuple[str, str, int, str]) -> tuple:
             found += _record_problems(record, wing_key)
         if not found:
             patterns = template.record_patterns(record.messages, record.params)
-            title = record.title
-    return source, found, patterns, title
+            known = (record.title, record.outward)
+    return source, found, patterns, known
 
 
 class ParseCache:
@@ -909,7 +909,7 @@ class ParseCache:
     the shards it changed. The quick rebuild reads only the shards of the records it shows.
     """
 
-    VERSION = 5
+    VERSION = 6
     SHARDS = 64
 
     def __init__(self, folder: Path | None = None, shards: Iterable[int] | None = None):

@@ -109,7 +109,10 @@ class Record:
     source: Source
     data: dict[str, Any]
     patterns: list | None = None  # template.record_patterns of its wordings, once parsed
-    parsed_title: str | None = None  # its title, once worked out (the parse cache keeps it)
+    # Its title and outward hash, once worked out: every process that renders asks for them,
+    # and they cost 0.1 ms each, so the parse cache keeps them with the patterns.
+    parsed_title: str | None = None
+    parsed_outward: str | None = None
 
     @property
     def id(self) -> str:
@@ -173,8 +176,7 @@ class Record:
         """A person's title, else the one derived from the code, else the message's first
         sentence without placeholders (template.title), else the message; without bidi
         controls and zero-width characters (UNSHOWN): the message keeps them, as printed,
-        but a title shows in head tags, cards, the feed and link lists. Worked out once:
-        every page that lists the record asks for it (0.1 ms each)."""
+        but a title shows in head tags, cards, the feed and link lists."""
         if self.parsed_title is None:
             title = (
                 self.data.get("title")
@@ -248,16 +250,18 @@ class Record:
         """Explained by a person, not only extracted: it has prose worth full-text search."""
         return any(name in self.data for name in ("meaning", "trigger", "solutions"))
 
-    @cached_property
+    @property
     def outward(self) -> str:
         """A hash of what outputs other than the record's own show of it: all of it but its
         prose (PROSE), whose presence alone shows (an explained record is listed as such).
         Pages and listings that show a record are keyed by it, so that an edit of the prose
         remakes the record's own page, JSON and full-text entry and nothing else."""
-        shown = {k: v for k, v in self.data.items() if k not in PROSE}
-        present = [k for k in PROSE if k in self.data]
-        text = json.dumps([self.source.path, shown, present], sort_keys=True, default=str)
-        return hashlib.sha1(text.encode()).hexdigest()
+        if self.parsed_outward is None:
+            shown = {k: v for k, v in self.data.items() if k not in PROSE}
+            present = [k for k in PROSE if k in self.data]
+            text = json.dumps([self.source.path, shown, present], sort_keys=True, default=str)
+            self.parsed_outward = hashlib.sha1(text.encode()).hexdigest()
+        return self.parsed_outward
 
 
 # A record's prose: the fields only its own page and JSON document show (and the full-text
