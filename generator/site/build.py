@@ -631,7 +631,7 @@ def _write_newer(writer: "Writer", page_urls: list[str]) -> None:
     """The bundle of the pages edited since the main index was made, and their list."""
     listing = json.dumps({"pages": page_urls}).encode()
     if not page_urls:
-        _write_units(writer, [Unit(urls.pagefind_newer(), _hash(listing.decode()), listing)])
+        _write_units(writer, _keyed([(urls.pagefind_newer(), listing)]))
         return
     folder = urls.pagefind_newer("")
     key = _hash(*(u + writer.manifest[u][0] for u in page_urls))

@@ -58,12 +58,14 @@ def build_site(
     else the full build, keeping what the next quick rebuild needs."""
     root = Path(root).resolve()
     out = Path(out).resolve() if out else root / "site"
-    if plan is None and project is None and not checked:
-        result = rebuild(root, out, log)
+    state = _load_state(out) if project is None else None
+    if plan is None and state is not None and not checked:
+        result = rebuild(root, out, log, state)
         if result is not None:
             return result
     plan = plan or build.load_plan(root, cache, progress, project)
-    indexed = _indexed(out) if project is None else None
+    # What the live site's full-text index holds, where the state is the live site's.
+    indexed = state.full_text if state is not None and _site_stamp(out) == state.site else None
     forget_state(out)
     result = build.build(
         root, out, log, plan=plan, progress=progress, checked=checked, indexed=indexed
@@ -71,12 +73,6 @@ def build_site(
     if plan.inputs is not None and project is None and result.indexed is not None:
         save_state(plan, out, result.indexed)
     return result
-
-
-def _indexed(out: Path) -> dict[str, str] | None:
-    """What the live site's full-text index holds, as the state kept for it says."""
-    state = _load_state(out)
-    return state.full_text if state is not None and _site_stamp(out) == state.site else None
 
 
 def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
@@ -130,10 +126,13 @@ def forget_state(out: Path) -> None:
     _state_path(out).unlink(missing_ok=True)
 
 
-def rebuild(root: Path, out: Path, log=None) -> "build.BuildResult | None":
-    """The site rebuilt after edits of records' prose; None where the full build must run."""
+def rebuild(
+    root: Path, out: Path, log=None, state: State | None = None
+) -> "build.BuildResult | None":
+    """The site rebuilt after edits of records' prose (from `state`, else the one kept for
+    `out`); None where the full build must run."""
     started = time.perf_counter()
-    state = _load_state(out)
+    state = state if state is not None else _load_state(out)
     if state is None or build.inputs_key(root, build.code_digest()) != state.inputs:
         return None
     listing = list_records(root, state.wing_keys, state.limit_kb)
