@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from errorkb import projects
+from errorkb import projects, resources
 from errorkb.projects import pyodide
 
 # generator.content (yaml, the schema) is imported by the commands that read content, not
@@ -472,7 +472,7 @@ def cmd_rederive(args) -> int:
                 _log(f"error: content/projects/{args.project}.yaml has no version to download")
                 return 1
             package = project.package or project.key
-            work = history.cache_root() / package / "wheels"
+            work = resources.user_cache() / package / "wheels"
             work.mkdir(parents=True, exist_ok=True)
             folder = Path(tempfile.mkdtemp(prefix=f"{project.version}-", dir=work))
             _log(f"downloading {package}=={project.version}")

@@ -40,5 +40,8 @@ def checkout_node_modules() -> Path:
 
 
 def user_cache() -> Path:
-    """errorkb's cache for downloads: $ERRORKB_CACHE, else ~/.cache/errorkb."""
-    return Path(os.environ.get("ERRORKB_CACHE") or Path.home() / ".cache" / "errorkb")
+    """errorkb's cache for downloads, scans and compiled schemas, never inside the
+    repository: $ERRORKB_CACHE, else $XDG_CACHE_HOME/errorkb, else ~/.cache/errorkb."""
+    if os.environ.get("ERRORKB_CACHE"):
+        return Path(os.environ["ERRORKB_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "errorkb"

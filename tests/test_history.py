@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from errorkb import cli
+from errorkb import cli, resources
 from errorkb.content.load import load_content
 from errorkb.site import api
 from errorkb.site.linking import link
@@ -111,7 +111,7 @@ def test_a_release_is_downloaded_and_scanned_once_and_its_wheel_dropped(cache):
         (s.kind, s.template, s.guard) for s in first.sites
     ]
     assert first.counts() == {"raise": 4, "log": 1, "http": 1}
-    wheels = history.cache_root() / "vllm" / "wheels"
+    wheels = resources.user_cache() / "vllm" / "wheels"
     assert not any(wheels.rglob("*.whl"))
 
 
@@ -324,7 +324,7 @@ def test_errorkb_history_end_to_end(kb, cache, monkeypatch, capsys):
     assert "demo 1.0: 3 files, 6 sites (4 raise, 0 assert, 1 log, 1 http); cached" in (
         capsys.readouterr().err
     )
-    assert json.loads((history.cache_root() / DEMO / "matches.jsonl").read_text().split("\n")[0])
+    assert json.loads((resources.user_cache() / DEMO / "matches.jsonl").read_text().split("\n")[0])
 
 
 def test_a_paste_in_an_old_wording_finds_the_record_and_says_which_releases(kb_with_history):

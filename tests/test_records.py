@@ -223,3 +223,25 @@ def test_prompt_length_records_say_where_each_message_comes_from():
         assert "HTTP 400" not in record["summary"]
         example = record["example_fix"]
         assert example["before"]["language"] == "python" and "LLM(" in example["before"]["code"]
+
+
+def test_the_schema_checkers_code_is_cached_and_a_broken_cache_made_again(tmp_path, monkeypatch):
+    import fastjsonschema
+
+    from errorkb.content import load
+
+    monkeypatch.setenv("ERRORKB_CACHE", str(tmp_path / "cache"))
+    schema = {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}
+    load._compiled(schema)({"id": "x"})
+    (cached,) = (tmp_path / "cache" / "schemas").iterdir()
+    made = cached.read_bytes()
+    cached.write_bytes(b"\x00 not marshal")
+    check = load._compiled(schema)
+    with pytest.raises(fastjsonschema.JsonSchemaException):
+        check({"id": 1})
+    assert cached.read_bytes() == made
+    # A cache that cannot be written (a file where its folder should be) only costs time.
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("ERRORKB_CACHE", str(tmp_path / "file" / "cache"))
+    with pytest.raises(fastjsonschema.JsonSchemaException):
+        load._compiled(schema)({})

@@ -9,11 +9,13 @@ import copy
 import errno
 import hashlib
 import json
+import marshal
 import multiprocessing
 import os
 import pickle
 import re
 import stat
+import sys
 import zlib
 from collections.abc import Iterable
 from functools import cache, lru_cache
@@ -25,7 +27,7 @@ import fastjsonschema
 import yaml
 from packaging.version import InvalidVersion, Version
 
-from errorkb import projects
+from errorkb import projects, resources
 from errorkb.content import model as model_module
 from errorkb.content import template
 from errorkb.content.model import (
@@ -366,9 +368,38 @@ def _checker(schema: dict):
     faster than jsonschema, which only explains an invalid one (and is imported only then)."""
     key = id(schema)
     if key not in _checkers:
-        # compile() rewrites $refs in place: give it a copy of the shared schema.
-        _checkers[key] = fastjsonschema.compile(copy.deepcopy(schema))
+        _checkers[key] = _compiled(schema)
     return _checkers[key]
+
+
+def _compiled(schema: dict):
+    """The schema's checker, its code kept in the user's cache: writing and compiling it
+    takes a tenth of a second, more than the rest of a quick rebuild's validation."""
+    text = json.dumps(schema, sort_keys=True)
+    stamp = f"{sys.version}\0{fastjsonschema.VERSION}\0{text}"
+    path = resources.user_cache() / "schemas" / f"{hashlib.sha1(stamp.encode()).hexdigest()}"
+    try:
+        entry, code = marshal.loads(path.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        # compile_to_code() rewrites $refs in place: give it a copy of the shared schema.
+        source = fastjsonschema.compile_to_code(copy.deepcopy(schema))
+        entry = re.search(r"^def (\w+)\(", source, re.MULTILINE).group(1)  # the root's
+        code = compile(source, f"<schema {path.name[:8]}>", "exec")
+        _keep(path, marshal.dumps((entry, code)))
+    names: dict = {}
+    exec(code, names)  # noqa: S102 - code fastjsonschema wrote from our own schema
+    return names[entry]
+
+
+def _keep(path: Path, body: bytes) -> None:
+    """Written whole or not at all; a cache that cannot be written is only slower."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f"{path.name}.{os.getpid()}")
+        temporary.write_bytes(body)
+        temporary.replace(path)
+    except OSError:
+        pass
 
 
 def schema_problems(source: Source, schema: dict, id_field: str | None = None) -> list[Problem]:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from errorkb import resources
 from errorkb.sources.extract import ExtractError, Progress, Site, refused_lines, scan_tree
 
 # Bump when the scanner finds other sites or records more about them: older scans are redone.
@@ -38,12 +39,6 @@ class HistoryError(ExtractError):
 
 class NoWheel(HistoryError):
     """pip finds no wheel of a release: it is skipped, the others are scanned."""
-
-
-def cache_root() -> Path:
-    """Where wheels are downloaded and scans kept: never inside the repository."""
-    base = os.environ.get("ERRORKB_CACHE") or os.environ.get("XDG_CACHE_HOME")
-    return Path(base) / "errorkb" if base else Path.home() / ".cache" / "errorkb"
 
 
 # Releases --------------------------------------------------------------------------
@@ -134,7 +129,7 @@ class ReleaseScan:
 
 
 def scan_path(package: str, version: str) -> Path:
-    return cache_root() / package / "scans" / f"{version}.v{SCAN_FORMAT}.json.gz"
+    return resources.user_cache() / package / "scans" / f"{version}.v{SCAN_FORMAT}.json.gz"
 
 
 def load_scan(package: str, version: str) -> ReleaseScan | None:
@@ -200,7 +195,7 @@ def scan_release(package: str, version: str, jobs: int | None = None) -> Release
     if cached is not None:
         return cached
     start = time.monotonic()
-    work = cache_root() / package / "wheels"
+    work = resources.user_cache() / package / "wheels"
     work.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix=f"{version}-", dir=work))
     try:
@@ -295,7 +290,7 @@ def _messages(sites: list[Site]) -> set[tuple[str, tuple[str, str]]]:
 
 def write_log(package: str, rows: list[dict]) -> Path:
     """The identity decisions, one JSON line each, beside the scans."""
-    path = cache_root() / package / "matches.jsonl"
+    path = resources.user_cache() / package / "matches.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     return path
