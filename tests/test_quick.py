@@ -152,14 +152,90 @@ def test_a_prose_edit_is_rebuilt_quickly_into_the_site_a_cold_build_makes(tmp_pa
     assert f"Edited {n} times." in page.read_text()
 
 
-def test_an_edit_of_what_other_pages_show_takes_the_full_build(tmp_path):
+def test_an_edit_of_what_the_newest_listings_show_takes_the_full_build(tmp_path):
     kb = make_kb(tmp_path / "kb")
     build_site(kb)
-    path = _curated(kb)[0]
+    path = _curated(kb)[0]  # the home page and the feed list all four records
     path.write_text(path.read_text().replace("\nsummary: ", "\nsummary: Changed. ", 1))
     assert quick.rebuild(kb, kb / "site") is None
     build_site(kb)
     assert _digest(kb / "site") == _cold(kb, tmp_path)
+
+
+def _knobs(kb: Path, count: int = 40) -> list[Path]:
+    """Records past the fixture's, without dates, in three source files: the home page
+    lists the newest twenty (by id), not the first. The first has a former id, the fourth
+    relates to it, the seventh is explained."""
+    made = []
+    for n in range(count):
+        record = {
+            "id": f"{0xA000 + n:016x}",
+            "project": "demo",
+            "exception": "ValueError",
+            "message": f"Knob number {n} is out of range: {{value}}",
+            "summary": f"Knob {n} takes values from 0 to {n}.",
+            "source": {"path": f"demo/knobs{n % 3}.py", "line": 10 * (n + 1)},
+        }
+        extra = {0: {"aliases": ["000000000000afff"]}, 3: {"related": [made and made[0].stem]}}
+        extra[6] = {"meaning": "The knob takes **small** values only."}
+        path = kb / f"content/errors/demo/{record['id']}.yaml"
+        path.write_text(yaml.safe_dump({**record, **extra.get(n, {})}, sort_keys=False))
+        made.append(path)
+    return made
+
+
+def _edit(path: Path, **fields) -> None:
+    path.write_text(yaml.safe_dump({**yaml.safe_load(path.read_text()), **fields}))
+
+
+def _assert_quick_as_cold(kb: Path, tmp_path: Path, index: dict, edited: Path) -> list[str]:
+    """A quick rebuild made the site a cold build makes (the explained pages it changed
+    indexed apart); returns those pages."""
+    result = quick.rebuild(kb, kb / "site")
+    assert result is not None, "an edit of what listings show takes the quick rebuild"
+    newer = _newer(kb / "site")
+    _assert_as_cold(kb, tmp_path, index, newer)
+    text = yaml.safe_load(edited.read_text())["summary"]
+    assert text in (kb / "site" / urls.output_path(urls.error(edited.stem))).read_text()
+    return newer
+
+
+def test_an_edit_of_what_listings_show_is_rebuilt_quickly_into_the_site_a_cold_build_makes(
+    tmp_path,
+):
+    kb = make_kb(tmp_path / "kb")
+    knobs = _knobs(kb)
+    build_site(kb)
+    index = _main_index(kb / "site")
+    _edit(knobs[0], summary="Knob zero takes no values at all.")
+    newer = _assert_quick_as_cold(kb, tmp_path, index, knobs[0])
+    assert newer == [urls.error(knobs[6].stem)]  # explained, raised in the same file
+    _edit(knobs[0], title="Knob zero is out of range")  # its former id's list shows it
+    _assert_quick_as_cold(kb, tmp_path, index, knobs[0])
+    _edit(knobs[6], summary="An explained knob, summed up anew.")
+    _assert_quick_as_cold(kb, tmp_path, index, knobs[6])
+    page = (kb / "site" / urls.output_path(urls.source_file("demo", "demo/knobs0.py"))).read_text()
+    assert "Knob zero is out of range" in page
+
+
+@pytest.mark.parametrize(
+    "n, fields",
+    [
+        (6, {"title": "A knob renamed"}),  # its project's page lists explained records by title
+        (39, {"summary": "The newest knob."}),  # the home page lists it
+        (0, {"source": {"path": "demo/knobs0.py", "line": 5}}),  # placed anew: by line
+        (1, {"exception": "TypeError"}),
+        (2, {"summary": "Related anew.", "related": ["00000000000000a1"]}),
+    ],
+)
+def test_an_edit_that_places_a_record_anew_takes_the_full_build(tmp_path, n, fields):
+    kb = make_kb(tmp_path / "kb")
+    knobs = _knobs(kb)
+    build_site(kb)
+    _edit(knobs[n], **fields)
+    assert quick.rebuild(kb, kb / "site") is None
+    build_site(kb)
+    assert _outside_full_text(_digest(kb / "site")) == _outside_full_text(_cold(kb, tmp_path))
 
 
 def test_a_mistake_in_an_edited_file_is_reported_by_the_full_build(tmp_path):
@@ -284,7 +360,7 @@ def test_a_full_build_indexes_the_few_pages_it_changed_apart(tmp_path):
     index = _main_index(kb / "site")
     edited = copies[2]
     edited.write_text(edited.read_text().replace("\nsummary: ", "\nsummary: Changed. ", 1))
-    assert quick.rebuild(kb, kb / "site") is None  # other pages show a summary
+    assert quick.rebuild(kb, kb / "site") is None  # the home page lists it
     result = build_site(kb)
     _assert_as_cold(kb, tmp_path, index, [urls.error(edited.stem)])
     assert result.rendered < 60  # not all of the site

@@ -383,7 +383,7 @@ def _compiled(schema: dict):
     except (OSError, ValueError, EOFError, TypeError):
         # compile_to_code() rewrites $refs in place: give it a copy of the shared schema.
         source = fastjsonschema.compile_to_code(copy.deepcopy(schema))
-        entry = re.search(r"^def (\w+)\(", source, re.MULTILINE).group(1)  # the root's
+        entry = source.split("\ndef ", 1)[1].split("(", 1)[0]  # the first, the root's
         code = compile(source, f"<schema {path.name[:8]}>", "exec")
         _keep(path, marshal.dumps((entry, code)))
     names: dict = {}
@@ -949,13 +949,20 @@ class ParseCache:
         self.folder = folder
         self.entries: dict[str, tuple] = {}
         self.dirty: set[int] = set()
-        self.loaded = set(range(self.SHARDS) if shards is None else shards)
+        self.loaded: set[int] = set()
         # What an entry depends on besides its file: the schema, the code that checks it
         # and makes its patterns.
         modules = [Path(template.__file__), Path(model_module.__file__), *projects.code_files()]
         code = [path.stat().st_mtime_ns for path in modules]
         self.key = (self.VERSION, SCHEMA_PATH.read_bytes(), Path(__file__).stat().st_mtime_ns, code)
-        for shard in sorted(self.loaded) if folder is not None else []:
+        self.read(range(self.SHARDS) if shards is None else shards)
+
+    def read(self, shards: Iterable[int]) -> None:
+        """The entries of these shards too (those read already are kept as they are)."""
+        for shard in sorted(set(shards) - self.loaded):
+            self.loaded.add(shard)
+            if self.folder is None:
+                continue
             try:
                 key, entries = pickle.loads(self._path(shard).read_bytes())
             except Exception:  # missing, stale or damaged: only a slower build
@@ -965,6 +972,11 @@ class ParseCache:
                 self.entries.update(entries)
             else:
                 self.dirty.add(shard)
+
+    def record(self, rel: str) -> "Record | None":
+        """The record a file held when last parsed, if it was."""
+        source, problems, _, _ = self.entries.get(rel, (None, (None, [None], None, None)))[1]
+        return Record(source, accepted_data(source)) if source and not problems else None
 
     def lookup(self, rel: str, stamp: tuple):
         entry = self.entries.get(rel)

@@ -257,16 +257,28 @@ class Record:
         Pages and listings that show a record are keyed by it, so that an edit of the prose
         remakes the record's own page, JSON and full-text entry and nothing else."""
         if self.parsed_outward is None:
-            shown = {k: v for k, v in self.data.items() if k not in PROSE}
-            present = [k for k in PROSE if k in self.data]
-            text = json.dumps([self.source.path, shown, present], sort_keys=True, default=str)
-            self.parsed_outward = hashlib.sha1(text.encode()).hexdigest()
+            self.parsed_outward = self._hash_without(PROSE)
         return self.parsed_outward
+
+    def placement(self) -> str:
+        """A hash of what decides where the outputs drawn from many records list the record
+        and what they list it with: all of its outward but what they only show (SHOWN).
+        Records placed alike are listed in the same places, so that an edit of what is shown
+        remakes the few listings that show the record (the quick rebuild)."""
+        return self._hash_without(PROSE + SHOWN)
+
+    def _hash_without(self, fields: tuple[str, ...]) -> str:
+        kept = {k: v for k, v in self.data.items() if k not in fields}
+        present = [k for k in PROSE if k in self.data]
+        text = json.dumps([self.source.path, kept, present], sort_keys=True, default=str)
+        return hashlib.sha1(text.encode()).hexdigest()
 
 
 # A record's prose: the fields only its own page and JSON document show (and the full-text
 # index of its page). tests/test_quick.py holds every other output to that.
 PROSE = ("meaning", "trigger", "situations", "solutions", "example_fix", "defensive", "prevention")
+# What listings show of a record (its line in them) without it deciding where they list it.
+SHOWN = ("title", "summary")
 
 
 @dataclass

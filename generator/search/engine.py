@@ -228,8 +228,8 @@ def site_index_parts(
     pattern's words and keyed by their bytes; a page of patterns is keyed by what it is
     made from (`salt`, the code's key; its records' digests; its patterns' weights), and
     made only when asked: an edit of a record makes its page alone."""
-    names = {key: project.name for key, project in content.projects.items()}
-    slots = [(r, n) for r in _source_order(content) for n in range(len(_record_patterns(r)))]
+    names = project_names(content)
+    slots = index_slots(content)
     patterns = [_record_patterns(r)[n] for r, n in slots]
     own = [set(words) for _, words in patterns]
     repo = content.site.get("repo")
@@ -245,15 +245,35 @@ def site_index_parts(
     for url, body in head:
         yield url, hashlib.sha1(body).hexdigest(), body
     for start in range(0, len(slots), PAGE):
-        page = slots[start : start + PAGE]
         totals = [sum(weights[w] for w in words) for words in own[start : start + PAGE]]
-        inputs = [salt] + [
-            f"{names[r.project]}\0{r.id}\0{r.outward}\0{n}\0{total}"
-            for (r, n), total in zip(page, totals, strict=True)
-        ]
-        key = hashlib.sha1("\n".join(inputs).encode()).hexdigest()
-        url = urls.search_patterns(str(start // PAGE))
-        yield url, key, functools.partial(_slots_page, page, names, totals)
+        yield patterns_page(start // PAGE, slots[start : start + PAGE], names, totals, salt)
+
+
+def project_names(content: "Content") -> dict[str, str]:
+    return {key: project.name for key, project in content.projects.items()}
+
+
+def index_slots(content: "Content") -> list[tuple["Record", int]]:
+    """The patterns of the index in its order: (record, which of its wordings)."""
+    return [(r, n) for r in _source_order(content) for n in range(len(_record_patterns(r)))]
+
+
+def patterns_page(
+    number: int,
+    page: list[tuple["Record", int]],
+    names: dict[str, str],
+    totals: list[int],
+    salt: str,
+) -> tuple[str, str, Callable[[], bytes]]:
+    """A page of patterns (`page`: its slots, `totals`: their words' weights) as (url, key,
+    how to make it): keyed by what it is made from (`salt`: the code's key)."""
+    inputs = [salt] + [
+        f"{names[r.project]}\0{r.id}\0{r.outward}\0{n}\0{total}"
+        for (r, n), total in zip(page, totals, strict=True)
+    ]
+    key = hashlib.sha1("\n".join(inputs).encode()).hexdigest()
+    made = functools.partial(_slots_page, page, names, totals)
+    return urls.search_patterns(str(number)), key, made
 
 
 def _slots_page(page: list[tuple["Record", int]], names: dict[str, str], totals: list[int]):

@@ -379,17 +379,29 @@ def project_document(content: Content, links: Links, key: str) -> dict:
         "ref": project.ref,
         "releases_scanned": project.releases_scanned,
         "count": sum(len(recs) for recs in files.values()),
-        "errors": [
-            {
-                **_summary(rec, base),
-                "path": path,
-                "line": rec.location.line,
-                "modified": rec.modified,
-            }
-            for path, recs in files.items()
-            for rec in recs
-        ],
+        "errors": [project_row(rec, path, base) for path, recs in files.items() for rec in recs],
     }
+
+
+def project_row(record: Record, path: str, base: str) -> dict:
+    """A record's line in its project's document."""
+    return {
+        **_summary(record, base),
+        "path": path,
+        "line": record.location.line,
+        "modified": record.modified,
+    }
+
+
+def with_row(page: bytes, record: Record, base: str) -> bytes:
+    """A page of a project's document (its bytes) with the record's line made anew: an edit
+    of what the line shows of it changes nothing else in the page."""
+    doc = json.loads(page)
+    doc["errors"] = [
+        project_row(record, row["path"], base) if row["id"] == record.id else row
+        for row in doc["errors"]
+    ]
+    return dumps(doc)
 
 
 def record_schema(base_url: str) -> dict:

@@ -364,8 +364,12 @@ class Plan:
 
     def site_pages(self) -> Iterable[Unit]:
         """Keyed by what each is made from, made only when that changed."""
-        for url, key, made in self.pages.site_page_parts():
-            yield Unit(url, _hash(self.base_key, key), made)
+        return map(self.site_page, self.pages.site_page_parts())
+
+    def site_page(self, part: tuple[str, str, bytes | Callable[[], bytes]]) -> Unit:
+        """A page Pages makes, keyed by what it is made from and what every page is."""
+        url, key, made = part
+        return Unit(url, _hash(self.base_key, key), made)
 
     def api_files(self) -> Iterable[Unit]:
         """An alias's document keyed as its record's page, a project's document by its
@@ -375,11 +379,17 @@ class Plan:
             yield self.alias_document(alias)
         for project, files in ((k, links.by_file.get(k, {})) for k in content.projects):
             records = [r for recs in files.values() for r in recs]
-            key = _hash(self.base_key, project, *(r.outward for r in records))
             pages = functools.cache(functools.partial(api.project_files, content, links, project))
-            for url in paging.project_page_urls(project, len(records)):
+            for n, url in enumerate(paging.project_page_urls(project, len(records))):
+                listed = records[n * paging.PER_PAGE : (n + 1) * paging.PER_PAGE]
+                key = self.project_page_key(project, len(records), [r.outward for r in listed])
                 yield Unit(url, key, functools.partial(_one_of, pages, url))
         yield from _keyed(api.site_api_files(content, links))
+
+    def project_page_key(self, project: str, count: int, outwards: list[str]) -> str:
+        """A page of a project's document, keyed by how many records the project has and
+        by those the page lists (their Record.outward)."""
+        return _hash(self.base_key, project, str(count), *outwards)
 
     def alias_document(self, alias: str) -> Unit:
         """The document of a record's former id: the record's, keyed as its page."""
@@ -388,13 +398,16 @@ class Plan:
         return Unit(urls.error_json(alias), _hash(self.record_key(record), alias), made)
 
     def file_pages(self) -> Iterable[Unit]:
-        """Each source file's page, keyed by the records it shows."""
         for project, files in self.links.raised_in.items():
-            for path, entries in files.items():
-                parts = [self.base_key, project, path, *(r.outward for r, _ in entries)]
-                key = hashlib.sha1("\0".join(parts).encode()).hexdigest()
-                render = functools.partial(self.pages.source_file, project, path)
-                yield Unit(urls.source_file(project, path), key, render)
+            for path in files:
+                yield self.file_page(project, path)
+
+    def file_page(self, project: str, path: str) -> Unit:
+        """A source file's page, keyed by the records it shows."""
+        entries = self.links.raised_in[project][path]
+        key = _hash(self.base_key, project, path, *(r.outward for r, _ in entries))
+        render = functools.partial(self.pages.source_file, project, path)
+        return Unit(urls.source_file(project, path), key, render)
 
     def asset_files(self) -> Iterable[Unit]:
         return _keyed((urls.asset(name), body) for name, body in sorted(self.assets.items()))

@@ -151,7 +151,8 @@ class Pages:
             urls.home(),
             content.site["title"],
             content.site.get("tagline") or content.site["title"],
-            records=content.records,
+            total=len(content.records),
+            explained=sum(r.curated for r in content.records.values()),
             counts=counts,
             guides=content.guides,
             recent=links.recent[:RECENT_COUNT],
@@ -168,7 +169,12 @@ class Pages:
                 files=sum(len(f["files"]) for f in folders),
                 folders=folders,
                 areas=_areas(folders),
-                explained=[r for recs in files.values() for r in recs if r.curated],
+                explained=[
+                    {"id": r.id, "title": r.title, "exception": r.exception}
+                    for recs in files.values()
+                    for r in recs
+                    if r.curated
+                ],
                 count=counts[key],
             )
         if content.guides:
@@ -194,9 +200,7 @@ class Pages:
             guides=content.guides,
         )
         for alias, target in sorted(content.aliases.items()):
-            record = content.records[target]
-            made = functools.partial(self.render, "redirect.html", target=record)
-            yield urls.error(alias), _key(["redirect.html", record]), made
+            yield self.redirect_part(alias, content.records[target])
         yield from _keyed([(urls.redirects_file(), shortlinks.redirects_file(content))])
         yield from shortlinks.id_list_parts(content)
         yield self._later(
@@ -210,6 +214,11 @@ class Pages:
         yield from _keyed(
             [(urls.robots(), self.render("robots.txt")), (urls.headers_file(), headers_file())]
         )
+
+    def redirect_part(self, alias: str, record: Record) -> tuple[str, str, Part]:
+        """The page at a record's former id, which sends to its page."""
+        made = functools.partial(self.render, "redirect.html", target=record)
+        return urls.error(alias), _key(["redirect.html", record]), made
 
     def _later(self, name: str, url: str, title: str, description: str, **context):
         """A page (as `page` makes it), keyed by its arguments, made when asked."""

@@ -1,27 +1,34 @@
-"""The quick rebuild: after edits of records' prose alone (what Record.outward leaves out),
-remake those records' own outputs from what the last build kept, reading only the records
-their pages show instead of the whole content.
+"""The quick rebuild: after edits of a few records, remake the outputs that show what changed
+from what the last build kept, reading only the records those outputs show instead of the
+whole content. An edit of a record's prose (what Record.outward leaves out) remakes its own
+page and JSON; an edit of what listings show of it (SHOWN: its title, its summary) also the
+pages of the records that show it, and its lines in the listings that list it (Listing).
 
-Any other change goes to the full build: a record added, deleted or edited where other pages
-show it; templates, settings, guides, projects or code; a problem in an edited file (the
-full build reports it). The quick rebuild writes into the spare site and swaps it in, as the
-full build does, and keeps the same manifest, so either may follow the other.
+Any other change goes to the full build: a record added, deleted or placed anew (moved,
+renamed, relinked: Record.placement); one listed where only the full build remakes the list
+(the newest, those guides cover, those the assets name); templates, settings, guides,
+projects or code; a problem in an edited file (the full build reports it). The quick rebuild
+writes into the spare site and swaps it in, as the full build does, and keeps the same
+manifest, so either may follow the other.
 """
 
+import json
 import os
 import pickle
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from errorkb.content.load import MAX_FILE_KB, ParseCache, list_records, load_some
-from errorkb.content.model import Content, ContentError
+from errorkb.content.model import Content, ContentError, Record
 from errorkb.progress import QUIET, Progress
-from errorkb.site import build
+from errorkb.search import engine
+from errorkb.site import api, build, paging, shortlinks, urls
 from errorkb.site.linking import link
-from errorkb.site.pages import Pages
+from errorkb.site.pages import FEED_COUNT, RECENT_COUNT, Pages
 
-VERSION = 4
+VERSION = 5
 MOST_EDITS = 20  # edited files past which the full build's workers pay for themselves
 
 
@@ -32,6 +39,7 @@ class State:
     site: tuple  # the stamp of the site's manifest: a build of any kind writes it anew
     inputs: str  # a key of every input but the record files (inputs_key)
     base_key: str
+    code_key: str
     assets: dict[str, bytes]
     vendored: dict[str, str]  # as Pages takes them: URL -> digest
     aliases: dict[str, str]
@@ -41,7 +49,22 @@ class State:
     groups: dict[tuple[str, str], list[str]]  # (project, source path) -> its record files
     shown: dict[str, tuple]  # id -> its group, and the other record files its page shows
     full_text: dict[str, str]  # URL -> key of each page, as the main full-text index holds it
+    listing: "Listing"
     version: int = VERSION
+
+
+@dataclass
+class Listing:
+    """Where the outputs drawn from many records list each record, for the quick rebuild
+    of an edit of what they show of it."""
+
+    raised: dict[tuple[str, str], list[str]]  # (project, path) -> files of records raised there
+    documents: dict[str, list[str]]  # project -> record files, as its API document lists them
+    slots: list[tuple[str, int]]  # the search index's patterns: (record id, which wording)
+    # Ids of records listed where only the full build remakes the list: the newest (the home
+    # page, the feed), those guides cover, those the assets name (the calculator's data).
+    apart: set[str]
+    explained: dict[str, str]  # id -> title of an explained record: its project's page lists it
 
 
 def build_site(
@@ -109,6 +132,7 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
         _site_stamp(out),
         plan.inputs,
         plan.base_key,
+        plan.code_key,
         plan.assets,
         dict(plan.pages.vendored),
         dict(content.aliases),
@@ -118,8 +142,32 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
         groups,
         shown,
         indexed,
+        _listing(plan),
     )
     _state_path(out).write_bytes(pickle.dumps(state, pickle.HIGHEST_PROTOCOL))
+
+
+def _listing(plan: "build.Plan") -> Listing:
+    content, links = plan.content, plan.links
+    newest = links.recent[:RECENT_COUNT] + [r for r in links.recent if r.modified][:FEED_COUNT]
+    named = {m.decode() for body in plan.assets.values() for m in _ID.findall(body)}
+    return Listing(
+        raised={
+            (project, path): [r.path for r, _ in entries]
+            for project, files in links.raised_in.items()
+            for path, entries in files.items()
+        },
+        documents={
+            project: [r.path for recs in files.values() for r in recs]
+            for project, files in links.by_file.items()
+        },
+        slots=[(r.id, n) for r, n in engine.index_slots(content)],
+        apart={r.id for r in newest} | set(links.guides) | (named & content.records.keys()),
+        explained={rid: r.title for rid, r in content.records.items() if r.curated},
+    )
+
+
+_ID = re.compile(rb"\b[0-9a-f]{16}\b")
 
 
 def forget_state(out: Path) -> None:
@@ -143,35 +191,47 @@ def rebuild(
     if len(edited) > MOST_EDITS:
         return None
     ids = [state.records[rel][1] for rel in edited]
-    needed = set(edited)
-    for group, linked in (state.shown[rid] for rid in ids):
-        needed.update(state.groups[group], linked)
+    needed = _shown_by(state, edited)
     cache = ParseCache(root / build.CACHE_DIR / "parse", {state.records[r][3] for r in needed})
+    before = {rel: cache.record(rel) for rel in edited}
     try:
         content = load_some(
             root, [listed[rel] for rel in sorted(needed)], set(edited), cache, state.aliases
         )
+        if any(content.records.get(rid) is None for rid in ids):
+            return None
+        shown = [
+            (rid, rel)
+            for rid, rel in zip(ids, edited, strict=True)
+            if content.records[rid].outward != state.records[rel][2]
+        ]
+        more = _listed_by(state, content, before, shown) if shown else set()
+        if more is None:
+            return None
+        if more - needed:
+            needed |= more
+            cache.read({state.records[r][3] for r in more})
+            content = load_some(
+                root, [listed[rel] for rel in sorted(needed)], set(edited), cache, state.aliases
+            )
     except ContentError:
         return None  # the full build reports it
-    if any(
-        content.records.get(rid) is None or content.records[rid].outward != state.records[rel][2]
-        for rid, rel in zip(ids, edited, strict=True)
-    ):
-        return None
     cache.save()
     with build._collector_paused(), build._locked(out, log):
         if _site_stamp(out) != state.site:
             return None  # another build made the site since
-        result = _write(out, state, content, ids)
+        result = _write(out, state, content, ids, [rid for rid, _ in shown])
         if result is None:
             return None
         _state_path(out).write_bytes(
-            pickle.dumps(_updated(state, out, listed, edited), pickle.HIGHEST_PROTOCOL)
+            pickle.dumps(_updated(state, out, listed, edited, content), pickle.HIGHEST_PROTOCOL)
         )
     result.seconds = time.perf_counter() - started
     if log:
-        n = len(ids)
+        n, listed_anew = len(ids), len(shown)
         why = f"the prose of {n} record{'s' * (n != 1)} changed" if n else "nothing changed"
+        if listed_anew:
+            why = f"{n} record{'s' * (n != 1)} changed, {listed_anew} where listings show it"
         log(
             f"built {result.records} records into {result.files} files "
             f"({result.bytes / 1e6:.1f} MB; {result.rendered} rendered: {why}) "
@@ -180,9 +240,69 @@ def rebuild(
     return result
 
 
-def _write(out: Path, state: State, content: Content, ids: list[str]) -> "build.BuildResult | None":
-    """The spare made the live site with these records' outputs anew, then swapped in; None
-    where the live site lost a file since its build (the full build makes it again)."""
+def _shown_by(state: State, edited: list[str]) -> set[str]:
+    """The record files the pages of these records show (their own among them)."""
+    needed = set(edited)
+    for group, linked in (state.shown[state.records[rel][1]] for rel in edited):
+        needed.update(state.groups[group], linked)
+    return needed
+
+
+def _showing(state: State, rels: list[str]) -> list[str]:
+    """The record files whose pages show these records: those raised in the same file, and
+    those linked to them (related, twins, successors)."""
+    wanted = set(rels)
+    found = {r for rel in rels for r in state.groups[state.shown[state.records[rel][1]][0]]}
+    found |= {
+        rel
+        for rel, entry in state.records.items()
+        if rel not in found and wanted.intersection(state.shown[entry[1]][1])
+    }
+    return sorted(found)
+
+
+def _listed_by(
+    state: State, content: Content, before: dict[str, Record | None], shown: list[tuple]
+) -> set[str] | None:
+    """The record files the outputs that show these edited records are made from: the
+    pages showing them and what those pages show, the source files they are raised in, their
+    pages of patterns. None where the full build must run: a record placed anew, or listed
+    where the quick rebuild does not remake the list."""
+    listing = state.listing
+    for rid, rel in shown:
+        old, new = before[rel], content.records[rid]
+        if old is None or old.placement() != new.placement() or rid in listing.apart:
+            return None
+        if listing.explained.get(rid, new.title) != new.title:
+            return None  # its project's page lists it by title
+    needed = _shown_by(state, _showing(state, [rel for _, rel in shown]))
+    file_of = {entry[1]: rel for rel, entry in state.records.items()}
+    for rid, _ in shown:
+        record = content.records[rid]
+        for path in _raised_paths(record):
+            needed.update(listing.raised[record.project, path])
+        for page in _pattern_pages(listing, rid).values():
+            needed.update(file_of[slot_rid] for slot_rid, _ in page)
+    return needed
+
+
+def _raised_paths(record: Record) -> list[str]:
+    return sorted({location.path for location in [record.location, *record.sites]})
+
+
+def _pattern_pages(listing: Listing, rid: str) -> dict[int, list[tuple[str, int]]]:
+    """The pages of the search index that hold a record's patterns, by number."""
+    size, slots = engine.PAGE, listing.slots
+    numbers = {n // size for n, (slot_rid, _) in enumerate(slots) if slot_rid == rid}
+    return {n: slots[n * size : (n + 1) * size] for n in sorted(numbers)}
+
+
+def _write(
+    out: Path, state: State, content: Content, ids: list[str], shown: list[str]
+) -> "build.BuildResult | None":
+    """The spare made the live site with the outputs of these records anew, and those that
+    list the `shown` ones, then swapped in; None where the live site lost a file since its
+    build (the full build makes it again)."""
     live = build._read_keys(out, out)
     spare, kept = build._spare(out, facts=False)
     try:
@@ -191,13 +311,16 @@ def _write(out: Path, state: State, content: Content, ids: list[str]) -> "build.
             build._forget_manifest(spare, out)
             return None
         plan = _plan(content, state)
-        for rid in ids:
+        showing = [state.records[rel][1] for rel in _showing(state, _files(state, shown))]
+        for rid in sorted(set(ids) | set(showing)):
             record = content.records[rid]
             for part, (url_list, key) in plan.record_parts(record).items():
                 if not writer.reuse(url_list, key):
                     for url, body in plan.record_outputs(record, part):
                         writer.write(url, body, key)
             build._write_units(writer, map(plan.alias_document, record.aliases))
+        for rid in shown:
+            build._write_units(writer, _listings(writer, plan, state, content.records[rid]))
         if plan.full_text:
             state.full_text = build.update_full_text(writer, state.full_text)
         writer.finish()
@@ -210,6 +333,46 @@ def _write(out: Path, state: State, content: Content, ids: list[str]) -> "build.
     return build.BuildResult(
         out, writer.files, writer.size, len(state.records), 0.0, writer.rendered, []
     )
+
+
+def _files(state: State, ids: list[str]) -> list[str]:
+    wanted = set(ids)
+    return [rel for rel, entry in state.records.items() if entry[1] in wanted]
+
+
+def _listings(
+    writer: "build.Writer", plan: "build.Plan", state: State, record: Record
+) -> list["build.Unit"]:
+    """The outputs that list a record, made anew for an edit of what they show of it: its
+    source files' pages, its pages of patterns, its line in its project's document and in
+    the id lists, the pages at its former ids. The lines are changed in the files the live
+    site has: nothing else in them changed."""
+    listing, content = state.listing, plan.content
+    units = [plan.file_page(record.project, path) for path in _raised_paths(record)]
+    units += [plan.site_page(plan.pages.redirect_part(a, record)) for a in record.aliases]
+    names = engine.project_names(content)
+    for number, slot_ids in _pattern_pages(listing, record.id).items():
+        slots = [(content.records[rid], n) for rid, n in slot_ids]
+        live = json.loads(_live(writer, urls.search_patterns(str(number))))
+        totals = [item["weight"] for item in live]
+        units.append(build.Unit(*engine.patterns_page(number, slots, names, totals, plan.code_key)))
+    documents = listing.documents[record.project]
+    at = documents.index(record.path) // paging.PER_PAGE
+    url = paging.project_page_urls(record.project, len(documents))[at]
+    page = documents[at * paging.PER_PAGE : (at + 1) * paging.PER_PAGE]
+    outwards = [record.outward if rel == record.path else state.records[rel][2] for rel in page]
+    key = plan.project_page_key(record.project, len(documents), outwards)
+    body = api.with_row(_live(writer, url), record, content.site["base_url"])
+    units.append(build.Unit(url, key, body))
+    for url in sorted({urls.id_list(i[: shortlinks.SHARD]) for i in [record.id, *record.aliases]}):
+        key, body = shortlinks.retitled_id_list(_live(writer, url), record.id, record.title)
+        units.append(plan.site_page((url, key, body)))
+    return units
+
+
+def _live(writer: "build.Writer", url: str) -> bytes:
+    """The file the live site has at a URL (the spare links it, until made anew)."""
+    return (writer.root / build.safe_output_path(url)).read_bytes()
 
 
 def _follow(writer: "build.Writer", live: dict) -> bool:
@@ -238,14 +401,15 @@ def _plan(content: Content, state: State) -> "build.Plan":
     compiled = content.root / build.CACHE_DIR / "templates"
     plan.pages = Pages(content, plan.links, state.assets, compiled, vendored=state.vendored)
     plan.base_key = state.base_key
+    plan.code_key = state.code_key
     return plan
 
 
-def _updated(state: State, out: Path, listed: dict, edited: list[str]) -> State:
+def _updated(state: State, out: Path, listed: dict, edited: list[str], content: Content) -> State:
     records = dict(state.records)
     for rel in edited:
-        _, rid, outward, shard = records[rel]
-        records[rel] = (listed[rel][2], rid, outward, shard)
+        _, rid, _, shard = records[rel]
+        records[rel] = (listed[rel][2], rid, content.records[rid].outward, shard)
     state.records = records
     state.site = _site_stamp(out)
     return state

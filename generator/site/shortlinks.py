@@ -13,7 +13,7 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 
-from errorkb.content.model import Content, Record
+from errorkb.content.model import Content
 from errorkb.site import urls
 
 SHORT = 8  # hex digits of a short link: unique among 100,000 ids but for a few dozen
@@ -47,21 +47,31 @@ def redirects_file(content: Content) -> bytes:
 def id_list_parts(content: Content) -> Iterator[tuple[str, str, Callable[[], bytes]]]:
     """/api/ids/<2 hex digits>.json: [[id, title, target id], ...] of the records and aliases
     starting so (target id: the record an alias leads to, else the id itself), as (url, key,
-    how to make it): a list is keyed by its ids and the digests of their records' files
-    (where their titles are), so an edit makes one list."""
+    how to make it): a list is keyed by its rows, so an edit makes one list, and only where
+    it changed a title."""
     shards = defaultdict(list)
     for rid, record in content.records.items():
-        shards[rid[:SHARD]].append((rid, record))
+        shards[rid[:SHARD]].append([rid, record.title, rid])
     for alias, target in content.aliases.items():
-        shards[alias[:SHARD]].append((alias, content.records[target]))
-    for prefix, listed in sorted(shards.items()):
-        inputs = "\n".join(
-            sorted(f"{ident} {record.id} {record.outward}" for ident, record in listed)
-        )
-        key = hashlib.sha1(inputs.encode()).hexdigest()
-        yield urls.id_list(prefix), key, functools.partial(_id_list, listed)
+        shards[alias[:SHARD]].append([alias, content.records[target].title, target])
+    for prefix, rows in sorted(shards.items()):
+        rows.sort()
+        yield urls.id_list(prefix), _rows_key(rows), functools.partial(_id_list, rows)
 
 
-def _id_list(listed: list[tuple[str, Record]]) -> bytes:
-    rows = sorted([ident, record.title, record.id] for ident, record in listed)
+def retitled_id_list(body: bytes, rid: str, title: str) -> tuple[str, bytes]:
+    """An id list as (key, bytes), made from the list `body` with the record's new title."""
+    rows = json.loads(body)
+    for row in rows:
+        if row[2] == rid:
+            row[1] = title
+    rows.sort()
+    return _rows_key(rows), _id_list(rows)
+
+
+def _rows_key(rows: list[list[str]]) -> str:
+    return hashlib.sha1("\n".join("\0".join(row) for row in rows).encode()).hexdigest()
+
+
+def _id_list(rows: list[list[str]]) -> bytes:
     return json.dumps(rows, ensure_ascii=False, separators=(",", ":")).encode()
