@@ -13,7 +13,6 @@ import shutil
 import sys
 import tarfile
 import tempfile
-import urllib.request
 from pathlib import Path
 
 from errorkb import resources
@@ -85,6 +84,8 @@ def fetch(into: Path | None = None, registry: str = REGISTRY, log=print) -> Path
     into = Path(into) if into else cache_folder()
     url = f"{registry.rstrip('/')}/pyodide/-/pyodide-{version}.tgz"
     log(f"downloading {url}")
+    import urllib.request  # here: with http and ssl, a tenth of the imports of every build
+
     with tempfile.TemporaryFile() as tarball:
         try:
             with urllib.request.urlopen(url, timeout=TIMEOUT) as response:
