@@ -7,19 +7,24 @@ A card is keyed by what it shows and how it is drawn (`Card.key`), so a rebuild 
 the cards of records whose card changed, not every card when a template changes. Drawing is
 kept cheap: text is drawn antialiased straight onto a ramp of a small palette (from the
 background to the text's colour), so the PNG is a 16-colour palette image, written with fast
-compression, and no colour quantizing is needed.
+compression, and no colour quantizing is needed. Pillow is imported where a card is drawn:
+a rebuild that draws none does without it.
 """
+
+from __future__ import annotations
 
 import functools
 import hashlib
 import io
 from dataclasses import astuple, dataclass
 from pathlib import Path
-
-from PIL import Image, ImageDraw, ImageFont
+from typing import TYPE_CHECKING
 
 from errorkb.content.model import Content, Record
 from errorkb.site import urls
+
+if TYPE_CHECKING:
+    from PIL import Image, ImageFont
 
 WIDTH, HEIGHT = 1200, 630
 MARGIN = 72
@@ -85,6 +90,8 @@ def _drawing_digest() -> str:
 @functools.cache
 def font(kind: str, size: int) -> ImageFont.FreeTypeFont:
     """DejaVu where Debian puts it, else Pillow's bundled font (one weight, no mono)."""
+    from PIL import ImageFont
+
     path = FONT_DIR / FONT_FILES[kind]
     if path.is_file():
         return ImageFont.truetype(str(path), size)
@@ -95,6 +102,8 @@ def font(kind: str, size: int) -> ImageFont.FreeTypeFont:
 
 def draw(card: Card) -> bytes:
     """The card as PNG bytes."""
+    from PIL import Image
+
     canvas = Image.new("L", (WIDTH, HEIGHT), 0)  # palette indices: 0 is the background
     canvas.paste(RAMPS["exc"] + LEVELS - 1, (0, 0, BAR, HEIGHT))
     left, right = MARGIN, WIDTH - MARGIN
@@ -132,6 +141,8 @@ def _layer(text: str, face, ink: str) -> tuple[Image.Image | None, tuple[int, in
     """The text's pixels as palette indices, and their offset. Drawn onto the ramp's first
     index (the background colour) in its last, antialiasing blends along the ramp itself.
     Kept: the site, project, repository and exception recur on many cards."""
+    from PIL import Image, ImageDraw
+
     x0, y0, x1, y1 = face.getbbox(text)
     if x1 <= x0 or y1 <= y0:
         return None, (0, 0)
