@@ -218,6 +218,20 @@ def test_an_edit_of_what_listings_show_is_rebuilt_quickly_into_the_site_a_cold_b
     assert "Knob zero is out of range" in page
 
 
+def test_edits_of_what_listings_show_of_records_listed_together_are_rebuilt_at_once(tmp_path):
+    """Records raised in one file, on one page of their project's document and of patterns:
+    each line made anew where the other's is."""
+    kb = make_kb(tmp_path / "kb")
+    knobs = _knobs(kb)
+    build_site(kb)
+    index = _main_index(kb / "site")
+    _edit(knobs[3], summary="Knob three, summed up anew.")
+    _edit(knobs[0], title="Knob zero is out of range", summary="Knob zero, summed up anew.")
+    _assert_quick_as_cold(kb, tmp_path, index, knobs[0])
+    document = (kb / "site" / urls.output_path(urls.project_json("demo"))).read_text()
+    assert "Knob three, summed up anew." in document and "Knob zero, summed up anew." in document
+
+
 @pytest.mark.parametrize(
     "n, fields",
     [

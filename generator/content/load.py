@@ -940,8 +940,8 @@ class ParseCache:
     the shards it changed. The quick rebuild reads only the shards of the records it shows.
     """
 
-    VERSION = 6
-    SHARDS = 64
+    VERSION = 7
+    SHARDS = 256  # ~130 records each at 32,000: a quick rebuild reads a few
 
     def __init__(self, folder: Path | None = None, shards: Iterable[int] | None = None):
         """The entries of every shard kept in `folder`, or of `shards` alone (the others

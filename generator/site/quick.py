@@ -220,7 +220,7 @@ def rebuild(
     with build._collector_paused(), build._locked(out, log):
         if _site_stamp(out) != state.site:
             return None  # another build made the site since
-        result = _write(out, state, content, ids, [rid for rid, _ in shown])
+        result = _write(out, state, content, ids, [rel for _, rel in shown])
         if result is None:
             return None
         _state_path(out).write_bytes(
@@ -301,8 +301,8 @@ def _write(
     out: Path, state: State, content: Content, ids: list[str], shown: list[str]
 ) -> "build.BuildResult | None":
     """The spare made the live site with the outputs of these records anew, and those that
-    list the `shown` ones, then swapped in; None where the live site lost a file since its
-    build (the full build makes it again)."""
+    list the records of the `shown` files, then swapped in; None where the live site lost a
+    file since its build (the full build makes it again)."""
     live = build._read_keys(out, out)
     spare, kept = build._spare(out, facts=False)
     try:
@@ -311,7 +311,7 @@ def _write(
             build._forget_manifest(spare, out)
             return None
         plan = _plan(content, state)
-        showing = [state.records[rel][1] for rel in _showing(state, _files(state, shown))]
+        showing = [state.records[rel][1] for rel in _showing(state, shown)]
         for rid in sorted(set(ids) | set(showing)):
             record = content.records[rid]
             for part, (url_list, key) in plan.record_parts(record).items():
@@ -319,8 +319,9 @@ def _write(
                     for url, body in plan.record_outputs(record, part):
                         writer.write(url, body, key)
             build._write_units(writer, map(plan.alias_document, record.aliases))
-        for rid in shown:
-            build._write_units(writer, _listings(writer, plan, state, content.records[rid]))
+        for rel in shown:
+            record = content.records[state.records[rel][1]]
+            build._write_units(writer, _listings(writer, plan, state, record))
         if plan.full_text:
             state.full_text = build.update_full_text(writer, state.full_text)
         writer.finish()
@@ -333,11 +334,6 @@ def _write(
     return build.BuildResult(
         out, writer.files, writer.size, len(state.records), 0.0, writer.rendered, []
     )
-
-
-def _files(state: State, ids: list[str]) -> list[str]:
-    wanted = set(ids)
-    return [rel for rel, entry in state.records.items() if entry[1] in wanted]
 
 
 def _listings(
@@ -360,7 +356,11 @@ def _listings(
     at = documents.index(record.path) // paging.PER_PAGE
     url = paging.project_page_urls(record.project, len(documents))[at]
     page = documents[at * paging.PER_PAGE : (at + 1) * paging.PER_PAGE]
-    outwards = [record.outward if rel == record.path else state.records[rel][2] for rel in page]
+    # As loaded where loaded: records edited besides this one may be on the page.
+    loaded = [content.records.get(state.records[rel][1]) for rel in page]
+    outwards = [
+        r.outward if r else state.records[rel][2] for r, rel in zip(loaded, page, strict=True)
+    ]
     key = plan.project_page_key(record.project, len(documents), outwards)
     body = api.with_row(_live(writer, url), record, content.site["base_url"])
     units.append(build.Unit(url, key, body))
