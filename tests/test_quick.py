@@ -152,14 +152,16 @@ def test_a_prose_edit_is_rebuilt_quickly_into_the_site_a_cold_build_makes(tmp_pa
     assert f"Edited {n} times." in page.read_text()
 
 
-def test_an_edit_of_what_the_newest_listings_show_takes_the_full_build(tmp_path):
+def test_a_summary_shown_by_the_newest_listings_and_a_guide_is_rebuilt_quickly(tmp_path):
     kb = make_kb(tmp_path / "kb")
     build_site(kb)
-    path = _curated(kb)[0]  # the home page and the feed list all four records
-    path.write_text(path.read_text().replace("\nsummary: ", "\nsummary: Changed. ", 1))
-    assert quick.rebuild(kb, kb / "site") is None
-    build_site(kb)
+    path = _curated(kb)[0]  # dated: the home page and the feed list it; a guide covers it
+    _edit(path, summary="The widgets, summed up anew.")
+    assert quick.rebuild(kb, kb / "site") is not None
+    # Past half of the few explained pages changed: their full text is indexed anew.
     assert _digest(kb / "site") == _cold(kb, tmp_path)
+    for url in (urls.home(), urls.feed(), urls.guide("grouping")):
+        assert "summed up anew" in (kb / "site" / urls.output_path(url)).read_text(), url
 
 
 def _knobs(kb: Path, count: int = 40) -> list[Path]:
@@ -214,6 +216,8 @@ def test_an_edit_of_what_listings_show_is_rebuilt_quickly_into_the_site_a_cold_b
     _assert_quick_as_cold(kb, tmp_path, index, knobs[0])
     _edit(knobs[6], summary="An explained knob, summed up anew.")
     _assert_quick_as_cold(kb, tmp_path, index, knobs[6])
+    _edit(knobs[39], summary="The newest knob.")  # the home page lists it
+    _assert_quick_as_cold(kb, tmp_path, index, knobs[39])
     page = (kb / "site" / urls.output_path(urls.source_file("demo", "demo/knobs0.py"))).read_text()
     assert "Knob zero is out of range" in page
 
@@ -236,7 +240,6 @@ def test_edits_of_what_listings_show_of_records_listed_together_are_rebuilt_at_o
     "n, fields",
     [
         (6, {"title": "A knob renamed"}),  # its project's page lists explained records by title
-        (39, {"summary": "The newest knob."}),  # the home page lists it
         (0, {"source": {"path": "demo/knobs0.py", "line": 5}}),  # placed anew: by line
         (1, {"exception": "TypeError"}),
         (2, {"summary": "Related anew.", "related": ["00000000000000a1"]}),
@@ -373,8 +376,8 @@ def test_a_full_build_indexes_the_few_pages_it_changed_apart(tmp_path):
     build_site(kb)
     index = _main_index(kb / "site")
     edited = copies[2]
-    edited.write_text(edited.read_text().replace("\nsummary: ", "\nsummary: Changed. ", 1))
-    assert quick.rebuild(kb, kb / "site") is None  # the home page lists it
+    edited.write_text(edited.read_text().replace("\n  line: 42\n", "\n  line: 43\n", 1))
+    assert quick.rebuild(kb, kb / "site") is None  # placed anew
     result = build_site(kb)
     _assert_as_cold(kb, tmp_path, index, [urls.error(edited.stem)])
     assert result.rendered < 60  # not all of the site

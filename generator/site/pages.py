@@ -146,17 +146,8 @@ class Pages:
         counts = {
             key: sum(map(len, links.by_file.get(key, {}).values())) for key in content.projects
         }
-        yield self._later(
-            "home.html",
-            urls.home(),
-            content.site["title"],
-            content.site.get("tagline") or content.site["title"],
-            total=len(content.records),
-            explained=sum(r.curated for r in content.records.values()),
-            counts=counts,
-            guides=content.guides,
-            recent=links.recent[:RECENT_COUNT],
-        )
+        explained = sum(r.curated for r in content.records.values())
+        yield self.home_part(len(content.records), explained, counts, links.recent[:RECENT_COUNT])
         for key, project in content.projects.items():
             files = links.by_file.get(key, {})
             folders = _folders(links.raised_in.get(key, {}))
@@ -185,10 +176,7 @@ class Pages:
                 "Long-form guides to the errors.",
                 guides=content.guides,
             )
-        for guide in content.guides:
-            covered = [resolve(content, ident) for ident in guide.errors]
-            made = functools.partial(self._guide, guide)
-            yield urls.guide(guide.slug), _key(["guide", guide, covered]), made
+        yield from map(self.guide_part, content.guides)
         for project_wing in self.wings:
             yield from _keyed(project_wing.pages(self))
         yield from _keyed([(urls.service_worker(), offline.service_worker(self))])
@@ -207,13 +195,39 @@ class Pages:
             "404.html", urls.not_found(), "Page not found", "There is no page at this address."
         )
         yield from self._sitemaps()
-        recent = [r for r in links.recent if r.modified][:FEED_COUNT]
-        updated = recent[0].modified if recent else "1970-01-01"
-        made = functools.partial(self.render, "feed.xml", records=recent, updated=updated)
-        yield urls.feed(), _key(["feed.xml", recent, updated]), made
+        yield self.feed_part([r for r in links.recent if r.modified][:FEED_COUNT])
         yield from _keyed(
             [(urls.robots(), self.render("robots.txt")), (urls.headers_file(), headers_file())]
         )
+
+    def home_part(
+        self, total: int, explained: int, counts: dict[str, int], recent: list[Record]
+    ) -> tuple[str, str, Part]:
+        """The home page: how many records there are, explained and by project, and the
+        newest (`recent`)."""
+        site = self.content.site
+        return self._later(
+            "home.html",
+            urls.home(),
+            site["title"],
+            site.get("tagline") or site["title"],
+            total=total,
+            explained=explained,
+            counts=counts,
+            guides=self.content.guides,
+            recent=recent,
+        )
+
+    def feed_part(self, recent: list[Record]) -> tuple[str, str, Part]:
+        """The feed of the newest records that have a date (`recent`)."""
+        updated = recent[0].modified if recent else "1970-01-01"
+        made = functools.partial(self.render, "feed.xml", records=recent, updated=updated)
+        return urls.feed(), _key(["feed.xml", recent, updated]), made
+
+    def guide_part(self, guide: Guide) -> tuple[str, str, Part]:
+        covered = [resolve(self.content, ident) for ident in guide.errors]
+        made = functools.partial(self._guide, guide)
+        return urls.guide(guide.slug), _key(["guide", guide, covered]), made
 
     def redirect_part(self, alias: str, record: Record) -> tuple[str, str, Part]:
         """The page at a record's former id, which sends to its page."""

@@ -6,7 +6,7 @@ pages of the records that show it, and its lines in the listings that list it (L
 
 Any other change goes to the full build: a record added, deleted or placed anew (moved,
 renamed, relinked: Record.placement); one listed where only the full build remakes the list
-(the newest, those guides cover, those the assets name); templates, settings, guides,
+(an explained record's title, a record the assets name); templates, settings, guides,
 projects or code; a problem in an edited file (the full build reports it). The quick rebuild
 writes into the spare site and swaps it in, as the full build does, and keeps the same
 manifest, so either may follow the other.
@@ -61,10 +61,11 @@ class Listing:
     raised: dict[tuple[str, str], list[str]]  # (project, path) -> files of records raised there
     documents: dict[str, list[str]]  # project -> record files, as its API document lists them
     slots: list[tuple[str, int]]  # the search index's patterns: (record id, which wording)
-    # Ids of records listed where only the full build remakes the list: the newest (the home
-    # page, the feed), those guides cover, those the assets name (the calculator's data).
-    apart: set[str]
+    home: list[str]  # ids of the newest records, which the home page lists
+    feed: list[str]  # ids of the newest records with a date, which the feed lists
+    guides: dict[str, list[str]]  # guide's slug -> ids of the records it covers
     explained: dict[str, str]  # id -> title of an explained record: its project's page lists it
+    named: set[str]  # ids the assets name (the calculator's data): the full build remakes them
 
 
 def build_site(
@@ -149,7 +150,6 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
 
 def _listing(plan: "build.Plan") -> Listing:
     content, links = plan.content, plan.links
-    newest = links.recent[:RECENT_COUNT] + [r for r in links.recent if r.modified][:FEED_COUNT]
     named = {m.decode() for body in plan.assets.values() for m in _ID.findall(body)}
     return Listing(
         raised={
@@ -162,8 +162,11 @@ def _listing(plan: "build.Plan") -> Listing:
             for project, files in links.by_file.items()
         },
         slots=[(r.id, n) for r, n in engine.index_slots(content)],
-        apart={r.id for r in newest} | set(links.guides) | (named & content.records.keys()),
+        home=[r.id for r in links.recent[:RECENT_COUNT]],
+        feed=[r.id for r in links.recent if r.modified][:FEED_COUNT],
+        guides={g.slug: [content.aliases.get(i, i) for i in g.errors] for g in content.guides},
         explained={rid: r.title for rid, r in content.records.items() if r.curated},
+        named=named & content.records.keys(),
     )
 
 
@@ -271,7 +274,7 @@ def _listed_by(
     listing = state.listing
     for rid, rel in shown:
         old, new = before[rel], content.records[rid]
-        if old is None or old.placement() != new.placement() or rid in listing.apart:
+        if old is None or old.placement() != new.placement() or rid in listing.named:
             return None
         if listing.explained.get(rid, new.title) != new.title:
             return None  # its project's page lists it by title
@@ -283,7 +286,14 @@ def _listed_by(
             needed.update(listing.raised[record.project, path])
         for page in _pattern_pages(listing, rid).values():
             needed.update(file_of[slot_rid] for slot_rid, _ in page)
+        lists = [listing.home, listing.feed] if rid in _newest(listing) else []
+        lists += [covered for covered in listing.guides.values() if rid in covered]
+        needed.update(file_of[listed] for ids in lists for listed in ids)
     return needed
+
+
+def _newest(listing: Listing) -> set[str]:
+    return {*listing.home, *listing.feed}
 
 
 def _raised_paths(record: Record) -> list[str]:
@@ -345,7 +355,15 @@ def _listings(
     site has: nothing else in them changed."""
     listing, content = state.listing, plan.content
     units = [plan.file_page(record.project, path) for path in _raised_paths(record)]
-    units += [plan.site_page(plan.pages.redirect_part(a, record)) for a in record.aliases]
+    pages = plan.pages
+    parts = [pages.redirect_part(alias, record) for alias in record.aliases]
+    if record.id in _newest(listing):
+        counts = {key: len(listing.documents.get(key, [])) for key in content.projects}
+        home = [content.records[rid] for rid in listing.home]
+        parts.append(pages.home_part(len(state.records), len(listing.explained), counts, home))
+        parts.append(pages.feed_part([content.records[rid] for rid in listing.feed]))
+    guides = [g for g in content.guides if record.id in listing.guides[g.slug]]
+    units += map(plan.site_page, parts + [pages.guide_part(guide) for guide in guides])
     names = engine.project_names(content)
     for number, slot_ids in _pattern_pages(listing, record.id).items():
         slots = [(content.records[rid], n) for rid, n in slot_ids]
