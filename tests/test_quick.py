@@ -16,7 +16,7 @@ from errorkb.site import build as build_module
 from errorkb.site import quick, urls
 from errorkb.site.build import build, site_manifest
 from errorkb.site.quick import build_site
-from tests.conftest import make_kb, small_vllm_kb
+from tests.conftest import SEED, make_kb, small_vllm_kb
 
 
 def _digest(site: Path) -> dict[str, str]:
@@ -218,6 +218,10 @@ def test_an_edit_of_what_listings_show_is_rebuilt_quickly_into_the_site_a_cold_b
     _assert_quick_as_cold(kb, tmp_path, index, knobs[6])
     _edit(knobs[39], summary="The newest knob.")  # the home page lists it
     _assert_quick_as_cold(kb, tmp_path, index, knobs[39])
+    _edit(knobs[6], title="An explained knob renamed")  # its project's page lists it
+    _assert_quick_as_cold(kb, tmp_path, index, knobs[6])
+    project = (kb / "site" / urls.output_path(urls.project("demo"))).read_text()
+    assert "An explained knob renamed" in project
     page = (kb / "site" / urls.output_path(urls.source_file("demo", "demo/knobs0.py"))).read_text()
     assert "Knob zero is out of range" in page
 
@@ -236,10 +240,22 @@ def test_edits_of_what_listings_show_of_records_listed_together_are_rebuilt_at_o
     assert "Knob three, summed up anew." in document and "Knob zero, summed up anew." in document
 
 
+@pytest.mark.slow
+def test_a_new_title_of_a_record_the_calculator_names_takes_the_full_build(tmp_path):
+    kb = make_kb(tmp_path / "kb", small_vllm_kb)
+    build_site(kb)
+    seed = kb / "content" / "errors" / "vllm" / f"{SEED}.yaml"
+    _edit(seed, summary="The heads cannot be split evenly.")
+    assert quick.rebuild(kb, kb / "site") is not None
+    _edit(seed, title="Heads not divisible by the tensor parallel size")
+    assert quick.rebuild(kb, kb / "site") is None  # its title is in the calculator's data
+    build_site(kb)
+    assert _outside_full_text(_digest(kb / "site")) == _outside_full_text(_cold(kb, tmp_path))
+
+
 @pytest.mark.parametrize(
     "n, fields",
     [
-        (6, {"title": "A knob renamed"}),  # its project's page lists explained records by title
         (0, {"source": {"path": "demo/knobs0.py", "line": 5}}),  # placed anew: by line
         (1, {"exception": "TypeError"}),
         (2, {"summary": "Related anew.", "related": ["00000000000000a1"]}),

@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from errorkb import resources
 from errorkb.content import template
-from errorkb.content.model import Content, Guide, Location, Project, Record
+from errorkb.content.model import Content, Guide, Project, Record
 from errorkb.projects import wing, wings
 from errorkb.site import cards, markup, offline, shortlinks, urls
 from errorkb.site.linking import Links, by_folder, resolve
@@ -148,26 +148,12 @@ class Pages:
         }
         explained = sum(r.curated for r in content.records.values())
         yield self.home_part(len(content.records), explained, counts, links.recent[:RECENT_COUNT])
-        for key, project in content.projects.items():
-            files = links.by_file.get(key, {})
-            folders = _folders(links.raised_in.get(key, {}))
-            yield self._later(
-                "project.html",
-                urls.project(key),
-                f"{project.name} errors",
-                f"All {counts[key]} {project.name} errors, grouped by source file.",
-                project=project,
-                files=sum(len(f["files"]) for f in folders),
-                folders=folders,
-                areas=_areas(folders),
-                explained=[
-                    {"id": r.id, "title": r.title, "exception": r.exception}
-                    for recs in files.values()
-                    for r in recs
-                    if r.curated
-                ],
-                count=counts[key],
-            )
+        for key in content.projects:
+            raised = links.raised_in.get(key, {})
+            files = {path: [r.id for r, _ in entries] for path, entries in raised.items()}
+            listed = [r for recs in links.by_file.get(key, {}).values() for r in recs]
+            explained = [(r.id, r.title, r.exception) for r in listed if r.curated]
+            yield self.project_part(key, counts[key], files, explained)
         if content.guides:
             yield self._later(
                 "guides.html",
@@ -216,6 +202,30 @@ class Pages:
             counts=counts,
             guides=self.content.guides,
             recent=recent,
+        )
+
+    def project_part(
+        self,
+        key: str,
+        count: int,
+        files: dict[str, list[str]],
+        explained: list[tuple[str, str, str]],
+    ) -> tuple[str, str, Part]:
+        """A project's page: how many records it has (`count`), the source files they are
+        raised in (path -> ids) and its explained records, as (id, title, exception)."""
+        project = self.content.projects[key]
+        folders = _folders(files)
+        return self._later(
+            "project.html",
+            urls.project(key),
+            f"{project.name} errors",
+            f"All {count} {project.name} errors, grouped by source file.",
+            project=project,
+            files=sum(len(f["files"]) for f in folders),
+            folders=folders,
+            areas=_areas(folders),
+            explained=[{"id": i, "title": t, "exception": e} for i, t, e in explained],
+            count=count,
         )
 
     def feed_part(self, recent: list[Record]) -> tuple[str, str, Part]:
@@ -326,13 +336,14 @@ def _identity(obj: object) -> object:
     raise TypeError(f"no key for a {type(obj).__name__} given to a template")
 
 
-def _folders(raised_in: dict[str, list[tuple[Record, list[Location]]]]) -> list[dict]:
-    """The project page's file list: folders, each with its files and their error counts."""
+def _folders(raised_in: dict[str, list[str]]) -> list[dict]:
+    """The project page's file list (from path -> ids of the records raised there): folders,
+    each with its files and their error counts."""
     folders = []
     for folder, files in by_folder(raised_in).items():
-        ids = {r.id for entries in files.values() for r, _ in entries}
-        listed = [(path, path.rpartition("/")[2], len(entries)) for path, entries in files.items()]
-        folders.append({"name": folder, "files": listed, "ids": ids})
+        ids = {rid for listed in files.values() for rid in listed}
+        counted = [(path, path.rpartition("/")[2], len(listed)) for path, listed in files.items()]
+        folders.append({"name": folder, "files": counted, "ids": ids})
     return folders
 
 

@@ -6,7 +6,7 @@ pages of the records that show it, and its lines in the listings that list it (L
 
 Any other change goes to the full build: a record added, deleted or placed anew (moved,
 renamed, relinked: Record.placement); one listed where only the full build remakes the list
-(an explained record's title, a record the assets name); templates, settings, guides,
+(the title of a record the assets name); templates, settings, guides,
 projects or code; a problem in an edited file (the full build reports it). The quick rebuild
 writes into the spare site and swaps it in, as the full build does, and keeps the same
 manifest, so either may follow the other.
@@ -64,8 +64,8 @@ class Listing:
     home: list[str]  # ids of the newest records, which the home page lists
     feed: list[str]  # ids of the newest records with a date, which the feed lists
     guides: dict[str, list[str]]  # guide's slug -> ids of the records it covers
-    explained: dict[str, str]  # id -> title of an explained record: its project's page lists it
-    named: set[str]  # ids the assets name (the calculator's data): the full build remakes them
+    explained: dict[str, tuple[str, str]]  # id -> (title, exception): the project page lists it
+    named: set[str]  # ids the assets name with their titles (the calculator's data)
 
 
 def build_site(
@@ -165,7 +165,7 @@ def _listing(plan: "build.Plan") -> Listing:
         home=[r.id for r in links.recent[:RECENT_COUNT]],
         feed=[r.id for r in links.recent if r.modified][:FEED_COUNT],
         guides={g.slug: [content.aliases.get(i, i) for i in g.errors] for g in content.guides},
-        explained={rid: r.title for rid, r in content.records.items() if r.curated},
+        explained={rid: (r.title, r.exception) for rid, r in content.records.items() if r.curated},
         named=named & content.records.keys(),
     )
 
@@ -274,10 +274,10 @@ def _listed_by(
     listing = state.listing
     for rid, rel in shown:
         old, new = before[rel], content.records[rid]
-        if old is None or old.placement() != new.placement() or rid in listing.named:
+        if old is None or old.placement() != new.placement():
             return None
-        if listing.explained.get(rid, new.title) != new.title:
-            return None  # its project's page lists it by title
+        if rid in listing.named and old.title != new.title:
+            return None  # in the calculator's data, an asset every page loads
     needed = _shown_by(state, _showing(state, [rel for _, rel in shown]))
     file_of = {entry[1]: rel for rel, entry in state.records.items()}
     for rid, _ in shown:
@@ -362,6 +362,9 @@ def _listings(
         home = [content.records[rid] for rid in listing.home]
         parts.append(pages.home_part(len(state.records), len(listing.explained), counts, home))
         parts.append(pages.feed_part([content.records[rid] for rid in listing.feed]))
+    if record.id in listing.explained:
+        listing.explained[record.id] = (record.title, record.exception)
+        parts.append(_project_page(pages, state, record.project))
     guides = [g for g in content.guides if record.id in listing.guides[g.slug]]
     units += map(plan.site_page, parts + [pages.guide_part(guide) for guide in guides])
     names = engine.project_names(content)
@@ -386,6 +389,19 @@ def _listings(
         key, body = shortlinks.retitled_id_list(_live(writer, url), record.id, record.title)
         units.append(plan.site_page((url, key, body)))
     return units
+
+
+def _project_page(pages: Pages, state: State, project: str) -> tuple:
+    """A project's page, made from what the listing keeps of its records."""
+    listing, ids = state.listing, {rel: entry[1] for rel, entry in state.records.items()}
+    files = {
+        path: [ids[r] for r in rels]
+        for (key, path), rels in listing.raised.items()
+        if key == project
+    }
+    listed = [ids[rel] for rel in listing.documents.get(project, [])]
+    explained = [(rid, *listing.explained[rid]) for rid in listed if rid in listing.explained]
+    return pages.project_part(project, len(listed), files, explained)
 
 
 def _live(writer: "build.Writer", url: str) -> bytes:
