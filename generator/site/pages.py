@@ -146,8 +146,8 @@ class Pages:
         counts = {
             key: sum(map(len, links.by_file.get(key, {}).values())) for key in content.projects
         }
-        explained = sum(r.curated for r in content.records.values())
-        yield self.home_part(len(content.records), explained, counts, links.recent[:RECENT_COUNT])
+        curated = sum(r.curated for r in content.records.values())
+        yield self.home_part(len(content.records), curated, counts, links.recent[:RECENT_COUNT])
         for key in content.projects:
             raised = links.raised_in.get(key, {})
             files = {path: [r.id for r, _ in entries] for path, entries in raised.items()}
