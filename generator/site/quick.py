@@ -149,6 +149,7 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
 
 
 def _listing(plan: "build.Plan") -> Listing:
+    """Where the plan's outputs drawn from many records list each."""
     content, links = plan.content, plan.links
     named = {m.decode() for body in plan.assets.values() for m in _ID.findall(body)}
     return Listing(
@@ -180,7 +181,7 @@ def forget_state(out: Path) -> None:
 def rebuild(
     root: Path, out: Path, log=None, state: State | None = None
 ) -> "build.BuildResult | None":
-    """The site rebuilt after edits of records' prose (from `state`, else the one kept for
+    """The site rebuilt after edits of a few records (from `state`, else the one kept for
     `out`); None where the full build must run."""
     started = time.perf_counter()
     state = state if state is not None else _load_state(out)
