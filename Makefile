@@ -56,7 +56,8 @@ test: setup chromium lint
 	$(BIN)/pytest -n 2 --dist loadfile
 
 # The edit-test loop: everything but the whole-site scans, the browser, the kill runs, the
-# wheel and the whole grid of SGLang's calculator; match.js against engine.py too.
+# wheel, the whole grid of SGLang's calculator and match.js against engine.py on the real
+# content (on the fixtures, it runs).
 test-fast: setup lint
 	$(BIN)/pytest -m "not slow" -n 2
 
