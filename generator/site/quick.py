@@ -195,32 +195,10 @@ def rebuild(
     if len(edited) > MOST_EDITS:
         return None
     ids = [state.records[rel][1] for rel in edited]
-    needed = _shown_by(state, edited)
-    cache = ParseCache(root / build.CACHE_DIR / "parse", {state.records[r][3] for r in needed})
-    before = {rel: cache.record(rel) for rel in edited}
-    try:
-        content = load_some(
-            root, [listed[rel] for rel in sorted(needed)], set(edited), cache, state.aliases
-        )
-        if any(content.records.get(rid) is None for rid in ids):
-            return None
-        shown = [
-            (rid, rel)
-            for rid, rel in zip(ids, edited, strict=True)
-            if content.records[rid].outward != state.records[rel][2]
-        ]
-        more = _listed_by(state, content, before, shown) if shown else set()
-        if more is None:
-            return None
-        if more - needed:
-            needed |= more
-            cache.read({state.records[r][3] for r in more})
-            content = load_some(
-                root, [listed[rel] for rel in sorted(needed)], set(edited), cache, state.aliases
-            )
-    except ContentError:
-        return None  # the full build reports it
-    cache.save()
+    loaded = _load(root, state, listed, edited)
+    if loaded is None:
+        return None
+    content, shown = loaded
     with build._collector_paused(), build._locked(out, log):
         if _site_stamp(out) != state.site:
             return None  # another build made the site since
@@ -242,6 +220,44 @@ def rebuild(
             f"in {result.seconds:.2f} s: {out}"
         )
     return result
+
+
+def _load(
+    root: Path, state: State, listed: dict, edited: list[str]
+) -> tuple[Content, list[tuple[str, str]]] | None:
+    """The content with the records the outputs to remake show, and the (id, file) of the
+    edited records whose listings change; None where the full build must run (a record
+    placed anew, or a problem in an edited file, which it reports)."""
+    ids = [state.records[rel][1] for rel in edited]
+    needed = _shown_by(state, edited)
+    cache = ParseCache(root / build.CACHE_DIR / "parse", {state.records[r][3] for r in needed})
+    before = {rel: cache.record(rel) for rel in edited}
+
+    def some() -> Content:
+        return load_some(
+            root, [listed[rel] for rel in sorted(needed)], set(edited), cache, state.aliases
+        )
+
+    try:
+        content = some()
+        if any(content.records.get(rid) is None for rid in ids):
+            return None
+        shown = [
+            (rid, rel)
+            for rid, rel in zip(ids, edited, strict=True)
+            if content.records[rid].outward != state.records[rel][2]
+        ]
+        more = _listed_by(state, content, before, shown) if shown else set()
+        if more is None:
+            return None
+        if more - needed:
+            needed |= more
+            cache.read({state.records[r][3] for r in more})
+            content = some()
+    except ContentError:
+        return None
+    cache.save()
+    return content, shown
 
 
 def _shown_by(state: State, edited: list[str]) -> set[str]:
