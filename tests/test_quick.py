@@ -241,6 +241,25 @@ def test_edits_of_what_listings_show_of_records_listed_together_are_rebuilt_at_o
 
 
 @pytest.mark.slow
+def test_edits_of_what_listings_show_of_real_records_are_rebuilt_as_a_cold_build_makes(tmp_path):
+    """The vLLM slice: records with related records, checks and variants, each given a new
+    summary in one edit, and a new title where the calculator's data does not name it."""
+    kb = make_kb(tmp_path / "kb", small_vllm_kb)
+    build_site(kb)
+    index = _main_index(kb / "site")
+    named = quick._load_state(kb / "site").listing.named
+    records = sorted((kb / "content" / "errors" / "vllm").glob("*.yaml"))
+    for n, path in enumerate(records[:: max(1, len(records) // 5)]):
+        title = {} if path.stem in named else {"title": f"Retitled record {n}"}
+        _edit(path, summary=f"Summed up anew ({n}).", **title)
+    assert quick.rebuild(kb, kb / "site") is not None
+    if _newer(kb / "site"):
+        _assert_as_cold(kb, tmp_path, index, _newer(kb / "site"))
+    else:  # past half of the explained pages changed: the full text indexed anew
+        assert _digest(kb / "site") == _cold(kb, tmp_path)
+
+
+@pytest.mark.slow
 def test_a_new_title_of_a_record_the_calculator_names_takes_the_full_build(tmp_path):
     kb = make_kb(tmp_path / "kb", small_vllm_kb)
     build_site(kb)
