@@ -975,7 +975,10 @@ class ParseCache:
 
     def record(self, rel: str) -> "Record | None":
         """The record a file held when last parsed, if it was."""
-        source, problems, _, _ = self.entries.get(rel, (None, (None, [None], None, None)))[1]
+        entry = self.entries.get(rel)
+        if entry is None:
+            return None
+        source, problems, _, _ = entry[1]
         return Record(source, accepted_data(source)) if source and not problems else None
 
     def lookup(self, rel: str, stamp: tuple):

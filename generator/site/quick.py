@@ -39,7 +39,6 @@ class State:
     site: tuple  # the stamp of the site's manifest: a build of any kind writes it anew
     inputs: str  # a key of every input but the record files (inputs_key)
     base_key: str
-    code_key: str
     assets: dict[str, bytes]
     vendored: dict[str, str]  # as Pages takes them: URL -> digest
     aliases: dict[str, str]
@@ -133,7 +132,6 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
         _site_stamp(out),
         plan.inputs,
         plan.base_key,
-        plan.code_key,
         plan.assets,
         dict(plan.pages.vendored),
         dict(content.aliases),
@@ -185,7 +183,8 @@ def rebuild(
     `out`); None where the full build must run."""
     started = time.perf_counter()
     state = state if state is not None else _load_state(out)
-    if state is None or build.inputs_key(root, build.code_digest()) != state.inputs:
+    code_key = build.code_digest()
+    if state is None or build.inputs_key(root, code_key) != state.inputs:
         return None
     listing = list_records(root, state.wing_keys, state.limit_kb)
     listed = {rel: (path, rel, stamp) for path, rel, stamp in listing or []}
@@ -195,14 +194,15 @@ def rebuild(
     if len(edited) > MOST_EDITS:
         return None
     ids = [state.records[rel][1] for rel in edited]
-    loaded = _load(root, state, listed, edited)
+    loaded = _load(root, state, listed, edited, ids)
     if loaded is None:
         return None
-    content, shown = loaded
+    content, shown, showing = loaded
     with build._collector_paused(), build._locked(out, log):
         if _site_stamp(out) != state.site:
             return None  # another build made the site since
-        result = _write(out, state, content, ids, [rel for _, rel in shown])
+        plan = _plan(content, state, code_key)
+        result = _write(out, state, plan, sorted(set(ids) | set(showing)), shown)
         if result is None:
             return None
         _state_path(out).write_bytes(
@@ -223,12 +223,12 @@ def rebuild(
 
 
 def _load(
-    root: Path, state: State, listed: dict, edited: list[str]
-) -> tuple[Content, list[tuple[str, str]]] | None:
-    """The content with the records the outputs to remake show, and the (id, file) of the
-    edited records whose listings change; None where the full build must run (a record
-    placed anew, or a problem in an edited file, which it reports)."""
-    ids = [state.records[rel][1] for rel in edited]
+    root: Path, state: State, listed: dict, edited: list[str], ids: list[str]
+) -> tuple[Content, list[str], list[str]] | None:
+    """The content with the records the outputs to remake show, the edited record files
+    whose listings change, and the ids of the other records whose pages show them; None
+    where the full build must run (a record placed anew, or a problem in an edited file,
+    which it reports)."""
     needed = _shown_by(state, edited)
     cache = ParseCache(root / build.CACHE_DIR / "parse", {state.records[r][3] for r in needed})
     before = {rel: cache.record(rel) for rel in edited}
@@ -243,13 +243,14 @@ def _load(
         if any(content.records.get(rid) is None for rid in ids):
             return None
         shown = [
-            (rid, rel)
+            rel
             for rid, rel in zip(ids, edited, strict=True)
             if content.records[rid].outward != state.records[rel][2]
         ]
-        more = _listed_by(state, content, before, shown) if shown else set()
-        if more is None:
+        if not _placed_alike(state, content, before, shown):
             return None
+        showing = _showing(state, shown) if shown else []
+        more = _listed_by(state, content, shown, showing)
         if more - needed:
             needed |= more
             cache.read({state.records[r][3] for r in more})
@@ -257,7 +258,7 @@ def _load(
     except ContentError:
         return None
     cache.save()
-    return content, shown
+    return content, shown, [state.records[rel][1] for rel in showing]
 
 
 def _shown_by(state: State, edited: list[str]) -> set[str]:
@@ -281,30 +282,34 @@ def _showing(state: State, rels: list[str]) -> list[str]:
     return sorted(found)
 
 
-def _listed_by(
-    state: State, content: Content, before: dict[str, Record | None], shown: list[tuple]
-) -> set[str] | None:
-    """The record files the outputs that show these edited records are made from: the
-    pages showing them and what those pages show, the source files they are raised in, their
-    pages of patterns. None where the full build must run: a record placed anew, or listed
-    where the quick rebuild does not remake the list."""
-    listing = state.listing
-    for rid, rel in shown:
-        old, new = before[rel], content.records[rid]
+def _placed_alike(
+    state: State, content: Content, before: dict[str, Record | None], shown: list[str]
+) -> bool:
+    """Whether the edited records whose listings change are listed where they were: False
+    for one placed anew, or one whose title the assets show (the calculator's data)."""
+    for rel in shown:
+        old, new = before[rel], content.records[state.records[rel][1]]
         if old is None or old.placement() != new.placement():
-            return None
-        if rid in listing.named and old.title != new.title:
-            return None  # in the calculator's data, an asset every page loads
-    needed = _shown_by(state, _showing(state, [rel for _, rel in shown]))
+            return False
+        if new.id in state.listing.named and old.title != new.title:
+            return False
+    return True
+
+
+def _listed_by(state: State, content: Content, shown: list[str], showing: list[str]) -> set[str]:
+    """The record files the outputs that show these edited records are made from: the
+    pages `showing` them and what those pages show, the source files they are raised in,
+    their pages of patterns, the newest and the guides where those list them."""
+    listing = state.listing
+    needed = _shown_by(state, showing)
     file_of = {entry[1]: rel for rel, entry in state.records.items()}
-    for rid, _ in shown:
-        record = content.records[rid]
+    for record in (content.records[state.records[rel][1]] for rel in shown):
         for path in _raised_paths(record):
             needed.update(listing.raised[record.project, path])
-        for page in _pattern_pages(listing, rid).values():
+        for page in _pattern_pages(listing, record.id).values():
             needed.update(file_of[slot_rid] for slot_rid, _ in page)
-        lists = [listing.home, listing.feed] if rid in _newest(listing) else []
-        lists += [covered for covered in listing.guides.values() if rid in covered]
+        lists = [listing.home, listing.feed] if record.id in _newest(listing) else []
+        lists += [covered for covered in listing.guides.values() if record.id in covered]
         needed.update(file_of[listed] for ids in lists for listed in ids)
     return needed
 
@@ -325,11 +330,12 @@ def _pattern_pages(listing: Listing, rid: str) -> dict[int, list[tuple[str, int]
 
 
 def _write(
-    out: Path, state: State, content: Content, ids: list[str], shown: list[str]
+    out: Path, state: State, plan: "build.Plan", ids: list[str], shown: list[str]
 ) -> "build.BuildResult | None":
     """The spare made the live site with the outputs of these records anew, and those that
     list the records of the `shown` files, then swapped in; None where the live site lost a
     file since its build (the full build makes it again)."""
+    content = plan.content
     live = build._read_keys(out, out)
     spare, kept = build._spare(out, facts=False)
     try:
@@ -337,9 +343,7 @@ def _write(
         if not _follow(writer, live):
             build._forget_manifest(spare, out)
             return None
-        plan = _plan(content, state)
-        showing = [state.records[rel][1] for rel in _showing(state, shown)]
-        for rid in sorted(set(ids) | set(showing)):
+        for rid in ids:
             record = content.records[rid]
             for part, (url_list, key) in plan.record_parts(record).items():
                 if not writer.reuse(url_list, key):
@@ -367,12 +371,23 @@ def _listings(
     writer: "build.Writer", plan: "build.Plan", state: State, record: Record
 ) -> list["build.Unit"]:
     """The outputs that list a record, made anew for an edit of what they show of it: its
-    source files' pages, its pages of patterns, its line in its project's document and in
-    the id lists, the pages at its former ids. The lines are changed in the files the live
-    site has: nothing else in them changed."""
-    listing, content = state.listing, plan.content
+    source files' pages, the pages that list it, its pages of patterns, its line in its
+    project's document and in the id lists."""
     units = [plan.file_page(record.project, path) for path in _raised_paths(record)]
-    pages = plan.pages
+    units += map(plan.site_page, _listing_pages(plan, state, record))
+    units += _pattern_units(writer, plan, state, record)
+    units.append(_document_unit(writer, plan, state, record))
+    for url in sorted({urls.id_list(i[: shortlinks.SHARD]) for i in [record.id, *record.aliases]}):
+        key, body = shortlinks.retitled_id_list(_live(writer, url), record.id, record.title)
+        units.append(plan.site_page((url, key, body)))
+    return units
+
+
+def _listing_pages(plan: "build.Plan", state: State, record: Record) -> list[tuple]:
+    """The pages Pages makes that list the record: at its former ids, the home page and the
+    feed where it is among the newest, its project's page where it is explained, the
+    guides that cover it."""
+    listing, content, pages = state.listing, plan.content, plan.pages
     parts = [pages.redirect_part(alias, record) for alias in record.aliases]
     if record.id in _newest(listing):
         counts = {key: len(listing.documents.get(key, [])) for key in content.projects}
@@ -380,35 +395,40 @@ def _listings(
         parts.append(pages.home_part(len(state.records), len(listing.explained), counts, home))
         parts.append(pages.feed_part([content.records[rid] for rid in listing.feed]))
     if record.id in listing.explained:
-        listing.explained[record.id] = (record.title, record.exception)
-        parts.append(_project_page(pages, state, record.project))
-    guides = [g for g in content.guides if record.id in listing.guides[g.slug]]
-    units += map(plan.site_page, parts + [pages.guide_part(guide) for guide in guides])
+        parts.append(_project_page(pages, state, content, record.project))
+    covering = [g for g in content.guides if record.id in listing.guides[g.slug]]
+    return parts + [pages.guide_part(guide) for guide in covering]
+
+
+def _pattern_units(
+    writer: "build.Writer", plan: "build.Plan", state: State, record: Record
+) -> list["build.Unit"]:
+    """The record's pages of patterns, their words' weights as the live files have them."""
+    content, units = plan.content, []
     names = engine.project_names(content)
-    for number, slot_ids in _pattern_pages(listing, record.id).items():
+    for number, slot_ids in _pattern_pages(state.listing, record.id).items():
         slots = [(content.records[rid], n) for rid, n in slot_ids]
         live = json.loads(_live(writer, urls.search_patterns(str(number))))
         totals = [item["weight"] for item in live]
         units.append(build.Unit(*engine.patterns_page(number, slots, names, totals, plan.code_key)))
-    documents = listing.documents[record.project]
-    at = documents.index(record.path) // paging.PER_PAGE
-    url = paging.project_page_urls(record.project, len(documents))[at]
-    page = documents[at * paging.PER_PAGE : (at + 1) * paging.PER_PAGE]
-    # As loaded where loaded: records edited besides this one may be on the page.
-    loaded = [content.records.get(state.records[rel][1]) for rel in page]
-    outwards = [
-        r.outward if r else state.records[rel][2] for r, rel in zip(loaded, page, strict=True)
-    ]
-    key = plan.project_page_key(record.project, len(documents), outwards)
-    body = api.with_row(_live(writer, url), record, content.site["base_url"])
-    units.append(build.Unit(url, key, body))
-    for url in sorted({urls.id_list(i[: shortlinks.SHARD]) for i in [record.id, *record.aliases]}):
-        key, body = shortlinks.retitled_id_list(_live(writer, url), record.id, record.title)
-        units.append(plan.site_page((url, key, body)))
     return units
 
 
-def _project_page(pages: Pages, state: State, project: str) -> tuple:
+def _document_unit(
+    writer: "build.Writer", plan: "build.Plan", state: State, record: Record
+) -> "build.Unit":
+    """The page of its project's API document that lists the record, its line made anew."""
+    documents = state.listing.documents[record.project]
+    at = documents.index(record.path) // paging.PER_PAGE
+    url = paging.project_page_urls(record.project, len(documents))[at]
+    page = documents[at * paging.PER_PAGE : (at + 1) * paging.PER_PAGE]
+    outwards = [_outward(state, plan.content, rel) for rel in page]
+    key = plan.project_page_key(record.project, len(documents), outwards)
+    body = api.with_row(_live(writer, url), record, plan.content.site["base_url"])
+    return build.Unit(url, key, body)
+
+
+def _project_page(pages: Pages, state: State, content: Content, project: str) -> tuple:
     """A project's page, made from what the listing keeps of its records."""
     listing, ids = state.listing, {rel: entry[1] for rel, entry in state.records.items()}
     files = {
@@ -417,8 +437,23 @@ def _project_page(pages: Pages, state: State, project: str) -> tuple:
         if key == project
     }
     listed = [ids[rel] for rel in listing.documents.get(project, [])]
-    explained = [(rid, *listing.explained[rid]) for rid in listed if rid in listing.explained]
+    explained = [
+        (rid, *_explained(state, content, rid)) for rid in listed if rid in listing.explained
+    ]
     return pages.project_part(project, len(listed), files, explained)
+
+
+def _outward(state: State, content: Content, rel: str) -> str:
+    """A record's outward hash: as loaded where it is (the edited records among them), else
+    as the last build kept it."""
+    record = content.records.get(state.records[rel][1])
+    return record.outward if record else state.records[rel][2]
+
+
+def _explained(state: State, content: Content, rid: str) -> tuple[str, str]:
+    """An explained record's title and exception, as loaded where it is, else as kept."""
+    record = content.records.get(rid)
+    return (record.title, record.exception) if record else state.listing.explained[rid]
 
 
 def _live(writer: "build.Writer", url: str) -> bytes:
@@ -442,7 +477,7 @@ def _follow(writer: "build.Writer", live: dict) -> bool:
     return True
 
 
-def _plan(content: Content, state: State) -> "build.Plan":
+def _plan(content: Content, state: State, code_key: str) -> "build.Plan":
     """A plan of the content loaded, with what the full build worked out for all of it (the
     keys and assets, which Plan() would work out from all the records)."""
     plan = build.Plan.__new__(build.Plan)
@@ -452,7 +487,7 @@ def _plan(content: Content, state: State) -> "build.Plan":
     compiled = content.root / build.CACHE_DIR / "templates"
     plan.pages = Pages(content, plan.links, state.assets, compiled, vendored=state.vendored)
     plan.base_key = state.base_key
-    plan.code_key = state.code_key
+    plan.code_key = code_key
     return plan
 
 
@@ -461,6 +496,8 @@ def _updated(state: State, out: Path, listed: dict, edited: list[str], content: 
     for rel in edited:
         _, rid, _, shard = records[rel]
         records[rel] = (listed[rel][2], rid, content.records[rid].outward, shard)
+        if rid in state.listing.explained:
+            state.listing.explained[rid] = _explained(state, content, rid)
     state.records = records
     state.site = _site_stamp(out)
     return state
