@@ -1,10 +1,10 @@
 """The build: every page section, the JSON API, determinism, the atomic swap, links."""
 
+import errno
 import hashlib
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,10 +18,11 @@ import pytest
 from referencing import Registry, Resource
 
 from errorkb.content.model import ContentError
+from errorkb.projects import pyodide
 from errorkb.site import build as build_module
 from errorkb.site import urls
 from errorkb.site.build import CACHE_DIR, build, site_manifest
-from tests.conftest import make_kb
+from tests.conftest import fresh_copy, make_kb
 
 A1 = "00000000000000a1"
 
@@ -309,8 +310,7 @@ def test_incremental_build_gives_exactly_the_output_of_a_full_build(kb, tmp_path
     assert 0 < changed.rendered < changed.files
     assert build(kb).rendered == 0  # into the spare the last build left: links, renders nothing
     fresh = tmp_path / "fresh"
-    shutil.copytree(kb / "content", fresh / "content")
-    shutil.copytree(kb / "templates", fresh / "templates")
+    fresh_copy(kb, fresh)
     build(fresh)
     assert _digest(kb / "site") == _digest(fresh / "site")
     assert not (kb / "site/errors/00000000000000c3").exists()
@@ -341,8 +341,7 @@ def test_incremental_build_follows_functions_and_file_pages(kb, tmp_path):
     # the two retitled, the file pages and the lists, not the whole site.
     assert build(kb).rendered <= 14 * 3 + 2 + 8
     fresh = tmp_path / "fresh"
-    shutil.copytree(kb / "content", fresh / "content")
-    shutil.copytree(kb / "templates", fresh / "templates")
+    fresh_copy(kb, fresh)
     build(fresh)
     assert _digest(kb / "site") == _digest(fresh / "site")
     assert "Big error thirteen" in html(kb / "site", f"/errors/{0xF000:016x}/")
@@ -398,7 +397,7 @@ def test_a_page_facts_take_empty_and_single_quoted_ids():
     value that stopped the build (it raised TypeError in the facts of the page)."""
     from errorkb.site import check
 
-    facts = check.facts("/errors/x/", b"<h2 id=\"\">A</h2> <p id='b'>B</p> <a href=\"#b\">b</a>")
+    facts = check.facts("/errors/x/", b'<h2 id="">A</h2> <p id=\'b\'>B</p> <a href="#b">b</a>')
     assert facts.ids == ["", "b"]
 
 
@@ -420,3 +419,22 @@ def test_knowledge_bases_in_other_folders_share_compiled_templates(tmp_path):
     build(kbs[2])
     assert len(list(compiled.iterdir())) == len(first) + 1
     assert "<p>edited</p>" in (kbs[2] / "site/index.html").read_text()
+
+
+@pytest.mark.parametrize("kernel", ["copies", "cannot copy"])
+def test_vendored_files_are_whole_copies_with_or_without_the_kernels_copy(
+    kb, tmp_path, monkeypatch, kernel
+):
+    """Pyodide's files are copied by the kernel where it can, else read and written: either
+    way each is a file of its own (Pages takes no hard links) with the source's bytes."""
+    if kernel == "cannot copy":
+
+        def refuse(*args):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+        monkeypatch.setattr(os, "copy_file_range", refuse, raising=False)
+    out = build(kb, tmp_path / "out").out
+    for url, source in pyodide.vendored(kb):
+        copy = out / url.lstrip("/")
+        assert copy.read_bytes() == source.read_bytes(), url
+        assert copy.stat().st_nlink == 1 and copy.stat().st_ino != source.stat().st_ino
