@@ -35,10 +35,24 @@ def make_kb(path: Path, fill=None) -> Path:
     else:
         fill(path)
     shutil.copytree(REPO / "templates", path / "templates")
+    return share_compiled(path)
+
+
+def share_compiled(kb: Path) -> Path:
+    """The knowledge base, its compiled templates taken from (and added to) the shared ones."""
     COMPILED.mkdir(parents=True, exist_ok=True)
-    (path / CACHE_DIR).mkdir()
-    (path / CACHE_DIR / "templates").symlink_to(COMPILED)
-    return path
+    (kb / CACHE_DIR).mkdir(parents=True)
+    (kb / CACHE_DIR / "templates").symlink_to(COMPILED)
+    return kb
+
+
+def fresh_copy(kb: Path, dest: Path) -> Path:
+    """kb's content and templates in a new knowledge base with no cache or site: what a cold
+    build of it makes is the reference an incremental build is held to. Compiled templates
+    are shared: they are keyed by their source."""
+    for item in ("content", "templates"):
+        shutil.copytree(kb / item, dest / item)
+    return share_compiled(dest)
 
 
 SEED = "f644a7c8e4fdc46c"  # vLLM's attention heads record: its calculator and example fix
@@ -68,14 +82,16 @@ def small_vllm_kb(path: Path) -> Path:
     for record in sorted(records.glob("*.yaml")):
         text = record.read_text()
         explained = re.search(r"(?m)^(meaning|trigger|solutions|related):", text)
-        if f"  path: {seed_file}\n" in text and not explained and len(stubs) < STUBS:
+        if f"  path: {seed_file}\n" in text and not explained:
             stubs.append(record.stem)
+            if len(stubs) == STUBS:
+                break
     assert len(stubs) == STUBS
     wanted.update(stubs)
     (path / "content" / "errors" / "vllm").mkdir(parents=True)
     for rid in wanted:
         shutil.copy(records / f"{rid}.yaml", path / "content" / "errors" / "vllm")
-    return path
+    return share_compiled(path)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ of the same content makes."""
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 from errorkb.content.load import load_content
@@ -12,6 +11,7 @@ from errorkb.site import build as build_module
 from errorkb.site import shortlinks, urls
 from errorkb.site.build import build
 from errorkb.site.pages import Pages
+from tests.conftest import fresh_copy
 
 RECORDS = 40  # five pages of patterns
 
@@ -50,8 +50,7 @@ def _digest(site: Path) -> dict[str, str]:
 def _cold(kb: Path, tmp_path: Path) -> Path:
     """The site a cold build of kb's content makes."""
     fresh = tmp_path / "fresh"
-    shutil.copytree(kb / "content", fresh / "content")
-    shutil.copytree(kb / "templates", fresh / "templates")
+    fresh_copy(kb, fresh)
     return build(fresh).out
 
 

@@ -19,6 +19,7 @@ from errorkb.serve import redirects
 from errorkb.site import build as build_module
 from errorkb.site import urls
 from errorkb.site.build import UnsafeOutputError, Writer, build, safe_output_path
+from tests.conftest import fresh_copy
 
 RECORDS = "content/errors/demo"
 PAGE_END = "</div>\n{% endblock %}"  # the end of templates/error.html
@@ -163,7 +164,7 @@ def editable_kb(kb, tmp_path_factory, monkeypatch):
     """The fixture kb with its pristine copy (to revert from) and a switchable generator
     version: a changed code digest and a changed output, as a new release would bring."""
     pristine = tmp_path_factory.mktemp("pristine")
-    shutil.copytree(kb, pristine, dirs_exist_ok=True)
+    shutil.copytree(kb, pristine, symlinks=True, dirs_exist_ok=True)
     digest = build_module.code_digest()
     version = {"new": False}
 
@@ -217,8 +218,7 @@ def test_incremental_equals_clean_after_any_edits_and_reverts(
         applied ^= {name}
         build(kb)
         clean = tmp_path / f"clean-{n}-{len(list(tmp_path.iterdir()))}"
-        for item in ("content", "templates"):
-            shutil.copytree(kb / item, clean / item)
+        fresh_copy(kb, clean)
         build(clean)
         assert digests(kb / "site") == digests(clean / "site"), f"after {steps[: n + 1]}"
 
@@ -327,8 +327,7 @@ def test_retitling_a_successor_retitles_the_page_it_took_over(kb, tmp_path):
     doc = (kb / "site/api/errors/00000000000000d4.json").read_text()
     assert "The widget tally" in page and "The widget tally" in doc
     clean = tmp_path / "clean"
-    for item in ("content", "templates"):
-        shutil.copytree(kb / item, clean / item)
+    fresh_copy(kb, clean)
     build(clean)
     assert digests(kb / "site") == digests(clean / "site")
 

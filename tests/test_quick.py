@@ -16,7 +16,7 @@ from errorkb.site import build as build_module
 from errorkb.site import quick, urls
 from errorkb.site.build import build, site_manifest
 from errorkb.site.quick import build_site
-from tests.conftest import SEED, make_kb, small_vllm_kb
+from tests.conftest import SEED, fresh_copy, make_kb, small_vllm_kb
 
 
 def _digest(site: Path) -> dict[str, str]:
@@ -77,8 +77,7 @@ def test_prose_shows_on_the_records_own_page_and_json_alone(tmp_path, fill):
 def _cold_site(kb: Path, tmp_path: Path) -> Path:
     fresh = tmp_path / "fresh"
     shutil.rmtree(fresh, ignore_errors=True)
-    shutil.copytree(kb / "content", fresh / "content")
-    shutil.copytree(kb / "templates", fresh / "templates")
+    fresh_copy(kb, fresh)
     return build(fresh).out
 
 
