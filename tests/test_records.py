@@ -182,6 +182,29 @@ def test_parse_cache_reuses_unchanged_files_and_rereads_edited_ones(kb, tmp_path
     assert any(" E110 " in p for p in problems_of_cached(kb, warm))  # problems are cached too
 
 
+def test_the_parse_cache_keeps_a_file_for_each_shard_that_holds_records(kb, tmp_path):
+    """A small knowledge base fills a few of the 256 shards: an empty shard has no file, and
+    a shard its records left loses its file."""
+    from errorkb.content.load import ParseCache
+
+    cache_dir = tmp_path / "parse"
+    cache = ParseCache(cache_dir)
+    first = load_content(kb, cache)
+    cache.save()
+    files = {p.name for p in cache_dir.glob("*.pickle")}
+    assert 0 < len(files) <= len(first.records)
+    moved = kb / B2
+    moved.write_text(moved.read_text().replace("path: ", "path: elsewhere/", 1))
+    warm = ParseCache(cache_dir)
+    load_content(kb, warm)
+    warm.save()
+    shards = {
+        f"{ParseCache._shard(warm, rel, entry[1])}.pickle" for rel, entry in warm.entries.items()
+    }
+    assert {p.name for p in cache_dir.glob("*.pickle")} == shards
+    assert len(ParseCache(cache_dir).entries) == len(first.records)
+
+
 def problems_of_cached(kb, cache) -> list[str]:
     with pytest.raises(ContentError) as info:
         load_content(kb, cache)

@@ -965,7 +965,9 @@ class ParseCache:
                 continue
             try:
                 key, entries = pickle.loads(self._path(shard).read_bytes())
-            except Exception:  # missing, stale or damaged: only a slower build
+            except FileNotFoundError:  # an empty shard has no file
+                continue
+            except Exception:  # stale or damaged: only a slower build
                 self.dirty.add(shard)
                 continue
             if key == self.key:
@@ -1006,6 +1008,9 @@ class ParseCache:
             if (shard := self._shard(rel, entry[1])) in shards:
                 shards[shard][rel] = entry
         for shard, entries in shards.items():
+            if not entries:  # a small knowledge base fills a few of the 256
+                self._path(shard).unlink(missing_ok=True)
+                continue
             tmp = self.folder / f".{shard}.tmp{os.getpid()}"
             tmp.write_bytes(pickle.dumps((self.key, entries), pickle.HIGHEST_PROTOCOL))
             os.replace(tmp, self._path(shard))
