@@ -3,6 +3,8 @@ counts people meet, and what to start instead on one 8-GPU node, computed by cal
 error page answers the values in its address at once (the browser's Pyodide calculator
 answers whatever these tables do not cover)."""
 
+import functools
+
 from errorkb.projects.vllm import calc
 
 MAX_HEADS = 128  # every query-head count up to this; larger ones come from the presets
@@ -11,7 +13,7 @@ NODE_GPUS = 8  # the node the advice assumes when the address names none
 
 
 def _shapes(models: list[dict]) -> dict[str, tuple[int, int]]:
-    """"heads" (one KV head per query head, or MLA) or "heads/kv" -> (heads, kv)."""
+    """ "heads" (one KV head per query head, or MLA) or "heads/kv" -> (heads, kv)."""
     shapes = {(h, h) for h in range(1, MAX_HEADS + 1)}
     shapes |= {(h, kv) for h in range(1, MAX_HEADS + 1) for kv in KV_COUNTS if h % kv == 0}
     for model in models:
@@ -22,13 +24,24 @@ def _shapes(models: list[dict]) -> dict[str, tuple[int, int]]:
 
 def tp_table(models: list[dict]) -> dict[str, list[int]]:
     """Shape key -> the valid TP sizes."""
-    return {key: calc.valid_tp_sizes(h, kv) for key, (h, kv) in _shapes(models).items()}
+    return {key: list(_valid_tp_sizes(h, kv)) for key, (h, kv) in _shapes(models).items()}
 
 
 def tp_advice(models: list[dict]) -> dict[str, list[int]]:
     """Shape key -> [TP, PP]: calc.suggest_tp on one 8-GPU node, for a TP size that fails."""
     out = {}
     for key, (h, kv) in _shapes(models).items():
-        advice = calc.suggest_tp(h, kv, gpus_per_node=NODE_GPUS)
-        out[key] = [advice["tp"], advice["pp"]]
+        out[key] = list(_advice(h, kv))
     return out
+
+
+# Every build asks for the same 700 shapes: a server or a test process answers them once.
+@functools.cache
+def _valid_tp_sizes(heads: int, kv_heads: int) -> tuple[int, ...]:
+    return tuple(calc.valid_tp_sizes(heads, kv_heads))
+
+
+@functools.cache
+def _advice(heads: int, kv_heads: int) -> tuple[int, int]:
+    advice = calc.suggest_tp(heads, kv_heads, gpus_per_node=NODE_GPUS)
+    return advice["tp"], advice["pp"]
