@@ -484,8 +484,10 @@ def _code_digest(package: Path, stats: tuple, versions: str) -> str:
     return digest.hexdigest()
 
 
-def _dependency_versions() -> list[str]:
-    """name==version of each library errorkb's distribution requires (extras aside)."""
+@functools.cache
+def _dependency_versions() -> tuple[str, ...]:
+    """name==version of each library errorkb's distribution requires (extras aside): those
+    this process imported, so read once."""
     found = []
     for requirement in metadata.requires("errorkb") or []:
         if "extra ==" in requirement:
@@ -495,7 +497,7 @@ def _dependency_versions() -> list[str]:
             found.append(f"{name}=={metadata.version(name)}")
         except metadata.PackageNotFoundError:
             found.append(f"{name}==missing")
-    return sorted(found)
+    return tuple(sorted(found))
 
 
 # Record pages ------------------------------------------------------------------------------
