@@ -418,3 +418,36 @@ def test_a_full_build_indexes_the_few_pages_it_changed_apart(tmp_path):
     copies[3].unlink()  # a page of the index gone: all of it made anew
     build_site(kb)
     assert _digest(kb / "site") == _cold(kb, tmp_path)
+
+
+def test_no_garbage_collection_runs_while_the_build_keeps_its_state(tmp_path, monkeypatch):
+    """The state is made of a small object or two per record: made with the collector on,
+    after a build that left hundreds of thousands of objects, it set off full collections
+    (3 s of a cold build of the real content). The collector here runs at every allocation."""
+    import gc
+
+    kb = make_kb(tmp_path / "kb")
+    during: list[int] = []
+    saving = []
+    keep = quick.save_state
+
+    def save_state(*args):
+        saving.append(True)
+        keep(*args)
+        saving.pop()
+
+    def collected(phase, info):
+        if phase == "start" and saving:
+            during.append(info["generation"])
+
+    monkeypatch.setattr(quick, "save_state", save_state)
+    thresholds = gc.get_threshold()
+    gc.set_threshold(1, 1, 1)
+    gc.callbacks.append(collected)
+    try:
+        build_site(kb)
+    finally:
+        gc.callbacks.remove(collected)
+        gc.set_threshold(*thresholds)
+    assert quick._load_state(kb / "site") is not None
+    assert during == []

@@ -94,7 +94,8 @@ def build_site(
         root, out, log, plan=plan, progress=progress, checked=checked, indexed=indexed
     )
     if plan.inputs is not None and project is None and result.indexed is not None:
-        save_state(plan, out, result.indexed)
+        with build._collector_paused():  # its many small objects would set off a collection
+            save_state(plan, out, result.indexed)
     return result
 
 
