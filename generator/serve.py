@@ -29,7 +29,7 @@ from errorkb.site import urls
 from errorkb.site.build import CACHE_DIR, BuildError, Plan
 from errorkb.site.ondemand import OnDemand
 from errorkb.site.pages import headers_for
-from errorkb.site.quick import build_site
+from errorkb.site.quick import build_site, prepare_spare
 
 POLL_SECONDS = 0.5
 IDLE_TIMEOUT = 30.0  # s: a connection that sends nothing for this long is closed
@@ -339,6 +339,14 @@ class Watcher:
             self._report(f"build crashed: {type(exc).__name__}: {exc}")
         else:
             self.status.succeeded()
+            self._prepare_spare()
+
+    def _prepare_spare(self) -> None:
+        """The next rebuild's spare site, made while the writer reads this one."""
+        try:
+            prepare_spare(self.out)
+        except Exception as exc:  # only the next rebuild is slower: it makes the spare itself
+            self.log(f"could not prepare the spare site ({type(exc).__name__}: {exc})")
 
     def _look(self) -> dict | None:
         """The snapshot, or None when it cannot be taken (reported, and the next one that

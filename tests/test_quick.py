@@ -5,6 +5,7 @@ pages edited since in a bundle of their own."""
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -451,3 +452,57 @@ def test_no_garbage_collection_runs_while_the_build_keeps_its_state(tmp_path, mo
         gc.set_threshold(*thresholds)
     assert quick._load_state(kb / "site") is not None
     assert during == []
+
+
+def _counting_links(monkeypatch) -> list[str]:
+    """The files linked into a site from here on."""
+    linked: list[str] = []
+    real = os.link
+
+    def link(source, target, *args, **kwargs):
+        linked.append(str(target))
+        return real(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "link", link)
+    return linked
+
+
+def test_a_spare_prepared_after_a_full_build_leaves_the_next_edit_its_own_files(
+    tmp_path, monkeypatch
+):
+    """After a full build the spare is the site before it: the next rebuild linked every
+    file the build changed. Prepared (as `errorkb serve` does while the writer reads), it
+    holds the live site, and the quick rebuild links only what its edit did not remake."""
+    kb = make_kb(tmp_path / "kb")
+    knobs = _knobs(kb)
+    build_site(kb)
+    knobs[5].unlink()  # the spare will hold the page of a record gone since
+    build_site(kb)
+    gone = kb / ".site-spare" / urls.output_path(urls.error(knobs[5].stem))
+    assert gone.is_file()
+    index = _main_index(kb / "site")
+    quick.prepare_spare(kb / "site")
+    assert not gone.exists()
+    live = build_module._read_keys(kb / "site", kb / "site")
+    trees = tuple(u.removesuffix(build_module.TREE) for u in live if u.endswith(build_module.TREE))
+    spare = build_module._read_keys(kb / ".site-spare", kb / "site")
+    assert spare == {u: e for u, e in live.items() if not u.startswith(trees)}
+    linked = _counting_links(monkeypatch)
+    _edit(knobs[0], summary="Knob zero takes no values at all.")
+    newer = _assert_quick_as_cold(kb, tmp_path, index, knobs[0])
+    outside = [p for p in linked if "/pagefind" not in p and "/.site-spare/" in p]
+    assert len(outside) < 10, outside
+    assert newer == [urls.error(knobs[6].stem)]
+
+
+def test_a_prepared_spare_with_a_lost_file_is_left_to_the_next_build(tmp_path):
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    edited = _edit_prose(kb)
+    build_site(kb)
+    lost = kb / "site" / urls.output_path(urls.error(sorted(edited)[0]))
+    lost.unlink()  # someone deleted a file the last build changed
+    quick.prepare_spare(kb / "site")
+    assert build_module._read_keys(kb / ".site-spare", kb / "site") == {}
+    build_site(kb)
+    assert lost.is_file()

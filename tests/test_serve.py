@@ -18,6 +18,7 @@ import pytest
 
 from errorkb import serve as serve_module
 from errorkb.serve import Watcher, make_server, watch
+from errorkb.site import build as build_module
 from errorkb.site.build import build, load_plan
 from errorkb.site.ondemand import OnDemand
 from errorkb.site.pages import CONTENT_SECURITY_POLICY
@@ -269,9 +270,7 @@ def test_a_failed_build_shows_its_problems_on_every_page_until_a_build_succeeds(
     assert "Widget total not divisible" in page(port)
 
 
-def test_an_unexpected_error_in_a_build_is_reported_and_the_watcher_goes_on(
-    watched, monkeypatch
-):
+def test_an_unexpected_error_in_a_build_is_reported_and_the_watcher_goes_on(watched, monkeypatch):
     kb, port, lines, thread = watched
     real_build = serve_module.build_site
 
@@ -292,7 +291,8 @@ def test_an_unexpected_error_in_a_build_is_reported_and_the_watcher_goes_on(
     monkeypatch.setattr(serve_module, "build_site", real_build)
     edit(kb / RECORD, "title: Widget sum", "title: Widget product")
     wait_until(lambda: "Widget product not divisible" in page(port), "the next rebuild")
-    assert BANNER not in page(port)
+    # The banner goes when the build returns, a moment after its pages are in place.
+    wait_until(lambda: BANNER not in page(port), "the banner to go")
 
 
 def test_an_error_while_watching_is_reported_once_and_watching_resumes(watched, monkeypatch):
@@ -530,6 +530,16 @@ def test_an_edit_of_prose_while_serving_takes_the_quick_rebuild(watched):
     kb, port, lines, _ = watched
     edit(kb / RECORD, "title: Widget count", "title: Widget total")  # a full build
     wait_until(lambda: "Widget total not divisible" in page(port), "the full rebuild")
+    # Then, while the writer reads, the next rebuild's spare is made to hold the live site.
+    wait_until(lambda: _spare_follows(kb), "the spare made ready")
     edit(kb / RECORD, "meaning: |\n", "meaning: |\n  Said anew while serving.\n")
     wait_until(lambda: "Said anew while serving." in page(port), "the quick rebuild")
     assert "the prose of 1 record changed" in lines[-1]
+
+
+def _spare_follows(kb: Path) -> bool:
+    """Whether the spare site holds what the live site does, but its full-text index."""
+    live = build_module._read_keys(kb / "site", kb / "site")
+    trees = tuple(u.removesuffix(build_module.TREE) for u in live if u.endswith(build_module.TREE))
+    spare = build_module._read_keys(kb / ".site-spare", kb / "site")
+    return bool(live) and spare == {u: e for u, e in live.items() if not u.startswith(trees)}

@@ -478,6 +478,28 @@ def _follow(writer: "build.Writer", live: dict) -> bool:
     return True
 
 
+def prepare_spare(out: Path, log=None) -> None:
+    """The spare site made to hold what the live site holds, so that the next quick rebuild
+    writes only what its edit changes: after a full build, linking the files it changed
+    takes seconds (7 s on the real content), better spent while the writer reads the site
+    (`errorkb serve` calls this after each build) than after their next edit."""
+    with build._collector_paused(), build._locked(out, log):
+        live = build._read_keys(out, out)
+        if not live:
+            return
+        spare, kept = build._spare(out, facts=False)
+        try:
+            writer = build.Writer(spare, kept, out, live)
+            if not _follow(writer, live):
+                build._forget_manifest(spare, out)  # the next build makes the spare anew
+                return
+            writer.finish()
+            build._save_manifest(spare, out, writer.manifest, like=out)
+        except BaseException:
+            build._forget_manifest(spare, out)
+            raise
+
+
 def _plan(content: Content, state: State, code_key: str) -> "build.Plan":
     """A plan of the content loaded, with what the full build worked out for all of it (the
     keys and assets, which Plan() would work out from all the records)."""
