@@ -41,8 +41,9 @@ def make_kb(path: Path, fill=None) -> Path:
 def share_compiled(kb: Path) -> Path:
     """The knowledge base, its compiled templates taken from (and added to) the shared ones."""
     COMPILED.mkdir(parents=True, exist_ok=True)
-    (kb / CACHE_DIR).mkdir(parents=True)
-    (kb / CACHE_DIR / "templates").symlink_to(COMPILED)
+    (kb / CACHE_DIR).mkdir(parents=True, exist_ok=True)
+    if not (kb / CACHE_DIR / "templates").is_symlink():
+        (kb / CACHE_DIR / "templates").symlink_to(COMPILED)
     return kb
 
 
