@@ -1,5 +1,6 @@
 """`errorkb build --check`: the site held to its rules from the facts the build collected."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -79,6 +80,27 @@ def test_facts_of_files_kept_from_the_last_build_survive_an_incremental_build(kb
     guide.write_text(guide.read_text() + f"\nSee [the fix](/errors/{A1}/#nowhere).\n")
     problems = build(kb, checked=True).problems
     assert [(p.path, p.code) for p in problems] == [("guides/grouping/index.html", "W202")]
+
+
+def test_a_small_sites_manifest_keeps_the_fact_shards_it_fills_and_no_others(kb):
+    """Each build wrote all 64 shards of facts; a small site fills a few. The facts read
+    back whole after a full build and after a quick rebuild that shares the live site's."""
+    from errorkb.site.quick import build_site
+
+    for edit in ("", "Said anew."):
+        if edit:
+            record = kb / f"content/errors/demo/{A1}.yaml"
+            text = record.read_text().replace("meaning: |\n", f"meaning: |\n  {edit}\n", 1)
+            record.write_text(text)
+        result = build_site(kb)
+        manifest = site_manifest(kb / "site")
+        kept = {url: check.Facts(*e[2]) for url, e in manifest.items() if e[2]}
+        assert kept == check.scan(kb / "site")
+        shards = build_module._manifest_path(kb / "site", kb / "site").with_suffix(".facts")
+        filled = {str(build_module._fact_shard(url)) for url in kept}
+        assert set(os.listdir(shards)) == filled and len(filled) < build_module.FACT_SHARDS
+    assert result.rendered < result.files  # the second was the quick rebuild
+    assert edit in (kb / "site" / PAGE).read_text()
 
 
 def test_a_site_built_before_facts_were_kept_is_rendered_anew(kb):

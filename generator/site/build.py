@@ -973,9 +973,10 @@ def _read_manifest(folder: Path, out: Path) -> dict[str, list]:
     if not keys or path is None:
         return {}
     facts: dict = {}
-    try:
-        for shard in range(FACT_SHARDS):
-            facts.update(json.loads((path.with_suffix(FACTS) / str(shard)).read_bytes()))
+    shards = path.with_suffix(FACTS)
+    try:  # a shard no page falls in has no file (a small site fills a few of them)
+        for name in os.listdir(shards):
+            facts.update(json.loads((shards / name).read_bytes()))
     except (OSError, ValueError):
         return {}  # half-made: trust none of its files
     # A page without its facts is made anew (a manifest of a build from before facts).
@@ -1022,10 +1023,13 @@ def _save_manifest(
         source = known.with_suffix(FACTS)
         touched = {_fact_shard(url) for url in changed if check.described(url)}
         for n in range(FACT_SHARDS):
+            shard = source / str(n)
+            held = shard.exists()  # a shard no page falls in has no file
             if n not in touched:
-                os.link(source / str(n), new_dir / str(n))
+                if held:
+                    os.link(shard, new_dir / str(n))
                 continue
-            facts = json.loads((source / str(n)).read_bytes())
+            facts = json.loads(shard.read_bytes()) if held else {}
             for url in (u for u in changed if check.described(u) and _fact_shard(u) == n):
                 entry = manifest.get(url)
                 facts.pop(url, None)
@@ -1033,7 +1037,8 @@ def _save_manifest(
                     facts[url] = entry[2]
             shards[n] = facts
     for n, facts in shards.items():
-        _write_new(new_dir / str(n), json.dumps(facts, separators=(",", ":")).encode())
+        if facts:
+            _write_new(new_dir / str(n), json.dumps(facts, separators=(",", ":")).encode())
     shutil.rmtree(facts_dir, ignore_errors=True)
     new_dir.rename(facts_dir)
     keys = {url: (entry[0], entry[1]) for url, entry in manifest.items()}
