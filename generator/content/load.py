@@ -959,13 +959,18 @@ class ParseCache:
 
     def read(self, shards: Iterable[int]) -> None:
         """The entries of these shards too (those read already are kept as they are)."""
-        for shard in sorted(set(shards) - self.loaded):
-            self.loaded.add(shard)
-            if self.folder is None:
+        todo = sorted(set(shards) - self.loaded)
+        self.loaded.update(todo)
+        try:  # an empty shard has no file: a small knowledge base has a few of the 256
+            kept = set(os.listdir(self.folder)) if self.folder is not None else set()
+        except FileNotFoundError:
+            kept = set()
+        for shard in todo:
+            if f"{shard}.pickle" not in kept:
                 continue
             try:
                 key, entries = pickle.loads(self._path(shard).read_bytes())
-            except FileNotFoundError:  # an empty shard has no file
+            except FileNotFoundError:  # removed since the listing
                 continue
             except Exception:  # stale or damaged: only a slower build
                 self.dirty.add(shard)

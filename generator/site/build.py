@@ -1114,6 +1114,7 @@ def load_assets(templates: Path, content: Content) -> dict[str, bytes]:
     return assets
 
 
+@functools.lru_cache(maxsize=64)  # a server or a test process builds many times
 def _compact_js(js: str) -> str:
     """Our scripts without whole-line comments and indentation. A script with a template
     literal spanning lines (odd backticks on a line) is left whole: its lines are data."""
@@ -1124,6 +1125,7 @@ def _compact_js(js: str) -> str:
     return "\n".join(line for line in kept if line and not line.startswith("//")) + "\n"
 
 
+@functools.lru_cache(maxsize=8)
 def _compact_css(css: str) -> str:
     """Our stylesheet without comments and indentation: the bytes every visitor pays for.
     (Safe for our CSS: no string in it holds a comment marker or a meaningful run of spaces.)"""
