@@ -421,17 +421,22 @@ def test_knowledge_bases_in_other_folders_share_compiled_templates(tmp_path):
     assert "<p>edited</p>" in (kbs[2] / "site/index.html").read_text()
 
 
-@pytest.mark.parametrize("kernel", ["copies", "cannot copy"])
+@pytest.mark.parametrize("kernel", ["copies", "cannot copy", "stops midway"])
 def test_vendored_files_are_whole_copies_with_or_without_the_kernels_copy(
     kb, tmp_path, monkeypatch, kernel
 ):
     """Pyodide's files are copied by the kernel where it can, else read and written: either
     way each is a file of its own (Pages takes no hard links) with the source's bytes."""
-    if kernel == "cannot copy":
+    real = getattr(os, "copy_file_range", None)
+    calls = []
 
-        def refuse(*args):
-            raise OSError(errno.EXDEV, "Invalid cross-device link")
+    def refuse(src, dst, count, *args):
+        calls.append(count)
+        if kernel == "stops midway" and len(calls) % 2 and real is not None:
+            return real(src, dst, 1000)  # a part, then the file system refuses
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
 
+    if kernel != "copies":
         monkeypatch.setattr(os, "copy_file_range", refuse, raising=False)
     out = build(kb, tmp_path / "out").out
     for url, source in pyodide.vendored(kb):

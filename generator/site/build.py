@@ -885,9 +885,10 @@ def _copy_new(source: Path, path: Path) -> None:
     try:
         with open(source, "rb") as src:
             if not _kernel_copy(src.fileno(), fd):
+                os.lseek(fd, 0, os.SEEK_SET)  # from the start, whatever it copied
                 os.ftruncate(fd, 0)
-                os.lseek(fd, 0, os.SEEK_SET)
-                os.write(fd, src.read())
+                src.seek(0)
+                _write_all(fd, src.read())
     except OSError as exc:  # a full disk, say: name the file
         exc.filename = exc.filename or str(path)
         raise
@@ -911,15 +912,19 @@ def _kernel_copy(src: int, dst: int) -> bool:
     return True
 
 
+def _write_all(fd: int, body: bytes) -> None:
+    view = memoryview(body)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def _write_new(path: Path, body: bytes) -> None:
     """A new file with these bytes, in three system calls (Python's open() adds a stat, a
     seek and a terminal check to each of the site's tens of thousands of files). O_EXCL: an
     existing file, perhaps linked to the live site, is never written into."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        view = memoryview(body)
-        while view:
-            view = view[os.write(fd, view) :]
+        _write_all(fd, body)
     except OSError as exc:  # a full disk, say: os.write's error names no file, so name it
         exc.filename = exc.filename or str(path)
         raise
