@@ -17,7 +17,7 @@ from errorkb.site import build as build_module
 from errorkb.site import quick, urls
 from errorkb.site.build import build, site_manifest
 from errorkb.site.quick import build_site
-from tests.conftest import SEED, fresh_copy, make_kb, small_vllm_kb
+from tests.conftest import SEED, fresh_copy, make_kb, small_vllm_kb, spare_holds_live
 
 
 def _digest(site: Path) -> dict[str, str]:
@@ -483,10 +483,7 @@ def test_a_spare_prepared_after_a_full_build_leaves_the_next_edit_its_own_files(
     index = _main_index(kb / "site")
     quick.prepare_spare(kb / "site")
     assert not gone.exists()
-    live = build_module._read_keys(kb / "site", kb / "site")
-    trees = tuple(u.removesuffix(build_module.TREE) for u in live if u.endswith(build_module.TREE))
-    spare = build_module._read_keys(kb / ".site-spare", kb / "site")
-    assert spare == {u: e for u, e in live.items() if not u.startswith(trees)}
+    assert spare_holds_live(kb)
     linked = _counting_links(monkeypatch)
     _edit(knobs[0], summary="Knob zero takes no values at all.")
     newer = _assert_quick_as_cold(kb, tmp_path, index, knobs[0])

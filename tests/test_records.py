@@ -198,9 +198,7 @@ def test_the_parse_cache_keeps_a_file_for_each_shard_that_holds_records(kb, tmp_
     warm = ParseCache(cache_dir)
     load_content(kb, warm)
     warm.save()
-    shards = {
-        f"{ParseCache._shard(warm, rel, entry[1])}.pickle" for rel, entry in warm.entries.items()
-    }
+    shards = {f"{warm._shard(rel, entry[1])}.pickle" for rel, entry in warm.entries.items()}
     assert {p.name for p in cache_dir.glob("*.pickle")} == shards
     assert len(ParseCache(cache_dir).entries) == len(first.records)
 

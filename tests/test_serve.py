@@ -18,11 +18,10 @@ import pytest
 
 from errorkb import serve as serve_module
 from errorkb.serve import Watcher, make_server, watch
-from errorkb.site import build as build_module
 from errorkb.site.build import build, load_plan
 from errorkb.site.ondemand import OnDemand
 from errorkb.site.pages import CONTENT_SECURITY_POLICY
-from tests.conftest import REPO, serve_in_thread
+from tests.conftest import REPO, serve_in_thread, spare_holds_live
 
 A1 = "00000000000000a1"
 RECORD = f"content/errors/demo/{A1}.yaml"
@@ -531,15 +530,7 @@ def test_an_edit_of_prose_while_serving_takes_the_quick_rebuild(watched):
     edit(kb / RECORD, "title: Widget count", "title: Widget total")  # a full build
     wait_until(lambda: "Widget total not divisible" in page(port), "the full rebuild")
     # Then, while the writer reads, the next rebuild's spare is made to hold the live site.
-    wait_until(lambda: _spare_follows(kb), "the spare made ready")
+    wait_until(lambda: spare_holds_live(kb), "the spare made ready")
     edit(kb / RECORD, "meaning: |\n", "meaning: |\n  Said anew while serving.\n")
     wait_until(lambda: "Said anew while serving." in page(port), "the quick rebuild")
     assert "the prose of 1 record changed" in lines[-1]
-
-
-def _spare_follows(kb: Path) -> bool:
-    """Whether the spare site holds what the live site does, but its full-text index."""
-    live = build_module._read_keys(kb / "site", kb / "site")
-    trees = tuple(u.removesuffix(build_module.TREE) for u in live if u.endswith(build_module.TREE))
-    spare = build_module._read_keys(kb / ".site-spare", kb / "site")
-    return bool(live) and spare == {u: e for u, e in live.items() if not u.startswith(trees)}

@@ -337,13 +337,11 @@ def _write(
     list the records of the `shown` files, then swapped in; None where the live site lost a
     file since its build (the full build makes it again)."""
     content = plan.content
-    live = build._read_keys(out, out)
-    spare, kept = build._spare(out, facts=False)
+    writer = _following(out)
+    if writer is None:
+        return None
+    spare = writer.root
     try:
-        writer = build.Writer(spare, kept, out, live)
-        if not _follow(writer, live):
-            build._forget_manifest(spare, out)
-            return None
         for rid in ids:
             record = content.records[rid]
             for part, (url_list, key) in plan.record_parts(record).items():
@@ -462,11 +460,16 @@ def _live(writer: "build.Writer", url: str) -> bytes:
     return (writer.root / build.safe_output_path(url)).read_bytes()
 
 
-def _follow(writer: "build.Writer", live: dict) -> bool:
-    """The spare made to hold what the live site holds: the files the last build changed
-    linked from it, the others kept (the full-text index is left to update_full_text).
-    False where the live site lost one of them."""
-    kept = writer.kept
+def _following(out: Path) -> "build.Writer | None":
+    """A writer into the spare site, made to hold what the live site holds: the files the
+    last build changed linked from it, the others kept (the full-text index is left to
+    update_full_text). None where there is no live site, or it lost one of those files
+    (the spare's manifest is forgotten: the next build makes it anew)."""
+    live = build._read_keys(out, out)
+    if not live:
+        return None
+    spare, kept = build._spare(out, facts=False)
+    writer = build.Writer(spare, kept, out, live)
     trees = tuple(u.removesuffix(build.TREE) for u in live if u.endswith(build.TREE))
     for url, entry in live.items():
         if url.startswith(trees):
@@ -474,8 +477,8 @@ def _follow(writer: "build.Writer", live: dict) -> bool:
         if kept.get(url) == entry:
             writer.manifest[url] = tuple(entry)
         elif not writer.reuse([url], entry[0]):
-            return False
-    return True
+            return None
+    return writer
 
 
 def prepare_spare(out: Path, log=None) -> None:
@@ -484,20 +487,10 @@ def prepare_spare(out: Path, log=None) -> None:
     takes seconds (7 s on the real content), better spent while the writer reads the site
     (`errorkb serve` calls this after each build) than after their next edit."""
     with build._collector_paused(), build._locked(out, log):
-        live = build._read_keys(out, out)
-        if not live:
-            return
-        spare, kept = build._spare(out, facts=False)
-        try:
-            writer = build.Writer(spare, kept, out, live)
-            if not _follow(writer, live):
-                build._forget_manifest(spare, out)  # the next build makes the spare anew
-                return
+        writer = _following(out)
+        if writer is not None:
             writer.finish()
-            build._save_manifest(spare, out, writer.manifest, like=out)
-        except BaseException:
-            build._forget_manifest(spare, out)
-            raise
+            build._save_manifest(writer.root, out, writer.manifest, like=out)
 
 
 def _plan(content: Content, state: State, code_key: str) -> "build.Plan":
