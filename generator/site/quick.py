@@ -481,12 +481,12 @@ def _following(out: Path) -> "build.Writer | None":
     return writer
 
 
-def prepare_spare(out: Path, log=None) -> None:
+def prepare_spare(out: Path) -> None:
     """The spare site made to hold what the live site holds, so that the next quick rebuild
     writes only what its edit changes: after a full build, linking the files it changed
     takes seconds (7 s on the real content), better spent while the writer reads the site
     (`errorkb serve` calls this after each build) than after their next edit."""
-    with build._collector_paused(), build._locked(out, log):
+    with build._collector_paused(), build._locked(out):
         writer = _following(out)
         if writer is not None:
             writer.finish()
