@@ -532,11 +532,30 @@ def test_a_pipe_named_like_a_python_file_is_skipped_not_opened(tmp_path):
         "a: 1\na: 2\n",  # twins: the last wins
         "- a\n- 1\n",
         "just text\n",
+        "a:\nb: ''\nc: +1\nd: -2.5\ne: 0b101\nf: .5\ng: 'yes'\nh: No\n",  # empty, signs
     ],
 )
 def test_records_parse_to_what_pyyaml_builds(text):
-    """parse_yaml builds plain documents itself (for speed); whatever a file holds, the data
-    is what PyYAML's own safe loader (dates kept as text) makes of it."""
-    from errorkb.content.load import _Loader
+    """parse_yaml builds plain documents itself, and resolves scalars' types itself (for
+    speed); whatever a file holds, the data is what PyYAML's own pure-Python safe loader
+    (dates kept as text) makes of it."""
 
-    assert parse_yaml(text, "x.yaml", []).data == yaml.load(text, Loader=_Loader)
+    class Reference(yaml.SafeLoader):
+        yaml_implicit_resolvers = {
+            first: [(tag, rx) for tag, rx in found if not tag.endswith(":timestamp")]
+            for first, found in yaml.SafeLoader.yaml_implicit_resolvers.items()
+        }
+
+    expected = yaml.load(text, Loader=Reference)
+    assert parse_yaml(text, "x.yaml", []).data == expected
+    assert [type(v) for v in _leaves(parse_yaml(text, "x.yaml", []).data)] == [
+        type(v) for v in _leaves(expected)
+    ]  # 1 == 1.0 == True: the types too
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in (k, *_leaves(v))]
+    if isinstance(value, list):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]

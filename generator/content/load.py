@@ -112,16 +112,43 @@ else:  # libyaml's loader where PyYAML was built with it: the same, 10x faster
 class _Loader(_SafeLoader):
     """Safe loader that keeps dates as the strings they were written as."""
 
+    def resolve(self, kind, value, implicit):
+        """PyYAML's resolve without what records never use (path resolvers): a tenth of a
+        record's parse went to it, called from libyaml's composer for every node."""
+        if kind is yaml.ScalarNode:
+            if implicit[0]:
+                for tag, regexp in _IMPLICIT.get(value[:1], ()):
+                    if regexp.match(value):
+                        return tag
+            return _STR
+        return _SEQ if kind is yaml.SequenceNode else _MAP
+
 
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+assert not _Loader.yaml_path_resolvers and None not in _Loader.yaml_implicit_resolvers
+# By a scalar's first character ("" for an empty one), as PyYAML looks them up.
+_IMPLICIT = {first: tuple(found) for first, found in _Loader.yaml_implicit_resolvers.items()}
 
 
 # An anchor (&name) or alias (*name) can only start where a node starts: after whitespace, a
 # flow indicator, a key's colon or a quote. Texts without such a character skip the event scan.
-_MAYBE_ANCHOR = re.compile(r"""(?<![^\s\[\]{},:"'\ufeff])[&*](?=[^\s,\[\]{}])""")
+# (The character first and what precedes it checked after: a pattern led by a lookbehind is
+# tried at every position, 3.5x slower.)
+_ANCHOR_MARK = re.compile(r"[&*](?=[^\s,\[\]{}])")
+_NODE_START = frozenset("[]{},:\"'\ufeff")
+
+
+def _maybe_anchor(text: str) -> bool:
+    for mark in _ANCHOR_MARK.finditer(text):
+        i = mark.start()
+        if i == 0 or text[i - 1] in _NODE_START or text[i - 1].isspace():
+            return True
+    return False
+
+
 MAX_DEPTH = 20  # records nest four levels; deeper is garbage, refused before construction
 MAX_INT_DIGITS = 100  # beyond Python's int parsing limits long before any real value
 
@@ -132,7 +159,7 @@ def parse_yaml(text: str, path: str, problems: list[Problem]) -> Source | None:
     Anchors and aliases are refused before the document is composed (an alias bomb expands
     to billions of nodes), and nesting and integer sizes are bounded before it is constructed.
     """
-    if _MAYBE_ANCHOR.search(text) and (problem := _anchor_problem(text, path)):
+    if _maybe_anchor(text) and (problem := _anchor_problem(text, path)):
         problems.append(problem)
         return None
     loader = _Loader(text)
@@ -376,13 +403,18 @@ def _compiled(schema: dict):
     """The schema's checker, its code kept in the user's cache: writing and compiling it
     takes a tenth of a second, more than the rest of a quick rebuild's validation."""
     text = json.dumps(schema, sort_keys=True)
-    stamp = f"{sys.version}\0{fastjsonschema.VERSION}\0{text}"
+    stamp = f"{sys.version}\0{fastjsonschema.VERSION}\0unformatted\0{text}"
     path = resources.user_cache() / "schemas" / f"{hashlib.sha1(stamp.encode()).hexdigest()}"
     try:
         entry, code = marshal.loads(path.read_bytes())
     except (OSError, ValueError, EOFError, TypeError):
         # compile_to_code() rewrites $refs in place: give it a copy of the shared schema.
+        # Only whether a document is valid is asked of it (jsonschema explains an invalid
+        # one), but its code formats each exception's message from locals(), for every
+        # branch a oneOf rejects too (a versioned variant fails the plain string's): 40% of
+        # validating a valid record. Its own detailed_exceptions=False fails on `const`.
         source = fastjsonschema.compile_to_code(copy.deepcopy(schema))
+        source = source.replace(".format(**locals())", "")
         entry = source.split("\ndef ", 1)[1].split("(", 1)[0]  # the first, the root's
         code = compile(source, f"<schema {path.name[:8]}>", "exec")
         _keep(path, marshal.dumps((entry, code)))
