@@ -401,6 +401,25 @@ def test_a_page_facts_take_empty_and_single_quoted_ids():
     assert facts.ids == ["", "b"]
 
 
+def test_facts_read_each_tags_url_as_a_browser_does():
+    """The URL attribute of each kind of tag, the first of twins, in either quotes; a <link>
+    that loads (a stylesheet) against one that points (canonical); other attributes that
+    end like a URL attribute are not one."""
+    from errorkb.site import check
+
+    page = (
+        b'<a data-href="/no/" href="/one/" href="/twin/">1</a>'
+        b"<form action='/find/'></form><img alt=x src=\"https://img.example/a.png\">"
+        b'<link rel="stylesheet" href="https://css.example/s.css">'
+        b'<link href="https://kb.example/canonical/" rel="canonical">'
+        b'<script src="/a.js"></script><object data="https://obj.example/o"></object>'
+        b'<a href="mailto:x@example.org">m</a><a name="top">no URL</a>'
+    )
+    facts = check.facts("/errors/x/", page)
+    assert facts.links == ["/a.js", "/find/", "/one/"]
+    assert facts.hosts == ["css.example", "img.example", "obj.example"]
+
+
 def test_knowledge_bases_in_other_folders_share_compiled_templates(tmp_path):
     """Compiled templates are keyed by name and source, not by path: a second knowledge
     base with the same templates compiles none; an edited template is compiled anew."""

@@ -53,7 +53,6 @@ class SiteProblem:
 # A start tag through which a page links or loads, the attributes that say what and how,
 # and any tag's id. (Lowercase tags and attributes: ours and Material's.)
 _TAG = re.compile(r"<(a|link|script|img|iframe|form|source|video|audio|embed|object)(\s[^>]*)>")
-_ATTRIBUTE = re.compile(r"""\s(href|src|action|data|rel)=(?:"([^"]*)"|'([^']*)')""")
 # (From its literal start: a pattern starting with \s would be tried at every space.)
 _ID = re.compile(r"""id=(?:"([^"]*)"|'([^']*)')""")
 # Which attribute of which tag is a URL; a tag loading what it names (rather than linking
@@ -73,6 +72,15 @@ _URL_ATTRIBUTE = {
 }
 _LINKING = {"a", "form"}
 _LINK_RELS = {"canonical", "alternate"}  # a <link> that points rather than loads
+
+
+def _attribute(name: str) -> re.Pattern:
+    # The first of twins, as browsers read them.
+    return re.compile(rf"""\s{name}=(?:"([^"]*)"|'([^']*)')""")
+
+
+_URL_OF = {tag: _attribute(name) for tag, name in _URL_ATTRIBUTE.items()}  # a tag's URL
+_REL = _attribute("rel")
 _CSS_URL = re.compile(r"""url\(\s*["']?([^"')\s]+)|@import\s+["']([^"']+)""")
 
 
@@ -99,12 +107,17 @@ def _page(url: str, text: str) -> Facts:
     ]
     named = set()  # (URL as written, whether it is loaded): a page repeats its nav links
     for tag, attributes in _TAG.findall(text):
-        found = {name: a or b for name, a, b in _ATTRIBUTE.findall(attributes)}
-        target = found.get(_URL_ATTRIBUTE[tag])
+        found = _URL_OF[tag].search(attributes)
+        target = found and (found[1] or found[2])
         if target:
-            loads = tag not in _LINKING and not (tag == "link" and found.get("rel") in _LINK_RELS)
+            loads = tag not in _LINKING and not (tag == "link" and _rel(attributes) in _LINK_RELS)
             named.add((target, loads))
     return _facts(url, ids, named)
+
+
+def _rel(attributes: str) -> str | None:
+    found = _REL.search(attributes)
+    return found and (found[1] or found[2])
 
 
 def _facts(url: str, ids: list[str], named: set[tuple[str, bool]]) -> Facts:
