@@ -41,11 +41,13 @@ import sys
 import time
 import zlib
 from collections.abc import Callable, Iterable
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import metadata
 from pathlib import Path
+
+import orjson
 
 from errorkb import resources
 from errorkb.content.load import ParseCache, fork_workers, load_content
@@ -695,13 +697,14 @@ class Writer:
         others: frozenset[str] = frozenset(),
     ):
         self.root = root
+        self._root_prefix = os.fspath(root) + "/"
         self.kept = kept  # url -> [key, size, facts] already in root
         self.live_site = live_site
         self.live = live  # url -> [key, size, facts] of the live site
         self.others = others  # files in root that are not ours (a host site's): never replaced
         self.manifest: dict[str, Entry] = {}
         self.rendered = 0
-        self._last_written: tuple[bytes, Path] | None = None
+        self._last_written: tuple[bytes, str] | None = None
 
     @property
     def files(self) -> int:
@@ -792,23 +795,25 @@ class Writer:
                 path.unlink(missing_ok=True)
                 _prune(path.parent, self.root)
 
-    def _create(self, url: str, make: Callable[[Path], None]) -> Path:
+    def _create(self, url: str, make: Callable[[str], None]) -> str:
         """Make the file of a URL as a new file: `make` must create it (O_EXCL or link) and
-        never open what is there, which may be a hard link to the live site."""
+        never open what is there, which may be a hard link to the live site. (Plain string
+        paths: pathlib's objects cost more than the system calls, for every file of a site.)"""
         rel = safe_output_path(url)
         if rel in self.others:
             raise OccupiedError(rel, url)
-        path = self.root / rel
+        path = self._root_prefix + rel
         try:
             if url in self.kept:
-                path.unlink(missing_ok=True)
+                with suppress(FileNotFoundError):
+                    os.unlink(path)
             try:
                 make(path)
             except FileNotFoundError:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
                 make(path)
             except FileExistsError:  # a file the spare held without knowing it
-                path.unlink()
+                os.unlink(path)
                 make(path)
         except (NotADirectoryError, IsADirectoryError) as exc:
             raise UnsafeOutputError(
@@ -877,7 +882,7 @@ def safe_output_path(url: str) -> str:
     return path
 
 
-def _copy_new(source: Path, path: Path) -> None:
+def _copy_new(source: Path, path: str | Path) -> None:
     """A new file with the source's bytes, copied by the kernel where it can (Pyodide's
     13 MB, read into Python and written back, were a quarter of a small site's build). A
     copy, not a link: a site goes to hosts that refuse hard links (GitHub Pages)."""
@@ -918,7 +923,7 @@ def _write_all(fd: int, body: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _write_new(path: Path, body: bytes) -> None:
+def _write_new(path: str | Path, body: bytes) -> None:
     """A new file with these bytes, in three system calls (Python's open() adds a stat, a
     seek and a terminal check to each of the site's tens of thousands of files). O_EXCL: an
     existing file, perhaps linked to the live site, is never written into."""
@@ -1043,7 +1048,7 @@ def _save_manifest(
             shards[n] = facts
     for n, facts in shards.items():
         if facts:
-            _write_new(new_dir / str(n), json.dumps(facts, separators=(",", ":")).encode())
+            _write_new(new_dir / str(n), orjson.dumps(facts, default=list))  # Facts: tuples
     shutil.rmtree(facts_dir, ignore_errors=True)
     new_dir.rename(facts_dir)
     keys = {url: (entry[0], entry[1]) for url, entry in manifest.items()}
