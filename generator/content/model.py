@@ -3,12 +3,13 @@ and the problems found in it. Pure data with the properties code reads fields th
 content/ is read and checked is generator/content/load.py."""
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from errorkb.content import template
 
@@ -270,8 +271,10 @@ class Record:
     def _hash_without(self, fields: tuple[str, ...]) -> str:
         kept = {k: v for k, v in self.data.items() if k not in fields}
         present = [k for k in PROSE if k in self.data]
-        text = json.dumps([self.source.path, kept, present], sort_keys=True, default=str)
-        return hashlib.sha1(text.encode()).hexdigest()
+        text = orjson.dumps(
+            [self.source.path, kept, present], option=orjson.OPT_SORT_KEYS, default=str
+        )
+        return hashlib.sha1(text).hexdigest()
 
 
 # A record's prose: the fields only its own page and JSON document show (and the full-text

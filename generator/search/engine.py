@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+import orjson
+
 from errorkb import projects
 from errorkb.content import template
 from errorkb.site import urls
@@ -379,7 +381,7 @@ def shard_of(word: str, shards: int) -> int:
 
 def _dumps(doc: object) -> bytes:
     """Compact JSON (what a query downloads is the budget) with sorted keys: deterministic."""
-    return json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+    return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)  # as json.dumps's, 3x faster
 
 
 # --- cleaning a paste ------------------------------------------------------------------
