@@ -462,3 +462,21 @@ def test_vendored_files_are_whole_copies_with_or_without_the_kernels_copy(
         copy = out / url.lstrip("/")
         assert copy.read_bytes() == source.read_bytes(), url
         assert copy.stat().st_nlink == 1 and copy.stat().st_ino != source.stat().st_ino
+
+
+def test_a_section_tag_writes_its_heading_escaped_around_its_body():
+    """{% section id, title %}: what the pages' sections are written with. Its id and title
+    come from records (a function's name, a project's), so they are escaped like any value;
+    its body renders in the page's own context."""
+    from jinja2 import DictLoader, Environment
+
+    from errorkb.site.pages import _Sections
+
+    source = '{% section "in-" ~ key, "Other errors in " ~ name %}<p>{{ body }}</p>{% endsection %}'
+    env = Environment(loader=DictLoader({"t": source}), autoescape=True, extensions=[_Sections])
+    html = env.get_template("t").render(key='x"y', name="<b>f</b>", body="a & b")
+    assert html == (
+        '<section id="in-x&#34;y" class="section">\n'
+        '  <h2><a class="anchor" href="#in-x&#34;y">Other errors in &lt;b&gt;f&lt;/b&gt;</a></h2>\n'
+        "  <p>a &amp; b</p>\n</section>"
+    )

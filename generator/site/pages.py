@@ -7,8 +7,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
+from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, nodes, select_autoescape
 from jinja2.bccache import Bucket
+from jinja2.ext import Extension
 from markupsafe import Markup
 
 from errorkb import resources
@@ -383,6 +384,32 @@ class _Environment(Environment):
         return {**self.globals, **(d or {})}
 
 
+class _Sections(Extension):
+    """`{% section id, title %}...{% endsection %}`: a page's section, with its linked
+    heading, written out where it stands when the template compiles. As a macro called
+    with a body, it cost a page 12 µs a section (a Macro for the body, two calls)."""
+
+    tags = {"section"}
+
+    def parse(self, parser):
+        lineno = next(parser.stream).lineno
+        ident = parser.parse_expression()
+        parser.stream.expect("comma")
+        title = parser.parse_expression()
+        body = parser.parse_statements(("name:endsection",), drop_needle=True)
+        head = [
+            nodes.TemplateData('<section id="'),
+            ident,
+            nodes.TemplateData('" class="section">\n  <h2><a class="anchor" href="#'),
+            ident,
+            nodes.TemplateData('">'),
+            title,
+            nodes.TemplateData("</a></h2>\n  "),
+        ]
+        tail = [nodes.TemplateData("\n</section>")]
+        return [nodes.Output(head, lineno=lineno), *body, nodes.Output(tail, lineno=lineno)]
+
+
 class _SourceKeyedCache(FileSystemBytecodeCache):
     """Compiled templates keyed by name and source. Jinja's own key is the template's path,
     so knowledge bases in other folders with the same templates (the test suite makes
@@ -411,6 +438,7 @@ def _environment(
         autoescape=select_autoescape(["html", "xml"]),
         trim_blocks=True,
         lstrip_blocks=True,
+        extensions=[_Sections],
     )
     base_url = content.site["base_url"]
     # Fingerprinted asset URLs: safe to cache forever, and deterministic.
