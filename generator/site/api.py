@@ -10,6 +10,7 @@ import json
 import posixpath
 import re
 from collections.abc import Iterator
+from functools import cache, lru_cache
 
 import orjson
 
@@ -165,6 +166,7 @@ def removed(record: Record, content: Content, base: str) -> dict | None:
     }
 
 
+@cache  # a few dozen releases, compared for every record
 def _release_key(version: str) -> tuple:
     """A release number as comparable parts: 0.10.2 after 0.9.2, 0.6.6.post1 after 0.6.6."""
     parts = version.replace("-", ".").split(".")
@@ -196,10 +198,7 @@ def case_relation(record: Record) -> dict | None:
     "%" (left is not a multiple of right). None unless the condition is one such test over
     the message's own placeholders (a name matches by its last part: `self.tp_size` is
     `tp_size`)."""
-    try:
-        test = ast.parse(record.derived.get("condition") or "", mode="eval").body
-    except SyntaxError:
-        return None
+    test = _condition(record.derived.get("condition") or "")
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return None
     left, op, right = test.left, type(test.ops[0]), test.comparators[0]
@@ -217,6 +216,16 @@ def case_relation(record: Record) -> dict | None:
     if None in sides or not any(isinstance(side, str) for side in sides):
         return None
     return {"left": sides[0], "op": symbol, "right": sides[1]}
+
+
+@lru_cache(maxsize=1 << 14)
+def _condition(text: str) -> ast.expr | None:
+    """A condition's expression (read, never changed), parsed once: a condition recurs in
+    each release's twin of a record."""
+    try:
+        return ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
 
 
 def _side(node: ast.expr, names: set[str]) -> str | int | None:

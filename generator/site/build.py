@@ -810,7 +810,7 @@ class Writer:
             try:
                 make(path)
             except FileNotFoundError:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
+                _make_folder(os.path.dirname(path))
                 make(path)
             except FileExistsError:  # a file the spare held without knowing it
                 os.unlink(path)
@@ -935,6 +935,17 @@ def _write_new(path: str | Path, body: bytes) -> None:
         raise
     finally:
         os.close(fd)
+
+
+def _make_folder(path: str) -> None:
+    """A file's folder, its parents too where missing: one system call where only the
+    folder is (a record's), where os.makedirs first asks after its parent."""
+    try:
+        os.mkdir(path)
+    except FileNotFoundError:
+        os.makedirs(path, exist_ok=True)
+    except FileExistsError:
+        pass  # made since, by another output: whether it is a folder, the next call says
 
 
 def _prune(folder: Path, root: Path) -> None:
