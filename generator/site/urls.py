@@ -280,4 +280,5 @@ def github_edit(repo: str, branch: str, path: str) -> str:
 
 
 def github_new_issue(repo: str, title: str, body: str) -> str:
-    return f"https://github.com/{repo}/issues/new?" + urlencode({"title": title, "body": body})
+    # What urlencode writes, without its generic walk: every error page has one.
+    return f"https://github.com/{repo}/issues/new?title={quote_plus(title)}&body={quote_plus(body)}"
