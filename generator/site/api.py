@@ -52,11 +52,11 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
             "placeholders": template.placeholders(record.message),
             "history": history(record, content, base),
             "removed": removed(record, content, base),
-            "related": [_summary(r, base) for r in links.related[record.id]],
+            "related": _listed(links, links.related[record.id], base),
             "engines": _engines(record, content, base),
-            "referenced_by": [_summary(r, base) for r in links.referenced_by.get(record.id, [])],
-            "twins": [_summary(r, base) for r in links.twins.get(record.id, [])],
-            "same_file": [_summary(r, base) for r in nearby],
+            "referenced_by": _listed(links, links.referenced_by.get(record.id, []), base),
+            "twins": _listed(links, links.twins.get(record.id, []), base),
+            "same_file": _listed(links, nearby, base),
             "same_file_count": in_file,
             "same_function": [{**_summary(r, base), "line": r.location.line} for r in in_function],
             "same_function_count": in_function_count,
@@ -282,6 +282,13 @@ def _rendered(value: object, path: tuple[str, ...]) -> object:
     if isinstance(value, dict) and path[0] in value:
         return _rendered(value[path[0]], path[1:])
     return None
+
+
+def _listed(links: Links, records: list[Record], base: str) -> list[dict]:
+    """How a document lists these records: each one's summary made once a build and shared
+    by every document that lists it (a fifth of making the documents went to them)."""
+    made = links.summaries
+    return [made.get(r.id) or made.setdefault(r.id, _summary(r, base)) for r in records]
 
 
 def _summary(record: Record, base: str) -> dict:

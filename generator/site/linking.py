@@ -1,7 +1,7 @@
 """Links between records: related errors, back-links, guides, groupings by project and file."""
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from errorkb.content.model import Content, Guide, Location, Record
@@ -16,6 +16,9 @@ class Links:
     position: dict[str, int]  # record id -> its index in by_file
     by_function: dict[tuple[str, str, str], list[Record]]  # (project, path, function) -> records
     twins: dict[str, list[Record]]  # records of other projects printing the same message
+    # record id -> how documents list it: made once a build (a record is listed in many
+    # others' documents) and shared by them, read only (api._listed)
+    summaries: dict[str, dict] = field(default_factory=dict)
 
     # Made on first use: only the pages drawn from many records need them, and the build
     # makes those in worker processes, off the path of the rest.
