@@ -104,8 +104,10 @@ def test_serve_builds_serves_and_rebuilds_on_change(kb, unused_port):
             lambda: "Group size is not positive" in _get(f"{base}/errors/00000000000000b2/") or None
         )
         record.write_text("id: [broken\n")  # a bad edit keeps the last good site up
-        time.sleep(1.5)
-        assert "Group size is not positive" in _get(f"{base}/errors/00000000000000b2/")
+        page = _wait_for(
+            lambda: (p := _get(f"{base}/errors/00000000000000b2/")) and "E100" in p and p
+        )  # the failed build's problems shown over the last good page
+        assert "Group size is not positive" in page
         api = urllib.request.urlopen(f"{base}/api/errors/00000000000000a1.json", timeout=5)
         assert api.headers["Content-Type"] == "application/json"
     finally:
