@@ -17,6 +17,7 @@ import os
 import re
 import sys
 import threading
+import time
 import traceback
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -32,6 +33,7 @@ from errorkb.site.pages import headers_for
 from errorkb.site.quick import build_site, prepare_spare
 
 POLL_SECONDS = 0.5
+SETTLE_SECONDS, SETTLE_LOOKS = 0.1, 20  # a change is built once it holds still this long
 IDLE_TIMEOUT = 30.0  # s: a connection that sends nothing for this long is closed
 WATCHED = ("content", "templates")
 
@@ -317,10 +319,19 @@ class Watcher:
         self.seen: dict | None = self._look()
 
     def poll(self) -> None:
-        """One look at the sources; a rebuild if they changed."""
+        """One look at the sources; a rebuild once they changed and hold still."""
         now = self._look()
         if now is None or now == self.seen:
             return
+        # A file caught mid-write (an editor writing in place, a git checkout) would be built
+        # from half its text, and fail, or take the full build: wait until a look finds
+        # what the last one did.
+        for _ in range(SETTLE_LOOKS):
+            time.sleep(SETTLE_SECONDS)
+            again = self._look()
+            if again is None or again == now:
+                break
+            now = again
         self.seen = now
         self.rebuild()
 

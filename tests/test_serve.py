@@ -534,3 +534,27 @@ def test_an_edit_of_prose_while_serving_takes_the_quick_rebuild(watched):
     edit(kb / RECORD, "meaning: |\n", "meaning: |\n  Said anew while serving.\n")
     wait_until(lambda: "Said anew while serving." in page(port), "the quick rebuild")
     assert "the prose of 1 record changed" in lines[-1]
+
+
+def test_a_change_is_built_once_the_files_hold_still(kb, monkeypatch):
+    """A record caught mid-write (emptied by an editor writing in place, then filled) is
+    built once, from its whole text: the watcher looks again until two looks agree."""
+    record = kb / RECORD
+    whole = record.read_text()
+    watcher = Watcher(kb, kb / "site", lambda line: None, None)
+    monkeypatch.setattr(serve_module, "SETTLE_SECONDS", 0)
+    writes = iter([lambda: None, lambda: record.write_text(whole + "summary: Filled in.\n")])
+    real_look = watcher._look
+
+    def look():  # the editor writes on between looks: first nothing, then the rest
+        next(writes, lambda: None)()
+        return real_look()
+
+    built = []
+    monkeypatch.setattr(watcher, "_look", look)
+    monkeypatch.setattr(watcher, "rebuild", lambda: built.append(record.read_text()))
+    record.write_text("")  # the editor's truncation, seen by the next poll
+    watcher.poll()
+    assert built == [whole + "summary: Filled in.\n"]
+    watcher.poll()
+    assert len(built) == 1  # nothing changed since
