@@ -411,8 +411,9 @@ def _compiled(schema: dict):
         # compile_to_code() rewrites $refs in place: give it a copy of the shared schema.
         # Only whether a document is valid is asked of it (jsonschema explains an invalid
         # one), but its code formats each exception's message from locals(), for every
-        # branch a oneOf rejects too (a versioned variant fails the plain string's): 40% of
-        # validating a valid record. Its own detailed_exceptions=False fails on `const`.
+        # branch a oneOf, anyOf or not rejects too (what a derived flag passes, a versioned
+        # variant): 40% of validating a valid record. Its own detailed_exceptions=False
+        # fails on `const`.
         source = fastjsonschema.compile_to_code(copy.deepcopy(schema))
         source = source.replace(".format(**locals())", "")
         entry = source.split("\ndef ", 1)[1].split("(", 1)[0]  # the first, the root's
