@@ -547,10 +547,9 @@ def test_records_parse_to_what_pyyaml_builds(text):
         }
 
     expected = yaml.load(text, Loader=Reference)
-    assert parse_yaml(text, "x.yaml", []).data == expected
-    assert [type(v) for v in _leaves(parse_yaml(text, "x.yaml", []).data)] == [
-        type(v) for v in _leaves(expected)
-    ]  # 1 == 1.0 == True: the types too
+    data = parse_yaml(text, "x.yaml", []).data
+    assert data == expected
+    assert [type(v) for v in _leaves(data)] == [type(v) for v in _leaves(expected)]  # 1 == 1.0
 
 
 def _leaves(value):

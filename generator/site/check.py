@@ -107,16 +107,18 @@ def _page(url: str, text: str) -> Facts:
     ]
     named = set()  # (URL as written, whether it is loaded): a page repeats its nav links
     for tag, attributes in _TAG.findall(text):
-        found = _URL_OF[tag].search(attributes)
-        target = found and (found[1] or found[2])
+        target = _value(_URL_OF[tag], attributes)
         if target:
-            loads = tag not in _LINKING and not (tag == "link" and _rel(attributes) in _LINK_RELS)
+            rel = _value(_REL, attributes) if tag == "link" else None
+            loads = tag not in _LINKING and rel not in _LINK_RELS
             named.add((target, loads))
     return _facts(url, ids, named)
 
 
-def _rel(attributes: str) -> str | None:
-    found = _REL.search(attributes)
+def _value(attribute: re.Pattern, attributes: str) -> str | None:
+    """The value of the attribute (an _attribute pattern) in a tag's attributes; None or ""
+    where it is missing or empty."""
+    found = attribute.search(attributes)
     return found and (found[1] or found[2])
 
 
