@@ -1093,7 +1093,7 @@ def _prune_manifests(out: Path) -> None:
                 path.unlink(missing_ok=True)
 
 
-QUICK_STATE = "quick.pickle"  # what the quick rebuild keeps (quick.py), beside the manifests
+QUICK_STATE = "quick.marshal"  # what the quick rebuild keeps (quick.py), beside the manifests
 
 
 class NotOurSiteError(BuildError):
