@@ -83,7 +83,7 @@ def test_facts_of_files_kept_from_the_last_build_survive_an_incremental_build(kb
 
 
 def test_a_small_sites_manifest_keeps_the_fact_shards_it_fills_and_no_others(kb):
-    """Each build wrote all 64 shards of facts; a small site fills a few. The facts read
+    """Each build wrote all its shards of facts; a small site fills a few. The facts read
     back whole after a full build and after a quick rebuild that shares the live site's."""
     from errorkb.site.quick import build_site
 
@@ -96,7 +96,8 @@ def test_a_small_sites_manifest_keeps_the_fact_shards_it_fills_and_no_others(kb)
         manifest = site_manifest(kb / "site")
         kept = {url: check.Facts(*e[2]) for url, e in manifest.items() if e[2]}
         assert kept == check.scan(kb / "site")
-        shards = build_module._manifest_path(kb / "site", kb / "site").with_suffix(".facts")
+        keys = build_module._manifest_path(kb / "site", kb / "site")
+        shards = keys.with_suffix(build_module.FACTS)
         filled = {str(build_module._fact_shard(url)) for url in kept}
         assert set(os.listdir(shards)) == filled and len(filled) < build_module.FACT_SHARDS
     assert result.rendered < result.files  # the second was the quick rebuild
