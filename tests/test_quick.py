@@ -228,6 +228,23 @@ def test_an_edit_of_what_listings_show_is_rebuilt_quickly_into_the_site_a_cold_b
     assert "Knob zero is out of range" in page
 
 
+def test_an_edit_undone_shows_again_though_its_page_is_the_same_size(tmp_path):
+    """The quick rebuild links the live site's pages into the spare before it writes; a
+    page asked back at its key from before (the edit undone) is then not the spare's old
+    file, though its size is the same."""
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    record = _curated(kb)[0]
+    page = kb / "site" / urls.output_path(urls.error(yaml.safe_load(record.read_text())["id"]))
+    for word in ("Alpha", "Bravo", "Alpha", "Bravo"):
+        data = yaml.safe_load(record.read_text())
+        data["summary"] = f"Summed up: {word}."
+        record.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+        build_site(kb)
+        assert f"Summed up: {word}." in page.read_text()
+    assert _digest(kb / "site") == _cold(kb, tmp_path)
+
+
 def test_edits_of_what_listings_show_of_records_listed_together_are_rebuilt_at_once(tmp_path):
     """Records raised in one file, on one page of their project's document and of patterns:
     each line made anew where the other's is."""

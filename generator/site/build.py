@@ -824,6 +824,10 @@ class Writer:
             if exc.errno != errno.ENAMETOOLONG:
                 raise
             raise UnsafeOutputError(f"cannot write {url!r}: a name in it is too long") from None
+        # What root held at this URL is gone: a later reuse must not take the new file for
+        # the old one of the same size (a quick rebuild links the live site's files first,
+        # then an edit undone asks for the old page back).
+        self.kept.pop(url, None)
         return path
 
 
