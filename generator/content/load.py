@@ -575,14 +575,17 @@ class _Files:
             return None
         return st
 
-    def listing(self, folder: Path, suffix: str, rename: str) -> list[tuple[str, str, tuple]]:
+    def listing(
+        self, folder: Path, suffix: str, rename: str, tag: str | None = None
+    ) -> list[tuple[str, str, tuple]]:
         """The `*suffix` files of a folder as (path, path from root, stamp), sorted; every other
         entry is reported (a `*rename` file with a hint to rename it). One scandir, and one
         stat per file, as a rebuild lists tens of thousands of files before it knows what
-        changed."""
+        changed (hence the loop's plain shape). A `tag` ends each stamp."""
         if not self.exists(folder, folder=True):
             return []
         prefix = _rel(folder, self.root)
+        limit = self.limit_kb * 1024
         files = []
         for entry in os.scandir(folder):
             name = entry.name
@@ -590,28 +593,22 @@ class _Files:
                 continue  # editors' swap and backup files, hidden files
             rel = f"{prefix}/{name}"
             if not name.endswith(suffix):
-                stem = name.removesuffix(rename)
-                hint = (
-                    f"rename it to {stem}{suffix}"
-                    if stem != name
-                    else f"only *{suffix} files belong in {prefix}/; move or delete it"
-                )
-                self._add(rel, "E119", f"is not read: {hint}")
-            elif st := self._plain(entry) or self.usable(entry.path, rel, link=entry.is_symlink()):
-                files.append((entry.path, rel, (st.st_mtime_ns, st.st_size, st.st_ino)))
+                self._add(rel, "E119", f"is not read: {_misplaced(name, suffix, rename, prefix)}")
+                continue
+            # The common case, a regular file within the size limit; `usable` looks closer
+            # at anything else (and reports it).
+            try:
+                st = None if entry.is_symlink() else entry.stat()
+            except OSError:
+                st = None
+            if st is None or not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+                st = self.usable(entry.path, rel, link=entry.is_symlink())
+                if st is None:
+                    continue
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+            files.append((entry.path, rel, stamp if tag is None else (*stamp, tag)))
         files.sort(key=lambda file: file[1])
         return files
-
-    def _plain(self, entry: os.DirEntry) -> os.stat_result | None:
-        """The stat of a regular file within the size limit, the common case, or None to let
-        `usable` look closer (and report)."""
-        if entry.is_symlink():
-            return None
-        try:
-            st = entry.stat()
-        except OSError:
-            return None
-        return st if stat.S_ISREG(st.st_mode) and st.st_size <= self.limit_kb * 1024 else None
 
     def folders(self, folder: Path) -> list[Path]:
         """The usable sub-folders of a folder, sorted; files there are reported."""
@@ -848,16 +845,21 @@ def _name_problems(rel: str, name: str, what: str) -> list[Problem]:
     return [Problem(rel, 1, "E121", "(file name)", why)]
 
 
+def _misplaced(name: str, suffix: str, rename: str, folder: str) -> str:
+    """How to fix a file a listing does not read: rename it, or move it out."""
+    stem = name.removesuffix(rename)
+    if stem != name:
+        return f"rename it to {stem}{suffix}"
+    return f"only *{suffix} files belong in {folder}/; move or delete it"
+
+
 def record_listing(files: "_Files", wing_keys: dict[str, str]) -> list[tuple[str, str, tuple]]:
     """Every record file as (path, path from root, stamp); the stamp holds the key of the
     wing that checks it (`wing_keys`: project -> its wing's), so a new wing checks it anew."""
     listed = []
     for folder in files.folders(files.content / "errors"):
         wing_key = wing_keys.get(folder.name, folder.name)
-        listed += [
-            (path, rel, (*stamp, wing_key))
-            for path, rel, stamp in files.listing(folder, ".yaml", ".yml")
-        ]
+        listed += files.listing(folder, ".yaml", ".yml", wing_key)
     return listed
 
 
