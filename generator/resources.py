@@ -45,3 +45,15 @@ def user_cache() -> Path:
     if os.environ.get("ERRORKB_CACHE"):
         return Path(os.environ["ERRORKB_CACHE"])
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "errorkb"
+
+
+def keep_in_cache(path: Path, body: bytes) -> None:
+    """A file of user_cache(), written whole or not at all; a cache that cannot be written
+    is only slower."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f"{path.name}.{os.getpid()}")
+        temporary.write_bytes(body)
+        temporary.replace(path)
+    except OSError:
+        pass

@@ -340,6 +340,31 @@ def test_a_new_version_of_a_rendering_library_renders_every_page_anew(kb, monkey
     assert result.rendered >= len(list((kb / "site/errors").glob("*/index.html")))
 
 
+def test_the_libraries_versions_are_read_anew_once_a_package_is_installed(
+    tmp_path, monkeypatch, request
+):
+    """The versions the code digest holds are kept in the cache while the folders of
+    installed packages stay as they were; pip adds a folder of metadata for a package."""
+    packages = tmp_path / "site-packages"
+    packages.mkdir()
+    monkeypatch.setattr(sys, "path", [str(packages)])
+    monkeypatch.setenv("ERRORKB_CACHE", str(tmp_path / "cache"))
+    installed = ["jinja2==3.1.6"]
+    monkeypatch.setattr(build_module, "_installed_versions", lambda: tuple(installed))
+    request.addfinalizer(build_module._dependency_versions.cache_clear)  # the real ones again
+
+    def versions() -> tuple[str, ...]:
+        build_module._dependency_versions.cache_clear()  # a new process
+        return build_module._dependency_versions()
+
+    assert versions() == ("jinja2==3.1.6",)
+    installed[0] = "jinja2==3.2.0"
+    assert versions() == ("jinja2==3.1.6",)  # kept: nothing was installed
+    (packages / "jinja2-3.2.0.dist-info").mkdir()
+    os.utime(packages, ns=(time.time_ns() + 10**9,) * 2)  # a coarse clock: a second on
+    assert versions() == ("jinja2==3.2.0",)
+
+
 def test_a_folder_that_is_not_our_site_is_refused_and_kept(kb, tmp_path):
     """`--out mydocs` on someone's folder: the swap would park it as the spare, and the next
     build would delete it."""

@@ -10,7 +10,6 @@ import errno
 import hashlib
 import json
 import marshal
-import multiprocessing
 import os
 import pickle
 import re
@@ -418,21 +417,10 @@ def _compiled(schema: dict):
         source = source.replace(".format(**locals())", "")
         entry = source.split("\ndef ", 1)[1].split("(", 1)[0]  # the first, the root's
         code = compile(source, f"<schema {path.name[:8]}>", "exec")
-        _keep(path, marshal.dumps((entry, code)))
+        resources.keep_in_cache(path, marshal.dumps((entry, code)))
     names: dict = {}
     exec(code, names)  # noqa: S102 - code fastjsonschema wrote from our own schema
     return names[entry]
-
-
-def _keep(path: Path, body: bytes) -> None:
-    """Written whole or not at all; a cache that cannot be written is only slower."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f"{path.name}.{os.getpid()}")
-        temporary.write_bytes(body)
-        temporary.replace(path)
-    except OSError:
-        pass
 
 
 def schema_problems(source: Source, schema: dict, id_field: str | None = None) -> list[Problem]:
@@ -925,9 +913,11 @@ def fork_workers(jobs: int, minimum: int) -> int:
     """How many forked worker processes to use for `jobs` jobs: 0 where fewer than `minimum`
     would not pay for their start, or where there is one core or no fork."""
     count = min(os.cpu_count() or 1, 8)
-    if jobs < minimum or count < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if jobs < minimum or count < 2:
         return 0
-    return count
+    import multiprocessing  # here: a quick rebuild forks no workers, and it costs 12 ms
+
+    return count if "fork" in multiprocessing.get_all_start_methods() else 0
 
 
 def _parse_files(jobs: list[tuple[str, str, int, str]], progress: Progress = QUIET) -> list[tuple]:
@@ -938,6 +928,8 @@ def _parse_files(jobs: list[tuple[str, str, int, str]], progress: Progress = QUI
     if not workers:
         return [_counted(_parse_record(job), progress) for job in jobs]
     _checker(load_schema())  # compiled once, before the fork, not in every worker
+    import multiprocessing
+
     with multiprocessing.get_context("fork").Pool(workers) as pool:
         parsed = pool.imap(_parse_record, jobs, chunksize=250)
         return [_counted(result, progress) for result in parsed]

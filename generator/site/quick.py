@@ -19,6 +19,7 @@ import re
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import cast
 
 from errorkb.content.load import MAX_FILE_KB, ParseCache, list_records, load_some
 from errorkb.content.model import Content, ContentError, Record
@@ -476,11 +477,10 @@ def _following(out: Path) -> "build.Writer | None":
     # The spare holds most of the live site's files as they are: compared as sets of
     # entries, which is three times as fast as a loop over the URLs.
     differing = live.items() - kept.items()
-    writer.manifest = (
-        {url: entry for url, entry in live.items() if not url.startswith(trees)}
-        if trees
-        else dict(live)
-    )
+    writer.manifest = cast(dict[str, build.Entry], dict(live))  # their keys and sizes
+    if trees:  # left to update_full_text
+        for url in [url for url in live if url.startswith(trees)]:
+            del writer.manifest[url]
     for url, entry in differing:
         if not url.startswith(trees) and not writer.reuse([url], entry[0]):
             return None
