@@ -344,6 +344,20 @@ def test_a_build_of_another_kind_between_voids_the_quick_state(tmp_path):
     assert quick.rebuild(kb, kb / "site") is None
 
 
+def test_the_pages_of_patterns_of_a_record_are_those_its_slots_fall_in(monkeypatch):
+    """Each record's wordings, in order, one slot each, across pages of three."""
+    monkeypatch.setattr(quick.engine, "PAGE", 3)
+    wordings = {"a": 2, "b": 4, "c": 1, "d": 3}
+    slots = [(rid, n) for rid, count in wordings.items() for n in range(count)]
+    listing = quick.Listing({}, {}, slots, [], [], {}, set())
+    for rid in wordings:
+        where = sorted({i // 3 for i, (slot_rid, _) in enumerate(slots) if slot_rid == rid})
+        pages = quick._pattern_pages(listing, rid)
+        assert list(pages) == where
+        assert all(pages[n] == slots[n * 3 : n * 3 + 3] for n in where)
+    assert quick._pattern_pages(listing, "e") == {}
+
+
 @pytest.mark.parametrize(
     "damage",
     [

@@ -278,11 +278,11 @@ def _showing(state: State, rels: list[str]) -> list[str]:
     those linked to them (related, twins, successors)."""
     wanted = set(rels)
     found = {r for rel in rels for r in state.groups[state.shown[state.records[rel][1]][0]]}
-    found |= {
-        rel
-        for rel, entry in state.records.items()
-        if rel not in found and wanted.intersection(state.shown[entry[1]][1])
+    linking = {
+        rid for rid, (_, linked) in state.shown.items() if linked and not wanted.isdisjoint(linked)
     }
+    if linking:  # one record in sixteen links to others
+        found |= {rel for rel, entry in state.records.items() if entry[1] in linking}
     return sorted(found)
 
 
@@ -327,10 +327,17 @@ def _raised_paths(record: Record) -> list[str]:
 
 
 def _pattern_pages(listing: Listing, rid: str) -> dict[int, list[tuple[str, int]]]:
-    """The pages of the search index that hold a record's patterns, by number."""
+    """The pages of the search index that hold a record's patterns, by number. Its slots
+    follow one another, its wordings in order (engine.index_slots): found from the first
+    by the list's own search, instead of a loop over the 34,000 slots of the real content."""
     size, slots = engine.PAGE, listing.slots
-    numbers = {n // size for n, (slot_rid, _) in enumerate(slots) if slot_rid == rid}
-    return {n: slots[n * size : (n + 1) * size] for n in sorted(numbers)}
+    try:
+        first = last = slots.index((rid, 0))
+    except ValueError:
+        return {}
+    while last + 1 < len(slots) and slots[last + 1][0] == rid:
+        last += 1
+    return {n: slots[n * size : (n + 1) * size] for n in range(first // size, last // size + 1)}
 
 
 def _write(
