@@ -193,7 +193,7 @@ def rebuild(
     if state is None or build.inputs_key(root, code_key) != state.inputs:
         return None
     listing = list_records(root, state.wing_keys, state.limit_kb)
-    listed = {rel: (path, rel, stamp) for path, rel, stamp in listing or []}
+    listed = {file[1]: file for file in listing or []}  # path from root -> (path, it, stamp)
     if listing is None or listed.keys() != state.records.keys():
         return None
     edited = [rel for rel, (_, _, stamp) in listed.items() if stamp != state.records[rel][0]]
