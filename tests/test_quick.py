@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from errorkb.content.model import PROSE, ContentError
 from errorkb.site import build as build_module
@@ -243,6 +245,32 @@ def test_an_edit_undone_shows_again_though_its_page_is_the_same_size(tmp_path):
         build_site(kb)
         assert f"Summed up: {word}." in page.read_text()
     assert _digest(kb / "site") == _cold(kb, tmp_path)
+
+
+@pytest.mark.slow
+@settings(max_examples=5, deadline=None)
+@given(
+    edits=st.lists(
+        st.tuples(st.integers(0, 1), st.sampled_from(["Alpha", "Bravo", "Delta"])),
+        min_size=3,
+        max_size=8,
+    )
+)
+def test_any_edits_and_undoing_of_same_size_summaries_make_the_cold_builds_site(
+    tmp_path_factory, edits
+):
+    """Summaries of two records changed among words of one length, each edit a quick
+    rebuild: pages come back at keys they had before, their sizes the same."""
+    kb = make_kb(tmp_path_factory.mktemp("kb") / "kb")
+    build_site(kb)
+    records = _curated(kb)[:2]
+    for which, word in edits:
+        record = records[which % len(records)]
+        data = yaml.safe_load(record.read_text())
+        data["summary"] = f"Summed up: {word}."
+        record.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+        build_site(kb)
+    assert _digest(kb / "site") == _cold(kb, tmp_path_factory.mktemp("cold"))
 
 
 def test_edits_of_what_listings_show_of_records_listed_together_are_rebuilt_at_once(tmp_path):
