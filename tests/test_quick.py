@@ -541,6 +541,24 @@ def test_no_garbage_collection_runs_while_the_build_keeps_its_state(tmp_path, mo
     assert during == []
 
 
+def test_a_spare_manifest_of_another_shape_takes_the_full_build(tmp_path, monkeypatch):
+    """The quick rebuild compares the spare's manifest with the live site's as sets of
+    (key, size) tuples; a manifest holding anything else is not trusted."""
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    build_site(kb)  # the spare now has a manifest
+    out = kb / "site"
+    keys = build_module._manifest_path(build_module._spare_path(out), out)
+    entries = marshal.loads(keys.read_bytes())
+    keys.write_bytes(marshal.dumps({url: list(entry) for url, entry in entries.items()}))
+    _append_to_meaning(_curated(kb)[0], "Edited.")
+    full = []
+    monkeypatch.setattr(quick.build, "build", lambda *a, **k: full.append(1) or build(*a, **k))
+    build_site(kb)
+    assert full == [1]
+    assert _outside_full_text(_digest(out)) == _outside_full_text(_cold(kb, tmp_path))
+
+
 def test_no_garbage_collection_runs_while_a_quick_rebuild_reads_its_state(tmp_path, monkeypatch):
     """A quick rebuild reads a state and a listing of an object or two per record: with
     the collector on, collections took two fifths of reading them."""

@@ -483,7 +483,10 @@ def _following(out: Path) -> "build.Writer | None":
     trees = tuple(u.removesuffix(build.TREE) for u in live if u.endswith(build.TREE))
     # The spare holds most of the live site's files as they are: compared as sets of
     # entries, which is three times as fast as a loop over the URLs.
-    differing = live.items() - kept.items()
+    try:
+        differing = live.items() - kept.items()
+    except TypeError:  # entries that are not (key, size) tuples: not a manifest we wrote
+        return None
     writer.manifest = cast(dict[str, build.Entry], dict(live))  # their keys and sizes
     if trees:  # left to update_full_text
         for url in [url for url in live if url.startswith(trees)]:
