@@ -404,8 +404,7 @@ def test_a_damaged_quick_state_takes_the_full_build(tmp_path, monkeypatch, damag
     state.write_bytes(damage(state.read_bytes()))
     _append_to_meaning(_curated(kb)[0], "Edited.")
     assert quick._load_state(kb / "site") is None
-    full = []
-    monkeypatch.setattr(quick.build, "build", lambda *a, **k: full.append(1) or build(*a, **k))
+    full = _full_builds(monkeypatch)
     build_site(kb)
     assert full == [1]
     assert _digest(kb / "site") == _cold(kb, tmp_path)
@@ -512,31 +511,8 @@ def test_no_garbage_collection_runs_while_the_build_keeps_its_state(tmp_path, mo
     """The state is made of a small object or two per record: made with the collector on,
     after a build that left hundreds of thousands of objects, it set off full collections
     (3 s of a cold build of the real content). The collector here runs at every allocation."""
-    import gc
-
     kb = make_kb(tmp_path / "kb")
-    during: list[int] = []
-    saving = []
-    keep = quick.save_state
-
-    def save_state(*args):
-        saving.append(True)
-        keep(*args)
-        saving.pop()
-
-    def collected(phase, info):
-        if phase == "start" and saving:
-            during.append(info["generation"])
-
-    monkeypatch.setattr(quick, "save_state", save_state)
-    thresholds = gc.get_threshold()
-    gc.set_threshold(1, 1, 1)
-    gc.callbacks.append(collected)
-    try:
-        build_site(kb)
-    finally:
-        gc.callbacks.remove(collected)
-        gc.set_threshold(*thresholds)
+    during = _collections_in(monkeypatch, ["save_state"], lambda: build_site(kb))
     assert quick._load_state(kb / "site") is not None
     assert during == []
 
@@ -552,8 +528,7 @@ def test_a_spare_manifest_of_another_shape_takes_the_full_build(tmp_path, monkey
     entries = marshal.loads(keys.read_bytes())
     keys.write_bytes(marshal.dumps({url: list(entry) for url, entry in entries.items()}))
     _append_to_meaning(_curated(kb)[0], "Edited.")
-    full = []
-    monkeypatch.setattr(quick.build, "build", lambda *a, **k: full.append(1) or build(*a, **k))
+    full = _full_builds(monkeypatch)
     build_site(kb)
     assert full == [1]
     assert _outside_full_text(_digest(out)) == _outside_full_text(_cold(kb, tmp_path))
@@ -562,24 +537,33 @@ def test_a_spare_manifest_of_another_shape_takes_the_full_build(tmp_path, monkey
 def test_no_garbage_collection_runs_while_a_quick_rebuild_reads_its_state(tmp_path, monkeypatch):
     """A quick rebuild reads a state and a listing of an object or two per record: with
     the collector on, collections took two fifths of reading them."""
-    import gc
-
     kb = make_kb(tmp_path / "kb")
     build_site(kb)
     _append_to_meaning(_curated(kb)[0], "Edited.")
     monkeypatch.setattr(quick.build, "build", None)  # the quick rebuild alone may run
-    inside, during = [], []
-    for name in ("_load_state", "rebuild"):
-        monkeypatch.setattr(quick, name, _flagging(getattr(quick, name), inside))
+    during = _collections_in(monkeypatch, ["_load_state", "rebuild"], lambda: build_site(kb))
+    assert during == []
+
+
+def _collections_in(monkeypatch, names: list[str], run) -> list[int]:
+    """The generations the collector collected while one of these functions of quick.py
+    ran, during `run()`, the collector set to run at every allocation."""
+    import gc
+
+    inside: list = []
+    during: list[int] = []
+    for name in names:
+        function = getattr(quick, name)
+        monkeypatch.setattr(quick, name, _flagging(function, inside))
     thresholds = gc.get_threshold()
     gc.set_threshold(1, 1, 1)
     gc.callbacks.append(lambda phase, info: inside and during.append(info["generation"]))
     try:
-        build_site(kb)
+        run()
     finally:
         gc.callbacks.pop()
         gc.set_threshold(*thresholds)
-    assert during == []
+    return during
 
 
 def _flagging(function, inside: list):
@@ -593,6 +577,13 @@ def _flagging(function, inside: list):
             inside.pop()
 
     return flagged
+
+
+def _full_builds(monkeypatch) -> list[int]:
+    """One item for each full build that runs from here on."""
+    full: list[int] = []
+    monkeypatch.setattr(quick.build, "build", lambda *a, **k: full.append(1) or build(*a, **k))
+    return full
 
 
 def _counting_links(monkeypatch) -> list[str]:
