@@ -361,6 +361,20 @@ def test_added_and_deleted_records_take_the_full_build(tmp_path):
     assert quick.rebuild(kb, kb / "site") is not None  # back as the state knows it
 
 
+def test_a_copied_knowledge_base_is_refused_by_name_not_by_a_traceback(tmp_path):
+    """A copy of a built knowledge base holds the quick state, though its site folders'
+    manifests (named after the folders' inodes) are not theirs: the build says the site is
+    not one it knows (it had failed on the missing manifest)."""
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    build_site(kb)
+    copy = tmp_path / "copy"
+    shutil.copytree(kb, copy, symlinks=True)
+    _append_to_meaning(_curated(copy)[0], "Edited.")
+    with pytest.raises(build_module.NotOurSiteError, match="not a site errorkb built"):
+        build_site(copy)
+
+
 def test_a_build_of_another_kind_between_voids_the_quick_state(tmp_path):
     """A build that keeps no state (one project's site, MkDocs, a plain build) makes the
     site anew: the next edit takes the full build."""

@@ -1040,6 +1040,17 @@ def _read_keys(folder: Path, out: Path) -> dict[str, tuple[str, int]]:
         return {}  # no site there, or a half-made one: trust none of its files
 
 
+def _keys_stamp(folder: Path, out: Path) -> tuple:
+    """The keys file of a site folder's manifest (each build writes a new one); empty where
+    there is none (a copied site's folders are not the inodes its manifests are named after)."""
+    path = _manifest_path(folder, out)
+    try:
+        st = os.stat(path) if path else None
+    except FileNotFoundError:
+        return ()
+    return (str(path), st.st_ino, st.st_mtime_ns, st.st_size) if st else ()
+
+
 def _save_manifest(
     folder: Path,
     out: Path,

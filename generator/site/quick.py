@@ -14,7 +14,6 @@ manifest, so either may follow the other.
 
 import json
 import marshal
-import os
 import re
 import time
 from dataclasses import dataclass, field, fields
@@ -568,7 +567,4 @@ def _state_path(out: Path) -> Path:
 
 
 def _site_stamp(out: Path) -> tuple:
-    """The live site's manifest file: each build writes a new one."""
-    path = build._manifest_path(out, out)
-    st = os.stat(path) if path else None
-    return (str(path), st.st_ino, st.st_mtime_ns, st.st_size) if st else ()
+    return build._keys_stamp(out, out)
