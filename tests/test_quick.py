@@ -244,6 +244,7 @@ def test_an_edit_undone_shows_again_though_its_page_is_the_same_size(tmp_path):
         record.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
         build_site(kb)
         assert f"Summed up: {word}." in page.read_text()
+        assert _spare_as_told(kb)
     assert _digest(kb / "site") == _cold(kb, tmp_path)
 
 
@@ -270,6 +271,7 @@ def test_any_edits_and_undoing_of_same_size_summaries_make_the_cold_builds_site(
         data["summary"] = f"Summed up: {word}."
         record.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
         build_site(kb)
+        assert _spare_as_told(kb)
     assert _digest(kb / "site") == _cold(kb, tmp_path_factory.mktemp("cold"))
 
 
@@ -359,6 +361,17 @@ def test_added_and_deleted_records_take_the_full_build(tmp_path):
     assert quick.rebuild(kb, kb / "site") is None
     copy.unlink()
     assert quick.rebuild(kb, kb / "site") is not None  # back as the state knows it
+    data = yaml.safe_load(path.read_text())
+    data.pop("aliases", None)
+    copy.write_text(yaml.safe_dump({**data, "id": copy.stem}, sort_keys=False))
+    build_site(kb)
+    copy.unlink()
+    build_site(kb)  # the spare holds the files of a record the site no longer has
+    assert _spare_as_told(kb)
+    _append_to_meaning(path, "Edited.")
+    build_site(kb)
+    assert _spare_as_told(kb)
+    assert _outside_full_text(_digest(kb / "site")) == _outside_full_text(_cold(kb, tmp_path))
 
 
 def test_a_copied_knowledge_base_is_refused_by_name_not_by_a_traceback(tmp_path):
@@ -539,7 +552,7 @@ def test_a_spare_manifest_of_another_shape_takes_the_full_build(tmp_path, monkey
     build_site(kb)  # the spare now has a manifest
     out = kb / "site"
     keys = build_module._manifest_path(build_module._spare_path(out), out)
-    entries = marshal.loads(keys.read_bytes())
+    entries, _ = marshal.loads(keys.read_bytes())
     keys.write_bytes(marshal.dumps({url: list(entry) for url, entry in entries.items()}))
     _append_to_meaning(_curated(kb)[0], "Edited.")
     full = _full_builds(monkeypatch)
@@ -593,6 +606,30 @@ def _flagging(function, inside: list):
     return flagged
 
 
+def _spare_as_told(kb: Path) -> bool:
+    """Whether the live site's manifest tells how the spare's differs (the spare's being the
+    one its build saw), and tells it right."""
+    out, spare = kb / "site", kb / ".site-spare"
+    live, told = build_module._read_keys_file(out, out)
+    if told is None or told[0] != build_module._keys_stamp(spare, out):
+        return False
+    assert build_module._patched(live, told[1]) == build_module._read_keys(spare, out)
+    return True
+
+
+def _keys_read(monkeypatch) -> list[str]:
+    """The names of the site folders whose manifests' keys are read from here on."""
+    read: list[str] = []
+    real = build_module._read_keys_file
+
+    def reading(folder, out):
+        read.append(Path(folder).name)
+        return real(folder, out)
+
+    monkeypatch.setattr(build_module, "_read_keys_file", reading)
+    return read
+
+
 def _full_builds(monkeypatch) -> list[int]:
     """One item for each full build that runs from here on."""
     full: list[int] = []
@@ -611,6 +648,51 @@ def _counting_links(monkeypatch) -> list[str]:
 
     monkeypatch.setattr(os, "link", link)
     return linked
+
+
+def test_a_full_build_tells_how_the_spare_differs_and_the_quick_rebuild_need_not_read_it(
+    tmp_path, monkeypatch
+):
+    """The spare is the site the last build replaced: that build knew both manifests, and
+    the next quick rebuild takes the spare's from the live site's and what it was told."""
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    assert not _spare_as_told(kb)  # the first build replaced no site
+    page = kb / "templates" / "error.html"
+    page.write_text(page.read_text() + "\n{# edited #}\n")
+    build_site(kb)  # a full build over the first one's site
+    assert _spare_as_told(kb)
+    read = _keys_read(monkeypatch)
+    _append_to_meaning(_curated(kb)[0], "Edited.")
+    build_site(kb)
+    assert read and ".site-spare" not in read
+    assert _spare_as_told(kb)
+    assert _outside_full_text(_digest(kb / "site")) == _outside_full_text(_cold(kb, tmp_path))
+
+
+def test_a_spare_whose_manifest_changed_since_is_read_not_taken_from_what_was_told(
+    tmp_path, monkeypatch
+):
+    """What the live site's build saw of the spare holds only while the spare's manifest is
+    the one it saw: here one entry of it changed since (a file the build would take as
+    current is said to be another), so the quick rebuild reads it."""
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    _append_to_meaning(_curated(kb)[0], "Edited.")
+    build_site(kb)
+    out = kb / "site"
+    keys = build_module._manifest_path(build_module._spare_path(out), out)
+    entries, told = marshal.loads(keys.read_bytes())
+    url = next(u for u in sorted(entries) if u.startswith("/errors/"))
+    entries[url] = ("another key", entries[url][1])
+    keys.unlink()
+    keys.write_bytes(marshal.dumps((entries, told)))
+    assert not _spare_as_told(kb)
+    read = _keys_read(monkeypatch)
+    _append_to_meaning(_curated(kb)[0], "Edited again.")
+    build_site(kb)
+    assert ".site-spare" in read
+    assert _outside_full_text(_digest(kb / "site")) == _outside_full_text(_cold(kb, tmp_path))
 
 
 def test_a_spare_prepared_after_a_full_build_leaves_the_next_edit_its_own_files(

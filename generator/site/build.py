@@ -108,7 +108,7 @@ def build(
             try:
                 writer = Writer(spare, kept, out if out.exists() else None, live)
                 indexed = write_site(writer, plan, progress, indexed)
-                _save_manifest(spare, out, writer.manifest)
+                _save_manifest(spare, out, writer.manifest, replaced=_read_keys_file(out, out))
             except BaseException:
                 _forget_manifest(spare, out)  # half-made: the next build starts over
                 raise
@@ -1033,11 +1033,29 @@ def _read_manifest(folder: Path, out: Path) -> dict[str, list]:
 
 def _read_keys(folder: Path, out: Path) -> dict[str, tuple[str, int]]:
     """url -> (key, size) of the files a site folder holds (empty: none known)."""
+    return _read_keys_file(folder, out)[0]
+
+
+# A keys file: marshal of (keys, spare). `keys`: url -> (key, size). `spare`: how the folder
+# the build swapped out (the spare from then on) differs, so that the next quick rebuild need
+# not read its manifest: (the stamp of its keys file, {url: its (key, size), None where it
+# has no file}), or None.
+Keys = dict[str, tuple[str, int]]
+Delta = dict[str, tuple[str, int] | None]  # url -> another folder's entry, None: no file
+SpareDelta = tuple[tuple, Delta] | None
+
+
+def _read_keys_file(folder: Path, out: Path) -> tuple[Keys, SpareDelta]:
+    """The keys of a site folder's manifest, and how its spare differs (empty, None: not
+    known)."""
     path = _manifest_path(folder, out)
     try:
-        return marshal.loads(path.read_bytes()) if path else {}
+        data = marshal.loads(path.read_bytes()) if path else {}
     except (OSError, ValueError, EOFError, TypeError):
-        return {}  # no site there, or a half-made one: trust none of its files
+        return {}, None  # no site there, or a half-made one: trust none of its files
+    if isinstance(data, tuple) and len(data) == 2 and isinstance(data[0], dict):
+        return data
+    return (data, None) if isinstance(data, dict) else ({}, None)  # a plain dict: older
 
 
 def _keys_stamp(folder: Path, out: Path) -> tuple:
@@ -1051,15 +1069,32 @@ def _keys_stamp(folder: Path, out: Path) -> tuple:
     return (str(path), st.st_ino, st.st_mtime_ns, st.st_size) if st else ()
 
 
+def _differences(keys: dict, other: dict) -> Delta:
+    """url -> other's (key, size), or None where other has no such URL, for each URL at which
+    the two differ. An entry that is other's own object is equal unlooked at: a quick
+    rebuild's manifest is a copy of the live site's but for what it changed."""
+    delta: Delta = {}
+    for url, entry in keys.items():
+        was = other.get(url)
+        if was is not entry and (was is None or tuple(was[:2]) != tuple(entry[:2])):
+            delta[url] = None if was is None else (was[0], was[1])
+    for url in other.keys() - keys.keys():
+        delta[url] = (other[url][0], other[url][1])
+    return delta
+
+
 def _save_manifest(
     folder: Path,
     out: Path,
     manifest: dict,
     like: Path | None = None,
     changed: frozenset[str] | set[str] = frozenset(),
+    replaced: tuple[Keys, SpareDelta] | None = None,
 ) -> None:
     """The manifest of a folder, written facts first (the keys say the facts are whole). With
-    `like`: a folder whose manifest's facts are this one's but for the `changed` URLs'."""
+    `like`: a folder whose manifest's facts are this one's but for the `changed` URLs'.
+    `replaced`: the keys of the live site this folder replaces (_read_keys_file), whose
+    differences from this one it keeps (the next quick rebuild's spare)."""
     path = _manifest_path(folder, out)
     assert path is not None, "the folder a build wrote exists"
     path.parent.mkdir(exist_ok=True)
@@ -1102,9 +1137,12 @@ def _save_manifest(
     else:  # only the changed URLs' entries hold facts: the others' are like's
         keys = dict(manifest)
         keys.update((url, manifest[url][:2]) for url in changed if url in manifest)
+    spare: SpareDelta = None
+    if replaced is not None and replaced[0] and (stamp := _keys_stamp(out, out)):
+        spare = (stamp, _differences(keys, replaced[0]))
     temporary = path.with_suffix(".new")
     temporary.unlink(missing_ok=True)
-    _write_new(temporary, marshal.dumps(keys))
+    _write_new(temporary, marshal.dumps((keys, spare)))
     temporary.replace(path)
 
 
@@ -1197,18 +1235,35 @@ def _spare_path(out: Path) -> Path:
     return out.parent / f".{out.name}-spare"
 
 
-def _spare(out: Path, facts: bool = True) -> tuple[Path, dict]:
-    """The folder to build in and what it holds (with its pages' facts, or only keys and
-    sizes): the spare site, or a fresh folder."""
+def _spare(out: Path, live: Keys | None = None, delta: Delta | None = None) -> tuple[Path, dict]:
+    """The folder to build in and what it holds: the spare site, or a fresh folder. What it
+    holds: with its pages' facts; with the `live` site's keys, only keys and sizes, those
+    patched by `delta` where it is known how the spare differs, else read."""
     out.parent.mkdir(parents=True, exist_ok=True)
     _remove_abandoned(out.parent)
     spare = _spare_path(out)
-    kept = _read_manifest(spare, out) if facts else _read_keys(spare, out)
+    kept: dict
+    if live is None:
+        kept = _read_manifest(spare, out)
+    else:
+        kept = _read_keys(spare, out) if delta is None else _patched(live, delta)
     if spare.exists() and not kept:
         _discard(spare)  # half-made by a killed build: unknown content
     spare.mkdir(exist_ok=True)
     _forget_manifest(spare, out)  # from here on, the spare is being changed
     return spare, kept
+
+
+def _patched(keys: Keys, delta: Delta) -> Keys:
+    """Keys changed as `delta` says (_differences): a 5 MB read and a comparison of 78,000
+    entries fewer for a quick rebuild of the real content."""
+    patched = dict(keys)
+    for url, entry in delta.items():
+        if entry is None:
+            patched.pop(url, None)
+        else:
+            patched[url] = entry
+    return patched
 
 
 @contextmanager

@@ -365,7 +365,9 @@ def _write(
             state.full_text = build.update_full_text(writer, state.full_text)
         writer.finish()
         written = {url for url, entry in writer.manifest.items() if len(entry) > 2}
-        build._save_manifest(spare, out, writer.manifest, like=out, changed=written)
+        build._save_manifest(
+            spare, out, writer.manifest, like=out, changed=written, replaced=(writer.live, None)
+        )
     except BaseException:
         build._forget_manifest(spare, out)
         raise
@@ -474,16 +476,22 @@ def _following(out: Path) -> "build.Writer | None":
     last build changed linked from it, the others kept (the full-text index is left to
     update_full_text). None where there is no live site, or it lost one of those files
     (the spare's manifest is forgotten: the next build makes it anew)."""
-    live = build._read_keys(out, out)
+    live, delta = build._read_keys_file(out, out)
     if not live:
         return None
-    spare, kept = build._spare(out, facts=False)
+    if delta is not None and delta[0] != build._keys_stamp(build._spare_path(out), out):
+        delta = None  # the spare's manifest is not the one the live site's build saw
+    spare, kept = build._spare(out, live, None if delta is None else delta[1])
     writer = build.Writer(spare, kept, out, live)
     trees = tuple(u.removesuffix(build.TREE) for u in live if u.endswith(build.TREE))
-    # The spare holds most of the live site's files as they are: compared as sets of
-    # entries, which is three times as fast as a loop over the URLs.
+    # The spare holds most of the live site's files as they are: only the URLs at which the
+    # live site's build said they differ are looked at, else all, compared as sets of
+    # entries (three times as fast as a loop over the URLs).
     try:
-        differing = live.items() - kept.items()
+        if delta is not None:
+            differing = {(url, live[url]) for url in delta[1] if url in live}
+        else:
+            differing = live.items() - kept.items()
     except TypeError:  # entries that are not (key, size) tuples: not a manifest we wrote
         return None
     writer.manifest = cast(dict[str, build.Entry], dict(live))  # their keys and sizes
@@ -567,4 +575,5 @@ def _state_path(out: Path) -> Path:
 
 
 def _site_stamp(out: Path) -> tuple:
+    """The live site's manifest file: each build writes a new one."""
     return build._keys_stamp(out, out)
