@@ -28,7 +28,7 @@ from errorkb.site import api, build, paging, shortlinks, urls
 from errorkb.site.linking import link
 from errorkb.site.pages import FEED_COUNT, RECENT_COUNT, Pages
 
-VERSION = 6
+VERSION = 7
 MOST_EDITS = 20  # edited files past which the full build's workers pay for themselves
 
 
@@ -46,7 +46,8 @@ class State:
     limit_kb: int  # the largest record file the site's settings allow
     records: dict[str, tuple]  # record file -> (stamp, id, outward, shard)
     groups: dict[tuple[str, str], list[str]]  # (project, source path) -> its record files
-    shown: dict[str, tuple]  # id -> its group, and the other record files its page shows
+    places: dict[str, tuple[str, str]]  # id -> its group (the key of groups, the same object)
+    linked: dict[str, list[str]]  # id -> the other record files its page shows, where any
     full_text: dict[str, str]  # URL -> key of each page, as the main full-text index holds it
     explained: dict[str, tuple[str, str]]  # id -> (title, exception): the project page lists it
     listing: "Listing"
@@ -123,16 +124,21 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
         for project, files in links.by_file.items()
         for path, recs in files.items()
     }
-    shown = {}
+    # One tuple a group, shared by its records' places: marshal writes it once and reads it
+    # back once (a tuple and a list a record took 80 ms of every edit to read).
+    place_of = {place: place for place in groups}
+    places, linked = {}, {}
     for rid, record in content.records.items():  # what record_key counts in
+        places[rid] = place_of[(record.project, record.location.path)]
         successor = content.records.get(record.superseded_by or "")
-        linked = [
+        shows = [
             *links.related[rid],
             *links.referenced_by.get(rid, []),
             *links.twins.get(rid, []),
             *([successor] if successor else []),
         ]
-        shown[rid] = ((record.project, record.location.path), [r.path for r in linked])
+        if shows:  # one record in sixteen
+            linked[rid] = [r.path for r in shows]
     state = State(
         _site_stamp(out),
         plan.inputs,
@@ -144,7 +150,8 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
         content.site.get("max_file_kb", MAX_FILE_KB),
         records,
         groups,
-        shown,
+        places,
+        linked,
         indexed,
         {rid: (r.title, r.exception) for rid, r in content.records.items() if r.curated},
         _listing(plan),
@@ -267,8 +274,8 @@ def _load(
 def _shown_by(state: State, edited: list[str]) -> set[str]:
     """The record files the pages of these records show (their own among them)."""
     needed = set(edited)
-    for group, linked in (state.shown[state.records[rel][1]] for rel in edited):
-        needed.update(state.groups[group], linked)
+    for rid in (state.records[rel][1] for rel in edited):
+        needed.update(state.groups[state.places[rid]], state.linked.get(rid, ()))
     return needed
 
 
@@ -276,11 +283,9 @@ def _showing(state: State, rels: list[str]) -> list[str]:
     """The record files whose pages show these records: those raised in the same file, and
     those linked to them (related, twins, successors)."""
     wanted = set(rels)
-    found = {r for rel in rels for r in state.groups[state.shown[state.records[rel][1]][0]]}
-    linking = {
-        rid for rid, (_, linked) in state.shown.items() if linked and not wanted.isdisjoint(linked)
-    }
-    if linking:  # one record in sixteen links to others
+    found = {r for rel in rels for r in state.groups[state.places[state.records[rel][1]]]}
+    linking = {rid for rid, shows in state.linked.items() if not wanted.isdisjoint(shows)}
+    if linking:
         found |= {rel for rel, entry in state.records.items() if entry[1] in linking}
     return sorted(found)
 
