@@ -108,7 +108,8 @@ def build(
             try:
                 writer = Writer(spare, kept, out if out.exists() else None, live)
                 indexed = write_site(writer, plan, progress, indexed)
-                _save_manifest(spare, out, writer.manifest, replaced=_read_keys_file(out, out))
+                # The live site's keys as written: `live` leaves out pages without facts.
+                _save_manifest(spare, out, writer.manifest, replaced=_read_keys(out, out))
             except BaseException:
                 _forget_manifest(spare, out)  # half-made: the next build starts over
                 raise
@@ -1089,12 +1090,12 @@ def _save_manifest(
     manifest: dict,
     like: Path | None = None,
     changed: frozenset[str] | set[str] = frozenset(),
-    replaced: tuple[Keys, SpareDelta] | None = None,
+    replaced: Keys | None = None,
 ) -> None:
     """The manifest of a folder, written facts first (the keys say the facts are whole). With
     `like`: a folder whose manifest's facts are this one's but for the `changed` URLs'.
-    `replaced`: the keys of the live site this folder replaces (_read_keys_file), whose
-    differences from this one it keeps (the next quick rebuild's spare)."""
+    `replaced`: the keys of the live site this folder replaces, whose differences from this
+    one it keeps (the next quick rebuild's spare)."""
     path = _manifest_path(folder, out)
     assert path is not None, "the folder a build wrote exists"
     path.parent.mkdir(exist_ok=True)
@@ -1138,8 +1139,8 @@ def _save_manifest(
         keys = dict(manifest)
         keys.update((url, manifest[url][:2]) for url in changed if url in manifest)
     spare: SpareDelta = None
-    if replaced is not None and replaced[0] and (stamp := _keys_stamp(out, out)):
-        spare = (stamp, _differences(keys, replaced[0]))
+    if replaced and (stamp := _keys_stamp(out, out)):
+        spare = (stamp, _differences(keys, replaced))
     temporary = path.with_suffix(".new")
     temporary.unlink(missing_ok=True)
     _write_new(temporary, marshal.dumps((keys, spare)))

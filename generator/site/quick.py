@@ -371,7 +371,7 @@ def _write(
         writer.finish()
         written = {url for url, entry in writer.manifest.items() if len(entry) > 2}
         build._save_manifest(
-            spare, out, writer.manifest, like=out, changed=written, replaced=(writer.live, None)
+            spare, out, writer.manifest, like=out, changed=written, replaced=writer.live
         )
     except BaseException:
         build._forget_manifest(spare, out)
@@ -481,20 +481,21 @@ def _following(out: Path) -> "build.Writer | None":
     last build changed linked from it, the others kept (the full-text index is left to
     update_full_text). None where there is no live site, or it lost one of those files
     (the spare's manifest is forgotten: the next build makes it anew)."""
-    live, delta = build._read_keys_file(out, out)
+    live, spare_delta = build._read_keys_file(out, out)
     if not live:
         return None
-    if delta is not None and delta[0] != build._keys_stamp(build._spare_path(out), out):
-        delta = None  # the spare's manifest is not the one the live site's build saw
-    spare, kept = build._spare(out, live, None if delta is None else delta[1])
+    told = None  # how the spare differs, while its manifest is the one the live's build saw
+    if spare_delta is not None and spare_delta[0] == build._keys_stamp(build._spare_path(out), out):
+        told = spare_delta[1]
+    spare, kept = build._spare(out, live, told)
     writer = build.Writer(spare, kept, out, live)
     trees = tuple(u.removesuffix(build.TREE) for u in live if u.endswith(build.TREE))
     # The spare holds most of the live site's files as they are: only the URLs at which the
     # live site's build said they differ are looked at, else all, compared as sets of
     # entries (three times as fast as a loop over the URLs).
     try:
-        if delta is not None:
-            differing = {(url, live[url]) for url in delta[1] if url in live}
+        if told is not None:
+            differing = {(url, live[url]) for url in told if url in live}
         else:
             differing = live.items() - kept.items()
     except TypeError:  # entries that are not (key, size) tuples: not a manifest we wrote
