@@ -357,7 +357,7 @@ def test_real_error_pages_load_under_50_kb_of_our_css_and_js(real_build):
 
     def own_assets(facts) -> int:
         names = {link.split("?")[0] for link in facts[1]}
-        return sum(manifest[n][1] for n in names if re.fullmatch(r"/assets/.+\.(css|js)", n))
+        return sum(manifest[n][1][0] for n in names if re.fullmatch(r"/assets/.+\.(css|js)", n))
 
     weights = {
         url: own_assets(manifest[url][2])

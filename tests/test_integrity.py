@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from errorkb import owned
 from errorkb.serve import redirects
 from errorkb.site import build as build_module
 from errorkb.site import urls
@@ -372,7 +373,7 @@ def test_a_folder_that_is_not_our_site_is_refused_and_kept(kb, tmp_path):
     mine.mkdir()
     (mine / "notes.md").write_text("my notes")
     for _ in range(2):
-        with pytest.raises(build_module.NotOurSiteError, match="not a site errorkb built"):
+        with pytest.raises(build_module.NotOurSiteError, match="holds files errorkb did not write"):
             build(kb, mine)
     assert (mine / "notes.md").read_text() == "my notes"
     assert not (tmp_path / ".mydocs-spare").exists()
@@ -382,6 +383,29 @@ def test_a_folder_that_is_not_our_site_is_refused_and_kept(kb, tmp_path):
         build(kb, empty)
     assert (empty / "index.html").is_file()
     assert not list(empty.rglob(".errorkb-manifest.json")), "the manifest is not published"
+
+
+def test_a_spare_folder_errorkb_did_not_make_is_refused_and_kept(kb, tmp_path):
+    """`.<out>-spare` is where a build works; one that someone else made, holding their
+    files, is refused by name, never deleted. So is a file in place of the site folder."""
+    out = tmp_path / "public"
+    theirs = tmp_path / ".public-spare"
+    theirs.mkdir()
+    (theirs / "draft.md").write_text("my draft")
+    with pytest.raises(build_module.NotOurSiteError, match=r"\.public-spare holds files"):
+        build(kb, out)
+    assert (theirs / "draft.md").read_text() == "my draft" and not out.exists()
+    (tmp_path / "afile").write_text("not a folder")
+    with pytest.raises(build_module.NotOurSiteError, match="is not a folder errorkb made"):
+        build(kb, tmp_path / "afile")
+    assert (tmp_path / "afile").read_text() == "not a folder"
+
+
+def test_every_folder_a_build_replaces_carries_the_marker(kb, tmp_path):
+    out = tmp_path / "public"
+    for _ in range(2):
+        build(kb, out)
+    assert owned.is_ours(out) and owned.is_ours(tmp_path / ".public-spare")
 
 
 def test_the_cli_refuses_a_folder_that_is_not_our_site_in_one_line(kb, tmp_path):
@@ -394,7 +418,7 @@ def test_the_cli_refuses_a_folder_that_is_not_our_site_in_one_line(kb, tmp_path)
         text=True,
     )
     assert done.returncode == 1
-    assert "not a site errorkb built" in done.stderr and "Traceback" not in done.stderr
+    assert "holds files errorkb did not write" in done.stderr and "Traceback" not in done.stderr
 
 
 KILLED_IN_PAGEFIND = """

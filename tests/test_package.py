@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from errorkb import resources
+from errorkb import owned, resources
 from errorkb.projects import pyodide
 from tests.conftest import serve_in_thread
 
@@ -82,8 +82,56 @@ def test_fetch_unpacks_the_pinned_tarball_where_the_build_looks(
         pyodide.find(tmp_path)
     folder = pyodide.fetch(registry=registry.url, log=lambda line: None)
     assert folder == no_pyodide / "pyodide" / "1.2.3"
-    assert {p.name: p.read_bytes() for p in folder.iterdir()} == FILES
-    assert pyodide.find(tmp_path) == folder
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.name != owned.MARKER} == FILES
+    assert owned.is_ours(folder) and pyodide.find(tmp_path) == folder
+
+
+def _user_files(folder: Path) -> dict[str, bytes]:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "notes.txt").write_text("mine")
+    (folder / "sub").mkdir(exist_ok=True)
+    (folder / "sub" / "more.txt").write_text("mine too")
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("where", ["mydir", "."])
+def test_fetch_into_a_folder_of_user_files_refuses_and_leaves_it_whole(
+    tmp_path, registry, no_pyodide, monkeypatch, capsys, where
+):
+    """`--into mydir` (or `.` in a project) held someone's files: nothing is deleted, one
+    line says why, and nothing is downloaded."""
+    from errorkb.cli import main
+
+    body = tarball(FILES)
+    monkeypatch.setattr(pyodide, "pinned", lambda: ("1.2.3", integrity(body)))
+    registry("1.2.3", body)
+    project = tmp_path / "project"
+    mine = _user_files(project / "mydir")
+    (project / "README.md").write_text("the project")
+    monkeypatch.chdir(project)
+    assert main(["fetch-pyodide", "--into", where, "--registry", registry.url]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds files errorkb did not write" in err
+    assert "downloading" not in err and "Traceback" not in err
+    folder = project / where
+    assert {str(p.relative_to(project / "mydir")): p.read_bytes()
+            for p in (project / "mydir").rglob("*") if p.is_file()} == mine
+    assert (project / "README.md").read_text() == "the project"
+    assert not any(p.name.startswith(".pyodide-") for p in folder.parent.iterdir())
+
+
+def test_fetch_replaces_its_own_folder_by_rename(tmp_path, registry, no_pyodide, monkeypatch):
+    body = tarball(FILES)
+    monkeypatch.setattr(pyodide, "pinned", lambda: ("1.2.3", integrity(body)))
+    registry("1.2.3", body)
+    into = tmp_path / "vendor" / "pyodide"
+    first = pyodide.fetch(into, registry=registry.url, log=lambda line: None)
+    (first / "stale.js").write_text("left by an older fetch")
+    inode = first.stat().st_ino
+    again = pyodide.fetch(into, registry=registry.url, log=lambda line: None)
+    assert again == into and into.stat().st_ino != inode  # a new folder, renamed in
+    assert sorted(p.name for p in into.iterdir()) == sorted([*FILES, owned.MARKER])
+    assert [p.name for p in into.parent.iterdir()] == ["pyodide"]  # nothing parked is left
 
 
 def test_fetch_refuses_a_tarball_whose_hash_is_not_the_locks(

@@ -9,6 +9,8 @@ import marshal
 import os
 import pickle
 import shutil
+import time
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -115,11 +117,17 @@ def _assert_as_cold(kb: Path, tmp_path: Path, index: dict[str, str], newer: list
     the last full build made it, and the `newer` pages indexed apart."""
     site, cold = kb / "site", _cold_site(kb, tmp_path)
     assert _outside_full_text(_digest(site)) == _outside_full_text(_digest(cold))
-    # The same manifest too: keys, sizes and what each page links (`--check` reads it).
-    assert _outside_full_text(site_manifest(site)) == _outside_full_text(site_manifest(cold))
+    # The same manifest too: keys, sizes and what each page links (`--check` reads it); the
+    # files' times are their own.
+    assert _outside_full_text(_unstamped(site)) == _outside_full_text(_unstamped(cold))
     assert _main_index(site) == index
     assert _newer(site) == newer
     assert _newer(cold) == []
+
+
+def _unstamped(site: Path) -> dict[str, tuple]:
+    """A site's manifest with each file's size in place of its stamp."""
+    return {url: (key, stamp[0], facts) for url, (key, stamp, facts) in site_manifest(site).items()}
 
 
 def _curated(kb: Path) -> list[Path]:
@@ -374,18 +382,18 @@ def test_added_and_deleted_records_take_the_full_build(tmp_path):
     assert _outside_full_text(_digest(kb / "site")) == _outside_full_text(_cold(kb, tmp_path))
 
 
-def test_a_copied_knowledge_base_is_refused_by_name_not_by_a_traceback(tmp_path):
+def test_a_copied_knowledge_base_builds_as_a_cold_build(tmp_path):
     """A copy of a built knowledge base holds the quick state, though its site folders'
-    manifests (named after the folders' inodes) are not theirs: the build says the site is
-    not one it knows (it had failed on the missing manifest)."""
+    manifests (named after the folders' inodes) are not theirs. Its folders carry errorkb's
+    marker, so they are errorkb's to replace: the build makes the copy's site whole."""
     kb = make_kb(tmp_path / "kb")
     build_site(kb)
     build_site(kb)
     copy = tmp_path / "copy"
     shutil.copytree(kb, copy, symlinks=True)
     _append_to_meaning(_curated(copy)[0], "Edited.")
-    with pytest.raises(build_module.NotOurSiteError, match="not a site errorkb built"):
-        build_site(copy)
+    build_site(copy)
+    assert _outside_full_text(_digest(copy / "site")) == _outside_full_text(_cold(copy, tmp_path))
 
 
 def test_a_build_of_another_kind_between_voids_the_quick_state(tmp_path):
@@ -549,7 +557,7 @@ def test_a_spare_manifest_of_another_shape_takes_the_full_build(tmp_path, monkey
     (key, size) tuples; a manifest holding anything else is not trusted."""
     kb = make_kb(tmp_path / "kb")
     build_site(kb)
-    build_site(kb)  # the spare now has a manifest
+    build(kb)  # the spare now has a manifest
     out = kb / "site"
     keys = build_module._manifest_path(build_module._spare_path(out), out)
     entries, _ = marshal.loads(keys.read_bytes())
@@ -731,3 +739,179 @@ def test_a_prepared_spare_with_a_lost_file_is_left_to_the_next_build(tmp_path):
     assert build_module._read_keys(kb / ".site-spare", kb / "site") == {}
     build_site(kb)
     assert lost.is_file()
+
+
+# A site file damaged by hand: deleted, grown, or rewritten at its size (K6) ---------------
+
+
+def _damage(path: Path, how: str) -> None:
+    if how == "deleted":
+        path.unlink()
+    elif how == "grown":
+        with open(path, "ab") as file:
+            file.write(b"<!--TAMPER-->")
+    else:  # the same size, other bytes: only its time tells
+        body = path.read_bytes()
+        time.sleep(0.01)
+        with open(path, "r+b") as file:
+            file.write(b"X" * min(8, len(body)))
+
+
+DAMAGED = ["robots.txt", "index.html", urls.output_path(urls.pyodide("pyodide.mjs"))]
+
+
+@pytest.mark.parametrize("how", ["deleted", "grown", "rewritten"])
+@pytest.mark.parametrize("where", ["site", ".site-spare"])
+@pytest.mark.parametrize("then", ["nothing", "an edit", "a full build"])
+def test_a_damaged_site_file_is_remade_and_stays_so(tmp_path, how, where, then):
+    """Whatever build comes next (one that finds nothing changed, a quick rebuild, a full
+    build), the site it leaves is the cold build's, and so are the next two: no damaged file
+    is published, and none comes back on every other build."""
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    build(kb)  # the first site is now the spare
+    quick.prepare_spare(kb / "site")  # and holds the live site's files, as serve leaves it
+    for name in DAMAGED:
+        _damage(kb / where / name, how)
+    if then == "an edit":
+        _append_to_meaning(_curated(kb)[0], "Edited.")
+    cold = _outside_full_text(_cold(kb, tmp_path))
+    for _ in range(3):
+        if then == "a full build":
+            build(kb)
+        else:
+            build_site(kb)
+        assert _outside_full_text(_digest(kb / "site")) == cold
+        for name in DAMAGED:
+            assert b"TAMPER" not in (kb / "site" / name).read_bytes()
+
+
+def test_a_build_that_finds_nothing_changed_swaps_nothing_in(tmp_path):
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    build_site(kb)
+    inode = (kb / "site").stat().st_ino
+    lines: list[str] = []
+    build_site(kb, log=lines.append)
+    assert (kb / "site").stat().st_ino == inode
+    assert lines and lines[0].startswith("nothing changed, and all ")
+
+
+def test_a_checked_build_makes_the_spare_whole_too(tmp_path):
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    build(kb)  # the first site is now the spare
+    _damage(kb / ".site-spare" / "robots.txt", "grown")
+    build_site(kb, checked=True)
+    spare = kb / ".site-spare"
+    assert b"TAMPER" not in (spare / "robots.txt").read_bytes() and spare_holds_live(kb)
+
+
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None)
+@given(
+    steps=st.lists(
+        st.one_of(
+            st.tuples(st.just("edit"), st.integers(0, 1), st.sampled_from(["Alpha", "Bravo"])),
+            st.tuples(
+                st.sampled_from(["deleted", "grown", "rewritten"]),
+                st.sampled_from(["site", ".site-spare"]),
+                st.sampled_from(DAMAGED),
+            ),
+        ),
+        min_size=3,
+        max_size=8,
+    ),
+    full=st.lists(st.booleans(), min_size=8, max_size=8),
+)
+def test_any_edits_and_damage_to_site_files_make_the_cold_builds_site(
+    tmp_path_factory, steps, full
+):
+    """Edits of summaries and files of the site or its spare damaged by hand, in any order,
+    each followed by a quick or a full build: every build leaves the cold build's site."""
+    kb = make_kb(tmp_path_factory.mktemp("kb") / "kb")
+    build_site(kb)
+    build(kb)  # the first site is now the spare
+    records = _curated(kb)[:2]
+    colds: dict[bytes, dict] = {}
+    for (kind, a, b), whole in zip(steps, full, strict=False):
+        if kind == "edit":
+            data = yaml.safe_load(records[a].read_text())
+            data["summary"] = f"Summed up: {b}."
+            records[a].write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+        elif (kb / a / b).exists():
+            _damage(kb / a / b, kind)
+        build(kb) if whole else build_site(kb)
+        text = b"".join(r.read_bytes() for r in records)
+        if text not in colds:
+            colds[text] = _outside_full_text(_cold(kb, tmp_path_factory.mktemp("cold")))
+        assert _outside_full_text(_digest(kb / "site")) == colds[text]
+
+
+def _forge_state(out: Path, field: str, value) -> None:
+    """The quick state with one field (of the state, or of its listing) replaced, and a
+    checksum that fits, as a build would have written it."""
+    state = quick._load_state(out)
+    assert state is not None
+    if field in {f.name for f in fields(quick.Listing)}:
+        setattr(state.listing, field, value)
+    else:
+        setattr(state, field, value)
+    state.frozen = b""
+    quick._state_path(out).write_bytes(quick._dumps(state))
+
+
+STATE_FIELDS = sorted(
+    {f.name for f in fields(quick.State)} - {"version", "frozen", "listing"}
+    | {f.name for f in fields(quick.Listing)}
+)
+WRONG = [None, 5, "x", [1, 2], {"a": 1}, {("a",): None}, b"x"]
+
+
+def _forged_builds_as_cold(tmp_path: Path, field: str, value) -> None:
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    build(kb)
+    build_site(kb)
+    _forge_state(kb / "site", field, value)
+    _append_to_meaning(_curated(kb)[0], "Edited.")
+    for _ in range(2):  # the first build drops the state; the next has a good one
+        build_site(kb)
+    assert _outside_full_text(_digest(kb / "site")) == _outside_full_text(_cold(kb, tmp_path))
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("records", {"a": 1}),
+        ("full_text", [1, 2]),
+        ("groups", {}),
+        ("limit_kb", "x"),
+        ("slots", None),
+        ("linked", {"x": 5}),
+    ],
+)
+def test_a_quick_state_of_wrong_types_takes_the_full_build(tmp_path, field, value):
+    """A state with the right version and checksum but a field of another type or shape
+    (written by hand, or by a bug) never stops a build: the full build runs, and keeps a
+    state anew."""
+    _forged_builds_as_cold(tmp_path, field, value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("value", WRONG, ids=repr)
+@pytest.mark.parametrize("field", STATE_FIELDS)
+def test_any_field_of_the_quick_state_of_any_wrong_type_takes_the_full_build(
+    tmp_path, field, value
+):
+    _forged_builds_as_cold(tmp_path, field, value)
+
+
+def test_a_quick_state_not_written_by_a_build_is_not_read(tmp_path):
+    kb = make_kb(tmp_path / "kb")
+    build_site(kb)
+    path = quick._state_path(kb / "site")
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 1  # one bit of it changed
+    path.write_bytes(bytes(data))
+    assert quick._load_state(kb / "site") is None

@@ -15,7 +15,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from errorkb import resources
+from errorkb import owned, resources
 from errorkb.site import urls
 
 # Pyodide's core files, served under /pyodide/
@@ -82,6 +82,10 @@ def fetch(into: Path | None = None, registry: str = REGISTRY, log=print) -> Path
     `into` (default: the cache folder). Returns the folder."""
     version, integrity = pinned()
     into = Path(into) if into else cache_folder()
+    try:  # before the download: a folder of someone else's files is never replaced
+        owned.refuse_unless_ours(into, "Pyodide's files", "--into")
+    except owned.NotOursError as exc:
+        raise PyodideError(str(exc)) from None
     url = f"{registry.rstrip('/')}/pyodide/-/pyodide-{version}.tgz"
     log(f"downloading {url}")
     import urllib.request  # here: with http and ssl, a tenth of the imports of every build
@@ -113,7 +117,8 @@ def _sha512(file) -> bytes:
 
 
 def _unpack(tarball, into: Path) -> None:
-    """The core files of npm's `package/` folder, into a new folder swapped in whole."""
+    """The core files of npm's `package/` folder, into a new folder swapped in whole by
+    rename (the folder it replaces was checked to be errorkb's before the download)."""
     into.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".pyodide-", dir=into.parent))
     try:
@@ -125,9 +130,8 @@ def _unpack(tarball, into: Path) -> None:
                     raise PyodideError(f"the tarball's package/{name} is not a file")
                 with source, open(staging / name, "wb") as out:
                     shutil.copyfileobj(source, out)
-        if into.exists():
-            shutil.rmtree(into)
-        staging.rename(into)
+        owned.mark(staging, "Pyodide's files, by errorkb fetch-pyodide")
+        owned.replace(staging, into)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

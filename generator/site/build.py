@@ -47,7 +47,7 @@ from pathlib import Path
 
 import orjson
 
-from errorkb import resources
+from errorkb import owned, resources
 from errorkb.content.load import ParseCache, fork_workers, load_content
 from errorkb.content.model import Content, Record
 from errorkb.progress import QUIET, Progress
@@ -194,7 +194,7 @@ def check_site(
     short = [url for url, _ in shortlinks.short_links(content)]  # the 404 page answers them
     found = list(check.link_problems(pages, files, short))
     found += check.budget_problems(
-        {urls.error(rid): manifest[urls.error(rid)][1] for rid in content.records}
+        {urls.error(rid): manifest[urls.error(rid)][1][0] for rid in content.records}
     )
     documents = [urls.error_json(rid) for rid in [*content.records, *content.aliases]]
     schema = json.loads((site / check.file_of(urls.schema())).read_bytes())
@@ -203,7 +203,7 @@ def check_site(
 
 
 def site_manifest(out: Path) -> dict[str, list]:
-    """url -> [key, size, facts] of each file of the site built into `out` (empty if none)."""
+    """url -> [key, stamp, facts] of each file of the site built into `out` (empty if none)."""
     return _read_manifest(out, out)
 
 
@@ -700,7 +700,16 @@ def _index_full_text(writer: "Writer", page_urls: list[str], folder: str) -> Non
 # Writing -----------------------------------------------------------------------------------
 
 
-Entry = tuple[str, int, "check.Facts | None"]  # a file's manifest entry: key, size, facts
+# A file's stamp: its size and modification time, as the writer left it. A file deleted,
+# truncated or written into since (by hand: the writer never opens a file it made) no longer
+# has it, and is made anew rather than published.
+Stamp = tuple[int, int]
+Entry = tuple[str, Stamp, "check.Facts | None"]  # a file's manifest entry: key, stamp, facts
+
+
+def _stamp(path: str | Path) -> Stamp:
+    st = os.lstat(path)
+    return st.st_size, st.st_mtime_ns
 
 
 class Writer:
@@ -716,9 +725,9 @@ class Writer:
     ):
         self.root = root
         self._root_prefix = os.fspath(root) + "/"
-        self.kept = kept  # url -> [key, size, facts] already in root
+        self.kept = kept  # url -> [key, stamp, facts] already in root
         self.live_site = live_site
-        self.live = live  # url -> [key, size, facts] of the live site
+        self.live = live  # url -> [key, stamp, facts] of the live site
         self.others = others  # files in root that are not ours (a host site's): never replaced
         self.manifest: dict[str, Entry] = {}
         self.rendered = 0
@@ -731,7 +740,7 @@ class Writer:
     @property
     def size(self) -> int:
         """Bytes written (a class attribute named `bytes` would hide the type)."""
-        return sum(entry[1] for entry in self.manifest.values())
+        return sum(entry[1][0] for entry in self.manifest.values())
 
     def write(self, url: str, body: bytes, key: str, facts: "check.Facts | None" = None) -> None:
         """A new file (`facts`: those of `body`, where a worker took them already)."""
@@ -743,7 +752,7 @@ class Writer:
         else:
             path = self._create(url, lambda path: _write_new(path, body))
         self._last_written = (body, path)
-        self.manifest[url] = (key, len(body), facts or check.facts(url, body))
+        self.manifest[url] = (key, _stamp(path), facts or check.facts(url, body))
         self.rendered += 1
 
     def twin(self) -> "Writer":
@@ -760,18 +769,18 @@ class Writer:
         installs of the same package): kept, linked from the live site, or copied."""
         key = _digest(source)
         if not self.reuse([url], key):
-            self._create(url, functools.partial(_copy_new, source))
+            path = self._create(url, functools.partial(_copy_new, source))
             body = source.read_bytes() if check.described(url) else b""
-            self.manifest[url] = (key, source.stat().st_size, check.facts(url, body))
+            self.manifest[url] = (key, _stamp(path), check.facts(url, body))
             self.rendered += 1
 
     def reuse(self, url_list: list[str], key: str) -> bool:
         """True when these outputs are already current here, or now linked from the live site.
-        A manifest is trusted only for files still there with their size: someone may have
-        deleted or truncated one since."""
+        A manifest is trusted only for files still there with their stamp: someone may have
+        deleted, truncated or written into one since."""
         if _current(self.root, self.kept, url_list, key):
             for url in url_list:
-                self.manifest[url] = (key, *self.kept[url][1:])  # its size and facts
+                self.manifest[url] = (key, *self.kept[url][1:])  # its stamp and facts
             return True
         if self.live_site is None or not _current(self.live_site, self.live, url_list, key):
             return False
@@ -791,7 +800,7 @@ class Writer:
             if known.get(folder + TREE, (None,))[0] == key:
                 names = [u for u in known if u.startswith(folder) and not u.endswith(TREE)]
                 if self.reuse(names, key):
-                    self.manifest[folder + TREE] = (key, 0, None)
+                    self.manifest[folder + TREE] = (key, (0, 0), None)  # no file of its own
                     return True
         return False
 
@@ -801,9 +810,9 @@ class Writer:
             if path.is_file():
                 url = "/" + path.relative_to(self.root).as_posix()
                 facts = check.facts(url, path.read_bytes()) if check.described(url) else None
-                self.manifest[url] = (key, path.stat().st_size, facts)
+                self.manifest[url] = (key, _stamp(path), facts)
                 self.rendered += 1
-        self.manifest[folder + TREE] = (key, 0, None)
+        self.manifest[folder + TREE] = (key, (0, 0), None)  # no file of its own
 
     def finish(self) -> None:
         """Remove what the spare held but this site no longer has."""
@@ -851,7 +860,7 @@ class Writer:
 
 def _current(root: Path, known: dict, url_list: list[str], key: str) -> bool:
     """Whether `known` (a manifest of root) has these URLs at this key, and their files are
-    there with the size it says. (A plain string path: this runs for every output of every
+    there with the stamp it says. (A plain string path: this runs for every output of every
     build, and pathlib's objects cost more than the lstat.)"""
     base = os.fspath(root) + "/"
     for url in url_list:
@@ -859,11 +868,27 @@ def _current(root: Path, known: dict, url_list: list[str], key: str) -> bool:
         if entry is None or entry[0] != key:
             return False
         try:
-            if os.lstat(base + safe_output_path(url)).st_size != entry[1]:
-                return False
+            st = os.lstat(base + safe_output_path(url))
         except OSError:
             return False
+        if (st.st_size, st.st_mtime_ns) != entry[1]:
+            return False
     return True
+
+
+def damaged(root: Path, known: "Keys", url_list: Iterable[str]) -> list[str]:
+    """The URLs among these whose files in root are gone or not as `known` stamped them."""
+    base = os.fspath(root) + "/"
+    found = []
+    for url in url_list:
+        try:
+            st = os.lstat(base + safe_output_path(url))
+        except OSError:
+            found.append(url)
+            continue
+        if (st.st_size, st.st_mtime_ns) != known[url][1]:
+            found.append(url)
+    return found
 
 
 def _digest(path: Path) -> str:
@@ -1013,7 +1038,7 @@ def _fact_shard(url: str) -> int:
 
 
 def _read_manifest(folder: Path, out: Path) -> dict[str, list]:
-    """url -> [key, size, facts] of the files a site folder holds (empty: none known)."""
+    """url -> [key, stamp, facts] of the files a site folder holds (empty: none known)."""
     keys = _read_keys(folder, out)
     path = _manifest_path(folder, out)
     if not keys or path is None:
@@ -1032,17 +1057,17 @@ def _read_manifest(folder: Path, out: Path) -> dict[str, list]:
     }
 
 
-def _read_keys(folder: Path, out: Path) -> dict[str, tuple[str, int]]:
-    """url -> (key, size) of the files a site folder holds (empty: none known)."""
+def _read_keys(folder: Path, out: Path) -> "Keys":
+    """url -> (key, stamp) of the files a site folder holds (empty: none known)."""
     return _read_keys_file(folder, out)[0]
 
 
-# A keys file: marshal of (keys, spare). `keys`: url -> (key, size). `spare`: how the folder
+# A keys file: marshal of (keys, spare). `keys`: url -> (key, stamp). `spare`: how the folder
 # the build swapped out (the spare from then on) differs, so that the next quick rebuild need
-# not read its manifest: (the stamp of its keys file, {url: its (key, size), None where it
+# not read its manifest: (the stamp of its keys file, {url: its (key, stamp), None where it
 # has no file}), or None.
-Keys = dict[str, tuple[str, int]]
-Delta = dict[str, tuple[str, int] | None]  # url -> another folder's entry, None: no file
+Keys = dict[str, tuple[str, Stamp]]
+Delta = dict[str, tuple[str, Stamp] | None]  # url -> another folder's entry, None: no file
 SpareDelta = tuple[tuple, Delta] | None
 
 
@@ -1071,7 +1096,7 @@ def _keys_stamp(folder: Path, out: Path) -> tuple:
 
 
 def _differences(keys: dict, other: dict) -> Delta:
-    """url -> other's (key, size), or None where other has no such URL, for each URL at which
+    """url -> other's (key, stamp), or None where other has no such URL, for each URL at which
     the two differ. An entry that is other's own object is equal unlooked at: a quick
     rebuild's manifest is a copy of the live site's but for what it changed."""
     delta: Delta = {}
@@ -1185,16 +1210,13 @@ def _own_site(out: Path) -> dict[str, list]:
     legacy = path is not None and path.with_suffix(".json").is_file()  # before keys and facts
     _prune_manifests(out)
     manifest = _read_manifest(out, out)
-    if manifest or _read_keys(out, out) or not out.exists():
-        return manifest
-    if legacy or (out / LEGACY_MANIFEST).is_file():
-        return {}  # built by an older errorkb: ours, though none of its files is trusted
-    if out.is_dir() and not any(out.iterdir()):
-        return {}
-    raise NotOurSiteError(
-        f"{out} exists and is not a site errorkb built (it has no build manifest): "
-        "errorkb would replace its files. Build into a new or empty folder, or remove it first."
-    )
+    if manifest or _read_keys(out, out) or legacy or (out / LEGACY_MANIFEST).is_file():
+        return manifest  # built by errorkb (an older one, perhaps, without the marker)
+    try:
+        owned.refuse_unless_ours(out, "the built site", "--out")
+    except owned.NotOursError as exc:
+        raise NotOurSiteError(str(exc)) from None
+    return {}
 
 
 def load_assets(templates: Path, content: Content) -> dict[str, bytes]:
@@ -1249,8 +1271,13 @@ def _spare(out: Path, live: Keys | None = None, delta: Delta | None = None) -> t
     else:
         kept = _read_keys(spare, out) if delta is None else _patched(live, delta)
     if spare.exists() and not kept:
+        try:  # a folder of that name that errorkb did not make is someone's: never deleted
+            owned.refuse_unless_ours(spare, f"the spare copy of {out}", "--out")
+        except owned.NotOursError as exc:
+            raise NotOurSiteError(str(exc)) from None
         _discard(spare)  # half-made by a killed build: unknown content
     spare.mkdir(exist_ok=True)
+    owned.mark(spare, "a site errorkb builds, or its spare copy")
     _forget_manifest(spare, out)  # from here on, the spare is being changed
     return spare, kept
 

@@ -30,7 +30,7 @@ class OnDemand:
                 for url in url_list:
                     self._records[urls.output_path(url)] = (rid, part, current)
         self._vendored = {urls.output_path(url): source for url, source in plan.vendored}
-        self._sizes = {urls.output_path(url): entry[1] for url, entry in built.items()}
+        self._sizes = {urls.output_path(url): entry[1][0] for url, entry in built.items()}
         self._made: dict[str, bytes] = {}  # rendered records' files
         self._shared: dict[str, Callable[[], bytes]] = {}  # the producers' files met so far
         self._producers = list(reversed(plan.producers().values()))  # not read through yet

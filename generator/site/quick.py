@@ -12,13 +12,14 @@ writes into the spare site and swaps it in, as the full build does, and keeps th
 manifest, so either may follow the other.
 """
 
+import hashlib
 import json
 import marshal
 import re
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from errorkb.content.load import MAX_FILE_KB, ParseCache, list_records, load_some
 from errorkb.content.model import Content, ContentError, Record
@@ -88,7 +89,14 @@ def build_site(
     with build._collector_paused():  # the state's and the listing's many small objects
         state = _load_state(out) if project is None else None
         if plan is None and state is not None and not checked:
-            result = rebuild(root, out, log, state)
+            try:
+                result = rebuild(root, out, log, state)
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+                # A state of the right version and checksum that the code cannot use: the
+                # full build makes the site, and a state anew.
+                result = None
+                if log:
+                    log(f"the quick rebuild's state could not be used ({exc!r}): full build")
             if result is not None:
                 return result
     plan = plan or build.load_plan(root, cache, progress, project)
@@ -101,6 +109,8 @@ def build_site(
     if plan.inputs is not None and project is None and result.indexed is not None:
         with build._collector_paused():  # its many small objects would set off a collection
             save_state(plan, out, result.indexed)
+    if checked:  # the spare made whole too: a file of it damaged by hand is remade now
+        prepare_spare(out)
     return result
 
 
@@ -206,6 +216,10 @@ def rebuild(
     if len(edited) > MOST_EDITS:
         return None
     ids = [state.records[rel][1] for rel in edited]
+    if not ids and (unchanged := _intact(out, state, started)) is not None:
+        if log:  # nothing swapped in: the spare may hold an older site
+            log(f"nothing changed, and all {unchanged.files} files are as built: {out}")
+        return unchanged
     loaded = _load(root, state, listed, edited, ids)
     if loaded is None:
         return None
@@ -230,6 +244,20 @@ def rebuild(
             f"in {result.seconds:.2f} s: {out}"
         )
     return result
+
+
+def _intact(out: Path, state: State, started: float) -> "build.BuildResult | None":
+    """The live site as it is, when no record changed and every file of it is there as its
+    build stamped it; None where one is not (the rebuild then makes the site whole)."""
+    live = build._read_keys(out, out)
+    if not live or _site_stamp(out) != state.site:
+        return None
+    if build.damaged(out, live, (url for url in live if not url.endswith(build.TREE))):
+        return None
+    files = sum(1 for url in live if not url.endswith(build.TREE))
+    size = sum(entry[1][0] for entry in live.values())
+    elapsed = time.perf_counter() - started
+    return build.BuildResult(out, files, size, len(state.records), elapsed, 0, [])
 
 
 def _load(
@@ -478,9 +506,10 @@ def _live(writer: "build.Writer", url: str) -> bytes:
 
 def _following(out: Path) -> "build.Writer | None":
     """A writer into the spare site, made to hold what the live site holds: the files the
-    last build changed linked from it, the others kept (the full-text index is left to
-    update_full_text). None where there is no live site, or it lost one of those files
-    (the spare's manifest is forgotten: the next build makes it anew)."""
+    last build changed linked from it, the others kept once each is seen to be as it was
+    stamped (the full-text index is left to update_full_text). None where there is no live
+    site, or a file is in neither folder as stamped (the spare's manifest is forgotten: the
+    next build makes it anew)."""
     live, spare_delta = build._read_keys_file(out, out)
     if not live:
         return None
@@ -504,6 +533,10 @@ def _following(out: Path) -> "build.Writer | None":
     if trees:  # left to update_full_text
         for url in [url for url in live if url.startswith(trees)]:
             del writer.manifest[url]
+    differing_urls = {url for url, _ in differing}
+    kept_urls = (url for url in writer.manifest if url not in differing_urls)
+    for url in build.damaged(spare, live, kept_urls):
+        differing.add((url, live[url]))  # deleted or altered by hand since: from the live
     for url, entry in differing:
         if not url.startswith(trees) and not writer.reuse([url], entry[0]):
             return None
@@ -561,19 +594,48 @@ def _dumps(state: State) -> bytes:
         frozen = [listing if name == "listing" else getattr(state, name) for name in _FROZEN]
         state.frozen = marshal.dumps(frozen)
     changing = [getattr(state, name) for name in _CHANGING]
-    return marshal.dumps((VERSION, *changing, state.frozen))
+    body = marshal.dumps((VERSION, *changing, state.frozen))
+    return _checksum(body) + body
+
+
+def _checksum(body: bytes) -> bytes:
+    """The state's own hash, ahead of it: a state written by anything but a build (a disk
+    that filled, a hand, another tool) is not read (a few ms for its megabytes)."""
+    return hashlib.blake2b(body, digest_size=_CHECKSUM).digest()
+
+
+_CHECKSUM = 16
 
 
 def _load_state(out: Path) -> State | None:
     try:
-        version, *changing, frozen = marshal.loads(_state_path(out).read_bytes())
+        data = _state_path(out).read_bytes()
+        body = data[_CHECKSUM:]
+        if data[:_CHECKSUM] != _checksum(body):
+            return None
+        version, *changing, frozen = marshal.loads(body)
         if version != VERSION:
             return None
         fixed = dict(zip(_FROZEN, marshal.loads(frozen), strict=True))
         fixed["listing"] = Listing(*fixed["listing"])
-        return State(**fixed, **dict(zip(_CHANGING, changing, strict=True)), frozen=frozen)
+        state = State(**fixed, **dict(zip(_CHANGING, changing, strict=True)), frozen=frozen)
+        return state if _shaped(state) else None
     except Exception:  # none, or from another version: the full build
         return None
+
+
+def _shaped(state: State) -> bool:
+    """Whether each field of the state and of its listing is of its type (the entries are
+    left to the rebuild, which takes the full build on any it cannot use)."""
+    return _typed(state) and _typed(state.listing)
+
+
+def _typed(data: "State | Listing") -> bool:
+    for f in fields(data):
+        kind: Any = Listing if f.type == "Listing" else f.type
+        if not isinstance(getattr(data, f.name), getattr(kind, "__origin__", kind)):
+            return False
+    return True
 
 
 def _state_path(out: Path) -> Path:
