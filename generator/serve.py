@@ -5,8 +5,9 @@ page is rendered on request (generator/site/ondemand.py), while the build runs i
 background at a lower priority.
 
 It sends the headers the site's _headers file gives static hosts, answers only with files
-inside the site (a malformed path gets a 400, anything else missing a 404), and while the
-last build failed, shows why at the top of every page it serves.
+inside the site, applies the site's _redirects as Netlify does and sends an address written
+in capitals to its lower case (a malformed path gets a 400, anything else missing a 404),
+and while the last build failed, shows why at the top of every page it serves.
 """
 
 import functools
@@ -116,25 +117,128 @@ def site_file(site: Path, url_path: str) -> Path | None:
     return None
 
 
-def redirects(site: Path) -> dict[str, str]:
-    """The site's _redirects rules (source -> target), as Netlify and Cloudflare Pages apply
-    them where no file answers; read again when the file changes."""
+class Redirects:
+    """A _redirects file's rules, applied as Netlify does where no file answers: the first
+    rule that matches wins; `:name` stands for one segment of the address, a closing `*` for
+    the rest of it (`:splat`); a trailing slash does not count."""
+
+    def __init__(self, text: str):
+        # The short links are thousands of plain addresses: looked up, not walked.
+        self.exact: dict[str, tuple[int, str, int]] = {}  # source -> (line, target, status)
+        self.patterns: list[tuple[int, list[str], str, int]] = []
+        for order, fields in enumerate(row.split() for row in text.splitlines()):
+            if len(fields) < 2 or fields[0].startswith("#"):
+                continue
+            source, target, status = fields[0], fields[1], int(fields[2]) if fields[2:] else 301
+            if ":" in source or "*" in source:
+                self.patterns.append((order, _segments(source), target, status))
+            else:
+                self.exact.setdefault(_unslashed(source), (order, target, status))
+
+    def find(self, path: str) -> tuple[str, int] | None:
+        """(target, status) of the first rule that matches the address `path`, or None."""
+        exact = self.exact.get(_unslashed(path))
+        asked = _segments(path)
+        for line, source, target, status in self.patterns:
+            if exact is not None and exact[0] < line:
+                break
+            if (values := _match(source, asked)) is not None:
+                return re.sub(r":(\w+)", lambda m: values.get(m[1], m[0]), target), status
+        return None if exact is None else exact[1:]
+
+
+def _unslashed(path: str) -> str:
+    return path.rstrip("/") or "/"
+
+
+def _segments(path: str) -> list[str]:
+    return _unslashed(path).split("/")
+
+
+def _match(source: list[str], asked: list[str]) -> dict[str, str] | None:
+    """The values of a rule's placeholders in an address, or None when it does not match."""
+    values = {}
+    for i, part in enumerate(source):
+        if part == "*" and i == len(source) - 1:
+            values["splat"] = "/".join(asked[i:])
+            return values
+        if i >= len(asked) or not (part.startswith(":") or part == asked[i]):
+            return None
+        if part.startswith(":"):
+            values[part[1:]] = asked[i]
+    return values if len(asked) == len(source) else None
+
+
+def redirects(site: Path) -> Redirects:
+    """The site's _redirects rules; read again when the file changes."""
     path = site / urls.output_path(urls.redirects_file())
     try:
         st = path.stat()
     except OSError:
-        return {}
+        return Redirects("")
     return _read_redirects(path, st.st_mtime_ns, st.st_size)
 
 
 @functools.lru_cache(maxsize=2)
-def _read_redirects(path: Path, mtime_ns: int, size: int) -> dict[str, str]:
-    rules: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        fields = line.split()
-        if len(fields) >= 2 and not line.startswith("#"):
-            rules.setdefault(fields[0], fields[1])
-    return rules
+def _read_redirects(path: Path, mtime_ns: int, size: int) -> Redirects:
+    return Redirects(path.read_text(encoding="utf-8"))
+
+
+class BuiltFiles:
+    """The built site's files by their address, as `other_form` reads them."""
+
+    def __init__(self, site: Path):
+        self.site = site
+
+    def has(self, url_path: str) -> bool:
+        return site_file(self.site, url_path) is not None
+
+    def read(self, url_path: str) -> bytes | None:
+        target = site_file(self.site, url_path)
+        try:
+            return target.read_bytes() if target is not None else None
+        except OSError:  # a folder, or a file a build removed since
+            return None
+
+    def rules(self) -> Redirects:
+        return redirects(self.site)
+
+
+class PendingFiles:
+    """The files of the site its first build is making, by their address, likewise."""
+
+    def __init__(self, pending: OnDemand):
+        self.pending = pending
+
+    def has(self, url_path: str) -> bool:
+        return self.pending.locate(plain_path(url_path).lstrip("/")) is not None
+
+    def read(self, url_path: str) -> bytes | None:
+        return self.pending.get(plain_path(url_path).lstrip("/"))
+
+    def rules(self) -> Redirects:
+        return _rules_of(self.pending.get(urls.output_path(urls.redirects_file())) or b"")
+
+
+@functools.lru_cache(maxsize=2)
+def _rules_of(text: bytes) -> Redirects:
+    return Redirects(text.decode())
+
+
+def other_form(files: BuiltFiles | PendingFiles, url_path: str) -> tuple[int, str] | None:
+    """How the site answers an address that no file has: (3xx, where to) to redirect,
+    (status, a file's address) to send that file, or None. The address in lower case first,
+    where that answers (the site writes every address so; ids are typed in capitals too),
+    then its rule in _redirects."""
+    lower = url_path.lower()
+    if lower != url_path and (files.has(lower) or other_form(files, lower)):
+        return 301, lower
+    found = files.rules().find(url_path)
+    if found is None:
+        return None
+    target, status = found
+    # A rewrite to no file is not applied, as `netlify dev` does: the address stays missing.
+    return (status, target) if status // 100 == 3 or files.has(target) else None
 
 
 _BODY_TAG = re.compile(rb"<body\b[^>]*>", re.IGNORECASE)
@@ -178,8 +282,8 @@ class SiteHandler(SimpleHTTPRequestHandler):
         except BadPath as exc:
             self.send_error(400, f"Bad path: {exc}")
             return None
-        if target is None and (moved := redirects(site).get(url_path)):
-            return self._redirect(moved + mark + query)
+        if target is None:
+            return self._other_form(BuiltFiles(site), url_path, mark + query)
         try:
             body = target.read_bytes() if target is not None else None
         except OSError:  # a folder, or a file a build removed since
@@ -201,11 +305,28 @@ class SiteHandler(SimpleHTTPRequestHandler):
         found = pending.locate(path)
         if found is not None and found != path:  # a folder: its slash form
             return self._redirect(url_path + "/" + query)
-        body = pending.body(path) if found else None
+        if found is None:
+            return self._other_form(PendingFiles(pending), url_path, query)
+        body = pending.body(path)
         if body is None:
             self.send_error(404)
             return None
         return self._send_body(200, self.guess_type("/" + path), body)
+
+    def _other_form(self, files: BuiltFiles | PendingFiles, url_path: str, query: str):
+        """An address no file answers: redirected, rewritten or not found (other_form)."""
+        answer = other_form(files, url_path)
+        if answer is None:
+            self.send_error(404)
+            return None
+        status, where = answer
+        if status // 100 == 3:
+            return self._redirect(where + query, status)
+        body = files.read(where)
+        if body is None:  # a folder, or a file a build removed since
+            self.send_error(404)
+            return None
+        return self._send_body(status, self.guess_type(where), body)
 
     def _send_body(self, code: int, ctype: str, body: bytes):
         if ctype.startswith("text/html"):
@@ -216,8 +337,8 @@ class SiteHandler(SimpleHTTPRequestHandler):
         self.end_headers()
         return io.BytesIO(body)  # what send_head's callers copy out and close
 
-    def _redirect(self, location: str):
-        self.send_response(301)
+    def _redirect(self, location: str, status: int = 301):
+        self.send_response(status)
         self.send_header("Location", location)
         self.send_header("Content-Length", "0")
         self.end_headers()

@@ -175,8 +175,10 @@ RESPONSES = [
     ("GET", f"/errors/{A1}", 301),
     ("GET", "/assets/style.css", 200),
     ("GET", f"/api/errors/{A1}.json", 200),
-    ("GET", f"/api/errors/{A1}", 404),  # no extensionless twin: one file a record
-    ("GET", "/e/00000000/", 404),  # no short link shared by several ids: the 404 page lists them
+    ("GET", f"/api/errors/{A1}", 200),  # no extensionless twin: the .json file answers it
+    ("GET", f"/api/errors/{A1.upper()}.json", 301),  # to the address in lower case
+    ("GET", "/e/00000000/", 301),  # a prefix several ids share: the 404 page there lists them
+    ("GET", "/errors/00000000/", 404),
     ("GET", "/api/schema/error.json", 200),
     ("GET", "/api/nowhere.json", 404),
     ("GET", "/nowhere/", 404),
@@ -467,6 +469,8 @@ BEFORE_BUILD = [
     f"/errors/{A1}",
     f"/api/errors/{A1}.json",
     f"/api/errors/{A1}",
+    f"/errors/{A1.upper()}/",  # to the page's address in lower case
+    f"/api/errors/{A1}0",  # the API's JSON 404: a rewrite to no file is not applied
     f"/cards/{A1}.png",
     "/api/schema/error.json",
     "/projects/demo/",

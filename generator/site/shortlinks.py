@@ -2,10 +2,11 @@
 the id lists the 404 page reads to send an id typed in capitals, cut short or mistyped to its
 page (or to the nearest ids).
 
-Short links are one file, not a folder each: `_redirects`, which Netlify and Cloudflare Pages
-serve as real redirects (query string kept, so the values in the address reach the page, and
-link previews follow them to the page's own tags). On hosts without it (GitHub Pages) the
-404 page finds the id in the address and goes to its page, values and all."""
+Short links are one file, not a folder each: `_redirects` (with the rules for the other
+forms of an error's addresses), which Netlify and Cloudflare Pages serve as real redirects
+(query string kept, so the values in the address reach the page, and link previews follow
+them to the page's own tags). On hosts without it (GitHub Pages) the 404 page finds the id
+in the address and goes to its page, values and all."""
 
 import functools
 import hashlib
@@ -35,12 +36,27 @@ def short_links(content: Content) -> Iterator[tuple[str, str]]:
 
 
 def redirects_file(content: Content) -> bytes:
-    """`_redirects`: one permanent redirect a short link."""
-    lines = ["# Short links: /e/<the first 8 hex digits of an error's id>/ (errorkb)"]
+    """`_redirects`, in the syntax Netlify and Cloudflare Pages read (`serve` applies it too):
+    the first rule that matches an address no file answers wins; `:id` is one segment of
+    the address, `*` the rest of it; a trailing slash does not count; 200 serves the target
+    under the address asked, 404 serves it as not found, 301 redirects, query kept."""
+    lines = [
+        "# An error's JSON without .json, as users write it: the same file (errorkb)",
+        f"{urls.error_json_bare(':id')} {urls.error_json(':id')} 200",
+        "# Anything else under the API: its JSON not-found answer",
+        f"{urls.api()}* {urls.api_not_found()} 404",
+        "# Short links: /e/<the first 8 hex digits of an error's id>/",
+    ]
     # The explained records' first: a host that takes only so many rules (Cloudflare Pages:
     # 2,000) keeps those most linked, and the 404 page answers the rest.
     links = sorted(short_links(content), key=lambda link: not content.records[link[1]].curated)
     lines += [f"{url} {urls.error(rid)} 301" for url, rid in links]
+    # After them, /e/ with a whole id or a prefix of several: the error page's address (or
+    # the 404 page there, which lists the nearest ids).
+    lines += [
+        "# /e/<a whole id>/, or a prefix several share",
+        f"{urls.short(':id')} {urls.error(':id')} 301",
+    ]
     return ("\n".join(lines) + "\n").encode()
 
 

@@ -104,6 +104,12 @@ def error_json(record_id: str) -> str:
     return _api(f"/api/errors/{record_id}.json")
 
 
+def error_json_bare(record_id: str) -> str:
+    """The error's JSON without ".json", as users write it: never written, answered as
+    error_json is (a rewrite in _redirects and in `serve`)."""
+    return _api(f"/api/errors/{record_id}")
+
+
 def project(key: str) -> str:
     return _page(f"/projects/{key}/")
 
@@ -243,7 +249,8 @@ def service_worker() -> str:
 
 
 def redirects_file() -> str:
-    """Redirects, for static hosts that read a _redirects file (the short links)."""
+    """Redirects and rewrites, for static hosts that read a _redirects file (the short links,
+    the other forms of an error's addresses, the API's not-found answer)."""
     return _file("/_redirects")
 
 
