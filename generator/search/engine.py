@@ -36,8 +36,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import orjson
-
 from errorkb import projects
 from errorkb.content import template
 from errorkb.site import urls
@@ -381,6 +379,8 @@ def shard_of(word: str, shards: int) -> int:
 
 def _dumps(doc: object) -> bytes:
     """Compact JSON (what a query downloads is the budget) with sorted keys: deterministic."""
+    import orjson  # the writer's alone: the query side (the issue bot) is stdlib only
+
     return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)  # as json.dumps's, 3x faster
 
 
