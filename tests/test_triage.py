@@ -11,9 +11,11 @@ from urllib.parse import unquote
 import pytest
 
 from errorkb import cli
+from errorkb.serve import make_server
+from errorkb.site.build import build
 from errorkb.triage import comment, extract, github, triage
 from errorkb.triage import site as sites
-from tests.conftest import serve_in_thread
+from tests.conftest import make_kb, serve_in_thread
 
 ISSUE = 7
 TEMPLATE = """### Your current environment
@@ -352,8 +354,35 @@ def test_the_bot_never_answers_its_own_comment(api, tmp_path, fixture_site):
 # --- a published site ---------------------------------------------------------------------
 
 
-def test_index_over_http_is_cached(fixture_site, serve_site, tmp_path):
-    base = serve_site(fixture_site)
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    """The fixture knowledge base as published at a local address (its base_url): the
+    address."""
+    tmp = tmp_path_factory.mktemp("published")
+    server = local_host(tmp / "site")
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    kb = make_kb(tmp / "kb")
+    settings = kb / "content" / "site.yaml"
+    settings.write_text(settings.read_text().replace("https://kb.example.org", base))
+    build(kb, tmp / "site")
+    yield base
+    server.shutdown()
+    server.server_close()
+
+
+def local_host(folder) -> ThreadingHTTPServer:
+    """A server of what will be in the folder (the port is known before the site is built)."""
+    server = make_server(folder, "127.0.0.1", 0)
+    serve_in_thread(server)
+    return server
+
+
+def links(markdown: str) -> list[str]:
+    return re.findall(r"\]\(([^)]*)\)", markdown)
+
+
+def test_index_over_http_is_cached(published, tmp_path):
+    base = published
     first = sites.from_url(base + "/search/index.json", tmp_path)
     assert [f.result.id for f in triage(body(), first)] == ["00000000000000a1"]
     kept = len(list(next(tmp_path.iterdir()).iterdir()))
@@ -387,3 +416,116 @@ def test_the_action_runs_a_command_errorkb_has():
     assert args.func is cli.cmd_triage and args.post and args.label == "errorkb: matched"
     assert args.index == "https://errorkb.dev/search/index.json"
     assert set(step["env"]) >= {"GITHUB_TOKEN"} and "${{ inputs" not in step["run"]
+
+
+def test_a_site_under_a_sub_path_is_read_and_linked_there(tmp_path):
+    """A Material site at /server/ (as vLLM's docs are at /en/latest/), the knowledge base
+    its errors/ section: the documents come from its API and the links are absolute."""
+    from tests.test_mkdocs import built, host_site, mkdocs_build
+
+    server = local_host(tmp_path / "www")
+    base = f"http://127.0.0.1:{server.server_address[1]}/server/"
+    config = host_site(tmp_path / "docs", {})
+    config.write_text(config.read_text().replace("https://docs.example.org/server/", base))
+    built(mkdocs_build(config, tmp_path / "www" / "server", tmp_path))
+    try:
+        site = sites.from_url(base + "errors/search/index.json", tmp_path / "cache")
+        found = triage(body(), site)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [f.document and f.document["id"] for f in found] == ["00000000000000a1"]
+    page = base + "errors/00000000000000a1.html?count=10&group_size=3"
+    assert links(comment.render(found)) == [page]
+
+
+# --- an index it cannot read --------------------------------------------------------------
+
+
+def _index_with(fixture_site, **changes) -> bytes:
+    index = json.loads((fixture_site / "search" / "index.json").read_text())
+    index.update(changes)
+    return json.dumps({k: v for k, v in index.items() if v is not None}).encode()
+
+
+BAD_INDEXES = {
+    "an empty object": (lambda site: b"{}", "no format version"),
+    "a list": (lambda site: b"[1,2,3]", "no format version"),
+    "a string": (lambda site: b'"x"', "no format version"),
+    "not JSON": (lambda site: b"{not json", "not JSON"),
+    "nested 100k deep": (lambda site: b"[" * 100_000 + b"]" * 100_000, "not JSON"),
+    "another format": (lambda site: _index_with(site, version=1), "format 1; this errorkb"),
+    "a version of another type": (lambda site: _index_with(site, version="2"), "no format"),
+    "other rules": (
+        lambda site: _index_with(site, rules={"prefix": "x"}),
+        "other matching rules (rules)",
+    ),
+    "no shards": (lambda site: _index_with(site, shards=None), "'shards' is no power of two"),
+    "shards as text": (lambda site: _index_with(site, shards="8"), "'shards'"),
+    "shards as a bool": (lambda site: _index_with(site, shards=True), "'shards'"),
+    "no page": (lambda site: _index_with(site, page=0), "'page' is no count"),
+    "a words URL of another type": (lambda site: _index_with(site, words_url=[1]), "'words_url'"),
+    "a relative page URL": (
+        lambda site: _index_with(site, page_url="/errors/{}/"),
+        "'page_url' is no absolute http(s) URL",
+    ),
+    "a page URL without the id": (
+        lambda site: _index_with(site, page_url="https://kb.example.org/"),
+        "no place for the record's id",
+    ),
+    "no API base": (lambda site: _index_with(site, api_base=None), "'api_base'"),
+    "an API base without a host": (
+        lambda site: _index_with(site, api_base="https:///api/"),
+        "'api_base'",
+    ),
+    "an API base of a broken address": (
+        lambda site: _index_with(site, api_base="http://[::1/api/"),
+        "'api_base'",
+    ),
+    "hints as a list": (lambda site: _index_with(site, hints=[]), "'hints'"),
+    "a hint that is no pattern": (lambda site: _index_with(site, hints={"Demo": "("}), "'hints'"),
+    "programs of another shape": (
+        lambda site: _index_with(site, programs={"Demo": {"key": 1}}),
+        "'programs'",
+    ),
+}
+
+
+@pytest.fixture
+def bad_site(tmp_path, fixture_site, request):
+    """The fixture site with its index.json replaced by one of BAD_INDEXES: (folder, why)."""
+    make, why = BAD_INDEXES[request.param]
+    folder = tmp_path / "site"
+    (folder / "search").mkdir(parents=True)
+    (folder / "search" / "index.json").write_bytes(make(fixture_site))
+    return folder, why
+
+
+def _one_line_error(err: str, why: str, prefix: str = "") -> None:
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"{prefix}errorkb triage: ") and why in err, err
+
+
+@pytest.mark.parametrize("bad_site", list(BAD_INDEXES), indirect=True)
+def test_an_index_it_cannot_read_is_one_line_and_exit_2(bad_site, capsys, monkeypatch):
+    folder, why = bad_site
+    monkeypatch.setattr("sys.stdin", _Stdin(body()))
+    assert cli.main(["triage", "--site", str(folder)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    _one_line_error(err, why)
+
+
+@pytest.mark.parametrize("bad_site", list(BAD_INDEXES), indirect=True)
+def test_posting_from_an_index_it_cannot_read_fails_the_run_and_asks_nothing(
+    bad_site, api, tmp_path, capsys
+):
+    folder, why = bad_site
+    assert run_event(tmp_path, folder, "opened", body()) == 2
+    assert api.requests == []
+    _one_line_error(capsys.readouterr().err, why, "::error::")
+
+
+def test_a_published_index_it_cannot_read_is_one_line_too(published, tmp_path, capsys):
+    with pytest.raises(sites.BadIndex, match="not JSON"):  # the site's 404 page
+        sites.from_url(published + "/search/", tmp_path)
