@@ -186,10 +186,13 @@ class _Stdin:
 
 
 class FakeGitHub(ThreadingHTTPServer):
-    """Issue comments and labels of one repository, and every request made."""
+    """Issue comments and labels of one repository, and every request made. The token is
+    the workflow's own (`login` None: it may not ask GET /user, and posts as the Actions
+    bot) or a person's (`login`: theirs)."""
 
     def __init__(self):
         super().__init__(("127.0.0.1", 0), _Handler)
+        self.login: str | None = None
         self.requests: list[tuple[str, str, object]] = []
         self.comments: dict[int, dict] = {}
         self.labels: set[str] = set()
@@ -199,6 +202,18 @@ class FakeGitHub(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
+
+    @property
+    def user(self) -> dict:
+        """Who the token posts as."""
+        if self.login is None:
+            return {"login": github.ACTIONS_LOGIN, "type": "Bot"}
+        return {"login": self.login, "type": "User"}
+
+    def add(self, body: str, user: dict) -> dict:
+        self.next_id += 1
+        self.comments[self.next_id] = {"id": self.next_id, "body": body, "user": user}
+        return self.comments[self.next_id]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -227,13 +242,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self._answer(status, {"message": "slow down"}, headers)
         base = f"/repos/org/repo/issues/{ISSUE}"
         path = self.path.split("?")[0]
+        if self.command == "GET" and path == "/user":
+            if fake.login is None:
+                return self._answer(403, {"message": "Resource not accessible by integration"})
+            return self._answer(200, fake.user)
         if self.command == "GET" and path == base + "/comments":
             return self._answer(200, list(fake.comments.values()))
         if self.command == "POST" and path == base + "/comments":
-            fake.next_id += 1
-            item = {"id": fake.next_id, "body": body["body"], "user": {"type": "Bot"}}
-            fake.comments[fake.next_id] = item
-            return self._answer(201, item)
+            return self._answer(201, fake.add(body["body"], fake.user))
         if self.command == "POST" and path == base + "/labels":
             fake.labels |= set(body["labels"])
             return self._answer(200, [])
@@ -291,17 +307,63 @@ def test_opened_edited_then_fixed(api, tmp_path, fixture_site):
     assert run_event(tmp_path, fixture_site, "edited", body(12, 5)) == 0
     (edited,) = api.comments.values()
     assert edited["id"] == first["id"] and "count=12" in edited["body"]
-    assert [r[0] for r in api.requests] == ["GET", "PATCH"]
+    assert [r[0] for r in api.requests] == ["GET", "GET", "PATCH"]  # comments, /user, edit
 
     api.requests.clear()
     assert run_event(tmp_path, fixture_site, "edited", body(12, 5)) == 0
-    assert [r[0] for r in api.requests] == ["GET"]  # the same comment: left alone
+    assert [r[0] for r in api.requests] == ["GET", "GET"]  # the same comment: left alone
 
     api.requests.clear()
     gone = "### Describe the bug\n\nFixed it myself, thanks."
     assert run_event(tmp_path, fixture_site, "edited", gone, "--label", "errorkb: matched") == 0
     assert api.comments == {} and api.labels == set()
-    assert [r[0] for r in api.requests] == ["GET", "DELETE", "DELETE"]
+    assert [r[0] for r in api.requests] == ["GET", "GET", "DELETE", "DELETE"]
+
+
+TOKENS = {"the workflow's token": None, "a personal token": "alice"}
+
+
+@pytest.mark.parametrize("login", TOKENS.values(), ids=list(TOKENS))
+def test_each_edit_updates_the_one_comment_whoever_the_token_is(api, tmp_path, fixture_site, login):
+    api.login = login
+    assert run_event(tmp_path, fixture_site, "opened", body(10, 3)) == 0
+    for count in (12, 14):
+        assert run_event(tmp_path, fixture_site, "edited", body(count, 5)) == 0
+    (only,) = api.comments.values()
+    assert only["user"] == api.user and "count=14" in only["body"]
+    assert [r[0] for r in api.requests].count("POST") == 1
+
+
+@pytest.mark.parametrize("login", TOKENS.values(), ids=list(TOKENS))
+def test_anothers_comment_with_the_marker_is_never_edited_or_deleted(
+    api, tmp_path, fixture_site, login
+):
+    api.login = login
+    spoofs = [
+        api.add(comment.MARKER + "\nI am the bot", {"login": "mallory", "type": "User"}),
+        api.add(comment.MARKER + "\nSo am I", {"login": "other-app[bot]", "type": "Bot"}),
+    ]
+    if login:  # the Actions bot's own comment, seen by a person's token: not its own either
+        spoofs.append(api.add(comment.MARKER + "\nold", {"login": github.ACTIONS_LOGIN}))
+    kept = [dict(c) for c in spoofs]
+    assert run_event(tmp_path, fixture_site, "edited", body(12, 5)) == 0
+    (own,) = [c for c in api.comments.values() if c not in kept]
+    gone = "### Describe the bug\n\nFixed it myself, thanks."
+    assert run_event(tmp_path, fixture_site, "edited", gone) == 0
+    assert list(api.comments.values()) == kept
+    changes = [r[:2] for r in api.requests if r[0] != "GET"]
+    assert changes == [
+        ("POST", f"/repos/org/repo/issues/{ISSUE}/comments"),
+        ("DELETE", f"/repos/org/repo/issues/comments/{own['id']}"),
+    ]
+
+
+def test_a_token_gets_asked_who_it_is_once_a_run(api, tmp_path, fixture_site):
+    api.login = "alice"
+    api.add(comment.MARKER + "\nI am the bot", {"login": "mallory", "type": "User"})
+    api.add(comment.MARKER + "\nSo am I", {"login": "mallory", "type": "User"})
+    assert run_event(tmp_path, fixture_site, "edited", body()) == 0
+    assert [r[1] for r in api.requests].count("/user") == 1
 
 
 def test_a_body_with_no_error_makes_no_request(api, tmp_path, fixture_site):
