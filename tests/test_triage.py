@@ -4,18 +4,23 @@ The GitHub side runs against a fake REST API on 127.0.0.1 that records every req
 keeps the issue's comments, reached through GITHUB_API_URL as in Actions."""
 
 import json
+import os
 import re
+import subprocess
+import sys
+import textwrap
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote
 
 import pytest
+import yaml
 
 from errorkb import cli
 from errorkb.serve import make_server
 from errorkb.site.build import build
 from errorkb.triage import comment, extract, github, triage
 from errorkb.triage import site as sites
-from tests.conftest import make_kb, serve_in_thread
+from tests.conftest import REPO, make_kb, serve_in_thread
 
 ISSUE = 7
 TEMPLATE = """### Your current environment
@@ -458,28 +463,6 @@ def test_an_unreachable_site_is_a_clear_error(tmp_path, unused_port):
         sites.from_url(f"http://127.0.0.1:{unused_port}/search/index.json", tmp_path)
 
 
-def test_the_action_runs_a_command_errorkb_has():
-    import shlex
-
-    import yaml
-
-    action = yaml.safe_load((cli.Path(__file__).parent.parent / "action.yml").read_text())
-    step = action["runs"]["steps"][-1]
-    env = {
-        "GITHUB_EVENT_PATH": "event.json",
-        "ERRORKB_SITE": "https://errorkb.dev/",
-        "ERRORKB_MIN": "partial",
-        "ERRORKB_LABEL": "errorkb: matched",
-    }
-    line = re.sub(r"\$\{ERRORKB_SITE%/\}", env["ERRORKB_SITE"].rstrip("/"), step["run"])
-    line = re.sub(r"\$(\w+)", lambda m: env[m[1]], line)
-    argv = shlex.split(line)
-    args = cli.parser().parse_args(argv[1:])
-    assert args.func is cli.cmd_triage and args.post and args.label == "errorkb: matched"
-    assert args.index == "https://errorkb.dev/search/index.json"
-    assert set(step["env"]) >= {"GITHUB_TOKEN"} and "${{ inputs" not in step["run"]
-
-
 def test_a_site_under_a_sub_path_is_read_and_linked_there(tmp_path):
     """A Material site at /server/ (as vLLM's docs are at /en/latest/), the knowledge base
     its errors/ section: the documents come from its API and the links are absolute."""
@@ -591,3 +574,141 @@ def test_posting_from_an_index_it_cannot_read_fails_the_run_and_asks_nothing(
 def test_a_published_index_it_cannot_read_is_one_line_too(published, tmp_path, capsys):
     with pytest.raises(sites.BadIndex, match="not JSON"):  # the site's 404 page
         sites.from_url(published + "/search/", tmp_path)
+
+
+# --- the GitHub Action: errorkb installed alone (action.yml's install step, no dependency) --
+
+# Runs errorkb's command line in a Python that can import nothing but the standard library
+# and errorkb itself: what the action's `pip install --no-deps` leaves it.
+STDLIB_ONLY = textwrap.dedent(
+    """
+    import sys
+
+    class NoThirdParty:
+        def find_spec(self, name, path=None, target=None):
+            top = name.partition(".")[0]
+            if top not in sys.stdlib_module_names and top != "errorkb":
+                raise ModuleNotFoundError(f"No module named {name!r} (stdlib only)")
+
+    sys.meta_path.insert(0, NoThirdParty())
+    from errorkb import cli
+    sys.exit(cli.main(sys.argv[1:]))
+    """
+)
+
+
+def test_triage_imports_nothing_but_the_standard_library(fixture_site):
+    run = subprocess.run(
+        [sys.executable, "-c", STDLIB_ONLY, "triage", "--site", str(fixture_site)],
+        input=body(),
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "00000000000000a1" in run.stdout
+
+
+# --- action.yml's steps, run as Actions runs them ---------------------------------------
+
+ACTION = REPO / "action.yml"
+
+
+def step(name: str) -> dict:
+    steps = yaml.safe_load(ACTION.read_text())["runs"]["steps"]
+    (found,) = [s for s in steps if s.get("name") == name]
+    return found
+
+
+def run_step(name: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """The step's script as Actions runs a `shell: bash` step."""
+    script = step(name)["run"]
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        env={"PATH": "/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def stub_errorkb(tmp_path) -> dict[str, str]:
+    """A PATH whose `errorkb` writes its arguments to tmp_path/argv, a line each."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "errorkb"
+    stub.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {tmp_path / 'argv'}\n")
+    stub.chmod(0o755)
+    return {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+
+
+TRIAGE_ENV = {
+    "GITHUB_EVENT_PATH": "event.json",
+    "ERRORKB_SITE": "https://docs.example.org/en/latest/errors/",
+    "ERRORKB_MIN": "partial",
+    "ERRORKB_LABEL": "errorkb: matched",
+}
+
+
+def test_the_action_runs_a_command_errorkb_has(tmp_path):
+    done = run_step("Triage the issue", {**TRIAGE_ENV, **stub_errorkb(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    argv = (tmp_path / "argv").read_text().splitlines()
+    args = cli.parser().parse_args(argv)
+    assert args.func is cli.cmd_triage and args.post and args.label == "errorkb: matched"
+    assert args.index == "https://docs.example.org/en/latest/errors/search/index.json"
+    assert args.event == "event.json" and args.min == "partial"
+    triage = step("Triage the issue")
+    assert set(triage["env"]) >= {"GITHUB_TOKEN"} and "${{" not in triage["run"]
+
+
+def test_the_action_has_no_default_site_and_says_so_in_one_line(tmp_path):
+    site = yaml.safe_load(ACTION.read_text())["inputs"]["site-url"]
+    assert site["required"] is True and "default" not in site
+    done = run_step(
+        "Triage the issue", {**TRIAGE_ENV, "ERRORKB_SITE": "", **stub_errorkb(tmp_path)}
+    )
+    assert done.returncode == 1 and not (tmp_path / "argv").exists()
+    assert done.stdout.startswith("::error::") and done.stdout.count("\n") == 1
+    assert "site-url" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_action_installs_errorkb_alone_and_answers_an_issue(tmp_path, published, api):
+    """A fresh venv, errorkb installed by the action's own step (the checkout as
+    GITHUB_ACTION_PATH) and nothing else, then its triage step against a published site
+    and a fake GitHub API."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # The test's own PYTHONPATH (this checkout's code, on the test venv's packages) stays out.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv / 'bin'}:/usr/bin:/bin"
+    installed = run_step("Install errorkb", {**env, "GITHUB_ACTION_PATH": str(REPO)})
+    assert installed.returncode == 0, installed.stderr
+    listed = subprocess.run(
+        [venv / "bin" / "python", "-m", "pip", "list", "--format=json"],
+        capture_output=True,
+        check=True,
+        text=True,
+    )
+    assert {p["name"] for p in json.loads(listed.stdout)} <= {"errorkb", "pip", "setuptools"}
+
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"action": "opened", "issue": {"number": ISSUE, "body": body()}}))
+    done = run_step(
+        "Triage the issue",
+        {
+            **env,
+            "GITHUB_EVENT_PATH": str(event),
+            "GITHUB_API_URL": api.url,
+            "GITHUB_TOKEN": "t0ken",
+            "GITHUB_REPOSITORY": "org/repo",
+            "ERRORKB_CACHE": str(tmp_path / "cache"),
+            "ERRORKB_SITE": published + "/",
+            "ERRORKB_MIN": "partial",
+            "ERRORKB_LABEL": "",
+        },
+    )
+    assert done.returncode == 0, done.stderr
+    (posted,) = api.comments.values()
+    assert posted["body"].startswith(comment.MARKER)
+    assert f"]({published}/errors/00000000000000a1/?count=10&group_size=3)" in posted["body"]
