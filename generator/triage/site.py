@@ -164,7 +164,7 @@ def from_folder(folder: Path) -> Site:
 
 
 def from_url(index_url: str, cache: Path | None = None) -> Site:
-    """The site whose tier-1 index is at `index_url` (https://errorkb.dev/search/index.json)."""
+    """The site whose tier-1 index is at `index_url` (https://docs.example.org/errors/search/index.json)."""
     if urlsplit(index_url).scheme not in ("http", "https"):
         raise SiteError(f"--index takes an http(s) address, not {index_url!r}")
     folder = (cache or default_cache()) / hashlib.sha256(index_url.encode()).hexdigest()[:16]
