@@ -171,10 +171,14 @@ def cmd_triage(args) -> int:
     """An issue's body in, the bot's comment out; with --post, the comment on the issue."""
     from errorkb.triage import comment, triage
     from errorkb.triage.github import GitHubError
+    from errorkb.triage.site import BadIndex
 
     try:
         event, body = _triage_input(args)
         found = triage(body, _triage_site(args), args.min, event.repo if event else "")
+    except BadIndex as exc:  # the wrong site, or one of another errorkb: the setup is wrong
+        _log(f"{'::error::' if args.post else ''}errorkb triage: {exc}")
+        return 2
     except (OSError, ValueError) as exc:  # a body or site it cannot read: say so, post nothing
         _log(f"{'::warning::' if args.post else ''}errorkb triage: {exc}")
         return 0 if args.post else 1

@@ -4,16 +4,23 @@ The GitHub side runs against a fake REST API on 127.0.0.1 that records every req
 keeps the issue's comments, reached through GITHUB_API_URL as in Actions."""
 
 import json
+import os
 import re
+import subprocess
+import sys
+import textwrap
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote
 
 import pytest
+import yaml
 
 from errorkb import cli
+from errorkb.serve import make_server
+from errorkb.site.build import build
 from errorkb.triage import comment, extract, github, triage
 from errorkb.triage import site as sites
-from tests.conftest import serve_in_thread
+from tests.conftest import REPO, make_kb, serve_in_thread
 
 ISSUE = 7
 TEMPLATE = """### Your current environment
@@ -184,10 +191,13 @@ class _Stdin:
 
 
 class FakeGitHub(ThreadingHTTPServer):
-    """Issue comments and labels of one repository, and every request made."""
+    """Issue comments and labels of one repository, and every request made. The token is
+    the workflow's own (`login` None: it may not ask GET /user, and posts as the Actions
+    bot) or a person's (`login`: theirs)."""
 
     def __init__(self):
         super().__init__(("127.0.0.1", 0), _Handler)
+        self.login: str | None = None
         self.requests: list[tuple[str, str, object]] = []
         self.comments: dict[int, dict] = {}
         self.labels: set[str] = set()
@@ -197,6 +207,18 @@ class FakeGitHub(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
+
+    @property
+    def user(self) -> dict:
+        """Who the token posts as."""
+        if self.login is None:
+            return {"login": github.ACTIONS_LOGIN, "type": "Bot"}
+        return {"login": self.login, "type": "User"}
+
+    def add(self, body: str, user: dict) -> dict:
+        self.next_id += 1
+        self.comments[self.next_id] = {"id": self.next_id, "body": body, "user": user}
+        return self.comments[self.next_id]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -225,13 +247,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self._answer(status, {"message": "slow down"}, headers)
         base = f"/repos/org/repo/issues/{ISSUE}"
         path = self.path.split("?")[0]
+        if self.command == "GET" and path == "/user":
+            if fake.login is None:
+                return self._answer(403, {"message": "Resource not accessible by integration"})
+            return self._answer(200, fake.user)
         if self.command == "GET" and path == base + "/comments":
             return self._answer(200, list(fake.comments.values()))
         if self.command == "POST" and path == base + "/comments":
-            fake.next_id += 1
-            item = {"id": fake.next_id, "body": body["body"], "user": {"type": "Bot"}}
-            fake.comments[fake.next_id] = item
-            return self._answer(201, item)
+            return self._answer(201, fake.add(body["body"], fake.user))
         if self.command == "POST" and path == base + "/labels":
             fake.labels |= set(body["labels"])
             return self._answer(200, [])
@@ -289,17 +312,63 @@ def test_opened_edited_then_fixed(api, tmp_path, fixture_site):
     assert run_event(tmp_path, fixture_site, "edited", body(12, 5)) == 0
     (edited,) = api.comments.values()
     assert edited["id"] == first["id"] and "count=12" in edited["body"]
-    assert [r[0] for r in api.requests] == ["GET", "PATCH"]
+    assert [r[0] for r in api.requests] == ["GET", "GET", "PATCH"]  # comments, /user, edit
 
     api.requests.clear()
     assert run_event(tmp_path, fixture_site, "edited", body(12, 5)) == 0
-    assert [r[0] for r in api.requests] == ["GET"]  # the same comment: left alone
+    assert [r[0] for r in api.requests] == ["GET", "GET"]  # the same comment: left alone
 
     api.requests.clear()
     gone = "### Describe the bug\n\nFixed it myself, thanks."
     assert run_event(tmp_path, fixture_site, "edited", gone, "--label", "errorkb: matched") == 0
     assert api.comments == {} and api.labels == set()
-    assert [r[0] for r in api.requests] == ["GET", "DELETE", "DELETE"]
+    assert [r[0] for r in api.requests] == ["GET", "GET", "DELETE", "DELETE"]
+
+
+TOKENS = {"the workflow's token": None, "a personal token": "alice"}
+
+
+@pytest.mark.parametrize("login", TOKENS.values(), ids=list(TOKENS))
+def test_each_edit_updates_the_one_comment_whoever_the_token_is(api, tmp_path, fixture_site, login):
+    api.login = login
+    assert run_event(tmp_path, fixture_site, "opened", body(10, 3)) == 0
+    for count in (12, 14):
+        assert run_event(tmp_path, fixture_site, "edited", body(count, 5)) == 0
+    (only,) = api.comments.values()
+    assert only["user"] == api.user and "count=14" in only["body"]
+    assert [r[0] for r in api.requests].count("POST") == 1
+
+
+@pytest.mark.parametrize("login", TOKENS.values(), ids=list(TOKENS))
+def test_anothers_comment_with_the_marker_is_never_edited_or_deleted(
+    api, tmp_path, fixture_site, login
+):
+    api.login = login
+    spoofs = [
+        api.add(comment.MARKER + "\nI am the bot", {"login": "mallory", "type": "User"}),
+        api.add(comment.MARKER + "\nSo am I", {"login": "other-app[bot]", "type": "Bot"}),
+    ]
+    if login:  # the Actions bot's own comment, seen by a person's token: not its own either
+        spoofs.append(api.add(comment.MARKER + "\nold", {"login": github.ACTIONS_LOGIN}))
+    kept = [dict(c) for c in spoofs]
+    assert run_event(tmp_path, fixture_site, "edited", body(12, 5)) == 0
+    (own,) = [c for c in api.comments.values() if c not in kept]
+    gone = "### Describe the bug\n\nFixed it myself, thanks."
+    assert run_event(tmp_path, fixture_site, "edited", gone) == 0
+    assert list(api.comments.values()) == kept
+    changes = [r[:2] for r in api.requests if r[0] != "GET"]
+    assert changes == [
+        ("POST", f"/repos/org/repo/issues/{ISSUE}/comments"),
+        ("DELETE", f"/repos/org/repo/issues/comments/{own['id']}"),
+    ]
+
+
+def test_a_token_gets_asked_who_it_is_once_a_run(api, tmp_path, fixture_site):
+    api.login = "alice"
+    api.add(comment.MARKER + "\nI am the bot", {"login": "mallory", "type": "User"})
+    api.add(comment.MARKER + "\nSo am I", {"login": "mallory", "type": "User"})
+    assert run_event(tmp_path, fixture_site, "edited", body()) == 0
+    assert [r[1] for r in api.requests].count("/user") == 1
 
 
 def test_a_body_with_no_error_makes_no_request(api, tmp_path, fixture_site):
@@ -352,8 +421,35 @@ def test_the_bot_never_answers_its_own_comment(api, tmp_path, fixture_site):
 # --- a published site ---------------------------------------------------------------------
 
 
-def test_index_over_http_is_cached(fixture_site, serve_site, tmp_path):
-    base = serve_site(fixture_site)
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    """The fixture knowledge base as published at a local address (its base_url): the
+    address."""
+    tmp = tmp_path_factory.mktemp("published")
+    server = local_host(tmp / "site")
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    kb = make_kb(tmp / "kb")
+    settings = kb / "content" / "site.yaml"
+    settings.write_text(settings.read_text().replace("https://kb.example.org", base))
+    build(kb, tmp / "site")
+    yield base
+    server.shutdown()
+    server.server_close()
+
+
+def local_host(folder) -> ThreadingHTTPServer:
+    """A server of what will be in the folder (the port is known before the site is built)."""
+    server = make_server(folder, "127.0.0.1", 0)
+    serve_in_thread(server)
+    return server
+
+
+def links(markdown: str) -> list[str]:
+    return re.findall(r"\]\(([^)]*)\)", markdown)
+
+
+def test_index_over_http_is_cached(published, tmp_path):
+    base = published
     first = sites.from_url(base + "/search/index.json", tmp_path)
     assert [f.result.id for f in triage(body(), first)] == ["00000000000000a1"]
     kept = len(list(next(tmp_path.iterdir()).iterdir()))
@@ -367,23 +463,252 @@ def test_an_unreachable_site_is_a_clear_error(tmp_path, unused_port):
         sites.from_url(f"http://127.0.0.1:{unused_port}/search/index.json", tmp_path)
 
 
-def test_the_action_runs_a_command_errorkb_has():
-    import shlex
+def test_a_site_under_a_sub_path_is_read_and_linked_there(tmp_path):
+    """A Material site at /server/ (as vLLM's docs are at /en/latest/), the knowledge base
+    its errors/ section: the documents come from its API and the links are absolute."""
+    from tests.test_mkdocs import built, host_site, mkdocs_build
 
-    import yaml
+    server = local_host(tmp_path / "www")
+    base = f"http://127.0.0.1:{server.server_address[1]}/server/"
+    config = host_site(tmp_path / "docs", {})
+    config.write_text(config.read_text().replace("https://docs.example.org/server/", base))
+    built(mkdocs_build(config, tmp_path / "www" / "server", tmp_path))
+    try:
+        site = sites.from_url(base + "errors/search/index.json", tmp_path / "cache")
+        found = triage(body(), site)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [f.document and f.document["id"] for f in found] == ["00000000000000a1"]
+    page = base + "errors/00000000000000a1.html?count=10&group_size=3"
+    assert links(comment.render(found)) == [page]
 
-    action = yaml.safe_load((cli.Path(__file__).parent.parent / "action.yml").read_text())
-    step = action["runs"]["steps"][-1]
-    env = {
-        "GITHUB_EVENT_PATH": "event.json",
-        "ERRORKB_SITE": "https://errorkb.dev/",
-        "ERRORKB_MIN": "partial",
-        "ERRORKB_LABEL": "errorkb: matched",
-    }
-    line = re.sub(r"\$\{ERRORKB_SITE%/\}", env["ERRORKB_SITE"].rstrip("/"), step["run"])
-    line = re.sub(r"\$(\w+)", lambda m: env[m[1]], line)
-    argv = shlex.split(line)
-    args = cli.parser().parse_args(argv[1:])
+
+# --- an index it cannot read --------------------------------------------------------------
+
+
+def _index_with(fixture_site, **changes) -> bytes:
+    index = json.loads((fixture_site / "search" / "index.json").read_text())
+    index.update(changes)
+    return json.dumps({k: v for k, v in index.items() if v is not None}).encode()
+
+
+BAD_INDEXES = {
+    "an empty object": (lambda site: b"{}", "no format version"),
+    "a list": (lambda site: b"[1,2,3]", "no format version"),
+    "a string": (lambda site: b'"x"', "no format version"),
+    "not JSON": (lambda site: b"{not json", "not JSON"),
+    "nested 100k deep": (lambda site: b"[" * 100_000 + b"]" * 100_000, "not JSON"),
+    "another format": (lambda site: _index_with(site, version=1), "format 1; this errorkb"),
+    "a version of another type": (lambda site: _index_with(site, version="2"), "no format"),
+    "other rules": (
+        lambda site: _index_with(site, rules={"prefix": "x"}),
+        "other matching rules (rules)",
+    ),
+    "no shards": (lambda site: _index_with(site, shards=None), "'shards' is no power of two"),
+    "shards as text": (lambda site: _index_with(site, shards="8"), "'shards'"),
+    "shards as a bool": (lambda site: _index_with(site, shards=True), "'shards'"),
+    "no page": (lambda site: _index_with(site, page=0), "'page' is no count"),
+    "a words URL of another type": (lambda site: _index_with(site, words_url=[1]), "'words_url'"),
+    "a relative page URL": (
+        lambda site: _index_with(site, page_url="/errors/{}/"),
+        "'page_url' is no absolute http(s) URL",
+    ),
+    "a page URL without the id": (
+        lambda site: _index_with(site, page_url="https://kb.example.org/"),
+        "no place for the record's id",
+    ),
+    "no API base": (lambda site: _index_with(site, api_base=None), "'api_base'"),
+    "an API base without a host": (
+        lambda site: _index_with(site, api_base="https:///api/"),
+        "'api_base'",
+    ),
+    "an API base of a broken address": (
+        lambda site: _index_with(site, api_base="http://[::1/api/"),
+        "'api_base'",
+    ),
+    "hints as a list": (lambda site: _index_with(site, hints=[]), "'hints'"),
+    "a hint that is no pattern": (lambda site: _index_with(site, hints={"Demo": "("}), "'hints'"),
+    "programs of another shape": (
+        lambda site: _index_with(site, programs={"Demo": {"key": 1}}),
+        "'programs'",
+    ),
+}
+
+
+@pytest.fixture
+def bad_site(tmp_path, fixture_site, request):
+    """The fixture site with its index.json replaced by one of BAD_INDEXES: (folder, why)."""
+    make, why = BAD_INDEXES[request.param]
+    folder = tmp_path / "site"
+    (folder / "search").mkdir(parents=True)
+    (folder / "search" / "index.json").write_bytes(make(fixture_site))
+    return folder, why
+
+
+def _one_line_error(err: str, why: str, prefix: str = "") -> None:
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"{prefix}errorkb triage: ") and why in err, err
+
+
+@pytest.mark.parametrize("bad_site", list(BAD_INDEXES), indirect=True)
+def test_an_index_it_cannot_read_is_one_line_and_exit_2(bad_site, capsys, monkeypatch):
+    folder, why = bad_site
+    monkeypatch.setattr("sys.stdin", _Stdin(body()))
+    assert cli.main(["triage", "--site", str(folder)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    _one_line_error(err, why)
+
+
+@pytest.mark.parametrize("bad_site", list(BAD_INDEXES), indirect=True)
+def test_posting_from_an_index_it_cannot_read_fails_the_run_and_asks_nothing(
+    bad_site, api, tmp_path, capsys
+):
+    folder, why = bad_site
+    assert run_event(tmp_path, folder, "opened", body()) == 2
+    assert api.requests == []
+    _one_line_error(capsys.readouterr().err, why, "::error::")
+
+
+def test_a_published_index_it_cannot_read_is_one_line_too(published, tmp_path, capsys):
+    with pytest.raises(sites.BadIndex, match="not JSON"):  # the site's 404 page
+        sites.from_url(published + "/search/", tmp_path)
+
+
+# --- the GitHub Action: errorkb installed alone (action.yml's install step, no dependency) --
+
+# Runs errorkb's command line in a Python that can import nothing but the standard library
+# and errorkb itself: what the action's `pip install --no-deps` leaves it.
+STDLIB_ONLY = textwrap.dedent(
+    """
+    import sys
+
+    class NoThirdParty:
+        def find_spec(self, name, path=None, target=None):
+            top = name.partition(".")[0]
+            if top not in sys.stdlib_module_names and top != "errorkb":
+                raise ModuleNotFoundError(f"No module named {name!r} (stdlib only)")
+
+    sys.meta_path.insert(0, NoThirdParty())
+    from errorkb import cli
+    sys.exit(cli.main(sys.argv[1:]))
+    """
+)
+
+
+def test_triage_imports_nothing_but_the_standard_library(fixture_site):
+    run = subprocess.run(
+        [sys.executable, "-c", STDLIB_ONLY, "triage", "--site", str(fixture_site)],
+        input=body(),
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "00000000000000a1" in run.stdout
+
+
+# --- action.yml's steps, run as Actions runs them ---------------------------------------
+
+ACTION = REPO / "action.yml"
+
+
+def step(name: str) -> dict:
+    steps = yaml.safe_load(ACTION.read_text())["runs"]["steps"]
+    (found,) = [s for s in steps if s.get("name") == name]
+    return found
+
+
+def run_step(name: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """The step's script as Actions runs a `shell: bash` step."""
+    script = step(name)["run"]
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        env={"PATH": "/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def stub_errorkb(tmp_path) -> dict[str, str]:
+    """A PATH whose `errorkb` writes its arguments to tmp_path/argv, a line each."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "errorkb"
+    stub.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {tmp_path / 'argv'}\n")
+    stub.chmod(0o755)
+    return {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+
+
+TRIAGE_ENV = {
+    "GITHUB_EVENT_PATH": "event.json",
+    "ERRORKB_SITE": "https://docs.example.org/en/latest/errors/",
+    "ERRORKB_MIN": "partial",
+    "ERRORKB_LABEL": "errorkb: matched",
+}
+
+
+def test_the_action_runs_a_command_errorkb_has(tmp_path):
+    done = run_step("Triage the issue", {**TRIAGE_ENV, **stub_errorkb(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    argv = (tmp_path / "argv").read_text().splitlines()
+    args = cli.parser().parse_args(argv)
     assert args.func is cli.cmd_triage and args.post and args.label == "errorkb: matched"
-    assert args.index == "https://errorkb.dev/search/index.json"
-    assert set(step["env"]) >= {"GITHUB_TOKEN"} and "${{ inputs" not in step["run"]
+    assert args.index == "https://docs.example.org/en/latest/errors/search/index.json"
+    assert args.event == "event.json" and args.min == "partial"
+    triage = step("Triage the issue")
+    assert set(triage["env"]) >= {"GITHUB_TOKEN"} and "${{" not in triage["run"]
+
+
+def test_the_action_has_no_default_site_and_says_so_in_one_line(tmp_path):
+    site = yaml.safe_load(ACTION.read_text())["inputs"]["site-url"]
+    assert site["required"] is True and "default" not in site
+    done = run_step(
+        "Triage the issue", {**TRIAGE_ENV, "ERRORKB_SITE": "", **stub_errorkb(tmp_path)}
+    )
+    assert done.returncode == 1 and not (tmp_path / "argv").exists()
+    assert done.stdout.startswith("::error::") and done.stdout.count("\n") == 1
+    assert "site-url" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_action_installs_errorkb_alone_and_answers_an_issue(tmp_path, published, api):
+    """A fresh venv, errorkb installed by the action's own step (the checkout as
+    GITHUB_ACTION_PATH) and nothing else, then its triage step against a published site
+    and a fake GitHub API."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # The test's own PYTHONPATH (this checkout's code, on the test venv's packages) stays out.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv / 'bin'}:/usr/bin:/bin"
+    installed = run_step("Install errorkb", {**env, "GITHUB_ACTION_PATH": str(REPO)})
+    assert installed.returncode == 0, installed.stderr
+    listed = subprocess.run(
+        [venv / "bin" / "python", "-m", "pip", "list", "--format=json"],
+        capture_output=True,
+        check=True,
+        text=True,
+    )
+    assert {p["name"] for p in json.loads(listed.stdout)} <= {"errorkb", "pip", "setuptools"}
+
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"action": "opened", "issue": {"number": ISSUE, "body": body()}}))
+    done = run_step(
+        "Triage the issue",
+        {
+            **env,
+            "GITHUB_EVENT_PATH": str(event),
+            "GITHUB_API_URL": api.url,
+            "GITHUB_TOKEN": "t0ken",
+            "GITHUB_REPOSITORY": "org/repo",
+            "ERRORKB_CACHE": str(tmp_path / "cache"),
+            "ERRORKB_SITE": published + "/",
+            "ERRORKB_MIN": "partial",
+            "ERRORKB_LABEL": "",
+        },
+    )
+    assert done.returncode == 0, done.stderr
+    (posted,) = api.comments.values()
+    assert posted["body"].startswith(comment.MARKER)
+    assert f"]({published}/errors/00000000000000a1/?count=10&group_size=3)" in posted["body"]

@@ -36,8 +36,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import orjson
-
 from errorkb import projects
 from errorkb.content import template
 from errorkb.site import urls
@@ -45,7 +43,9 @@ from errorkb.site import urls
 if TYPE_CHECKING:  # the matcher itself is stdlib only: load imports this module
     from errorkb.content.model import Content, Record
 
-VERSION = 1
+# The index's format: what its files hold and how the matcher reads them. Readers (the
+# issue bot) refuse another; bump it with any change they would misread.
+VERSION = 2
 PAGE = 8  # patterns per file: a candidate costs a file of this many
 SHARD_BYTES = 1024  # aim of a word shard's size; sets the number of shards
 POSTINGS_CAP = 100  # a word listed in more patterns keeps only those it is among the rarest of
@@ -206,15 +206,17 @@ def index_files(
     repo: str | None = None,
     hints: dict[str, str] | None = None,
     programs: dict[str, dict] | None = None,
+    base_url: str = "",
 ) -> Iterator[tuple[str, bytes]]:
     """The tier-1 index as (url, bytes), the same bytes for the same entries; `repo`, the
     knowledge base's own, is where "report this error" files an issue; `hints`, project
     name -> a line of its own logger's, what tells two projects' alike results apart;
-    `programs`, project name -> {key, engine}: which a paste names (project_programs)."""
+    `programs`, project name -> {key, engine}: which a paste names (project_programs);
+    `base_url`, the site's (what its absolute URLs start with)."""
     own = [set(item.words) for item in items]
     records = len({item.record for item in items})
     patterns = [item.pattern for item in items]
-    weights, head = _index_head(own, patterns, records, repo, hints, programs)
+    weights, head = _index_head(own, patterns, records, repo, hints, programs, base_url)
     yield from head
     for start in range(0, len(items), PAGE):
         totals = [sum(weights[w] for w in words) for words in own[start : start + PAGE]]
@@ -243,6 +245,7 @@ def site_index_parts(
         repo,
         project_hints(content),
         project_programs(content),
+        content.site["base_url"],
     )
     for url, body in head:
         yield url, hashlib.sha1(body).hexdigest(), body
@@ -294,6 +297,7 @@ def _index_head(
     repo: str | None,
     hints: dict[str, str] | None,
     programs: dict[str, dict] | None,
+    base_url: str,
 ) -> tuple[dict[str, int], list[tuple[str, bytes]]]:
     """Each word's weight (what pages of patterns are made with), and index.json and the
     word shards of patterns with these words (`records`: how many records they are of)."""
@@ -317,6 +321,10 @@ def _index_head(
         "errors_url": urls.error("{}"),
         "words_url": urls.search_words("{}"),
         "patterns_url": urls.search_patterns("{}"),
+        # Absolute, for readers away from the site (the issue bot): a record's page and
+        # the JSON API's folder, wherever the site lives (a docs site's sub-path included).
+        "page_url": urls.absolute(base_url, urls.error("{}")),
+        "api_base": urls.absolute(base_url, urls.api()),
         "query": QUERY,
         "rules": RULES,
         "how": HOW,
@@ -381,6 +389,8 @@ def shard_of(word: str, shards: int) -> int:
 
 def _dumps(doc: object) -> bytes:
     """Compact JSON (what a query downloads is the budget) with sorted keys: deterministic."""
+    import orjson  # the writer's alone: the query side (the issue bot) is stdlib only
+
     return orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)  # as json.dumps's, 3x faster
 
 
@@ -1435,7 +1445,8 @@ def site_index(content: "Content") -> dict[str, bytes]:
     """The tier-1 index files of a site as the build writes them: with its report link and
     the projects' hints."""
     repo, hints = content.site.get("repo"), project_hints(content)
-    return dict(index_files(entries(content), repo, hints, project_programs(content)))
+    programs, base_url = project_programs(content), content.site["base_url"]
+    return dict(index_files(entries(content), repo, hints, programs, base_url))
 
 
 def _content_index(root: Path) -> dict[str, bytes]:

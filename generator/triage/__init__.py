@@ -27,6 +27,7 @@ class Finding:
     result: engine.Result
     quote: str  # the message as the body has it (cleaned of log noise)
     document: dict | None  # the record's JSON document, when the site has it
+    page: str  # the record's page, absolute, with the values in its address
     final: bool  # the error a traceback ends in
     position: tuple[int, int] = (0, 0)  # (candidate, message) in the body
 
@@ -42,9 +43,8 @@ def triage(body: str, site: Site, minimum: str = "partial", hint: str = "") -> l
             result = _sure(site, _query(block), TIERS[minimum], named)
             if result and result.id not in found:
                 final = candidate.traceback and m == len(blocks) - 1
-                found[result.id] = Finding(
-                    result, block.text, site.document(result.id), final, (n, m)
-                )
+                document, page = site.document(result.id), site.page(result)
+                found[result.id] = Finding(result, block.text, document, page, final, (n, m))
     raised = [f for f in found.values() if f.result.exception not in LOG_LEVELS]
     ranked = sorted(raised or found.values(), key=lambda f: (not f.final, f.position))
     return ranked[:LIMIT]

@@ -63,12 +63,9 @@ def why(f: Finding) -> str:
 
 
 def page_url(f: Finding) -> str:
-    """The page on the site, with the values in its address (the page opens with them)."""
-    html_url = (f.document or {}).get("html_url")
-    query = f.result.url.partition("?")[2]
-    if not html_url:
-        return link_target(f.result.url)
-    return link_target(html_url + ("?" + query if query else ""))
+    """The page on the site, with the values in its address (the page opens with them):
+    absolute, from the index (a relative link would lead into github.com)."""
+    return link_target(f.page)
 
 
 def printed_by(f: Finding) -> str:

@@ -22,6 +22,8 @@ MAX_WAIT = 60  # seconds one retry waits at most; a longer limit is not waited o
 TIMEOUT = 20
 MAX_PAGES = 10  # of 100 comments each: the bot's comment is among an issue's first
 USER_AGENT = "errorkb-triage"
+# Who the workflow's own token posts as: that token may not ask GET /user (HTTP 403).
+ACTIONS_LOGIN = "github-actions[bot]"
 _sleep = time.sleep  # tests record the waits instead
 
 
@@ -41,6 +43,7 @@ class GitHub:
         self.token = token
         self.repo = repo
         self.requests = 0
+        self._login: str | None = None
 
     @classmethod
     def from_env(cls) -> "GitHub":
@@ -98,14 +101,30 @@ class GitHub:
 
     # --- the issue's comment --------------------------------------------------------------
 
+    def login(self) -> str:
+        """Who the token posts as: a personal token's user, else the Actions bot. Asked
+        once, and only when a comment holds the marker (a new issue costs no request)."""
+        if self._login is None:
+            answer = self.request("GET", "/user")
+            if answer.status == 403:  # "Resource not accessible by integration"
+                self._login = ACTIONS_LOGIN
+            else:
+                user = self._ok(answer, "who the token is").body
+                login = user.get("login") if isinstance(user, dict) else None
+                if not isinstance(login, str) or not login:
+                    raise GitHubError("who the token is: GET /user named no login")
+                self._login = login
+        return self._login
+
     def bot_comment(self, issue: int) -> dict | None:
-        """The bot's comment on the issue: a bot's comment that starts with the marker."""
+        """The bot's comment on the issue: one that starts with the marker, posted by the
+        token's own user. Another's comment is never taken for it, marker or not."""
         for page in range(1, MAX_PAGES + 1):
             path = f"/repos/{self.repo}/issues/{issue}/comments?per_page=100&page={page}"
             answer = self._ok(self.request("GET", path), "list comments")
             comments = answer.body if isinstance(answer.body, list) else []
             for comment in comments:
-                if _ours(comment):
+                if _marked(comment) and _author(comment) == self.login():
                     return comment
             if len(comments) < 100:
                 return None
@@ -167,9 +186,13 @@ def sync(gh: GitHub, event: "Event", comment: str | None, label: str = "") -> st
     return "updated" if existing else "posted"
 
 
-def _ours(comment: dict) -> bool:
-    user = comment.get("user") or {}
-    return user.get("type") == "Bot" and str(comment.get("body", "")).startswith(MARKER)
+def _marked(comment: object) -> bool:
+    return isinstance(comment, dict) and str(comment.get("body", "")).startswith(MARKER)
+
+
+def _author(comment: dict) -> object:
+    user = comment.get("user")
+    return user.get("login") if isinstance(user, dict) else None
 
 
 def _wait(retry_after: str, reset: str) -> int:

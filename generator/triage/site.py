@@ -3,17 +3,23 @@
 Over HTTP each file is fetched with a timeout and kept in a cache folder; the index's
 first file (search/index.json) is fetched every run, and when it changed, the files kept
 from the site as it was are dropped, so that a run never mixes two builds' shards.
+
+The index says where the site lives (its absolute page URL and API base: a docs site's
+sub-path included) and which format it is in; the bot reads only its own format, and
+matches with its own rules, so it refuses an index built with others.
 """
 
 import hashlib
 import json
 import os
+import re
 import shutil
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urljoin, urlsplit
+from typing import TypeGuard
+from urllib.parse import quote, urljoin, urlsplit
 
 from errorkb.search import engine
 from errorkb.site import urls
@@ -27,33 +33,138 @@ class SiteError(OSError):
     """The site cannot be read: the message says what and why."""
 
 
-class Site:
-    """The tier-1 index and the records' JSON documents of one site."""
+class BadIndex(ValueError):
+    """The site's index is not one this errorkb reads: the message says why."""
 
-    def __init__(self, fetch: Callable[[str], bytes]):
-        self._fetch = fetch
+
+# What the bot matches with: the index must have been built with the same, since what
+# runs is the bot's own code (never patterns taken from the index).
+RULES = {"query": engine.QUERY, "rules": engine.RULES, "how": engine.HOW, "ranks": engine.RANKS}
+
+
+class Site:
+    """The tier-1 index and the records' JSON documents of one site: `fetch(url)` reads the
+    index's files (root-relative URLs), `fetch_api(base, path)` the API's (the index's
+    API base, and a path below it)."""
+
+    def __init__(
+        self,
+        where: str,
+        fetch: Callable[[str], bytes],
+        fetch_api: Callable[[str, str], bytes],
+    ):
+        self._fetch_api = fetch_api
         try:
             self.index = engine.Index(fetch)
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
             raise SiteError(f"no search index: {exc}") from exc
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
+            raise BadIndex(f"{where}: not JSON, so not a search index") from None
+        self.page_url = _checked(self.index.meta, where)
         self._documents: dict[str, dict | None] = {}
 
+    def page(self, result: engine.Result) -> str:
+        """The result's page, absolute, with the values in its address."""
+        query = result.url.partition("?")[2]
+        page = self.page_url.replace("{}", quote(result.id, safe=""))
+        return page + ("?" + query if query else "")
+
     def document(self, record_id: str) -> dict | None:
-        """The record's JSON document (/api/errors/<id>.json), or None when unreadable."""
+        """The record's JSON document (<api>/errors/<id>.json), or None when unreadable."""
         if record_id not in self._documents:
             try:
-                self._documents[record_id] = json.loads(self._fetch(urls.error_json(record_id)))
-            except (OSError, ValueError):
-                self._documents[record_id] = None
+                path = f"errors/{quote(record_id, safe='')}.json"
+                body = self._fetch_api(self.index.meta["api_base"], path)
+                doc = json.loads(body)
+            except (OSError, ValueError, RecursionError):
+                doc = None
+            self._documents[record_id] = doc if isinstance(doc, dict) else None
         return self._documents[record_id]
 
 
+def _checked(meta: object, where: str) -> str:
+    """The index's page URL, once its settings are checked to be what the bot reads;
+    BadIndex says the first that is not."""
+    if not isinstance(meta, dict) or not isinstance(meta.get("version"), int):
+        raise BadIndex(f"{where}: not an errorkb search index (no format version)")
+    if meta["version"] != engine.VERSION:
+        raise BadIndex(
+            f"{where}: an index of format {meta['version']}; this errorkb reads format "
+            f"{engine.VERSION}: run the errorkb release the site was built with"
+        )
+    differ = [key for key, ours in RULES.items() if meta.get(key) != json.loads(json.dumps(ours))]
+    if differ:
+        raise BadIndex(
+            f"{where}: built with other matching rules ({', '.join(differ)}) than this "
+            "errorkb's: run the errorkb release the site was built with"
+        )
+    problem = _problem(meta)
+    if problem:
+        raise BadIndex(f"{where}: not a search index errorkb reads: {problem}")
+    return meta["page_url"]
+
+
+def _problem(meta: dict) -> str:
+    """What is wrong with the index's settings that the search reads, or ""."""
+    shards = meta.get("shards")
+    if not _count(shards) or shards & (shards - 1):
+        return "'shards' is no power of two"
+    if not _count(meta.get("page")):
+        return "'page' is no count"
+    for key in ("words_url", "patterns_url"):
+        if not isinstance(meta.get(key), str) or "{}" not in meta[key]:
+            return f"'{key}' is no URL template"
+    for key in ("page_url", "api_base"):
+        if not _absolute(meta.get(key)):
+            return f"'{key}' is no absolute http(s) URL"
+    if "{}" not in meta["page_url"]:
+        return "'page_url' has no place for the record's id"
+    hints, programs = meta.get("hints"), meta.get("programs")
+    if not isinstance(hints, dict) or not all(_pattern(p) for p in hints.values()):
+        return "'hints' is no table of patterns"
+    if not isinstance(programs, dict) or not all(_program(p) for p in programs.values()):
+        return "'programs' is no table of {key, engine}"
+    return ""
+
+
+def _count(value: object) -> TypeGuard[int]:
+    return type(value) is int and value > 0
+
+
+def _absolute(url: object) -> bool:
+    try:
+        parts = urlsplit(url) if isinstance(url, str) else None
+    except ValueError:  # an unclosed IPv6 bracket
+        return False
+    return bool(parts and parts.scheme in ("http", "https") and parts.netloc)
+
+
+def _pattern(value: object) -> bool:
+    try:
+        return isinstance(value, str) and re.compile(value) is not None
+    except re.error:
+        return False
+
+
+def _program(value: object) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("key"), str)
+        and isinstance(value.get("engine"), bool)
+    )
+
+
 def from_folder(folder: Path) -> Site:
-    return Site(lambda url: (Path(folder) / urls.output_path(url)).read_bytes())
+    """A built site's folder (its API in api/)."""
+    return Site(
+        str(folder),
+        lambda url: (Path(folder) / urls.output_path(url)).read_bytes(),
+        lambda base, path: (Path(folder) / "api" / path).read_bytes(),
+    )
 
 
 def from_url(index_url: str, cache: Path | None = None) -> Site:
-    """The site whose tier-1 index is at `index_url` (https://errorkb.dev/search/index.json)."""
+    """The site whose tier-1 index is at `index_url` (https://docs.example.org/errors/search/index.json)."""
     if urlsplit(index_url).scheme not in ("http", "https"):
         raise SiteError(f"--index takes an http(s) address, not {index_url!r}")
     folder = (cache or default_cache()) / hashlib.sha256(index_url.encode()).hexdigest()[:16]
@@ -65,14 +176,9 @@ def from_url(index_url: str, cache: Path | None = None) -> Site:
     def fetch(url: str) -> bytes:
         if url == urls.search_index():
             return fresh
-        full = urljoin(index_url, url)
-        body = _cached(folder, full)
-        if body is None:
-            body = _get(full)
-            _store(folder, full, body)
-        return body
+        return _kept(folder, urljoin(index_url, url))
 
-    return Site(fetch)
+    return Site(index_url, fetch, lambda base, path: _kept(folder, urljoin(base, path)))
 
 
 def default_cache() -> Path:
@@ -91,6 +197,15 @@ def _get(url: str) -> bytes:
         raise SiteError(f"{url}: {exc}") from None
     if len(body) > MAX_FILE:
         raise SiteError(f"{url}: over {MAX_FILE} bytes")
+    return body
+
+
+def _kept(folder: Path, url: str) -> bytes:
+    """The file at the URL: from the cache folder, else fetched and kept there."""
+    body = _cached(folder, url)
+    if body is None:
+        body = _get(url)
+        _store(folder, url, body)
     return body
 
 
