@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from errorkb.export.markdown import MARKER
 from tests.conftest import make_kb, serve_in_thread
 from tests.test_mkdocs import EXAMPLE, SEED, small_vllm_kb
 
@@ -83,8 +84,10 @@ def test_without_api_dir_no_api_file_is_written_nor_linked(kb, tmp_path):
     done = export(kb, tmp_path / "docs")
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "kb"]
-    written = [p.relative_to(tmp_path).as_posix() for p in tmp_path.glob("docs/**/*.*")]
-    assert written and all(p.startswith("docs/errors/") and p.endswith(".md") for p in written)
+    written = [p.relative_to(tmp_path).as_posix() for p in tmp_path.glob("docs/**/*.md")]
+    assert written and all(p.startswith("docs/errors/") for p in written)
+    others = {p.name for p in tmp_path.glob("docs/**/*") if p.is_file()} - {"index.md"}
+    assert {p for p in others if not p.endswith(".md")} == {MARKER}
     meta, body = front_matter(tmp_path / "docs/errors/00000000000000a1.md")
     assert "json" not in meta["errorkb"] and "Data as JSON" not in body
     assert "/api/" not in (tmp_path / "docs/errors/index.md").read_text()
@@ -166,6 +169,66 @@ def test_bad_content_is_reported_and_nothing_written(kb, tmp_path):
     assert not (tmp_path / "docs").exists()
 
 
+@pytest.mark.parametrize(
+    "path, why",
+    [
+        ("..", "must name a folder inside the site (no empty, . or .. part)"),
+        ("errors/../..", "must name a folder inside the site"),
+        ("/tmp/errors", "must be relative to the site's root (no leading /)"),
+        ("a\\b", "must separate folders with /"),
+        ("a b", "may hold only letters, digits"),
+    ],
+)
+def test_a_path_outside_the_docs_or_not_url_safe_is_refused(kb, tmp_path, path, why):
+    """--path is checked as the MkDocs plugin checks its `path:` option."""
+    (tmp_path / "docs").mkdir()
+    done = export(kb, tmp_path / "docs", "--path", path)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: --path {path!r} {why}")
+    assert done.stderr.count("\n") == 1  # one line, no traceback
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "kb"]
+    assert not any((tmp_path / "docs").iterdir())
+
+
+def test_a_folder_the_export_did_not_write_is_refused_and_left_alone(kb, tmp_path):
+    host = tmp_path / "docs/errors/index.md"
+    host.parent.mkdir(parents=True)
+    host.write_text("# Our own errors\n")
+    done = export(kb, tmp_path / "docs")
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"error: {host.parent} holds files errorkb did not export (it has no {MARKER}), "
+        "which the pages would replace; export into a new or empty folder with --path\n"
+    )
+    assert [p.name for p in host.parent.iterdir()] == ["index.md"]
+    assert host.read_text() == "# Our own errors\n"
+    # Beside it, in a folder of its own, the export goes ahead.
+    assert export(kb, tmp_path / "docs", "--path", "errors/kb").returncode == 0
+    assert (host.parent / "kb/index.md").is_file() and host.read_text() == "# Our own errors\n"
+
+
+def test_a_file_where_the_folder_goes_is_refused(kb, tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs/errors").write_text("host")
+    done = export(kb, tmp_path / "docs")
+    assert done.returncode == 1
+    assert (
+        done.stderr
+        == f"error: {tmp_path / 'docs/errors'} is a file; give --path a folder for the pages\n"
+    )
+    assert (tmp_path / "docs/errors").read_text() == "host"
+
+
+def test_the_export_writes_again_into_its_own_folder_and_an_empty_one(kb, tmp_path):
+    (tmp_path / "docs/errors").mkdir(parents=True)
+    assert export(kb, tmp_path / "docs").returncode == 0
+    page = tmp_path / "docs/errors/00000000000000a1.md"
+    page.write_text("stale")
+    again = export(kb, tmp_path / "docs")
+    assert again.returncode == 0, again.stderr
+    assert page.read_text().startswith("---\ntitle: Widget count")
+
+
 @pytest.mark.slow
 def test_zensical_builds_the_example_from_the_export(tmp_path):
     """The example site without its plugin (Zensical runs none), its errors exported."""
@@ -191,6 +254,7 @@ def test_zensical_builds_the_example_from_the_export(tmp_path):
     assert doc["html_url"] == f"{BASE}errors/{SEED}.html"
     stubs = [p for p in (site / "docs/errors").glob("*.md") if "Not explained yet" in p.read_text()]
     assert stubs and (site / "site/errors" / f"{stubs[0].stem}.html").is_file()
+    assert not (site / "site/errors" / MARKER).exists()
 
 
 # A record whose every text field attacks the docs tool that builds the export: fence
@@ -351,6 +415,7 @@ def active_html(page: Path) -> list[str]:
 def test_a_hostile_record_stays_text_in_a_host_with_block_extensions(tmp_path):
     site = hostile_host(tmp_path)
     page = site / "errors/00000000000000a1.html"
+    assert not (site / "errors" / MARKER).exists()  # the marker is not published
     assert active_html(page) == []
     assert host_files_included(site) == []
     text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", page.read_text())))

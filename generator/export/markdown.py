@@ -31,11 +31,19 @@ from errorkb.content.model import Content
 from errorkb.site import api, markup, urls
 from errorkb.site.linking import link
 
+# The file that marks a folder as the export's: only a folder holding it, or a new or empty
+# one, is written into (a dotfile: MkDocs and Zensical publish none).
+MARKER = ".errorkb-export"
+
 
 @dataclass
 class Exported:
     pages: int
     files: int
+
+
+class ExportError(Exception):
+    """A folder the export will not write into, said in one line: where, why, how to fix."""
 
 
 def export(
@@ -46,15 +54,32 @@ def export(
     directory_urls: bool,
     api_dir: Path | None = None,
 ) -> Exported:
-    """Write the pages under docs, and the API files under api_dir when given (files
-    already there are replaced)."""
+    """Write the pages into docs/<path> (path as urls.section checks it), a folder of the
+    export's own, and the API files under api_dir when given (files already there are
+    replaced)."""
+    section = urls.section(path)
+    _claim(Path(docs) / section)
     site = urlsplit(base_url)
     content.site = {**content.site, "base_url": f"{site.scheme}://{site.netloc}"}
-    old = urls.configure(site.path, path, directory_urls)
+    old = urls.configure(site.path, section, directory_urls)
     try:
-        return _write(content, Path(docs), path.strip("/"), api_dir and Path(api_dir))
+        return _write(content, Path(docs), section, api_dir and Path(api_dir))
     finally:
         urls.restore(old)
+
+
+def _claim(folder: Path) -> None:
+    """Mark folder as the export's, or refuse it: the host's own pages there (an
+    errors/index.md of its own) would be replaced by ours."""
+    if folder.exists() and not folder.is_dir():
+        raise ExportError(f"{folder} is a file; give --path a folder for the pages")
+    if folder.is_dir() and any(folder.iterdir()) and not (folder / MARKER).is_file():
+        raise ExportError(
+            f"{folder} holds files errorkb did not export (it has no {MARKER}), which the "
+            "pages would replace; export into a new or empty folder with --path"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / MARKER).write_text("errorkb export --format markdown writes this folder.\n")
 
 
 def _write(content: Content, docs: Path, section: str, api_dir: Path | None) -> Exported:
