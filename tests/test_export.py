@@ -426,6 +426,10 @@ def test_a_hostile_record_stays_text_in_a_host_with_block_extensions(tmp_path):
         "/// html | script markdown: raw alert(6) ///",
         "<img src=x onerror=alert(10)>",
         "<script>alert(13)</script>",
+        "<!-- hidden -->",
+        '<div markdown="1" onmouseover="alert(4)">x</div>',  # *x* is emphasis
+        'A paragraph {: onmouseover="alert(5)" }',
+        "??? note hidden ???+ note shown",
         "{{ config }} {% raw %}",
         HOSTILE_ABOUT,
     ):

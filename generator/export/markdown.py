@@ -31,6 +31,13 @@ from errorkb.content.model import Content
 from errorkb.site import api, markup, urls
 from errorkb.site.linking import link
 
+# The languages a code block of the export may name, as the class a docs tool's highlighter
+# reads (Pygments' names, those records use and their kin); any other is written as text.
+LANGUAGES = frozenset(
+    {"bash", "c", "console", "cpp", "diff", "dockerfile", "ini", "javascript", "json"}
+    | {"pycon", "python", "pytb", "sh", "shell", "text", "toml", "yaml"}
+)
+
 # The file that marks a folder as the export's: only a folder holding it, or a new or empty
 # one, is written into (a dotfile: MkDocs and Zensical publish none).
 MARKER = ".errorkb-export"
@@ -162,7 +169,7 @@ def _environment(folder: Path) -> Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
-        autoescape=False,  # Markdown: the record's text is Markdown already
+        autoescape=False,  # Markdown: the filters write each piece of record text (_inert)
     )
     env.globals.update(urls=urls, placeholders=template.placeholders)
     env.filters["fence"] = _fence
@@ -173,13 +180,6 @@ def _environment(folder: Path) -> Environment:
     env.filters["markdown"] = _markdown
     return env
 
-
-# The languages a code block of the export may name, as the class a docs tool's highlighter
-# reads (Pygments' names, those records use and their kin); any other is written as text.
-LANGUAGES = frozenset(
-    {"bash", "c", "console", "cpp", "diff", "dockerfile", "ini", "javascript", "json"}
-    | {"pycon", "python", "pytb", "sh", "shell", "text", "toml", "yaml"}
-)
 
 # A tag, or a character reference, in HTML whose text was escaped.
 _MARKUP = re.compile(r"(<[^>]*>|&#?\w+;)")
