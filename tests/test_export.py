@@ -440,6 +440,38 @@ def test_a_hostile_record_stays_text_in_a_host_with_block_extensions(tmp_path):
     assert f'<pre><code class="language-text">{code}</code></pre>' in shown_code
 
 
+# Python-Markdown's and PyMdown's extensions that read syntax in a page's text (smarty
+# left out: it curls our own apostrophes).
+EXTENSIONS = [
+    *("abbr", "admonition", "attr_list", "def_list", "footnotes", "md_in_html"),
+    *("pymdownx.arithmatex", "pymdownx.betterem", "pymdownx.blocks.admonition"),
+    *("pymdownx.blocks.details", "pymdownx.blocks.html", "pymdownx.blocks.tab"),
+    *("pymdownx.caret", "pymdownx.critic", "pymdownx.details", "pymdownx.emoji"),
+    *("pymdownx.inlinehilite", "pymdownx.keys", "pymdownx.magiclink", "pymdownx.mark"),
+    *("pymdownx.smartsymbols", "pymdownx.snippets", "pymdownx.superfences"),
+    *("pymdownx.tabbed", "pymdownx.tasklist", "pymdownx.tilde"),
+]
+
+
+def test_no_extension_reads_anything_in_a_hostile_records_pages(tmp_path):
+    """Every exported page makes the same HTML with all those extensions as without."""
+    import markdown
+
+    kb = hostile_kb(tmp_path)
+    assert export(kb, tmp_path / "docs").returncode == 0
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "snippets/secret.txt").write_text(SECRET)
+    snippets = {"pymdownx.snippets": {"base_path": [str(tmp_path / "snippets")]}}
+    pages = sorted((tmp_path / "docs/errors").rglob("*.md"))
+    for page in pages:
+        body = front_matter(page)[1]
+        extended = markdown.markdown(
+            body, extensions=["tables", *EXTENSIONS], extension_configs=snippets
+        )
+        assert extended == rendered(body), page.name
+    assert len(pages) == 6
+
+
 @pytest.mark.slow
 def test_a_hostile_record_runs_no_script_in_chromium(tmp_path, browser):
     site = hostile_host(tmp_path)
