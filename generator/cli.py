@@ -90,16 +90,26 @@ def cmd_build(args) -> int:
 def cmd_export(args) -> int:
     from errorkb.content.load import load_content
     from errorkb.content.model import ContentError
-    from errorkb.export.markdown import export
+    from errorkb.export.markdown import ExportError, export
+    from errorkb.site import urls
 
+    try:
+        urls.section(args.path)  # before the content is loaded: a mistyped path fails at once
+    except ValueError as exc:
+        _log(f"error: --path {args.path!r} {exc}")
+        return 1
     try:
         content = load_content(args.root)
     except ContentError as exc:
         return _report(exc)
     base_url = args.base_url or content.site["base_url"]
-    done = export(
-        content, args.docs_dir, base_url, args.path, not args.no_directory_urls, args.api_dir
-    )
+    try:
+        done = export(
+            content, args.docs_dir, base_url, args.path, not args.no_directory_urls, args.api_dir
+        )
+    except ExportError as exc:
+        _log(f"error: {exc}")
+        return 1
     api = f" and {done.files} API files into {args.api_dir}" if args.api_dir else ""
     _log(f"exported {done.pages} Markdown pages into {args.docs_dir}{api}")
     return 0

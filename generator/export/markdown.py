@@ -8,9 +8,12 @@ own URL style. The API files (65,000 at today's content) go only where `--api-di
 be served at the site's /api/: inside the docs folder a docs tool would read each of them,
 and the docs may keep an API reference of their own at docs/api/.
 
-Nothing in the text is a template to the docs tool: macros plugins (mkdocs-macros) read a
-page's source, code blocks included, as Jinja, and messages hold `{{ ... }}`. Braces that
-could open or close a Jinja tag are written as HTML character references.
+A record's text is data to the docs tool, never syntax: the tool's Markdown extensions read
+fences' info strings, blocks (`/// html | script`), admonitions, snippets (`--8<--`, which
+include the host's files) and attribute lists, and macros plugins (mkdocs-macros) read a
+page's source, code blocks included, as Jinja, while messages hold `{{ ... }}`. So every
+piece of record text is written as HTML on one line, its punctuation as character
+references (`_inert`); the page around it is ours.
 """
 
 import html
@@ -28,11 +31,26 @@ from errorkb.content.model import Content
 from errorkb.site import api, markup, urls
 from errorkb.site.linking import link
 
+# The languages a code block of the export may name, as the class a docs tool's highlighter
+# reads (Pygments' names, those records use and their kin); any other is written as text.
+LANGUAGES = frozenset(
+    {"bash", "c", "console", "cpp", "diff", "dockerfile", "ini", "javascript", "json"}
+    | {"pycon", "python", "pytb", "sh", "shell", "text", "toml", "yaml"}
+)
+
+# The file that marks a folder as the export's: only a folder holding it, or a new or empty
+# one, is written into (a dotfile: MkDocs and Zensical publish none).
+MARKER = ".errorkb-export"
+
 
 @dataclass
 class Exported:
     pages: int
     files: int
+
+
+class ExportError(Exception):
+    """A folder the export will not write into, said in one line: where, why, how to fix."""
 
 
 def export(
@@ -43,15 +61,32 @@ def export(
     directory_urls: bool,
     api_dir: Path | None = None,
 ) -> Exported:
-    """Write the pages under docs, and the API files under api_dir when given (files
-    already there are replaced)."""
+    """Write the pages into docs/<path> (path as urls.section checks it), a folder of the
+    export's own, and the API files under api_dir when given (files already there are
+    replaced)."""
+    section = urls.section(path)
+    _claim(Path(docs) / section)
     site = urlsplit(base_url)
     content.site = {**content.site, "base_url": f"{site.scheme}://{site.netloc}"}
-    old = urls.configure(site.path, path, directory_urls)
+    old = urls.configure(site.path, section, directory_urls)
     try:
-        return _write(content, Path(docs), path.strip("/"), api_dir and Path(api_dir))
+        return _write(content, Path(docs), section, api_dir and Path(api_dir))
     finally:
         urls.restore(old)
+
+
+def _claim(folder: Path) -> None:
+    """Mark folder as the export's, or refuse it: the host's own pages there (an
+    errors/index.md of its own) would be replaced by ours."""
+    if folder.exists() and not folder.is_dir():
+        raise ExportError(f"{folder} is a file; give --path a folder for the pages")
+    if folder.is_dir() and any(folder.iterdir()) and not (folder / MARKER).is_file():
+        raise ExportError(
+            f"{folder} holds files errorkb did not export (it has no {MARKER}), which the "
+            "pages would replace; export into a new or empty folder with --path"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / MARKER).write_text("errorkb export --format markdown writes this folder.\n")
 
 
 def _write(content: Content, docs: Path, section: str, api_dir: Path | None) -> Exported:
@@ -134,7 +169,7 @@ def _environment(folder: Path) -> Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
-        autoescape=False,  # Markdown: the record's text is Markdown already
+        autoescape=False,  # Markdown: the filters write each piece of record text (_inert)
     )
     env.globals.update(urls=urls, placeholders=template.placeholders)
     env.filters["fence"] = _fence
@@ -146,14 +181,24 @@ def _environment(folder: Path) -> Environment:
     return env
 
 
-def _ticks(code: str, least: int) -> str:
-    """A run of backticks longer than any in the code, so that none of them closes it."""
-    longest = max((len(run) for run in re.findall("`+", code)), default=0)
-    return "`" * max(least, longest + 1)
+# A tag, or a character reference, in HTML whose text was escaped.
+_MARKUP = re.compile(r"(<[^>]*>|&#?\w+;)")
+_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")  # ASCII punctuation, & and < included
 
 
-# What opens or closes a Jinja tag, expression or comment: a macros plugin's delimiters.
-_JINJA = re.compile(r"\{[{%#]|[}%#]\}")
+def _inert(html_text: str) -> str:
+    """HTML that a docs tool reads as nothing but HTML, whatever text it holds: on one line,
+    so that no line of the text can open a block, fence, admonition or snippet of Markdown or
+    of an extension; every ASCII punctuation character of the text as a character reference,
+    so that no inline syntax, attribute list or Jinja delimiter forms either. A browser shows
+    the same text (a newline in a <pre> is kept as &#10;)."""
+    parts = _MARKUP.split(html_text)
+    for i, part in enumerate(parts):
+        if i % 2 == 0:  # text
+            parts[i] = _PUNCTUATION.sub(lambda m: f"&#{ord(m[0])};", part)
+        elif part.startswith("<"):  # a tag: its attribute values may hold braces, newlines
+            parts[i] = _braces(part)
+    return "".join(parts).replace("\n", "&#10;")
 
 
 def _braces(html_text: str) -> str:
@@ -168,38 +213,28 @@ def _html_text(text: str) -> str:
 
 
 def _fence(code: str, language: str | None = None) -> str:
-    """A fenced code block; one that holds a Jinja delimiter as an HTML block, which shows
-    the same code (a fence cannot escape a brace)."""
-    code = code.rstrip()
-    if _JINJA.search(code):
-        lang = html.escape(language or "text")
-        return f'<pre><code class="language-{lang}">{_html_text(code)}</code></pre>'
-    ticks = _ticks(code, 3)
-    return f"{ticks}{language or 'text'}\n{code}\n{ticks}"
+    """A code block, as the HTML a Markdown fence makes: a fence's info string and its lines
+    would be read by the docs tool's extensions (superfences, snippets)."""
+    lang = language if language in LANGUAGES else "text"
+    code = html.escape(code.rstrip())
+    return _inert(f'<pre><code class="language-{lang}">{code}</code></pre>')
 
 
 def _code(text: str) -> str:
-    """Inline code (paths and function names may hold backticks)."""
-    text = str(text)
-    if _JINJA.search(text):
-        return f"<code>{_html_text(text)}</code>"
-    ticks = _ticks(text, 1)
-    return f"{ticks} {text} {ticks}" if len(ticks) > 1 else f"`{text}`"
+    """Inline code."""
+    return _inert(f"<code>{html.escape(str(text))}</code>")
 
 
 def _cell(text: str) -> str:
-    """Markdown for one cell of a Markdown table: one line, pipes escaped; plain text when it
-    could hold HTML or a link (a cell holds no HTML block, see _markdown)."""
-    line = " ".join(str(text).split())
-    return _text(line) if _ACTIVE.search(line) else line.replace("|", "\\|")
+    """One cell of a Markdown table: inline Markdown, as our pages render it, on one line
+    (pipes are punctuation, written as references)."""
+    return _inert(markup.markdown_inline(str(text)))
 
 
 def _text(text: str) -> str:
-    """Plain text in Markdown: what would be markup is escaped (titles made from messages
-    hold `*`, `_`, brackets and backticks), HTML as our pages escape it (Python-Markdown,
-    which MkDocs uses, reads no backslash before `<`), braces as references so that neither
-    an attribute list nor a Jinja tag forms."""
-    return _braces(re.sub(r"([\\`*_\[\]|#])", r"\\\1", html.escape(str(text), quote=False)))
+    """Plain text in Markdown (titles made from messages hold `*`, `_`, brackets and
+    backticks): shown as it is."""
+    return _inert(html.escape(str(text)))
 
 
 def _href(url: str) -> str:
@@ -208,19 +243,11 @@ def _href(url: str) -> str:
     return quote(str(url), safe=":/?#@!$&+,;=%~")
 
 
-# What a Markdown text needs to hold for a docs tool to make raw HTML, a link, an attribute
-# list or a macro of it: none of these, and the text stays Markdown.
-_ACTIVE = re.compile(r"<|\{|\]\(|\]:")
-
-
 def _markdown(text: str) -> str:
     """A Markdown field as a docs tool must show it: as our pages do, with no raw HTML and no
-    link but http(s) and relative ones. Text that could hold them is written as the HTML
-    our pages render (markup.markdown: raw HTML off, unsafe links refused), which docs tools
-    pass through as it is; other text stays Markdown."""
-    text = str(text).strip("\n")
-    shown = _braces(markup.markdown(text)) if _ACTIVE.search(text) else text
-    return shown.rstrip("\n") + "\n"  # a blank line after it in the page ends an HTML block
+    link but http(s) and relative ones (markup.markdown), written as inert HTML, which docs
+    tools pass through as it is."""
+    return _inert(markup.markdown(str(text).strip("\n")).rstrip("\n")) + "\n"
 
 
 def _put(path: Path, body: str | bytes) -> None:

@@ -51,7 +51,6 @@ from errorkb.site.pages import Pages, _environment
 
 log = logging.getLogger("mkdocs.plugins.errorkb")
 
-_URL_SAFE = re.compile(r"[A-Za-z0-9._~-]+")  # RFC 3986's unreserved characters
 _BUTTON = re.compile(r"<button\b.*?</button>", re.S)
 
 # errorkb's own site pages that a host site has already (its home, 404, robots.txt) or
@@ -77,7 +76,10 @@ QUERY = "error"
 
 class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
     def on_config(self, config):
-        section = _section(self.config.path)
+        try:
+            section = urls.section(self.config.path)
+        except ValueError as exc:
+            raise PluginError(f"errorkb: path {self.config.path!r} {exc}") from None
         folder = (Path(config.config_file_path).parent / self.config.content).resolve()
         if folder.name != "content" or not folder.is_dir():
             raise PluginError(
@@ -263,23 +265,6 @@ class _SearchPage:
 def _templates(root: Path) -> Path:
     """The knowledge base's templates, else errorkb's own."""
     return resources.templates(root, "mkdocs")
-
-
-def _section(path: str) -> str:
-    """The `path:` option as errorkb's folder in the site: a relative path of URL-safe
-    names, since it is both a folder on disk and a part of every page's address."""
-    parts = path.removesuffix("/").split("/")
-    if path.startswith("/"):
-        why = "must be relative to the site's root (no leading /)"
-    elif "\\" in path:
-        why = "must separate folders with /, not \\"
-    elif any(part in ("", ".", "..") for part in parts):
-        why = "must name a folder inside the site (no empty, . or .. part)"
-    elif not all(_URL_SAFE.fullmatch(part) for part in parts):
-        why = "may hold only letters, digits and . _ ~ - (characters a URL keeps as they are)"
-    else:
-        return "/".join(parts)
-    raise PluginError(f"errorkb: path {path!r} {why}")
 
 
 def _named_outputs(content: Content) -> list[str]:

@@ -8,6 +8,7 @@ site's own path below its host, a folder for everything but the JSON API, and pa
 "<name>.html" files where the site does not use directory URLs.
 """
 
+import re
 from dataclasses import dataclass
 from urllib.parse import quote, quote_plus, unquote, urlencode
 
@@ -40,6 +41,28 @@ def configure(
 def restore(scheme: Scheme) -> None:
     global _scheme
     _scheme = scheme
+
+
+# RFC 3986's unreserved characters: a name made of them is the same in a URL and on disk.
+_URL_SAFE = re.compile(r"[A-Za-z0-9._~-]+")
+
+
+def section(path: str) -> str:
+    """errorkb's folder inside another site (the MkDocs plugin's `path:` option, the
+    export's `--path`) as "a/b": a relative path of URL-safe names, since it is both a folder
+    on disk and a part of every page's address. ValueError says why a path is not one."""
+    parts = path.removesuffix("/").split("/")
+    if path.startswith("/"):
+        raise ValueError("must be relative to the site's root (no leading /)")
+    if "\\" in path:
+        raise ValueError("must separate folders with /, not \\")
+    if any(part in ("", ".", "..") for part in parts):
+        raise ValueError("must name a folder inside the site (no empty, . or .. part)")
+    if not all(_URL_SAFE.fullmatch(part) for part in parts):
+        raise ValueError(
+            "may hold only letters, digits and . _ ~ - (characters a URL keeps as they are)"
+        )
+    return "/".join(parts)
 
 
 def _folder(path: str) -> str:
