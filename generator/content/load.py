@@ -39,7 +39,7 @@ from errorkb.content.model import (
     Source,
 )
 from errorkb.progress import QUIET, Progress
-from errorkb.projects import wing
+from errorkb.projects import reserved, wing
 from errorkb.projects import wings as projects_wings
 
 SCHEMA_PATH = Path(__file__).parent.parent / "error.schema.json"
@@ -811,7 +811,8 @@ def _load_projects(files: _Files) -> dict[str, Project]:
         key = Path(path).stem
         found = schema_problems(source, _PROJECT_SCHEMA) + _name_problems(rel, key, "project")
         files.problems.extend(found)
-        if not found:
+        if not found:  # read all the same: its records' problems are still told
+            files.problems.extend(_reserved_problems(source, key))
             projects[key] = Project(key=key, **accepted_data(source))
     return projects
 
@@ -831,6 +832,23 @@ def _name_problems(rel: str, name: str, what: str) -> list[Problem]:
         f"use lowercase letters, digits and -, at most 63 ({fix})"
     )
     return [Problem(rel, 1, "E121", "(file name)", why)]
+
+
+def _reserved_problems(source: Source, key: str) -> list[Problem]:
+    """A project whose wing (its `wing:`, else its key) names a module of generator/projects/
+    that is no wing (`pyodide`): the project would take it for its wing, and has none."""
+    names = reserved()
+    given = "wing" in source.data
+    name = source.data["wing"] if given else key
+    if name not in names:
+        return []
+    fix = "name another wing, or none" if given else "rename the file"
+    why = (
+        f"{name!r} is a module of errorkb, not a wing: a project cannot use it "
+        f"(reserved names: {', '.join(names)}); {fix}"
+    )
+    field = "wing" if given else "(file name)"
+    return [Problem(source.path, source.line("wing") if given else 1, "E121", field, why)]
 
 
 def _misplaced(name: str, suffix: str, rename: str, folder: str) -> str:
