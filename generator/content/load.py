@@ -845,9 +845,9 @@ def _name_problems(rel: str, name: str, what: str) -> list[Problem]:
 def _reserved_problems(source: Source, key: str) -> list[Problem]:
     """A project whose wing (its `wing:`, else its key) names a module of generator/projects/
     that is no wing (`pyodide`): the project would take it for its wing, and has none."""
-    names = reserved()
-    given = "wing" in source.data
-    name = source.data["wing"] if given else key
+    names, data = reserved(), accepted_data(source)
+    given = "wing" in data
+    name = data["wing"] if given else key
     if name not in names:
         return []
     fix = "name another wing, or none" if given else "rename the file"

@@ -266,13 +266,13 @@ def _merged_analysis(survivor: Record, twin: Record, conflicts: list[Conflict]) 
         return None
     if not _by_person(mine):
         return theirs
-    why = f"{survivor.id} was written by another hand ({mine['method']})"
+    why = f"{survivor.id} was written by another hand ({survivor.data['analysis']['method']})"
     conflicts.append(Conflict("analysis", twin.source.line("analysis"), why, _KEEP_ONE))
     return None
 
 
 def _by_person(analysis: dict | None) -> bool:
-    return bool(analysis) and analysis["method"] != "extracted"
+    return analysis is not None and analysis["method"] != "extracted"
 
 
 def _merged_params(
@@ -315,7 +315,7 @@ def _same_holes(twin: str, survivor: str) -> dict[str, str]:
     the holes in order; a name that would become two names is left out."""
     if _literal(twin) != _literal(survivor):
         return {}
-    names = {}
+    names: dict[str, set[str]] = {}
     pairs = zip(_holes(twin), _holes(survivor), strict=False)
     for mine, theirs in pairs:
         names.setdefault(mine, set()).add(theirs)
