@@ -459,6 +459,24 @@ def test_the_files_of_a_source_are_read_up_to_a_total(tmp_path, monkeypatch):
     assert refused(scan) == ["skipped demo/m2.py: takes the source over the 1 MB limit"]
 
 
+def test_one_run_makes_records_up_to_a_limit_naming_the_files_past_it(kb, tmp_path, monkeypatch):
+    monkeypatch.setattr(ex, "MAX_NEW_RECORDS", 3)
+    tree = tmp_path / "tree"
+    (tree / "demo").mkdir(parents=True)
+    for name in "abc":  # two errors a file, six in all
+        raises = [f"raise ValueError('{name} is bad number {i}')\n" for i in range(2)]
+        (tree / "demo" / f"{name}.py").write_text("".join(raises))
+    summary = ex.extract(kb, tree, "demo", jobs=1)
+    assert len(summary.created) == 3
+    assert len(list((kb / "content/errors/demo").glob("*.yaml"))) == 4 + 3
+    why = "its errors past the first 3 new records of a run are not written"
+    lines = summary.lines()
+    assert [line for line in lines if line.startswith("skipped")] == [
+        f"skipped demo/b.py: {why}",
+        f"skipped demo/c.py: {why}",
+    ]
+
+
 def test_thousands_of_raises_in_a_file_stop_at_the_limit(tmp_path):
     (tmp_path / "demo").mkdir()
     body = "".join(

@@ -39,7 +39,7 @@ from errorkb.content.model import (
     Source,
 )
 from errorkb.progress import QUIET, Progress
-from errorkb.projects import wing
+from errorkb.projects import reserved, wing
 from errorkb.projects import wings as projects_wings
 
 SCHEMA_PATH = Path(__file__).parent.parent / "error.schema.json"
@@ -310,8 +310,11 @@ def _dotted(keys) -> str:
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _DRIVE = re.compile(r"[A-Za-z]:")
-MAX_NAME = 120  # characters of a folder or file name in a path: the schema's, well under the
-# 255 bytes a file system takes for the site's file of it
+MAX_NAME = 120  # characters of a folder or file name in a path: the schema's
+# Bytes of such a name in UTF-8: each is a folder or file of the site (a source file's page),
+# and a file system takes 255 bytes a name (NAME_MAX), the `.html` a site without directory
+# URLs adds to the page's name included.
+MAX_NAME_BYTES = 255 - len(".html")
 
 
 def path_problem(path: str, longest: int | None = MAX_NAME) -> tuple[str, str] | None:
@@ -340,6 +343,13 @@ def path_problem(path: str, longest: int | None = MAX_NAME) -> tuple[str, str] |
             return (
                 f"it has a name of {len(segment)} characters",
                 f"names over {longest} characters are refused: correct it",
+            )
+        size = len(segment.encode("utf-8", "surrogatepass"))
+        if longest is not None and size > MAX_NAME_BYTES:
+            return (
+                f"it has a name of {size} bytes in UTF-8",
+                f"names over {MAX_NAME_BYTES} bytes are refused (the site writes a file of each"
+                " name): correct it",
             )
     return None
 
@@ -464,9 +474,7 @@ def schema_problems(source: Source, schema: dict, id_field: str | None = None) -
             and err.validator_value == _path_pattern()
             and (bad := path_problem(err.instance))
         ):
-            what, fix = bad
-            why = f"{_shown(err.instance)} is not a path inside the repository: {what}; {fix}"
-            problems.append(Problem(source.path, source.line(*keys), "E115", _dotted(keys), why))
+            problems.append(_path_problem(source, keys, err.instance, bad))
         else:
             code = "E105" if keys == (id_field,) else "E103"
             problems.append(
@@ -811,7 +819,8 @@ def _load_projects(files: _Files) -> dict[str, Project]:
         key = Path(path).stem
         found = schema_problems(source, _PROJECT_SCHEMA) + _name_problems(rel, key, "project")
         files.problems.extend(found)
-        if not found:
+        if not found:  # read all the same: its records' problems are still told
+            files.problems.extend(_reserved_problems(source, key))
             projects[key] = Project(key=key, **accepted_data(source))
     return projects
 
@@ -831,6 +840,23 @@ def _name_problems(rel: str, name: str, what: str) -> list[Problem]:
         f"use lowercase letters, digits and -, at most 63 ({fix})"
     )
     return [Problem(rel, 1, "E121", "(file name)", why)]
+
+
+def _reserved_problems(source: Source, key: str) -> list[Problem]:
+    """A project whose wing (its `wing:`, else its key) names a module of generator/projects/
+    that is no wing (`pyodide`): the project would take it for its wing, and has none."""
+    names, data = reserved(), accepted_data(source)
+    given = "wing" in data
+    name = data["wing"] if given else key
+    if name not in names:
+        return []
+    fix = "name another wing, or none" if given else "rename the file"
+    why = (
+        f"{name!r} is a module of errorkb, not a wing: a project cannot use it "
+        f"(reserved names: {', '.join(names)}); {fix}"
+    )
+    field = "wing" if given else "(file name)"
+    return [Problem(source.path, source.line("wing") if given else 1, "E121", field, why)]
 
 
 def _misplaced(name: str, suffix: str, rename: str, folder: str) -> str:
@@ -1288,12 +1314,34 @@ def _cycle_problem(record: Record, cycle: list[str]) -> Problem:
     )
 
 
+def _path_problem(source: Source, keys: tuple, path: str, bad: tuple[str, str]) -> Problem:
+    what, fix = bad
+    why = f"{_shown(path)} is not a path inside the repository: {what}; {fix}"
+    return Problem(source.path, source.line(*keys), "E115", _dotted(keys), why)
+
+
 def _record_problems(record: Record, wing_key: str) -> list[Problem]:
-    """Checks of one record beyond its schema: placeholders, versions in order, and its
-    project's wing's."""
+    """Checks of one record beyond its schema: placeholders, versions in order, names of
+    its paths in bytes, and its project's wing's."""
     found = _placeholder_problems(record) if "params" in record.data else []
     found += _versions_problems(record)
+    found += _path_bytes_problems(record)
     return found + wing(wing_key).record_problems(record)
+
+
+def _path_bytes_problems(record: Record) -> list[Problem]:
+    """Paths whose names the schema takes (it counts characters) but are too long in
+    bytes for a file of the site: 63 emoji are 63 characters and 252 bytes."""
+    source = record.data["source"]
+    places = [(("source", "path"), source["path"])] + [
+        (("source", "sites", i, "path"), site["path"])
+        for i, site in enumerate(source.get("sites", []))
+    ]
+    return [
+        _path_problem(record.source, keys, path, bad)
+        for keys, path in places
+        if (bad := path_problem(path))
+    ]
 
 
 def _versions_problems(record: Record) -> list[Problem]:

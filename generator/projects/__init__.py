@@ -85,7 +85,8 @@ class Wing:
 
 @cache
 def wing(key: str) -> Wing:
-    """The wing of a project, or the plain Wing when it has none."""
+    """The wing of a project, or the plain Wing when it has none (a module of this package
+    that defines no WING, such as `pyodide`, is none: `errorkb check` refuses the name)."""
     if key.isidentifier():
         try:
             module = importlib.import_module(f"{__name__}.{key}")
@@ -93,7 +94,8 @@ def wing(key: str) -> Wing:
             if exc.name != f"{__name__}.{key}":
                 raise
         else:
-            return module.WING
+            if hasattr(module, "WING"):
+                return module.WING
     plain = Wing()
     plain.key = key
     return plain
@@ -108,6 +110,13 @@ def available() -> list[str]:
     """Keys of every project that has a wing (for the command line)."""
     folder = Path(__file__).parent
     return sorted(p.name for p in folder.iterdir() if (p / "__init__.py").is_file())
+
+
+def reserved() -> list[str]:
+    """Names of this package's modules that are no wing (`pyodide`): a project or a `wing:`
+    of such a name would take a module of errorkb for its wing."""
+    modules = Path(__file__).parent.glob("*.py")  # a wing is a folder
+    return sorted(path.stem for path in modules if not path.stem.startswith("_"))
 
 
 def code_files() -> list[Path]:

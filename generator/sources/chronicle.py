@@ -6,10 +6,13 @@ a check no longer printed `status: removed` and `superseded_by`, are added or re
 without a record gets a stub, pinned to the last release that prints it.
 """
 
+import re
+from bisect import bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
 from packaging.version import Version
 
 from errorkb.content import template
@@ -146,9 +149,19 @@ def write(
     return done
 
 
-# Fields a person writes: a record merged into another gives them to it, and is not merged
-# when both hold one (a person's text is never lost).
-_PROSE = (
+def _literal(message: str) -> str:
+    """A message's words, whatever its exception and placeholder names."""
+    return match_key("", message)[1]
+
+
+# How a removed twin merged into the record that took its check over gives each field. Every
+# field of the schema is in one of these (tests/test_identity.py holds it): a field added to
+# the schema cannot be dropped by a merge unseen.
+_WORDINGS = ("id", "project", "exception", "kind", "level", "message", "variants", "versions")
+_FROM_CODE = ("source", "derived", "status", "superseded_by")  # the survivor's: its code's
+_UNION = ("related", "tags", "aliases")  # lists of names: both sides' together
+_LATER = ("updated",)  # a date: the later of the two
+_ONE = (  # a person's text: kept when one side has it or both say the same, else refused
     "title",
     "summary",
     "meaning",
@@ -158,27 +171,71 @@ _PROSE = (
     "example_fix",
     "defensive",
     "prevention",
-    "related",
+    "engines",
     "calculator",
     "checks",
+    "status_note",
 )
+_BY_PART = ("params", "analysis")  # `about` of each param as _ONE; a person's analysis as _ONE
 
 
-def _literal(message: str) -> str:
-    """A message's words, whatever its exception and placeholder names."""
-    return match_key("", message)[1]
+@dataclass
+class Conflict:
+    """A field both records hold differently: the merge would lose one side's text."""
+
+    field: str
+    line: int
+    why: str
+    fix: str
 
 
-def merge_changes(survivor: Record, twin: Record) -> dict | None:
+def merge_changes(survivor: Record, twin: Record) -> tuple[dict, list[Conflict]]:
     """The survivor's fields once `twin` (the same check, kept under another record) is
     merged into it: the twin's id and aliases as aliases, its wordings as variants (with
-    its exception when another), its releases, its prose where the survivor has none.
-    None when both hold a person's text in one field."""
-    if any(survivor.data.get(f, twin.data[f]) != twin.data[f] for f in _PROSE if f in twin.data):
-        return None
-    changes = {f: twin.data[f] for f in _PROSE if f in twin.data and f not in survivor.data}
-    aliases = list(dict.fromkeys(survivor.aliases + [twin.id] + twin.aliases))
-    changes["aliases"] = aliases
+    its exception when another), its releases, and every field a person wrote; and the
+    conflicts that forbid the merge (none: it loses nothing)."""
+    conflicts: list[Conflict] = []
+    changes: dict = {}
+    for name in _ONE:
+        mine, theirs = survivor.data.get(name), twin.data.get(name)
+        if theirs is None or mine == theirs:
+            continue
+        if mine is None:
+            changes[name] = theirs
+        else:
+            why = f"{survivor.id} holds another {name}"
+            conflicts.append(Conflict(name, twin.source.line(name), why, _KEEP_ONE))
+    for name in _UNION:
+        extra = [twin.id] if name == "aliases" else []
+        both = [*survivor.data.get(name, []), *extra, *twin.data.get(name, [])]
+        if name == "related":  # the two are one record now: it is not related to itself
+            both = [rid for rid in both if rid not in (survivor.id, twin.id, *twin.aliases)]
+        union = list(dict.fromkeys(both))
+        if union != survivor.data.get(name, []):
+            changes[name] = union
+    later = max(survivor.data.get("updated", ""), twin.data.get("updated", ""))
+    if later and later != survivor.data.get("updated"):
+        changes["updated"] = later
+    analysis = _merged_analysis(survivor, twin, conflicts)
+    if analysis is not None:
+        changes["analysis"] = analysis
+    variants, versions = _merged_wordings(survivor, twin)
+    if variants != survivor.data.get("variants", []):
+        changes["variants"] = variants
+    if versions != survivor.versions:
+        changes["versions"] = versions
+    params = _merged_params(survivor, twin, variants, conflicts)
+    if params is not None:
+        changes["params"] = params
+    return changes, conflicts
+
+
+_KEEP_ONE = "keep one text (in both files, or in neither), then run tidy again"
+
+
+def _merged_wordings(survivor: Record, twin: Record) -> tuple[list, dict | None]:
+    """The survivor's variants with the twin's wordings added, and its releases widened by
+    those of the twin's wording of its very message."""
     variants = list(survivor.data.get("variants", []))
     have = {_wording_key(v, survivor.exception) for v in variants}
     versions = survivor.versions
@@ -198,11 +255,75 @@ def merge_changes(survivor: Record, twin: Record) -> dict | None:
         if seen:
             item["versions"] = seen
         variants.append(item if len(item) > 1 else text)
-    if variants != survivor.data.get("variants", []):
-        changes["variants"] = variants
-    if versions != survivor.versions:
-        changes["versions"] = versions
-    return changes
+    return variants, versions
+
+
+def _merged_analysis(survivor: Record, twin: Record, conflicts: list[Conflict]) -> dict | None:
+    """The twin's analysis when it says a person wrote its text (its method is not
+    `extracted`) and the survivor's says no such thing; None when the survivor's stays."""
+    mine, theirs = survivor.data.get("analysis"), twin.data.get("analysis")
+    if not _by_person(theirs) or mine == theirs:
+        return None
+    if not _by_person(mine):
+        return theirs
+    why = f"{survivor.id} was written by another hand ({survivor.data['analysis']['method']})"
+    conflicts.append(Conflict("analysis", twin.source.line("analysis"), why, _KEEP_ONE))
+    return None
+
+
+def _by_person(analysis: dict | None) -> bool:
+    return analysis is not None and analysis["method"] != "extracted"
+
+
+def _merged_params(
+    survivor: Record, twin: Record, variants: list, conflicts: list[Conflict]
+) -> dict | None:
+    """The survivor's params with the twin's: each under the name it has in the merged
+    wordings (the twin's message in other names is the survivor's: its holes in order), the
+    survivor's `type` first, a person's `about` from either side; None when unchanged."""
+    theirs = twin.data.get("params", {})
+    if not any("about" in entry for entry in theirs.values()):
+        return None  # the twin's types are the code's: the survivor's own stand
+    before = survivor.data.get("params") or {
+        name: {} for name in template.placeholders(survivor.message)
+    }
+    params = {name: dict(entry) for name, entry in before.items()}
+    wordings = [survivor.message, *(_variant(v, "")[0] for v in variants)]
+    used = {name for text in wordings for name in template.placeholders(text)}
+    renamed = _same_holes(twin.message, survivor.message)
+    for name, entry in theirs.items():
+        # Its own name where a wording uses it; the survivor's name for it where the two
+        # messages print alike: its `about` is said of the survivor's message too.
+        targets = dict.fromkeys([name] if name in used else [])
+        targets.update(dict.fromkeys([renamed[name]] if name in renamed else []))
+        line = twin.source.line("params", name, "about")
+        if not targets and "about" in entry:
+            why = f"no wording of {survivor.id} has the placeholder {{{name}}}"
+            fix = f"move its about to the param of {survivor.id} it describes"
+            conflicts.append(Conflict(f"params.{name}.about", line, why, fix))
+        for target in targets:
+            mine = params.get(target, {})
+            if mine.get("about", entry.get("about")) != entry.get("about", mine.get("about")):
+                why = f"{survivor.id} says another about of {{{target}}}"
+                conflicts.append(Conflict(f"params.{name}.about", line, why, _KEEP_ONE))
+            params[target] = {**entry, **mine}  # the survivor's type: its code's today
+    return None if params == before else params
+
+
+def _same_holes(twin: str, survivor: str) -> dict[str, str]:
+    """The twin's placeholder names as the survivor's, when the two messages print alike:
+    the holes in order; a name that would become two names is left out."""
+    if _literal(twin) != _literal(survivor):
+        return {}
+    names: dict[str, set[str]] = {}
+    pairs = zip(_holes(twin), _holes(survivor), strict=False)
+    for mine, theirs in pairs:
+        names.setdefault(mine, set()).add(theirs)
+    return {name: targets.pop() for name, targets in names.items() if len(targets) == 1}
+
+
+def _holes(message: str) -> list[str]:
+    return [seg.name for seg in template.parse(message) if isinstance(seg, template.Hole)]
 
 
 def _wording_key(variant: str | dict, exception: str) -> tuple[str, str]:
@@ -220,17 +341,56 @@ def _widen(a: dict | None, b: dict | None) -> dict | None:
 def _merge(
     root: Path, path: str, text: str, twin: Record, done: Written, dry_run: bool
 ) -> str | None:
-    """The survivor's text with `twin` merged into it, and the twin's file deleted; None
-    (and a warning) when it cannot be merged without losing a person's text."""
+    """The survivor's text with `twin` merged into it (the twin's comments carried to its
+    end), and the twin's file deleted; None, and a warning naming what would be lost, when
+    the merge cannot keep every field a person wrote and every comment."""
     survivor = _reread(path, text)
-    changes = merge_changes(survivor, twin)
-    if changes is None:
-        done.warnings.append(f"{twin.path}: not merged into {survivor.id}: both are written")
+    changes, conflicts = merge_changes(survivor, twin)
+    new = rewrite(survivor, text, **changes)
+    lost = Counter(comments(text)) - Counter(comments(new))
+    if lost:
+        why = f"{survivor.id}'s comment {next(iter(lost))!r} is inside a field the merge rewrites"
+        fix = "move the comment above that field, then run tidy again"
+        conflicts.append(Conflict(", ".join(changes), 1, why, fix))
+    if conflicts:
+        done.warnings.append(_refusal(twin, survivor, conflicts))
         return None
+    theirs = comments((Path(root) / twin.path).read_text(encoding="utf-8"))
+    if theirs:
+        head = f"# The comments of {twin.id}, merged into this record:"
+        new += "\n".join([head, *theirs]) + "\n"
     if not dry_run:
         (Path(root) / twin.path).unlink()
     done.merged.append(twin.id)
-    return rewrite(survivor, text, **changes)
+    return new
+
+
+def _refusal(twin: Record, survivor: Record, conflicts: list[Conflict]) -> str:
+    """One line for a merge refused: the twin's file and line, the field, why, what to do."""
+    first = conflicts[0]
+    line = (
+        f"{twin.path}:{first.line}: not merged into {survivor.id} ({survivor.path}): "
+        f"{first.field}: {first.why}; {first.fix}"
+    )
+    others = [c.field for c in conflicts[1:]]
+    return line + (f" (also {', '.join(others)})" if others else "")
+
+
+def comments(text: str) -> list[str]:
+    """The comments of a record's YAML text, each from its `#` (the schema line aside): a
+    person's notes, which the YAML parser drops. A `#` inside a value is no comment."""
+    values = sorted(
+        (token.start_mark.index, token.end_mark.index)
+        for token in yaml.scan(text, Loader=yaml.SafeLoader)
+        if isinstance(token, yaml.ScalarToken)
+    )
+    found = []
+    for match in re.finditer(r"(?:^|(?<=[ \t]))#[^\n]*", text, re.M):
+        at = bisect_right(values, (match.start(), float("inf"))) - 1
+        inside = at >= 0 and values[at][0] <= match.start() < values[at][1]
+        if not inside and match.group() != SCHEMA_LINE:
+            found.append(match.group().rstrip())
+    return found
 
 
 def _drop_printed_elsewhere(

@@ -70,6 +70,9 @@ MAX_TOTAL_BYTES = 200 * 2**20
 MAX_SITES_PER_FILE = 2_000
 # A message's characters: vLLM's longest is about 1,500; a record must stay a small file.
 MAX_MESSAGE_CHARS = 4_000
+# New records one run makes: SGLang, the largest project, has about 18,500; the limits above
+# still let a source raise 100 files x 1,999 messages, a content/ of 200,000 files to build.
+MAX_NEW_RECORDS = 50_000
 
 # Why a raise statement gave no site, in the order the summary lists them.
 SKIP_REASONS = {
@@ -1919,7 +1922,8 @@ def extract(
         progress=progress,
         knowledge=lambda files: known.knowledge(files) or explain.Knowledge(),
     )
-    matched, fresh = done.matched, done.fresh
+    matched, fresh = done.matched, done.fresh[:MAX_NEW_RECORDS]
+    scan.refused += _over_new_records(done.fresh[MAX_NEW_RECORDS:])
     summary = Summary(scan, done.errors, warnings=done.warnings, asserts=asserts)
     summary.matched = len(matched)
     writes: list[tuple[Path, str]] = []
@@ -1953,6 +1957,14 @@ def extract(
         bar.close()
     summary.seconds = time.monotonic() - start
     return summary
+
+
+def _over_new_records(left: list[list[Site]]) -> list[tuple[str, str]]:
+    """A line for each file whose errors, past MAX_NEW_RECORDS, get no record (an error
+    raised in several files is told of its first)."""
+    why = f"its errors past the first {MAX_NEW_RECORDS:,} new records of a run are not written"
+    files = dict.fromkeys(sites[0].path for sites in left)
+    return [(path, why) for path in files]
 
 
 def rederive(
