@@ -17,8 +17,12 @@ WORKFLOW = REPO / ".github" / "workflows" / "pages.yml"
 
 def build_command(flow: dict) -> list[str]:
     """The build job's `errorkb build` step, as arguments."""
-    runs = [step.get("run", "") for step in flow["jobs"]["build"]["steps"]]
-    return shlex.split(next(run for run in runs if "errorkb build" in run))
+    lines = [
+        line
+        for step in flow["jobs"]["build"]["steps"]
+        for line in step.get("run", "").splitlines()
+    ]
+    return shlex.split(next(line for line in lines if line.strip().startswith("errorkb build")))
 
 
 def test_the_workflow_deploys_with_only_the_permissions_pages_needs():
