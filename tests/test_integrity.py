@@ -341,6 +341,40 @@ def test_a_new_version_of_a_rendering_library_renders_every_page_anew(kb, monkey
     assert result.rendered >= len(list((kb / "site/errors").glob("*/index.html")))
 
 
+def test_the_code_key_holds_every_distribution_of_the_dependency_closure(monkeypatch):
+    """A patch release of a library errorkb needs only through another (MarkupSafe, through
+    Jinja) changes how pages render: its version is in the key. Extras asked for are
+    followed, others and other platforms' requirements are not, and a cycle ends."""
+    from importlib import metadata
+
+    graph = {
+        "errorkb": ["jinja2>=3", "pagefind[bin]>=1", "pytest; extra == 'test'"],
+        "jinja2": ["MarkupSafe>=2.0"],
+        "markupsafe": [],
+        "pagefind": ["pagefind-bin==1.5; extra == 'bin'", "pagefind-ext; extra == 'ext'"],
+        "pagefind-bin": ["pywin32; sys_platform == 'win32'", "jinja2"],
+    }
+    versions = {
+        "errorkb": "0.1",
+        "jinja2": "3.1.6",
+        "markupsafe": "3.0.4",
+        "pagefind": "1.5",
+        "pagefind-bin": "1.5",
+    }
+
+    def version(name):
+        if name not in versions:
+            raise metadata.PackageNotFoundError(name)
+        return versions[name]
+
+    monkeypatch.setattr(metadata, "version", version)
+    monkeypatch.setattr(metadata, "requires", lambda name: graph[name])
+    found = build_module._installed_versions()
+    assert found == ("jinja2==3.1.6", "markupsafe==3.0.4", "pagefind-bin==1.5", "pagefind==1.5")
+    versions["markupsafe"] = "3.0.5"  # a patch release of an indirect dependency
+    assert build_module._installed_versions() != found
+
+
 def test_the_libraries_versions_are_read_anew_once_a_package_is_installed(
     tmp_path, monkeypatch, request
 ):

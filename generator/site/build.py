@@ -487,8 +487,8 @@ def _code_digest(package: Path, stats: tuple, versions: str) -> str:
 
 @functools.cache
 def _dependency_versions() -> tuple[str, ...]:
-    """name==version of each library errorkb's distribution requires (extras aside): those
-    this process imported, so read once. Kept in the user's cache while the folders
+    """name==version of each library in errorkb's distribution's dependency closure (extras
+    aside), read once a process. Kept in the user's cache while the folders
     packages are installed in stay unchanged (pip adds and removes a folder of metadata
     in them for each package it installs): reading the metadata costs 30 ms of every
     build."""
@@ -504,18 +504,40 @@ def _dependency_versions() -> tuple[str, ...]:
 
 
 def _installed_versions() -> tuple[str, ...]:
+    """name==version of every distribution errorkb's installed one needs, directly or
+    through another (MarkupSafe through Jinja): a patch release of any changes how pages
+    render. Requirements whose markers do not hold here (other platforms, extras) are not
+    followed."""
     from importlib import metadata
 
-    found = []
-    for requirement in metadata.requires("errorkb") or []:
-        if "extra ==" in requirement:
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    found: dict[str, str] = {}
+    seen: set[tuple[str, frozenset[str]]] = set()
+    todo: list[tuple[str, frozenset[str]]] = [("errorkb", frozenset())]  # with its extras
+    while todo:
+        name, extras = todo.pop()
+        name = canonicalize_name(name)
+        if (name, extras) in seen:
             continue
-        name = re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0]
+        seen.add((name, extras))
         try:
-            found.append(f"{name}=={metadata.version(name)}")
+            found[name] = metadata.version(name)
+            requires = metadata.requires(name) or []
         except metadata.PackageNotFoundError:
-            found.append(f"{name}==missing")
-    return tuple(sorted(found))
+            found[name] = "missing"
+            continue
+        for text in requires:
+            try:
+                needed = Requirement(text)
+            except InvalidRequirement:
+                continue
+            marker = needed.marker
+            if marker is None or any(marker.evaluate({"extra": e}) for e in extras | {""}):
+                todo.append((needed.name, frozenset(needed.extras)))
+    found.pop("errorkb")  # its own code is keyed file by file
+    return tuple(sorted(f"{name}=={version}" for name, version in found.items()))
 
 
 # Record pages ------------------------------------------------------------------------------
