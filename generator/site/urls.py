@@ -284,11 +284,17 @@ def headers_file() -> str:
 
 def output_path(url: str) -> str:
     """The file, relative to the site root, that serves a URL."""
+    if not _scheme.prefix and not _PLAIN_NOT.search(url):  # most URLs: nothing to take off
+        path = url.lstrip("/")
+        return path + "index.html" if path == "" or path.endswith("/") else path
     path = url.split("?", 1)[0].split("#", 1)[0]
     if _scheme.prefix and (path + "/").startswith(_scheme.prefix + "/"):
         path = path[len(_scheme.prefix) :]
     path = unquote(path.lstrip("/"))
     return path + "index.html" if path == "" or path.endswith("/") else path
+
+
+_PLAIN_NOT = re.compile(r"[?#%]")  # what a URL holds that its file's name does not
 
 
 def absolute(base_url: str, url: str) -> str:
