@@ -93,13 +93,17 @@ class BadPath(ValueError):
 
 
 def plain_path(url_path: str) -> str:
-    """A URL path unquoted; BadPath unless it is a plain path."""
+    """A URL path unquoted, below the site's own path where it has one; BadPath unless it
+    is a plain path."""
     try:
         path = unquote(url_path, errors="strict")
     except UnicodeDecodeError as exc:
         raise BadPath("not UTF-8") from exc
     if "\0" in path or "\\" in path or ".." in path.split("/"):
         raise BadPath("not a plain path")
+    below = urls.prefix()  # a site below its host's root: its files are the folder's
+    if below and (path + "/").startswith(below + "/"):
+        path = path[len(below) :] or "/"
     return path
 
 

@@ -204,9 +204,10 @@ def on_netlify(p: str) -> dict[str, tuple[int, str]]:
 @pytest.fixture(scope="module")
 def under_sub_path(site) -> str:
     """The _redirects of the same site built for /en/latest/."""
+    content = load_plan(site.parent).content
     old = urls.configure(PREFIX + "/")
     try:
-        return shortlinks.redirects_file(load_plan(site.parent).content).decode()
+        return shortlinks.redirects_file(content).decode()
     finally:
         urls.restore(old)
 

@@ -44,6 +44,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -151,6 +152,7 @@ def load_plan(
         inputs = inputs_key(root, code_key)
         content = load_content(root, cache, progress)
         cache.save()
+        use_site_urls(content.site)
         if project is not None:
             if project not in content.projects:
                 known = ", ".join(sorted(content.projects))
@@ -160,6 +162,12 @@ def load_plan(
         plan = Plan(content, link(content), assets, code_key)
         plan.inputs = inputs if project is None else None
         return plan
+
+
+def use_site_urls(site: dict) -> None:
+    """This process's URLs are the standalone site's, below its base URL's path (a GitHub
+    Pages project site's /<repo>): every page, link and fetch carries it."""
+    urls.configure(prefix=urlsplit(site["base_url"]).path)
 
 
 def inputs_key(root: Path, code_key: str) -> str:

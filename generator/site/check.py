@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote, urljoin, urlsplit
 
+from errorkb.site import urls
+
 CODES = {  # problem code -> what it means (README.md lists them)
     "W201": "broken link",
     "W202": "missing anchor",
@@ -154,8 +156,7 @@ def _unescape(value: str) -> str:
 
 def file_of(url: str) -> str:
     """The file, relative to the site root, that a same-site URL path names."""
-    path = unquote(url.split("?", 1)[0].split("#", 1)[0]).lstrip("/")
-    return path + "index.html" if path == "" or path.endswith("/") else path
+    return urls.output_path(url)
 
 
 def link_problems(

@@ -36,17 +36,19 @@ _POLICY = [
 CONTENT_SECURITY_POLICY = "; ".join(_POLICY)
 # Browsers ignore frame-ancestors (and report-uri, sandbox) in a <meta> policy.
 META_POLICY = "; ".join(d for d in _POLICY if not d.startswith("frame-ancestors"))
-# Response headers by URL pattern, in the _headers order: every pattern that matches applies.
-HEADERS = (
-    (urls.home() + "*", {"Content-Security-Policy": CONTENT_SECURITY_POLICY}),
-    (urls.api() + "*", {"Access-Control-Allow-Origin": "*"}),
-)
+def _headers() -> tuple[tuple[str, dict[str, str]], ...]:
+    """Response headers by URL pattern, in the _headers order: every pattern that matches
+    applies. (Made when asked: the URLs are the site's, below its path.)"""
+    return (
+        (urls.home() + "*", {"Content-Security-Policy": CONTENT_SECURITY_POLICY}),
+        (urls.api() + "*", {"Access-Control-Allow-Origin": "*"}),
+    )
 
 
 def headers_for(path: str) -> dict[str, str]:
     """The headers a host sends with the file at this URL path."""
     out = {}
-    for pattern, headers in HEADERS:
+    for pattern, headers in _headers():
         splat = pattern.endswith("*")
         if path == pattern or (splat and path.startswith(pattern[:-1])):
             out.update(headers)
@@ -56,7 +58,7 @@ def headers_for(path: str) -> dict[str, str]:
 def headers_file() -> bytes:
     """/_headers, in the format Netlify and Cloudflare Pages read."""
     lines = []
-    for pattern, headers in HEADERS:
+    for pattern, headers in _headers():
         lines.append(pattern)
         lines += [f"  {name}: {value}" for name, value in headers.items()]
     return ("\n".join(lines) + "\n").encode()

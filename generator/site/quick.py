@@ -17,11 +17,12 @@ import json
 import marshal
 import re
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, cast
 
-from errorkb.content.load import MAX_FILE_KB, ParseCache, list_records, load_some
+from errorkb.content.load import MAX_FILE_KB, ParseCache, list_records, load_site, load_some
 from errorkb.content.model import Content, ContentError, Record
 from errorkb.progress import QUIET, Progress
 from errorkb.search import engine
@@ -89,6 +90,8 @@ def build_site(
     with build._collector_paused():  # the state's and the listing's many small objects
         state = _load_state(out) if project is None else None
         if plan is None and state is not None and not checked:
+            with suppress(ContentError):  # a site.yaml with problems: the full build says so
+                build.use_site_urls(load_site(root))
             try:
                 result = rebuild(root, out, log, state)
             except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:

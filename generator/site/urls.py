@@ -5,12 +5,15 @@ as they are. All URLs are root-relative; `absolute` prefixes the site's base.
 
 Inside another site (the MkDocs plugin), `configure` sets where errorkb lives there: the
 site's own path below its host, a folder for everything but the JSON API, and pages as
-"<name>.html" files where the site does not use directory URLs.
+"<name>.html" files where the site does not use directory URLs. A site of its own lives below
+its base URL's path (`standalone`): a GitHub Pages project site's /<repo>, for one.
 """
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from urllib.parse import quote, quote_plus, unquote, urlencode
+from urllib.parse import quote, quote_plus, unquote, urlencode, urlsplit
 
 SCHEMA_VERSION = 1
 
@@ -41,6 +44,21 @@ def configure(
 def restore(scheme: Scheme) -> None:
     global _scheme
     _scheme = scheme
+
+
+@contextmanager
+def standalone(base_url: str) -> Iterator[None]:
+    """A site of errorkb's own, at its base URL's path, for the duration of a block."""
+    old = configure(prefix=urlsplit(base_url).path)
+    try:
+        yield
+    finally:
+        restore(old)
+
+
+def prefix() -> str:
+    """The site's path below its host: "" at the host's root."""
+    return _scheme.prefix
 
 
 # RFC 3986's unreserved characters: a name made of them is the same in a URL and on disk.
@@ -298,7 +316,12 @@ _PLAIN_NOT = re.compile(r"[?#%]")  # what a URL holds that its file's name does 
 
 
 def absolute(base_url: str, url: str) -> str:
-    return base_url.rstrip("/") + url
+    """A URL of the site at its base: a base that ends in the site's own path (a standalone
+    site below its host's root) gives it once."""
+    base = base_url.rstrip("/")
+    if _scheme.prefix and base.endswith(_scheme.prefix) and url.startswith(_scheme.prefix + "/"):
+        base = base[: -len(_scheme.prefix)]
+    return base + url
 
 
 def github_repo(repo: str) -> str:
