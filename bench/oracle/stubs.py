@@ -173,7 +173,8 @@ HEAVY = {
     "fastapi", "uvicorn", "starlette", "aiohttp", "prometheus_client", "tiktoken",
     "sentencepiece", "blake3", "cachetools", "cpuinfo", "setproctitle", "mistral_common",
     "compressed_tensors", "gguf", "deep_gemm", "flash_attn", "orjson", "uvloop",
-    "requests", "openai_harmony", "cloudpickle", "pybase64", "partial_json_parser", "lark",
+    "requests", "openai_harmony", "cloudpickle", "tqdm", "IPython", "pybase64",
+    "partial_json_parser", "lark",
     "watchfiles", "ijson",
 }
 
