@@ -65,6 +65,7 @@ def test_memory_estimate_names_vllm_error_and_page():
         assert row["engine"] == g["engine"], row["point"]
         assert row["checks"]["error"], (row["point"], row["engine"], row["calc"])
         assert row["checks"]["bytes_per_block"], row["point"]
+        assert row["checks"]["blocks=num_gpu_blocks"], (row["point"], row["calc"])
 
 
 @pytest.mark.slow

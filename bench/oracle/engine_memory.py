@@ -17,10 +17,12 @@ runner, so they are read, not run), for one full-attention group on one GPU:
 - the log line "GPU KV cache size: N tokens" (vllm/v1/core/kv_cache_utils.py:1148) is
   int(num_blocks / cdiv(max_model_len, block_size) * max_model_len)
   (kv_cache_utils.py:1061-1093, 1128-1131): from num_blocks, the null block included.
-- errors (kv_cache_planning.py:56-87 _check_enough_kv_cache_memory): available <= 0:
-  "No available memory for the cache blocks. ..."; else when
+- errors (kv_cache_planning.py:56-87 _check_enough_kv_cache_memory), on the memory less the
+  null block's bytes (kv_cache_planning.py:170-183 and 1533-1558: "Reserve the null block
+  BlockPool permanently holds back, so the check plans against usable blocks"): that
+  <= 0: "No available memory for the cache blocks. ..."; else when
   cdiv(max_model_len, block_size) * bytes_per_block (kv_cache_planning.py:1253-1285 and
-  kv_cache_interface.py:643-648) > available: "To serve at least one request with the
+  kv_cache_interface.py:643-648) > it: "To serve at least one request with the
   model's max seq len (...) ...".
 
 The estimate's `available` (what errorkb's inputs leave for the KV cache) is taken as the
@@ -50,13 +52,15 @@ def engine(available: int, p: dict) -> dict:
     page = kv_per_gpu * p["block_size"] * 2 * p["head_dim"] * DTYPE_BYTES[p["kv_dtype"]]
     layers = pp_stage_layers(p["layers"], p.get("pp", 1))
     bytes_per_block = page * layers
-    if available <= 0:
-        return {"num_gpu_blocks": 0, "usable_blocks": 0, "logged_tokens": 0,
-                "bytes_per_block": bytes_per_block, "error": "No available memory"}
+    check_memory = available - bytes_per_block  # the null block held back
+    if check_memory <= 0:
+        return {"num_gpu_blocks": max(0, available // bytes_per_block), "usable_blocks": 0,
+                "logged_tokens": 0, "bytes_per_block": bytes_per_block,
+                "error": "No available memory"}
     num_blocks = available // bytes_per_block
     per_request = cdiv(p["max_model_len"], p["block_size"])
     needed = per_request * bytes_per_block
-    error = "To serve at least one request" if needed > available else None
+    error = "To serve at least one request" if needed > check_memory else None
     return {"num_gpu_blocks": num_blocks, "usable_blocks": num_blocks - 1,
             "logged_tokens": int(num_blocks / per_request * p["max_model_len"]),
             "bytes_per_block": bytes_per_block, "needed": needed, "error": error}
