@@ -5,8 +5,10 @@ a made-up tree of model files shaped as SGLang 0.5.23's, it gives the committed 
 from pathlib import Path
 
 from errorkb.projects.sglang import calc, splits
+from errorkb.projects.vllm import presets
 
 TREE = Path(__file__).parent / "fixtures" / "sglang" / "splits-tree"
+REPO = Path(__file__).resolve().parent.parent
 
 
 def test_the_reader_finds_each_architectures_attention_layer():
@@ -47,3 +49,14 @@ def test_the_families_of_the_models_users_meet_most():
         assert found[name] == "tp:hkp", name
     assert found["Qwen3ForCausalLM"] == found["Qwen3MoeForCausalLM"] == "attn_tp:hkp"
     assert found["DeepseekV3ForCausalLM"] == "attn_tp:h"  # MLA: no KV heads to split
+
+
+def test_the_presets_of_the_models_users_meet_most_name_a_known_architecture():
+    models = {m["key"]: m for m in presets.load_models(REPO)}
+    known = splits.load()["architectures"]
+    for key in ("llama-3.1-8b", "llama-3.1-70b", "qwen2.5-7b", "qwen2.5-72b", "qwen3-8b"):
+        assert models[key]["architecture"] in known, key
+    for key in ("qwen3-32b", "qwen3-235b-a22b", "mixtral-8x7b", "deepseek-v3", "gemma-2-27b"):
+        assert models[key]["architecture"] in known, key
+    assert known[models["gemma-3-27b"]["architecture"]]["attention"] == "tp:hkp"
+    assert all(m["architecture"] in known for m in models.values())
