@@ -44,9 +44,6 @@ def test_vllm_calculator_names_the_error_vllm_raises():
     assert not bad, compare.format_report("vllm", compare.tally(rows), bad[:5])
 
 
-@pytest.mark.xfail(reason="issue 40 item 1: SGLang's calculator splits Llama/Qwen2 heads over "
-                          "tp // attn_dp, misses the DP-across-nodes check and the topology "
-                          "check's order (bench/oracle/run lists the points)", strict=False)
 def test_sglang_calculator_names_the_error_sglang_raises():
     rows = []
     for r in _golden("sglang"):

@@ -5,11 +5,11 @@ The oracle follows the code path by path, in the code's own structure and names
 (python/sglang/srt/ at v0.5.23): arg_groups/parallel_hook.py
 handle_deprecated_dp_attention, then handle_data_parallelism; arg_groups/validation_hook.py
 check_server_args (engine.py calls it after resolve_once); runtime_context.py publish
-(derive_parallel_widths, derive_spawn_ranks for world rank 0, _validate_parallel's product
-checks); at model load models/qwen3.py Qwen3Attention.__init__ (heads over the attention TP
-size) or models/llama.py LlamaAttention.__init__ (over the full TP size), each then
-layers/linear.py QKVParallelLinear's divide(), and layers/moe/fused_moe_triton/layer.py
-FusedMoE.__init__.
+(derive_parallel_widths, then override_permanently's _validate_parallel product checks,
+before derive_spawn_ranks); at model load models/qwen3.py Qwen3Attention.__init__ (heads
+over the attention TP size) or models/llama.py LlamaAttention.__init__ (over the full TP
+size), each then layers/linear.py QKVParallelLinear's divide(), and
+layers/moe/fused_moe_triton/layer.py FusedMoE.__init__.
 """
 
 import hashlib
@@ -63,17 +63,8 @@ def _sglang(heads, kv, tp, dp, attn_dp, enable_dp_attention, ep, experts, pp, nn
     attn_tp_size = cfg["tp_size"] // cfg["attn_dp_size"] // cfg["attn_cp_size"]
     moe_ep_size = cfg["ep_size"]
     moe_tp_size = cfg["tp_size"] // moe_ep_size // cfg["moe_dp_size"]
-    # derive_spawn_ranks, world rank 0
-    tp_rank = 0 % cfg["tp_size"]
-    try:
-        _ = (
-            tp_rank
-            % (cfg["tp_size"] // cfg["moe_dp_size"])
-            // (cfg["tp_size"] // cfg["moe_dp_size"] // moe_ep_size)
-        )
-    except ZeroDivisionError:
-        return ("ZeroDivisionError", "", "startup")
-    # _validate_parallel
+    # publish: with DCP off, override_permanently(attn_dcp_rank=0) runs _validate_parallel
+    # before derive_spawn_ranks places the ranks
     if cfg["tp_size"] != attn_tp_size * cfg["attn_dp_size"] * cfg["attn_cp_size"]:
         return ("ValueError", "40c393b5acec117c", "startup")
     if cfg["tp_size"] != moe_ep_size * cfg["moe_dp_size"] * moe_tp_size:
@@ -217,7 +208,9 @@ def test_ep_size_that_does_not_divide_tp():
     error = calc.first_error(32, 8, tp=8, ep=3)
     assert error.id == calc.MOE_TOPOLOGY and error.stage == "startup"
     assert error.message.splitlines()[-1] == "  8 != 3 * 1 * 2 (= 6)"
-    assert calc.first_error(32, 8, tp=4, ep=8).exception == "ZeroDivisionError"
+    error = calc.first_error(32, 8, tp=4, ep=8)  # a MoE TP width of 0
+    assert error.message.splitlines()[-1] == "  4 != 8 * 1 * 0 (= 0)"
+    assert error.message.startswith("parallel topology is inconsistent (set by override_perm")
     error = calc.first_error(32, 8, tp=8, ep=8, experts=60)
     assert error.values == {"num_experts": 60, "ep_size": 8} and error.stage == "load"
     assert calc.first_error(32, 8, tp=8, ep=8, experts=64) is None

@@ -58,15 +58,10 @@ def sglang_calc(p: dict, family: str) -> dict:
     if p.get("experts") is not None:
         kwargs["experts"] = p["experts"]
     arch = {"llama": "LlamaForCausalLM", "qwen3": "Qwen3ForCausalLM"}[family]
-    for name in ("architecture", "arch", "model_arch"):
-        if name in params:
-            kwargs[name] = arch
-            break
-    else:
-        for name in ("family", "model_family", "attention", "split"):
-            if name in params:
-                kwargs[name] = family
-                break
+    if "attention" in params:  # the architecture's attention layer, as the widget passes it
+        from errorkb.projects.sglang import splits
+
+        kwargs["attention"] = splits.load()["architectures"][arch]["attention"]
     kwargs = {k: v for k, v in kwargs.items() if k in params}
     try:
         r = calc.first_error(**kwargs)

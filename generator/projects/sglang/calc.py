@@ -14,8 +14,9 @@ In SGLang's order (python/sglang/srt/, v0.5.23):
    of `--nnodes`; data-parallel replicas (`--dp-size` above 1) run on one node only;
 3. publication of the parallel layout in every worker (runtime_context.py): the MoE widths
    are floor divisions, `moe_tp_size = tp_size // ep_size`, so an `--ep-size` that does not
-   divide `--tp-size` leaves `tp_size != moe_ep_size * moe_dp_size * moe_tp_size`; one above
-   it divides by zero first;
+   divide `--tp-size` (one above it gives a width of 0) leaves `tp_size != moe_ep_size *
+   moe_dp_size * moe_tp_size`, which the first override of the published layout checks
+   (`override_permanently`, before the ranks are placed);
 4. model load, in every worker: the attention layer splits the query heads over a TP size,
    the attention TP size `tp_size // attn_dp_size` (Qwen3, DeepSeek and their kin) or the
    full `--tp-size` (Llama, Qwen2, Mixtral, Gemma and most others), and either splits the KV
@@ -220,16 +221,9 @@ def _config_error(launch: Launch) -> Result | None:
 def _startup_error(launch: Launch) -> Result | None:
     """Publication of the layout: MoE widths by floor division, then their product."""
     moe_tp = launch.tp // launch.ep
-    if moe_tp == 0:
-        return Result(
-            BARE,
-            "ZeroDivisionError",
-            "startup",
-            "integer division or modulo by zero",
-            {"tp_size": launch.tp, "ep_size": launch.ep},
-        )
     if launch.ep * moe_tp != launch.tp:
-        values = {"source": "publish", "tp_size": launch.tp, "m_ep": launch.ep, "m_dp": 1}
+        values = {"source": "override_permanently", "tp_size": launch.tp, "m_ep": launch.ep}
+        values["m_dp"] = 1
         values |= {"m_tp": moe_tp, "m_ep_times_m_dp_times_m_tp": launch.ep * moe_tp}
         return _raise(MOE_TOPOLOGY, "startup", **values)
     return None
