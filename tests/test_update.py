@@ -212,7 +212,11 @@ def stubs(folder: Path) -> Path:
     path = os.pathsep.join(sys.path)
     scripts = {
         "errorkb": f'#!/bin/sh\nPYTHONPATH="{path}" exec "{sys.executable}" -m errorkb "$@"\n',
-        "gh": f'#!/bin/sh\necho "gh $*" >> "{calls}"\n',
+        # `gh pr list` answers $OPEN_PR: the number of a pull request open from the branch.
+        "gh": (
+            f'#!/bin/sh\necho "gh $*" >> "{calls}"\n'
+            'if [ "$1 $2" = "pr list" ] && [ -n "$OPEN_PR" ]; then echo "$OPEN_PR"; fi\n'
+        ),
         "git": (
             "#!/bin/sh\n"
             f'if [ "$1" = push ]; then echo "git $*" >> "{calls}"; exit 0; fi\n'
@@ -299,6 +303,7 @@ def runner(tmp_path_factory):
         }
 
     run.bin = bin_dir  # type: ignore[attr-defined]
+    run.calls = base / "calls"  # type: ignore[attr-defined]
     return run
 
 
@@ -523,6 +528,46 @@ def test_a_run_with_nothing_new_says_so_and_opens_no_pull_request(runs):
         "# No new release\n\nEvery release on the index is held already (toykit 1.1.0).\n"
     )
     assert third["status"] == "" and third["branch"] == "main"  # nothing written
+
+
+def test_a_pull_request_open_for_the_same_releases_gets_the_new_commit_and_no_twin(
+    runner, tmp_path
+):
+    kb = make_kb(tmp_path / "kb")
+    (kb / "content" / "errors" / PROJECT / "x.yaml").write_text("id: x\n")
+    (step,) = [
+        s
+        for s in workflow()["jobs"]["update"]["steps"]
+        if s.get("id") != "update" and "run" in s and s["name"] != "Install errorkb"
+    ]
+    runner.calls.unlink(missing_ok=True)
+    env = {
+        "PATH": f"{runner.bin}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "RUNNER_TEMP": str(tmp_path),
+        "TITLE": "New releases: toykit 1.1.0",
+        "BRANCH": "errorkb-update/toykit-1.1.0",
+        "GH_TOKEN": "t0ken",
+        "OPEN_PR": "7",
+    }
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        cwd=kb,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert runner.calls.read_text().splitlines() == [
+        "git push --force origin HEAD:refs/heads/errorkb-update/toykit-1.1.0",
+        "gh pr list --head errorkb-update/toykit-1.1.0 --state open --json number --jq .[].number",
+    ]
+    assert "pull request #7 from errorkb-update/toykit-1.1.0 is open" in done.stdout
+    assert git(kb, "log", "-1", "--format=%s %an").strip() == (
+        "New releases: toykit 1.1.0 github-actions[bot]"
+    )
+    assert "content/errors/toykit/x.yaml" in git(kb, "show", "--name-only", "--format=")
 
 
 # The command alone -------------------------------------------------------------------------
