@@ -19,6 +19,7 @@ import sys
 import threading
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -618,3 +619,42 @@ def test_pinning_keeps_every_other_line():
         'name: X\n# the ref\nref: "v0.34.0"\nversion: "0.34.0"\nreleases_scanned: ["0.33.0"]\n'
     )
     assert update.with_pin("name: X\n", "1.0", "v1.0") == 'name: X\nversion: "1.0"\nref: "v1.0"\n'
+
+
+def test_merges_returns_and_successors_are_reported_and_explained_ones_flagged():
+    def rec(message, **fields):
+        return {
+            "message": message,
+            "versions": {"first": "1.0.0", "last": "1.1.0"},
+            "source": {"path": "a.py", "line": 1, "function": "f"},
+            **fields,
+        }
+
+    old = {
+        "twin": rec("the same check, kept twice", meaning="A person's text."),
+        "back": rec("printed again", status="removed"),
+        "gone": rec("gone for good", solutions=["Upgrade."]),
+    }
+    new = {
+        "back": rec("printed again"),
+        "gone": rec("gone for good", status="removed", superseded_by="next", solutions=["x"]),
+    }
+    after = SimpleNamespace(
+        records={rid: SimpleNamespace(title=f"Title of {rid}", data=d) for rid, d in new.items()},
+        aliases={"twin": "back"},
+    )
+    found = update.ProjectUpdate(PROJECT, PROJECT, ["1.0.0"], new=["1.1.0"])
+    update.classify(found, old, new, after, "1.0.0", "1.1.0")
+    kinds = {k: [(c.id, c.detail) for c in v] for k, v in found.changes.items() if v}
+    assert kinds == {
+        "added": [("back", "printed again in 1.1.0: `printed again`")],
+        "removed": [("gone", "superseded by `next`")],
+        "merged": [("twin", "into `back`")],
+    }
+    assert [(kind, c.id) for kind, c in found.need_a_person()] == [
+        ("removed", "gone"),
+        ("merged", "twin"),
+    ]
+    body = update.markdown([found])
+    assert "- [ ] `gone` Title of gone (explained): removed\n" in body
+    assert "### Merged into another record (1)\n\n- `twin` the same check, kept twice" in body

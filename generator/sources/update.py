@@ -238,10 +238,14 @@ def _scan_in(
     new = {rid: r.data for rid, r in after.records.items() if r.project == key}
     found.verify = checked.counts()
     found.repinned = sum(f.updated for f in checked.findings)
-    for finding in checked.findings:
+    for finding in checked.findings:  # a removed record is gone by design
         data = new.get(finding.id)
-        if data and data.get("status", "active") == "active" and finding.status == "gone":
-            found.unfound.append(_change(finding.id, after, f"not raised in {version}"))
+        if data and data.get("status", "active") == "active":
+            if finding.status == "gone":
+                found.unfound.append(_change(finding.id, after, f"not raised in {version}"))
+            elif finding.status == "reworded":
+                detail = f"raised in {version} as {_wording(finding.variant)}?"
+                found.unfound.append(_change(finding.id, after, detail))
     classify(found, old, new, after, found.held[-1] if found.held else None, version)
     counts = ", ".join(f"{len(found.changes[k])} {k}" for k in KINDS)
     report(
@@ -291,6 +295,10 @@ def classify(
             changes["removed"].append(_change(rid, after, detail))
             continue
         if not active:
+            continue
+        if was.get("status", "active") == "removed":  # a check printed again
+            detail = f"printed again in {latest}: {_wording(data['message'])}"
+            changes["added"].append(_change(rid, after, detail))
             continue
         if previous:
             then, now = printed_in(data, previous), printed_in(data, latest)
@@ -417,7 +425,8 @@ def markdown(updates: list[ProjectUpdate], dry_run: bool = False) -> str:
         )
         if u.unfound:
             out += ["", f"### Active records verify-sources does not find ({len(u.unfound)})", ""]
-            out += [f"- {_line(c)}" for c in u.unfound[:LIST_CAP]] + _more(len(u.unfound))
+            out += [f"- {_line(c)}: {c.detail}" for c in u.unfound[:LIST_CAP]]
+            out += _more(len(u.unfound))
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
