@@ -4,6 +4,7 @@ very site a cold build makes, but for the full text: the last full build's index
 pages edited since in a bundle of their own."""
 
 import hashlib
+import itertools
 import json
 import marshal
 import os
@@ -760,9 +761,25 @@ def _damage(path: Path, how: str) -> None:
 DAMAGED = ["robots.txt", "index.html", urls.output_path(urls.pyodide("pyodide.mjs"))]
 
 
-@pytest.mark.parametrize("how", ["deleted", "grown", "rewritten"])
-@pytest.mark.parametrize("where", ["site", ".site-spare"])
-@pytest.mark.parametrize("then", ["nothing", "an edit", "a full build"])
+FAST_DAMAGE = {
+    ("deleted", "site", "nothing"),
+    ("grown", ".site-spare", "an edit"),
+    ("rewritten", "site", "a full build"),
+    ("rewritten", ".site-spare", "nothing"),
+}
+
+
+@pytest.mark.parametrize(
+    "how, where, then",
+    [
+        pytest.param(*case, marks=() if case in FAST_DAMAGE else pytest.mark.slow)
+        for case in itertools.product(
+            ["deleted", "grown", "rewritten"],
+            ["site", ".site-spare"],
+            ["nothing", "an edit", "a full build"],
+        )
+    ],
+)
 def test_a_damaged_site_file_is_remade_and_stays_so(tmp_path, how, where, then):
     """Whatever build comes next (one that finds nothing changed, a quick rebuild, a full
     build), the site it leaves is the cold build's, and so are the next two: no damaged file
