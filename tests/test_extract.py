@@ -615,3 +615,29 @@ def test_the_commands(kb, changed_tree):
 
     result = errorkb(kb, "extract", str(kb / "nope"), "--project", DEMO)
     assert result.returncode == 1 and "does not exist" in result.stderr
+
+
+def test_a_message_built_with_plus_equals_is_read_whole():
+    """Issue 40: SGLang 0.5.23 builds its unbalanced-memory error as `msg = "..."` then
+    `msg += f"..."` and raises (or logs) `msg`: both sites are found, with the whole text."""
+    code = (
+        "def check(pre, local):\n"
+        "    if pre < local * 0.9:\n"
+        '        msg = "The memory capacity is unbalanced. "\n'
+        '        msg += f"{pre=}, {local=}"\n'
+        "        if strict():\n"
+        "            raise RuntimeError(msg)\n"
+        "        else:\n"
+        "            logger.warning(msg)\n"
+        "def later(x):\n"
+        '    msg = "Value was "\n'
+        "    log(msg)\n"
+        '    msg += f"{x}"\n'
+        "    raise ValueError(msg)\n"
+    )
+    sites = ex.scan_file("m.py", code.encode(), printed=True).sites
+    whole = "The memory capacity is unbalanced. pre={pre}, local={local}"
+    assert [(s.kind, s.exception, s.template) for s in sites] == [
+        ("raise", "RuntimeError", whole),
+        ("log", "WARNING", whole),
+    ]  # `later`: the `+=` is not right after the assignment, so msg has two values: none
