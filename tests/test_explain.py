@@ -114,6 +114,17 @@ def test_finite_checks_are_limits_and_an_unopened_file_is_not_found():
     assert finite["category"] == "limit" and video["category"] == "not-found"
 
 
+def test_an_environment_switch_inside_a_check_leaves_the_category_to_the_check():
+    code = (
+        "def check(pre, local):\n"
+        "    if pre < local * 0.9:\n"
+        "        if envs.SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK.get():\n"
+        "            raise RuntimeError(f'The memory capacity is unbalanced: {pre}')\n"
+    )
+    (derived,) = _derived(code)
+    assert derived["category"] == "limit"
+
+
 def test_titles_keep_only_and_lose_what_framed_a_value():
     assert template.title("Muse vision projector supports gelu only") == (
         "Muse vision projector supports gelu only"

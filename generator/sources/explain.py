@@ -215,10 +215,23 @@ def _own(ctx: Context) -> ast.expr | None:
     guard's; the last early return's only when nothing else guards it (else they are context)."""
     if isinstance(ctx.node, ast.Assert):
         return negate(ctx.node.test)
-    guards = _guard_tests(ctx)
+    guards = [test for _, test in _guard_tests(ctx)]
+    # An environment switch that only says "raise rather than warn" (`if envs.STRICT.get():`)
+    # is not what is checked: the guard around it is.
+    while len(guards) > 1 and _env_switch(guards[-1]):
+        guards.pop()
     if guards:
-        return guards[-1][1]
+        return guards[-1]
     return _exit_test(ctx.exits[-1]) if ctx.exits else None
+
+
+def _env_switch(test: ast.expr) -> bool:
+    """Whether a test is an environment variable read alone (`envs.X.get()`, `os.environ.get
+    ("X")`, negated or not)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    parts = [word for part in reads(test) or () for word in part.split(".")]
+    return any(_ENV_NAME.match(word) and "_" in word for word in parts)
 
 
 def _exclusive(earlier: ast.expr, later: ast.expr) -> bool:
