@@ -307,6 +307,8 @@ source:
   path: vllm/model_executor/models/toy.py
 meaning: |
   Written by a person; extract never touches it.
+checked:
+  release: 9.8.7
 """
 
 
@@ -377,7 +379,11 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
     row = re.search(r"<tr data-n=\"20\"><td>20<td>([^\n<]*)", html)
     assert row and row.group(1) == ", ".join(map(str, calc.divisors(20)))
     assert "/assets/divisors.js" in html
+    # the release its text was checked against: in the footer's line and the API document
+    footer = html[html.index('<div class="record-footer">') :]
+    assert "Checked against Demo 9.8.7" in footer
     doc = json.loads((divisor_site / f"site/api/errors/{rid}.json").read_text())
+    assert doc["checked"] == {"release": "9.8.7"}
     assert doc["derived"]["divisibility"]["divisor_param"] == "tp_size"
     assert doc["computed"]["derived"] == {
         "stage": "model loading",
