@@ -187,8 +187,8 @@ def _guard_tests(ctx: Context) -> list[tuple[int, ast.expr]]:
         elif kind == "else" and isinstance(node, ast.If):
             # An elif: the earlier test is left out only when the elif's own test implies
             # it failed (`x == 'a'` ... `elif x == 'b'`); else both are said.
-            elif_ = nxt and nxt[0] == "if" and node.orelse == [nxt[1]]
-            if elif_ and _exclusive(node.test, nxt[1].test):  # type: ignore[index]
+            inner = nxt[1] if nxt and nxt[0] == "if" and node.orelse == [nxt[1]] else None
+            if isinstance(inner, ast.If) and _exclusive(node.test, inner.test):
                 continue
             placed.append((node.lineno, negate(node.test)))
         elif kind == "except" and isinstance(node, ast.ExceptHandler):
