@@ -42,7 +42,8 @@ def site(sites, start: str) -> dict:
     ("message", "condition"),
     [
         ("num_heads", "num_heads % tp_size != 0"),  # if
-        ("Unknown head_size", "head_size not in (64, 128, 256)"),  # elif: its own test only
+        # elif: the earlier test failed too (head_size 300 is in no tuple, but refused above)
+        ("Unknown head_size", "head_size <= 256 and head_size not in (64, 128, 256)"),
         ("weights must be a dict", "not isinstance(weights, dict)"),  # else: negated
         # nested ifs, combined
         ("Compilation mode 3", "vllm_config.compilation_config.mode == 3 and self.tp_size > 1"),
@@ -60,6 +61,114 @@ def test_the_condition_of_every_kind_of_guard(sites, message, condition):
     derived = site(sites, message)
     assert derived["condition"].startswith(condition)
     assert "unconditional" not in derived
+
+
+def _derived(code: str, knowledge=None) -> list[dict]:
+    scan = ex.scan_file("m.py", code.encode(), knowledge=knowledge or explain.Knowledge())
+    return [site.derived for site in scan.sites]
+
+
+def test_early_returns_are_part_of_a_guarded_condition():
+    """Issue 40: a raise inside an `if` after early returns (`if process is None: return`)
+    is reached only when none returned: the condition says them too, in the code's order."""
+    code = (
+        "def f(process):\n"
+        "    if process is None:\n        return\n"
+        "    if hasattr(process, 'poll'):\n"
+        "        code = process.poll()\n        return\n"
+        "    if not process.is_alive():\n        raise RuntimeError('Server process exited')\n"
+    )
+    (derived,) = _derived(code)
+    assert derived["condition"] == (
+        "process is not None and (not hasattr(process, 'poll')) and (not process.is_alive())"
+    )
+    # an assert after an early return: the return first, then the assert's own test
+    code = "def g(a, b):\n    if not a:\n        return None\n    assert not b, 'b is off'\n"
+    (derived,) = _derived(code)
+    assert derived["condition"] == "a and b"
+
+
+def test_an_elif_says_the_earlier_branch_unless_its_own_test_excludes_it():
+    code = (
+        "def f(active, requested, mode):\n"
+        "    if active:\n        pass\n"
+        "    elif requested:\n        raise ValueError('requested but skipped here')\n"
+        "    if mode == 'a':\n        pass\n"
+        "    elif mode == 'b':\n        raise ValueError('mode b is refused here')\n"
+    )
+    first, second = _derived(code)
+    assert first["condition"] == "not active and requested"
+    assert second["condition"] == "mode == 'b'"  # mode == 'b' already says mode != 'a'
+
+
+def test_finite_checks_are_limits_and_an_unopened_file_is_not_found():
+    code = (
+        "import math\n"
+        "def f(self, path, cap):\n"
+        "    if not math.isfinite(self.temperature):\n"
+        "        raise ValueError(f'temperature must be a finite number, got {self.temperature}')\n"
+        "    if not cap.isOpened():\n"
+        "        raise ValueError(f'Could not open video file {path}')\n"
+    )
+    finite, video = _derived(code)
+    assert finite["category"] == "limit" and video["category"] == "not-found"
+
+
+def test_an_environment_switch_inside_a_check_leaves_the_category_to_the_check():
+    code = (
+        "def check(pre, local):\n"
+        "    if pre < local * 0.9:\n"
+        "        if envs.SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK.get():\n"
+        "            raise RuntimeError(f'The memory capacity is unbalanced: {pre}')\n"
+    )
+    (derived,) = _derived(code)
+    assert derived["category"] == "limit"
+
+
+def test_titles_keep_only_and_lose_what_framed_a_value():
+    assert template.title("Muse vision projector supports gelu only") == (
+        "Muse vision projector supports gelu only"
+    )
+    assert template.title("FP8 KV is supported on {platform} only") == "FP8 KV is supported only"
+    assert template.title("Compiling regex FSM ({variant}, one-time, ~15-20s)...") == (
+        "Compiling regex FSM (one-time, ~15-20s)"
+    )
+    assert template.title("no pipeline for model_type={t} (supported: {s}; images only).") == (
+        "No pipeline for model_type"
+    )
+    assert template.title("c{r} page_size={a} != expected={b} for ori page_size={c}") == (
+        "C page_size != expected for ori page_size"
+    )
+    assert template.title("LLM.encode() is only supported for pooling models.") == (
+        "LLM.encode() is only supported for pooling models"
+    )
+
+
+def test_stages_of_warm_up_forward_passes_and_model_config_fix_ups():
+    """Issue 40: start-up warm-up was staged as request handling (its module serves requests),
+    a layer's forward as model loading, an architecture's config fix-up as model loading."""
+    from errorkb.projects.sglang.knowledge import SglangKnowledge
+    from errorkb.projects.vllm.knowledge import VllmKnowledge
+
+    sgl, vllm = SglangKnowledge(root="python/"), VllmKnowledge()
+    http = "python/sglang/srt/entrypoints/http_server.py"
+    assert sgl.stage(http, "_wait_and_warmup") == "engine-startup"
+    assert sgl.stage(http, "openai_v1_chat_completions") == "request-handling"
+    warmup = "python/sglang/srt/entrypoints/warmup.py"
+    assert sgl.stage(warmup, "whisper_autodetect") == "engine-startup"
+    layers = "python/sglang/srt/layers/vocab_parallel_embedding.py"
+    assert sgl.stage(layers, "ParallelLMHead.forward") == "engine-startup"
+    assert sgl.stage(layers, "ParallelLMHead.__init__") == "model-loading"
+    moe = "python/sglang/srt/layers/moe/fused_moe.py"
+    assert sgl.stage(moe, "FusedMoE.forward") == "kernel-selection"  # a kernel layer's own
+    assert vllm.stage("vllm/v1/worker/gpu_worker.py", "Worker.compile_or_warm_up_model") == (
+        "engine-startup"
+    )
+    config = "vllm/model_executor/models/config.py"
+    assert vllm.stage(config, "UnlimitedOCRForCausalLMConfig.verify_and_update_config") == (
+        "config-validation"
+    )
+    assert not explain.WARMUP.search("warmup_done_callback.handle")
 
 
 def test_an_unguarded_raise_is_unconditional(sites):
@@ -198,6 +307,8 @@ source:
   path: vllm/model_executor/models/toy.py
 meaning: |
   Written by a person; extract never touches it.
+checked:
+  release: 9.8.7
 """
 
 
@@ -268,7 +379,11 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
     row = re.search(r"<tr data-n=\"20\"><td>20<td>([^\n<]*)", html)
     assert row and row.group(1) == ", ".join(map(str, calc.divisors(20)))
     assert "/assets/divisors.js" in html
+    # the release its text was checked against: in the footer's line and the API document
+    footer = html[html.index('<div class="record-footer">') :]
+    assert "Checked against Demo 9.8.7" in footer
     doc = json.loads((divisor_site / f"site/api/errors/{rid}.json").read_text())
+    assert doc["checked"] == {"release": "9.8.7"}
     assert doc["derived"]["divisibility"]["divisor_param"] == "tp_size"
     assert doc["computed"]["derived"] == {
         "stage": "model loading",

@@ -615,3 +615,64 @@ def test_the_commands(kb, changed_tree):
 
     result = errorkb(kb, "extract", str(kb / "nope"), "--project", DEMO)
     assert result.returncode == 1 and "does not exist" in result.stderr
+
+
+def test_a_message_built_with_plus_equals_is_read_whole():
+    """Issue 40: SGLang 0.5.23 builds its unbalanced-memory error as `msg = "..."` then
+    `msg += f"..."` and raises (or logs) `msg`: both sites are found, with the whole text."""
+    code = (
+        "def check(pre, local):\n"
+        "    if pre < local * 0.9:\n"
+        '        msg = "The memory capacity is unbalanced. "\n'
+        '        msg += f"{pre=}, {local=}"\n'
+        "        if strict():\n"
+        "            raise RuntimeError(msg)\n"
+        "        else:\n"
+        "            logger.warning(msg)\n"
+        "def later(x):\n"
+        '    msg = "Value was "\n'
+        "    log(msg)\n"
+        '    msg += f"{x}"\n'
+        "    raise ValueError(msg)\n"
+    )
+    sites = ex.scan_file("m.py", code.encode(), printed=True).sites
+    whole = "The memory capacity is unbalanced. pre={pre}, local={local}"
+    assert [(s.kind, s.exception, s.template) for s in sites] == [
+        ("raise", "RuntimeError", whole),
+        ("log", "WARNING", whole),
+    ]  # `later`: the `+=` is not right after the assignment, so msg has two values: none
+
+
+def test_verify_sources_reports_explained_records_whose_check_changed(kb, tmp_path):
+    """Issue 40, item 5: an explained record names the release it was checked against and the
+    fingerprint of its check then; verify-sources reports it when the check differs (another
+    guarding test), not when the raise only moved."""
+    from errorkb.sources.verify import fingerprint
+
+    scan = ex.scan_tree(TREE, snippets=True)
+    (site,) = [s for s in scan.sites if s.template.startswith("Heads ({")]
+    d4 = kb / "content/errors/demo/00000000000000d4.yaml"
+    stamp = f"checked:\n  release: 1.0.0\n  check: {fingerprint(site)}\n"
+    d4.write_text(d4.read_text().replace("updated: 2026-09-01\n", stamp + "updated: 2026-09-01\n"))
+    assert load_content(kb).records["00000000000000d4"].checked["release"] == "1.0.0"
+
+    same = verify_sources(kb, TREE, DEMO)
+    assert same.changed_checks() == []
+    moved = tmp_path / "moved"
+    shutil.copytree(TREE, moved)
+    parallel = moved / "demo/parallel.py"
+    parallel.write_text("\n\n" + parallel.read_text())  # the same check, two lines lower
+    assert verify_sources(kb, moved, DEMO).changed_checks() == []
+
+    changed = tmp_path / "changed"
+    shutil.copytree(TREE, changed)
+    parallel = changed / "demo/parallel.py"
+    text = parallel.read_text()
+    assert "if HEADS % SIZE:" in text
+    parallel.write_text(text.replace("if HEADS % SIZE:", "if HEADS % (SIZE * 2):"))
+    report = verify_sources(kb, changed, DEMO)
+    assert [f.id for f in report.changed_checks()] == ["00000000000000d4"]
+    assert "changed   00000000000000d4" in report.text()
+    assert "explained against demo 1.0.0" in report.text()
+    assert report.to_json()["check_changed"] == ["00000000000000d4"]
+    assert report.unresolved() >= 1

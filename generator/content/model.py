@@ -243,6 +243,12 @@ class Record:
         return self.data.get("updated") or self.data.get("analysis", {}).get("date")
 
     @property
+    def checked(self) -> dict:
+        """An explained record's `checked`: the release its text was checked against (and the
+        fingerprint of the check then); {} when it names none."""
+        return self.data.get("checked", {})
+
+    @property
     def path(self) -> str:
         return self.source.path
 

@@ -131,8 +131,22 @@ _HOLE = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
 # Words a title does not end on: they announced a value the title leaves out.
 _DANGLING = frozenset(
     {"in", "of", "to", "be", "for", "at", "with", "by", "from", "is", "are", "was", "were"}
-    | {"the", "a", "an", "and", "or", "than", "as", "got", "but", "only", "expected", "into"}
+    | {"the", "a", "an", "and", "or", "than", "as", "got", "but", "expected", "into"}
 )
+
+
+_ONLY = re.compile(r"(?:\s+(?:" + "|".join(sorted(_DANGLING | {"on"})) + r"))+\s+only$", re.I)
+
+
+def _balanced(text: str) -> str:
+    """A title cut inside parentheses ("for x (supported") ends before the one left open."""
+    opened: list[int] = []
+    for i, ch in enumerate(text):
+        if ch == "(":
+            opened.append(i)
+        elif ch == ")" and opened:
+            opened.pop()
+    return text[: opened[0]].rstrip(" ,;:-") if opened else text
 
 
 @lru_cache(maxsize=1 << 16)  # pages and lists ask for a record's title many times
@@ -150,10 +164,15 @@ def title(message: str) -> str:
     text = re.sub(r"\s*[=:]\s*[`'\"]?\{[^{}]*\}[`'\"]?", "", text)
     text = re.sub(r"[`'\"]\{[^{}]*\}[`'\"]", "", text)
     text = _HOLE.sub(lambda m: {"{{": "{", "}}": "}"}.get(m.group(), ""), text)
-    text = re.sub(r"\s+([,.;:!?)])", r"\1", re.sub(r"\s+", " ", text)).strip(" ,;:")
+    # What framed a value the title leaves out: "(, one-time)" -> "(one-time)", "(,)" -> "".
+    text = re.sub(r"\(\s*[,;:]+\s*", "(", text)
+    text = re.sub(r"\s+\(\s*\)", "", text)
+    text = re.sub(r"\s+([,.;:!?)])(?!=)", r"\1", re.sub(r"\s+", " ", text)).strip(" ,;:")
     sentence = re.split(r"(?<=[a-z0-9)`'\"])[.!?;](?:\s|$)", text, maxsplit=1)[0]
     sentence = re.sub(r"\b(but got|got|received)\s*[.,:]?$", "", sentence, flags=re.I)
-    sentence = sentence.strip(" ,;:.(").rstrip("-")
+    sentence = _balanced(sentence.strip(" ,;:.(").rstrip("-"))
+    # "supports {x} only" keeps its restriction: "supports only"; "on {x} only": "only".
+    sentence = _ONLY.sub(" only", sentence)
     while (words := sentence.rsplit(" ", 1))[-1].lower() in _DANGLING and len(words) > 1:
         sentence = words[0].rstrip(" ,;:")  # "... indices in" once its value is gone
     if sum(ch.isalpha() for ch in sentence) < 8:

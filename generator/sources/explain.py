@@ -33,6 +33,9 @@ MODEL_INIT = re.compile(
     r"(^|\.)(__init__|_?\w*load\w*weight\w*|weight_loader\w*|_init_\w*|create_weights"
     r"|process_weights\w*)$"
 )
+# Functions that warm a server up before it takes requests (whatever the project): the wings
+# date them to start-up even where their module serves requests.
+WARMUP = re.compile(r"(^|[._])_?\w*warm_?up\w*$", re.I)
 MAX_CONDITION = 120  # longer conditions are summarised by the quantities they check
 
 STAGES = {
@@ -173,29 +176,84 @@ def negate(test: ast.expr) -> ast.expr:
     return ast.UnaryOp(ast.Not(), test)
 
 
-def _tests(ctx: Context) -> list[ast.expr]:
-    """What must hold for the raise to run, outermost first."""
-    out: list[ast.expr] = []
+def _guard_tests(ctx: Context) -> list[tuple[int, ast.expr]]:
+    """The tests of the guards that enclose the raise, outermost first, with their lines."""
+    placed: list[tuple[int, ast.expr]] = []
     guards = ctx.guards
     for i, (kind, node) in enumerate(guards):
         nxt = guards[i + 1] if i + 1 < len(guards) else None
         if kind in ("if", "while") and isinstance(node, ast.If | ast.While):
-            out.append(_truthy(node.test))
+            placed.append((node.lineno, _truthy(node.test)))
         elif kind == "else" and isinstance(node, ast.If):
-            # An elif: the branch's own test says it; the earlier tests are implied.
-            if nxt and nxt[0] == "if" and node.orelse == [nxt[1]]:
+            # An elif: the earlier test is left out only when the elif's own test implies
+            # it failed (`x == 'a'` ... `elif x == 'b'`); else both are said.
+            inner = nxt[1] if nxt and nxt[0] == "if" and node.orelse == [nxt[1]] else None
+            if isinstance(inner, ast.If) and _exclusive(node.test, inner.test):
                 continue
-            out.append(negate(node.test))
+            placed.append((node.lineno, negate(node.test)))
         elif kind == "except" and isinstance(node, ast.ExceptHandler):
             caught = ast.unparse(node.type) if node.type is not None else "an exception"
-            out.append(ast.Name(f"{caught} was raised"))
+            placed.append((node.lineno, ast.Name(f"{caught} was raised")))
         elif kind == "case" and isinstance(node, tuple):
-            out.append(_case(*node))
+            placed.append((node[1].pattern.lineno, _case(*node)))
+    return placed
+
+
+def _tests(ctx: Context) -> list[ast.expr]:
+    """What must hold for the raise to run, in the order the code tests it: the enclosing
+    guards and the early returns before it (a branch that leads away from the raise, negated:
+    said always, not only when nothing else guards it), then an assert's own test."""
+    placed = _guard_tests(ctx) + [(exit.lineno, _exit_test(exit)) for exit in ctx.exits]
+    out = [test for _, test in sorted(placed, key=lambda pair: pair[0])]
     if isinstance(ctx.node, ast.Assert):
         out.append(negate(ctx.node.test))
-    if not out:
-        out += [_exit_test(exit) for exit in ctx.exits]
     return out
+
+
+def _own(ctx: Context) -> ast.expr | None:
+    """The raise's own test, which its category is read from: an assert's, else its innermost
+    guard's; the last early return's only when nothing else guards it (else they are context)."""
+    if isinstance(ctx.node, ast.Assert):
+        return negate(ctx.node.test)
+    guards = [test for _, test in _guard_tests(ctx)]
+    # An environment switch that only says "raise rather than warn" (`if envs.STRICT.get():`)
+    # is not what is checked: the guard around it is.
+    while len(guards) > 1 and _env_switch(guards[-1]):
+        guards.pop()
+    if guards:
+        return guards[-1]
+    return _exit_test(ctx.exits[-1]) if ctx.exits else None
+
+
+def _env_switch(test: ast.expr) -> bool:
+    """Whether a test is an environment variable read alone (`envs.X.get()`, `os.environ.get
+    ("X")`, negated or not)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    parts = [word for part in reads(test) or () for word in part.split(".")]
+    return any(_ENV_NAME.match(word) and "_" in word for word in parts)
+
+
+def _exclusive(earlier: ast.expr, later: ast.expr) -> bool:
+    """Whether `later` holding means `earlier` did not: both compare the same expression
+    for equality with (or membership in) literals, and no literal is in both."""
+
+    def values(test: ast.expr) -> tuple[str, set] | None:
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return None
+        op, right = test.ops[0], test.comparators[0]
+        if isinstance(op, ast.Eq) and isinstance(right, ast.Constant):
+            return ast.dump(test.left), {right.value}
+        if (
+            isinstance(op, ast.In)
+            and isinstance(right, ast.Tuple | ast.List | ast.Set)
+            and all(isinstance(e, ast.Constant) for e in right.elts)
+        ):
+            return ast.dump(test.left), {e.value for e in right.elts}  # type: ignore[attr-defined]
+        return None
+
+    a, b = values(earlier), values(later)
+    return a is not None and b is not None and a[0] == b[0] and not (a[1] & b[1])
 
 
 def _exit_test(exit: ast.stmt) -> ast.expr:
@@ -596,6 +654,7 @@ _WORDS = {
     "not-found": re.compile(
         r"\b(not found|does not exist|doesn't exist|no such file|cannot find|could not find"
         r"|couldn't find|missing file|not exist|no \w+(?: \w+)? found|failed to find|missing"
+        r"|(?:could not|cannot|can't|couldn't|failed to|unable to) open"
         r"|not writable|not readable|permission denied|is a directory|is not a file)\b",
         re.I,
     ),
@@ -623,7 +682,8 @@ _WORDS = {
         r"\b(must be (?:positive|non-negative|greater|less|smaller|larger|at least|at most"
         r"|between|in \[|in the range|>|<)|exceeds?|too (?:large|small|long|many|few|big)"
         r"|out of range|larger than|greater than|smaller than|less than|at least|at most"
-        r"|maximum|minimum|cannot exceed|not enough|insufficient|no available memory)",
+        r"|maximum|minimum|cannot exceed|not enough|insufficient|no available memory"
+        r"|(?:must|should) be (?:a )?finite|not (?:a )?finite)",
         re.I,
     ),
 }
@@ -682,9 +742,9 @@ def _constant_compare(test: ast.expr | None) -> bool:
 
 def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
     """The kind of check: from the exception, the message's words, then the raise's own test
-    (the innermost guard; the outer ones are context), in that order."""
+    (the innermost guard; the outer ones and early returns are context), in that order."""
     text = ctx.message
-    own = tests[-1] if tests else None
+    own = _own(ctx) if tests else None
     caught = {
         _text(node.type)
         for kind, node in ctx.guards
@@ -716,6 +776,8 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
     if ctx.exception == "TypeError" or calls & {"isinstance", "issubclass"}:
         return "mismatch"
     compares = _compares(own)
+    if calls & {"isfinite", "isnan", "isinf"}:  # NaN or infinity: outside every range
+        return "limit"
     if compares & {ast.In, ast.NotIn} or _WORDS["invalid-choice"].search(text):
         return "invalid-choice"
     if compares & {ast.Lt, ast.LtE, ast.Gt, ast.GtE} or _WORDS["limit"].search(text):

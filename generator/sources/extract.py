@@ -650,22 +650,64 @@ class _Scope:
                 for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
                     if arg is not None:
                         found[arg.arg].append(None)
+            folds: dict[int, ast.AST | None] = {}
+            _fold_appends(node.body, folds)
             for stmt in node.body:
-                _bind(stmt, found)
+                _bind(stmt, found, folds)
             self._bindings = found
         return self._bindings
 
 
-def _bind(node: ast.AST, found: dict) -> None:
+def _fold_appends(statements: list, folds: dict[int, ast.AST | None]) -> None:
+    """`msg = "..."` followed at once by `msg += f"..."` (one or more) in the same block is one
+    value, the sum: folds maps the assignment to it and each `+=` to None (not a binding).
+    Nested blocks too, not nested functions or classes."""
+    for i, stmt in enumerate(statements):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, name, None)
+            if isinstance(block, list):
+                _fold_appends(block, folds)
+        for handler in getattr(stmt, "handlers", ()):
+            _fold_appends(handler.body, folds)
+        for case in getattr(stmt, "cases", ()):
+            _fold_appends(case.body, folds)
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            continue
+        name, value = stmt.targets[0].id, stmt.value
+        for later in statements[i + 1 :]:
+            if not (
+                isinstance(later, ast.AugAssign)
+                and isinstance(later.op, ast.Add)
+                and isinstance(later.target, ast.Name)
+                and later.target.id == name
+            ):
+                break
+            value = ast.BinOp(value, ast.Add(), later.value)
+            folds[id(later)] = None
+        if value is not stmt.value:
+            folds[id(stmt)] = value
+
+
+def _bind(node: ast.AST, found: dict, folds: dict[int, ast.AST | None] | None = None) -> None:
+    folds = folds if folds is not None else {}
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         found[node.name].append(None)
         return
     if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
         return
+    if isinstance(node, ast.AugAssign) and id(node) in folds:
+        return  # a `+=` folded into the assignment before it
     if isinstance(node, ast.Assign):
         for target in node.targets:
             if isinstance(target, ast.Name):
-                found[target.id].append(node.value if len(node.targets) == 1 else None)
+                value = folds.get(id(node), node.value)
+                found[target.id].append(value if len(node.targets) == 1 else None)
             else:
                 _bind_target(target, found)
     elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
@@ -689,7 +731,7 @@ def _bind(node: ast.AST, found: dict) -> None:
         for target in node.targets:
             _bind_target(target, found)
     for child in ast.iter_child_nodes(node):
-        _bind(child, found)
+        _bind(child, found, folds)
 
 
 def _bind_target(target: ast.AST, found: dict) -> None:

@@ -11,11 +11,18 @@ tree raises, as `errorkb extract` finds them:
 - gone: neither;
 - not-checked: the record's source is not a Python file (Rust, C++, ...).
 
+An explained record names the release its text was checked against (`checked.release`) and
+the fingerprint of the check then (`checked.check`: `fingerprint`, of the exception, the
+message, the test that guards the raise and the raising statement). A record still raised whose
+check has another fingerprint in the tree is reported as changed since that release: its text
+needs another look, whatever its location says.
+
 `--update` rewrites the locations of moved records (and re-pins records to `--ref`);
 `--accept-variants` also adds a reworded record's new template to its `variants` and points
 its location there. Curated text is never touched.
 """
 
+import hashlib
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -60,6 +67,8 @@ class Finding:
     similarity: float = 0.0
     note: str = ""
     updated: bool = False
+    checked: str = ""  # an explained record: the release its text was checked against
+    check_changed: bool = False  # its check (`fingerprint`) differs in the tree
 
     def to_json(self) -> dict:
         return {k: v for k, v in asdict(self).items() if v not in (None, "", 0.0)} | {
@@ -80,9 +89,17 @@ class Report:
         found = Counter(f.status for f in self.findings)
         return {status: found[status] for status in STATUSES}
 
+    def changed_checks(self) -> list[Finding]:
+        """Explained records whose check changed since the release they were checked against."""
+        return [f for f in self.findings if f.check_changed]
+
     def unresolved(self) -> int:
+        """Records to look at: moved, reworded or gone (and not updated), or explained against
+        a check that changed since."""
         return sum(
-            1 for f in self.findings if f.status in ("moved", "reworded", "gone") and not f.updated
+            1
+            for f in self.findings
+            if (f.status in ("moved", "reworded", "gone") and not f.updated) or f.check_changed
         )
 
     def to_json(self) -> dict:
@@ -93,6 +110,7 @@ class Report:
             "files": self.scan.files,
             "counts": self.counts(),
             "updated": sum(f.updated for f in self.findings),
+            "check_changed": [f.id for f in self.changed_checks()],
             "unrecorded": self.unrecorded,
             "records": [f.to_json() for f in self.findings],
         }
@@ -129,6 +147,16 @@ class Report:
             + f"; {self.unrecorded} errors raised in the tree have no record"
             + (" (errorkb extract adds them)" if self.unrecorded else "")
         )
+        for f in self.changed_checks():
+            lines.append(
+                f"changed   {f.id}  {_where_new(f.new)} (explained against {self.project} "
+                f"{f.checked}; its check differs now: read the code and the text again)"
+            )
+        if self.changed_checks():
+            lines.append(
+                f"{len(self.changed_checks())} explained records whose check changed since "
+                "the release they were checked against"
+            )
         updated = sum(f.updated for f in self.findings)
         if updated:
             lines.append(f"{updated} records rewritten")
@@ -144,6 +172,15 @@ def _where_new(new: dict | None) -> str:
         return "?"
     more = len(new.get("sites", []))
     return _where(new["path"], new.get("line")) + (f" (+{more} more)" if more else "")
+
+
+def fingerprint(site: Site) -> str:
+    """The check of a raise site, as 12 hex digits: its exception and message, the test that
+    guards it and the raising statement (without its indentation or line). The same check
+    moved elsewhere keeps it; another test, a reworded message or another statement do not."""
+    statement = "\n".join(line.strip() for line in site.snippet.splitlines() if line.strip())
+    text = "\0".join((site.exception, site.template, site.guard, statement))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def _places(src: dict) -> list[tuple]:
@@ -231,6 +268,7 @@ def verify_sources(
         exclude=exclude,
         jobs=jobs,
         progress=progress,
+        snippets=True,  # the raising statements, for the checks' fingerprints
     )
     matched, fresh = done.matched, done.fresh
     candidates = _Candidates(fresh)
@@ -245,7 +283,11 @@ def verify_sources(
             finding.status, finding.note = "not-checked", "not a Python file"
             continue
         changes: dict = {}
+        checked = record.checked
+        finding.checked = str(checked.get("release", ""))
         if rid in matched:
+            if checked.get("check") and fingerprint(matched[rid][0]) != checked["check"]:
+                finding.check_changed = True
             new = location(matched[rid], ref, default_ref, src, snippets=False)
             finding.new = new
             if _places(new) != _places(src):

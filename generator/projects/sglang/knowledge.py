@@ -25,7 +25,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from errorkb.sources.explain import MODEL_INIT, Knowledge, Setting
+from errorkb.sources.explain import MODEL_INIT, WARMUP, Knowledge, Setting
 
 SOURCE = "https://github.com/sgl-project/sglang/blob/v{version}/{path}#L{line}"
 FIELDS = "sglang/srt/arg_groups/fields/"
@@ -142,6 +142,7 @@ STAGE_PATHS = {
     "sglang/srt/compilation/": "engine-startup",
     "sglang/srt/entrypoints/engine.py": "engine-startup",
     "sglang/srt/entrypoints/": "request-handling",
+    "sglang/srt/entrypoints/warmup.py": "engine-startup",  # the warm-up requests before serving
     "sglang/srt/managers/tokenizer_manager.py": "request-handling",
     "sglang/srt/managers/io_struct.py": "request-handling",
     "sglang/srt/managers/template_manager.py": "request-handling",
@@ -177,6 +178,7 @@ _MODELS = ("sglang/srt/models/", "sglang/multimodal_gen/runtime/models/")
 # Model code: its forward pass first runs when the engine captures graphs or profiles memory.
 _FORWARD = re.compile(r"(^|\.)(_?forward\w*|compute_logits|sample)$")
 _INIT = MODEL_INIT  # methods that run while a model is built
+_LAYERS = "sglang/srt/layers/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
 
 
@@ -260,10 +262,17 @@ class SglangKnowledge(Knowledge):
             return "request-handling"
         if path.startswith(("sglang/srt/layers/", *_MODELS)) and _INIT.search(function):
             return "model-loading"
-        if path.startswith(_MODELS) and _FORWARD.search(function):
+        if WARMUP.search(function):
             return "engine-startup"
         best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
-        return STAGE_PATHS.get(best)
+        by_path = STAGE_PATHS.get(best)
+        # A model's or a layer's forward first runs at start-up (profiling, CUDA graphs),
+        # not while the weights load; a kernel layer's keeps its own stage.
+        if _FORWARD.search(function) and (
+            path.startswith(_MODELS) or (path.startswith(_LAYERS) and by_path == "model-loading")
+        ):
+            return "engine-startup"
+        return by_path
 
 
 # ---------------------------------------------------------------- reading the tree

@@ -16,7 +16,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
-from errorkb.sources.explain import MODEL_INIT, Knowledge, Setting
+from errorkb.sources.explain import MODEL_INIT, WARMUP, Knowledge, Setting
 
 DOCS = "https://docs.vllm.ai/en/v{version}/"
 ENGINE_ARGS_PAGE = "configuration/engine_args.html"
@@ -84,6 +84,7 @@ STAGE_PATHS = {
     "vllm/distributed/ec_transfer/": "request-handling",
     "vllm/distributed/weight_transfer/": "request-handling",
     "vllm/compilation/": "engine-startup",  # torch.compile and graph capture run at start-up
+    "vllm/model_executor/warmup/": "engine-startup",  # kernel warm-up, before serving
     "vllm/entrypoints/openai/": "request-handling",
     "vllm/entrypoints/serve/": "request-handling",
     "vllm/entrypoints/pooling/": "request-handling",
@@ -120,6 +121,8 @@ STAGE_PATHS = {
 _MODELS = ("vllm/model_executor/models/", "vllm/models/")
 _FORWARD = re.compile(r"(^|\.)(_?forward\w*|compute_logits|embed_input_ids|sample)$")
 _INIT = MODEL_INIT  # methods that run while a model is built
+# `verify_and_update_config` of each architecture: called from VllmConfig.__post_init__.
+_MODELS_CONFIG = "vllm/model_executor/models/config.py"
 # Transfer connectors: set up at start-up, used per request.
 _TRANSFER = tuple(f"vllm/distributed/{kind}_transfer/" for kind in ("kv", "ec", "weight"))
 _REGISTER = re.compile(r"(^|\.)register_\w*caches?$")
@@ -293,6 +296,10 @@ class VllmKnowledge(Knowledge):
         return Setting(where, options[0], url, kind="engine-arg", keyword=keyword)
 
     def stage(self, path: str, function: str) -> str | None:
+        if path == _MODELS_CONFIG:  # models' config fix-ups, run while VllmConfig is validated
+            return "config-validation"
+        if WARMUP.search(function):
+            return "engine-startup"
         if path.startswith(_MODELS) and _PROCESSOR.search(function):
             return "request-handling"
         if path.startswith(_MODELS) and _MODEL_OPS in path:
