@@ -43,7 +43,7 @@ _SEPARATORS = {";", "&&", "||", "|", "&", ";;"}
 _SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 _FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
 _PLACEHOLDER = re.compile(r"[<>{}$…]|\.\.\.|^[A-Z][A-Z_0-9]*$|^[xX]$")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_REDIRECT = re.compile(r"^\d*(>>?|<)(&\d)?([^>]*)$")  # > log, 2>&1, < in; not <N>
 _PROSE = ("meaning", "trigger", "prevention")
 _LISTS = ("situations", "solutions")
 
@@ -57,7 +57,7 @@ class _Refused(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # type: ignore[override]
+    def error(self, message):
         raise _Refused(message)
 
 
@@ -167,7 +167,7 @@ def _split(line: str) -> list[list[str]]:
     found: list[list[str]] = []
     words: list[str] = []
     for token in [*tokens, ";"]:
-        if token in _SEPARATORS or token.startswith((">", "2>", "<")):
+        if token in _SEPARATORS or _REDIRECT.match(token):
             found, words = found + [words] * bool(words), []
         else:
             words.append(token)

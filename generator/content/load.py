@@ -27,9 +27,8 @@ import yaml
 from packaging.version import InvalidVersion, Version
 
 from errorkb import projects, resources
-from errorkb.content import flags
+from errorkb.content import flags, template
 from errorkb.content import model as model_module
-from errorkb.content import template
 from errorkb.content.model import (
     Content,
     ContentError,

@@ -30,9 +30,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from errorkb.content import flags
 from errorkb.sources.extract import ExtractError
 
-FOLDER = Path(__file__).resolve().parent.parent / "flags"
 CHILD = Path(__file__).resolve().parent / "flagdump_child.py"
 PROJECTS = Path(__file__).resolve().parent.parent / "projects"
 TIMEOUT = 300  # seconds the child may take to build the parser
@@ -54,7 +54,7 @@ HEAVY = (
 
 
 def path(project: str, version: str) -> Path:
-    return FOLDER / f"{project}-{version}.json"
+    return flags.data_path(project, version)
 
 
 def load(project: str, version: str) -> dict | None:
@@ -76,9 +76,11 @@ def _recipe_facts(file: Path) -> dict:
     """LAUNCHERS, REWRITES and REAL of a recipe (literals), read without running it."""
     facts: dict = {"LAUNCHERS": (), "REWRITES": (), "REAL": ()}
     for node in ast.parse(file.read_text(encoding="utf-8")).body:
-        target = node.targets[0] if isinstance(node, ast.Assign) else None
+        if not isinstance(node, ast.Assign):
+            continue
+        target = node.targets[0]
         if isinstance(target, ast.Name) and target.id in facts:
-            facts[target.id] = ast.literal_eval(node.value)  # type: ignore[union-attr]
+            facts[target.id] = ast.literal_eval(node.value)
     return facts
 
 

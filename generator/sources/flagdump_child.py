@@ -196,7 +196,7 @@ class StubFinder(importlib.abc.MetaPathFinder):
 
 
     def _from_tree(self) -> bool:
-        frame = sys._getframe(2)
+        frame: types.FrameType | None = sys._getframe(2)
         while frame is not None:
             name = frame.f_code.co_filename
             if not name.startswith(("<frozen importlib", _IMPORTLIB)):
@@ -269,8 +269,8 @@ def main(argv: list[str]) -> None:
     tree, recipe, heavy = argv[0], argv[1], set(filter(None, argv[2].split(",")))
     sys.argv = [sys.argv[0]]  # the engines read sys.argv while building (`--help`)
     socket.socket.connect = _no_network  # type: ignore[method-assign]
-    socket.create_connection = _no_network  # type: ignore[assignment]
-    importlib.metadata.entry_points = lambda **kw: []  # type: ignore[assignment,misc]
+    socket.create_connection = _no_network
+    importlib.metadata.entry_points = lambda **kw: []  # type: ignore[assignment]
     sys.path.insert(0, tree)
     first, last = StubFinder(heavy, last=None), StubFinder(set(), last=tree.rstrip("/") + "/")
     sys.meta_path.insert(0, first)

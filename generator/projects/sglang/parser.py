@@ -21,7 +21,7 @@ REAL = ("msgspec==0.23.0",)
 
 
 def build():
-    from sglang.srt.server_args import ServerArgs
+    from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found]
 
     parser = argparse.ArgumentParser(prog="sglang serve")
     ServerArgs.add_cli_args(parser)

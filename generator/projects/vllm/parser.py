@@ -10,13 +10,13 @@ and heavy modules stubbed: it must import nothing of errorkb."""
 
 
 def build():
-    import vllm.platforms
-    from vllm.platforms.cuda import CudaPlatform
+    import vllm.platforms  # type: ignore[import-not-found]
+    from vllm.platforms.cuda import CudaPlatform  # type: ignore[import-not-found]
 
     vllm.platforms._current_platform = CudaPlatform()  # what a CUDA machine detects
 
-    from vllm.entrypoints.common.cli_args import make_arg_parser
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
+    from vllm.entrypoints.common.cli_args import make_arg_parser  # type: ignore[import-not-found]
+    from vllm.utils.argparse_utils import FlexibleArgumentParser  # type: ignore[import-not-found]
 
     return make_arg_parser(FlexibleArgumentParser(prog="vllm serve"))
 
