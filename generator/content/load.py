@@ -27,8 +27,8 @@ import yaml
 from packaging.version import InvalidVersion, Version
 
 from errorkb import projects, resources
+from errorkb.content import flags, template
 from errorkb.content import model as model_module
-from errorkb.content import template
 from errorkb.content.model import (
     Content,
     ContentError,
@@ -716,6 +716,8 @@ def load_content(
                         f"unknown record id {ref!r}; use an id under content/errors/",
                     )
                 )
+    for guide in content.guides:
+        problems += flags.guide_problems(guide, content)
     for project_wing in projects_wings(projects.values()):
         problems += project_wing.content_problems(content)
     if problems:
@@ -1214,6 +1216,7 @@ def _cross_problems(record: Record, content: Content) -> list[Problem]:
             )
         )
     found += _engine_problems(record, content)
+    found += flags.record_problems(record, content)
     for i, ref in enumerate(record.related):
         if ref == record.id:
             found.append(

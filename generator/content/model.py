@@ -40,6 +40,7 @@ CODES = {  # problem code -> what it means (README.md lists them)
     "E123": "superseded_by cycle",
     "E124": "versions out of order",
     "E125": "engine advice that does not fit",
+    "E126": "a flag the engine's own parser refuses",
 }
 
 UNSHOWN = re.compile("[\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff]")

@@ -1,0 +1,419 @@
+"""E126: every flag written in content parses with its engine's own argument parser.
+
+Each engine's parser at its pinned release (the project file's `version`) is data,
+`generator/flags/<project>-<version>.json`, which `python -m errorkb.sources.flagdata`
+makes from the release's wheel. From it this module builds an `argparse.ArgumentParser` with
+the same option strings, nargs and `allow_abbrev`, and reads each flag with argparse's own
+`_parse_optional` (exact names, unique prefixes when abbreviations are allowed, `--x=value`),
+after the rewrites the engine's parser makes first (vLLM's `--a_b`, `--x.key`, `-O3`).
+
+Where flags are written, and whose they are:
+- a command that starts the engine (`vllm serve ...`, `python -m sglang.launch_server ...`,
+  the launchers of the data file; environment variables before it, `\\` continuations, and
+  `;`, `&&`, `|` between commands are read as a shell does): every option of it, with its
+  values (a missing value, a value outside the choices). Other programs' commands (pip,
+  torchrun, docker...) are not read;
+- in a record's prose (solutions, meaning, trigger, situations, prevention, notes, derived
+  `try`) an inline code span or a code line that starts with an option (`--max-model-len
+  8192`) is the record's engine's: the engine of an engine's record, that engine for a stack
+  record's `engines.<engine>` advice; the names are checked, and a value after `=` or after
+  the option against its choices;
+- `derived.flags[].flag`, the option an engine or server argument is set with;
+- a guide's shell blocks and inline code: commands only (a guide has no one engine).
+
+A value that reads as a placeholder (`<N>`, `$TP`, `{tp}`, `...`, `N`) is not checked.
+"""
+
+import argparse
+import difflib
+import json
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from errorkb.content.model import Content, Guide, Problem, Record
+
+FOLDER = Path(__file__).resolve().parent.parent / "flags"
+CODE = "E126"
+_SHELL = {"", "bash", "sh", "shell", "console", "zsh", "text"}
+_SEPARATORS = {";", "&&", "||", "|", "&", ";;"}
+_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+_FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
+_PLACEHOLDER = re.compile(r"[<>{}$…]|\.\.\.|^[A-Z][A-Z_0-9]*$|^[xX]$")
+_REDIRECT = re.compile(r"^\d*(>>?|<)(&\d)?([^>]*)$")  # > log, 2>&1, < in; not <N>
+_PROSE = ("meaning", "trigger", "prevention")
+_LISTS = ("situations", "solutions")
+
+
+def data_path(project: str, version: str) -> Path:
+    return FOLDER / f"{project}-{version}.json"
+
+
+class _Refused(Exception):
+    """What argparse would stop with (its `error`), raised instead of exiting."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _Refused(message)
+
+
+class _Option(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        pass
+
+
+@dataclass
+class Engine:
+    """One engine's parser at one release, from its data file."""
+
+    name: str  # "vLLM 0.33.0"
+    data: dict
+    parser: _Parser
+    actions: dict[int, dict]  # id(action) -> its entry of the data
+
+    @classmethod
+    def of(cls, label: str, data: dict) -> "Engine":
+        parser = _Parser(
+            prog=data["prog"],
+            allow_abbrev=data["allow_abbrev"],
+            prefix_chars=data.get("prefix_chars", "-"),
+            add_help=False,
+        )
+        actions = {}
+        for option in data["options"]:
+            action = parser.add_argument(
+                *option["strings"], dest=option["dest"], nargs=option["nargs"], action=_Option
+            )
+            actions[id(action)] = option
+        return cls(f"{label} {data['release']}", data, parser, actions)
+
+    def resolve(self, word: str) -> tuple[dict | None, str, str | None]:
+        """(its option, the option string, the value after `=`) of a word argparse reads as
+        an option; (None, word, None) when the parser has no such option. Raises _Refused
+        with argparse's message for an ambiguous prefix."""
+        found = self.parser._parse_optional(word)
+        if found is None:
+            return None, word, None
+        if isinstance(found, list):  # Python 3.12.7+: every match
+            if len(found) > 1:
+                names = ", ".join(f[1] for f in found)
+                raise _Refused(f"ambiguous option: {word} could match {names}")
+            found = found[0]
+        action, string, *rest = found
+        explicit = rest[-1] if rest else None
+        if action is None:
+            return None, string, None
+        return self.actions[id(action)], string, explicit
+
+    def candidates(self, word: str) -> list[str]:
+        name = word.split("=", 1)[0]
+        known = list(self.parser._option_string_actions)
+        return difflib.get_close_matches(name, known, n=3, cutoff=0.75)
+
+
+@cache
+def _engine(project: str, version: str, label: str) -> Engine | None:
+    try:
+        data = json.loads(data_path(project, version).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    return Engine.of(label, data)
+
+
+def engine(content: Content, key: str) -> Engine | None:
+    """The parser of a project of the content, when its release has parser data."""
+    project = content.projects.get(key)
+    if project is None or not project.version:
+        return None
+    return _engine(key, project.version, project.name or key)
+
+
+# Reading words -----------------------------------------------------------------------------
+
+
+def commands(code: str) -> Iterator[tuple[int, list[str]]]:
+    """(line offset, words) of each command of a shell snippet: `\\` continuations joined,
+    comments dropped, split at ;, &&, || and |."""
+    start, logical = 0, ""
+    for i, raw in enumerate(code.split("\n")):
+        text = raw.strip()
+        for prompt in ("$ ", "# ", "> "):
+            if not logical and text.startswith(prompt) and prompt != "# ":
+                text = text[len(prompt) :]
+        if not logical:
+            start = i
+        if text.endswith("\\"):
+            logical += text[:-1] + " "
+            continue
+        logical += text
+        if logical and not logical.startswith("#"):
+            for words in _split(logical):
+                yield start, words
+        logical = ""
+
+
+def _split(line: str) -> list[list[str]]:
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    try:
+        tokens = list(lexer)
+    except ValueError:  # unbalanced quotes: not a command this check can read
+        return []
+    found: list[list[str]] = []
+    words: list[str] = []
+    for token in [*tokens, ";"]:
+        if token in _SEPARATORS or _REDIRECT.match(token):
+            found, words = found + [words] * bool(words), []
+        else:
+            words.append(token)
+    return found
+
+
+def launch(words: list[str], launchers: list[dict]) -> tuple[dict, list[str]] | None:
+    """(the launcher, the words after it) when these words start the engine."""
+    for i, word in enumerate(words):
+        for launcher in launchers:
+            if "command" in launcher:
+                first, *rest = launcher["command"]
+                after = words[i + 1 : i + 1 + len(rest)]
+                if word.rsplit("/", 1)[-1] == first and after == rest:
+                    return launcher, words[i + 1 + len(rest) :]
+            elif word == "-m" and words[i + 1 : i + 2] == [launcher["module"]]:
+                return launcher, words[i + 2 :]
+    return None
+
+
+# Checking words ----------------------------------------------------------------------------
+
+
+def _rewrite(word: str, rewrites: list[str]) -> str:
+    """The word as the engine's parser hands it to argparse (vLLM's FlexibleArgumentParser:
+    `_` as `-` in a long option's name, up to its first dot; `--x.key` is `--x`)."""
+    if not word.startswith("--"):
+        return word
+    name, eq, value = word.partition("=")
+    if "underscores" in rewrites:
+        head, dot, tail = name[2:].partition(".")
+        name = "--" + head.replace("_", "-") + dot + tail
+    if "dotted" in rewrites and "." in name:
+        return name.split(".", 1)[0]  # its value is a key's, not the option's
+    return name + eq + value
+
+
+def _placeholder(value: str) -> bool:
+    return bool(_PLACEHOLDER.search(value)) or not value
+
+
+def _choice_problem(option: dict, string: str, value: str) -> str | None:
+    choices = option.get("choices")
+    if not choices or _placeholder(value):
+        return None
+    values = value.split(",") if option["nargs"] not in (0, 1, "?") else [value]
+    for one in values:
+        if one not in [str(c) for c in choices]:
+            listed = ", ".join(str(c) for c in choices)
+            return f"`{string} {one}`: invalid choice; choose from {listed}"
+    return None
+
+
+def check_words(
+    engine: Engine, words: list[str], command: bool, launcher: dict | None = None
+) -> list[str]:
+    """Why the engine's parser refuses these words (the arguments of a launch when
+    `command`, else a mention in prose: names and choices, no arity), one reason a flag."""
+    rewrites = engine.data.get("rewrites", [])
+    launcher = launcher or {}
+    why: list[str] = []
+    i = 0
+    while i < len(words):
+        raw = words[i]
+        i += 1
+        if raw in launcher.get("removes", []):
+            i += 1
+            continue
+        if any(raw.startswith(r + "=") for r in launcher.get("removes", [])):
+            continue
+        if "optimization-level" in rewrites and re.fullmatch(r"-O(=?\w+)?", raw):
+            if raw == "-O" and i < len(words) and words[i] in {"0", "1", "2", "3"}:
+                i += 1
+            continue
+        word = _rewrite(raw, rewrites)
+        try:
+            option, string, explicit = engine.resolve(word)
+        except _Refused as exc:
+            name = raw.split("=", 1)[0]
+            matches = re.findall(r"--?[\w.-]+", str(exc).split("match", 1)[-1])
+            why.append(
+                f"`{name}` is an ambiguous prefix in {engine.name}'s parser (it could be "
+                f"{', '.join(matches)}); write the full name"
+            )
+            continue
+        if string is None or not string.startswith(tuple(engine.parser.prefix_chars)):
+            continue  # a positional (the model) or a value
+        if option is None:
+            if not engine.parser._negative_number_matcher.match(string):
+                name = string.split("=", 1)[0]
+                close = engine.candidates(name)
+                hint = f"; did you mean {' or '.join(close)}?" if close else ""
+                why.append(f"`{name}` is not an option of {engine.name}'s parser{hint}")
+            continue
+        if explicit is not None:
+            if option["nargs"] == 0:
+                why.append(f"`{raw}`: {string} takes no value")
+            elif (bad := _choice_problem(option, string, explicit)) is not None:
+                why.append(bad)
+            continue
+        nargs = option["nargs"]
+        if nargs == 0:
+            continue
+        taken: list[str] = []
+        while i < len(words) and not _is_option(engine, words[i]):
+            taken.append(words[i])
+            i += 1
+            if nargs in (1, "?") or (isinstance(nargs, int) and len(taken) == nargs):
+                break
+        if not taken and command and nargs not in ("?", "*"):
+            why.append(f"`{string}` expects a value")
+        for value in taken:
+            if (bad := _choice_problem(option, string, value)) is not None:
+                why.append(bad)
+                break
+    return why
+
+
+def _is_option(engine: Engine, word: str) -> bool:
+    return (
+        word.startswith("-")
+        and len(word) > 1
+        and not engine.parser._negative_number_matcher.match(word)
+        and " " not in word
+    )
+
+
+# Where content writes flags ----------------------------------------------------------------
+
+
+def _bare(words: list[str]) -> bool:
+    """A mention of the engine's own options: words that start with an option (`--x`,
+    `-x`; not a name's suffix such as `-AWQ`)."""
+    return bool(words) and re.match(r"--?[a-z]", words[0]) is not None
+
+
+def text_problems(
+    engine: Engine | None, text: str, engines: dict[str, Engine]
+) -> Iterator[tuple[int, str]]:
+    """(line offset, why) for the flags of a Markdown text: commands that start any engine,
+    and mentions of `engine`'s options (None: commands only)."""
+    for match in _FENCE.finditer(text):
+        if match.group(2).lower() not in _SHELL:
+            continue
+        offset = text[: match.start(3)].count("\n")
+        for line, why in code_problems(engine, match.group(3), engines):
+            yield offset + line, why
+    prose = _FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    for match in _SPAN.finditer(prose):
+        offset = prose[: match.start()].count("\n")
+        for _, why in code_problems(engine, match.group(2).replace("\n", " "), engines):
+            yield offset, why
+
+
+def code_problems(
+    engine: Engine | None, code: str, engines: dict[str, Engine]
+) -> Iterator[tuple[int, str]]:
+    """(line offset, why) for a shell snippet: every launch of an engine, and lines that
+    start with an option of `engine` (None: launches only)."""
+    for offset, words in commands(code):
+        found = _launch_of(words, engines)
+        if found is not None:
+            target, launcher, args = found
+            for why in check_words(target, args, command=True, launcher=launcher):
+                yield offset, why
+        elif engine is not None and _bare(words):
+            for why in check_words(engine, words, command=False):
+                yield offset, why
+
+
+def _launch_of(words: list[str], engines: dict[str, Engine]):
+    for target in engines.values():
+        found = launch(words, target.data.get("launchers", []))
+        if found is not None:
+            return target, *found
+    return None
+
+
+def _field_line(record: Record, keys: tuple, text: str) -> int:
+    """The line of a field's first line of text: a block scalar starts on the next."""
+    line = record.source.line(*keys)
+    return line + ("\n" in text.rstrip("\n"))
+
+
+def record_problems(record: Record, content: Content) -> list[Problem]:
+    """E126 for every flag of a record that its engine's parser refuses."""
+    engines = _engines(content)
+    if not engines:
+        return []
+    found: list[Problem] = []
+
+    def scan(engine, keys: tuple, text, code: bool = False) -> None:
+        if not isinstance(text, str) or not text:
+            return
+        first = _field_line(record, keys, text)
+        lines = code_problems if code else text_problems
+        for offset, why in lines(engine, text, engines):
+            field = ".".join(str(k) for k in keys)
+            found.append(Problem(record.path, first + offset, CODE, field, why))
+
+    def advice(engine, at: tuple, block: dict) -> None:
+        for key in _PROSE:
+            scan(engine, (*at, key), block.get(key))
+        for key in _LISTS:
+            for i, text in enumerate(block.get(key) or []):
+                scan(engine, (*at, key, i), text)
+        fix = block.get("example_fix") or {}
+        scan(engine, (*at, "example_fix", "note"), fix.get("note"))
+        for side in ("before", "after"):
+            part = fix.get(side) or {}
+            if part.get("language", "") in _SHELL:
+                scan(engine, (*at, "example_fix", side, "code"), part.get("code"), code=True)
+        defensive = block.get("defensive") or {}
+        scan(engine, (*at, "defensive", "note"), defensive.get("note"))
+
+    own = engines.get(record.project)
+    advice(own, (), record.data)
+    derived = record.data.get("derived") or {}
+    for i, text in enumerate(derived.get("try") or []):
+        scan(own, ("derived", "try", i), text)
+    for i, flag in enumerate(derived.get("flags") or []):
+        if own is not None and flag.get("kind") in ("engine-arg", "server-arg") and "flag" in flag:
+            for why in check_words(own, [flag["flag"]], command=False):
+                line = record.source.line("derived", "flags", i, "flag")
+                found.append(Problem(record.path, line, CODE, f"derived.flags.{i}.flag", why))
+    for key, block in record.engines.items():
+        if key in engines and isinstance(block, dict):
+            advice(engines[key], ("engines", key), block)
+    return found
+
+
+def guide_problems(guide: Guide, content: Content) -> list[Problem]:
+    """E126 for the engines' commands in a guide (its shell blocks and inline code)."""
+    engines = _engines(content)
+    if not engines:
+        return []
+    return [
+        Problem(guide.path, guide.body_line + offset, CODE, "(body)", why)
+        for offset, why in text_problems(None, guide.body, engines)
+    ]
+
+
+def _engines(content: Content) -> dict[str, Engine]:
+    found = {}
+    for key in sorted(content.projects):
+        parser = engine(content, key)
+        if parser is not None:
+            found[key] = parser
+    return found

@@ -1,0 +1,53 @@
+"""How `python -m sglang.launch_server` builds its argument parser (SGLang 0.5.23's
+sglang/srt/server_args.py, `prepare_server_args`): a plain argparse.ArgumentParser given to
+`ServerArgs.add_cli_args`. `sglang serve` parses with the same one, after taking out
+--model-type and reading a first positional word as --model-path (sglang/cli/serve.py).
+
+Loaded by path in errorkb.sources.flagdump_child, with the wheel's tree first on sys.path
+and heavy modules stubbed: it must import nothing of errorkb."""
+
+import argparse
+
+# The commands that parse with this parser: the server module run with `python -m`, and
+# `sglang serve`, which first takes out --model-type and reads a first word that is no
+# option as --model-path (sglang/cli/serve.py).
+LAUNCHERS = (
+    {"module": "sglang.launch_server"},
+    {"command": ["sglang", "serve"], "removes": ["--model-type"], "first": "--model-path"},
+)
+REWRITES = ()  # a plain argparse.ArgumentParser
+# Packages built for real, not stubbed: the server arguments are msgspec structs.
+REAL = ("msgspec==0.23.0",)
+
+
+def build():
+    from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found]
+
+    parser = argparse.ArgumentParser(prog="sglang serve")
+    ServerArgs.add_cli_args(parser)
+    return parser
+
+
+class _Struct:
+    """msgspec.Struct, as far as SGLang's kernel registry uses it at import: fields from the
+    annotations, set from positional and keyword arguments; defaults stay on the class."""
+
+    def __init_subclass__(cls, **options):
+        pass
+
+    def __init__(self, *args, **kwargs):
+        classes = reversed(type(self).__mro__)
+        names = [n for c in classes for n in vars(c).get("__annotations__", {})]
+        for name, value in [*zip(names, args, strict=False), *kwargs.items()]:
+            object.__setattr__(self, name, value)
+
+
+# What the stubbed modules must answer for SGLang's modules to import, on the machine a
+# launch command is written for: CUDA, no other accelerator (AttributeError: no such name).
+STUBS = {
+    "msgspec.Struct": _Struct,
+    "torch.cuda.is_available": lambda: True,
+    "torch.version.cuda": "12.9",
+    "torch.version.hip": None,
+    **{f"torch.{device}": AttributeError for device in ("npu", "hpu", "xpu", "mlu", "musa")},
+}
