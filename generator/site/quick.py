@@ -27,10 +27,10 @@ from errorkb.content.model import Content, ContentError, Record
 from errorkb.progress import QUIET, Progress
 from errorkb.search import engine
 from errorkb.site import api, build, paging, shortlinks, urls
-from errorkb.site.linking import link
+from errorkb.site.linking import link, successors
 from errorkb.site.pages import FEED_COUNT, RECENT_COUNT, Pages
 
-VERSION = 7
+VERSION = 8
 MOST_EDITS = 20  # edited files past which the full build's workers pay for themselves
 
 
@@ -50,6 +50,9 @@ class State:
     groups: dict[tuple[str, str], list[str]]  # (project, source path) -> its record files
     places: dict[str, tuple[str, str]]  # id -> its group (the key of groups, the same object)
     linked: dict[str, list[str]]  # id -> the other record files its page shows, where any
+    # id of a check printed today -> the files of the removed records whose pages show its
+    # prose (the old wordings it answers)
+    answers: dict[str, list[str]]
     full_text: dict[str, str]  # URL -> key of each page, as the main full-text index holds it
     explained: dict[str, tuple[str, str]]  # id -> (title, exception): the project page lists it
     listing: "Listing"
@@ -141,17 +144,20 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
     # back once (a tuple and a list a record took 80 ms of every edit to read).
     place_of = {place: place for place in groups}
     places, linked = {}, {}
+    answers: dict[str, list[str]] = {}
     for rid, record in content.records.items():  # what record_key counts in
         places[rid] = place_of[(record.project, record.location.path)]
-        successor = content.records.get(record.superseded_by or "")
+        chain = successors(content, record)
         shows = [
             *links.related[rid],
             *links.referenced_by.get(rid, []),
             *links.twins.get(rid, []),
-            *([successor] if successor else []),
+            *chain,
         ]
         if shows:  # one record in sixteen
             linked[rid] = [r.path for r in shows]
+        if chain and chain[-1].status != "removed":
+            answers.setdefault(chain[-1].id, []).append(record.path)
     state = State(
         _site_stamp(out),
         plan.inputs,
@@ -165,6 +171,7 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
         groups,
         places,
         linked,
+        answers,
         indexed,
         {rid: (r.title, r.exception) for rid, r in content.records.items() if r.curated},
         _listing(plan),
@@ -290,7 +297,9 @@ def _load(
         ]
         if not _placed_alike(state, content, before, shown):
             return None
-        showing = _showing(state, shown) if shown else []
+        # The pages that show them: where listings do (an edit of what they show), and the
+        # pages of the old wordings they answer (an edit of their prose too).
+        showing = sorted({*(_showing(state, shown) if shown else []), *_answering(state, ids)})
         more = _listed_by(state, content, shown, showing)
         if more - needed:
             needed |= more
@@ -308,6 +317,11 @@ def _shown_by(state: State, edited: list[str]) -> set[str]:
     for rid in (state.records[rel][1] for rel in edited):
         needed.update(state.groups[state.places[rid]], state.linked.get(rid, ()))
     return needed
+
+
+def _answering(state: State, ids: list[str]) -> list[str]:
+    """The files of the removed records whose pages show these records' prose."""
+    return sorted({rel for rid in ids for rel in state.answers.get(rid, ())})
 
 
 def _showing(state: State, rels: list[str]) -> list[str]:
