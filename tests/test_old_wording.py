@@ -6,11 +6,15 @@ search and the issue bot name the wording's releases and today's check."""
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
+from errorkb.search import engine
 from errorkb.site import quick, urls
 from errorkb.site.build import build
 from errorkb.site.quick import build_site
+from errorkb.triage import comment, triage
+from errorkb.triage import site as sites
 from tests.conftest import SEED, make_kb, small_vllm_kb
 
 HEAD = "# yaml-language-server: $schema=../../../generator/error.schema.json\n"
@@ -147,3 +151,39 @@ def test_an_edit_of_the_answers_prose_remakes_the_old_wordings_pages_quickly(tmp
     assert "Edited for 41." not in _page(kb / "site", GONE)
     # (the full text indexes the explained page alone: the old wordings would repeat it)
     _assert_as_cold(kb, tmp_path, index, [urls.error(SEED)])
+
+
+@pytest.fixture(scope="module")
+def old_site(tmp_path_factory) -> Path:
+    kb = make_kb(tmp_path_factory.mktemp("old") / "kb", old_wording_kb)
+    return build(kb).out
+
+
+def test_a_result_of_an_old_wording_names_its_releases_and_the_check_of_today(old_site):
+    index = sites.from_folder(old_site).index
+    paste = "vLLM 0.4.0\nValueError: Heads (40) do not split over tp (3)."
+    best = engine.search(index, paste)[0]
+    assert (best.id, best.match, best.wording) == (OLD, "exact", "printed by vLLM 0.2.7–0.4.3")
+    assert best.today == {
+        "id": SEED,
+        "title": "Attention heads not divisible by tensor parallel size",
+    }
+    # its page, with the values kept and the release the paste names (?v=)
+    assert best.url == f"/errors/{OLD}/?total_num_attention_heads=40&tensor_parallel_size=3&v=0.4.0"
+    gone = engine.search(index, "ValueError: Chunked prefill is unsupported with lora.")[0]
+    assert (gone.id, gone.today, gone.upgrade, gone.release) == (GONE, None, "0.6.6.post1", "")
+
+
+def test_the_bot_names_the_releases_and_the_check_that_took_over(old_site):
+    body = "```\nValueError: Heads (40) do not split over tp (3).\n```\n"
+    site = sites.from_folder(old_site)
+    said = comment.render(triage(body, site))
+    assert said is not None
+    line = next(row for row in said.splitlines() if row.startswith("- ["))
+    assert f"/errors/{OLD}/?total_num_attention_heads=40&tensor_parallel_size=3)" in line
+    assert "printed by vLLM 0.2.7–0.4.3 · today: [Attention heads not divisible" in line
+    assert f"(http://127.0.0.1:8000/errors/{SEED}/)" in line
+    # its own setting as its release named it, today's name beside it
+    assert "set with `--tp` (an engine argument; today `--tensor-parallel-size`)" in line
+    gone = comment.render(triage("`ValueError: Chunked prefill is unsupported with lora.`", site))
+    assert gone is not None and "gone since 0.6.6.post1: upgrading is the fix" in gone

@@ -359,8 +359,9 @@ def _listed_by(state: State, content: Content, shown: list[str], showing: list[s
     for record in (content.records[state.records[rel][1]] for rel in shown):
         for path in _raised_paths(record):
             needed.update(listing.raised[record.project, path])
-        for page in _pattern_pages(listing, record.id).values():
-            needed.update(file_of[slot_rid] for slot_rid, _ in page)
+        for page in _answers_pattern_pages(state, record.id).values():
+            # each removed record's answer comes from the records its superseded_by leads to
+            needed.update(f for rid, _ in page for f in (file_of[rid], *state.linked.get(rid, ())))
         lists = [listing.home, listing.feed] if record.id in _newest(listing) else []
         lists += [covered for covered in listing.guides.values() if record.id in covered]
         needed.update(file_of[listed] for ids in lists for listed in ids)
@@ -460,17 +461,31 @@ def _listing_pages(plan: "build.Plan", state: State, record: Record) -> list[tup
     return parts + [pages.guide_part(guide) for guide in covering]
 
 
+def _answers_pattern_pages(state: State, rid: str) -> dict[int, list[tuple[str, int]]]:
+    """The pages of patterns that show a record: its own, and those of the old wordings it
+    answers (their results name it)."""
+    answered = state.answers.get(rid, [])
+    ids = {rel: entry[1] for rel, entry in state.records.items()} if answered else {}
+    pages = {}
+    for shown in [rid, *(ids[rel] for rel in answered)]:
+        pages.update(_pattern_pages(state.listing, shown))
+    return pages
+
+
 def _pattern_units(
     writer: "build.Writer", plan: "build.Plan", state: State, record: Record
 ) -> list["build.Unit"]:
-    """The record's pages of patterns, their words' weights as the live files have them."""
+    """The pages of patterns that show the record, their words' weights as the live files
+    have them."""
     content, units = plan.content, []
     names = engine.project_names(content)
-    for number, slot_ids in _pattern_pages(state.listing, record.id).items():
+    for number, slot_ids in sorted(_answers_pattern_pages(state, record.id).items()):
         slots = [(content.records[rid], n) for rid, n in slot_ids]
         live = json.loads(_live(writer, urls.search_patterns(str(number))))
         totals = [item["weight"] for item in live]
-        units.append(build.Unit(*engine.patterns_page(number, slots, names, totals, plan.code_key)))
+        answers = engine.page_answers(content, slots)
+        made = engine.patterns_page(number, slots, names, totals, plan.code_key, answers)
+        units.append(build.Unit(*made))
     return units
 
 

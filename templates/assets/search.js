@@ -41,6 +41,10 @@ function errorHit(hit) {
   const values = Object.entries(hit.values).flatMap(([k, v]) => [el("code", "", k), " = ", el("mark", "", v), " "]);
   const a = link(hit.url, hit.title, el("span", "exc", hit.exception), ` · ${hit.project} · ${label(hit)}`,
     ...(hit.wording ? [el("span", "hit-wording", ` · ${hit.wording}`)] : []),
+    // An old wording: the check that took over (its page answers on this one), or the release
+    // that no longer refuses it.
+    ...(hit.today ? [el("span", "hit-wording", " · today: ", el("strong", "", hit.today.title))] : []),
+    ...(hit.upgrade ? [el("span", "hit-wording", ` · gone since ${hit.upgrade}: upgrade`)] : []),
     el("span", "hit-summary", ...(values.length ? values : [hit.summary])));
   a.dataset.match = hit.match; // Enter opens it unchosen only when it is exact or partial
   return a;
