@@ -178,7 +178,7 @@ def test_a_removed_page_says_so_at_the_top_with_a_relative_link(kb):
     page = (site / "errors" / MOVED / "index.html").read_text()
     top = page[page.index("<h1>") : page.index('id="message"')]
     assert "<strong>Printed by Demo 1.0 to 2.0.</strong> Since 3.0 the same check says:" in top
-    assert f'(<a href="/errors/{TOOK_OVER}/">its page</a>)' in top  # relative, like every link
+    assert f'<a href="/errors/{TOOK_OVER}/">Its own page</a>' in top  # relative, like every link
     assert "errorkb.dev" not in page and "https://kb.example.org/errors/" + TOOK_OVER not in page
     doc = json.loads((site / "api" / "errors" / f"{MOVED}.json").read_text())
     removed = doc["computed"]["removed"]

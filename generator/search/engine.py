@@ -38,7 +38,7 @@ from urllib.parse import quote
 
 from errorkb import projects
 from errorkb.content import template
-from errorkb.site import linking, urls
+from errorkb.site import urls
 
 if TYPE_CHECKING:  # the matcher itself is stdlib only: load imports this module
     from errorkb.content.model import Content, Record
@@ -165,6 +165,8 @@ Answer = tuple[str, str, int, str]
 
 
 def answer_of(content: "Content", record: "Record") -> Answer | None:
+    from errorkb.site import linking  # the build's only: the issue bot imports the stdlib alone
+
     if record.status != "removed":
         return None
     live, upgrade = linking.answer(content, record)
