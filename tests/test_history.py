@@ -341,7 +341,7 @@ def test_a_paste_in_an_old_wording_finds_the_record_and_says_which_releases(kb_w
     )
     best = search.search(index, paste)[0]
     assert (best.id, best.match, best.values) == (rid, "exact", {"num_heads": "40", "tp_size": "3"})
-    assert best.wording == "the wording of Demo 1.0"
+    assert best.wording == "printed by Demo 1.0"
     now = search.search(index, "The number of attention heads (40) must be divisible by the tensor")
     assert now[0].id == rid and now[0].wording == ""
 
@@ -415,7 +415,7 @@ def test_pastes_in_older_wordings_find_the_record_that_holds_them(real, row):
     assert best.id == holder.id  # values are named as the wording the record keeps
     assert list(best.values.values()) == list(row["values"].values())
     if seen["last"] != content.projects["vllm"].releases_scanned[-1]:
-        assert best.wording.startswith(f"the wording of vLLM {seen['first']}")
+        assert best.wording.startswith(f"printed by vLLM {seen['first']}")
 
 
 def test_a_placeholder_named_items_renders(kb):

@@ -177,8 +177,8 @@ def test_a_removed_page_says_so_at_the_top_with_a_relative_link(kb):
     site = kb / "site"
     page = (site / "errors" / MOVED / "index.html").read_text()
     top = page[page.index("<h1>") : page.index('id="message"')]
-    assert "<strong>No longer raised</strong> since Demo 3.0." in top
-    assert f'took over: <a href="/errors/{TOOK_OVER}/">' in top  # relative, like every link
+    assert "<strong>Printed by Demo 1.0 to 2.0.</strong> Since 3.0 the same check says:" in top
+    assert f'<a href="/errors/{TOOK_OVER}/">Its own page</a>' in top  # relative, like every link
     assert "errorkb.dev" not in page and "https://kb.example.org/errors/" + TOOK_OVER not in page
     doc = json.loads((site / "api" / "errors" / f"{MOVED}.json").read_text())
     removed = doc["computed"]["removed"]
@@ -190,4 +190,5 @@ def test_a_removed_page_says_so_at_the_top_with_a_relative_link(kb):
     )
     # its weak link taken out, a removed record names no successor
     gone = (site / "errors" / GONE / "index.html").read_text()
-    assert "<strong>No longer raised</strong> since Demo 3.0." in gone and "took over" not in gone
+    assert "<strong>Printed by Demo 1.0 to 2.0.</strong>" in gone and "took over" not in gone
+    assert "Demo 3.0 and later no longer refuse this: upgrading is the fix." in gone

@@ -39,7 +39,9 @@ def test_shared_case(index, case):
         case.get("tied", False),
     )
     assert top.how == case.get("how", top.how) and top.exact == (case["match"] == "exact")
-    assert top.url == urls.error_with_values(case["id"], case["values"])
+    assert top.url == urls.error_with_values(
+        case["id"], case["values"], release=case.get("release", "")
+    )
 
 
 def test_a_tie_shows_both_records_as_exact_and_tied_in_source_order(index):

@@ -107,6 +107,10 @@ class Entry:
     explained: int = 0  # 2: by a person (meaning, trigger, solutions), 1: derived, 0: a stub
     versions: list[str] | None = None  # [first, last] release that printed this wording
     engines: list[str] = field(default_factory=list)  # a stack record's: keys it advises for
+    # Of a removed record: the check printed today that took over ({id, title}), else the
+    # release that no longer prints the check (its page answers with either)
+    today: dict | None = None
+    upgrade: str = ""
 
     def document(self) -> dict:
         doc: dict[str, object] = {
@@ -128,6 +132,10 @@ class Entry:
             doc["versions"] = self.versions
         if self.engines:
             doc["engines"] = self.engines
+        if self.today:
+            doc["today"] = self.today
+        if self.upgrade:
+            doc["upgrade"] = self.upgrade
         if generic(self.pattern, self.words):
             doc["generic"] = True
         return doc
@@ -146,8 +154,30 @@ def entries(content: "Content") -> list[Entry]:
     return [
         entry
         for r in _source_order(content)
-        for entry in record_entries(r, content.projects[r.project].name)
+        for entry in record_entries(r, content.projects[r.project].name, answer_of(content, r))
     ]
+
+
+# What answers an old wording in search: the check printed today that took over (its id,
+# title and how it is explained), else the release to upgrade to; None for a record still
+# printed, or a removed one with neither.
+Answer = tuple[str, str, int, str]
+
+
+def answer_of(content: "Content", record: "Record") -> Answer | None:
+    from errorkb.site import linking  # the build's only: the issue bot imports the stdlib alone
+
+    if record.status != "removed":
+        return None
+    live, upgrade = linking.answer(content, record)
+    if live is not None:
+        return live.id, live.title, _explained(live), ""
+    return ("", "", 0, upgrade) if upgrade else None
+
+
+def _explained(record: "Record") -> int:
+    """2: explained by a person, 1: an explanation derived from the code, 0: a stub."""
+    return 2 if record.curated else int(bool(record.derived.get("explanation")))
 
 
 def _source_order(content: "Content") -> list["Record"]:
@@ -163,11 +193,14 @@ def _record_patterns(record: "Record") -> list[tuple[template.Pattern, list[str]
     return template.record_patterns(record.messages, record.params)
 
 
-def record_entries(record: "Record", project: str) -> list[Entry]:
-    """The index entries of one record: its message and each of its variants."""
+def record_entries(record: "Record", project: str, answer: Answer | None = None) -> list[Entry]:
+    """The index entries of one record: its message and each of its variants; a removed
+    one's with its `answer` (answer_of), whose explanation counts as the record's own."""
     patterns = _record_patterns(record)
     labels = wording_labels(record, project)
-    explained = 2 if record.curated else int(bool(record.derived.get("explanation")))
+    explained = max(_explained(record), answer[2] if answer else 0)
+    today = {"id": answer[0], "title": answer[1]} if answer and answer[0] else None
+    upgrade = answer[3] if answer else ""
     return [
         Entry(
             record.id,
@@ -182,22 +215,24 @@ def record_entries(record: "Record", project: str) -> list[Entry]:
             explained,
             [seen["first"], seen["last"]] if seen else None,
             list(record.engines),
+            today,
+            upgrade,
         )
         for (pat, words), label, (_, seen) in zip(patterns, labels, record.wordings, strict=True)
     ]
 
 
 def wording_labels(record: "Record", project: str) -> list[str]:
-    """For each wording of a record (message, then variants), "the wording of vLLM 0.5.5 to
-    0.6.6" when no longer printed (an old variant, or the message of a removed check); else ""."""
+    """For each wording of a record (message, then variants), "printed by vLLM 0.5.5–0.6.6"
+    when no longer printed (an old variant, or the message of a removed check); else ""."""
     labels = []
     for i, (_, seen) in enumerate(record.wordings):
         if seen is None or (i == 0 and record.status != "removed"):
             labels.append("")
             continue
         first, last = seen["first"], seen["last"]
-        span = first if first == last else f"{first} to {last}"
-        labels.append(f"the wording of {project} {span}")
+        span = first if first == last else f"{first}–{last}"
+        labels.append(f"printed by {project} {span}")
     return labels
 
 
@@ -251,7 +286,15 @@ def site_index_parts(
         yield url, hashlib.sha1(body).hexdigest(), body
     for start in range(0, len(slots), PAGE):
         totals = [sum(weights[w] for w in words) for words in own[start : start + PAGE]]
-        yield patterns_page(start // PAGE, slots[start : start + PAGE], names, totals, salt)
+        page = slots[start : start + PAGE]
+        answers = page_answers(content, page)
+        yield patterns_page(start // PAGE, page, names, totals, salt, answers)
+
+
+def page_answers(content: "Content", page: list[tuple["Record", int]]) -> dict[str, Answer]:
+    """The answers of the removed records of a page of patterns (answer_of), by id."""
+    found = {r.id: answer_of(content, r) for r, _ in page if r.status == "removed"}
+    return {rid: answer for rid, answer in found.items() if answer is not None}
 
 
 def project_names(content: "Content") -> dict[str, str]:
@@ -269,24 +312,32 @@ def patterns_page(
     names: dict[str, str],
     totals: list[int],
     salt: str,
+    answers: dict[str, Answer] | None = None,
 ) -> tuple[str, str, Callable[[], bytes]]:
-    """A page of patterns (`page`: its slots, `totals`: their words' weights) as (url, key,
-    how to make it): keyed by what it is made from (`salt`: the code's key)."""
+    """A page of patterns (`page`: its slots, `totals`: their words' weights, `answers`:
+    its removed records', page_answers) as (url, key, how to make it): keyed by what it is
+    made from (`salt`: the code's key)."""
+    answers = answers or {}
     inputs = [salt] + [
-        f"{names[r.project]}\0{r.id}\0{r.outward}\0{n}\0{total}"
+        f"{names[r.project]}\0{r.id}\0{r.outward}\0{n}\0{total}\0{answers.get(r.id)}"
         for (r, n), total in zip(page, totals, strict=True)
     ]
     key = hashlib.sha1("\n".join(inputs).encode()).hexdigest()
-    made = functools.partial(_slots_page, page, names, totals)
+    made = functools.partial(_slots_page, page, names, totals, answers)
     return urls.search_patterns(str(number)), key, made
 
 
-def _slots_page(page: list[tuple["Record", int]], names: dict[str, str], totals: list[int]):
+def _slots_page(
+    page: list[tuple["Record", int]],
+    names: dict[str, str],
+    totals: list[int],
+    answers: dict[str, Answer],
+):
     """The file of these patterns (record, which of its wordings)."""
     made: dict[str, list[Entry]] = {}
     for r, _ in page:
         if r.id not in made:
-            made[r.id] = record_entries(r, names[r.project])
+            made[r.id] = record_entries(r, names[r.project], answers.get(r.id))
     return _pattern_page([made[r.id][n] for r, n in page], totals)
 
 
@@ -1035,6 +1086,12 @@ class Result:
     also: list[dict] = field(default_factory=list)
     # A stack record's: the engine the paste points at, whose advice its page shows first
     engine: str = ""
+    # Of an old wording: the check printed today that took over ({id, title}), else the
+    # release that no longer prints the check; the page answers with either
+    today: dict | None = None
+    upgrade: str = ""
+    # The release the paste names of the result's project: its page opens on its wording
+    release: str = ""
 
     @property
     def exact(self) -> bool:
@@ -1042,7 +1099,7 @@ class Result:
 
     @property
     def url(self) -> str:
-        return urls.error_with_values(self.id, self.values, self.engine)
+        return urls.error_with_values(self.id, self.values, self.engine, self.release)
 
     def to_json(self) -> dict:
         return {**self.__dict__, "exact": self.exact, "url": self.url}
@@ -1106,7 +1163,17 @@ def search(index: Index, text: str) -> list[Result]:
     alike = [key for key, _ in ranked]
     for key, result in ranked:
         result.tied = result.match != "similar" and alike.count(key) > 1
-    return [result for _, result in ranked][: QUERY["results"]]
+    out = [result for _, result in ranked][: QUERY["results"]]
+    return _with_releases(out, said_releases(text, hints))
+
+
+def _with_releases(results: list[Result], releases: dict[str, str]) -> list[Result]:
+    """The release the paste names of a result's project, in its address (?v=: its page
+    opens on that release's wording), unless a placeholder is named v."""
+    for result in results:
+        if result.project in releases and "v" not in result.values:
+            result.release = releases[result.project]
+    return results
 
 
 FIT = 3  # a sort key's first items: how a pattern fits (tier, text shown, cut)
@@ -1184,11 +1251,16 @@ def named_engines(named: set[str], programs: dict[str, dict]) -> set[str]:
 
 def said_versions(text: str, hints: dict) -> dict[str, list[int]]:
     """The release the paste names of each project ("vLLM version 0.10.1"), as numbers."""
+    return {project: _release(v) for project, v in said_releases(text, hints).items()}
+
+
+def said_releases(text: str, hints: dict) -> dict[str, str]:
+    """The release the paste names of each project, as written ("0.10.1")."""
     found = {}
     for project in hints:
         m = re.search(r"\b" + re.escape(project) + RULES["version"], text, re.I | re.ASCII)
         if m:
-            found[project] = _release(m[1])
+            found[project] = m[1]
     return found
 
 
@@ -1347,6 +1419,8 @@ def _result(doc: dict, match: str, how: str, values: dict[str, str], engines: se
         ordered,
         doc.get("wording", ""),
         engine=named[0] if len(named) == 1 else "",
+        today=doc.get("today"),
+        upgrade=doc.get("upgrade", ""),
     )
 
 

@@ -10,7 +10,7 @@ import json
 import posixpath
 import re
 from collections.abc import Iterator
-from functools import cache, lru_cache
+from functools import lru_cache
 
 import orjson
 
@@ -18,7 +18,15 @@ from errorkb.content import template
 from errorkb.content.load import EACH, load_schema, markdown_fields
 from errorkb.content.model import Content, Record
 from errorkb.site import markup, paging, urls
-from errorkb.site.linking import Links, resolve, same_file, same_function
+from errorkb.site.linking import (
+    Links,
+    answer,
+    first_after,
+    release_key,
+    resolve,
+    same_file,
+    same_function,
+)
 from errorkb.sources.explain import CATEGORIES, KINDS, STAGES, handle, write_pattern
 
 
@@ -73,7 +81,7 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
         },
     }
     if record.derived:
-        doc["computed"]["derived"] = _derived_labels(record.derived)
+        doc["computed"]["derived"] = _derived_labels(record.derived, _today_flags(record, content))
         relation = case_relation(record)
         if relation:
             doc["computed"]["derived"]["relation"] = relation
@@ -135,9 +143,9 @@ def history(record: Record, content: Content, base: str) -> dict | None:
         for (text, seen), exception in zip(record.wordings, raised_as, strict=True)
         if seen is not None
     ]
-    older.sort(key=lambda w: _release_key(w["last"]), reverse=True)
+    older.sort(key=lambda w: release_key(w["last"]), reverse=True)
     wordings = [current, *older]
-    first = min((w["first"] for w in wordings), key=_release_key)
+    first = min((w["first"] for w in wordings), key=release_key)
     successor = content.records.get(record.superseded_by or "")
     return {
         "introduced": first,
@@ -150,32 +158,90 @@ def history(record: Record, content: Content, base: str) -> dict | None:
 
 def removed(record: Record, content: Content, base: str) -> dict | None:
     """For a removed record: the last release that printed it (`after`), the first release
-    scanned after that (`since`: None when unknown) and the record of the check that took
-    over (`successor`, when one is known); None for a record still printed."""
+    scanned after that (`since`: None when unknown), the record of the check that took
+    over (`successor`, when one is known); and its answer: the releases that printed its
+    wordings (`printed`), the check printed today that took over, `superseded_by` followed
+    through removed records (`today`: its summary, message and the first release printing
+    that message), else the first release that prints none of it, the release to upgrade
+    to (`upgrade`). None for a record still printed."""
     if record.status != "removed":
         return None
     last = (record.versions or {}).get("last")
     scanned = content.projects[record.project].releases_scanned
-    later = [v for v in scanned if last and _release_key(v) > _release_key(last)]
     sid = record.superseded_by or ""
     successor = content.records.get(content.aliases.get(sid, sid))
+    live, upgrade = answer(content, record)
+    since = first_after(scanned, last)
+    today = None
+    if live is not None:
+        # The first release printing today's wording in place of this one.
+        begun = [v for v in ((live.versions or {}).get("first"), since) if v]
+        today = {
+            **_summary(live, base),
+            "message": live.message,
+            "since": max(begun, key=release_key) if begun else None,
+        }
     return {
         "after": last,
-        "since": min(later, key=_release_key) if later else None,
+        "since": since,
         "successor": _summary(successor, base) if successor else None,
+        "printed": _printed(record),
+        "today": today,
+        "upgrade": upgrade,
     }
 
 
-@cache  # a few dozen releases, compared for every record
-def _release_key(version: str) -> tuple:
-    """A release number as comparable parts: 0.10.2 after 0.9.2, 0.6.6.post1 after 0.6.6."""
-    parts = version.replace("-", ".").split(".")
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
+def _printed(record: Record) -> dict | None:
+    """The releases that printed any of a record's wordings, {first, last}; None when it
+    was never followed through releases."""
+    seen = [s for _, s in record.wordings if s is not None]
+    if not seen:
+        return None
+    return {
+        "first": min((s["first"] for s in seen), key=release_key),
+        "last": max((s["last"] for s in seen), key=release_key),
+    }
 
 
-def _derived_labels(derived: dict) -> dict:
+def _today_flags(record: Record, content: Content) -> list[dict]:
+    """For a removed record: the settings of the check printed today that took over (its
+    derived flags), to name each of the record's own settings by today's name too."""
+    live, _ = answer(content, record)
+    return live.derived.get("flags", []) if live is not None else []
+
+
+def answer_document(record: Record, content: Content) -> dict:
+    """What the page of an old wording shows of the check printed today that took over
+    (`record`): its fields, its Markdown as HTML, and the computed values its explanation,
+    Your case and calculator need. Not a whole document: the page links the check's own."""
+    base = content.site["base_url"]
+    computed: dict = {
+        "title": record.title,
+        "status": record.status,
+        "curated": record.curated,
+        "project": {"key": record.project, "name": content.projects[record.project].name},
+    }
+    if record.derived:
+        computed["derived"] = _derived_labels(record.derived)
+        relation = case_relation(record)
+        if relation:
+            computed["derived"]["relation"] = relation
+        passes = values_to_try(record)
+        if passes:
+            computed["derived"]["passes"] = passes
+    return {
+        **record.data,
+        "html_url": urls.absolute(base, urls.error(record.id)),
+        "html": _html_fields(record),
+        "computed": computed,
+    }
+
+
+def _derived_labels(derived: dict, today: list[dict] | None = None) -> dict:
     """What the derived stage and category keys mean, in words, and each setting as the user
-    writes it with its kind in words."""
+    writes it with its kind in words; with `today`, the flags of the check printed today
+    that took over from this removed record: a setting it names otherwise (the same field
+    or name, another handle: renamed since) has today's handle beside it."""
     out: dict = {}
     if derived.get("stage") in STAGES:
         out["stage"] = STAGES[derived["stage"]]
@@ -184,9 +250,21 @@ def _derived_labels(derived: dict) -> dict:
     if derived.get("flags"):
         out["settings"] = [
             {"handle": handle(f), "kind": KINDS.get(f.get("kind", ""), "")}
+            | _renamed(f, today or [])
             for f in derived["flags"]
         ]
     return out
+
+
+def _renamed(flag: dict, today: list[dict]) -> dict:
+    """{"today": handle} when today's flags hold this setting (the same field, else the same
+    name) under another handle; else {}."""
+    for key in ("field", "name"):
+        same = [f for f in today if flag.get(key) and f.get(key) == flag[key]]
+        if same:
+            now = handle(same[0])
+            return {"today": now} if now != handle(flag) else {}
+    return {}
 
 
 _OPS = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
@@ -519,12 +597,51 @@ def error_document_schema(base_url: str) -> dict:
                         "type": ["object", "null"],
                         "description": "for status removed: no release since `since` prints "
                         "it (null: no later release was scanned); `after`, the last that does "
-                        "(null when unknown); `successor`, the check that took over, if known",
-                        "required": ["after", "since", "successor"],
+                        "(null when unknown); `successor`, the check that took over, if known. "
+                        "The answer for a user of a release that printed it: `today`, the "
+                        "check printed today that took over (superseded_by followed through "
+                        "removed records), else `upgrade`, the first release that prints none "
+                        "of it (the check is gone: upgrading is the fix)",
+                        "required": ["after", "since", "successor", "printed", "today", "upgrade"],
                         "properties": {
                             "after": {"type": ["string", "null"]},
                             "since": {"type": ["string", "null"]},
                             "successor": {"oneOf": [summary, {"type": "null"}]},
+                            "printed": {
+                                "type": ["object", "null"],
+                                "description": "the releases that printed its wordings",
+                                "required": ["first", "last"],
+                                "properties": {
+                                    "first": {"type": "string"},
+                                    "last": {"type": "string"},
+                                },
+                            },
+                            "today": {
+                                "oneOf": [
+                                    {
+                                        **summary,
+                                        "required": [*summary["required"], "message", "since"],
+                                        "properties": {
+                                            "message": {
+                                                "type": "string",
+                                                "description": "what the check prints today",
+                                            },
+                                            "since": {
+                                                "type": ["string", "null"],
+                                                "description": "the first release "
+                                                "printing it in place of this wording",
+                                            },
+                                        },
+                                    },
+                                    {"type": "null"},
+                                ],
+                            },
+                            "upgrade": {
+                                "type": ["string", "null"],
+                                "description": "with no check today: the release to upgrade "
+                                "to (null when a check took over, or no later release was "
+                                "scanned)",
+                            },
                         },
                     },
                     "derived": {
@@ -559,6 +676,12 @@ def error_document_schema(base_url: str) -> dict:
                                             "type": "string",
                                             "description": "its kind in words ('a request "
                                             "field'); empty when not known",
+                                        },
+                                        "today": {
+                                            "type": "string",
+                                            "description": "of a removed record: how the "
+                                            "check printed today names the setting, when "
+                                            "renamed since",
                                         },
                                     },
                                 },

@@ -55,7 +55,7 @@ from errorkb.progress import QUIET, Progress
 from errorkb.projects import wings
 from errorkb.search import engine as search
 from errorkb.site import api, cards, check, markup, paging, shortlinks, urls
-from errorkb.site.linking import Links, link
+from errorkb.site.linking import Links, link, successors
 from errorkb.site.pages import Pages
 
 OLD_PREFIX = ".site-old-"  # a discarded spare, being deleted in the background
@@ -321,19 +321,23 @@ class Plan:
     def record_key(self, record: Record) -> str:
         """A hash of everything the record's page and document show: the record, the
         records raised in its source file (the nearest of them are shown, and how many
-        there are), its related records, the record that took over from it, and its guides.
+        there are), its related records, the records that took over from it (the last,
+        printed today, whole: its prose answers on the page), and its guides.
         Keying on the whole file rather than the few shown costs a few pages more per edit
         and saves working out the nearest for each of 10,000 records on every build. The
         other records count by what they show of themselves (Record.outward)."""
         links = self.links
         in_file = self.file_keys[record.project, record.location.path]
-        successor = self.content.records.get(record.superseded_by or "")
+        chain = successors(self.content, record)
         linked = [
             *links.related[record.id],
             *links.referenced_by.get(record.id, []),
             *links.twins.get(record.id, []),
-            *([successor] if successor else []),
+            *chain,
         ]
+        # The page of an old wording shows the prose of the check printed today that took
+        # over: that record counts whole.
+        live = chain[-1] if chain and chain[-1].status != "removed" else None
         guides = [f"{g.slug} {g.title}" for g in links.guides.get(record.id, [])]
         parts = [
             self.base_key,
@@ -342,6 +346,7 @@ class Plan:
             *guides,
             "",
             *(r.outward for r in linked),
+            *([live.source.digest] if live else []),
         ]
         return hashlib.sha1("\0".join(parts).encode()).hexdigest()
 

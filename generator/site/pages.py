@@ -16,8 +16,8 @@ from errorkb import resources
 from errorkb.content import template
 from errorkb.content.model import Content, Guide, Project, Record
 from errorkb.projects import wing, wings
-from errorkb.site import cards, markup, offline, shortlinks, urls
-from errorkb.site.linking import Links, by_folder, resolve
+from errorkb.site import api, cards, markup, offline, shortlinks, urls
+from errorkb.site.linking import Links, by_folder, live_successor, resolve
 
 RECENT_COUNT = 20
 FEED_COUNT = 50
@@ -104,9 +104,13 @@ class Pages:
             f"[{record.id}] {record.title}",
             f"Page: {doc['html_url']}\nRecord: {record.path}\n\nWhat is wrong or missing:\n",
         )
+        # The page of an old wording answers with the check printed today that took over:
+        # its explanation, solutions, Your case and calculator, rendered from its record.
+        live = live_successor(self.content, record)
+        answer = api.answer_document(live, self.content) if live is not None else None
         # Link previews: a person's summary, else our explanation, never raw {placeholders}.
-        explained = record.derived.get("explanation", "").replace("`", "")
-        description = doc.get("summary") or explained or record.message
+        explained = (live or record).derived.get("explanation", "").replace("`", "")
+        description = doc.get("summary") or (live and live.summary) or explained or record.message
         return self.page(
             "error.html",
             urls.error(record.id),
@@ -119,8 +123,9 @@ class Pages:
                 "height": cards.HEIGHT,
             },
             doc=doc,
+            answer=answer,
             report_url=report,
-            extra=self.extra_section(record),
+            extra=self.extra_section(live or record),
         )
 
     def extra_section(self, record: Record) -> dict | None:

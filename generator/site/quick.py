@@ -27,10 +27,10 @@ from errorkb.content.model import Content, ContentError, Record
 from errorkb.progress import QUIET, Progress
 from errorkb.search import engine
 from errorkb.site import api, build, paging, shortlinks, urls
-from errorkb.site.linking import link
+from errorkb.site.linking import link, successors
 from errorkb.site.pages import FEED_COUNT, RECENT_COUNT, Pages
 
-VERSION = 7
+VERSION = 8
 MOST_EDITS = 20  # edited files past which the full build's workers pay for themselves
 
 
@@ -50,6 +50,9 @@ class State:
     groups: dict[tuple[str, str], list[str]]  # (project, source path) -> its record files
     places: dict[str, tuple[str, str]]  # id -> its group (the key of groups, the same object)
     linked: dict[str, list[str]]  # id -> the other record files its page shows, where any
+    # id of a check printed today -> the files of the removed records whose pages show its
+    # prose (the old wordings it answers)
+    answers: dict[str, list[str]]
     full_text: dict[str, str]  # URL -> key of each page, as the main full-text index holds it
     explained: dict[str, tuple[str, str]]  # id -> (title, exception): the project page lists it
     listing: "Listing"
@@ -141,17 +144,20 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
     # back once (a tuple and a list a record took 80 ms of every edit to read).
     place_of = {place: place for place in groups}
     places, linked = {}, {}
+    answers: dict[str, list[str]] = {}
     for rid, record in content.records.items():  # what record_key counts in
         places[rid] = place_of[(record.project, record.location.path)]
-        successor = content.records.get(record.superseded_by or "")
+        chain = successors(content, record)
         shows = [
             *links.related[rid],
             *links.referenced_by.get(rid, []),
             *links.twins.get(rid, []),
-            *([successor] if successor else []),
+            *chain,
         ]
         if shows:  # one record in sixteen
             linked[rid] = [r.path for r in shows]
+        if chain and chain[-1].status != "removed":
+            answers.setdefault(chain[-1].id, []).append(record.path)
     state = State(
         _site_stamp(out),
         plan.inputs,
@@ -165,6 +171,7 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
         groups,
         places,
         linked,
+        answers,
         indexed,
         {rid: (r.title, r.exception) for rid, r in content.records.items() if r.curated},
         _listing(plan),
@@ -290,7 +297,9 @@ def _load(
         ]
         if not _placed_alike(state, content, before, shown):
             return None
-        showing = _showing(state, shown) if shown else []
+        # The pages that show them: where listings do (an edit of what they show), and the
+        # pages of the old wordings they answer (an edit of their prose too).
+        showing = sorted({*(_showing(state, shown) if shown else []), *_answering(state, ids)})
         more = _listed_by(state, content, shown, showing)
         if more - needed:
             needed |= more
@@ -308,6 +317,11 @@ def _shown_by(state: State, edited: list[str]) -> set[str]:
     for rid in (state.records[rel][1] for rel in edited):
         needed.update(state.groups[state.places[rid]], state.linked.get(rid, ()))
     return needed
+
+
+def _answering(state: State, ids: list[str]) -> list[str]:
+    """The files of the removed records whose pages show these records' prose."""
+    return sorted({rel for rid in ids for rel in state.answers.get(rid, ())})
 
 
 def _showing(state: State, rels: list[str]) -> list[str]:
@@ -345,8 +359,9 @@ def _listed_by(state: State, content: Content, shown: list[str], showing: list[s
     for record in (content.records[state.records[rel][1]] for rel in shown):
         for path in _raised_paths(record):
             needed.update(listing.raised[record.project, path])
-        for page in _pattern_pages(listing, record.id).values():
-            needed.update(file_of[slot_rid] for slot_rid, _ in page)
+        for page in _answers_pattern_pages(state, record.id).values():
+            # each removed record's answer comes from the records its superseded_by leads to
+            needed.update(f for rid, _ in page for f in (file_of[rid], *state.linked.get(rid, ())))
         lists = [listing.home, listing.feed] if record.id in _newest(listing) else []
         lists += [covered for covered in listing.guides.values() if record.id in covered]
         needed.update(file_of[listed] for ids in lists for listed in ids)
@@ -446,17 +461,31 @@ def _listing_pages(plan: "build.Plan", state: State, record: Record) -> list[tup
     return parts + [pages.guide_part(guide) for guide in covering]
 
 
+def _answers_pattern_pages(state: State, rid: str) -> dict[int, list[tuple[str, int]]]:
+    """The pages of patterns that show a record: its own, and those of the old wordings it
+    answers (their results name it)."""
+    answered = state.answers.get(rid, [])
+    ids = {rel: entry[1] for rel, entry in state.records.items()} if answered else {}
+    pages = {}
+    for shown in [rid, *(ids[rel] for rel in answered)]:
+        pages.update(_pattern_pages(state.listing, shown))
+    return pages
+
+
 def _pattern_units(
     writer: "build.Writer", plan: "build.Plan", state: State, record: Record
 ) -> list["build.Unit"]:
-    """The record's pages of patterns, their words' weights as the live files have them."""
+    """The pages of patterns that show the record, their words' weights as the live files
+    have them."""
     content, units = plan.content, []
     names = engine.project_names(content)
-    for number, slot_ids in _pattern_pages(state.listing, record.id).items():
+    for number, slot_ids in sorted(_answers_pattern_pages(state, record.id).items()):
         slots = [(content.records[rid], n) for rid, n in slot_ids]
         live = json.loads(_live(writer, urls.search_patterns(str(number))))
         totals = [item["weight"] for item in live]
-        units.append(build.Unit(*engine.patterns_page(number, slots, names, totals, plan.code_key)))
+        answers = engine.page_answers(content, slots)
+        made = engine.patterns_page(number, slots, names, totals, plan.code_key, answers)
+        units.append(build.Unit(*made))
     return units
 
 

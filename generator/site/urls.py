@@ -257,10 +257,14 @@ def pagefind_newer(name: str = "pages.json") -> str:
     return _file(f"/pagefind-newer/{name}")
 
 
-def error_with_values(record_id: str, values: dict[str, str], engine: str = "") -> str:
+def error_with_values(
+    record_id: str, values: dict[str, str], engine: str = "", release: str = ""
+) -> str:
     """An error page with the values of a pasted message, for "Your values" and the calculator,
-    and the serving engine the paste came from (a stack record's page shows its advice first)."""
+    the serving engine the paste came from (a stack record's page shows its advice first) and
+    the release it names (`v`: the page opens on that release's wording)."""
     query = {**values, "engine": engine} if engine else values
+    query = {**query, "v": release} if release else query
     return error(record_id) + ("?" + _form(query) if query else "")
 
 

@@ -30,6 +30,9 @@ class Finding:
     page: str  # the record's page, absolute, with the values in its address
     final: bool  # the error a traceback ends in
     position: tuple[int, int] = (0, 0)  # (candidate, message) in the body
+    # Of an old wording: the document and page of the check printed today that took over
+    today: dict | None = None
+    today_page: str = ""
 
 
 def triage(body: str, site: Site, minimum: str = "partial", hint: str = "") -> list[Finding]:
@@ -44,7 +47,11 @@ def triage(body: str, site: Site, minimum: str = "partial", hint: str = "") -> l
             if result and result.id not in found:
                 final = candidate.traceback and m == len(blocks) - 1
                 document, page = site.document(result.id), site.page(result)
-                found[result.id] = Finding(result, block.text, document, page, final, (n, m))
+                finding = Finding(result, block.text, document, page, final, (n, m))
+                if result.today:
+                    finding.today = site.document(result.today["id"])
+                    finding.today_page = site.page_url.replace("{}", result.today["id"])
+                found[result.id] = finding
     raised = [f for f in found.values() if f.result.exception not in LOG_LEVELS]
     ranked = sorted(raised or found.values(), key=lambda f: (not f.final, f.position))
     return ranked[:LIMIT]

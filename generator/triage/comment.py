@@ -39,16 +39,33 @@ def render(findings: list[Finding]) -> str | None:
 
 
 def line(f: Finding) -> str:
-    """[Title](page with the values) · `Exception` · releases: the answer for the values."""
+    """[Title](page with the values) · `Exception` · releases · of an old wording, today's
+    check or the release to upgrade to: the answer for the values."""
     doc = f.document or {}
     title = (doc.get("computed") or {}).get("title") or f.result.title
     parts = [f"[{text(title)}]({page_url(f)})", code(f.result.exception)]
     releases = printed_by(f)
     if releases:
         parts.append(releases)
+    took_over = today(f)
+    if took_over:
+        parts.append(took_over)
     out = " · ".join(parts)
-    answer = answer_for(doc, f.result.values)
+    answer = answer_for(doc, f.result.values, f.today)
     return f"{out}: {answer}" if answer else out
+
+
+def today(f: Finding) -> str:
+    """Of an old wording: the check printed today that took over, linked, or the release
+    that no longer refuses it (the page answers with either)."""
+    removed = ((f.document or {}).get("computed") or {}).get("removed") or {}
+    took_over = removed.get("today") or f.result.today
+    if took_over and f.today_page:
+        return f"today: [{text(took_over['title'])}]({link_target(f.today_page)})"
+    upgrade = removed.get("upgrade") or f.result.upgrade
+    if upgrade:
+        return f"gone since {text(upgrade)}: upgrading is the fix"
+    return ""
 
 
 def why(f: Finding) -> str:
@@ -82,10 +99,14 @@ def printed_by(f: Finding) -> str:
     return ""
 
 
-def answer_for(doc: dict, values: dict[str, str]) -> str:
+def answer_for(doc: dict, values: dict[str, str], today_doc: dict | None = None) -> str:
     """What the page answers for these values: the valid ones of a divisibility check, and
-    the setting to change."""
-    derived = doc.get("derived") or {}
+    the setting to change (of an old wording without a derived block of its own, those of
+    `today_doc`, the check printed today that took over; a setting renamed since with
+    today's name beside it)."""
+    derived = doc.get("derived") or (today_doc or {}).get("derived") or {}
+    labels = ((doc.get("computed") or {}).get("derived") or {}).get("settings") or []
+    renamed = {s["handle"]: s["today"] for s in labels if doc.get("derived") and s.get("today")}
     out = []
     div = derived.get("divisibility") or {}
     value = values.get(div.get("value_param") or div.get("value") or "", "")
@@ -96,18 +117,20 @@ def answer_for(doc: dict, values: dict[str, str]) -> str:
         out.append(f"{accepted} for {code(div['value'])} = {n}: {valid}")
     settings = [f for f in derived.get("flags") or [] if f.get("kind") != "model-config"]
     if settings:
-        names = [_setting(setting) for setting in settings[:2]]
+        names = [_setting(setting, renamed.get(handle(setting), "")) for setting in settings[:2]]
         out.append("set with " + " or ".join(names))
     return "; ".join(out)
 
 
-def _setting(setting: dict) -> str:
-    """The setting as the user writes it, linked to its docs, with its kind in words."""
+def _setting(setting: dict, today: str = "") -> str:
+    """The setting as the user writes it, linked to its docs, with its kind in words (and
+    today's name, when renamed since the user's release)."""
     url = setting.get("url") or ""
     name = code(handle(setting))
     linked = f"[{name}]({link_target(url)})" if urlsplit(url).scheme == "https" else name
-    kind = KINDS.get(setting.get("kind", ""), "")
-    return f"{linked} ({kind})" if kind else linked
+    about = [KINDS.get(setting.get("kind", ""), "")] + ([f"today {code(today)}"] if today else [])
+    about = [a for a in about if a]
+    return f"{linked} ({'; '.join(about)})" if about else linked
 
 
 def code(value: str, limit: int = VALUE_CHARS) -> str:

@@ -492,16 +492,20 @@ function guessProgram(text, blocks, programs) {
   return best ? best[1] : null;
 }
 
-// The release the paste names of each project, as numbers (search.said_versions).
+// The release the paste names of each project, as numbers (search.said_versions), and as
+// written (search.said_releases).
 const release = (version) => (version.match(/[0-9]+/g) || []).map(Number);
-function saidVersions(rules, text, hints) {
+function saidReleases(rules, text, hints) {
   const found = {};
   for (const project of Object.keys(hints)) {
     const name = project.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     const m = new RegExp(`\\b${name}${rules.version}`, "i").exec(text);
-    if (m) found[project] = release(m[1]);
+    if (m) found[project] = m[1];
   }
   return found;
+}
+function saidVersions(rules, text, hints) {
+  return Object.fromEntries(Object.entries(saidReleases(rules, text, hints)).map(([p, v]) => [p, release(v)]));
 }
 
 // Lists of numbers compared as Python compares them.
@@ -589,7 +593,7 @@ export class Index {
     for (const [n, [, hit]] of all.entries()) {
       hit.tied = hit.match !== "similar" && alike.filter((a) => a === alike[n]).length > 1;
     }
-    return all.map(([, hit]) => hit).slice(0, settings.results);
+    return withReleases(all.map(([, hit]) => hit).slice(0, settings.results), saidReleases(rules, text, hints));
   }
 
   // search._scores: with quoted words cut, and in full
@@ -619,6 +623,17 @@ export class Index {
     const body = settings.report_body.replace("{}", text.slice(0, settings.report_chars).replace(/^\n+|\n+$/g, ""));
     return meta.report.replace("%7Btitle%7D", encodeURIComponent(title)).replace("%7Bbody%7D", encodeURIComponent(body));
   }
+}
+
+// search._with_releases: the release the paste names of a result's project, in its address
+// (?v=: its page opens on that release's wording), unless a placeholder is named v
+function withReleases(hits, releases) {
+  for (const hit of hits) {
+    if (!has(releases, hit.project) || has(hit.values, "v")) continue;
+    hit.release = releases[hit.project];
+    hit.url += `${hit.url.includes("?") ? "&" : "?"}${new URLSearchParams({ v: hit.release })}`;
+  }
+  return hits;
 }
 
 // search._standing: an explained record, then a wording the release the paste names printed
@@ -714,6 +729,6 @@ function hit(meta, doc, match, how, found, engines) {
   if (engine) params.set("engine", engine);
   const query = params.toString();
   const url = meta.errors_url.replace("{}", doc.id) + (query && `?${query}`);
-  const { id, title, exception, project, summary = "", wording = "" } = doc;
-  return { id, title, exception, project, summary, match, how, values, wording, also: [], engine, exact: match === "exact", url };
+  const { id, title, exception, project, summary = "", wording = "", today = null, upgrade = "" } = doc;
+  return { id, title, exception, project, summary, match, how, values, wording, also: [], engine, today, upgrade, release: "", exact: match === "exact", url };
 }

@@ -41,6 +41,10 @@ function errorHit(hit) {
   const values = Object.entries(hit.values).flatMap(([k, v]) => [el("code", "", k), " = ", el("mark", "", v), " "]);
   const a = link(hit.url, hit.title, el("span", "exc", hit.exception), ` · ${hit.project} · ${label(hit)}`,
     ...(hit.wording ? [el("span", "hit-wording", ` · ${hit.wording}`)] : []),
+    // An old wording: the check that took over (its page answers on this one), or the release
+    // that no longer refuses it.
+    ...(hit.today ? [el("span", "hit-wording", " · today: ", el("strong", "", hit.today.title))] : []),
+    ...(hit.upgrade ? [el("span", "hit-wording", ` · gone since ${hit.upgrade}: upgrade`)] : []),
     el("span", "hit-summary", ...(values.length ? values : [hit.summary])));
   a.dataset.match = hit.match; // Enter opens it unchosen only when it is exact or partial
   return a;
@@ -258,5 +262,29 @@ function relation({ relation: spec, condition }, values) {
   return [words, ": that is the check that raises it, ", code, "."];
 }
 
+// ?v=<release> (a search result names the release the paste names): the message box shows
+// the wording that release printed, taken from the History section, so that the values
+// fill its placeholders.
+const releaseParts = (version) => (String(version).match(/[0-9]+/g) || []).map(Number);
+function atOrAfter(a, b) {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] > b[i];
+  return a.length >= b.length;
+}
+function releaseWording(box) {
+  const v = new URLSearchParams(location.search).get("v");
+  if (!v || !releaseParts(v).length) return;
+  const at = releaseParts(v);
+  const printed = (node) => atOrAfter(at, releaseParts(node.dataset.first)) && atOrAfter(releaseParts(node.dataset.last), at);
+  if (box.dataset.first && printed(box)) return; // the message is that release's wording
+  const wording = [...document.querySelectorAll("#history li[data-first]")].find(printed);
+  const code = wording?.querySelector("code.message");
+  if (!code) return;
+  box.querySelector("code.message").replaceWith(code.cloneNode(true));
+  if (wording.dataset.exception) box.querySelector(".message-head .exc").textContent = `${wording.dataset.exception}:`;
+  const { first, last } = wording.dataset;
+  box.querySelector(".message-head").after(el("p", "muted wording-note", `As ${v} printed it (the wording of ${first === last ? first : `${first} to ${last}`}).`));
+}
+
 document.querySelectorAll("[data-search]").forEach(initBox);
+document.querySelectorAll("#message").forEach(releaseWording);
 document.querySelectorAll("[data-your-case]").forEach(yourValues);
