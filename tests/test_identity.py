@@ -191,4 +191,4 @@ def test_a_removed_page_says_so_at_the_top_with_a_relative_link(kb):
     # its weak link taken out, a removed record names no successor
     gone = (site / "errors" / GONE / "index.html").read_text()
     assert "<strong>Printed by Demo 1.0 to 2.0.</strong>" in gone and "took over" not in gone
-    assert "Demo 3.0 and later no longer refuse this: upgrading is the fix." in gone
+    assert "Demo 3.0 and later no longer print this message: upgrading is one fix." in gone

@@ -20,7 +20,7 @@ from tests.conftest import SEED, make_kb, small_vllm_kb
 HEAD = "# yaml-language-server: $schema=../../../generator/error.schema.json\n"
 OLD = "0000000000000a01"  # removed, 0.2.7 to 0.4.3, superseded_by MIDDLE
 MIDDLE = "0000000000000a02"  # removed, 0.5.5 to 0.6.6.post1, superseded_by the seed (live)
-GONE = "0000000000000a03"  # removed, no successor: upgrading is the fix
+GONE = "0000000000000a03"  # removed, no successor: upgrading is one fix
 OLD_MESSAGE = "Heads ({total_num_attention_heads}) do not split over tp ({tensor_parallel_size})."
 
 
@@ -133,7 +133,7 @@ def test_a_check_that_is_gone_says_which_release_to_upgrade_to(tmp_path):
     page = _page(kb / "site", GONE)
     top = page[page.index("<h1>") : page.index('id="message"')]
     assert "<strong>Printed by vLLM 0.2.7 to 0.5.5.</strong>" in top
-    assert "vLLM 0.6.6.post1 and later no longer refuse this: upgrading is the fix." in top
+    assert "vLLM 0.6.6.post1 and later no longer print this message: upgrading is one fix." in top
     assert "Not explained yet" not in top  # the upgrade is its answer
 
 
@@ -186,4 +186,4 @@ def test_the_bot_names_the_releases_and_the_check_that_took_over(old_site):
     # its own setting as its release named it, today's name beside it
     assert "set with `--tp` (an engine argument; today `--tensor-parallel-size`)" in line
     gone = comment.render(triage("`ValueError: Chunked prefill is unsupported with lora.`", site))
-    assert gone is not None and "gone since 0.6.6.post1: upgrading is the fix" in gone
+    assert gone is not None and "not printed since 0.6.6.post1: upgrading is one fix" in gone

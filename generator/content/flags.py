@@ -385,7 +385,9 @@ def record_problems(record: Record, content: Content) -> list[Problem]:
 
     own = engines.get(record.project)
     advice(own, (), record.data)
-    derived = record.data.get("derived") or {}
+    # A removed record's derived block is its last release's: the flags as that release
+    # named them, which the pinned release's parser may no longer hold (`--tp`, say).
+    derived = (record.data.get("derived") or {}) if record.status != "removed" else {}
     for i, text in enumerate(derived.get("try") or []):
         scan(own, ("derived", "try", i), text)
     for i, flag in enumerate(derived.get("flags") or []):

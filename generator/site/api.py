@@ -601,7 +601,8 @@ def error_document_schema(base_url: str) -> dict:
                         "The answer for a user of a release that printed it: `today`, the "
                         "check printed today that took over (superseded_by followed through "
                         "removed records), else `upgrade`, the first release that prints none "
-                        "of it (the check is gone: upgrading is the fix)",
+                        "of this message (upgrading is one fix: no later check is known to "
+                        "have taken it over)",
                         "required": ["after", "since", "successor", "printed", "today", "upgrade"],
                         "properties": {
                             "after": {"type": ["string", "null"]},

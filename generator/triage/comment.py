@@ -64,7 +64,7 @@ def today(f: Finding) -> str:
         return f"today: [{text(took_over['title'])}]({link_target(f.today_page)})"
     upgrade = removed.get("upgrade") or f.result.upgrade
     if upgrade:
-        return f"gone since {text(upgrade)}: upgrading is the fix"
+        return f"not printed since {text(upgrade)}: upgrading is one fix"
     return ""
 
 

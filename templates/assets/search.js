@@ -44,7 +44,7 @@ function errorHit(hit) {
     // An old wording: the check that took over (its page answers on this one), or the release
     // that no longer refuses it.
     ...(hit.today ? [el("span", "hit-wording", " · today: ", el("strong", "", hit.today.title))] : []),
-    ...(hit.upgrade ? [el("span", "hit-wording", ` · gone since ${hit.upgrade}: upgrade`)] : []),
+    ...(hit.upgrade ? [el("span", "hit-wording", ` · not printed since ${hit.upgrade}`)] : []),
     el("span", "hit-summary", ...(values.length ? values : [hit.summary])));
   a.dataset.match = hit.match; // Enter opens it unchosen only when it is exact or partial
   return a;
