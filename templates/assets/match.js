@@ -71,9 +71,9 @@ function add(block, line, raw, settings) {
 // search._unflatten: the lines a pasted line ran together
 function unflatten(rules, line) {
   const start = rules.prefix.exec(line)[0].length;
-  const count = (part) => line.split(part).length - 1;
+  const groups = parenGroups(line);
   const cuts = [...line.matchAll(rules.lineMark)]
-    .filter((m) => m.index > start && (!rules.looseMark.test(m[0]) || count(m[0].trim()) > 1))
+    .filter((m) => m.index > start && (!rules.looseMark.test(m[0]) || groups.get(m[0].trim()) > 1))
     .map((m) => m.index);
   const out = [];
   [0, ...cuts].forEach((a, n) => {
@@ -87,6 +87,14 @@ function unflatten(rules, line) {
     }
   });
   return out;
+}
+
+// search._paren_groups: how many times each innermost group "(...)" occurs in the line, a
+// loose mark's repeats among them (one pass: a count per mark is quadratic)
+function parenGroups(line) {
+  const counts = new Map();
+  for (const [group] of line.matchAll(/\([^()]*\)/g)) counts.set(group, (counts.get(group) || 0) + 1);
+  return counts;
 }
 
 // search._split_at: the text cut where each run of spaces is; a frame keeps a frame's indent
