@@ -549,11 +549,12 @@ def _unflatten(line: str) -> list[str]:
     """The lines a pasted line ran together (RULES["line_mark"], "flat_traceback" and
     "flat_frame"): a log whose line breaks a GitHub title or a chat window lost."""
     start = len(_prefix(line))
-    groups = _paren_groups(line)
+    marks = [m for m in _LINE_MARK.finditer(line) if m.start() > start]
+    groups = _paren_groups(line) if marks else Counter()
     cuts = [
         m.start()
-        for m in _LINE_MARK.finditer(line)
-        if m.start() > start and (not _LOOSE_MARK.fullmatch(m[0]) or groups[m[0].strip()] > 1)
+        for m in marks
+        if not _LOOSE_MARK.fullmatch(m[0]) or groups[m[0].strip()] > 1
     ]
     pieces = [line[a:b] for a, b in zip([0, *cuts], [*cuts, len(line)], strict=True)]
     out: list[str] = []
@@ -637,7 +638,7 @@ def clean(text: str) -> list[Block]:
         _add(current, line, rest)
         last_prefix = prefix or last_prefix
     # A raise statement whose message is not on its first lines (raise X(\n) has none.
-    blocks = [b for b in blocks if not b.source or _source_text(b.text)]
+    blocks = [b for b in blocks if not b.source or _source_text(b.text[: QUERY["block_chars"]])]
     starting = [b for b in blocks if b.starts]
     chosen: dict[str, Block] = {}
     for block in (starting or blocks)[-QUERY["blocks"] :]:
