@@ -98,26 +98,21 @@ def site_files(tmp_path_factory) -> dict[str, bytes]:
     return search.site_index(load_content(kb))
 
 
-def _fetch(files: dict[str, bytes]) -> Callable[[str], bytes]:
-    def fetch(url: str) -> bytes:
-        if url not in files:  # a record's JSON document: the index alone is written
-            raise OSError(url)
-        return files[url]
-
-    return fetch
-
-
 @pytest.fixture(scope="module")
 def engine(site_files) -> Callable[[str], object]:
     """errorkb match on a paste: its results, and the report link it offers."""
-    index = search.Index(_fetch(site_files))
+    index = search.Index(site_files.__getitem__)
     return lambda text: (search.search(index, text), search.report_url(index, text))
+
+
+def _no_api(base: str, path: str) -> bytes:
+    raise OSError(path)  # the index alone is written: a finding goes without its document
 
 
 @pytest.fixture(scope="module")
 def bot(site_files) -> Callable[[str], object]:
     """errorkb triage on an issue's body: the line in prose, then in a fenced code block."""
-    site = sites.Site(_fetch(site_files))
+    site = sites.Site("the search fixture", site_files.__getitem__, _no_api)
     return lambda text: (triage(text, site), triage(f"```\n{text}\n```", site))
 
 
