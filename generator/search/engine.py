@@ -30,6 +30,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -476,7 +477,9 @@ RULES: dict[str, Any] = {  # JSON for the browser: patterns, and patterns by typ
     # repeats on the line), a traceback's header or its frame.
     "line_mark": "(?:" + "|".join(f"(?:{p})" for p in _LINE_MARKS) + ")+",
     "loose_mark": _LOG_PREFIXES[0],
-    "flat_traceback": r" +(?=Traceback \(most recent call last\))| +(?=File \"[^\"]*\", line \d+)",
+    # (A run of spaces is tried from its start alone, (?<! ): tried from each of its spaces,
+    # a long run costs its length squared.)
+    "flat_traceback": r"(?<! ) +(?=Traceback \(most recent call last\)|File \"[^\"]*\", line \d+)",
     # ...and after the last frame's code, the exception line: "in f     raise KeyError(key)
     # KeyError: 'x'"
     "flat_frame": r"( *File \"[^\"]*\", line \d+.*?) ((?:[A-Za-z_]\w*\.)*[A-Z]\w*"
@@ -502,7 +505,8 @@ RULES: dict[str, Any] = {  # JSON for the browser: patterns, and patterns by typ
     "pydantic": r"(?:Value error|Assertion failed), (.*?)(?: \[type=.*)?$",
     "rank_suffix": r" \(rank \d+\)$",  # added to messages in distributed runs
     # A message inside a JSON or repr body, escaped once or more: model\\'s, \\", \\n.
-    "escape": r"\\+(['\"])|\\+[nrt]",
+    # (From a run of backslashes' start alone, as flat_traceback's spaces.)
+    "escape": r"(?<!\\)\\+(?:(['\"])|[nrt])",
     # A release the paste names after a project's name: "vllm 0.6.3", "vLLM version 0.10.1".
     "version": r"[^0-9\n]{0,24}?\bv?(\d+(?:\.\d+)+)",
     # Quoted or bracketed text, as repr() prints values: 'auto', ['mp', 'ray'], "x".
@@ -554,6 +558,7 @@ _LINE_MARK = re.compile(RULES["line_mark"], re.ASCII)
 _LOOSE_MARK = re.compile(RULES["loose_mark"], re.ASCII)
 _FLAT_TRACEBACK = re.compile(RULES["flat_traceback"], re.ASCII)
 _FLAT_FRAME = re.compile(RULES["flat_frame"], re.ASCII)
+_PAREN_GROUP = re.compile(r"\([^()]*\)")
 _TRACEBACK = "Traceback (most recent call last):"
 
 
@@ -595,10 +600,12 @@ def _unflatten(line: str) -> list[str]:
     """The lines a pasted line ran together (RULES["line_mark"], "flat_traceback" and
     "flat_frame"): a log whose line breaks a GitHub title or a chat window lost."""
     start = len(_prefix(line))
+    marks = [m for m in _LINE_MARK.finditer(line) if m.start() > start]
+    groups = _paren_groups(line) if marks else Counter()
     cuts = [
         m.start()
-        for m in _LINE_MARK.finditer(line)
-        if m.start() > start and (not _LOOSE_MARK.fullmatch(m[0]) or line.count(m[0].strip()) > 1)
+        for m in marks
+        if not _LOOSE_MARK.fullmatch(m[0]) or groups[m[0].strip()] > 1
     ]
     pieces = [line[a:b] for a, b in zip([0, *cuts], [*cuts, len(line)], strict=True)]
     out: list[str] = []
@@ -610,6 +617,13 @@ def _unflatten(line: str) -> list[str]:
             frame = _FLAT_FRAME.match(part)
             out += [frame[1], frame[2]] if frame and part.startswith(" ") else [part]
     return out
+
+
+def _paren_groups(line: str) -> Counter[str]:
+    """How many times each innermost group "(...)" occurs in the line. A loose mark is one
+    ("(Worker pid=12)": no parens inside), so this counts its repeats as line.count(mark)
+    does, in one pass for all marks: a count per mark is quadratic on a line of marks."""
+    return Counter(_PAREN_GROUP.findall(line))
 
 
 def _split_at(text: str, spaces: list[re.Match]) -> list[str]:
@@ -675,7 +689,7 @@ def clean(text: str) -> list[Block]:
         _add(current, line, rest)
         last_prefix = prefix or last_prefix
     # A raise statement whose message is not on its first lines (raise X(\n) has none.
-    blocks = [b for b in blocks if not b.source or _source_text(b.text)]
+    blocks = [b for b in blocks if not b.source or _source_text(b.text[: QUERY["block_chars"]])]
     starting = [b for b in blocks if b.starts]
     chosen: dict[str, Block] = {}
     for block in (starting or blocks)[-QUERY["blocks"] :]:

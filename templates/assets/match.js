@@ -71,10 +71,9 @@ function add(block, line, raw, settings) {
 // search._unflatten: the lines a pasted line ran together
 function unflatten(rules, line) {
   const start = rules.prefix.exec(line)[0].length;
-  const count = (part) => line.split(part).length - 1;
-  const cuts = [...line.matchAll(rules.lineMark)]
-    .filter((m) => m.index > start && (!rules.looseMark.test(m[0]) || count(m[0].trim()) > 1))
-    .map((m) => m.index);
+  const marks = [...line.matchAll(rules.lineMark)].filter((m) => m.index > start);
+  const groups = marks.length ? parenGroups(line) : new Map();
+  const cuts = marks.filter((m) => !rules.looseMark.test(m[0]) || groups.get(m[0].trim()) > 1).map((m) => m.index);
   const out = [];
   [0, ...cuts].forEach((a, n) => {
     const piece = line.slice(a, n < cuts.length ? cuts[n] : line.length);
@@ -87,6 +86,14 @@ function unflatten(rules, line) {
     }
   });
   return out;
+}
+
+// search._paren_groups: how many times each innermost group "(...)" occurs in the line, a
+// loose mark's repeats among them (one pass: a count per mark is quadratic)
+function parenGroups(line) {
+  const counts = new Map();
+  for (const [group] of line.matchAll(/\([^()]*\)/g)) counts.set(group, (counts.get(group) || 0) + 1);
+  return counts;
 }
 
 // search._split_at: the text cut where each run of spaces is; a frame keeps a frame's indent
@@ -149,7 +156,7 @@ function clean(text, rules, settings) {
     add(current, line, rest, settings);
     lastPrefix = prefix || lastPrefix;
   }
-  const kept = blocks.filter((b) => !b.source || sourceText(rules, b.lines.join(" ")));
+  const kept = blocks.filter((b) => !b.source || sourceText(rules, b.lines.join(" ").slice(0, settings.block_chars)));
   const starting = kept.filter((b) => b.starts);
   const chosen = new Map();
   for (const block of (starting.length ? starting : kept).slice(-settings.blocks)) {
