@@ -62,6 +62,10 @@ SHAPES = {
     "engine marks": _repeated("(EngineCore pid=1) "),  # two prefixes read each
     "open tags": _repeated("<details "),
     "code spans": _repeated("`a b c d` "),
+    # many lines: only the paste's last QUERY["lines"] are read
+    "empty lines": _repeated("\n"),
+    "short lines": _repeated("a\n"),
+    "numbered lines": lambda size: "".join(f"x{i}\n" for i in range(size // 2))[:size],
 }
 
 

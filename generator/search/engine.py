@@ -56,6 +56,10 @@ RAREST_KEPT = 3  # ...which are each pattern's 3 rarest words, so every pattern 
 QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "blocks": 4,  # message blocks of a paste that are matched (the last ones)
     "block_chars": 2000,  # a block's length cap: keeps a 1 MB paste fast
+    # The lines of a paste read, its last ones (the matched blocks are the last few): a
+    # megabyte of short or empty lines stays under a second, and a real log's error is at
+    # its end. Counted again after a flattened line is split into its log lines.
+    "lines": 5000,
     "words": 24,  # words whose shards a query fetches at most (longest first)
     "leads": 6,  # ...and lead keys: the first two words of a message, and after a colon
     "lead_chars": 60,  # where those two words are looked for
@@ -643,8 +647,9 @@ def clean(text: str) -> list[Block]:
     held: Block | None = None  # an exception's message a blank line may have parted
     in_traceback = False
     last_prefix = None
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    for raw in (piece for line in lines for piece in _unflatten(line)):
+    last = QUERY["lines"]
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")[-last:]
+    for raw in [piece for line in lines for piece in _unflatten(line)][-last:]:
         raw = _BOX.sub(" ", raw)
         prefix = _prefix(raw)
         rest = raw[len(prefix) :]

@@ -118,7 +118,8 @@ function clean(text, rules, settings) {
     current = { exception, starts, source, lines: [], raws: [], size: 0 };
     blocks.push(current);
   };
-  const lines = text.replace(/\r\n?/g, "\n").split("\n").flatMap((line) => unflatten(rules, line));
+  const last = settings.lines; // the paste's last lines (engine.py's QUERY says why)
+  const lines = text.replace(/\r\n?/g, "\n").split("\n").slice(-last).flatMap((line) => unflatten(rules, line)).slice(-last);
   for (let raw of lines) {
     raw = raw.replace(rules.box, " ");
     const prefix = rules.prefix.exec(raw)[0];
