@@ -175,6 +175,7 @@ _ONE = (  # a person's text: kept when one side has it or both say the same, els
     "calculator",
     "checks",
     "status_note",
+    "checked",  # the release a person's text was checked against: goes with that text
 )
 _BY_PART = ("params", "analysis")  # `about` of each param as _ONE; a person's analysis as _ONE
 
