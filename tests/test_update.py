@@ -398,6 +398,7 @@ def test_the_workflow_runs_weekly_and_by_hand_with_the_rights_a_pull_request_nee
 # Run 1: a first release ---------------------------------------------------------------------
 
 
+@pytest.mark.slow  # the module's runs: two releases scanned end to end (12 s)
 def test_a_first_scan_takes_the_release_whole(runs):
     first = runs["first"]
     assert "toykit: new on the index: 1.0.0" in first["log"]
@@ -413,6 +414,7 @@ def test_a_first_scan_takes_the_release_whole(runs):
 # Run 2: a new release, on a fresh runner ------------------------------------------------------
 
 
+@pytest.mark.slow  # the module's runs: two releases scanned end to end (12 s)
 def test_the_second_run_scans_only_the_new_release_as_new(runs):
     second = runs["second"]
     assert "toykit: new on the index: 1.1.0" in second["log"]
@@ -433,6 +435,7 @@ def test_the_second_run_scans_only_the_new_release_as_new(runs):
     assert second["calls"][2].startswith("gh pr create --head errorkb-update/toykit-1.1.0 ")
 
 
+@pytest.mark.slow  # the module's runs: two releases scanned end to end (12 s)
 def test_the_content_changes_as_the_release_did(runs):
     second, kb = runs["second"], runs["kb"]
     now = by_message(kb)
@@ -458,6 +461,7 @@ def test_the_content_changes_as_the_release_did(runs):
     assert len(second["records"]) == 6
 
 
+@pytest.mark.slow  # the module's runs: two releases scanned end to end (12 s)
 def test_the_report_lists_each_change_and_the_explained_records_that_need_a_person(runs):
     body, kb = runs["second"]["body"], runs["kb"]
     now = by_message(kb)
@@ -516,6 +520,7 @@ def test_the_report_lists_each_change_and_the_explained_records_that_need_a_pers
 # Run 3: nothing new ------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # the module's runs: two releases scanned end to end (12 s)
 def test_a_run_with_nothing_new_says_so_and_opens_no_pull_request(runs):
     third = runs["third"]
     assert "toykit: nothing new (newest held: 1.1.0)" in third["log"]
@@ -574,6 +579,7 @@ def test_a_pull_request_open_for_the_same_releases_gets_the_new_commit_and_no_tw
 # The command alone -------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # the module's runs: two releases scanned end to end (12 s)
 def test_dry_run_names_the_new_releases_from_the_index_it_is_given(
     runs, tmp_path, monkeypatch, capsys
 ):
