@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from errorkb.search import engine
 
-MAX_BODY = 262_144  # characters of a body read: a traceback ends long before 1 MB does
+MAX_BODY = 65_536  # characters of a body read: all GitHub keeps of an issue's body or comment
 MAX_CANDIDATE = 20_000  # of a long log, its end: where the error that stopped it is
 MAX_CANDIDATES = 20
 
