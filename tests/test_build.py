@@ -51,7 +51,7 @@ def test_error_page_has_every_section_in_order(fixture_site):
         'id="situations"',
         'id="related"',
         "Human analysis of",
-        f'Data as JSON: <a href="/api/errors/{A1}.json">',
+        f'<a href="/api/errors/{A1}.json">Data as JSON</a>',
         "Report an issue",
     ]
     positions = [page.index(marker) for marker in order]

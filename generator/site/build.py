@@ -1282,16 +1282,33 @@ def _compact_js(js: str) -> str:
     lines = js.splitlines()
     if any(line.count("`") % 2 for line in lines):
         return js
-    kept = (line.strip() for line in lines)
+    kept = (_uncommented(line.strip()) for line in lines)
     return "\n".join(line for line in kept if line and not line.startswith("//")) + "\n"
+
+
+# A comment after a statement: "//" after a closing mark and spaces, outside any string.
+_TRAILING_COMMENT = re.compile(r"(?<=[;{},)\]])\s+// .*$")
+
+
+def _uncommented(line: str) -> str:
+    found = _TRAILING_COMMENT.search(line)
+    if found is None:
+        return line
+    before = line[: found.start()]
+    if any(before.count(quote) % 2 for quote in "\"'`"):  # the "//" may be in a string
+        return line
+    return before
 
 
 @functools.lru_cache(maxsize=8)
 def _compact_css(css: str) -> str:
-    """Our stylesheet without comments and indentation: the bytes every visitor pays for.
-    (Safe for our CSS: no string in it holds a comment marker or a meaningful run of spaces.)"""
+    """Our stylesheet without comments, indentation, or spaces around its punctuation and
+    after a declaration's colon: the bytes every visitor pays for. (Safe for our CSS: no
+    string in it holds a comment marker, a run of spaces beside punctuation or a colon and a
+    space; a space before a colon, as in `main :not(pre)`, is kept.)"""
     css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
-    return "\n".join(line.strip() for line in css.splitlines() if line.strip()) + "\n"
+    css = "\n".join(line.strip() for line in css.splitlines() if line.strip()) + "\n"
+    return re.sub(r":[ \t]+", ":", re.sub(r"[ \t]*([{};,>])[ \t]*", r"\1", css))
 
 
 def _spare_path(out: Path) -> Path:

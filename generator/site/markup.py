@@ -132,7 +132,12 @@ def _styled_classes() -> frozenset[str]:
 
 
 def pygments_css() -> str:
-    rules = [f".highlight .{cls}{{{';'.join(decls)}}}" for cls, decls in _token_styles().items()]
+    """One rule for each look, listing the token classes that share it: a fifth of the bytes
+    of a rule per class, which every page's stylesheet carries."""
+    classes: dict[str, list[str]] = {}
+    for cls, decls in _token_styles().items():
+        classes.setdefault(";".join(decls), []).append(f".highlight .{cls}")
+    rules = [f"{','.join(selectors)}{{{decls}}}" for decls, selectors in classes.items()]
     return "\n".join(rules) + "\n"
 
 

@@ -102,7 +102,7 @@ class Pages:
         report = urls.github_new_issue(
             site["repo"],
             f"[{record.id}] {record.title}",
-            f"Page: {doc['html_url']}\nRecord: {record.path}\n\nWhat is wrong or missing:\n",
+            f"Record: {record.path}\n\nWhat is wrong or missing:\n",  # the title names the page
         )
         # The page of an old wording answers with the check printed today that took over:
         # its explanation, solutions, Your case and calculator, rendered from its record.
