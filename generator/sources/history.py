@@ -27,10 +27,15 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from errorkb import resources
+from errorkb.sources import explain
 from errorkb.sources.extract import ExtractError, Progress, Site, refused_lines, scan_tree
 
 # Bump when the scanner finds other sites or records more about them: older scans are redone.
-SCAN_FORMAT = 3
+# 4: each site keeps what explain derives of it in its release (`derived`).
+SCAN_FORMAT = 4
+
+# What a project knows, read from the release's own files (its wing's `knowledge` hook).
+Knower = Callable[[list[tuple[str, bytes]]], explain.Knowledge]
 
 
 class HistoryError(ExtractError):
@@ -189,8 +194,13 @@ def download(package: str, version: str, folder: Path) -> Path:
     return wheels[0]
 
 
-def scan_release(package: str, version: str, jobs: int | None = None) -> ReleaseScan:
-    """A release's scan: from the cache, or downloaded, scanned, cached, and the wheel deleted."""
+def scan_release(
+    package: str, version: str, jobs: int | None = None, knowledge: Knower | None = None
+) -> ReleaseScan:
+    """A release's scan: from the cache, or downloaded, scanned, cached, and the wheel deleted.
+    With `knowledge`, each site keeps what explain derives of it in that release (its
+    condition, the settings as that release names them), so that a wording no longer printed
+    still explains itself."""
     cached = load_scan(package, version)
     if cached is not None:
         return cached
@@ -200,7 +210,9 @@ def scan_release(package: str, version: str, jobs: int | None = None) -> Release
     folder = Path(tempfile.mkdtemp(prefix=f"{version}-", dir=work))
     try:
         wheel = download(package, version, folder)
-        scan = scan_tree(wheel, asserts=True, printed=True, jobs=jobs, progress=False)
+        scan = scan_tree(
+            wheel, asserts=True, printed=True, jobs=jobs, progress=False, knowledge=knowledge
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     result = ReleaseScan(version, scan.sites, scan.files, time.monotonic() - start)
@@ -216,7 +228,8 @@ def scan_releases(
     jobs: int | None = None,
     progress: bool | None = None,
     report: Callable[[str], None] = lambda line: None,
-    scanner: Callable[[str, str, int | None], ReleaseScan] = scan_release,
+    scanner: Callable[..., ReleaseScan] = scan_release,
+    knowledge: Knower | None = None,
 ) -> list[ReleaseScan]:
     """Scan each release in turn (oldest first), reporting time and counts per release;
     a release without a wheel is reported and left out."""
@@ -224,7 +237,7 @@ def scan_releases(
     out, sites = [], 0
     for version in versions:
         try:
-            scan = scanner(package, version, jobs)
+            scan = scanner(package, version, jobs, knowledge)
         except NoWheel as exc:
             report(f"{package} {version}: skipped: {exc}")
             bar.advance()
