@@ -504,11 +504,13 @@ def _changes(
                 params.setdefault(name, {"type": kind})
         if params != record.data["params"]:
             changes["params"] = params
-    kind = _kind(lineage.current)
+    kind, level = _kind(lineage.current), lineage.current.site.level
     if kind != "raise" and record.data.get("kind") != kind:
         changes["kind"] = kind
-        if lineage.current.site.level:
-            changes["level"] = lineage.current.site.level
+        if level:
+            changes["level"] = level
+    elif kind == "log" and level and record.data.get("level") != level:
+        changes["level"] = level  # a line demoted to DEBUG (or raised from it again)
     if record.status != "retired":
         status = "removed" if removed else "active"
         if status != record.status:

@@ -28,11 +28,19 @@ from packaging.version import InvalidVersion, Version
 
 from errorkb import resources
 from errorkb.sources import explain
-from errorkb.sources.extract import ExtractError, Progress, Site, refused_lines, scan_tree
+from errorkb.sources.extract import (
+    DEBUG,
+    ExtractError,
+    Progress,
+    Site,
+    refused_lines,
+    scan_tree,
+)
 
 # Bump when the scanner finds other sites or records more about them: older scans are redone.
-# 4: each site keeps what explain derives of it in its release (`derived`).
-SCAN_FORMAT = 4
+# 4: each site keeps what explain derives of it in its release (`derived`); 5: DEBUG log lines
+# (a line demoted to DEBUG is not gone) and errors appended to a list a call returned.
+SCAN_FORMAT = 5
 
 # What a project knows, read from the release's own files (its wing's `knowledge` hook).
 Knower = Callable[[list[tuple[str, bytes]]], explain.Knowledge]
@@ -130,7 +138,7 @@ class ReleaseScan:
     refused: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # over the limits
 
     def counts(self) -> Counter:
-        return Counter(site.kind for site in self.sites)
+        return Counter(site.kind for site in self.sites if site.level != DEBUG)
 
 
 def scan_path(package: str, version: str) -> Path:
@@ -211,7 +219,7 @@ def scan_release(
     try:
         wheel = download(package, version, folder)
         scan = scan_tree(
-            wheel, asserts=True, printed=True, jobs=jobs, progress=False, knowledge=knowledge
+            wheel, asserts=True, printed=DEBUG, jobs=jobs, progress=False, knowledge=knowledge
         )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -298,7 +306,7 @@ def kind_counts(scans: list[ReleaseScan]) -> tuple[Counter, Counter]:
 
 
 def _messages(sites: list[Site]) -> set[tuple[str, tuple[str, str]]]:
-    return {(site.kind, site.key) for site in sites}
+    return {(site.kind, site.key) for site in sites if site.level != DEBUG}
 
 
 def write_log(package: str, rows: list[dict]) -> Path:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from errorkb.content import template
-from errorkb.sources.extract import Site, group_sites
+from errorkb.sources.extract import DEBUG, Site, group_sites
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+")
@@ -54,6 +54,7 @@ class Lineage:
     first_index: int  # the first release that prints it
     superseded_by: "Lineage | None" = None
     absorbed: bool = False  # merged into another lineage as its older wordings
+    demoted: bool = False  # its log line is printed at DEBUG now: not gone
 
     @property
     def current(self) -> Wording:
@@ -275,6 +276,10 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
     cache = _Cache()  # every wording is kept by `by_key`, so ids are never reused
     for index, (version, sites) in enumerate(releases):
         history.releases.append(version)
+        quiet: dict[str, list[Site]] = {}  # DEBUG lines by their words: they start no check
+        for key, found in group_sites(s for s in sites if s.level == DEBUG).items():
+            quiet.setdefault(key[1], found)
+        sites = [s for s in sites if s.level != DEBUG]
         cache.common.append(common_functions(sites))
         now: set[Lineage] = set()
         for key, found in group_sites(sites).items():
@@ -288,6 +293,13 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
             wording.sites, wording.last, wording.last_index = found, version, index
             now.add(owner[id(wording)])
         gone = sorted((lin for lin in alive if lin not in now), key=_order)
+        for lin in gone:  # a log line demoted to DEBUG is still printed: the same check
+            cur = lin.current
+            if cur.site.kind == "log" and cur.key[1] in quiet:
+                cur.sites, cur.last, cur.last_index = quiet[cur.key[1]], version, index
+                lin.demoted = True
+                now.add(lin)
+        gone = [lin for lin in gone if lin not in now]
         _follow(history, gone, now, version, owner, cache)
         alive = {owner[id(lin.wordings[0])] for lin in now}
     return history
