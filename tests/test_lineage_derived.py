@@ -71,7 +71,7 @@ def test_backfill_rescans_only_the_last_release_of_each_old_wording_and_writes_d
 
 
 def test_errors_appended_to_a_list_a_call_returned_are_each_a_message():
-    code = b'''
+    code = b"""
 class P:
     def validate(self, cfg):
         error_msg = self._validate_features()
@@ -81,7 +81,7 @@ class P:
             )
         if error_msg:
             raise ValueError(f"{' '.join(error_msg)}")
-'''
+"""
     found = [s.template for s in scan_file("p.py", code).sites]
     assert found == ["LoRA rank {r} is greater than max_lora_rank {max_lora_rank}."]
 
@@ -96,3 +96,69 @@ def test_a_log_line_demoted_to_debug_is_not_removed():
     assert lin.last == "2.0" and lin.demoted and lin.current.site.level == DEBUG
     only_debug = lineage.build([("1.0", [line(DEBUG)])])
     assert not only_debug.live()  # a DEBUG line starts no check
+
+
+# Lineage: recall ------------------------------------------------------------------------
+
+KV_OLD = (
+    "The model's max seq len ({max_model_len}) is larger than the maximum number of tokens "
+    "that can be stored in KV cache ({max_seq_len}). Try increasing `gpu_memory_utilization` "
+    "or decreasing `max_model_len` when initializing the engine."
+)
+KV_NEW = (
+    "To serve at least one request with the models's max seq len ({max_model_len}), "
+    "({needed_memory} GiB KV cache is needed, which is larger than the available KV cache "
+    "memory ({available_memory} GiB). Try increasing `gpu_memory_utilization` or decreasing "
+    "`max_model_len` when initializing the engine."
+)
+
+
+def raise_at(message: str, path: str, function: str, guard: str, exc: str = "ValueError") -> Site:
+    return Site(exc, message, path, 10, function, guard=guard)
+
+
+def test_the_kv_cache_check_of_engine_v0_is_taken_over_by_v1s_in_wholly_new_words():
+    old = raise_at(
+        KV_OLD,
+        "vllm/worker/worker.py",
+        "raise_if_cache_size_invalid",
+        "max_model_len > max_seq_len",
+    )
+    new = raise_at(
+        KV_NEW,
+        "vllm/v1/core/kv_cache_utils.py",
+        "check_enough_kv_cache_memory",
+        "needed_memory > available_memory",
+    )
+    other = raise_at("Unknown Shard Id {shard_id}", "vllm/a.py", "load", "shard_id not in ids")
+    found = lineage.build(
+        [("0.6", [old, other]), ("0.7", [old, new, other]), ("0.11", [new, other])]
+    )
+    (was,) = [lin for lin in found.lineages if lin.current.template == KV_OLD]
+    assert was.superseded_by is not None and was.superseded_by.current.template == KV_NEW
+    assert not was.absorbed  # another check that took over, not the same one reworded
+
+
+def test_the_same_words_retyped_and_moved_when_the_old_ones_go_are_one_check():
+    text = "'max_tokens' or 'max_completion_tokens' is too large: {max_tokens}."
+    old = raise_at(text, "vllm/entrypoints/openai/serving_engine.py", "_validate_input", "a > b")
+    new = raise_at(
+        text,
+        "vllm/entrypoints/openai/engine/serving.py",
+        "_check",
+        "x > y",
+        exc="VLLMValidationError",
+    )
+    found = lineage.build([("0.13", [old]), ("0.14", [new])])
+    (lin,) = found.live()
+    assert {w.key[0] for w in lin.wordings} == {"ValueError", "VLLMValidationError"}
+
+
+def test_a_look_alike_copied_elsewhere_is_another_check():
+    text = "Unknown Shard Id {shard_id}"
+    a = raise_at(text, "vllm/models/a.py", "load_a", "shard_id not in ids")
+    b = raise_at(text, "vllm/models/b.py", "load_b", "name not in params", exc="KeyError")
+    c = raise_at(text, "vllm/models/c.py", "load_c", "k not in weights", exc="KeyError")
+    found = lineage.build([("1", [a]), ("2", [b, c])])
+    (old,) = [lin for lin in found.lineages if lin.current.site.path.endswith("a.py")]
+    assert not old.absorbed  # copied into two models: neither is shown to be the moved one

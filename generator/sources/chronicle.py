@@ -125,7 +125,8 @@ def write(
     folder = Path(root) / "content" / "errors" / project
     for lineage, rid in ids.items():
         removed = lineage.last != latest
-        successor = ids.get(lineage.superseded_by) if lineage.superseded_by else None
+        end = _terminal(lineage, latest)
+        successor = ids.get(end) if end is not None else None
         done.removed += removed
         done.superseded += bool(removed and successor)
         done.reworded += len(lineage.wordings) > 1
@@ -151,6 +152,20 @@ def write(
         if not dry_run:
             write_text(path, new)
     return done
+
+
+def _terminal(lineage: Lineage, latest: str) -> Lineage | None:
+    """The check that took over, followed on through the checks that took over from it in
+    turn: the one printed today when there is one (a user lands on the live check, not on
+    the next removed copy)."""
+    seen = {id(lineage)}
+    found = lineage.superseded_by
+    while found is not None and found.last != latest and found.superseded_by is not None:
+        if id(found.superseded_by) in seen:
+            break
+        seen.add(id(found))
+        found = found.superseded_by
+    return found
 
 
 def _literal(message: str) -> str:
