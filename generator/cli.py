@@ -556,6 +556,49 @@ def cmd_rederive(args) -> int:
     return 0
 
 
+def cmd_update(args) -> int:
+    from errorkb.content.model import ContentError
+    from errorkb.sources import update
+    from errorkb.sources.extract import ExtractError
+
+    def run_history(project: str, releases: list[str]) -> int:
+        argv = ["--root", str(args.root), "history", "--project", project]
+        argv += ["--releases", ",".join(releases)]
+        return main(argv + (["--jobs", str(args.jobs)] if args.jobs else []))
+
+    try:
+        with update.index_url(args.index_url):
+            done = update.update(
+                args.root,
+                args.project or None,
+                run_history,
+                every=args.every,
+                dry_run=args.dry_run,
+                jobs=args.jobs,
+                report=_log,
+            )
+    except ContentError as exc:
+        return _report(exc)
+    except ExtractError as exc:
+        _log(f"error: {exc}")
+        return 1
+    body = update.markdown(done, dry_run=args.dry_run)
+    if args.report:
+        args.report.write_text(body, encoding="utf-8")
+    else:
+        print(body, end="")
+    new = any(u.new for u in done) and not args.dry_run
+    outputs = os.environ.get("GITHUB_OUTPUT")
+    if outputs:  # what the workflow's next steps read: steps.<id>.outputs.<name>
+        with open(outputs, "a", encoding="utf-8") as handle:
+            handle.write(f"new={str(new).lower()}\n")
+            handle.write(f"title={update.title(done)}\n")
+            handle.write(f"branch={update.branch(done)}\n")
+    quiet = new or args.dry_run
+    _log(update.title(done) + ("" if quiet else ": nothing to open a pull request for"))
+    return 0
+
+
 def cmd_verify_sources(args) -> int:
     import json
 
@@ -737,6 +780,24 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
     p.add_argument("--jobs", type=int, help="parser processes (default: one per CPU)")
     p.set_defaults(func=cmd_rederive)
+
+    p = sub.add_parser(
+        "update", help="scan the releases the knowledge base does not hold yet; what changed"
+    )
+    p.add_argument(
+        "--project",
+        action="append",
+        default=[],
+        help="a project to update (repeatable; default: each with releases_scanned)",
+    )
+    p.add_argument("--report", type=Path, help="write the pull request's body here (else stdout)")
+    p.add_argument(
+        "--every", action="store_true", help="every new release, not only the last patch of each"
+    )
+    p.add_argument("--index-url", help="the package index pip asks (default: pip's own)")
+    p.add_argument("--dry-run", action="store_true", help="say which releases are new; scan none")
+    p.add_argument("--jobs", type=int, help="parser processes (default: one per CPU)")
+    p.set_defaults(func=cmd_update)
 
     p = sub.add_parser("tidy", help="the history's identity rules applied to the records alone")
     p.add_argument("--project", required=True, help="the project, e.g. vllm")

@@ -79,7 +79,8 @@ def vllm_worker(case: dict) -> dict:
         # v1/core/kv_cache_planning.py check_enough_kv_cache_memory: the null block's bytes
         bytes_per_block = sum(s.page_size_bytes for s in specs)
         check_memory = available - bytes_per_block
-        answer = {"available": available, "blocks": available // bytes_per_block - 1}
+        # v1/core/kv_cache_planning.py get_kv_cache_configs: the pool's size, num_gpu_blocks
+        answer = {"available": available, "blocks": available // bytes_per_block}
         answer["error"] = check_enough(check_memory, specs, case["max_model_len"])
         if worst is None or len(specs) > worst[0]:
             worst = (len(specs), answer)
@@ -181,8 +182,8 @@ def test_estimate_agrees_with_vllms_arithmetic_on_the_grid(chunk):
         error = vllm["error"]
         assert (mine["error"] or {}).get("kind") == (error[0] if error else None), case
         if error and error[0] == "max_model_len":
-            # vLLM's "estimated maximum model length" is the tokens the blocks hold
-            assert mine["tokens"] == error[1], case
+            # vLLM's "estimated maximum model length": what the usable blocks hold
+            assert mine["max_len"] == error[1], case
 
 
 def test_the_stage_with_the_most_layers_is_the_one_estimated():

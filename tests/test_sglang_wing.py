@@ -160,6 +160,15 @@ def test_a_head_count_page_has_sglangs_calculator(sglang_kb):
     assert data["tp_table"]["40"] == [1, 2, 4, 5, 8, 10, 20, 40]
     assert data["tp_advice"]["40"] == [8, 1] and data["tp_advice"]["52/4"] == [4, 2]
     assert "--tensor-parallel-size" not in json.dumps(data["fields"])
+    assert data["fields"]["nnodes"][1] == "--nnodes"
+    # each architecture's attention layer, as read from SGLang's model files
+    assert data["architectures_release"] == "0.5.23"
+    assert data["architectures"]["LlamaForCausalLM"] == "tp:hkp"
+    assert data["architectures"]["Qwen3ForCausalLM"] == "attn_tp:hkp"
+    assert data["models"] == [  # the fixture's content/models.yaml
+        {"key": "tiny", "name": "Tiny", "heads": 8, "kv_heads": 2, "layers": 4, "mla": False}
+        | {"architecture": "Qwen3ForCausalLM"}
+    ]
 
 
 def test_another_divisor_gets_the_divisor_calculator(sglang_kb):
@@ -192,7 +201,22 @@ def test_the_calculator_answers_in_the_browser_with_sglangs_flags(sglang_kb, ser
     page.wait_for_selector(".calc[data-state=answered]", timeout=90_000)
     answer = page.locator(".calc-out").inner_text()
     assert "TP 16 fails at load time: AssertionError" in answer
-    assert "total_num_heads % attn_tp_size" in answer and "try --tp-size 8." in answer
+    assert "total_num_heads % tp_size" in answer and "try --tp-size 8." in answer
+    assert "No architecture given: assumed" in answer and "over the full --tp-size" in answer
+    page.fill("#calc0-architecture", "Qwen3ForCausalLM")
+    page.fill("#calc0-attn_dp", "8")
+    page.fill("#calc0-tp", "16")
+    page.locator(".calc-out .calc-good").get_by_text("TP 16, ATTN DP 8: no error").wait_for()
+    attention = page.locator("[data-out=attention]").inner_text()
+    assert "over the attention TP size (--tp-size ÷ --attn-dp-size)" in attention
+    page.fill("#calc0-architecture", "LlamaForCausalLM")
+    page.locator(".calc-out").get_by_text("TP 16, ATTN DP 8 fails at load time").wait_for()
+    page.fill("#calc0-attn_dp", "1")
+    page.fill("#calc0-dp", "2")
+    page.fill("#calc0-nnodes", "2")
+    page.locator(".calc-out").get_by_text("multi-node data-parallel replicas").wait_for()
+    page.fill("#calc0-dp", "1")
+    page.fill("#calc0-nnodes", "1")
     page.fill("#calc0-tp", "8")
     page.locator(".calc-out .calc-good").get_by_text("TP 8: no error").wait_for()
     page.fill("#calc0-ep", "3")

@@ -18,6 +18,7 @@ from errorkb.site.build import build
 from tests.conftest import make_kb, serve_in_thread
 
 BASE = "https://owner.github.io/repo"
+WIDGET = "ValueError: Widget count (12) must be divisible by group size (5)."
 LINK = re.compile(rb'(?:href|src|action|content)="(/[^"]*)"')
 
 
@@ -119,3 +120,30 @@ def test_errorkb_serve_answers_below_the_path(subpath_kb):
         server.shutdown()
         server.server_close()
         urls.restore(old)
+
+
+@pytest.mark.slow
+def test_search_in_the_browser_opens_the_page_below_the_path(subpath_kb, tmp_path, page):
+    """In Chromium, from a plain static host below /repo/ (GitHub Pages): the search box
+    fetches its index there, and Enter opens the error's page there, values kept."""
+    _, result = subpath_kb
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "repo").symlink_to(result.out)
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(host))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    serve_in_thread(server)
+    try:
+        root = f"http://127.0.0.1:{server.server_address[1]}"
+        page.goto(f"{root}/repo/")
+        page.keyboard.press("/")
+        page.keyboard.insert_text(WIDGET)
+        page.wait_for_selector(".search-hit")
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{root}/repo/errors/00000000000000a1/?count=12&group_size=5")
+        assert page.errors == []
+        off_site = [u for u in page.requests if u.startswith(root) and "/repo/" not in u]
+        assert off_site == []
+    finally:
+        server.shutdown()
+        server.server_close()

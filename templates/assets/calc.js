@@ -20,7 +20,7 @@ const FIELDS = {
   decode_tp: ["Decode TP size", "consumer"],
   mode: ["MoRIIO mode", "READ: decode pulls", "mode"],
 };
-const MODEL = ["heads", "kv_heads", "layers", "mla"];
+const MODEL = ["heads", "kv_heads", "layers", "mla", "architecture"];
 const UNSET = ["dcp", "pcp", "pp", "dp", "nnodes", "attn_dp", "ep"]; // "1" is as good as empty
 let config;
 let client = null; // calc-client.js's connection to the worker, made by the first start
@@ -47,14 +47,20 @@ function field(widget, name) {
   const [text, hint, kind = "int", placeholder = "", value = ""] = FIELDS[name];
   const id = `${widget.id}-${name}`;
   let input;
+  let list = ""; // an architecture's: the names the wing's table knows, offered as typed
   if (kind === "bool") input = el("input", { type: "checkbox", id });
-  else if (kind === "mode") {
+  else if (kind === "arch") {
+    list = el("datalist", { id: `${id}-list` });
+    list.append(...Object.keys(config.architectures).map((name) => el("option", { value: name })));
+    input = el("input", { id, type: "text", spellcheck: false, placeholder: "LlamaForCausalLM" });
+    input.setAttribute("list", list.id);
+  } else if (kind === "mode") {
     input = el("select", { id }, el("option", { value: "read" }, "READ"));
     input.append(el("option", { value: "write" }, "WRITE"));
   } else input = el("input", { id, type: "text", inputMode: "numeric", placeholder, value });
   widget.inputs[name] = input;
   const parts = [el("label", { htmlFor: id }, text), el("small", {}, hint)];
-  const box = kind === "bool" ? [input, el("div", {}, ...parts)] : [parts[0], input, parts[1]];
+  const box = kind === "bool" ? [input, el("div", {}, ...parts)] : [parts[0], input, parts[1], list];
   return el("div", { className: kind === "bool" ? "calc-check" : "" }, ...box);
 }
 
@@ -115,6 +121,7 @@ function readConfig(text) {
     kv_heads: cfg.num_key_value_heads ?? heads,
     layers: cfg.num_hidden_layers ?? "",
     mla: (cfg.kv_lora_rank ?? data.kv_lora_rank) != null,
+    architecture: data.architectures?.[0] ?? "", // the model file the engine runs
   };
   const layers = model.layers === "" ? "" : `, ${model.layers} layers`;
   const where = (model.mla ? ", MLA" : "") + (cfg === data ? "" : " (from its text config)");
@@ -314,7 +321,11 @@ async function ask(widget) {
   const request = { op: widget.op };
   for (const name of widget.fields) {
     const value = val(widget, name);
-    if (value !== undefined) request[name] = value;
+    // calc.py takes the architecture's attention layer, from the wing's table; an unknown
+    // one is left out, and calc.py answers with the layer it assumes
+    if (name === "architecture") {
+      if (config.architectures[value]) request.attention = config.architectures[value];
+    } else if (value !== undefined) request[name] = value;
   }
   const mine = (widget.latest = ++asked);
   widget.asked = performance.now();
@@ -357,6 +368,7 @@ function summary(widget, result) {
   const kv = v("kv_heads") ? `${v("kv_heads")} KV heads` : "KV heads not given (as many)";
   const model = `${v("heads")} heads, ${kv}${v("mla") ? ", MLA" : ""}`;
   const out = [line(`Valid TP sizes for ${model}`, result.valid_tp_sizes, "valid-tp")];
+  if (result.attention) out.unshift(attentionLine(result.attention, v("architecture")));
   if ("first_error" in result) {
     let sizes = `TP ${v("tp")}`;
     for (const name of ["pp", "dp", "dcp", "pcp", "attn_dp", "ep"]) {
@@ -375,6 +387,23 @@ function summary(widget, result) {
   }
   if (result.layouts) out.push(layouts(result, v("gpus")));
   return out;
+}
+
+// Which TP size the model's attention layer splits its heads over (calc.py's code, "tp:hkp").
+function attentionLine({ code, assumed }, architecture) {
+  const flags = config.flags;
+  const over = code.startsWith("attn_tp")
+    ? `the attention TP size (${flags.tp} ÷ ${flags.attn_dp})`
+    : `the full ${flags.tp}`;
+  const source = `${config.engine} ${config.architectures_release}'s model files`;
+  let text = `${architecture}'s attention layer splits its heads over ${over} (read from ${source}).`;
+  if (assumed) {
+    const which = architecture ? `${architecture} is not among ${source}'s architectures` : "No architecture given";
+    text = `${which}: assumed the attention layer most models have (Llama's), which splits its heads over ${over}.`;
+  }
+  const p = el("p", { className: assumed ? "muted" : "" }, el("strong", {}, "Attention: "), text);
+  p.dataset.out = "attention";
+  return p;
 }
 
 // Where the workers go: fits (true), too many for a node (false), or not known (null).

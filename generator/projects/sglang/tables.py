@@ -8,7 +8,8 @@ import json
 import re
 
 from errorkb.content.model import Content, Record
-from errorkb.projects.sglang import calc
+from errorkb.projects.sglang import calc, splits
+from errorkb.projects.vllm import presets  # content/models.yaml, shared by both engines
 from errorkb.site import urls
 from errorkb.site.pages import fingerprint
 from errorkb.sources import explain
@@ -18,6 +19,7 @@ CALC_DATA = "sglang-calc.json"
 CALCULATOR = "projects/vllm/calculator.html"  # the widget's markup is the same for both wings
 DIVISORS = "projects/vllm/divisors.html"
 RULES = "SGLang 0.5.23"  # whose rules the build-time answers follow
+PRESET_KEYS = ("key", "name", "heads", "kv_heads", "layers", "mla", "architecture")
 
 HEAD_COUNT = re.compile(r"heads$")  # num_heads, total_num_kv_heads (not head_dim)
 KV = re.compile(r"kv|key_value", re.I)
@@ -29,6 +31,7 @@ NODE_GPUS = 8  # the node the advice assumes when the address names none
 
 # The inputs as SGLang's widget shows them: label and the flag or config key beside it.
 FIELDS = {
+    "architecture": ["Architecture", "config.json: architectures", "arch"],
     "tp": ["Tensor parallel size", "--tp-size"],
     "dp": ["Data parallel size", "--dp-size", "int", "1"],
     "attn_dp": ["Attention DP size", "--attn-dp-size", "int", "1"],
@@ -36,6 +39,7 @@ FIELDS = {
     "ep": ["Expert parallel size", "--ep-size", "int", "1"],
     "experts": ["MoE experts", "routed experts: num_experts, n_routed_experts"],
     "pp": ["Pipeline parallel size", "--pp-size", "int", "1"],
+    "nnodes": ["Nodes", "--nnodes", "int", "1"],
     "gpus_per_node": ["GPUs per node", "the node the advice fits", "int", "8"],
 }
 
@@ -84,6 +88,7 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         return f"{urls.asset(name)}?v={fingerprint(assets[name])}"
 
     shapes = _shapes()
+    table = splits.load()
     data = {
         "worker": url("calc-worker.js"),
         "client": url("calc-client.js"),
@@ -96,7 +101,15 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "records": {
             rid: content.records[rid].title for rid in calc.MESSAGES if rid in content.records
         },
-        "models": [],
+        "models": [
+            {k: m[k] for k in PRESET_KEYS if k in m} for m in presets.models(content)
+        ],
+        # Each architecture's attention layer, as calc.py takes it (splits.json), and the
+        # release it was read from; calc.py assumes its ASSUMED for any other.
+        "architectures": {
+            name: entry["attention"] for name, entry in table["architectures"].items()
+        },
+        "architectures_release": table["release"],
         "fields": FIELDS,
         "engine": "SGLang",
         "rules": RULES,

@@ -12,12 +12,17 @@ that code on a grid):
   block_size * KV heads per GPU * (head size of K + of V) * bytes of the cache dtype, KV heads
   per GPU = max(1, KV heads // TP) (config/model.py get_num_kv_heads); with MLA one latent
   (kv_lora_rank + qk_rope_head_dim) and no V                     (v1/kv_cache_interface.py)
-- blocks = available // (page * layers of the GPU's pipeline stage); one block is held back
-  (the block pool's null block); the layers split as get_pp_indices splits them
-  (distributed/utils.py): the remainder goes to the stages before the last
+- blocks = available // (page * layers of the GPU's pipeline stage): num_gpu_blocks, the pool's
+  size (v1/core/kv_cache_planning.py get_kv_cache_configs), the null block the pool holds back
+  among them; the layers split as get_pp_indices splits them (distributed/utils.py): the
+  remainder goes to the stages before the last
+- the tokens and concurrency vLLM logs ("GPU KV cache size: N tokens, Maximum concurrency
+  ...", v1/core/kv_cache_utils.py get_kv_cache_capacity): blocks / blocks of one request of
+  max_model_len, and that times max_model_len
 - with no memory left: "No available memory for the cache blocks"; with less than one
   request of max_model_len needs: "To serve at least one request ..."
-  (v1/core/kv_cache_planning.py _check_enough_kv_cache_memory)
+  (v1/core/kv_cache_planning.py _check_enough_kv_cache_memory), both checked against the
+  memory less the null block's bytes (check_enough_kv_cache_memory)
 
 What it cannot know it takes as inputs: the peak activations, CUDA graphs and memory outside
 torch (`overhead_gib`, as vLLM's log prints them), and the weights (parameters times the
@@ -102,9 +107,11 @@ def estimate(
     stage_layers = max(pp_layers(layers, pp))
     per_token_layer = kv_bytes_per_token(kv_heads, head_dim, kv_dtype, tp, mla)
     block = block_size * per_token_layer * stage_layers  # bytes of one block, all layers
-    usable = available - block  # the null block held back
-    blocks = max(0, usable // block)
-    needed = math.ceil(max_model_len / block_size) * block  # one request of max_model_len
+    usable = available - block  # what the checks plan with: the null block held back
+    blocks = max(0, available // block)  # num_gpu_blocks, the null block among them
+    per_request = math.ceil(max_model_len / block_size)  # the blocks of one request
+    needed = per_request * block  # one request of max_model_len
+    concurrency = blocks / per_request
     out: dict = {
         "total": total,
         "budget": budget,
@@ -115,9 +122,11 @@ def estimate(
         "kv_per_token": per_token_layer * stage_layers,
         "block_bytes": block,
         "blocks": blocks,
-        "tokens": blocks * block_size,
+        "tokens": int(concurrency * max_model_len),
+        # the "estimated maximum model length" of vLLM's error: what the usable blocks hold
+        "max_len": min(max_model_len, max(0, usable // block) * block_size),
         "needed": needed,
-        "concurrency": (blocks * block_size) / max_model_len,
+        "concurrency": concurrency,
         "error": None,
     }
     if weights > total:

@@ -24,6 +24,8 @@ _MODELS_SCHEMA = {
                     "kv_heads": {"type": "integer", "minimum": 1},
                     "layers": {"type": "integer", "minimum": 1},
                     "mla": {"type": "boolean"},
+                    # config.json's architectures[0]: which model file SGLang runs
+                    "architecture": {"type": "string", "pattern": "^[A-Za-z0-9_]+$"},
                 },
             },
         }
