@@ -9,6 +9,7 @@ import yaml
 from errorkb.content.load import load_content
 from errorkb.sources import chronicle, explain, lineage
 from errorkb.sources.extract import DEBUG, Site, scan_file, scan_tree
+from errorkb.sources.scaffold import new_id
 
 RELEASES = Path(__file__).parent / "fixtures" / "history"
 DEMO = "demo"
@@ -162,3 +163,33 @@ def test_a_look_alike_copied_elsewhere_is_another_check():
     found = lineage.build([("1", [a]), ("2", [b, c])])
     (old,) = [lin for lin in found.lineages if lin.current.site.path.endswith("a.py")]
     assert not old.absorbed  # copied into two models: neither is shown to be the moved one
+
+
+def test_a_lineage_whose_id_is_another_records_alias_makes_no_stub(kb):
+    """A check merged into another record (`errorkb tidy`: its id kept as an alias) that a
+    later history follows apart again is that record's, not a new file under its old id."""
+    text = "when using `logprob_token_ids`, `logprobs` must be set to true."
+    merged = new_id(DEMO, "ValueError", text)
+    (kb / "content" / "errors" / DEMO / "00000000000000aa.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "id": "00000000000000aa",
+                "project": DEMO,
+                "exception": "VLLMValidationError",
+                "message": text,
+                "variants": [{"message": text, "exception": "ValueError"}],
+                "source": {"path": "vllm/protocol.py", "line": 10, "function": "check"},
+                "aliases": [merged],
+            }
+        )
+    )
+    old = raise_at(text, "vllm/batch.py", "check_batch", "a")
+    new = raise_at(text, "vllm/protocol.py", "check", "b", exc="VLLMValidationError")
+    found = lineage.build([("1.0", [old, new]), ("2.0", [new])])
+    assert len(found.live()) == 2  # printed side by side: two checks
+    index = chronicle.RecordIndex(load_content(kb), DEMO)
+    ids, _ = chronicle.assign_ids(found, index, DEMO)
+    assert list(ids.values()) == ["00000000000000aa"]
+    chronicle.write(kb, load_content(kb), DEMO, found)
+    assert not (kb / "content" / "errors" / DEMO / f"{merged}.yaml").exists()
+    load_content(kb)  # no id used twice

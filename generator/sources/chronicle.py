@@ -92,8 +92,11 @@ def assign_ids(
         else:
             cur = lineage.current
             rid = new_id(project, cur.key[0], cur.template)
+            # An id merged into another record (an alias): its check is that record's
+            rid = index.aliases.get(rid, rid)
         if rid in claimed:
-            continue  # two shapes that differ only in placeholder names: the first keeps it
+            continue  # two shapes that differ only in placeholder names, or a check merged
+            # into a record another lineage holds: the first keeps it
         claimed.update(found or [rid])
         ids[lineage] = rid
         if found[1:]:
