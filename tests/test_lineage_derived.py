@@ -193,3 +193,51 @@ def test_a_lineage_whose_id_is_another_records_alias_makes_no_stub(kb):
     chronicle.write(kb, load_content(kb), DEMO, found)
     assert not (kb / "content" / "errors" / DEMO / f"{merged}.yaml").exists()
     load_content(kb)  # no id used twice
+
+
+def test_a_sibling_printed_alongside_did_not_take_over():
+    """The same guard in another parser, printed side by side with the old check for
+    releases, is a sibling: when the old one goes, it did not take its place."""
+    guard = "param_type.startswith('int')"
+    old = raise_at(
+        "Parsed value '{v}' of parameter '{p}' is not an integer in tool '{t}'.",
+        "vllm/tool_parsers/seed_oss.py",
+        "convert_param_value",
+        guard,
+        exc="WARNING",
+    )
+    sibling = raise_at(
+        "Parsed value '{v}' is not an integer, degenerating to string.",
+        "vllm/tool_parsers/step3p5.py",
+        "_convert_param_value",
+        guard,
+        exc="WARNING",
+    )
+    found = lineage.build([("1", [old]), ("2", [old, sibling]), ("3", [sibling])])
+    (was,) = [lin for lin in found.lineages if lin.current.site.path.endswith("seed_oss.py")]
+    assert was.superseded_by is None and not was.absorbed
+
+
+def test_a_check_opening_with_the_same_words_in_its_function_as_the_old_goes_took_over():
+    """A refusal narrowed in its own function ("only supports images" -> "does not support
+    audio inputs"), in the release the old wording goes, took its place; the same opening
+    words printed side by side would not."""
+    where = ("vllm/models/transformers/multimodal.py", "MultiModalMixin.get_mrope_input_positions")
+    old = raise_at(
+        "Transformers modeling backend only supports images.",
+        *where,
+        "any(kwargs)",
+        exc="NotImplementedError",
+    )
+    new = raise_at(
+        "Transformers modeling backend does not support audio inputs in M-RoPE models.",
+        *where,
+        "kwargs.get('audio_feature_lengths')",
+        exc="NotImplementedError",
+    )
+    found = lineage.build([("1", [old]), ("2", [new])])
+    (was,) = [lin for lin in found.lineages if lin.current.template.endswith("images.")]
+    assert was.superseded_by is not None and not was.absorbed
+    found = lineage.build([("1", [old, new]), ("2", [new])])
+    (was,) = [lin for lin in found.lineages if lin.current.template.endswith("images.")]
+    assert was.superseded_by is None

@@ -31,6 +31,7 @@ from errorkb.sources.extract import (
     write_text,
 )
 from errorkb.sources.lineage import (
+    Comparison,
     Features,
     History,
     Lineage,
@@ -587,6 +588,7 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
         by_words[_literal(records[rid].message)].append(rid)
     done = Written()
     texts: dict[str, str] = {}
+    releases = content.projects[project].releases_scanned
 
     def text_of(rid: str) -> str:
         if rid not in texts:
@@ -619,6 +621,8 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
         successor = index.aliases.get(record.superseded_by or "", record.superseded_by)
         if successor and _extracted(record):
             found = compare(feats[rid], feats[successor]) if successor in feats else None
+            if found is not None:
+                _when(found, record, records[successor], releases)
             if not (found and (found.same_check() or found.took_over())):
                 text = rewrite(_reread(record.path, text), text, superseded_by=None)
                 done.unlinked += 1
@@ -631,6 +635,27 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
         if rid not in gone and not dry_run:
             write_text(Path(root) / records[rid].path, texts[rid])
     return done
+
+
+def _first(record: Record) -> str | None:
+    """The first release that printed any wording of a record."""
+    firsts = [record.versions["first"]] if record.versions else []
+    for variant in record.data.get("variants", []):
+        if isinstance(variant, dict) and variant.get("versions"):
+            firsts.append(variant["versions"]["first"])
+    return min(firsts, key=Version) if firsts else None
+
+
+def _when(found: Comparison, old: Record, new: Record, releases: list[str]) -> None:
+    """What the records' releases say of two checks, as `lineage.build` sees it from the
+    scans: the new one first printed in the release after the old one's last (appeared), or
+    printed side by side with it (alongside)."""
+    last, first = (old.versions or {}).get("last"), _first(new)
+    if not last or not first:
+        return
+    found.alongside = Version(first) <= Version(last)
+    if last in releases and releases.index(last) + 1 < len(releases):
+        found.appeared = releases[releases.index(last) + 1] == first
 
 
 def _record_sites(record: Record) -> list[Site]:
