@@ -5,7 +5,9 @@ same check. When a check stops being printed in a release, it is compared with t
 are newer than it and still printed: one that raises the same exception, from the same function
 or under the same condition on the same quantities, in similar words, is the same check
 reworded (its old wording becomes a variant); one that only guards the same quantities took
-over (`superseded_by`). Every comparison past a floor is logged with its features, so that the
+over (`superseded_by`): in its function, in the release the old one goes, or naming the same
+settings; a check printed side by side with the old one for releases is a sibling, never the
+one that took over. Every comparison past a floor is logged with its features, so that the
 decisions can be read and checked by hand.
 """
 
