@@ -241,3 +241,15 @@ def test_a_check_opening_with_the_same_words_in_its_function_as_the_old_goes_too
     found = lineage.build([("1", [old, new]), ("2", [new])])
     (was,) = [lin for lin in found.lineages if lin.current.template.endswith("images.")]
     assert was.superseded_by is None
+
+
+def test_a_name_recapitalised_is_the_same_check_not_a_sibling():
+    """ "Current VLLM config is not set." -> "Current vLLM config is not set.": one token
+    changed, but only in its capitals: the same check reworded, not a check about another
+    thing (as "CPU" -> "OpenVINO" would be)."""
+    where = ("vllm/config.py", "get_current_vllm_config", "_current_vllm_config is None")
+    old = raise_at("Current VLLM config is not set.", *where, exc="WARNING")
+    new = raise_at("Current vLLM config is not set.", *where, exc="WARNING")
+    found = lineage.build([("1", [old]), ("2", [new])])
+    (lin,) = found.live()
+    assert len(lin.wordings) == 2

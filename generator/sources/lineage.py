@@ -309,6 +309,8 @@ def _swapped_name(matcher: SequenceMatcher, a: tuple[str, ...], b: tuple[str, ..
     if i2 - i1 != 1 or j2 - j1 != 1:
         return False
     pair = (a[i1], b[j1])
+    if pair[0].lower() == pair[1].lower():
+        return False  # the same name in other capitals ("VLLM" -> "vLLM"): no other thing
     return any(re.fullmatch(r"\w*(?:[A-Z]\w*[A-Z]|_|[A-Z]{2})\w*", t) for t in pair)
 
 
