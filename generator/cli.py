@@ -423,7 +423,7 @@ def cmd_history(args) -> int:
 
     from errorkb.content.load import load_content
     from errorkb.content.model import ContentError
-    from errorkb.sources import chronicle, history, lineage
+    from errorkb.sources import chronicle, explain, history, lineage
     from errorkb.sources.extract import ExtractError, project_ref, write_text
 
     start = time.monotonic()
@@ -432,11 +432,20 @@ def cmd_history(args) -> int:
         project_ref(content, args.project)
         project = content.projects[args.project]
         package = project.package or project.key
+        known = projects.wing(project.wing_key)
+
+        def knowledge(files):
+            return known.knowledge(files) or explain.Knowledge()
+
+        where = (project.source_prefix, project.source_exclude)
+        if args.backfill_derived:
+            return _backfill_derived(args, content, package, knowledge, where)
         versions = history.select(history.available_versions(package), args.releases, args.every)
         _log(f"{package}: {len(versions)} releases, {versions[0]} to {versions[-1]}")
-        scans = history.scan_releases(package, versions, jobs=args.jobs, report=_log)
+        scans = history.scan_releases(
+            package, versions, jobs=args.jobs, report=_log, knowledge=knowledge
+        )
         versions = [scan.version for scan in scans]  # those skipped are tried again next time
-        where = (project.source_prefix, project.source_exclude)
         found = lineage.build((s.version, history.in_repository(s.sites, *where)) for s in scans)
         done = chronicle.write(args.root, content, args.project, found, dry_run=args.dry_run)
         if not args.dry_run:
@@ -461,6 +470,44 @@ def cmd_history(args) -> int:
     _log(
         f"records: {len(done.created)} created, {len(done.updated)} updated, "
         f"{len(done.unchanged)} unchanged; done in {time.monotonic() - start:.1f} s"
+        + ("; dry run: nothing was written" if args.dry_run else "")
+    )
+    return 0
+
+
+def _backfill_derived(args, content, package: str, knowledge, where) -> int:
+    """`errorkb history --backfill-derived`: scan again (one at a time, from the cache when
+    scanned already) only the releases that last printed a removed record's message or a
+    variant, and write what each said of that wording as its `derived`."""
+    import time
+
+    from errorkb.sources import chronicle, history
+
+    start = time.monotonic()
+    project = content.projects[args.project]
+    latest = project.releases_scanned[-1] if project.releases_scanned else project.version
+    versions = chronicle.backfill_releases(content, args.project)
+    if not versions:
+        _log(f"{package}: no removed record or variant with releases: nothing to backfill")
+        return 0
+    _log(f"{package}: {len(versions)} releases last printed a wording no longer printed")
+    scans = history.scan_releases(
+        package, versions, jobs=args.jobs, report=_log, knowledge=knowledge
+    )
+    releases = {scan.version: history.in_repository(scan.sites, *where) for scan in scans}
+
+    def refs(version: str) -> str:
+        return chronicle.release_ref(version, latest, project.ref)
+
+    done = chronicle.backfill(
+        args.root, content, args.project, releases, refs, dry_run=args.dry_run
+    )
+    for line in done.missing[:10]:
+        _log(f"not in its last release: {line}")
+    _log(
+        f"derived written: {done.derived} removed records, {done.variants} variants "
+        f"({len(done.records)} records); {len(done.missing)} wordings their last release "
+        f"lacks; done in {time.monotonic() - start:.1f} s"
         + ("; dry run: nothing was written" if args.dry_run else "")
     )
     return 0
@@ -712,6 +759,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
     p.add_argument("--jobs", type=int, help="parser processes (default: one per CPU)")
+    p.add_argument(
+        "--backfill-derived",
+        action="store_true",
+        help="scan again only the last release of each removed wording (record or variant) "
+        "and write what it derived of it; nothing else is touched",
+    )
     p.set_defaults(func=cmd_history)
 
     p = sub.add_parser(

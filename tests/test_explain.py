@@ -458,3 +458,29 @@ def test_a_stub_page_tests_its_condition_on_the_values(divisor_site):
     rid = record_id(divisor_site, "Unknown head_size")  # `not in`: said, not tested
     doc = json.loads((divisor_site / f"site/api/errors/{rid}.json").read_text())
     assert "relation" not in doc["computed"]["derived"]
+
+
+def test_an_older_tree_with_one_config_module_names_the_same_settings(tmp_path):
+    """vLLM 0.9 and before keep every config class in vllm/config.py, not vllm/config/: the
+    settings its checks name are traced the same (a removed record's derived, as that
+    release named them)."""
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree)
+    package = tree / "vllm" / "config"
+    parts = [
+        (package / name).read_text().replace("from vllm.config.", "# from vllm.config.")
+        for name in ("cache.py", "compilation.py", "parallel.py", "vllm.py")
+    ]
+    shutil.rmtree(package)
+    (tree / "vllm" / "config.py").write_text("\n".join(parts))
+
+    def named(root: Path) -> dict[str, list]:
+        scan = ex.scan_tree(root, knowledge=wing("vllm").knowledge)
+        return {
+            s.template: sorted(f.get("flag") or f["name"] for f in s.derived.get("flags", []))
+            for s in scan.sites
+            if s.derived
+        }
+
+    old, new = named(tree), named(TREE)
+    assert any(old.values()) and old == new

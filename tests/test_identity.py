@@ -192,3 +192,41 @@ def test_a_removed_page_says_so_at_the_top_with_a_relative_link(kb):
     gone = (site / "errors" / GONE / "index.html").read_text()
     assert "<strong>Printed by Demo 1.0 to 2.0.</strong>" in gone and "took over" not in gone
     assert "Demo 3.0 and later no longer print this message: upgrading is one fix." in gone
+
+
+def test_a_link_to_a_sibling_printed_alongside_is_taken_out(kb):
+    """The same guard in a parser printed side by side with the removed one for releases
+    guarded another thing all along: no successor, however alike (tidy reads the releases
+    from the records' versions as history reads them from the scans)."""
+    folder = kb / "content" / "errors" / "demo"
+    old, sibling = "00000000000000f1", "00000000000000f2"
+    guard = {"ref": "v2.0", "condition": "param_type.startswith('int')"}
+    (folder / f"{old}.yaml").write_text(
+        record(
+            old,
+            "Parsed value '{value}' of parameter '{name}' is not an integer in tool '{tool}'.",
+            "demo/seed_oss_parser.py",
+            "convert_param_value",
+            exception="WARNING",
+            versions={"first": "1.0", "last": "2.0"},
+            derived=guard,
+            status="removed",
+            superseded_by=sibling,
+        )
+    )
+    (folder / f"{sibling}.yaml").write_text(
+        record(
+            sibling,
+            "Parsed value '{value}' is not an integer, degenerating to string.",
+            "demo/step_parser.py",
+            "_convert_param_value",
+            exception="WARNING",
+            versions={"first": "1.0", "last": "4.0"},
+            derived=guard,
+        )
+    )
+    project = kb / "content" / "projects" / "demo.yaml"
+    project.write_text(project.read_text() + 'releases_scanned: ["1.0", "2.0", "3.0", "4.0"]\n')
+    done = chronicle.tidy(kb, load_content(kb), "demo")
+    assert "superseded_by" not in data(kb, old)
+    assert done.unlinked == 1

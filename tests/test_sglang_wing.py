@@ -224,3 +224,35 @@ def test_the_calculator_answers_in_the_browser_with_sglangs_flags(sglang_kb, ser
     text = page.locator("main").inner_text()
     assert "--tensor-parallel-size" not in text and "vLLM" not in text
     assert page.errors == []
+
+
+OLD_SERVER_ARGS = '''
+import dataclasses
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    tp_size: int = 1
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--model-path", "--model", type=str)
+        parser.add_argument("--tensor-parallel-size", "--tp-size", type=int, dest="tp_size")
+
+    def check_server_args(self):
+        if self.tp_size > 8:
+            raise ValueError(f"tp_size {self.tp_size} is more than 8")
+'''
+
+
+def test_an_older_release_without_arg_groups_names_its_arguments(tmp_path):
+    """SGLang 0.4 and before declare the server arguments in server_args.py alone: a check of
+    that release names the flag its add_cli_args registered (what a removed record's derived
+    says, as that release named it)."""
+    srt = tmp_path / "sglang" / "srt"
+    srt.mkdir(parents=True)
+    (srt / "server_args.py").write_text(OLD_SERVER_ARGS)
+    scan = ex.scan_tree(tmp_path, knowledge=wing("sglang").knowledge)
+    (site,) = [s for s in scan.sites if s.template.startswith("tp_size")]
+    assert ("server-arg", "--tensor-parallel-size", "tp_size") in settings(site.derived)

@@ -24,12 +24,14 @@ from errorkb.sources.extract import (
     _dump,
     _reread,
     _variant,
+    group_sites,
     location,
     match_key,
     rewrite,
     write_text,
 )
 from errorkb.sources.lineage import (
+    Comparison,
     Features,
     History,
     Lineage,
@@ -91,8 +93,11 @@ def assign_ids(
         else:
             cur = lineage.current
             rid = new_id(project, cur.key[0], cur.template)
+            # An id merged into another record (an alias): its check is that record's
+            rid = index.aliases.get(rid, rid)
         if rid in claimed:
-            continue  # two shapes that differ only in placeholder names: the first keeps it
+            continue  # two shapes that differ only in placeholder names, or a check merged
+            # into a record another lineage holds: the first keeps it
         claimed.update(found or [rid])
         ids[lineage] = rid
         if found[1:]:
@@ -116,11 +121,16 @@ def write(
         _literal(lin.current.template): rid for lin, rid in ids.items() if lin.last == latest
     }
     default_ref = content.projects[project].ref
+
+    def refs(version: str) -> str:
+        return release_ref(version, latest, default_ref)
+
     done = Written()
     folder = Path(root) / "content" / "errors" / project
     for lineage, rid in ids.items():
         removed = lineage.last != latest
-        successor = ids.get(lineage.superseded_by) if lineage.superseded_by else None
+        end = _terminal(lineage, latest)
+        successor = ids.get(end) if end is not None else None
         done.removed += removed
         done.superseded += bool(removed and successor)
         done.reworded += len(lineage.wordings) > 1
@@ -129,7 +139,7 @@ def write(
             record = index.records[rid]
             path = Path(root) / record.path
             text = path.read_text(encoding="utf-8")
-            changes = _changes(record, lineage, removed, successor)
+            changes = _changes(record, lineage, removed, successor, refs)
             new = rewrite(record, text, **changes) if changes else text
             for twin in twins.get(rid, []):
                 merged = _merge(root, record.path, new, index.records[twin], done, dry_run)
@@ -140,13 +150,26 @@ def write(
                 continue
             done.updated.append(rid)
         else:
-            ref = release_ref(lineage.last, latest, default_ref)
-            new = _stub(rid, project, lineage, ref, removed, successor)
+            new = _stub(rid, project, lineage, refs, removed, successor)
             path = folder / f"{rid}.yaml"
             done.created.append(rid)
         if not dry_run:
             write_text(path, new)
     return done
+
+
+def _terminal(lineage: Lineage, latest: str) -> Lineage | None:
+    """The check that took over, followed on through the checks that took over from it in
+    turn: the one printed today when there is one (a user lands on the live check, not on
+    the next removed copy)."""
+    seen = {id(lineage)}
+    found = lineage.superseded_by
+    while found is not None and found.last != latest and found.superseded_by is not None:
+        if id(found.superseded_by) in seen:
+            break
+        seen.add(id(found))
+        found = found.superseded_by
+    return found
 
 
 def _literal(message: str) -> str:
@@ -240,9 +263,8 @@ def _merged_wordings(survivor: Record, twin: Record) -> tuple[list, dict | None]
     variants = list(survivor.data.get("variants", []))
     have = {_wording_key(v, survivor.exception) for v in variants}
     versions = survivor.versions
-    for variant in [{"message": twin.message, "versions": twin.versions}] + twin.data.get(
-        "variants", []
-    ):
+    first = {"message": twin.message, "versions": twin.versions}
+    for variant in [first] + twin.data.get("variants", []):
         text, exception = _variant(variant, twin.exception)
         seen = variant.get("versions") if isinstance(variant, dict) else None
         if (exception, _literal(text)) == (survivor.exception, _literal(survivor.message)):
@@ -255,6 +277,11 @@ def _merged_wordings(survivor: Record, twin: Record) -> tuple[list, dict | None]
             item["exception"] = exception
         if seen:
             item["versions"] = seen
+        explained = variant.get("derived") if isinstance(variant, dict) else None
+        if variant is first and twin.status == "removed":
+            explained = twin.data.get("derived")  # what its last release said of it
+        if explained:
+            item["derived"] = explained
         variants.append(item if len(item) > 1 else text)
     return variants, versions
 
@@ -423,9 +450,10 @@ def _drop_printed_elsewhere(
 
 
 def _stub(
-    rid: str, project: str, lineage: Lineage, ref: str, removed: bool, successor: str | None
+    rid: str, project: str, lineage: Lineage, refs, removed: bool, successor: str | None
 ) -> str:
     cur = lineage.current
+    ref = refs(cur.last)
     data: dict = {"id": rid, "project": project, "exception": cur.key[0]}
     if _kind(cur) != "raise":
         data["kind"] = _kind(cur)
@@ -437,9 +465,12 @@ def _stub(
         data["params"] = params
     older = [w for w in lineage.wordings if w is not cur]
     if older:
-        data["variants"] = [_variant_of(w, cur.key[0]) for w in older]
+        data["variants"] = [_variant_of(w, cur.key[0], refs) for w in older]
     data["versions"] = _versions(cur)
     data["source"] = location(cur.sites, ref, "", None, False)
+    explained = derived_of(cur, ref)
+    if explained:
+        data["derived"] = explained
     tags = sorted({tag for site in cur.sites for tag in site.tags})
     if tags:
         data["tags"] = tags
@@ -461,20 +492,28 @@ def _params(wordings: list[Wording]) -> dict:
     return params
 
 
-def _changes(record: Record, lineage: Lineage, removed: bool, successor: str | None) -> dict:
-    """The fields of an existing record to add or rewrite; its prose is never touched."""
+def _changes(
+    record: Record, lineage: Lineage, removed: bool, successor: str | None, refs
+) -> dict:
+    """The fields of an existing record to add or rewrite; its prose is never touched. A
+    removed record's `derived` (and each variant's) is what its last release said of it; an
+    active record's is `errorkb rederive`'s, from the pinned release."""
     changes: dict = {}
     by_key = {w.key: w for w in lineage.wordings}
     mine = by_key.pop(match_key(record.exception, record.message), None)
     if mine is not None and record.versions != _versions(mine):
         changes["versions"] = _versions(mine)
+    if mine is not None and removed and record.status != "retired":
+        explained = derived_of(mine, refs(mine.last))
+        if explained and explained != record.data.get("derived"):
+            changes["derived"] = explained
     variants = []
     for variant in record.data.get("variants", []):
         text, exception = _variant(variant, record.exception)
         wording = by_key.pop(match_key(exception, text), None)
-        variants.append(_variant_of(wording, record.exception, text) if wording else variant)
+        variants.append(_variant_of(wording, record.exception, refs, text) if wording else variant)
     added = [w for w in lineage.wordings if w.key in by_key]
-    variants += [_variant_of(w, record.exception) for w in added]
+    variants += [_variant_of(w, record.exception, refs) for w in added]
     if variants != record.data.get("variants", []):
         changes["variants"] = variants
     written = any("about" in p for p in record.data.get("params", {}).values())
@@ -485,11 +524,13 @@ def _changes(record: Record, lineage: Lineage, removed: bool, successor: str | N
                 params.setdefault(name, {"type": kind})
         if params != record.data["params"]:
             changes["params"] = params
-    kind = _kind(lineage.current)
+    kind, level = _kind(lineage.current), lineage.current.site.level
     if kind != "raise" and record.data.get("kind") != kind:
         changes["kind"] = kind
-        if lineage.current.site.level:
-            changes["level"] = lineage.current.site.level
+        if level:
+            changes["level"] = level
+    elif kind == "log" and level and record.data.get("level") != level:
+        changes["level"] = level  # a line demoted to DEBUG (or raised from it again)
     if record.status != "retired":
         status = "removed" if removed else "active"
         if status != record.status:
@@ -505,14 +546,28 @@ def _extracted(record: Record) -> bool:
     return (record.data.get("analysis") or {}).get("method") == "extracted"
 
 
-def _variant_of(wording: Wording, exception: str, text: str = "") -> dict:
-    """An older wording as a variant: its text, its exception when not the record's, and the
-    releases that print it."""
+def _variant_of(wording: Wording, exception: str, refs, text: str = "") -> dict:
+    """An older wording as a variant: its text, its exception when not the record's, the
+    releases that print it, and what the last of them says of it (`derived`)."""
     item: dict = {"message": text or wording.template}
     if wording.key[0] != exception:
         item["exception"] = wording.key[0]
     item["versions"] = _versions(wording)
+    explained = derived_of(wording, refs(wording.last))
+    if explained:
+        item["derived"] = explained
     return item
+
+
+def derived_of(wording: Wording, ref: str) -> dict | None:
+    """What explain derived of a wording's first site in the last release that printed it,
+    marked with that release's ref; None when the scan derived nothing."""
+    return derived_at(wording.sites, ref)
+
+
+def derived_at(sites: list[Site], ref: str) -> dict | None:
+    found = sites[0].derived if sites else None
+    return {"ref": ref, **found} if found else None
 
 
 # The records alone --------------------------------------------------------------------
@@ -534,6 +589,7 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
         by_words[_literal(records[rid].message)].append(rid)
     done = Written()
     texts: dict[str, str] = {}
+    releases = content.projects[project].releases_scanned
 
     def text_of(rid: str) -> str:
         if rid not in texts:
@@ -566,6 +622,8 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
         successor = index.aliases.get(record.superseded_by or "", record.superseded_by)
         if successor and _extracted(record):
             found = compare(feats[rid], feats[successor]) if successor in feats else None
+            if found is not None:
+                _when(found, record, records[successor], releases)
             if not (found and (found.same_check() or found.took_over())):
                 text = rewrite(_reread(record.path, text), text, superseded_by=None)
                 done.unlinked += 1
@@ -578,6 +636,27 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
         if rid not in gone and not dry_run:
             write_text(Path(root) / records[rid].path, texts[rid])
     return done
+
+
+def _first(record: Record) -> str | None:
+    """The first release that printed any wording of a record."""
+    firsts = [record.versions["first"]] if record.versions else []
+    for variant in record.data.get("variants", []):
+        if isinstance(variant, dict) and variant.get("versions"):
+            firsts.append(variant["versions"]["first"])
+    return min(firsts, key=Version) if firsts else None
+
+
+def _when(found: Comparison, old: Record, new: Record, releases: list[str]) -> None:
+    """What the records' releases say of two checks, as `lineage.build` sees it from the
+    scans: the new one first printed in the release after the old one's last (appeared), or
+    printed side by side with it (alongside)."""
+    last, first = (old.versions or {}).get("last"), _first(new)
+    if not last or not first:
+        return
+    found.alongside = Version(first) <= Version(last)
+    if last in releases and releases.index(last) + 1 < len(releases):
+        found.appeared = releases[releases.index(last) + 1] == first
 
 
 def _record_sites(record: Record) -> list[Site]:
@@ -599,3 +678,85 @@ def _record_sites(record: Record) -> list[Site]:
 
 def _record_wording(record: Record) -> Wording:
     return Wording(match_key(record.exception, record.message), _record_sites(record), "", "", 0, 0)
+
+
+# Backfill ------------------------------------------------------------------------------
+
+
+def backfill_releases(content: Content, project: str) -> list[str]:
+    """The releases to scan again so that every wording no longer printed explains itself:
+    the last release of each removed record's message and of each variant with releases."""
+    wanted: set[str] = set()
+    for record in content.records.values():
+        if record.project != project:
+            continue
+        if record.status == "removed" and record.versions:
+            wanted.add(record.versions["last"])
+        for variant in record.data.get("variants", []):
+            if isinstance(variant, dict) and variant.get("versions"):
+                wanted.add(variant["versions"]["last"])
+    return sorted(wanted, key=Version)
+
+
+@dataclass
+class Backfilled:
+    records: list[str] = field(default_factory=list)  # records rewritten
+    derived: int = 0  # removed records' derived written
+    variants: int = 0  # variants' derived written
+    missing: list[str] = field(default_factory=list)  # wordings their last release lacks
+
+
+def backfill(
+    root: Path,
+    content: Content,
+    project: str,
+    releases: dict[str, list[Site]],
+    refs,
+    *,
+    dry_run: bool = False,
+) -> Backfilled:
+    """Each removed record's `derived`, and each variant's, from the sites of the last
+    release that printed that wording (`releases`: version -> its sites, with what explain
+    derived of each; `refs(version)`: its ref). Nothing else of a record is touched."""
+    groups = {version: group_sites(sites) for version, sites in releases.items()}
+    done = Backfilled()
+    for rid, record in sorted(content.records.items()):
+        if record.project != project:
+            continue
+        changes: dict = {}
+
+        def found(
+            exception: str, message: str, versions: dict | None, rid: str = rid
+        ) -> dict | None:
+            if not versions or versions["last"] not in groups:
+                return None
+            sites = groups[versions["last"]].get(match_key(exception, message))
+            if not sites:
+                done.missing.append(f"{rid}: {message[:60]!r} ({versions['last']})")
+                return None
+            return derived_at(sites, refs(versions["last"]))
+
+        if record.status == "removed":
+            explained = found(record.exception, record.message, record.versions)
+            if explained and explained != record.data.get("derived"):
+                changes["derived"] = explained
+                done.derived += 1
+        variants, changed = [], False
+        for variant in record.data.get("variants", []):
+            if isinstance(variant, dict):
+                text, exception = _variant(variant, record.exception)
+                explained = found(exception, text, variant.get("versions"))
+                if explained and explained != variant.get("derived"):
+                    variant = {**variant, "derived": explained}
+                    changed = True
+                    done.variants += 1
+            variants.append(variant)
+        if changed:
+            changes["variants"] = variants
+        if not changes:
+            continue
+        done.records.append(rid)
+        if not dry_run:
+            path = Path(root) / record.path
+            write_text(path, rewrite(record, path.read_text(encoding="utf-8"), **changes))
+    return done

@@ -769,7 +769,7 @@ class _Scanner:
         path: str,
         lines: list[str] | None,
         asserts: bool = True,
-        printed: bool = False,
+        printed: bool | str = False,
         knowledge: explain.Knowledge | None = None,
     ):
         self.path = path
@@ -781,7 +781,8 @@ class _Scanner:
         self.calls: dict[str, set[str]] = {}  # function -> what it calls (with knowledge)
         self.lines = lines  # source lines, for snippets
         self.with_asserts = asserts
-        self.with_printed = printed  # logger calls and API error responses too
+        self.with_printed = bool(printed)  # logger calls and API error responses too
+        self.with_debug = printed == DEBUG  # and DEBUG log lines (history: a demoted line)
         self.qualname: list[str] = []
         self.scopes: list[_Scope] = []
         self.messages = _Messages(self.scopes)
@@ -806,7 +807,7 @@ class _Scanner:
             elif isinstance(stmt, ast.Assert) and stmt.msg is not None and self.with_asserts:
                 self.asserts += 1
                 self._add(stmt, "AssertionError", stmt.msg, [], "assert")
-            elif self.with_printed and (call := _printing_call(stmt)) is not None:
+            elif self.with_printed and (call := _printing_call(stmt, self.with_debug)):
                 self._printed(stmt, call)
             elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.qualname.append(stmt.name)
@@ -865,7 +866,7 @@ class _Scanner:
             return
         if not call.args or isinstance(call.args[0], ast.Starred):
             return
-        level = _LOG_LEVELS[name]
+        level = _LOG_LEVELS.get(name, DEBUG)
         message, extra = call.args[0], call.args[1:]
         if extra and not any(isinstance(a, ast.Starred) for a in extra):
             fmt = self.messages.literal(message, 0)
@@ -933,7 +934,12 @@ class _Scanner:
             snippet = _dedent(self.lines[node.lineno - 1 : node.end_lineno])
         derived = None
         if self.knowledge is not None:
-            derived = self._explain(node, exception, text, parts, kind, level)
+            try:
+                derived = self._explain(node, exception, text, parts, kind, level)
+            except (LookupError, TypeError, ValueError, AttributeError):
+                # An older release's code that explain's rules do not expect (history scans
+                # every release): the site stands, unexplained, and the scan goes on.
+                self.skipped["not-derived"] += 1
         self.sites.append(
             Site(
                 exception=exception,
@@ -967,7 +973,11 @@ class _Scanner:
                 continue
             name = expr.args[0].id
             start = self.messages.resolve(name)
-            if not isinstance(start, ast.List) or start.elts or len(self.scopes) < 2:
+            # An empty list, or one a call returns (`errors = self._validate()`): the errors
+            # this function appends to it are each printed alone.
+            empty = isinstance(start, ast.List) and not start.elts
+            started = empty or isinstance(start, ast.Call)
+            if not started or len(self.scopes) < 2:
                 return []
             out = []
             for call in ast.walk(self.scopes[-1].node):
@@ -1046,14 +1056,19 @@ _LOG_LEVELS = {
     "critical": "critical",
     "fatal": "critical",
 }
+# A log line at DEBUG is not shown by default: only `errorkb history` reads them (`printed`
+# set to DEBUG), to tell a line demoted to DEBUG from one no longer printed.
+DEBUG = "debug"
+_DEBUG = frozenset({"debug", "debug_once"})
 # Functions that turn a message into an error response of the OpenAI-compatible server.
 _HTTP_ERRORS = frozenset({"create_error_response", "create_streaming_error_response"})
 PRINTED_KINDS = ("log", "http")  # the site kinds `printed` reads: logger calls, API error responses
 
 
-def _printing_call(stmt: ast.stmt) -> ast.Call | None:
+def _printing_call(stmt: ast.stmt, debug: bool = False) -> ast.Call | None:
     """The logger call or error response a statement makes: `logger.warning(...)`,
-    `return self.create_error_response(...)`, `yield ...`, `x = await ...`."""
+    `return self.create_error_response(...)`, `yield ...`, `x = await ...`; with `debug`,
+    `logger.debug(...)` too."""
     value = getattr(stmt, "value", None)
     if not isinstance(stmt, ast.Expr | ast.Return | ast.Assign | ast.AnnAssign):
         return None
@@ -1065,7 +1080,7 @@ def _printing_call(stmt: ast.stmt) -> ast.Call | None:
     if name in _HTTP_ERRORS:
         return value
     func = value.func
-    if name in _LOG_LEVELS and isinstance(func, ast.Attribute):
+    if (name in _LOG_LEVELS or (debug and name in _DEBUG)) and isinstance(func, ast.Attribute):
         owner = _raw_name(func.value).lower()
         if owner.endswith("logger") or owner in ("log", "_log"):
             return value
@@ -1114,7 +1129,7 @@ def scan_file(
     data: bytes,
     snippets: bool = False,
     asserts: bool = True,
-    printed: bool = False,
+    printed: bool | str = False,
     knowledge: explain.Knowledge | None = None,
 ) -> FileScan:
     """The sites of one Python file; those of `assert` statements, logger calls and API
@@ -1146,7 +1161,11 @@ def scan_file(
 
 
 def _scan_batch(
-    batch: list[tuple[str, bytes]], snippets: bool, asserts: bool, printed: bool, knowledge=None
+    batch: list[tuple[str, bytes]],
+    snippets: bool,
+    asserts: bool,
+    printed: bool | str,
+    knowledge=None,
 ) -> list[FileScan]:
     return [scan_file(path, data, snippets, asserts, printed, knowledge) for path, data in batch]
 
@@ -1420,7 +1439,7 @@ def scan_tree(
     exclude: Iterable[str] = (),
     snippets: bool = False,
     asserts: bool = True,
-    printed: bool = False,
+    printed: bool | str = False,
     jobs: int | None = None,
     progress: bool | None = None,
     knowledge: Callable[[list[tuple[str, bytes]]], explain.Knowledge] | None = None,

@@ -27,10 +27,23 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from errorkb import resources
-from errorkb.sources.extract import ExtractError, Progress, Site, refused_lines, scan_tree
+from errorkb.sources import explain
+from errorkb.sources.extract import (
+    DEBUG,
+    ExtractError,
+    Progress,
+    Site,
+    refused_lines,
+    scan_tree,
+)
 
 # Bump when the scanner finds other sites or records more about them: older scans are redone.
-SCAN_FORMAT = 3
+# 4: each site keeps what explain derives of it in its release (`derived`); 5: DEBUG log lines
+# (a line demoted to DEBUG is not gone) and errors appended to a list a call returned.
+SCAN_FORMAT = 5
+
+# What a project knows, read from the release's own files (its wing's `knowledge` hook).
+Knower = Callable[[list[tuple[str, bytes]]], explain.Knowledge]
 
 
 class HistoryError(ExtractError):
@@ -125,7 +138,7 @@ class ReleaseScan:
     refused: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # over the limits
 
     def counts(self) -> Counter:
-        return Counter(site.kind for site in self.sites)
+        return Counter(site.kind for site in self.sites if site.level != DEBUG)
 
 
 def scan_path(package: str, version: str) -> Path:
@@ -189,8 +202,13 @@ def download(package: str, version: str, folder: Path) -> Path:
     return wheels[0]
 
 
-def scan_release(package: str, version: str, jobs: int | None = None) -> ReleaseScan:
-    """A release's scan: from the cache, or downloaded, scanned, cached, and the wheel deleted."""
+def scan_release(
+    package: str, version: str, jobs: int | None = None, knowledge: Knower | None = None
+) -> ReleaseScan:
+    """A release's scan: from the cache, or downloaded, scanned, cached, and the wheel deleted.
+    With `knowledge`, each site keeps what explain derives of it in that release (its
+    condition, the settings as that release names them), so that a wording no longer printed
+    still explains itself."""
     cached = load_scan(package, version)
     if cached is not None:
         return cached
@@ -200,7 +218,9 @@ def scan_release(package: str, version: str, jobs: int | None = None) -> Release
     folder = Path(tempfile.mkdtemp(prefix=f"{version}-", dir=work))
     try:
         wheel = download(package, version, folder)
-        scan = scan_tree(wheel, asserts=True, printed=True, jobs=jobs, progress=False)
+        scan = scan_tree(
+            wheel, asserts=True, printed=DEBUG, jobs=jobs, progress=False, knowledge=knowledge
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     result = ReleaseScan(version, scan.sites, scan.files, time.monotonic() - start)
@@ -216,7 +236,8 @@ def scan_releases(
     jobs: int | None = None,
     progress: bool | None = None,
     report: Callable[[str], None] = lambda line: None,
-    scanner: Callable[[str, str, int | None], ReleaseScan] = scan_release,
+    scanner: Callable[..., ReleaseScan] = scan_release,
+    knowledge: Knower | None = None,
 ) -> list[ReleaseScan]:
     """Scan each release in turn (oldest first), reporting time and counts per release;
     a release without a wheel is reported and left out."""
@@ -224,7 +245,7 @@ def scan_releases(
     out, sites = [], 0
     for version in versions:
         try:
-            scan = scanner(package, version, jobs)
+            scan = scanner(package, version, jobs, knowledge)
         except NoWheel as exc:
             report(f"{package} {version}: skipped: {exc}")
             bar.advance()
@@ -285,7 +306,7 @@ def kind_counts(scans: list[ReleaseScan]) -> tuple[Counter, Counter]:
 
 
 def _messages(sites: list[Site]) -> set[tuple[str, tuple[str, str]]]:
-    return {(site.kind, site.key) for site in sites}
+    return {(site.kind, site.key) for site in sites if site.level != DEBUG}
 
 
 def write_log(package: str, rows: list[dict]) -> Path:

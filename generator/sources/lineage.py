@@ -5,7 +5,9 @@ same check. When a check stops being printed in a release, it is compared with t
 are newer than it and still printed: one that raises the same exception, from the same function
 or under the same condition on the same quantities, in similar words, is the same check
 reworded (its old wording becomes a variant); one that only guards the same quantities took
-over (`superseded_by`). Every comparison past a floor is logged with its features, so that the
+over (`superseded_by`): in its function, in the release the old one goes, or naming the same
+settings; a check printed side by side with the old one for releases is a sibling, never the
+one that took over. Every comparison past a floor is logged with its features, so that the
 decisions can be read and checked by hand.
 """
 
@@ -17,11 +19,15 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 from errorkb.content import template
-from errorkb.sources.extract import Site, group_sites
+from errorkb.sources.extract import DEBUG, Site, group_sites
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+")
 _TOKEN = re.compile(r"\w+|[^\w\s]")
+# The settings a message names: `quoted`, --flags, snake_case names, ENV_VARS.
+_NAMED = re.compile(
+    r"`([^`\s]+)`|--([a-z][\w-]+)|\b([a-z]+(?:_[a-z0-9]+)+)\b|\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b"
+)
 # Names in conditions that say nothing about what is checked.
 _NOISE = frozenset({"self", "cls", "isinstance", "len", "getattr", "hasattr", "str", "int"})
 
@@ -54,6 +60,7 @@ class Lineage:
     first_index: int  # the first release that prints it
     superseded_by: "Lineage | None" = None
     absorbed: bool = False  # merged into another lineage as its older wordings
+    demoted: bool = False  # its log line is printed at DEBUG now: not gone
 
     @property
     def current(self) -> Wording:
@@ -87,6 +94,7 @@ class Features:
     guards: frozenset[str]
     guard_names: frozenset[str]
     holes: frozenset[str]
+    names: frozenset[str] = frozenset()  # the settings its words name, as `max_model_len`
 
     @classmethod
     def of(cls, wording: Wording, common: frozenset[str] = frozenset()) -> "Features":
@@ -109,7 +117,18 @@ class Features:
             holes=frozenset(
                 n for s in sites for n in template.placeholders(s.template) if n != "value"
             ),
+            names=named(literal),
         )
+
+
+def named(text: str) -> frozenset[str]:
+    """The settings a message names (`gpu_memory_utilization`, --max-model-len,
+    VLLM_CPU_KVCACHE_SPACE), spelled alike: lower case, dashes as underscores."""
+    out = set()
+    for match in _NAMED.finditer(text):
+        name = next(g for g in match.groups() if g)
+        out.add(name.strip("-").replace("-", "_").lower())
+    return frozenset(out)
 
 
 @dataclass
@@ -158,6 +177,10 @@ class Comparison:
     holes: float
     swapped_name: bool = False  # the texts differ in one name only: "CPU" for "OpenVINO"
     retyped: bool = False  # another exception type or kind
+    named: float = 0.0  # the settings both texts name (Jaccard), when they name two or more
+    appeared: bool = False  # the new check first printed in the release the old one is gone
+    unique: bool = False  # and the only check of that release in the old one's very words
+    alongside: bool = False  # the new check was printed side by side with the old one
 
     @property
     def score(self) -> float:
@@ -174,9 +197,17 @@ class Comparison:
             return False  # a sibling check about another thing (backend, field, mode)
         long = len(self.old.literal) >= 20 and len(self.new.literal) >= 20
         if self.exact:  # the same words copied into another model or parser are another check
-            return self.place > 0 or self.guard >= 0.5
-        if self.retyped:
-            return False  # another exception in other words: another check
+            # ... unless they appear, alone, in the very release the old ones are gone:
+            # moved (and retyped) with them, not copied.
+            return self.place > 0 or self.guard >= 0.5 or (self.appeared and self.unique)
+        if self.retyped:  # another exception in other words: the same check only in its
+            # own function, on the same values, in much the same words
+            return (
+                not self.swapped_name
+                and self.place == 1
+                and self.text >= 0.6
+                and max(self.guard, self.holes) >= 0.5
+            )
         return (
             (self.text >= 0.9 and long and max(self.place, self.guard, self.holes) > 0)
             or (self.text >= 0.6 and self.place >= 0.5)
@@ -190,14 +221,36 @@ class Comparison:
         same file, under the same guard), in words or on quantities much alike. Only on
         strong evidence: a sibling check elsewhere (the same text for another backend or
         model) is no successor, and no link is better than a wrong one."""
-        if self.retyped or (self.swapped_name and not self.old.paths & self.new.paths):
+        if self.swapped_name and not self.old.paths & self.new.paths:
             return False  # the same words about another name in another file: a sibling
+        if self.named >= 0.5 and self.holes > 0 and self.text >= 0.2 and not self.retyped:
+            # Wholly new words that name the same settings, on a value of the same name:
+            # the check that tells the user to change the same thing
+            return True
+        if self.retyped:
+            return False
+        if self.alongside:
+            # Printed side by side with the old one for releases: a sibling that guarded
+            # something else all along (EPLB for another MoE method, the float of the
+            # integer's warning in another parser), not the one that took its place
+            return False
         if self.place == 1:
-            return self.text >= 0.5 or self.guard >= 0.5 or (self.text >= 0.3 and self.holes >= 0.5)
+            return (
+                self.text >= 0.5
+                or self.guard >= 0.5
+                or (self.text >= 0.3 and self.holes >= 0.5)
+                or (self.appeared and self.text >= 0.3 and self.same_opening())
+            )
         if self.place == 0.5:
             return self.guard >= 0.5 and self.text >= 0.5
         # Elsewhere: the same quantities guarded, in other words
         return self.guard >= 0.6 and self.holes > 0
+
+    def same_opening(self) -> bool:
+        """Both texts open with the same three words ("Transformers modeling backend only
+        supports images" and "... does not support audio inputs"): what the check is about."""
+        old, new = _WORD.findall(self.old.literal), _WORD.findall(self.new.literal)
+        return len(old) >= 3 and [w.lower() for w in old[:3]] == [w.lower() for w in new[:3]]
 
     def row(self, decision: str, release: str) -> dict:
         return {
@@ -214,6 +267,9 @@ class Comparison:
             "place": self.place,
             "guard": round(self.guard, 2),
             "holes": round(self.holes, 2),
+            "named": round(self.named, 2),
+            "appeared": self.appeared,
+            "alongside": self.alongside,
         }
 
 
@@ -221,8 +277,6 @@ def compare(old: Features, new: Features) -> Comparison | None:
     """The features two checks share; None when they cannot be one: another kind or
     exception type, unless in the very same words."""
     retyped = old.kind != new.kind or old.exception != new.exception
-    if retyped and old.literal != new.literal:
-        return None
     if not old.words & new.words:
         return None
     if old.functions & new.functions:
@@ -231,15 +285,19 @@ def compare(old: Features, new: Features) -> Comparison | None:
         place = 0.5
     else:
         place = 0.0
+    if retyped and old.literal != new.literal and place < 1:
+        return None  # another exception in other words, elsewhere: another check
     guard = 1.0 if old.guards & new.guards else _jaccard(old.guard_names, new.guard_names)
-    if not place and guard < 0.5 and _jaccard(old.words, new.words) < 0.25:
+    both = old.names & new.names
+    names = _jaccard(old.names, new.names) if len(both) >= 2 else 0.0
+    if not place and guard < 0.5 and names < 0.5 and _jaccard(old.words, new.words) < 0.25:
         return None  # nothing in common but a few words: not worth comparing the texts
     matcher = SequenceMatcher(None, old.tokens, new.tokens, autojunk=False)
-    if matcher.quick_ratio() < 0.3:
+    if matcher.quick_ratio() < (0.2 if names >= 0.5 else 0.3):
         return None
     text, holes = matcher.ratio(), _jaccard(old.holes, new.holes)
     swapped = _swapped_name(matcher, old.tokens, new.tokens)
-    return Comparison(old, new, text, place, guard, holes, swapped, retyped)
+    return Comparison(old, new, text, place, guard, holes, swapped, retyped, names)
 
 
 def _swapped_name(matcher: SequenceMatcher, a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -251,6 +309,8 @@ def _swapped_name(matcher: SequenceMatcher, a: tuple[str, ...], b: tuple[str, ..
     if i2 - i1 != 1 or j2 - j1 != 1:
         return False
     pair = (a[i1], b[j1])
+    if pair[0].lower() == pair[1].lower():
+        return False  # the same name in other capitals ("VLLM" -> "vLLM"): no other thing
     return any(re.fullmatch(r"\w*(?:[A-Z]\w*[A-Z]|_|[A-Z]{2})\w*", t) for t in pair)
 
 
@@ -275,6 +335,10 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
     cache = _Cache()  # every wording is kept by `by_key`, so ids are never reused
     for index, (version, sites) in enumerate(releases):
         history.releases.append(version)
+        quiet: dict[str, list[Site]] = {}  # DEBUG lines by their words: they start no check
+        for key, found in group_sites(s for s in sites if s.level == DEBUG).items():
+            quiet.setdefault(key[1], found)
+        sites = [s for s in sites if s.level != DEBUG]
         cache.common.append(common_functions(sites))
         now: set[Lineage] = set()
         for key, found in group_sites(sites).items():
@@ -288,6 +352,13 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
             wording.sites, wording.last, wording.last_index = found, version, index
             now.add(owner[id(wording)])
         gone = sorted((lin for lin in alive if lin not in now), key=_order)
+        for lin in gone:  # a log line demoted to DEBUG is still printed: the same check
+            cur = lin.current
+            if cur.site.kind == "log" and cur.key[1] in quiet:
+                cur.sites, cur.last, cur.last_index = quiet[cur.key[1]], version, index
+                lin.demoted = True
+                now.add(lin)
+        gone = [lin for lin in gone if lin not in now]
         _follow(history, gone, now, version, owner, cache)
         alive = {owner[id(lin.wordings[0])] for lin in now}
     return history
@@ -316,18 +387,32 @@ def _follow(
             feats = cache.features(lin.current)
             candidates[(feats.kind, feats.exception)].append((lin, feats))
             candidates[("", feats.literal)].append((lin, feats))  # retyped in the same words
+            for where in feats.functions:  # retyped in other words, in its own function
+                candidates[("@", where)].append((lin, feats))
     pairs = []
     for old in gone:
         feats = cache.features(old.current)
         same_type = candidates.get((feats.kind, feats.exception), [])
         seen = {id(lin) for lin, _ in same_type}
-        retyped = [c for c in candidates.get(("", feats.literal), []) if id(c[0]) not in seen]
+        words = candidates.get(("", feats.literal), [])
+        others = words + [c for w in feats.functions for c in candidates.get(("@", w), [])]
+        retyped = []
+        for c in others:
+            if id(c[0]) not in seen:
+                seen.add(id(c[0]))
+                retyped.append(c)
+        index = len(history.releases) - 1
         for new, new_feats in same_type + retyped:
             if new.first_index <= old.first_index:
                 continue  # not newer: the two were printed side by side all along
             found = compare(feats, new_feats)
-            if found is not None and found.text >= 0.3:
-                pairs.append((found.score, old, new, found))
+            if found is None or found.text < (0.2 if found.named >= 0.5 else 0.3):
+                continue
+            found.appeared = new.first_index == index
+            found.alongside = new.first_index <= old.last_index
+            # ... and the only copy of those words: no more sites than the old check had
+            found.unique = len(words) == 1 and len(new.current.sites) <= len(old.current.sites)
+            pairs.append((found.score, old, new, found))
     pairs.sort(key=lambda p: (-p[0], _order(p[1]), _order(p[2])))
     taken: set[Lineage] = set()
     merged: set[Lineage] = set()
@@ -343,14 +428,18 @@ def _follow(
             owner[id(wording)] = new
         old.absorbed, old.superseded_by = True, new
     judged: set[Lineage] = set()
-    for _, old, new, found in pairs:  # each check not followed: its best candidate
-        if old in merged or old in judged:
+    best: dict[Lineage, Comparison] = {}
+    for _, old, new, found in pairs:  # each check not followed: its best candidate that
+        if old in merged or old in judged:  # took over, else the best one, logged
             continue
-        judged.add(old)
+        best.setdefault(old, found)
         if found.same_check():
+            judged.add(old)
             history.log.append(found.row("same-but-taken", version))
         elif found.took_over():
+            judged.add(old)
             old.superseded_by = new
             history.log.append(found.row("superseded", version))
-        else:
+    for old, found in best.items():
+        if old not in judged:
             history.log.append(found.row("different", version))

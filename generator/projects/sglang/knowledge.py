@@ -281,8 +281,9 @@ MAX_DEPTH = 100  # nesting of the files read here; real code stays under 50
 
 
 def read(files: list[tuple[str, bytes]]) -> SglangKnowledge | None:
-    """SGLang's settings as the tree declares them; None for a tree that is not SGLang's
-    (or an older layout, without `arg_groups/fields/`)."""
+    """SGLang's settings as the tree declares them; None for a tree that is not SGLang's.
+    An older release (0.4 and before, no `arg_groups/fields/`) declares its arguments in
+    `server_args.py` alone, registered by hand in `add_cli_args`: those are read."""
     root = next((p[: -len(SERVER_ARGS)] for p, _ in files if p.endswith(SERVER_ARGS)), None)
     if root is None:
         return None
@@ -293,7 +294,7 @@ def read(files: list[tuple[str, bytes]]) -> SglangKnowledge | None:
             tree = _parse(data)
             if tree is not None:
                 trees[path[len(root) :]] = tree
-    if not any(p.startswith(FIELDS) for p in trees):
+    if not any(p.startswith(FIELDS) for p in trees) and SERVER_ARGS not in trees:
         return None
     known = SglangKnowledge(version=_version(trees.get(VERSION)), root=root)
     for path, tree in sorted(trees.items()):

@@ -40,6 +40,7 @@ MODEL_CODE_CONFIGS = ("config", "hf_config", "text_config", "hf_text_config")
 HF_CONFIG_CLASSES = "vllm/transformers_utils/configs/"
 MAX_KEYS = 3  # a value read from the first of several keys names at most this many
 ROOT_CONFIG = "VllmConfig"
+OLD_CONFIG = "vllm/config.py"  # the config classes before vllm/config/ (0.9 and older)
 ENGINE_ARGS = "EngineArgs"
 FRONTEND_ARGS = ("BaseFrontendArgs", "FrontendArgs")
 
@@ -329,6 +330,7 @@ def read(files: list[tuple[str, bytes]]) -> VllmKnowledge | None:
             classes_in[path] = [m.decode() for m in _CLASS.findall(data)]
         if (
             path.startswith("vllm/config/")
+            or path == OLD_CONFIG
             or path in _PARSER_FILES
             or path in _SETTING_FILES
             or PROTOCOLS.match(path)
@@ -347,7 +349,8 @@ def read(files: list[tuple[str, bytes]]) -> VllmKnowledge | None:
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
                 classes.setdefault(node.name, node)
-                if path.startswith("vllm/config/") or node.name in (ENGINE_ARGS, *FRONTEND_ARGS):
+                config = path.startswith("vllm/config/") or path == OLD_CONFIG
+                if config or node.name in (ENGINE_ARGS, *FRONTEND_ARGS):
                     known.classes[node.name] = _fields(node)
     for attr, annotation in known.classes.get(ROOT_CONFIG, {}).items():
         held = [w for w in re.findall(r"\w+", annotation) if w in known.classes]
