@@ -1279,6 +1279,8 @@ class Result:
     # The wrapper's line the paste shows after this error ("Engine core initialization
     # failed. See root cause above"): {id, title, url}, named as its follow-on
     followed_by: dict | None = None
+    # A wrapper's line itself (a wing's wrappers()): it only says an error happened above
+    wrapper: bool = False
 
     @property
     def exact(self) -> bool:
@@ -1675,6 +1677,7 @@ def _result(doc: dict, match: str, how: str, values: dict[str, str], engines: se
         engine=named[0] if len(named) == 1 else "",
         today=doc.get("today"),
         upgrade=doc.get("upgrade", ""),
+        wrapper=bool(doc.get("wrapper")),
     )
 
 

@@ -845,5 +845,5 @@ function hit(meta, doc, match, how, found, engines) {
   const query = params.toString();
   const url = meta.errors_url.replace("{}", doc.id) + (query && `?${query}`);
   const { id, title, exception, project, summary = "", wording = "", today = null, upgrade = "" } = doc;
-  return { id, title, exception, project, summary, match, how, values, wording, also: [], engine, today, upgrade, release: "", followed_by: null, exact: match === "exact", url };
+  return { id, title, exception, project, summary, match, how, values, wording, also: [], engine, today, upgrade, release: "", followed_by: null, wrapper: Boolean(doc.wrapper), exact: match === "exact", url };
 }
