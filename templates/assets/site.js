@@ -137,5 +137,19 @@ function initEngines() {
 initTheme();
 initCopyButtons();
 initEngines();
+
+// A message two engines print: the switch between their pages keeps the values in the
+// address, and remembers the engine chosen (search opens its copy first from then on).
+function initTwins() {
+  for (const a of document.querySelectorAll("[data-engine-switch] a[data-engine]")) {
+    if (!a.hasAttribute("aria-current")) a.href = a.pathname + location.search;
+    a.addEventListener("click", () => {
+      try {
+        localStorage.setItem("errorkb-engine", a.dataset.engine);
+      } catch { /* storage off: the switch still links */ }
+    });
+  }
+}
+initTwins();
 initFilter();
 initOffline();
