@@ -1349,7 +1349,10 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
         mets[doc["id"]] = max(mets.get(doc["id"], 0), doc.get("met", 0))
         if doc.get("wrapper"):
             flagged.add(doc["id"])
-        rated.append(_rate(doc, blocks, scores[pid], pid, said, engines))
+        # Fragments of an engine's own messages (the stack's are other programs' texts, of
+        # common words: "No such file or directory")
+        engine_doc = programs.get(doc["project"], {}).get("engine", True)
+        rated.append(_rate(doc, blocks, scores[pid], pid, said, engines, engine_doc))
     rated = _unwrapped(rated, programs, flagged)
     fitted = any(key[0] < RANKS["similar"] for key, _ in rated)
     least = QUERY["coverage"] if fitted else QUERY["near_coverage"]
@@ -1565,7 +1568,15 @@ def _candidates(scores: dict[int, int], full: dict[int, int], order: Callable) -
     return top + [pid for pid in best(full) if pid not in top][: QUERY["hedge"]]
 
 
-def _rate(doc: dict, blocks: list[Block], score: int, pid: int, said: dict, engines: set) -> tuple:
+def _rate(
+    doc: dict,
+    blocks: list[Block],
+    score: int,
+    pid: int,
+    said: dict,
+    engines: set,
+    fragments: bool = True,
+) -> tuple:
     """(sort key, Result, the template's own text it shows, the values it holds after a
     colon) of a candidate: its best fit to any reading of any block, or else how much of its
     words the paste has (per mille), as a similar one (showing and holding none)."""
@@ -1588,7 +1599,7 @@ def _rate(doc: dict, blocks: list[Block], score: int, pid: int, said: dict, engi
                     best = key, result, _own(pat, fit.stop), _held(pat, fit.values)
     if best:
         return best
-    shown, run = (0, []) if doc.get("generic") else _fragment(pat, blocks)
+    shown, _ = _fragment(pat, blocks) if fragments and not doc.get("generic") else (0, [])
     if shown:
         # A fragment: as a partial fit that shows this much, behind the paste's exception
         key = (RANKS["fragment"], -shown, 1, removed, 1, *standing, pid)

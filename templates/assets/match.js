@@ -685,7 +685,9 @@ export class Index {
       mets.set(doc.id, Math.max(mets.get(doc.id) || 0, doc.met || 0));
       if (doc.wrapper) flagged.add(doc.id);
     }
-    const rated = unwrapped(ctx, top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid), pid, said, engines)), flagged).sort(byKey);
+    // Fragments of an engine's own messages only (the stack's are other programs' texts)
+    const engineDoc = (doc) => programs[doc.project]?.engine ?? true;
+    const rated = unwrapped(ctx, top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid), pid, said, engines, engineDoc(docs[i]))), flagged).sort(byKey);
     const similarRank = meta.ranks.similar;
     const least = rated.some(([key]) => key[0] < similarRank) ? settings.coverage : settings.near_coverage;
     const results = new Map();
@@ -801,7 +803,7 @@ function ownText(pat, stop) {
 
 // search._rate: [key, hit, own text shown, values held after a colon] of a candidate's best
 // fit, or of how much of its words the paste has
-function rate(ctx, doc, blocks, score, pid, said, engines) {
+function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
   const pat = doc.pattern;
   const removed = doc.removed ? 1 : 0;
   const rest = standing(doc, said);
@@ -824,7 +826,7 @@ function rate(ctx, doc, blocks, score, pid, said, engines) {
     }
   }
   if (best) return best;
-  const [shown] = doc.generic ? [0] : fragment(ctx.settings, pat, blocks);
+  const [shown] = fragments && !doc.generic ? fragment(ctx.settings, pat, blocks) : [0];
   if (shown) {
     const key = [ctx.meta.ranks.fragment, -shown, 1, removed, 1, ...rest, pid];
     return [key, hit(ctx.meta, doc, "partial", ctx.how.fragment, {}, engines), [], []];
