@@ -96,8 +96,11 @@ def test_each_twin_page_links_the_other_project_s_page(two_projects):
     """a1 (Demo) and a01 (Other) print the same message: each page says so, with a switch to
     the other's page, and each JSON document lists the other."""
     site = two_projects / "site"
-    for rid, other, name, own in (("00000000000000a1", "0000000000000a01", "Other", "Demo"),
-                             ("0000000000000a01", "00000000000000a1", "Demo", "Other")):  # fmt: skip
+    pairs = [
+        ("00000000000000a1", "0000000000000a01", "Other", "Demo"),
+        ("0000000000000a01", "00000000000000a1", "Demo", "Other"),
+    ]
+    for rid, other, name, own in pairs:
         page = (site / f"errors/{rid}/index.html").read_text()
         # Above the fold: what it is, and the switch to the other engine's page
         assert f"Printed by {own} and {name} from the same code." in page
