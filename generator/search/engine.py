@@ -1186,17 +1186,22 @@ def _fragment(pat, blocks: list[Block]) -> tuple[int, list[str]]:
     """(characters, words) of the longest run of a template's own words that a paste holds
     in a row, among any other words: at least QUERY["fragment_words"] of them, or the
     whole of the template's longest literal part when that has more words than a partial
-    fit must show; (0, []) when there is none. Not in a message for sure (an exception's):
-    another program's message that shares a few words with a template is no fragment of
-    it (issue titles and prose quote fragments)."""
+    fit must show; (0, []) when there is none. In a message for sure (an exception's), only
+    when it opens with the template's first OPENING words (a terminal may have cut the rest
+    of it): another program's message that shares a few words with a template is no
+    fragment of it. Issue titles and prose quote fragments anywhere."""
     parts = [template.words(seg) for seg in pat if isinstance(seg, str)]
     longest = max(map(len, parts), default=0)
+    first = template.words(pat[0]) if pat and isinstance(pat[0], str) else []
+    opening = first[:OPENING] if len(first) >= OPENING else []
     best: list[str] = []
     for block in blocks:
-        for form in [] if block.starts else block.forms:
+        for form in block.forms:
             if form.kind == "source":
                 continue
             have = template.words(form.text)
+            if block.starts and (not opening or have[:OPENING] != opening):
+                continue
             at: dict[str, list[int]] = {}
             for n, word in enumerate(have):
                 at.setdefault(word, []).append(n)
@@ -1207,6 +1212,9 @@ def _fragment(pat, blocks: list[Block]) -> tuple[int, list[str]]:
                 if run and len(run) > len(best) and (len(run) >= enough or (whole and run == part)):
                     best = run
     return (len(" ".join(best)), best) if best else (0, [])
+
+
+OPENING = 4  # words a message for sure must open with as its template does to be a fragment
 
 
 def _run(part: list[str], have: list[str], at: dict[str, list[int]]) -> list[str]:

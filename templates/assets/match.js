@@ -428,11 +428,15 @@ function fitBare(rules, settings, pat, text) {
 function fragment(settings, pat, blocks) {
   const parts = pat.filter((seg) => typeof seg === "string").map((seg) => words(seg));
   const longest = Math.max(0, ...parts.map((part) => part.length));
+  const OPENING = 4; // search.OPENING
+  const first = pat.length && typeof pat[0] === "string" ? words(pat[0]) : [];
+  const opening = first.length >= OPENING ? first.slice(0, OPENING) : [];
   let best = [];
   for (const block of blocks) {
-    for (const form of block.starts ? [] : block.forms) {
+    for (const form of block.forms) {
       if (form.kind === "source") continue;
       const have = words(form.text);
+      if (block.starts && (!opening.length || opening.some((w, n) => have[n] !== w))) continue;
       const at = new Map();
       have.forEach((word, n) => at.set(word, [...(at.get(word) || []), n]));
       for (const part of parts) {
