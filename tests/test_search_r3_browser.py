@@ -38,6 +38,11 @@ def test_the_engine_chosen_on_a_twin_page_opens_first_in_search(page, base):
     page.wait_for_url(lambda url: f"/errors/{SGLANG}/" in url)
     assert page.evaluate("localStorage.getItem('errorkb-engine')") == "SGLang"
     assert _first_hit(page, TWIN).get_attribute("href").startswith(f"/errors/{SGLANG}/")
+    # A link to vLLM's copy shared with this visitor: the switch points at their engine's page.
+    page.goto(f"{base}/errors/{VLLM}/")
+    yours = page.locator(".note.twins a.engine-yours")
+    assert yours.get_attribute("data-engine") == "SGLang"
+    assert yours.get_attribute("title") == "You chose SGLang last: its page"
 
 
 def test_a_result_names_the_wrapper_line_after_its_error(page, base):
