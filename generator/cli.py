@@ -168,7 +168,7 @@ def cmd_match(args) -> int:
     _tolerant_stdio()
     try:
         if args.batch:
-            return _match_batch(search, index)
+            return _match_batch(search, index, args.engine)
         text = sys.stdin.read() if args.text == "-" else args.text
         return _match_one(search, index, _readable(text), args)
     except BrokenPipeError:
@@ -185,7 +185,8 @@ def cmd_triage(args) -> int:
 
     try:
         event, body = _triage_input(args)
-        found = triage(body, _triage_site(args), args.min, event.repo if event else "")
+        repo = event.repo if event else ""
+        found = triage(body, _triage_site(args), args.min, repo, args.engine)
     except BadIndex as exc:  # the wrong site, or one of another errorkb: the setup is wrong
         _log(f"{'::error::' if args.post else ''}errorkb triage: {exc}")
         return 2
@@ -274,7 +275,7 @@ def _readable(text: str) -> str:
 
 
 def _match_one(search, index, text: str, args) -> int:
-    results = search.search(index, text)
+    results = search.search(index, text, engine=args.engine)
     fits = [r for r in results if r.match != "similar"]
     report = None if fits else search.report_url(index, text)
     if args.json:
@@ -291,6 +292,9 @@ def _match_one(search, index, text: str, args) -> int:
             print("   tied: another match fits as well (the same text); source order ranks them")
         for other in result.also:
             print(f"   also printed by {other['project']}: {other['url']}")
+        if result.followed_by:
+            then = result.followed_by
+            print(f"   then: {then['title']} ({then['id']}), which only says this error happened")
         for name, value in result.values.items():
             print(f"   {name} = {value}")
         print(f"   {result.url}")
@@ -301,13 +305,13 @@ def _match_one(search, index, text: str, args) -> int:
     return 0 if results else 1
 
 
-def _match_batch(search, index) -> int:
+def _match_batch(search, index, engine: str | None = None) -> int:
     """JSON lines in ({"text": ..., "id": ...} or a string), JSON lines out, one per line,
     each written as soon as it is answered. A line that holds no query is answered with
     why and its number, and the lines after it are answered still."""
     for number, line in enumerate(sys.stdin, 1):
         if line.strip():
-            print(_batch_answer(search, index, number, line), flush=True)
+            print(_batch_answer(search, index, number, line, engine), flush=True)
     return 0
 
 
@@ -318,13 +322,14 @@ class _BadQuery(ValueError):
 QUERY_SHAPE = 'expected a JSON string or {"text": "..."}'
 
 
-def _batch_answer(search, index, number: int, line: str) -> str:
+def _batch_answer(search, index, number: int, line: str, engine: str | None = None) -> str:
     try:
         query = _batch_query(line)
     except _BadQuery as exc:
         return json.dumps({"line": number, "error": str(exc)})
     text = _readable(query["text"])
-    results = search.search(index, text)
+    runs = query.get("engine") if isinstance(query.get("engine"), str) else engine
+    results = search.search(index, text, engine=runs)
     fits = any(r.match != "similar" for r in results)
     answer = {
         **({"id": query["id"]} if "id" in query else {}),
@@ -717,11 +722,16 @@ def parser() -> argparse.ArgumentParser:
         "text", nargs="?", default="-", help="the error as pasted, log noise and all; - reads stdin"
     )
     p.add_argument("--site", type=Path, help="read the index of this built site, not content/")
+    p.add_argument(
+        "--engine",
+        help="the key of the engine you run (vllm, sglang): a message both print opens its copy",
+    )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument(
         "--batch",
         action="store_true",
-        help='JSON lines on stdin ({"text": ..., "id": ...}), one JSON line of results each',
+        help='JSON lines on stdin ({"text": ..., "id": ..., "engine": ...}), one JSON line of'
+        " results each",
     )
     p.set_defaults(func=cmd_match)
 
@@ -731,6 +741,10 @@ def parser() -> argparse.ArgumentParser:
     where.add_argument("--site", type=Path, help="answer from this built site")
     where.add_argument("--index", help="answer from a published site: its search/index.json URL")
     p.add_argument("--min", choices=["exact", "partial"], default="partial", help="least match")
+    p.add_argument(
+        "--engine",
+        help="the key of the engine the issue is about (else the repository it is filed in)",
+    )
     p.add_argument("--json", action="store_true", help="the comment and the errors as JSON")
     p.add_argument("--post", action="store_true", help="post, update or delete the comment")
     p.add_argument("--label", default="", help="with --post: a label for matched issues")

@@ -267,6 +267,15 @@ def make_stack_kb(path: Path) -> Path:
     return path
 
 
+R3 = Path(__file__).parent / "fixtures" / "r3" / "content"
+
+
+def make_r3_kb(path: Path) -> Path:
+    """Two engines' copies of messages, a wrapper and its cause, a backticked template and
+    the threads they were met in (content/most-met/): tests/search_r3_cases.json's."""
+    return make_kb(path, lambda kb: shutil.copytree(R3, kb / "content"))
+
+
 @pytest.fixture
 def stack_kb(tmp_path) -> Path:
     return make_stack_kb(tmp_path / "kb")

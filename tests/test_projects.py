@@ -93,13 +93,19 @@ def test_a_project_without_a_wing_has_no_extras(two_projects):
 
 
 def test_each_twin_page_links_the_other_project_s_page(two_projects):
-    """a1 (Demo) and a01 (Other) print the same message: each page says so, with a link to
+    """a1 (Demo) and a01 (Other) print the same message: each page says so, with a switch to
     the other's page, and each JSON document lists the other."""
     site = two_projects / "site"
-    for rid, other, name in (("00000000000000a1", "0000000000000a01", "Other"),
-                             ("0000000000000a01", "00000000000000a1", "Demo")):  # fmt: skip
+    pairs = [
+        ("00000000000000a1", "0000000000000a01", "Other", "Demo"),
+        ("0000000000000a01", "00000000000000a1", "Demo", "Other"),
+    ]
+    for rid, other, name, own in pairs:
         page = (site / f"errors/{rid}/index.html").read_text()
-        assert f'Also printed by <a href="/errors/{other}/">{name}</a>' in page
+        # Above the fold: what it is, and the switch to the other engine's page
+        assert f"Printed by {own} and {name} from the same code." in page
+        assert f'<a href="/errors/{other}/" data-engine="{name}">{name}</a>' in page
+        assert f'<a href="/errors/{rid}/" aria-current="page" data-engine="{own}">' in page
         doc = json.loads((site / f"api/errors/{rid}.json").read_text())
         assert [t["id"] for t in doc["computed"]["twins"]] == [other]
     own = json.loads((site / "api/errors/0000000000000a02.json").read_text())

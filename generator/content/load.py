@@ -82,6 +82,9 @@ _SITE_SCHEMA = {
         "branch": {"type": "string"},
         "language": {"type": "string"},
         "max_file_kb": {"type": "integer", "minimum": 1, "maximum": 1048576},
+        # the project key of the engine whose copy of a message two engines print opens
+        # when nothing else tells (search)
+        "default_engine": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]*$"},
     },
 }
 _GUIDE_SCHEMA = {

@@ -73,6 +73,13 @@ class Wing:
         search strips from a paste (in Python and in the browser)."""
         return []
 
+    def wrappers(self) -> list[str]:
+        """Regular expressions of the project's wrapper messages: a line that only says an
+        error happened above it ("Engine core initialization failed. See root cause
+        above"). Search ranks the error a paste shows beside one first, naming the wrapper
+        as its follow-on (in Python and in the browser)."""
+        return []
+
     def knowledge(self, files: list[tuple[str, bytes]]) -> "Knowledge | None":
         """What `extract` should know of the project's own code (its settings and the flags
         that set them, the stage each module runs in), read from the tree being extracted

@@ -29,6 +29,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -71,6 +72,9 @@ QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "budget": 2000,  # steps one verification may take (it backtracks)
     "coverage": 500,  # per mille of a pattern's word weight a query needs to show unverified
     "partial_words": 3,  # words of a template's own text a partial match must show at least
+    # A paste that holds this many words of a template's own text in a row, among other
+    # words (an issue title quoting a message), finds it as partial: a fragment
+    "fragment_words": 5,
     "wrap_width": 40,  # lines this long and alike are a terminal's hard wrap: glued, not spaced
     "near_coverage": 150,  # ...when nothing fits: the nearest few, even if not that near
     "nearest": 3,  # similar patterns shown at most
@@ -116,6 +120,12 @@ class Entry:
     # release that no longer prints the check (its page answers with either)
     today: dict | None = None
     upgrade: str = ""
+    # Met in the wild: the public threads that showed it (content/most-met/), what breaks
+    # ties in search and picks which engine's copy of a twin leads when the paste names none
+    met: int = 0
+    # A wrapper's line ("Engine core initialization failed. See root cause above"): the
+    # error it follows leads, and names it as its follow-on (a wing's wrappers())
+    wrapper: bool = False
 
     def document(self) -> dict:
         doc: dict[str, object] = {
@@ -141,6 +151,10 @@ class Entry:
             doc["today"] = self.today
         if self.upgrade:
             doc["upgrade"] = self.upgrade
+        if self.met:
+            doc["met"] = self.met
+        if self.wrapper:
+            doc["wrapper"] = True
         if generic(self.pattern, self.words):
             doc["generic"] = True
         return doc
@@ -156,11 +170,54 @@ def generic(pat: template.Pattern, words: list[str]) -> bool:
 
 def entries(content: "Content") -> list[Entry]:
     """Every record's patterns, in source order so that neighbours share files."""
+    extras = search_extras(content)
     return [
         entry
         for r in _source_order(content)
-        for entry in record_entries(r, content.projects[r.project].name, answer_of(content, r))
+        for entry in record_entries(
+            r, content.projects[r.project].name, answer_of(content, r), extras.get(r.id)
+        )
     ]
+
+
+# What the index says of a record besides its text: (met in the wild, a wrapper's line)
+Extra = tuple[int, bool]
+
+_MET_ROW = re.compile(r"^\|\s*\d+\s*\|\s*`([0-9a-f]{16})`\s*\|[^|\n]*\|\s*(\d+)\s*\|", re.M)
+
+
+def demand(content: "Content") -> dict[str, int]:
+    """Each record's count of public threads that showed it: the tables of
+    content/most-met/*.md (| rank | `id` | error | count | threads |); the highest count a
+    record is listed with."""
+    found: dict[str, int] = {}
+    folder = Path(content.root) / "content" / "most-met"
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        for rid, count in _MET_ROW.findall(path.read_text(encoding="utf-8")):
+            found[rid] = max(found.get(rid, 0), int(count))
+    return found
+
+
+def wrapper_rules(content: "Content") -> dict[str, re.Pattern]:
+    """Each project key -> what its wrappers' messages match (its wing's wrappers())."""
+    out = {}
+    for key, project in content.projects.items():
+        found = projects.wing(project.wing_key).wrappers()
+        if found:
+            out[key] = re.compile("|".join(f"(?:{w})" for w in found))
+    return out
+
+
+def search_extras(content: "Content") -> dict[str, Extra]:
+    """(met, wrapper) of the records that have either, by id."""
+    met, rules = demand(content), wrapper_rules(content)
+    out = {}
+    for rid, record in content.records.items():
+        rule = rules.get(record.project)
+        wrapper = bool(rule and any(rule.search(m) for m in record.messages))
+        if met.get(rid) or wrapper:
+            out[rid] = (met.get(rid, 0), wrapper)
+    return out
 
 
 # What answers an old wording in search: the check printed today that took over (its id,
@@ -198,9 +255,13 @@ def _record_patterns(record: "Record") -> list[tuple[template.Pattern, list[str]
     return template.record_patterns(record.messages, record.params)
 
 
-def record_entries(record: "Record", project: str, answer: Answer | None = None) -> list[Entry]:
+def record_entries(
+    record: "Record", project: str, answer: Answer | None = None, extra: Extra | None = None
+) -> list[Entry]:
     """The index entries of one record: its message and each of its variants; a removed
-    one's with its `answer` (answer_of), whose explanation counts as the record's own."""
+    one's with its `answer` (answer_of), whose explanation counts as the record's own;
+    `extra`, what search_extras says of it."""
+    met, wrapper = extra or (0, False)
     patterns = _record_patterns(record)
     labels = wording_labels(record, project)
     explained = max(_explained(record), answer[2] if answer else 0)
@@ -222,6 +283,8 @@ def record_entries(record: "Record", project: str, answer: Answer | None = None)
             list(record.engines),
             today,
             upgrade,
+            met,
+            wrapper,
         )
         for (pat, words), label, (_, seen) in zip(patterns, labels, record.wordings, strict=True)
     ]
@@ -256,7 +319,8 @@ def index_files(
     own = [set(item.words) for item in items]
     records = len({item.record for item in items})
     patterns = [item.pattern for item in items]
-    weights, head = _index_head(own, patterns, records, repo, hints, programs, base_url)
+    starts = _starts([item.project for item in items])
+    weights, head = _index_head(own, patterns, records, repo, hints, programs, base_url, starts)
     yield from head
     for start in range(0, len(items), PAGE):
         totals = [sum(weights[w] for w in words) for words in own[start : start + PAGE]]
@@ -286,14 +350,16 @@ def site_index_parts(
         project_hints(content),
         project_programs(content),
         content.site["base_url"],
+        _starts([names[r.project] for r, _ in slots]),
     )
     for url, body in head:
         yield url, hashlib.sha1(body).hexdigest(), body
+    extras = search_extras(content)
     for start in range(0, len(slots), PAGE):
         totals = [sum(weights[w] for w in words) for words in own[start : start + PAGE]]
         page = slots[start : start + PAGE]
         answers = page_answers(content, page)
-        yield patterns_page(start // PAGE, page, names, totals, salt, answers)
+        yield patterns_page(start // PAGE, page, names, totals, salt, answers, extras)
 
 
 def page_answers(content: "Content", page: list[tuple["Record", int]]) -> dict[str, Answer]:
@@ -318,17 +384,19 @@ def patterns_page(
     totals: list[int],
     salt: str,
     answers: dict[str, Answer] | None = None,
+    extras: dict[str, Extra] | None = None,
 ) -> tuple[str, str, Callable[[], bytes]]:
     """A page of patterns (`page`: its slots, `totals`: their words' weights, `answers`:
     its removed records', page_answers) as (url, key, how to make it): keyed by what it is
     made from (`salt`: the code's key)."""
-    answers = answers or {}
+    answers, extras = answers or {}, extras or {}
     inputs = [salt] + [
         f"{names[r.project]}\0{r.id}\0{r.outward}\0{n}\0{total}\0{answers.get(r.id)}"
+        f"\0{extras.get(r.id)}"
         for (r, n), total in zip(page, totals, strict=True)
     ]
     key = hashlib.sha1("\n".join(inputs).encode()).hexdigest()
-    made = functools.partial(_slots_page, page, names, totals, answers)
+    made = functools.partial(_slots_page, page, names, totals, answers, extras)
     return urls.search_patterns(str(number)), key, made
 
 
@@ -337,12 +405,14 @@ def _slots_page(
     names: dict[str, str],
     totals: list[int],
     answers: dict[str, Answer],
+    extras: dict[str, Extra] | None = None,
 ):
     """The file of these patterns (record, which of its wordings)."""
     made: dict[str, list[Entry]] = {}
     for r, _ in page:
         if r.id not in made:
-            made[r.id] = record_entries(r, names[r.project], answers.get(r.id))
+            extra = (extras or {}).get(r.id)
+            made[r.id] = record_entries(r, names[r.project], answers.get(r.id), extra)
     return _pattern_page([made[r.id][n] for r, n in page], totals)
 
 
@@ -354,6 +424,7 @@ def _index_head(
     hints: dict[str, str] | None,
     programs: dict[str, dict] | None,
     base_url: str,
+    starts: list | None = None,
 ) -> tuple[dict[str, int], list[tuple[str, bytes]]]:
     """Each word's weight (what pages of patterns are made with), and index.json and the
     word shards of patterns with these words (`records`: how many records they are of)."""
@@ -388,6 +459,10 @@ def _index_head(
         "report": repo and urls.github_new_issue(repo, "{title}", "{body}"),
         "hints": hints or {},
         "programs": programs or {},
+        # [first pattern id, project name] of each project's run of patterns (they are in
+        # source order, a project's together): candidates that score alike are taken in the
+        # order a message two engines print would open in
+        "starts": starts or [],
     }
     files = [(urls.search_index(), _dumps(settings))]
     files += [(urls.search_words(str(n)), _dumps(bucket)) for n, bucket in enumerate(buckets)]
@@ -467,10 +542,14 @@ _LOG_PREFIXES = [
     # NCCL's own log lines: host:pid:tid [gpu] NCCL INFO ... (at a word's start, and the
     # host without colons: a search through a line stays linear)
     r"(?<!\S)[^\s:]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|ERROR) ?",
+    # A logger's source location alone, what is left of a line whose level and time a
+    # paste cut off: [multiproc_executor.py:492]
+    r"\[[\w.-]+\.py:\d+\] ?",
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::[\w.]*:| - |: | )",  # logging: ERROR:root:
 ]
-# All but the bare level name tell a log line's start even in the middle of a line.
-_LINE_MARKS = _LOG_PREFIXES[:-1]
+# All but the last two (a source location, the bare level name) tell a log line's start
+# even in the middle of a line.
+_LINE_MARKS = _LOG_PREFIXES[:-2]
 
 # The rules of cleaning and of typed values, as regular expressions that Python (with
 # re.ASCII) and JavaScript read alike; index.json carries them to match.js.
@@ -785,9 +864,21 @@ def query_words(blocks: list[Block]) -> list[str]:
     then the keys of the two words a message may start with (lead)."""
     found = {w for b in blocks for f in b.forms for w in template.words(f.text)}
     leads = dict.fromkeys(key for b in blocks for f in b.forms for key in _leads(f.text))
-    return (
-        sorted(found, key=lambda w: (-len(w), w))[: QUERY["words"]] + list(leads)[: QUERY["leads"]]
+    words = sorted(found, key=lambda w: (-len(w), w))[: QUERY["words"]]
+    if len(words) > QUERY["words"] // 2:
+        return words + list(leads)[: QUERY["leads"]]
+    # A short paste (an issue title) leaves keys unfetched: its pairs of words, in order, as
+    # lead keys too (a message quoted among other words starts at one of them); not of a
+    # message for sure (an exception's): that one starts where its text does
+    pairs = (
+        f"{a} {b}"
+        for blk in blocks
+        if not blk.starts
+        for f in blk.forms
+        for a, b in itertools.pairwise(template.words(f.text))
     )
+    leads.update(dict.fromkeys(pairs))
+    return words + list(leads)[: QUERY["leads"] + QUERY["words"] - len(words)]
 
 
 def _leads(text: str) -> list[str]:
@@ -1018,6 +1109,8 @@ HOW = {
     "quotes": ", with other quotes or none around a value",
     "tuple": "the exception's arguments, printed as a tuple",
     "quoted": "the message, quoted in the paste",
+    "bare": "the message, without the quote marks Markdown ate",
+    "fragment": "a run of the message's words, among other words",
     "source": "the raise statement of the traceback",
     "generic": "a generic template: little text of its own, or a message Python itself prints",
     "loose": "the message, with a value its placeholder does not hold",
@@ -1027,7 +1120,10 @@ HOW = {
 # of its template's text first, and of two that show as much, the whole fit (a generic
 # template) before the cut. A wrapper's fit, and one another fit holds, rank after them
 # (_unwrapped).
-RANKS = {"exact": 0, "partial": 1, "generic": 1, "aside": 2, "similar": 3}
+# A fragment (a run of a template's words among other words) is a partial match that ranks
+# after the fits of the message itself.
+RANKS = {"exact": 0, "partial": 1, "generic": 1, "fragment": 1.5, "aside": 2, "similar": 3}
+FITS = ("exact", "partial")  # the tiers that claim a paste is this error
 
 
 def _try(pat, form: Form, generic: bool):
@@ -1045,6 +1141,9 @@ def _try(pat, form: Form, generic: bool):
         return ("generic", HOW["generic"], fit) if generic else ("exact", HOW[kind], fit)
     if generic or kind == "glued":
         return None
+    fit = whole and _fit_bare(pat, text)
+    if fit:
+        return "exact", HOW["bare"], fit
     # As printed, then in other letter case, then without the quotes around values (eaten by
     # Markdown) or with other quote marks (retyped).
     for fold, shape in (("", pat), ("case", pat), ("quotes", _unquoted(pat))):
@@ -1055,6 +1154,80 @@ def _try(pat, form: Form, generic: bool):
             return found
     fit = whole and _fit(pat, text, False, False)
     return fit and ("generic", HOW["loose"], fit)
+
+
+def _bare(text: str) -> str:
+    return text.translate(_NO_QUOTES)
+
+
+_NO_QUOTES = str.maketrans("", "", _QUOTES)
+
+
+def _fit_bare(pat: template.Pattern, text: str):
+    """The fit of the text to the pattern with the quote marks of both left out (Markdown
+    eats backticks, people retype quotes): the pattern's own are optional, and the values
+    are the paste's, read where they stand in it. None when neither has a quote mark."""
+    literal = "".join(seg for seg in pat if isinstance(seg, str))
+    if not any(q in literal or q in text for q in _QUOTES):
+        return None
+    where = [i for i, ch in enumerate(text) if ch not in _QUOTES]
+    bare = "".join(text[i] for i in where)
+    shape = [_bare(seg) if isinstance(seg, str) else seg for seg in pat]
+    fit = _fit([seg for seg in shape if seg != ""], bare, True, False)
+    if fit:
+        fit.values = {
+            name: text[where[a] : where[b - 1] + 1] if b > a else ""
+            for name, (a, b) in fit.spans.items()
+        }
+    return fit
+
+
+def _fragment(pat, blocks: list[Block]) -> tuple[int, list[str]]:
+    """(characters, words) of the longest run of a template's own words that a paste holds
+    in a row, among any other words: at least QUERY["fragment_words"] of them, or the
+    whole of the template's longest literal part when that has more words than a partial
+    fit must show; (0, []) when there is none. In a message for sure (an exception's), only
+    when it opens with the template's first OPENING words (a terminal may have cut the rest
+    of it): another program's message that shares a few words with a template is no
+    fragment of it. Issue titles and prose quote fragments anywhere."""
+    parts = [template.words(seg) for seg in pat if isinstance(seg, str)]
+    longest = max(map(len, parts), default=0)
+    first = template.words(pat[0]) if pat and isinstance(pat[0], str) else []
+    opening = first[:OPENING] if len(first) >= OPENING else []
+    best: list[str] = []
+    for block in blocks:
+        for form in block.forms:
+            if form.kind == "source":
+                continue
+            have = template.words(form.text)
+            if block.starts and (not opening or have[:OPENING] != opening):
+                continue
+            at: dict[str, list[int]] = {}
+            for n, word in enumerate(have):
+                at.setdefault(word, []).append(n)
+            for part in parts:
+                run = _run(part, have, at)
+                enough = QUERY["fragment_words"]
+                whole = len(part) == longest > QUERY["partial_words"]
+                if run and len(run) > len(best) and (len(run) >= enough or (whole and run == part)):
+                    best = run
+    return (len(" ".join(best)), best) if best else (0, [])
+
+
+OPENING = 4  # words a message for sure must open with as its template does to be a fragment
+
+
+def _run(part: list[str], have: list[str], at: dict[str, list[int]]) -> list[str]:
+    """The longest run of part's words that have holds in a row (the first of the longest)."""
+    best = (0, 0)  # (length, start in part)
+    for j, word in enumerate(part):
+        for n in at.get(word, ()):
+            k = 1
+            while j + k < len(part) and n + k < len(have) and part[j + k] == have[n + k]:
+                k += 1
+            if k > best[0]:
+                best = (k, j)
+    return part[best[1] : best[1] + best[0]]
 
 
 def _partial(pat, fit, text: str, how: str | None, values=True, fold="", cut=False):
@@ -1111,6 +1284,11 @@ class Result:
     upgrade: str = ""
     # The release the paste names of the result's project: its page opens on its wording
     release: str = ""
+    # The wrapper's line the paste shows after this error ("Engine core initialization
+    # failed. See root cause above"): {id, title, url}, named as its follow-on
+    followed_by: dict | None = None
+    # A wrapper's line itself (a wing's wrappers()): it only says an error happened above
+    wrapper: bool = False
 
     @property
     def exact(self) -> bool:
@@ -1143,7 +1321,7 @@ class Index:
         return self._files[url]
 
 
-def search(index: Index, text: str) -> list[Result]:
+def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     """Ranked results: exact fits, partial ones, generic ones, then similar patterns.
 
     Of the fits of one tier the one that shows more of its template's text ranks first
@@ -1153,21 +1331,37 @@ def search(index: Index, text: str) -> list[Result]:
     names printed. Two projects' fits alike are one result (the same code, copied): the
     project the paste points at leads. Exact matches alike in all that are a tie (two
     records that print the same text): each is marked tied, and source order ranks them.
-    Similar patterns, when nothing fits, are the nearest few.
+    Similar patterns, when nothing fits, are the nearest few. A message two engines print
+    (a twin) opens the copy of the engine the paste points at, else of `engine` (the key
+    of the one the user runs, when known), else of the one met more often in the wild.
+    A wrapper's line ranks after the other error the paste shows, which names it.
     """
     meta = index.meta
     hints = meta.get("hints", {})
     blocks = clean(text)
     scores, full = _scores(index, query_words(blocks), quoted_words(blocks))
-    top = _candidates(scores, full)
     said = said_versions(text, hints)
     named = named_projects(text, hints)
-    engines = named_engines(named, meta.get("programs", {}))
+    programs = meta.get("programs", {})
+    engines = named_engines(named, programs)
+    chosen = {name for name, p in programs.items() if engine and p.get("key") == engine}
+    lead = _lead_order(named, chosen, programs)
+    starts = meta.get("starts", [])
+    top = _candidates(scores, full, lambda pid: lead(_project_of(pid, starts), 0))
     rated = []
+    mets: dict[str, int] = {}
+    flagged: set[str] = set()  # wrappers' lines
     for pid in top:
         page = index.get(meta["patterns_url"].replace("{}", str(pid // meta["page"])))
-        rated.append(_rate(page[pid % meta["page"]], blocks, scores[pid], pid, said, engines))
-    rated = _unwrapped(rated, meta.get("programs", {}))
+        doc = page[pid % meta["page"]]
+        mets[doc["id"]] = max(mets.get(doc["id"], 0), doc.get("met", 0))
+        if doc.get("wrapper"):
+            flagged.add(doc["id"])
+        # Fragments of an engine's own messages (the stack's are other programs' texts, of
+        # common words: "No such file or directory")
+        engine_doc = programs.get(doc["project"], {}).get("engine", True)
+        rated.append(_rate(doc, blocks, scores[pid], pid, said, engines, engine_doc))
+    rated = _unwrapped(rated, programs, flagged)
     fitted = any(key[0] < RANKS["similar"] for key, _ in rated)
     least = QUERY["coverage"] if fitted else QUERY["near_coverage"]
     results: dict[str, tuple[tuple, Result]] = {}
@@ -1178,12 +1372,25 @@ def search(index: Index, text: str) -> list[Result]:
             if -key[1] < least or similar > QUERY["nearest"]:
                 continue
         results.setdefault(result.id, (key[:-1], result))  # the key but for the pattern id
-    ranked = _one_per_message(list(results.values()), named)
+    ranked = _one_per_message(list(results.values()), lead, mets)
     alike = [key for key, _ in ranked]
     for key, result in ranked:
         result.tied = result.match != "similar" and alike.count(key) > 1
     out = [result for _, result in ranked][: QUERY["results"]]
+    _follow_on(out, flagged)
     return _with_releases(out, said_releases(text, hints))
+
+
+def _follow_on(results: list[Result], flagged: set[str]) -> None:
+    """The first result, when it is an error the paste shows beside a wrapper's line, names
+    the best of those lines as its follow-on."""
+    lead = results[0] if results else None
+    if lead is None or lead.id in flagged or lead.match not in FITS:
+        return
+    for result in results[1:]:
+        if result.id in flagged and result.match != "similar":
+            lead.followed_by = {"id": result.id, "title": result.title, "url": result.url}
+            return
 
 
 def _with_releases(results: list[Result], releases: dict[str, str]) -> list[Result]:
@@ -1198,7 +1405,9 @@ def _with_releases(results: list[Result], releases: dict[str, str]) -> list[Resu
 FIT = 3  # a sort key's first items: how a pattern fits (tier, text shown, cut)
 
 
-def _unwrapped(rated: list[tuple[tuple, Result, list[str], list[str]]], programs: dict) -> list:
+def _unwrapped(
+    rated: list[tuple[tuple, Result, list[str], list[str]]], programs: dict, flagged: set[str]
+) -> list:
     """The rated candidates, two kinds of fit set aside, ranked after all the others:
 
     - a wrapper: a fit whose value after a colon holds the text of a fit of the engines'
@@ -1210,12 +1419,17 @@ def _unwrapped(rated: list[tuple[tuple, Result, list[str], list[str]]], programs
     - a fit whose whole text is held in a value of another exact or partial fit that is no
       wrapper: transformers' "You are trying to access a gated repo. ... {hub_error}" holds
       the Hub's message, SGLang's "Capture cuda graph failed: {error}" the OOM. The outer
-      message is the one raised last, whose page speaks of both.
+      message is the one raised last, whose page speaks of both;
+    - a project's wrapper line (`flagged`: "Engine core initialization failed. See root
+      cause above"), when the paste shows another error that fits exact or partially (a
+      run of its words too: a terminal may have cut it): that one is the cause.
     """
     enough = QUERY["partial_words"]
     shown = [(result.id, own) for _, result, own, _ in rated if _words(own) >= enough]
     stack = {r.id for _, r, _, _ in rated if not programs.get(r.project, {}).get("engine", True)}
-    wrappers = {
+    causes = [r for _, r, _, _ in rated if r.match in FITS and r.id not in flagged]
+    wrappers = {result.id for _, result, _, _ in rated if causes and result.id in flagged}
+    wrappers |= {
         result.id
         for _, result, mine, held in rated
         if _words(mine) <= QUERY["wrapper_words"]
@@ -1287,17 +1501,30 @@ def _release(version: str) -> list[int]:
     return [int(n) for n in re.findall(r"[0-9]+", version)]
 
 
-def _one_per_message(ranked: list[tuple[tuple, Result]], named: set[str]) -> list:
+def _lead_order(named: set[str], chosen: set[str], programs: dict[str, dict]) -> Callable:
+    """The order in which copies of one message lead, as a sort key of (project, met): the
+    project the paste points at, the one the user runs (`chosen`), the copy met more often
+    in the wild, the site's default engine."""
+
+    def order(project: str, met: int) -> tuple:
+        default = programs.get(project, {}).get("default", False)
+        return (project not in named, project not in chosen, -met, not default)
+
+    return order
+
+
+def _one_per_message(ranked: list[tuple[tuple, Result]], order: Callable, mets: dict) -> list:
     """Results that fit alike from two projects (one copied the other's code) as one, led
-    by the project the paste points at (else by the first: the better standing); the
-    others are named in its `also`."""
+    by the project the paste points at, else by the one the user runs (`chosen`), else by
+    the copy met more often in the wild, else by the site's default engine (else by the
+    first: the better standing); the others are named in its `also`."""
     out = []
     for _, group in itertools.groupby(ranked, key=lambda kr: kr[0][:FIT]):
         run = list(group)
         if run[0][1].match == "similar":
             out += run
             continue
-        run.sort(key=lambda kr: kr[1].project not in named)
+        run.sort(key=lambda kr: order(kr[1].project, mets.get(kr[1].id, 0)))
         lead = run[0][1]
         for key, result in run:
             if result is lead or result.project == lead.project:
@@ -1323,17 +1550,41 @@ def _scores(index: Index, words: list[str], quoted: set[str]) -> tuple[dict, dic
     return scores, full
 
 
-def _candidates(scores: dict[int, int], full: dict[int, int]) -> list[int]:
-    """The best patterns with quoted words cut, then the best few in full not among them."""
+def _starts(names: list[str]) -> list[list]:
+    """[first position, name] of each run of one name."""
+    return [[n, name] for n, name in enumerate(names) if n == 0 or names[n - 1] != name]
+
+
+def _project_of(pid: int, starts: list) -> str:
+    """The project whose run of patterns holds this pattern id (index.json's starts)."""
+    found = ""
+    for start, name in starts:
+        if start > pid:
+            break
+        found = name
+    return found
+
+
+def _candidates(scores: dict[int, int], full: dict[int, int], order: Callable) -> list[int]:
+    """The best patterns with quoted words cut, then the best few in full not among them;
+    of those that score alike, the patterns of the project `order` puts first."""
 
     def best(table: dict[int, int]) -> list[int]:
-        return sorted(table, key=lambda pid: (-table[pid], pid))
+        return sorted(table, key=lambda pid: (-table[pid], order(pid), pid))
 
     top = best(scores)[: QUERY["candidates"]]
     return top + [pid for pid in best(full) if pid not in top][: QUERY["hedge"]]
 
 
-def _rate(doc: dict, blocks: list[Block], score: int, pid: int, said: dict, engines: set) -> tuple:
+def _rate(
+    doc: dict,
+    blocks: list[Block],
+    score: int,
+    pid: int,
+    said: dict,
+    engines: set,
+    fragments: bool = True,
+) -> tuple:
     """(sort key, Result, the template's own text it shows, the values it holds after a
     colon) of a candidate: its best fit to any reading of any block, or else how much of its
     words the paste has (per mille), as a similar one (showing and holding none)."""
@@ -1356,6 +1607,11 @@ def _rate(doc: dict, blocks: list[Block], score: int, pid: int, said: dict, engi
                     best = key, result, _own(pat, fit.stop), _held(pat, fit.values)
     if best:
         return best
+    shown, _ = _fragment(pat, blocks) if fragments and not doc.get("generic") else (0, [])
+    if shown:
+        # A fragment: as a partial fit that shows this much, behind the paste's exception
+        key = (RANKS["fragment"], -shown, 1, removed, 1, *standing, pid)
+        return key, _result(doc, "partial", HOW["fragment"], {}, engines), [], []
     coverage = 1000 * score // doc["weight"] if doc["weight"] else 0
     similar = _result(doc, "similar", HOW["similar"], {}, engines)
     return (RANKS["similar"], -coverage, -score, removed, 0, *standing, pid), similar, [], []
@@ -1388,16 +1644,16 @@ def _own(pat, stop) -> list[str]:
     return [piece for piece in pieces if piece]
 
 
-def _standing(doc: dict, said: dict) -> tuple[int, int]:
+def _standing(doc: dict, said: dict) -> tuple[int, int, int]:
     """What ranks fits alike after an active check before a removed one and the exception
-    the paste names: an explained record, and a wording printed by the release the paste
-    names (when it names one of the record's project)."""
+    the paste names: an explained record, one met more often in the wild, and a wording
+    printed by the release the paste names (when it names one of the record's project)."""
     release = said.get(doc["project"])
     versions = doc.get("versions")
     printed = not release or bool(
         versions and _release(versions[0]) <= release <= _release(versions[1])
     )
-    return -doc.get("explained", 0), int(not printed)
+    return -doc.get("explained", 0), -doc.get("met", 0), int(not printed)
 
 
 def _shown(pat, stop) -> int:
@@ -1440,6 +1696,7 @@ def _result(doc: dict, match: str, how: str, values: dict[str, str], engines: se
         engine=named[0] if len(named) == 1 else "",
         today=doc.get("today"),
         upgrade=doc.get("upgrade", ""),
+        wrapper=bool(doc.get("wrapper")),
     )
 
 
@@ -1530,7 +1787,10 @@ def _content_stamp(root: Path) -> str:
                     continue
                 st = entry.stat()
                 count, newest, size = count + 1, max(newest, st.st_mtime_ns), size + st.st_size
-    code = [os.stat(module).st_mtime_ns for module in (__file__, template.__file__)]
+    wings = [
+        sys.modules[type(projects.wing(key)).__module__].__file__ for key in projects.available()
+    ]
+    code = [os.stat(module or "").st_mtime_ns for module in (__file__, template.__file__, *wings)]
     return f"{VERSION}:{count}:{newest}:{size}:{code}"
 
 
@@ -1615,9 +1875,17 @@ def project_hints(content) -> dict[str, str]:
 
 
 def project_programs(content) -> dict[str, dict]:
-    """Each project's name -> {key, engine: whether it is a serving engine}: what a paste
-    that names it points at (its engine's advice first, the program its report names)."""
+    """Each project's name -> {key, engine: whether it is a serving engine, repo, default:
+    the site's `default_engine`}: what a paste that names it points at (its engine's advice
+    first, the program its report names), which engine an issue filed in its repository
+    runs, and whose copy of a message two engines print opens when nothing else tells."""
+    default = content.site.get("default_engine")
     return {
-        p.name: {"key": p.key, "engine": p.kind == "engine"}
+        p.name: {
+            "key": p.key,
+            "engine": p.kind == "engine",
+            "repo": p.repo,
+            **({"default": True} if p.key == default else {}),
+        }
         for p in sorted(content.projects.values(), key=lambda p: p.key)
     }

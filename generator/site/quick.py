@@ -479,12 +479,13 @@ def _pattern_units(
     have them."""
     content, units = plan.content, []
     names = engine.project_names(content)
+    extras = engine.search_extras(content)
     for number, slot_ids in sorted(_answers_pattern_pages(state, record.id).items()):
         slots = [(content.records[rid], n) for rid, n in slot_ids]
         live = json.loads(_live(writer, urls.search_patterns(str(number))))
         totals = [item["weight"] for item in live]
         answers = engine.page_answers(content, slots)
-        made = engine.patterns_page(number, slots, names, totals, plan.code_key, answers)
+        made = engine.patterns_page(number, slots, names, totals, plan.code_key, answers, extras)
         units.append(build.Unit(*made))
     return units
 

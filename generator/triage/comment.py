@@ -52,7 +52,12 @@ def line(f: Finding) -> str:
         parts.append(took_over)
     out = " · ".join(parts)
     answer = answer_for(doc, f.result.values, f.today)
-    return f"{out}: {answer}" if answer else out
+    out = f"{out}: {answer}" if answer else out
+    then = f.followed_by
+    if then:
+        title = ((then.document or {}).get("computed") or {}).get("title") or then.result.title
+        out += f" (then [{text(title)}]({page_url(then)}), which only says this error happened)"
+    return out
 
 
 def today(f: Finding) -> str:

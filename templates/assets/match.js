@@ -169,7 +169,7 @@ function clean(text, rules, settings) {
 
 // search._with_forms
 function withForms(rules, settings, block, text) {
-  const out = { exception: block.exception, text, forms: [] };
+  const out = { exception: block.exception, starts: block.starts, text, forms: [] };
   if (block.source) {
     out.forms.push({ text: sourceText(rules, text), kind: "source" });
     return out;
@@ -226,8 +226,8 @@ function leadsOf(settings, text) {
     .map((first) => `${first[0]} ${first[1]}`);
 }
 
-function candidates(scores, full, settings) {
-  const best = (table) => [...table.keys()].sort((a, b) => table.get(b) - table.get(a) || a - b);
+function candidates(scores, full, settings, order) {
+  const best = (table) => [...table.keys()].sort((a, b) => table.get(b) - table.get(a) || compare(order(a), order(b)) || a - b);
   const top = best(scores).slice(0, settings.candidates);
   return top.concat(best(full).filter((pid) => !top.includes(pid)).slice(0, settings.hedge));
 }
@@ -392,6 +392,8 @@ function tryForm(ctx, pat, form, generic) {
   const exact = whole && fit(true, false);
   if (exact) return generic ? ["generic", how.generic, exact] : ["exact", how[kind], exact];
   if (generic || kind === "glued") return null;
+  const bare = whole && fitBare(rules, settings, pat, text);
+  if (bare) return ["exact", how.bare, bare];
   // As printed, in other letter case, without the quotes around values or with others.
   for (const [folded, shape] of [["", pat], ["case", pat], ["quotes", unquoted(pat)]]) {
     const fitShape = (...args) => fitOf(rules, settings, shape, text, ...args);
@@ -401,6 +403,64 @@ function tryForm(ctx, pat, form, generic) {
   }
   const loose = whole && fit(false, false);
   return loose ? ["generic", how.loose, loose] : null;
+}
+
+// search._fit_bare: the fit with the quote marks of both pattern and text left out; the
+// values are the paste's, read where they stand in it
+const NO_QUOTES = /['"`]/g;
+function fitBare(rules, settings, pat, text) {
+  const literal = pat.filter((seg) => typeof seg === "string").join("");
+  if (![...QUOTES].some((q) => literal.includes(q) || text.includes(q))) return null;
+  const where = [];
+  for (let i = 0; i < text.length; i++) if (!QUOTES.includes(text[i])) where.push(i);
+  const bare = where.map((i) => text[i]).join("");
+  const shape = pat.map((seg) => (typeof seg === "string" ? seg.replace(NO_QUOTES, "") : seg)).filter((seg) => seg !== "");
+  const fit = fitOf(rules, settings, shape, bare, true, false);
+  if (fit) {
+    fit.values = Object.create(null);
+    for (const [name, [a, b]] of fit.spans) fit.values[name] = b > a ? text.slice(where[a], where[b - 1] + 1) : "";
+  }
+  return fit;
+}
+
+// search._fragment: [characters, words] of the longest run of a template's own words a paste
+// holds in a row: at least fragment_words, or the whole of its longest literal part
+function fragment(settings, pat, blocks) {
+  const parts = pat.filter((seg) => typeof seg === "string").map((seg) => words(seg));
+  const longest = Math.max(0, ...parts.map((part) => part.length));
+  const OPENING = 4; // search.OPENING
+  const first = pat.length && typeof pat[0] === "string" ? words(pat[0]) : [];
+  const opening = first.length >= OPENING ? first.slice(0, OPENING) : [];
+  let best = [];
+  for (const block of blocks) {
+    for (const form of block.forms) {
+      if (form.kind === "source") continue;
+      const have = words(form.text);
+      if (block.starts && (!opening.length || opening.some((w, n) => have[n] !== w))) continue;
+      const at = new Map();
+      have.forEach((word, n) => at.set(word, [...(at.get(word) || []), n]));
+      for (const part of parts) {
+        const got = runOf(part, have, at);
+        const whole = part.length === longest && longest > settings.partial_words;
+        const same = got.length === part.length;
+        if (got.length && got.length > best.length && (got.length >= settings.fragment_words || (whole && same))) best = got;
+      }
+    }
+  }
+  return best.length ? [best.join(" ").length, best] : [0, []];
+}
+
+// search._run: the longest run of part's words that have holds in a row (the first of the longest)
+function runOf(part, have, at) {
+  let [size, from] = [0, 0];
+  part.forEach((word, j) => {
+    for (const n of at.get(word) || []) {
+      let k = 1;
+      while (j + k < part.length && n + k < have.length && part[j + k] === have[n + k]) k++;
+      if (k > size) [size, from] = [k, j];
+    }
+  });
+  return part.slice(from, from + size);
 }
 
 // search._unquoted: the pattern without the quote marks around its values
@@ -524,7 +584,7 @@ function compare(a, b) {
 
 // Results that fit alike from two projects as one, led by the project the paste points at
 // (else by the first); the others are named in its `also` (search._one_per_message).
-function onePerMessage(ranked, named, fitItems) {
+function onePerMessage(ranked, order, mets, fitItems) {
   const out = [];
   for (let i = 0; i < ranked.length;) {
     let j = i;
@@ -536,7 +596,7 @@ function onePerMessage(ranked, named, fitItems) {
       out.push(...run);
       continue;
     }
-    run.sort(([, a], [, b]) => named.has(b.project) - named.has(a.project));
+    run.sort(([, a], [, b]) => compare(order(a.project, mets.get(a.id) || 0), order(b.project, mets.get(b.id) || 0)));
     const lead = run[0][1];
     for (const [key, hit] of run) {
       if (hit === lead || hit.project === lead.project) out.push([key, hit]);
@@ -549,6 +609,29 @@ function onePerMessage(ranked, named, fitItems) {
 }
 
 const FIT = 3; // a sort key's first items: how a pattern fits (search.FIT)
+
+// search._lead_order: the order copies of one message lead in, as a key of (project, met)
+function leadOrder(named, chosen, programs) {
+  return (project, met) => [named.has(project) ? 0 : 1, chosen.has(project) ? 0 : 1, -met, programs[project]?.default ? 0 : 1];
+}
+
+// search._project_of: the project whose run of patterns holds this pattern id
+function projectOf(pid, starts) {
+  let found = "";
+  for (const [start, name] of starts) {
+    if (start > pid) break;
+    found = name;
+  }
+  return found;
+}
+
+// search._follow_on: the first result, an error shown beside a wrapper's line, names the line
+function followOn(hits, flagged) {
+  const lead = hits[0];
+  if (!lead || flagged.has(lead.id) || (lead.match !== "exact" && lead.match !== "partial")) return;
+  const next = hits.slice(1).find((hit) => flagged.has(hit.id) && hit.match !== "similar");
+  if (next) lead.followed_by = { id: next.id, title: next.title, url: next.url };
+}
 
 export class Index {
   constructor(url, fetchImpl = (u) => fetch(u)) {
@@ -568,26 +651,47 @@ export class Index {
     return this.ctx;
   }
 
-  // Ranked results: exact, partial and generic fits, then similar patterns (search.search).
-  async search(text) {
+  // Ranked results: exact, partial and generic fits, then similar patterns (search.search);
+  // `engine`: the key of the engine the user runs, when known (a twin opens its copy).
+  async search(text, engine = null) {
     const ctx = await this.context();
     const { meta, rules, settings } = ctx;
     const blocks = clean(text, rules, settings);
     const wanted = [...new Set(blocks.flatMap((b) => b.forms.flatMap((f) => words(f.text))))]
       .sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
-    const leads = [...new Set(blocks.flatMap((b) => b.forms.flatMap((f) => leadsOf(settings, f.text))))];
-    const keys = [...wanted.slice(0, settings.words), ...leads.slice(0, settings.leads)];
+    // Lead keys; a short paste leaves keys unfetched: its pairs of words, in order, too.
+    const pairs = blocks.filter((b) => !b.starts).flatMap((b) => b.forms.flatMap((f) => {
+      const ws = words(f.text);
+      return ws.slice(1).map((w, n) => `${ws[n]} ${w}`);
+    }));
+    const leadsOnly = [...new Set(blocks.flatMap((b) => b.forms.flatMap((f) => leadsOf(settings, f.text))))];
+    const leads = [...new Set([...leadsOnly, ...pairs])];
+    const few = wanted.slice(0, settings.words);
+    const short = few.length <= Math.floor(settings.words / 2);
+    const keys = [...few, ...(short ? leads : leadsOnly).slice(0, short ? settings.leads + settings.words - few.length : settings.leads)];
     const [scores, full] = await this.scores(meta, keys, quotedWords(blocks, rules.quoted));
-    const top = candidates(scores, full, settings);
+    const hints = meta.hints || {};
+    const said = saidVersions(rules, text, hints);
+    const named = namedProjects(text, hints);
+    const programs = meta.programs || {};
+    const engines = namedEngines(named, programs);
+    const chosen = new Set(Object.entries(programs).filter(([, p]) => engine && p.key === engine).map(([name]) => name));
+    const order = leadOrder(named, chosen, programs);
+    const starts = meta.starts || [];
+    const top = candidates(scores, full, settings, (pid) => order(projectOf(pid, starts), 0));
     const docs = await Promise.all(top.map(async (pid) => {
       const page = await this.get(meta.patterns_url.replace("{}", Math.floor(pid / meta.page)));
       return page[pid % meta.page];
     }));
-    const hints = meta.hints || {};
-    const said = saidVersions(rules, text, hints);
-    const named = namedProjects(text, hints);
-    const engines = namedEngines(named, meta.programs || {});
-    const rated = unwrapped(ctx, top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid), pid, said, engines))).sort(byKey);
+    const mets = new Map();
+    const flagged = new Set();
+    for (const doc of docs) {
+      mets.set(doc.id, Math.max(mets.get(doc.id) || 0, doc.met || 0));
+      if (doc.wrapper) flagged.add(doc.id);
+    }
+    // Fragments of an engine's own messages only (the stack's are other programs' texts)
+    const engineDoc = (doc) => programs[doc.project]?.engine ?? true;
+    const rated = unwrapped(ctx, top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid), pid, said, engines, engineDoc(docs[i]))), flagged).sort(byKey);
     const similarRank = meta.ranks.similar;
     const least = rated.some(([key]) => key[0] < similarRank) ? settings.coverage : settings.near_coverage;
     const results = new Map();
@@ -596,12 +700,14 @@ export class Index {
       if (hit.match === "similar" && (++similar > settings.nearest || -key[1] < least)) continue;
       if (!results.has(hit.id)) results.set(hit.id, [key.slice(0, -1), hit]);
     }
-    const all = onePerMessage([...results.values()], named, FIT);
+    const all = onePerMessage([...results.values()], order, mets, FIT);
     const alike = all.map(([key]) => `${key}`);
     for (const [n, [, hit]] of all.entries()) {
       hit.tied = hit.match !== "similar" && alike.filter((a) => a === alike[n]).length > 1;
     }
-    return withReleases(all.map(([, hit]) => hit).slice(0, settings.results), saidReleases(rules, text, hints));
+    const out = all.map(([, hit]) => hit).slice(0, settings.results);
+    followOn(out, flagged);
+    return withReleases(out, saidReleases(rules, text, hints));
   }
 
   // search._scores: with quoted words cut, and in full
@@ -649,22 +755,24 @@ function standing(doc, said) {
   const named = said[doc.project];
   const [first, last] = doc.versions || [];
   const printed = !named || Boolean(first && compare(release(first), named) <= 0 && compare(named, release(last)) <= 0);
-  return [-(doc.explained || 0), printed ? 0 : 1];
+  return [-(doc.explained || 0), -(doc.met || 0), printed ? 0 : 1];
 }
 
 // search._unwrapped: wrappers' fits (a short text whose value after a colon holds a stack
 // fit's text, sharing no word of that one's) and fits another exact or partial fit (no wrapper)
 // holds in a value, ranked after the others
-function unwrapped(ctx, rated) {
+function unwrapped(ctx, rated, flagged) {
   const programs = ctx.meta.programs || {};
   const enough = ctx.settings.partial_words;
   const count = (own) => words(own.join(" ")).length;
   const holds = (values, own) => values.some((value) => own.every((piece) => value.includes(piece)));
   const shown = rated.filter(([, , own]) => count(own) >= enough).map(([, hit, own]) => [hit.id, own]);
   const stack = new Set(rated.filter(([, hit]) => has(programs, hit.project) && !programs[hit.project].engine).map(([, hit]) => hit.id));
+  const causes = rated.some(([, hit]) => (hit.match === "exact" || hit.match === "partial") && !flagged.has(hit.id));
   const wrappers = new Set(
     rated
       .filter(([, hit, mine, held]) => {
+        if (causes && flagged.has(hit.id)) return true;
         const mineTopic = topic(mine);
         return count(mine) <= ctx.settings.wrapper_words && shown.some(([id, own]) =>
           id !== hit.id && stack.has(id) && ![...topic(own)].some((w) => mineTopic.has(w)) && holds(held, own));
@@ -699,7 +807,7 @@ function ownText(pat, stop) {
 
 // search._rate: [key, hit, own text shown, values held after a colon] of a candidate's best
 // fit, or of how much of its words the paste has
-function rate(ctx, doc, blocks, score, pid, said, engines) {
+function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
   const pat = doc.pattern;
   const removed = doc.removed ? 1 : 0;
   const rest = standing(doc, said);
@@ -722,6 +830,11 @@ function rate(ctx, doc, blocks, score, pid, said, engines) {
     }
   }
   if (best) return best;
+  const [shown] = fragments && !doc.generic ? fragment(ctx.settings, pat, blocks) : [0];
+  if (shown) {
+    const key = [ctx.meta.ranks.fragment, -shown, 1, removed, 1, ...rest, pid];
+    return [key, hit(ctx.meta, doc, "partial", ctx.how.fragment, {}, engines), [], []];
+  }
   const coverage = doc.weight ? Math.floor((1000 * score) / doc.weight) : 0;
   return [[ctx.meta.ranks.similar, -coverage, -score, removed, 0, ...rest, pid], hit(ctx.meta, doc, "similar", ctx.how.similar, {}, engines), [], []];
 }
@@ -738,5 +851,5 @@ function hit(meta, doc, match, how, found, engines) {
   const query = params.toString();
   const url = meta.errors_url.replace("{}", doc.id) + (query && `?${query}`);
   const { id, title, exception, project, summary = "", wording = "", today = null, upgrade = "" } = doc;
-  return { id, title, exception, project, summary, match, how, values, wording, also: [], engine, today, upgrade, release: "", exact: match === "exact", url };
+  return { id, title, exception, project, summary, match, how, values, wording, also: [], engine, today, upgrade, release: "", followed_by: null, wrapper: Boolean(doc.wrapper), exact: match === "exact", url };
 }

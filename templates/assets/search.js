@@ -37,6 +37,25 @@ function label(hit) {
   return hit.match === "similar" ? "similar" : `${hit.match}: ${hit.how}`;
 }
 
+// The engine the visitor chose last on this site (a twin page's switch, or a twin's result),
+// by its name: search opens its copy of a message both engines print.
+const ENGINE_KEY = "errorkb-engine";
+function chosenEngine() {
+  try {
+    return localStorage.getItem(ENGINE_KEY);
+  } catch {
+    return null;
+  }
+}
+function remember(a, name) {
+  a.dataset.engine = name;
+  a.addEventListener("click", () => {
+    try {
+      localStorage.setItem(ENGINE_KEY, name);
+    } catch { /* storage off */ }
+  });
+}
+
 function errorHit(hit) {
   const values = Object.entries(hit.values).flatMap(([k, v]) => [el("code", "", k), " = ", el("mark", "", v), " "]);
   const a = link(hit.url, hit.title, el("span", "exc", hit.exception), ` · ${hit.project} · ${label(hit)}`,
@@ -47,14 +66,20 @@ function errorHit(hit) {
     ...(hit.upgrade ? [el("span", "hit-wording", ` · not printed since ${hit.upgrade}`)] : []),
     el("span", "hit-summary", ...(values.length ? values : [hit.summary])));
   a.dataset.match = hit.match; // Enter opens it unchosen only when it is exact or partial
+  if (hit.also?.length) remember(a, hit.project);
+  if (hit.followed_by) {
+    // The wrapper's line the paste shows after this error: named, not opened
+    a.append(el("span", "hit-wording", " · then: ", el("strong", "", hit.followed_by.title), ", which only says this error happened"));
+  }
   return a;
 }
 
 // One message two projects print: its result, then, set under it, a link to each other
 // project's page of the same check.
 function alsoHit(other) {
-  const a = link(other.url, `Also printed by ${other.project}`, "the same message, from the same code");
+  const a = link(other.url, `Also printed by ${other.project}`, "the same message, from the same code: open it if you run ", other.project);
   a.classList.add("also-hit");
+  remember(a, other.project);
   return a;
 }
 
@@ -137,7 +162,8 @@ async function run(box) {
   let report = null;
   try {
     const index = await errorIndex(box.form);
-    errors = await index.search(text);
+    const { meta } = await index.context();
+    errors = await index.search(text, meta.programs?.[chosenEngine()]?.key ?? null);
     if (!errors.some((h) => h.match !== "similar")) report = await index.reportUrl(text);
   } catch {
     // tier 1 unavailable: the pages alone

@@ -137,5 +137,28 @@ function initEngines() {
 initTheme();
 initCopyButtons();
 initEngines();
+
+// A message two engines print: the switch between their pages keeps the values in the
+// address, and remembers the engine chosen (search opens its copy first from then on).
+function initTwins() {
+  let chosen = null;
+  try {
+    chosen = localStorage.getItem("errorkb-engine");
+  } catch { /* storage off */ }
+  for (const a of document.querySelectorAll("[data-engine-switch] a[data-engine]")) {
+    // A shared link to the other engine's copy: the visitor's own engine's page, pointed at.
+    if (chosen && a.dataset.engine === chosen && !a.hasAttribute("aria-current")) {
+      a.classList.add("engine-yours");
+      a.title = `You chose ${chosen} last: its page`;
+    }
+    if (!a.hasAttribute("aria-current")) a.href = a.pathname + location.search;
+    a.addEventListener("click", () => {
+      try {
+        localStorage.setItem("errorkb-engine", a.dataset.engine);
+      } catch { /* storage off: the switch still links */ }
+    });
+  }
+}
+initTwins();
 initFilter();
 initOffline();

@@ -56,6 +56,19 @@ describe("the shared cases", () => {
   }
 });
 
+const R3 = JSON.parse(readFileSync(join(REPO, "tests", "search_r3_cases.json"), "utf8"));
+
+describe("issue #42's cases: the engine chosen, wrappers, quotes, fragments", () => {
+  for (const [n, c] of R3.entries()) {
+    test(c.name, async () => {
+      const results = plain(await index("r3").search(c.text, c.engine ?? null));
+      assert.deepEqual(results, python.r3[n], "match.js and search.py differ");
+      assert.deepEqual([results[0].id, results[0].match], [c.id, c.match]);
+      assert.equal(results[0].followed_by?.id, c.followed_by);
+    });
+  }
+});
+
 const REAL = process.env.ERRORKB_PARITY_FIXTURES_ONLY !== "1"; // tests/js/parity.py
 
 test("the real content: 300 corpus pastes, the negatives and the real pastes answer alike", { skip: !REAL }, async () => {

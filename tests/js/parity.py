@@ -19,12 +19,14 @@ from errorkb.content.load import ParseCache, load_content
 from errorkb.search import engine as search
 from errorkb.site import urls
 from errorkb.site.build import CACHE_DIR
-from tests.conftest import REPO, STACK, corpus_rows, make_search_kb, make_stack_kb
+from tests.conftest import REPO, STACK, corpus_rows, make_r3_kb, make_search_kb, make_stack_kb
 
 NEGATIVES = REPO / "tests" / "fixtures" / "search" / "negatives.json"
 PASTES = REPO / "bench" / "real-pastes.jsonl"
 STACK_PASTES = REPO / "bench" / "stack-pastes.jsonl"
 HOLDOUT = REPO / "bench" / "stack-pastes-holdout.jsonl"
+R3_PASTES = REPO / "bench" / "search-r3-pastes.jsonl"  # issue #42's (twins, wrappers, fragments)
+R3_HOLDOUT = REPO / "bench" / "search-r3-holdout.jsonl"
 # Set to 1: the fixtures alone (make test-fast); the real content's index takes 6 s to make.
 FIXTURES_ONLY = "ERRORKB_PARITY_FIXTURES_ONLY"
 
@@ -58,14 +60,21 @@ def main(out: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         fixture = write_index(make_search_kb(Path(tmp) / "kb"), out / "fixture")
         stack = write_index(make_stack_kb(Path(tmp) / "stack"), out / "stack")
+        r3 = write_index(make_r3_kb(Path(tmp) / "r3"), out / "r3")
+    r3_cases = json.loads((REPO / "tests" / "search_r3_cases.json").read_text())
     doc = {
         "fixture": answers(fixture, [case["text"] for case in cases]),
         "stack": answers(stack, json.loads((STACK.parent / "pastes.json").read_text())),
+        # with the engine each case's user runs, as the site's switch or --engine says
+        "r3": [
+            [r.to_json() for r in search.search(r3, case["text"], case.get("engine"))]
+            for case in r3_cases
+        ],
     }
     if os.environ.get(FIXTURES_ONLY) != "1":
         real = write_index(REPO, out / "real")
         texts = [row["text"] for row in corpus_rows()] + json.loads(NEGATIVES.read_text())
-        for pastes in (PASTES, STACK_PASTES, HOLDOUT):
+        for pastes in (PASTES, STACK_PASTES, HOLDOUT, R3_PASTES, R3_HOLDOUT):
             if pastes.exists():
                 texts += [json.loads(line)["text"] for line in pastes.read_text().splitlines()]
         doc["real"] = answers(real, texts)

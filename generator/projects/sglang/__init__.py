@@ -17,6 +17,10 @@ class Sglang(Wing):
         # alone: [14:26:31] and [14:26:31 TP0]
         return [r"\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?: (?:DP|PP|TP|EP)\d+)*\] ?"]
 
+    def wrappers(self):
+        # The scheduler's and detokenizer's lines that carry the traceback of the real error
+        return [r"^(?:Scheduler|DetokenizerManager|TokenizerManager) hit an exception"]
+
     def record_section(self, record, content):
         from errorkb.projects.sglang import tables
 

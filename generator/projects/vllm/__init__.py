@@ -71,6 +71,17 @@ class Vllm(Wing):
             r"\((?:EngineCore|APIServer|VllmWorker)[^()\n]*pid=\d+\) ?",
         ]
 
+    def wrappers(self):
+        # The engine core's and the workers' lines after the real error, in every release
+        return [
+            r"See root cause above",
+            r"See stack trace (?:\(above\) )?for (?:the )?root cause",
+            r"stack trace above for (?:the )?(?:root|actual) cause",
+            r"^Worker failed with error",
+            r"^EngineCore (?:failed to start|encountered an issue|encountered a fatal error)",
+            r"^WorkerProc (?:failed to start|hit an exception|initialization failed)",
+        ]
+
     def vendored(self, root):
         return pyodide.vendored(root)
 
