@@ -57,6 +57,7 @@ CATEGORIES = {
     "not-found": "file or resource not found",
     "invariant": "internal invariant",
     "logged": "reported in the log",
+    "runtime-failure": "runtime failure (a process or a connection)",
 }
 
 
@@ -655,7 +656,8 @@ _WORDS = {
         r"\b(not found|does not exist|doesn't exist|no such file|cannot find|could not find"
         r"|couldn't find|missing file|not exist|no \w+(?: \w+)? found|failed to find|missing"
         r"|(?:could not|cannot|can't|couldn't|failed to|unable to) open"
-        r"|not writable|not readable|permission denied|is a directory|is not a file)\b",
+        r"|not writable|not readable|permission denied|is a directory|is not a file"
+        r"|no (?:usable |cached |prebuilt |valid )+(?:build|artifact|file|checkpoint)s?)\b",
         re.I,
     ),
     "divisibility": re.compile(r"\b(divisible|multiple of|evenly divide|divides)\b", re.I),
@@ -686,6 +688,16 @@ _WORDS = {
         r"|(?:must|should) be (?:a )?finite|not (?:a )?finite)",
         re.I,
     ),
+    # Something failed while it ran, not a check of values: a process exiting, a connection
+    # or a peer failing, a wait timing out.
+    "runtime-failure": re.compile(
+        r"\b(connectivity|connection (?:refused|failed|reset|closed|lost|error|timed out)"
+        r"|(?:failed to|could not|cannot|can't|couldn't|unable to) (?:connect|reach)"
+        r"|unreachable|(?:process|server|worker|subprocess|scheduler|detokenizer) (?:has )?"
+        r"(?:exited|died|crashed|terminated|was killed)|exited (?:unexpectedly|with (?:code"
+        r"|status|exit code))|timed out)\b",
+        re.I,
+    ),
 }
 _ORDER_EXCEPTIONS = {
     "ImportError": "missing-dependency",
@@ -694,6 +706,12 @@ _ORDER_EXCEPTIONS = {
     "FileNotFoundError": "not-found",
     "IsADirectoryError": "not-found",
     "NotADirectoryError": "not-found",
+    "ConnectionError": "runtime-failure",
+    "ConnectionRefusedError": "runtime-failure",
+    "ConnectionResetError": "runtime-failure",
+    "BrokenPipeError": "runtime-failure",
+    "TimeoutError": "runtime-failure",
+    "ChildProcessError": "runtime-failure",
 }
 
 
@@ -766,6 +784,8 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
         return "not-implemented"
     if ctx.exception == "AssertionError":
         return "invariant"
+    if _WORDS["runtime-failure"].search(text):
+        return "runtime-failure"
     calls = _calls(own)
     if _WORDS["not-found"].search(text) or calls & {"exists", "isfile", "isdir", "is_file"}:
         return "not-found"
@@ -1004,6 +1024,16 @@ def explain(
                 "For a model on a hub, check the name, the revision and your access token.",
             ],
         ),
+        "runtime-failure": (
+            f"Something failed while the program ran (in `{function}`): a process it depends "
+            "on exited, or a connection or a peer failed. No value was checked here.",
+            [
+                "Read the lines before it, and the log of the process or service that failed: "
+                "they say why (a crash, an out-of-memory kill, a refused or lost connection).",
+                "Check that the addresses, ports and credentials the message names are "
+                "reachable from this machine, then retry.",
+            ],
+        ),
         "invariant": (
             f"An internal consistency check failed in `{function}`: the code reached a state "
             "its authors did not expect.",
@@ -1091,6 +1121,7 @@ def derive(ctx: Context) -> dict:
 # Stages from the call graph ------------------------------------------------------------
 
 MAX_CALLERS = 30  # a name called from more places is too common to say where it runs
+VALIDATOR = re.compile(r"^_?(validate|check|verify)_\w+$")
 
 
 def stages_from_callers(
@@ -1130,3 +1161,14 @@ def stages_from_callers(
             stage = stage_of(site.path, site.function, 2)
             if stage:
                 site.derived["stage"] = stage
+        elif site.derived is not None and site.derived["stage"] == "request-handling":
+            # A validator in a module that serves requests, called only from start-up code
+            # (a parser's check of the tokenizer, called while the server is built), runs
+            # at start-up.
+            name = site.function.rsplit(".", 1)[-1]
+            found = callers.get(name, [])
+            stages = {knowledge.stage(path, caller) for path, caller in found}
+            if VALIDATOR.search(name) and 0 < len(found) <= MAX_CALLERS and stages == {
+                "engine-startup"
+            }:
+                site.derived["stage"] = "engine-startup"

@@ -180,6 +180,12 @@ _FORWARD = re.compile(r"(^|\.)(_?forward\w*|compute_logits|sample)$")
 _INIT = MODEL_INIT  # methods that run while a model is built
 _LAYERS = "sglang/srt/layers/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
+# The KV caches' work on a request's pages (prefetching from storage, backing up, loading
+# back, evicting) runs while serving, though the caches are built at start-up.
+_MEM_CACHE = "sglang/srt/mem_cache/"
+_CACHE_WORK = re.compile(
+    r"(^|\.)_?\w*(prefetch|page_transfer|backup|load_back|write_back|evict)\w*$"
+)
 
 
 @dataclass(frozen=True)
@@ -264,6 +270,9 @@ class SglangKnowledge(Knowledge):
             return "model-loading"
         if WARMUP.search(function):
             return "engine-startup"
+        cache_work = path.startswith(_MEM_CACHE) and _CACHE_WORK.search(function)
+        if cache_work and not _INIT.search(function):
+            return "request-handling"
         best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
         by_path = STAGE_PATHS.get(best)
         # A model's or a layer's forward first runs at start-up (profiling, CUDA graphs),

@@ -101,6 +101,9 @@ STAGE_PATHS = {
     "vllm/multimodal/": "request-handling",
     "vllm/v1/structured_output/": "request-handling",
     "vllm/parser/": "request-handling",
+    # ParserManager picks and checks the parsers when the serving classes are built
+    # (OpenAIServingChat.__init__ and the renderers' ParserManager.get_parser), at start-up.
+    "vllm/parser/parser_manager.py": "engine-startup",
     "vllm/transformers_utils/processors/": "request-handling",
     "vllm/entrypoints/anthropic/": "request-handling",
     "vllm/entrypoints/generate/": "request-handling",
@@ -125,7 +128,9 @@ _INIT = MODEL_INIT  # methods that run while a model is built
 _MODELS_CONFIG = "vllm/model_executor/models/config.py"
 # Transfer connectors: set up at start-up, used per request.
 _TRANSFER = tuple(f"vllm/distributed/{kind}_transfer/" for kind in ("kv", "ec", "weight"))
-_REGISTER = re.compile(r"(^|\.)register_\w*caches?$")
+# ... and the handshake metadata the engine core hands its connector once the workers have
+# registered their caches (EngineCore.__init__, and wake_up).
+_REGISTER = re.compile(r"(^|\.)(register_\w*caches?|set_xfer_handshake_metadata\w*)$")
 # In model folders: kernels (ops/), and the input processors that run per request.
 _MODEL_OPS = "/ops/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo|Renderer|InputBuilder)\b")
