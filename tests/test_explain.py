@@ -216,6 +216,11 @@ def test_start_up_validators_and_per_request_cache_work_are_staged_where_they_ru
         "request-handling"
     )
     assert sgl.stage(hybrid, "HybridCacheController.__init__") == "engine-startup"
+    factory = "python/sglang/srt/mem_cache/storage/backend_factory.py"
+    assert sgl.stage(factory, "StorageBackendFactory._load_backend_class") == "engine-startup"
+    utils = "python/sglang/srt/mem_cache/utils.py"
+    assert sgl.stage(utils, "get_eviction_strategy") == "engine-startup"
+    assert sgl.stage(hybrid, "HybridCacheController._stop_pp_prefetch_thread") == "engine-startup"
 
     class Site:
         def __init__(self, path, function, stage):

@@ -692,7 +692,7 @@ _WORDS = {
     # or a peer failing, a wait timing out.
     "runtime-failure": re.compile(
         r"\b(connectivity|connection (?:refused|failed|reset|closed|lost|error|timed out)"
-        r"|(?:failed to|could not|cannot|can't|couldn't|unable to) (?:connect|reach)"
+        r"|(?:failed to|could not|cannot|can't|couldn't|unable to) connect"
         r"|unreachable|(?:process|server|worker|subprocess|scheduler|detokenizer) (?:has )?"
         r"(?:exited|died|crashed|terminated|was killed)|exited (?:unexpectedly|with (?:code"
         r"|status|exit code))|timed out)\b",

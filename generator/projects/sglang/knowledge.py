@@ -183,8 +183,11 @@ _PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
 # The KV caches' work on a request's pages (prefetching from storage, backing up, loading
 # back, evicting) runs while serving, though the caches are built at start-up.
 _MEM_CACHE = "sglang/srt/mem_cache/"
+# (Not the factories and policies picked at start-up: `_load_backend_class`,
+# `get_eviction_strategy`; nor a worker thread's start and stop.)
 _CACHE_WORK = re.compile(
-    r"(^|\.)_?\w*(prefetch|page_transfer|backup|load_back|write_back|evict)\w*$"
+    r"(^|\.)(?!_?(?:start|stop)_)_?\w*(prefetch|page_transfer|backup|load_back(?!end)"
+    r"|write_back|evict(?!ion_(?:strategy|policy)))\w*$"
 )
 
 
