@@ -165,6 +165,15 @@ def test_titles_say_what_must_hold_and_drop_glued_values():
     assert template.title("Warmup completed in {elapsed}s") == "Warmup completed"
     audio = "Audio exceeds maximum allowed duration of {d}s (metadata reports {m}s)"
     assert template.title(audio) == "Audio exceeds maximum allowed duration"
+    # a unit after a space, a name's prefix glued by "_", an aside that starts with a value
+    assert template.title("Rearranged experts {text} in {gpu_elapsed} s.") == "Rearranged experts"
+    assert template.title("bad_video_duration:video_{i}:{d}") == "bad_video_duration"
+    assert template.title("P2P {a}: rejecting peer {p} after a fault ({wait}s left)") == (
+        "P2P: rejecting peer after a fault"
+    )
+    assert template.title("Expected total tokens {n} % tp_size to be 0") == (
+        "Expected total tokens % tp_size to be 0"
+    )
     # "; running ..." is another sentence, not a requirement
     assert template.title("X is only supported on cuda; running eagerly on {d}.") == (
         "X is only supported on cuda"
@@ -184,11 +193,27 @@ def test_runtime_failures_are_their_own_category():
         "    if not process.is_alive():\n        raise RuntimeError('Server process exited')\n"
         "def connect(sock):\n"
         "    if not sock:\n        raise ConnectionError('no socket')\n"
+        "def wait_all(state):\n"
+        "    while True:\n"
+        "        if state != 'PROC':\n"
+        "            raise RuntimeError(f'NIXL transfer failed with state={state}')\n"
+        "def elastic(self):\n"
+        "    if self.a and self.b:\n"
+        "        raise NotImplementedError('Elastic EP is not compatible with hybrid lb')\n"
+        "def layout(i):\n"
+        "    if i == 0:\n        pass\n"
+        "    elif i == 9:\n        pass\n"
+        "    else:\n"
+        "        raise ValueError(f'packed layout only supports first/last anchors, got {i}')\n"
         "def load(scope):\n"
         "    if envs.SGLANG_CRASH_ON_JIT_COMPILE.get():\n"
         "        raise RuntimeError(f'JIT module has no usable cached build under {scope}')\n"
     )
-    probe, exited, connection, jit = _derived(code)
+    probe, exited, connection, transfer, elastic, layout, jit = _derived(code)
+    assert transfer["category"] == "runtime-failure"
+    assert transfer["condition"] == "state != 'PROC'"  # `while True:` says nothing
+    assert elastic["category"] == "unsupported-combination"  # NotImplementedError, but says so
+    assert layout["category"] == "unsupported-combination"
     assert probe["category"] == exited["category"] == "runtime-failure"
     assert connection["category"] == "runtime-failure"
     assert "No value was checked" in exited["explanation"]
@@ -212,6 +237,8 @@ def test_start_up_validators_and_per_request_cache_work_are_staged_where_they_ru
     )
     assert vllm.stage(base, "KVConnectorBase_V1.start_load_kv") == "request-handling"
     hybrid = "python/sglang/srt/mem_cache/hybrid_cache/hybrid_cache_controller.py"
+    cohere = "vllm/model_executor/models/cohere_asr.py"
+    assert vllm.stage(cohere, "CohereAsr._parse_and_validate_audio_input") == "request-handling"
     assert sgl.stage(hybrid, "HybridCacheController._page_transfer_sidecar") == (
         "request-handling"
     )

@@ -177,9 +177,15 @@ def title(message: str) -> str:
         and sum(ch.isalpha() for ch in _HOLE.sub("", rest)) >= 20
     ):
         text = rest
-    # A letter or a unit glued to a value ("c{ratio}", "{n}s", "{size}GB") is only part of
-    # one: it goes with the value.
-    text = re.sub(r"(?<![\w{}])[a-z](\{[^{}]*\})(?!\w)|(\{[^{}]*\})" + _UNITS, r"\1\2", text)
+    # A letter, a name's prefix or a unit glued to a value ("c{ratio}", "video_{i}", "{n}s",
+    # "{size} GB") is only part of one: it goes with the value.
+    text = re.sub(
+        r"(?<![\w{}.])(?:[a-z]|[A-Za-z]\w*_)(\{[^{}]*\})(?![\w.])|(\{[^{}]*\})" + _UNITS
+        + r"|(\{[^{}]*\}) (?:s|ms|us|[KMGT]i?B)(?![\w{])",
+        r"\1\2\3",
+        text,
+    )
+    text = re.sub(r"\s*\(\{[^{}]*\}[^(),{}]*\)", "", text)  # "({n} left)": a value's aside
     text = re.sub(r"\s*\(see [^()]*\)", "", text)  # a pointer to read more is no title
     # Drop a value with what frames it: " ({x})", "={x}", ": {x}", "'{x}'", "`{x}`", "{x}".
     text = re.sub(r"\s*[([][\w ,.]*[=:]?\s*[`'\"]?\{[^{}]*\}[`'\"]?\s*[)\]]", "", text)

@@ -184,6 +184,8 @@ def _guard_tests(ctx: Context) -> list[tuple[int, ast.expr]]:
     for i, (kind, node) in enumerate(guards):
         nxt = guards[i + 1] if i + 1 < len(guards) else None
         if kind in ("if", "while") and isinstance(node, ast.If | ast.While):
+            if isinstance(node.test, ast.Constant) and node.test.value is True:
+                continue  # `while True:` says nothing of when
             placed.append((node.lineno, _truthy(node.test)))
         elif kind == "else" and isinstance(node, ast.If):
             # An elif: the earlier test is left out only when the elif's own test implies
@@ -671,7 +673,8 @@ _WORDS = {
     "unsupported-combination": re.compile(
         r"\b(not supported (?:with|when|for|together|in combination|on)|cannot be used with"
         r"|can't be used with|can only be used with|incompatible|not compatible|together with"
-        r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires)\b",
+        r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires"
+        r"|only supports?)\b",
         re.I,
     ),
     "invalid-choice": re.compile(
@@ -695,7 +698,7 @@ _WORDS = {
         r"|(?:failed to|could not|cannot|can't|couldn't|unable to) connect"
         r"|unreachable|(?:process|server|worker|subprocess|scheduler|detokenizer) (?:has )?"
         r"(?:exited|died|crashed|terminated|was killed)|exited (?:unexpectedly|with (?:code"
-        r"|status|exit code))|timed out)\b",
+        r"|status|exit code))|timed out|(?:transfer|handshake|rpc) failed)\b",
         re.I,
     ),
 }
@@ -780,8 +783,11 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
         return "missing-dependency"
     if div is not None or _WORDS["divisibility"].search(text):
         return "divisibility"
-    if ctx.exception == "NotImplementedError" or _WORDS["not-implemented"].search(text):
+    if _WORDS["not-implemented"].search(text):
         return "not-implemented"
+    if ctx.exception == "NotImplementedError":  # "A is not compatible with B" says more
+        combination = _WORDS["unsupported-combination"].search(text)
+        return "unsupported-combination" if combination else "not-implemented"
     if ctx.exception == "AssertionError":
         return "invariant"
     if _WORDS["runtime-failure"].search(text):
