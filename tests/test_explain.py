@@ -214,6 +214,16 @@ def test_runtime_failures_are_their_own_category():
     assert transfer["condition"] == "state != 'PROC'"  # `while True:` says nothing
     assert elastic["category"] == "unsupported-combination"  # NotImplementedError, but says so
     assert layout["category"] == "unsupported-combination"
+    code = (
+        "def f(a, b, c, end, file_size):\n"
+        "    if a is None and b is None and c is None:\n"
+        "        raise ValueError('The model has no a, b or c, cannot determine the layers')\n"
+        "    if end != file_size:\n"
+        "        raise ValueError(f'pack has unexplained trailing bytes: {file_size - end}')\n"
+    )
+    nothing, trailing = _derived(code)
+    assert nothing["category"] == "not-found"  # none of them given: not a combination
+    assert trailing["category"] == "mismatch"  # two sizes disagree
     assert probe["category"] == exited["category"] == "runtime-failure"
     assert connection["category"] == "runtime-failure"
     assert "No value was checked" in exited["explanation"]
@@ -237,6 +247,8 @@ def test_start_up_validators_and_per_request_cache_work_are_staged_where_they_ru
     )
     assert vllm.stage(base, "KVConnectorBase_V1.start_load_kv") == "request-handling"
     hybrid = "python/sglang/srt/mem_cache/hybrid_cache/hybrid_cache_controller.py"
+    docs = "vllm/entrypoints/serve/instrumentator/offline_docs.py"
+    assert vllm.stage(docs, "attach_router") == "engine-startup"  # while the app is built
     cohere = "vllm/model_executor/models/cohere_asr.py"
     assert vllm.stage(cohere, "CohereAsr._parse_and_validate_audio_input") == "request-handling"
     assert sgl.stage(hybrid, "HybridCacheController._page_transfer_sidecar") == (

@@ -735,6 +735,7 @@ def _calls(condition: ast.expr | None) -> set[str]:
 
 
 _SHAPELY = frozenset({"shape", "ndim", "dtype", "size", "dim", "numel", "device"})
+_SIZE_NAME = re.compile(r"_(size|bytes|numel|shape|ndim)$")
 
 
 def _shape_test(test: ast.expr | None) -> bool:
@@ -748,6 +749,8 @@ def _shape_test(test: ast.expr | None) -> bool:
                 last = chain[-1].rstrip("()") if chain else ""
                 if last in _SHAPELY or (isinstance(side, ast.Call) and last == "len"):
                     return True
+                if not isinstance(side, ast.Call) and _SIZE_NAME.search(last):
+                    return True  # `previous_end != file_size`: two sizes disagree
     return False
 
 
@@ -758,6 +761,17 @@ def _constant_compare(test: ast.expr | None) -> bool:
         and any(isinstance(op, ast.Eq | ast.NotEq) for op in n.ops)
         and any(isinstance(c, ast.Constant) for c in (n.left, *n.comparators))
         for n in (ast.walk(test) if test is not None else ())
+    )
+
+
+def _is_none(test: ast.expr) -> bool:
+    """`x is None`."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
     )
 
 
@@ -811,6 +825,8 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
     if ctx.exception == "KeyError" or _constant_compare(own):
         return "invalid-choice"
     if isinstance(own, ast.BoolOp) and isinstance(own.op, ast.And) and len(own.values) > 1:
+        if all(_is_none(v) for v in own.values):  # none of the ways to find it was given
+            return "not-found"
         return "unsupported-combination"
     return "invariant"
 

@@ -131,6 +131,8 @@ _TRANSFER = tuple(f"vllm/distributed/{kind}_transfer/" for kind in ("kv", "ec", 
 # ... and the handshake metadata the engine core hands its connector once the workers have
 # registered their caches (EngineCore.__init__, and wake_up).
 _REGISTER = re.compile(r"(^|\.)(register_\w*caches?|set_xfer_handshake_metadata\w*)$")
+# The API server's routes, attached while the app is built (entrypoints/serve/__init__.py).
+_APP_SETUP = re.compile(r"(^|\.)(attach_\w*router|register_\w*routes?)$")
 # A model's parsing of a request's multimodal inputs (from embed_multimodal, per request).
 _REQUEST_INPUT = re.compile(r"(^|\.)_parse_and_validate_\w*input\w*$")
 # In model folders: kernels (ops/), and the input processors that run per request.
@@ -311,6 +313,8 @@ class VllmKnowledge(Knowledge):
             return "request-handling"
         if path.startswith(_MODELS) and _REQUEST_INPUT.search(function):
             return "request-handling"
+        if path.startswith("vllm/entrypoints/") and _APP_SETUP.search(function):
+            return "engine-startup"
         if path.startswith(_MODELS) and _MODEL_OPS in path:
             return "kernel-selection"
         if path.startswith(("vllm/model_executor/", *_MODELS)) and _INIT.search(function):
