@@ -247,6 +247,9 @@ def test_start_up_validators_and_per_request_cache_work_are_staged_where_they_ru
     )
     assert vllm.stage(base, "KVConnectorBase_V1.start_load_kv") == "request-handling"
     hybrid = "python/sglang/srt/mem_cache/hybrid_cache/hybrid_cache_controller.py"
+    p2p = "vllm/v1/kv_offload/tiering/p2p/manager.py"
+    assert vllm.stage(p2p, "P2PSecondaryTierManager._accept_new_peers") == "request-handling"
+    assert vllm.stage(p2p, "P2PSecondaryTierManager.__init__") == "engine-startup"
     docs = "vllm/entrypoints/serve/instrumentator/offline_docs.py"
     assert vllm.stage(docs, "attach_router") == "engine-startup"  # while the app is built
     cohere = "vllm/model_executor/models/cohere_asr.py"

@@ -133,6 +133,10 @@ _TRANSFER = tuple(f"vllm/distributed/{kind}_transfer/" for kind in ("kv", "ec", 
 _REGISTER = re.compile(r"(^|\.)(register_\w*caches?|set_xfer_handshake_metadata\w*)$")
 # The API server's routes, attached while the app is built (entrypoints/serve/__init__.py).
 _APP_SETUP = re.compile(r"(^|\.)(attach_\w*router|register_\w*routes?)$")
+# The peer-to-peer KV offload tier: its sessions, transports and roles exchange blocks with
+# peers while serving (the manager's poll loop, accept_new_peers, recv); built at start-up.
+_P2P_TIER = "vllm/v1/kv_offload/tiering/p2p/"
+_OWN_INIT = re.compile(r"\._init$")
 # A model's parsing of a request's multimodal inputs (from embed_multimodal, per request).
 _REQUEST_INPUT = re.compile(r"(^|\.)_parse_and_validate_\w*input\w*$")
 # In model folders: kernels (ops/), and the input processors that run per request.
@@ -323,6 +327,10 @@ class VllmKnowledge(Knowledge):
             return "engine-startup"
         if path.startswith(_TRANSFER) and (_INIT.search(function) or _REGISTER.search(function)):
             return "engine-startup"
+        if path.startswith(_P2P_TIER):  # peers connect, fetch and store while serving
+            return "engine-startup" if _INIT.search(function) or _OWN_INIT.search(function) else (
+                "request-handling"
+            )
         best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
         return STAGE_PATHS.get(best)
 
