@@ -218,10 +218,13 @@ def test_runtime_failures_are_their_own_category():
         "def f(a, b, c, end, file_size):\n"
         "    if a is None and b is None and c is None:\n"
         "        raise ValueError('The model has no a, b or c, cannot determine the layers')\n"
+        "    if file_size != 16:\n"
+        "        raise ValueError(f'Marlin requires group_size=16, got {file_size}')\n"
         "    if end != file_size:\n"
         "        raise ValueError(f'pack has unexplained trailing bytes: {file_size - end}')\n"
     )
-    nothing, trailing = _derived(code)
+    nothing, required, trailing = _derived(code)
+    assert required["category"] == "unsupported-combination"  # a required value, not two sizes
     assert nothing["category"] == "not-found"  # none of them given: not a combination
     assert trailing["category"] == "mismatch"  # two sizes disagree
     assert probe["category"] == exited["category"] == "runtime-failure"

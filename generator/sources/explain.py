@@ -749,7 +749,9 @@ def _shape_test(test: ast.expr | None) -> bool:
                 last = chain[-1].rstrip("()") if chain else ""
                 if last in _SHAPELY or (isinstance(side, ast.Call) and last == "len"):
                     return True
-                if not isinstance(side, ast.Call) and _SIZE_NAME.search(last):
+                sides = (node.left, *node.comparators)
+                variables = not any(isinstance(c, ast.Constant) for c in sides)
+                if variables and not isinstance(side, ast.Call) and _SIZE_NAME.search(last):
                     return True  # `previous_end != file_size`: two sizes disagree
     return False
 
