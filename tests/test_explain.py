@@ -218,12 +218,15 @@ def test_runtime_failures_are_their_own_category():
         "def f(a, b, c, end, file_size):\n"
         "    if a is None and b is None and c is None:\n"
         "        raise ValueError('The model has no a, b or c, cannot determine the layers')\n"
+        "    if end_size != -1:\n"
+        "        raise ValueError(f'X requires --chunked-prefill-size -1, got {end_size}')\n"
         "    if file_size != 16:\n"
         "        raise ValueError(f'Marlin requires group_size=16, got {file_size}')\n"
         "    if end != file_size:\n"
         "        raise ValueError(f'pack has unexplained trailing bytes: {file_size - end}')\n"
     )
-    nothing, required, trailing = _derived(code)
+    nothing, minus_one, required, trailing = _derived(code)
+    assert minus_one["category"] == "unsupported-combination"
     assert required["category"] == "unsupported-combination"  # a required value, not two sizes
     assert nothing["category"] == "not-found"  # none of them given: not a combination
     assert trailing["category"] == "mismatch"  # two sizes disagree
@@ -250,6 +253,8 @@ def test_start_up_validators_and_per_request_cache_work_are_staged_where_they_ru
     )
     assert vllm.stage(base, "KVConnectorBase_V1.start_load_kv") == "request-handling"
     hybrid = "python/sglang/srt/mem_cache/hybrid_cache/hybrid_cache_controller.py"
+    ssu = "vllm/model_executor/layers/mamba/ops/ssu_dispatch.py"
+    assert vllm.stage(ssu, "initialize_mamba_ssu_backend") == "engine-startup"
     p2p = "vllm/v1/kv_offload/tiering/p2p/manager.py"
     assert vllm.stage(p2p, "P2PSecondaryTierManager._accept_new_peers") == "request-handling"
     assert vllm.stage(p2p, "P2PSecondaryTierManager.__init__") == "engine-startup"

@@ -750,7 +750,11 @@ def _shape_test(test: ast.expr | None) -> bool:
                 if last in _SHAPELY or (isinstance(side, ast.Call) and last == "len"):
                     return True
                 sides = (node.left, *node.comparators)
-                variables = not any(isinstance(c, ast.Constant) for c in sides)
+                variables = not any(
+                    isinstance(c, ast.Constant)
+                    or (isinstance(c, ast.UnaryOp) and isinstance(c.operand, ast.Constant))
+                    for c in sides
+                )
                 if variables and not isinstance(side, ast.Call) and _SIZE_NAME.search(last):
                     return True  # `previous_end != file_size`: two sizes disagree
     return False

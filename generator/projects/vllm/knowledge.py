@@ -137,6 +137,9 @@ _APP_SETUP = re.compile(r"(^|\.)(attach_\w*router|register_\w*routes?)$")
 # peers while serving (the manager's poll loop, accept_new_peers, recv); built at start-up.
 _P2P_TIER = "vllm/v1/kv_offload/tiering/p2p/"
 _OWN_INIT = re.compile(r"\._init$")
+# Backends the workers pick once before serving (`initialize_kv_cache` calls
+# `initialize_mamba_ssu_backend`), wherever their module is.
+_INITIALIZE = re.compile(r"(^|\.)initialize_\w*backends?$")
 # A model's parsing of a request's multimodal inputs (from embed_multimodal, per request).
 _REQUEST_INPUT = re.compile(r"(^|\.)_parse_and_validate_\w*input\w*$")
 # In model folders: kernels (ops/), and the input processors that run per request.
@@ -312,6 +315,8 @@ class VllmKnowledge(Knowledge):
         if path == _MODELS_CONFIG:  # models' config fix-ups, run while VllmConfig is validated
             return "config-validation"
         if WARMUP.search(function):
+            return "engine-startup"
+        if _INITIALIZE.search(function):  # initialize_mamba_ssu_backend, from initialize_kv_cache
             return "engine-startup"
         if path.startswith(_MODELS) and _PROCESSOR.search(function):
             return "request-handling"
