@@ -215,6 +215,13 @@ def test_runtime_failures_are_their_own_category():
     assert elastic["category"] == "unsupported-combination"  # NotImplementedError, but says so
     assert layout["category"] == "unsupported-combination"
     code = (
+        "def f(types):\n"
+        "    if types not in ('full', 'shared'):\n"
+        "        raise ValueError(f\"indexer only supports 'full' and 'shared', got {types}\")\n"
+    )
+    (listed,) = _derived(code)
+    assert listed["category"] == "invalid-choice"  # a value outside a list
+    code = (
         "def f(a, b, c, end, file_size):\n"
         "    if a is None and b is None and c is None:\n"
         "        raise ValueError('The model has no a, b or c, cannot determine the layers')\n"

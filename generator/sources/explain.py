@@ -817,8 +817,11 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
         return "not-found"
     if _WORDS["mismatch"].search(text) or _shape_test(own):
         return "mismatch"
-    if _WORDS["unsupported-combination"].search(text):
-        return "unsupported-combination"
+    if found := _WORDS["unsupported-combination"].search(text):
+        # "X only supports 'a' and 'b'" tested as membership: a value outside a list
+        only = found.group(0).lower().startswith("only support")
+        membership = _compares(own) & {ast.In, ast.NotIn}
+        return "invalid-choice" if only and membership else "unsupported-combination"
     if ctx.exception == "TypeError" or calls & {"isinstance", "issubclass"}:
         return "mismatch"
     compares = _compares(own)
