@@ -136,12 +136,164 @@ def test_titles_keep_only_and_lose_what_framed_a_value():
     assert template.title("no pipeline for model_type={t} (supported: {s}; images only).") == (
         "No pipeline for model_type"
     )
+    # a letter glued to a value is part of the value (round 2 found "C page_size" vague)
     assert template.title("c{r} page_size={a} != expected={b} for ori page_size={c}") == (
-        "C page_size != expected for ori page_size"
+        "page_size != expected for ori page_size"
     )
     assert template.title("LLM.encode() is only supported for pooling models.") == (
         "LLM.encode() is only supported for pooling models"
     )
+
+
+def test_titles_say_what_must_hold_and_drop_glued_values():
+    """Issue 40, round 2: titles where a value was glued to a word ("c{ratio}", "{n}s"), or
+    whose first clause only compared values, said nothing."""
+    # a first clause that only compares values: the clause that says what must hold
+    assert template.title(
+        "c{r} page_size={a} != expected={b} for ori page_size={c}; C4 and C128 must use their "
+        "configured native page layouts (see Pool.kernel_page_size)"
+    ) == "C4 and C128 must use their configured native page layouts"
+    # a requirement after ";" stays with the first clause
+    assert template.title(
+        "gate tile ({m}, {n}) gives {k} outputs; must be a multiple of 128"
+    ) == "Gate tile gives outputs; must be a multiple of 128"
+    # the word that announced a dropped value goes with it
+    assert template.title(
+        "JIT module '{m}' has no usable cached build under {scope}, and X forbids it."
+    ) == "JIT module has no usable cached build, and X forbids it"
+    # units glued to a value go with it
+    assert template.title("Warmup completed in {elapsed}s") == "Warmup completed"
+    audio = "Audio exceeds maximum allowed duration of {d}s (metadata reports {m}s)"
+    assert template.title(audio) == "Audio exceeds maximum allowed duration"
+    # a unit after a space, a name's prefix glued by "_", an aside that starts with a value
+    assert template.title("Rearranged experts {text} in {gpu_elapsed} s.") == "Rearranged experts"
+    assert template.title("bad_video_duration:video_{i}:{d}") == "bad_video_duration"
+    assert template.title("P2P {a}: rejecting peer {p} after a fault ({wait}s left)") == (
+        "P2P: rejecting peer after a fault"
+    )
+    assert template.title("Expected total tokens {n} % tp_size to be 0") == (
+        "Expected total tokens % tp_size to be 0"
+    )
+    # "; running ..." is another sentence, not a requirement
+    assert template.title("X is only supported on cuda; running eagerly on {d}.") == (
+        "X is only supported on cuda"
+    )
+
+
+def test_runtime_failures_are_their_own_category():
+    """Issue 40, round 2: a connectivity probe failing and a server process exiting were
+    called internal invariants; they are failures of something running, not checks."""
+    code = (
+        "def probe(self):\n"
+        "    try:\n        self.client.head()\n"
+        "    except Exception as e:\n"
+        "        raise RuntimeError(f'Object store tier connectivity probe failed: {e}')\n"
+        "def wait(process):\n"
+        "    if process is None:\n        return\n"
+        "    if not process.is_alive():\n        raise RuntimeError('Server process exited')\n"
+        "def connect(sock):\n"
+        "    if not sock:\n        raise ConnectionError('no socket')\n"
+        "def wait_all(state):\n"
+        "    while True:\n"
+        "        if state != 'PROC':\n"
+        "            raise RuntimeError(f'NIXL transfer failed with state={state}')\n"
+        "def elastic(self):\n"
+        "    if self.a and self.b:\n"
+        "        raise NotImplementedError('Elastic EP is not compatible with hybrid lb')\n"
+        "def layout(i):\n"
+        "    if i == 0:\n        pass\n"
+        "    elif i == 9:\n        pass\n"
+        "    else:\n"
+        "        raise ValueError(f'packed layout only supports first/last anchors, got {i}')\n"
+        "def load(scope):\n"
+        "    if envs.SGLANG_CRASH_ON_JIT_COMPILE.get():\n"
+        "        raise RuntimeError(f'JIT module has no usable cached build under {scope}')\n"
+    )
+    probe, exited, connection, transfer, elastic, layout, jit = _derived(code)
+    assert transfer["category"] == "runtime-failure"
+    assert transfer["condition"] == "state != 'PROC'"  # `while True:` says nothing
+    assert elastic["category"] == "unsupported-combination"  # NotImplementedError, but says so
+    assert layout["category"] == "unsupported-combination"
+    code = (
+        "def f(types):\n"
+        "    if types not in ('full', 'shared'):\n"
+        "        raise ValueError(f\"indexer only supports 'full' and 'shared', got {types}\")\n"
+    )
+    (listed,) = _derived(code)
+    assert listed["category"] == "invalid-choice"  # a value outside a list
+    code = (
+        "def f(a, b, c, end, file_size):\n"
+        "    if a is None and b is None and c is None:\n"
+        "        raise ValueError('The model has no a, b or c, cannot determine the layers')\n"
+        "    if end_size != -1:\n"
+        "        raise ValueError(f'X requires --chunked-prefill-size -1, got {end_size}')\n"
+        "    if file_size != 16:\n"
+        "        raise ValueError(f'Marlin requires group_size=16, got {file_size}')\n"
+        "    if end != file_size:\n"
+        "        raise ValueError(f'pack has unexplained trailing bytes: {file_size - end}')\n"
+    )
+    nothing, minus_one, required, trailing = _derived(code)
+    assert minus_one["category"] == "unsupported-combination"
+    assert required["category"] == "unsupported-combination"  # a required value, not two sizes
+    assert nothing["category"] == "not-found"  # none of them given: not a combination
+    assert trailing["category"] == "mismatch"  # two sizes disagree
+    assert probe["category"] == exited["category"] == "runtime-failure"
+    assert connection["category"] == "runtime-failure"
+    assert "No value was checked" in exited["explanation"]
+    assert jit["category"] == "not-found"  # the cached build the flag needs is missing
+    assert explain.CATEGORIES["runtime-failure"].startswith("runtime failure")
+
+
+def test_start_up_validators_and_per_request_cache_work_are_staged_where_they_run():
+    """Issue 40, round 2: a tokenizer check called only from start-up code, and the handshake
+    metadata the engine core hands its connector, were staged as request handling; a cache's
+    prefetch of a request's pages as start-up."""
+    from errorkb.projects.sglang.knowledge import SglangKnowledge
+    from errorkb.projects.vllm.knowledge import VllmKnowledge
+
+    vllm, sgl = VllmKnowledge(), SglangKnowledge(root="python/")
+    manager = "vllm/parser/parser_manager.py"
+    assert vllm.stage(manager, "ParserManager._compose_parser") == "engine-startup"
+    base = "vllm/distributed/kv_transfer/kv_connector/v1/base.py"
+    assert vllm.stage(base, "KVConnectorBase_V1.set_xfer_handshake_metadata_pp_aware") == (
+        "engine-startup"
+    )
+    assert vllm.stage(base, "KVConnectorBase_V1.start_load_kv") == "request-handling"
+    hybrid = "python/sglang/srt/mem_cache/hybrid_cache/hybrid_cache_controller.py"
+    ssu = "vllm/model_executor/layers/mamba/ops/ssu_dispatch.py"
+    assert vllm.stage(ssu, "initialize_mamba_ssu_backend") == "engine-startup"
+    p2p = "vllm/v1/kv_offload/tiering/p2p/manager.py"
+    assert vllm.stage(p2p, "P2PSecondaryTierManager._accept_new_peers") == "request-handling"
+    assert vllm.stage(p2p, "P2PSecondaryTierManager.__init__") == "engine-startup"
+    docs = "vllm/entrypoints/serve/instrumentator/offline_docs.py"
+    assert vllm.stage(docs, "attach_router") == "engine-startup"  # while the app is built
+    cohere = "vllm/model_executor/models/cohere_asr.py"
+    assert vllm.stage(cohere, "CohereAsr._parse_and_validate_audio_input") == "request-handling"
+    assert sgl.stage(hybrid, "HybridCacheController._page_transfer_sidecar") == (
+        "request-handling"
+    )
+    assert sgl.stage(hybrid, "HybridCacheController.__init__") == "engine-startup"
+    factory = "python/sglang/srt/mem_cache/storage/backend_factory.py"
+    assert sgl.stage(factory, "StorageBackendFactory._load_backend_class") == "engine-startup"
+    utils = "python/sglang/srt/mem_cache/utils.py"
+    assert sgl.stage(utils, "get_eviction_strategy") == "engine-startup"
+    assert sgl.stage(hybrid, "HybridCacheController._stop_pp_prefetch_thread") == "engine-startup"
+
+    class Site:
+        def __init__(self, path, function, stage):
+            self.path, self.function, self.derived = path, function, {"stage": stage}
+
+    template_py = "vllm/parser/response_template.py"
+    check = Site(template_py, "validate_tokenizer_response_template", "request-handling")
+    per_request = Site(template_py, "validate_response_template_for_serving", "request-handling")
+    calls = {
+        (manager, "ParserManager._compose_parser"): {"validate_tokenizer_response_template"},
+        (template_py, "_serving_template"): {"validate_response_template_for_serving"},
+        (manager, "ParserManager.x"): {"validate_response_template_for_serving"},
+    }
+    explain.stages_from_callers([check, per_request], calls, vllm)
+    assert check.derived["stage"] == "engine-startup"  # its one caller runs at start-up
+    assert per_request.derived["stage"] == "request-handling"  # one of its callers serves
 
 
 def test_stages_of_warm_up_forward_passes_and_model_config_fix_ups():
@@ -235,6 +387,7 @@ def test_every_category_and_stage(sites):
         "Checkpoint": "not-found",
         "block table out of sync": "invariant",
         "Warm-up runs once per rank": "logged",  # a log line's `>` is not a limit
+        "Toy worker process exited": "runtime-failure",  # a process failed, no value checked
     }
     for message, category in expect.items():
         assert site(sites, message)["category"] == category, message

@@ -132,7 +132,14 @@ _HOLE = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
 _DANGLING = frozenset(
     {"in", "of", "to", "be", "for", "at", "with", "by", "from", "is", "are", "was", "were"}
     | {"the", "a", "an", "and", "or", "than", "as", "got", "but", "expected", "into"}
+    | {"after", "under"}
 )
+
+
+# Prepositions that announce a value: dropped with it when a clause ends on the value.
+_ANNOUNCING = frozenset({"under", "in", "at", "on", "of", "for", "from", "with", "by", "into"})
+_UNITS = r"(?:s|ms|us|x|[KMGT]i?B|Hz|%)(?![\w{])"
+_COMPARES = re.compile(r"\}\s*(?:!=|==|<=|>=|<|>)\s*\w*\s*=?\s*\{")
 
 
 _ONLY = re.compile(r"(?:\s+(?:" + "|".join(sorted(_DANGLING | {"on"})) + r"))+\s+only$", re.I)
@@ -159,8 +166,33 @@ def title(message: str) -> str:
     head = re.split(r"\s*\{[^{}]*\}\s+(?=[A-Z][a-z])", text, maxsplit=1)[0]
     if sum(ch.isalpha() for ch in _HOLE.sub("", head)) >= 8:
         text = head
+    # A first clause that only compares values ("c{r} page_size={a} != expected={b}; C4
+    # must ...") says nothing once they are gone: the clause after it says what must hold.
+    first, sep, rest = text.partition("; ")
+    if (
+        sep
+        and _COMPARES.search(first)
+        and ": " not in first
+        and re.search(r"\b(?:must|should|needs?)\b", rest)
+        and sum(ch.isalpha() for ch in _HOLE.sub("", rest)) >= 20
+    ):
+        text = rest
+    # A letter, a name's prefix or a unit glued to a value ("c{ratio}", "video_{i}", "{n}s",
+    # "{size} GB") is only part of one: it goes with the value.
+    text = re.sub(
+        r"(?<![\w{}.])(?:[a-z]|[A-Za-z]\w*_)(\{[^{}]*\})(?![\w.])|(\{[^{}]*\})" + _UNITS
+        + r"|(\{[^{}]*\}) (?:s|ms|us|[KMGT]i?B)(?![\w{])",
+        r"\1\2\3",
+        text,
+    )
+    text = re.sub(r"\s*\(\{[^{}]*\}[^(),{}]*\)", "", text)  # "({n} left)": a value's aside
+    text = re.sub(r"\s*\(see [^()]*\)", "", text)  # a pointer to read more is no title
     # Drop a value with what frames it: " ({x})", "={x}", ": {x}", "'{x}'", "`{x}`", "{x}".
     text = re.sub(r"\s*[([][\w ,.]*[=:]?\s*[`'\"]?\{[^{}]*\}[`'\"]?\s*[)\]]", "", text)
+    # "... under {scope}, and ...": the word that announced a value goes with it.
+    text = re.sub(
+        r"\s+(?:" + "|".join(sorted(_ANNOUNCING)) + r")\s+\{[^{}]*\}(?=\s*[,;:.()]|$)", "", text
+    )
     text = re.sub(r"\s*[=:]\s*[`'\"]?\{[^{}]*\}[`'\"]?", "", text)
     text = re.sub(r"[`'\"]\{[^{}]*\}[`'\"]", "", text)
     text = _HOLE.sub(lambda m: {"{{": "{", "}}": "}"}.get(m.group(), ""), text)
@@ -168,7 +200,11 @@ def title(message: str) -> str:
     text = re.sub(r"\(\s*[,;:]+\s*", "(", text)
     text = re.sub(r"\s+\(\s*\)", "", text)
     text = re.sub(r"\s+([,.;:!?)])(?!=)", r"\1", re.sub(r"\s+", " ", text)).strip(" ,;:")
-    sentence = re.split(r"(?<=[a-z0-9)`'\"])[.!?;](?:\s|$)", text, maxsplit=1)[0]
+    # The first sentence; a clause after ";" that says what must hold stays with it
+    # ("gate tile gives {n} outputs; must be a multiple of 128").
+    sentence = re.split(
+        r"(?<=[a-z0-9)`'\"])(?:[.!?]|;(?!\s+(?:must|should)\b))(?:\s|$)", text, maxsplit=1
+    )[0]
     sentence = re.sub(r"\b(but got|got|received)\s*[.,:]?$", "", sentence, flags=re.I)
     sentence = _balanced(sentence.strip(" ,;:.(").rstrip("-"))
     # "supports {x} only" keeps its restriction: "supports only"; "on {x} only": "only".

@@ -57,6 +57,7 @@ CATEGORIES = {
     "not-found": "file or resource not found",
     "invariant": "internal invariant",
     "logged": "reported in the log",
+    "runtime-failure": "runtime failure (a process or a connection)",
 }
 
 
@@ -183,6 +184,8 @@ def _guard_tests(ctx: Context) -> list[tuple[int, ast.expr]]:
     for i, (kind, node) in enumerate(guards):
         nxt = guards[i + 1] if i + 1 < len(guards) else None
         if kind in ("if", "while") and isinstance(node, ast.If | ast.While):
+            if isinstance(node.test, ast.Constant) and node.test.value is True:
+                continue  # `while True:` says nothing of when
             placed.append((node.lineno, _truthy(node.test)))
         elif kind == "else" and isinstance(node, ast.If):
             # An elif: the earlier test is left out only when the elif's own test implies
@@ -655,7 +658,8 @@ _WORDS = {
         r"\b(not found|does not exist|doesn't exist|no such file|cannot find|could not find"
         r"|couldn't find|missing file|not exist|no \w+(?: \w+)? found|failed to find|missing"
         r"|(?:could not|cannot|can't|couldn't|failed to|unable to) open"
-        r"|not writable|not readable|permission denied|is a directory|is not a file)\b",
+        r"|not writable|not readable|permission denied|is a directory|is not a file"
+        r"|no (?:usable |cached |prebuilt |valid )+(?:build|artifact|file|checkpoint)s?)\b",
         re.I,
     ),
     "divisibility": re.compile(r"\b(divisible|multiple of|evenly divide|divides)\b", re.I),
@@ -669,7 +673,8 @@ _WORDS = {
     "unsupported-combination": re.compile(
         r"\b(not supported (?:with|when|for|together|in combination|on)|cannot be used with"
         r"|can't be used with|can only be used with|incompatible|not compatible|together with"
-        r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires)\b",
+        r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires"
+        r"|only supports?)\b",
         re.I,
     ),
     "invalid-choice": re.compile(
@@ -686,6 +691,16 @@ _WORDS = {
         r"|(?:must|should) be (?:a )?finite|not (?:a )?finite)",
         re.I,
     ),
+    # Something failed while it ran, not a check of values: a process exiting, a connection
+    # or a peer failing, a wait timing out.
+    "runtime-failure": re.compile(
+        r"\b(connectivity|connection (?:refused|failed|reset|closed|lost|error|timed out)"
+        r"|(?:failed to|could not|cannot|can't|couldn't|unable to) connect"
+        r"|unreachable|(?:process|server|worker|subprocess|scheduler|detokenizer) (?:has )?"
+        r"(?:exited|died|crashed|terminated|was killed)|exited (?:unexpectedly|with (?:code"
+        r"|status|exit code))|timed out|(?:transfer|handshake|rpc) failed)\b",
+        re.I,
+    ),
 }
 _ORDER_EXCEPTIONS = {
     "ImportError": "missing-dependency",
@@ -694,6 +709,12 @@ _ORDER_EXCEPTIONS = {
     "FileNotFoundError": "not-found",
     "IsADirectoryError": "not-found",
     "NotADirectoryError": "not-found",
+    "ConnectionError": "runtime-failure",
+    "ConnectionRefusedError": "runtime-failure",
+    "ConnectionResetError": "runtime-failure",
+    "BrokenPipeError": "runtime-failure",
+    "TimeoutError": "runtime-failure",
+    "ChildProcessError": "runtime-failure",
 }
 
 
@@ -714,6 +735,7 @@ def _calls(condition: ast.expr | None) -> set[str]:
 
 
 _SHAPELY = frozenset({"shape", "ndim", "dtype", "size", "dim", "numel", "device"})
+_SIZE_NAME = re.compile(r"_(size|bytes|numel|shape|ndim)$")
 
 
 def _shape_test(test: ast.expr | None) -> bool:
@@ -727,6 +749,14 @@ def _shape_test(test: ast.expr | None) -> bool:
                 last = chain[-1].rstrip("()") if chain else ""
                 if last in _SHAPELY or (isinstance(side, ast.Call) and last == "len"):
                     return True
+                sides = (node.left, *node.comparators)
+                variables = not any(
+                    isinstance(c, ast.Constant)
+                    or (isinstance(c, ast.UnaryOp) and isinstance(c.operand, ast.Constant))
+                    for c in sides
+                )
+                if variables and not isinstance(side, ast.Call) and _SIZE_NAME.search(last):
+                    return True  # `previous_end != file_size`: two sizes disagree
     return False
 
 
@@ -737,6 +767,17 @@ def _constant_compare(test: ast.expr | None) -> bool:
         and any(isinstance(op, ast.Eq | ast.NotEq) for op in n.ops)
         and any(isinstance(c, ast.Constant) for c in (n.left, *n.comparators))
         for n in (ast.walk(test) if test is not None else ())
+    )
+
+
+def _is_none(test: ast.expr) -> bool:
+    """`x is None`."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
     )
 
 
@@ -762,17 +803,25 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
         return "missing-dependency"
     if div is not None or _WORDS["divisibility"].search(text):
         return "divisibility"
-    if ctx.exception == "NotImplementedError" or _WORDS["not-implemented"].search(text):
+    if _WORDS["not-implemented"].search(text):
         return "not-implemented"
+    if ctx.exception == "NotImplementedError":  # "A is not compatible with B" says more
+        combination = _WORDS["unsupported-combination"].search(text)
+        return "unsupported-combination" if combination else "not-implemented"
     if ctx.exception == "AssertionError":
         return "invariant"
+    if _WORDS["runtime-failure"].search(text):
+        return "runtime-failure"
     calls = _calls(own)
     if _WORDS["not-found"].search(text) or calls & {"exists", "isfile", "isdir", "is_file"}:
         return "not-found"
     if _WORDS["mismatch"].search(text) or _shape_test(own):
         return "mismatch"
-    if _WORDS["unsupported-combination"].search(text):
-        return "unsupported-combination"
+    if found := _WORDS["unsupported-combination"].search(text):
+        # "X only supports 'a' and 'b'" tested as membership: a value outside a list
+        only = found.group(0).lower().startswith("only support")
+        membership = _compares(own) & {ast.In, ast.NotIn}
+        return "invalid-choice" if only and membership else "unsupported-combination"
     if ctx.exception == "TypeError" or calls & {"isinstance", "issubclass"}:
         return "mismatch"
     compares = _compares(own)
@@ -785,6 +834,8 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
     if ctx.exception == "KeyError" or _constant_compare(own):
         return "invalid-choice"
     if isinstance(own, ast.BoolOp) and isinstance(own.op, ast.And) and len(own.values) > 1:
+        if all(_is_none(v) for v in own.values):  # none of the ways to find it was given
+            return "not-found"
         return "unsupported-combination"
     return "invariant"
 
@@ -1004,6 +1055,16 @@ def explain(
                 "For a model on a hub, check the name, the revision and your access token.",
             ],
         ),
+        "runtime-failure": (
+            f"Something failed while the program ran (in `{function}`): a process it depends "
+            "on exited, or a connection or a peer failed. No value was checked here.",
+            [
+                "Read the lines before it, and the log of the process or service that failed: "
+                "they say why (a crash, an out-of-memory kill, a refused or lost connection).",
+                "Check that the addresses, ports and credentials the message names are "
+                "reachable from this machine, then retry.",
+            ],
+        ),
         "invariant": (
             f"An internal consistency check failed in `{function}`: the code reached a state "
             "its authors did not expect.",
@@ -1091,6 +1152,7 @@ def derive(ctx: Context) -> dict:
 # Stages from the call graph ------------------------------------------------------------
 
 MAX_CALLERS = 30  # a name called from more places is too common to say where it runs
+VALIDATOR = re.compile(r"^_?(validate|check|verify)_\w+$")
 
 
 def stages_from_callers(
@@ -1130,3 +1192,14 @@ def stages_from_callers(
             stage = stage_of(site.path, site.function, 2)
             if stage:
                 site.derived["stage"] = stage
+        elif site.derived is not None and site.derived["stage"] == "request-handling":
+            # A validator in a module that serves requests, called only from start-up code
+            # (a parser's check of the tokenizer, called while the server is built), runs
+            # at start-up.
+            name = site.function.rsplit(".", 1)[-1]
+            found = callers.get(name, [])
+            stages = {knowledge.stage(path, caller) for path, caller in found}
+            if VALIDATOR.search(name) and 0 < len(found) <= MAX_CALLERS and stages == {
+                "engine-startup"
+            }:
+                site.derived["stage"] = "engine-startup"

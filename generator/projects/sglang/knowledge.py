@@ -180,6 +180,15 @@ _FORWARD = re.compile(r"(^|\.)(_?forward\w*|compute_logits|sample)$")
 _INIT = MODEL_INIT  # methods that run while a model is built
 _LAYERS = "sglang/srt/layers/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
+# The KV caches' work on a request's pages (prefetching from storage, backing up, loading
+# back, evicting) runs while serving, though the caches are built at start-up.
+_MEM_CACHE = "sglang/srt/mem_cache/"
+# (Not the factories and policies picked at start-up: `_load_backend_class`,
+# `get_eviction_strategy`; nor a worker thread's start and stop.)
+_CACHE_WORK = re.compile(
+    r"(^|\.)(?!_?(?:start|stop)_)_?\w*(prefetch|page_transfer|backup|load_back(?!end)"
+    r"|write_back|evict(?!ion_(?:strategy|policy)))\w*$"
+)
 
 
 @dataclass(frozen=True)
@@ -264,6 +273,9 @@ class SglangKnowledge(Knowledge):
             return "model-loading"
         if WARMUP.search(function):
             return "engine-startup"
+        cache_work = path.startswith(_MEM_CACHE) and _CACHE_WORK.search(function)
+        if cache_work and not _INIT.search(function):
+            return "request-handling"
         best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
         by_path = STAGE_PATHS.get(best)
         # A model's or a layer's forward first runs at start-up (profiling, CUDA graphs),

@@ -102,6 +102,9 @@ STAGE_PATHS = {
     "vllm/multimodal/": "request-handling",
     "vllm/v1/structured_output/": "request-handling",
     "vllm/parser/": "request-handling",
+    # ParserManager picks and checks the parsers when the serving classes are built
+    # (OpenAIServingChat.__init__ and the renderers' ParserManager.get_parser), at start-up.
+    "vllm/parser/parser_manager.py": "engine-startup",
     "vllm/transformers_utils/processors/": "request-handling",
     "vllm/entrypoints/anthropic/": "request-handling",
     "vllm/entrypoints/generate/": "request-handling",
@@ -126,7 +129,20 @@ _INIT = MODEL_INIT  # methods that run while a model is built
 _MODELS_CONFIG = "vllm/model_executor/models/config.py"
 # Transfer connectors: set up at start-up, used per request.
 _TRANSFER = tuple(f"vllm/distributed/{kind}_transfer/" for kind in ("kv", "ec", "weight"))
-_REGISTER = re.compile(r"(^|\.)register_\w*caches?$")
+# ... and the handshake metadata the engine core hands its connector once the workers have
+# registered their caches (EngineCore.__init__, and wake_up).
+_REGISTER = re.compile(r"(^|\.)(register_\w*caches?|set_xfer_handshake_metadata\w*)$")
+# The API server's routes, attached while the app is built (entrypoints/serve/__init__.py).
+_APP_SETUP = re.compile(r"(^|\.)(attach_\w*router|register_\w*routes?)$")
+# The peer-to-peer KV offload tier: its sessions, transports and roles exchange blocks with
+# peers while serving (the manager's poll loop, accept_new_peers, recv); built at start-up.
+_P2P_TIER = "vllm/v1/kv_offload/tiering/p2p/"
+_OWN_INIT = re.compile(r"\._init$")
+# Backends the workers pick once before serving (`initialize_kv_cache` calls
+# `initialize_mamba_ssu_backend`), wherever their module is.
+_INITIALIZE = re.compile(r"(^|\.)initialize_\w*backends?$")
+# A model's parsing of a request's multimodal inputs (from embed_multimodal, per request).
+_REQUEST_INPUT = re.compile(r"(^|\.)_parse_and_validate_\w*input\w*$")
 # In model folders: kernels (ops/), and the input processors that run per request.
 _MODEL_OPS = "/ops/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo|Renderer|InputBuilder)\b")
@@ -301,8 +317,14 @@ class VllmKnowledge(Knowledge):
             return "config-validation"
         if WARMUP.search(function):
             return "engine-startup"
+        if _INITIALIZE.search(function):  # initialize_mamba_ssu_backend, from initialize_kv_cache
+            return "engine-startup"
         if path.startswith(_MODELS) and _PROCESSOR.search(function):
             return "request-handling"
+        if path.startswith(_MODELS) and _REQUEST_INPUT.search(function):
+            return "request-handling"
+        if path.startswith("vllm/entrypoints/") and _APP_SETUP.search(function):
+            return "engine-startup"
         if path.startswith(_MODELS) and _MODEL_OPS in path:
             return "kernel-selection"
         if path.startswith(("vllm/model_executor/", *_MODELS)) and _INIT.search(function):
@@ -311,6 +333,10 @@ class VllmKnowledge(Knowledge):
             return "engine-startup"
         if path.startswith(_TRANSFER) and (_INIT.search(function) or _REGISTER.search(function)):
             return "engine-startup"
+        if path.startswith(_P2P_TIER):  # peers connect, fetch and store while serving
+            return "engine-startup" if _INIT.search(function) or _OWN_INIT.search(function) else (
+                "request-handling"
+            )
         best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
         return STAGE_PATHS.get(best)
 
