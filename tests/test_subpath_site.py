@@ -5,8 +5,11 @@ the site works there on a plain static server (as Pages serves it) and in `error
 import functools
 import json
 import re
+import shutil
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -15,7 +18,7 @@ import pytest
 from errorkb.serve import make_server
 from errorkb.site import urls
 from errorkb.site.build import build
-from tests.conftest import make_kb, serve_in_thread
+from tests.conftest import FIXTURE, make_kb, serve_in_thread
 
 BASE = "https://owner.github.io/repo"
 WIDGET = "ValueError: Widget count (12) must be divisible by group size (5)."
@@ -25,10 +28,6 @@ LINK = re.compile(rb'(?:href|src|action|content)="(/[^"]*)"')
 @pytest.fixture(scope="module")
 def subpath_kb(tmp_path_factory):
     def fill(path: Path) -> None:
-        import shutil
-
-        from tests.conftest import FIXTURE
-
         shutil.copytree(FIXTURE / "content", path / "content")
         site = path / "content" / "site.yaml"
         site.write_text(re.sub(r"(?m)^base_url: .*$", f"base_url: {BASE}", site.read_text()))
@@ -81,24 +80,29 @@ def _get(url: str) -> tuple[int, bytes, dict]:
         return answer.code, answer.read(), dict(answer.headers)
 
 
-def test_a_plain_static_host_serves_it_below_the_path(subpath_kb, tmp_path):
-    """What GitHub Pages does: the folder's files at /repo/, nothing else."""
-    _, result = subpath_kb
+@contextmanager
+def _static_host(site: Path, tmp_path: Path) -> Iterator[str]:
+    """What GitHub Pages does: the folder's files at /repo/, nothing else; its address."""
     host = tmp_path / "host"
     host.mkdir()
-    (host / "repo").symlink_to(result.out)
+    (host / "repo").symlink_to(site)
     handler = functools.partial(SimpleHTTPRequestHandler, directory=str(host))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     serve_in_thread(server)
     try:
-        root = f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_plain_static_host_serves_it_below_the_path(subpath_kb, tmp_path):
+    _, result = subpath_kb
+    with _static_host(result.out, tmp_path) as root:
         home = _get(root + "/repo/")
         assert home[0] == 200
         for link in sorted({m.decode() for m in LINK.findall(home[1])})[:40]:
             assert _get(root + link)[0] == 200, link
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_errorkb_serve_answers_below_the_path(subpath_kb):
@@ -127,14 +131,7 @@ def test_search_in_the_browser_opens_the_page_below_the_path(subpath_kb, tmp_pat
     """In Chromium, from a plain static host below /repo/ (GitHub Pages): the search box
     fetches its index there, and Enter opens the error's page there, values kept."""
     _, result = subpath_kb
-    host = tmp_path / "host"
-    host.mkdir()
-    (host / "repo").symlink_to(result.out)
-    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(host))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    serve_in_thread(server)
-    try:
-        root = f"http://127.0.0.1:{server.server_address[1]}"
+    with _static_host(result.out, tmp_path) as root:
         page.goto(f"{root}/repo/")
         page.keyboard.press("/")
         page.keyboard.insert_text(WIDGET)
@@ -144,6 +141,3 @@ def test_search_in_the_browser_opens_the_page_below_the_path(subpath_kb, tmp_pat
         assert page.errors == []
         off_site = [u for u in page.requests if u.startswith(root) and "/repo/" not in u]
         assert off_site == []
-    finally:
-        server.shutdown()
-        server.server_close()
