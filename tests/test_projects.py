@@ -104,8 +104,8 @@ def test_each_twin_page_links_the_other_project_s_page(two_projects):
         page = (site / f"errors/{rid}/index.html").read_text()
         # Above the fold: what it is, and the switch to the other engine's page
         assert f"Printed by {own} and {name} from the same code." in page
-        assert f'<a href="/errors/{other}/" data-engine="{name}">{name}</a>' in page
-        assert f'<a href="/errors/{rid}/" aria-current="page" data-engine="{own}">' in page
+        assert f'<a href="/errors/{other}/">{name}</a>' in page
+        assert f'<a href="/errors/{rid}/" aria-current="page">{own}</a>' in page
         doc = json.loads((site / f"api/errors/{rid}.json").read_text())
         assert [t["id"] for t in doc["computed"]["twins"]] == [other]
     own = json.loads((site / "api/errors/0000000000000a02.json").read_text())

@@ -1282,8 +1282,35 @@ def _compact_js(js: str) -> str:
     lines = js.splitlines()
     if any(line.count("`") % 2 for line in lines):
         return js
-    kept = (_uncommented(line.strip()) for line in lines)
+    kept = (_tight(_uncommented(line.strip())) for line in lines)
     return "\n".join(line for line in kept if line and not line.startswith("//")) + "\n"
+
+
+# A string literal of a line: "...", '...' or `...` (a template literal on one line).
+_JS_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`(?:[^`\\]|\\.)*`')
+# Spaces code needs not: before a block's brace, around `=>`, `=`, `===`, `!==` and the
+# compound assignments, after a comma, a colon or a semicolon.
+_LOOSE = re.compile(
+    r"(?<=[)\]}>]) (?=\{)|(?<=\}) (?=else\b)|(?<=\belse) (?=\{)| (?==>)|(?<==>) "
+    r"|(?<=[=!]==) | (?=[=!]==)|(?<=[^=!<>]=) (?!=)|(?<=,) |(?<=[:;]) (?=[^ ])"
+    r"| (?=[-+*]?=[^=>])"
+)
+
+
+def _tight(line: str) -> str:
+    """A line of code without the spaces it needs not, outside its string literals. A line
+    with a slash (a regular expression, a division, a comment) or a string left open is
+    left as it is: telling those apart takes a parser."""
+    if "/" in line:
+        return line
+    parts, last = [], 0
+    for found in _JS_STRING.finditer(line):
+        parts += [_LOOSE.sub("", line[last : found.start()]), found.group(0)]
+        last = found.end()
+    rest = line[last:]
+    if any(quote in rest for quote in "\"'`"):
+        return line
+    return "".join(parts) + _LOOSE.sub("", rest)
 
 
 # A comment after a statement: "//" after a closing mark and spaces, outside any string.
@@ -1308,7 +1335,10 @@ def _compact_css(css: str) -> str:
     space; a space before a colon, as in `main :not(pre)`, is kept.)"""
     css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
     css = "\n".join(line.strip() for line in css.splitlines() if line.strip()) + "\n"
-    return re.sub(r":[ \t]+", ":", re.sub(r"[ \t]*([{};,>])[ \t]*", r"\1", css))
+    css = re.sub(r":[ \t]+", ":", re.sub(r"[ \t]*([{};,>])[ \t]*", r"\1", css))
+    # A line break after punctuation or before a closing brace is no separator; any other
+    # (inside a value or a selector) is one space.
+    return re.sub(r"(?<=[{};,>])\n|\n(?=})", "", css).replace("\n", " ").strip() + "\n"
 
 
 def _spare_path(out: Path) -> Path:

@@ -145,16 +145,17 @@ function initTwins() {
   try {
     chosen = localStorage.getItem("errorkb-engine");
   } catch { /* storage off */ }
-  for (const a of document.querySelectorAll("[data-engine-switch] a[data-engine]")) {
+  for (const a of document.querySelectorAll("[data-engine-switch] a")) {
+    const engine = a.textContent; // the engine's name, as search remembers it
     // A shared link to the other engine's copy: the visitor's own engine's page, pointed at.
-    if (chosen && a.dataset.engine === chosen && !a.hasAttribute("aria-current")) {
+    if (chosen && engine === chosen && !a.hasAttribute("aria-current")) {
       a.classList.add("engine-yours");
       a.title = `You chose ${chosen} last: its page`;
     }
     if (!a.hasAttribute("aria-current")) a.href = a.pathname + location.search;
     a.addEventListener("click", () => {
       try {
-        localStorage.setItem("errorkb-engine", a.dataset.engine);
+        localStorage.setItem("errorkb-engine", engine);
       } catch { /* storage off: the switch still links */ }
     });
   }
