@@ -135,25 +135,30 @@ def engine(content: Content, key: str) -> Engine | None:
 # Reading words -----------------------------------------------------------------------------
 
 
-def commands(code: str) -> Iterator[tuple[int, list[str]]]:
-    """(line offset, words) of each command of a shell snippet: `\\` continuations joined,
-    comments dropped, split at ;, &&, || and |."""
+def logical_lines(code: str, prompts: tuple[str, ...] = ("$ ",)) -> Iterator[tuple[int, str]]:
+    """(line offset, text) of each non-empty logical line of a shell snippet: `\\`
+    continuations joined, a prompt before it taken off, comment lines among them."""
     start, logical = 0, ""
     for i, raw in enumerate(code.split("\n")):
         text = raw.strip()
-        for prompt in ("$ ", "# ", "> "):
-            if not logical and text.startswith(prompt) and prompt != "# ":
-                text = text[len(prompt) :]
         if not logical:
             start = i
+            text = next((text[len(p) :] for p in prompts if text.startswith(p)), text)
         if text.endswith("\\"):
             logical += text[:-1] + " "
             continue
-        logical += text
-        if logical and not logical.startswith("#"):
-            for words in _split(logical):
-                yield start, words
+        if logical + text:
+            yield start, logical + text
         logical = ""
+
+
+def commands(code: str) -> Iterator[tuple[int, list[str]]]:
+    """(line offset, words) of each command of a shell snippet: `\\` continuations joined,
+    comments dropped, split at ;, &&, || and |."""
+    for start, line in logical_lines(code, ("$ ", "> ")):
+        if not line.startswith("#"):
+            for words in _split(line):
+                yield start, words
 
 
 def _split(line: str) -> list[list[str]]:

@@ -5,7 +5,7 @@ stack record's advice for vLLM too)."""
 import re
 import shlex
 
-from errorkb.content import template
+from errorkb.content import flags, template
 from errorkb.content.model import Content, Problem, Record
 from errorkb.projects.vllm import calc, memory, memory_section, presets
 
@@ -171,23 +171,15 @@ def _models_by_name(models: list[dict]) -> dict[str, dict]:
 def _commands(code: str):
     """(line offset, words, claimed error id or None) of each command in a shell snippet,
     joining backslash-continued lines; separators (;, &&, |) split commands."""
-    claim, start, logical = None, 0, ""
-    for i, raw in enumerate(code.split("\n")):
-        text = raw.strip().removeprefix("$ ")
-        if not logical:
-            start = i
-        if text.endswith("\\"):
-            logical += text[:-1] + " "
-            continue
-        logical += text
+    claim = None
+    for start, logical in flags.logical_lines(code):
         found = _FAILS.search(logical)
         if logical.startswith("#"):
             claim = found.group(1) if found else claim
-        elif logical:
+        else:
             for words in _split(logical):
                 yield start, words, found.group(1) if found else claim
             claim = None
-        logical = ""
 
 
 def _split(line: str) -> list[list[str]]:
