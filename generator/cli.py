@@ -229,8 +229,7 @@ def _triage_dry_run(args) -> int:
         read = spoken = 0
         out = []
         for issue in gh.issues(args.since):
-            title = issue.get("title") if isinstance(issue.get("title"), str) else ""
-            body = issue.get("body") if isinstance(issue.get("body"), str) else ""
+            title, body = (v if isinstance(v, str) else "" for v in _fields(issue, "title", "body"))
             found = triage(body, site, args.min, args.repo, args.engine, title)
             text = comment.render(found)
             read += 1
@@ -259,6 +258,10 @@ def _triage_dry_run(args) -> int:
         f"{spoken}; posted nothing ({gh.requests} request(s))"
     )
     return 0
+
+
+def _fields(item: dict, *names: str) -> list[object]:
+    return [item.get(name) for name in names]
 
 
 def _triage_input(args):

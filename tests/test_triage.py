@@ -169,6 +169,7 @@ def test_the_user_s_release_is_the_version_right_after_an_engine_s_name():
     assert said_releases("vllm 0.4.3 on torch 2.3", programs) == {"vLLM": "0.4.3"}
     assert said_releases("vLLM Version    : 0.9.0.1", programs) == {"vLLM": "0.9.0.1"}
     assert said_releases("sglang==0.4.3.post2", programs) == {"SGLang": "0.4.3.post2"}
+    assert said_releases("vLLM API server version 0.5.0.post1", programs) == {"vLLM": "0.5.0.post1"}
     assert said_releases("vllm gpu version, cuda 12.8", programs) == {}  # CUDA's
 
 

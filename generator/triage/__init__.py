@@ -104,7 +104,7 @@ def _last_logged(findings) -> list[Finding]:
 
 def said_releases(text: str, programs: dict[str, dict]) -> dict[str, str]:
     """The release of each engine an issue names, wherever it says it: "vllm 0.4.3",
-    "vLLM version 0.5.4", "vLLM Version: 0.9.0" (collect_env), "sglang==0.4.3",
+    "vLLM API server version 0.5.4", "vLLM Version: 0.9.0" (collect_env), "sglang==0.4.3",
     "sglang: 0.4.3" (check_env). The version right after the name: a number further on
     is another program's ("vllm gpu version, cuda 12.8")."""
     found = {}
@@ -117,7 +117,7 @@ def said_releases(text: str, programs: dict[str, dict]) -> dict[str, str]:
     return found
 
 
-_RELEASE = r"(?: version)?\s*(?:[:=]=?|\s)\s*v?(\d+(?:\.\d+){1,3}(?:\.post\d+)?)\b"
+_RELEASE = r"(?:[\w ]{0,20}? version)?\s*(?:[:=]=?|\s)\s*v?(\d+(?:\.\d+){1,3}(?:\.post\d+)?)\b"
 
 
 def _lone(candidates: list[extract.Candidate]) -> bool:
