@@ -147,6 +147,8 @@ def test_a_line_below_error_is_named_only_as_the_subject():
     assert not _speaks(_result("INFO"), code, block, lone=True)
     assert not _speaks(_result("WARNING"), quote, block, lone=True)
     assert _speaks(_result("ValueError"), code, block, lone=False)
+    fragment = engine.Result("x", "t", "WARNING", "vLLM", "", "partial", engine.HOW["fragment"], {})
+    assert not _speaks(fragment, title, block, lone=True)  # a run of its words: not the subject
 
 
 def test_the_lone_line_is_the_body_s_one_error_like_line_however_often_repeated():

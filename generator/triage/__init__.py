@@ -68,7 +68,9 @@ def triage(
         blocks = engine.clean(candidate.text)
         for m, block in enumerate(blocks):
             result = _sure(site, _query(block), TIERS[minimum], named, key, candidate.kind)
-            if not result or result.id in found or not _speaks(result, candidate, block, lone):
+            if not result or result.id in found:
+                continue
+            if not _speaks(result, candidate, block, lone):
                 continue
             project = result.project
             if project in releases and not result.release and "v" not in result.values:
@@ -145,6 +147,8 @@ def _speaks(
         return not (candidate.traceback and block.text.rstrip().endswith(":"))
     if level not in QUIET_LEVELS:
         return True
+    if result.how == engine.HOW["fragment"]:
+        return False  # a run of a log line's words among others: said in passing, or another
     if candidate.kind == "title":
         return level not in ("DEBUG",)
     return level in ("WARNING", "WARN") and lone and candidate.kind != "quote"
