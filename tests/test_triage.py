@@ -147,8 +147,19 @@ def test_a_line_below_error_is_named_only_as_the_subject():
     assert not _speaks(_result("INFO"), code, block, lone=True)
     assert not _speaks(_result("WARNING"), quote, block, lone=True)
     assert _speaks(_result("ValueError"), code, block, lone=False)
-    fragment = engine.Result("x", "t", "WARNING", "vLLM", "", "partial", engine.HOW["fragment"], {})
+    run = engine.HOW["fragment"]
+    fragment = engine.Result("x", "t", "WARNING", "vLLM", "", "partial", run, {})
     assert not _speaks(fragment, title, block, lone=True)  # a run of its words: not the subject
+    raised = engine.Result("x", "t", "ValueError", "vLLM", "", "partial", run, {})
+    assert not _speaks(raised, title, block, lone=False)  # a title that asks about a message
+    assert _speaks(raised, code, block, lone=False)
+
+
+def test_a_quote_is_named_when_it_is_all_of_a_message_s_first_sentence(site):
+    whole = 'It says "Widget count (10) must be divisible by group size (3)" and stops.'
+    assert [f.result.id for f in triage(whole, site)] == ["00000000000000a1"]
+    start = 'It says "Widget count (10) must be divisible by" and stops.'
+    assert triage(start, site) == []
 
 
 def test_the_lone_line_is_the_body_s_one_error_like_line_however_often_repeated():

@@ -16,6 +16,7 @@ from errorkb.triage.site import Site
 
 LIMIT = 3  # errors a comment names at most
 TIERS = {"exact": ("exact",), "partial": ("exact", "partial")}
+FITS = TIERS["partial"]
 # Records of log lines are named by their level. Below ERROR a line is progress or advice,
 # never what an issue is about; an error's log line often only announces the traceback
 # that follows ("EngineCore failed to start."), so it is named only when no exception is.
@@ -143,6 +144,8 @@ def _speaks(
     an error's log line that announces the traceback after it ("Scheduler hit an exception:
     Traceback ...") never: the traceback's own error is what happened."""
     level = result.exception
+    if candidate.in_title and result.how == engine.HOW["fragment"]:
+        return False  # a run of a message's words in a title: a question about it, or another
     if level in LOG_LEVELS:
         return not (candidate.traceback and block.text.rstrip().endswith(":"))
     if level not in QUIET_LEVELS:
@@ -172,6 +175,26 @@ def _whole(result: engine.Result) -> bool:
     return result.match == "exact" or result.how.startswith(QUOTE_FITS)
 
 
+# What a quote leaves out of a message it is all of: the first sentence's full stop, or the
+# value after its colon ('I got a "Capture CUDA graph failed" error')
+VALUE = "x"
+QUOTE_ENDS = (".", ": " + VALUE)
+
+
+def _quoted_whole(site: Site, quote: str, record: str, key: str | None) -> bool:
+    """Whether a quote that fits a message's start is all of its first sentence, or all of
+    its text before the value after a colon: with that end put back, the same record is
+    the message or its first sentence exactly, or its first value takes the one put back."""
+    for end in QUOTE_ENDS:
+        results = engine.search(site.index, quote + end, engine=key)
+        best = results[0] if results else None
+        if not best or best.id != record or best.tied or best.match not in FITS:
+            continue
+        if _whole(best) or (end != "." and list(best.values.values())[:1] == [VALUE]):
+            return True
+    return False
+
+
 def _query(block: engine.Block) -> str:
     """A message block as a paste of its own: its exception named, as it was pasted."""
     if block.source or not block.exception:
@@ -194,9 +217,9 @@ def _sure(
     results = engine.search(site.index, query, engine=key)
     if not results or results[0].match not in tiers or results[0].tied:
         return None
-    if kind == "quote" and not _whole(results[0]):
-        return None
     best = results[0]
+    if kind == "quote" and not _whole(best) and not _quoted_whole(site, query, best.id, key):
+        return None
     programs = site.index.meta.get("programs", {})
     keyed = {name for name, p in programs.items() if key and p.get("key") == key}
     if best.project in keyed or (not keyed and best.project in named):
