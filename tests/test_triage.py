@@ -175,6 +175,21 @@ def test_the_lone_line_is_the_body_s_one_error_like_line_however_often_repeated(
     assert not _lone(extract.candidates(f"```\n{other}\n```"))
 
 
+def test_a_template_s_placeholder_is_no_error_like_line():
+    from errorkb.triage import _lone
+
+    line = "WARNING 06-13 11:42:20 _custom_ops.py:11] Failed to import from vllm._C with X('y')"
+    text = f"```text\nThe output of `python collect_env.py`\n```\n{line}\n\n### Bug\n\n{line}"
+    assert _lone(extract.candidates(text))
+
+
+def test_three_backticks_around_one_line_are_inline_code():
+    text = "- error\n  ```RuntimeError: Group size must be positive, got 0```\n- then this"
+    assert [(c.kind, c.text) for c in extract.candidates(text)] == [
+        ("inline", "RuntimeError: Group size must be positive, got 0")
+    ]
+
+
 def test_the_user_s_release_is_the_version_right_after_an_engine_s_name():
     from errorkb.triage import said_releases
 

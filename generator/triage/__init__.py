@@ -125,13 +125,13 @@ _RELEASE = r"(?:[\w ]{0,20}? version)?\s*(?:[:=]=?|\s)\s*v?(\d+(?:\.\d+){1,3}(?:
 
 def _lone(candidates: list[extract.Candidate]) -> bool:
     """Whether the body shows one error-like line only (as often as it repeats it): its
-    candidates, quotes aside, hold one distinct line once their log prefixes are off."""
+    candidates, quotes aside, hold one distinct error line once their log prefixes are off
+    (a template's placeholder in a code block, or a command, is no error line)."""
     lines = {
-        extract.unprefixed(line)
+        line
         for c in candidates
         if c.kind not in ("title", "quote")
-        for line in c.text.split("\n")
-        if line.strip()
+        for line in extract.error_like(c)
     }
     return len(lines) == 1
 

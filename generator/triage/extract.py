@@ -18,7 +18,9 @@ MAX_CANDIDATE = 20_000  # of a long log, its end: where the error that stopped i
 MAX_CANDIDATES = 20
 MAX_TITLE = 256  # characters of a title: GitHub keeps 256
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+# A fence opens a code block; a backtick fence's info string holds no backtick (CommonMark):
+# "```ValueError: ...```" on one line is inline code
+_FENCE = re.compile(r" {0,3}(`{3,}(?=[^`]*$)|~{3,})")
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _TAG = re.compile(r"</?(?:details|summary|p|br|div|pre|code|b|i|em|strong)\b[^>]*>", re.I)
 _QUOTE = re.compile(r"^ {0,3}(?:> ?)+")
@@ -178,6 +180,15 @@ def _prose(found: list[Candidate], lines: list[str]) -> None:
             code = span.strip()
             if _error_line(code) or len(code.split()) >= engine.GENERIC_WORDS:
                 _keep(found, code, "inline")
+
+
+def error_like(candidate: Candidate) -> list[str]:
+    """The error-like lines of a candidate, without their log prefixes: its error lines (an
+    exception's, a traceback's header, a log line), or all of a code span's one line."""
+    lines = [line.strip() for line in candidate.text.split("\n") if line.strip()]
+    if candidate.kind == "inline":
+        return [unprefixed(line) for line in lines]
+    return [unprefixed(line) for line in lines if _error_line(line)]
 
 
 def unprefixed(line: str) -> str:
