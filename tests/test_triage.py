@@ -142,6 +142,8 @@ def test_a_line_below_error_is_named_only_as_the_subject():
     quote = extract.Candidate("No available block found in 60 second.", "quote", False)
     assert _speaks(_result("WARNING"), title, block, lone=False)
     assert _speaks(_result("INFO"), title, block, lone=False)
+    start = engine.Result("x", "t", "INFO", "SGLang", "", "partial", engine.HOW["prefix"], {})
+    assert not _speaks(start, title, block, lone=False)  # "... when using fa3 as attention backend"
     assert _speaks(_result("WARNING"), code, block, lone=True)
     assert not _speaks(_result("WARNING"), code, block, lone=False)  # one line among others
     assert not _speaks(_result("INFO"), code, block, lone=True)

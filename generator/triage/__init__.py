@@ -152,8 +152,8 @@ def _speaks(
         return True
     if result.how == engine.HOW["fragment"]:
         return False  # a run of a log line's words among others: said in passing, or another
-    if candidate.kind == "title":
-        return level not in ("DEBUG",)
+    if candidate.kind == "title":  # the title is the line: all of it, or of its first sentence
+        return level not in ("DEBUG",) and _whole(result)
     return level in ("WARNING", "WARN") and lone and candidate.kind != "quote"
 
 
