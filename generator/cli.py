@@ -183,10 +183,13 @@ def cmd_triage(args) -> int:
     from errorkb.triage.github import GitHubError
     from errorkb.triage.site import BadIndex
 
+    if args.repo:
+        return _triage_dry_run(args)
     try:
         event, body = _triage_input(args)
         repo = event.repo if event else ""
-        found = triage(body, _triage_site(args), args.min, repo, args.engine)
+        title = event.title if event else args.title
+        found = triage(body, _triage_site(args), args.min, repo, args.engine, title)
     except BadIndex as exc:  # the wrong site, or one of another errorkb: the setup is wrong
         _log(f"{'::error::' if args.post else ''}errorkb triage: {exc}")
         return 2
@@ -205,6 +208,60 @@ def cmd_triage(args) -> int:
             _log(f"::warning::errorkb triage: {exc}")
         return 0
     return 0 if text else 1
+
+
+def _triage_dry_run(args) -> int:
+    """What the bot would say on each of a repository's recent issues, posting nothing: a
+    maintainer's look before turning it on. Reads GITHUB_API_URL and GITHUB_TOKEN."""
+    from errorkb.triage import comment, triage
+    from errorkb.triage.github import GitHub, GitHubError
+    from errorkb.triage.site import BadIndex
+
+    if args.event or args.post:
+        _log("errorkb triage: --repo reads the repository's issues: no --event, no --post")
+        return 2
+    if not args.since:
+        _log("errorkb triage: --repo needs --since DATE (the issues updated since)")
+        return 2
+    try:
+        site = _triage_site(args)
+        gh = GitHub.reading(args.repo)
+        read = spoken = 0
+        out = []
+        for issue in gh.issues(args.since):
+            title, body = (v if isinstance(v, str) else "" for v in _fields(issue, "title", "body"))
+            found = triage(body, site, args.min, args.repo, args.engine, title)
+            text = comment.render(found)
+            read += 1
+            spoken += bool(text)
+            number, url = issue.get("number"), issue.get("html_url", "")
+            if args.json:
+                errors = [_finding(f) for f in found]
+                out.append({"number": number, "title": title, "url": url, "comment": text})
+                out[-1]["errors"] = errors
+                continue
+            print(f"#{number} {comment.text(title)[:100]}  {url}".rstrip())
+            for f in found:
+                print(f"  would name: {comment.line(f)}")
+            if not found:
+                print("  would say nothing")
+    except BadIndex as exc:
+        _log(f"errorkb triage: {exc}")
+        return 2
+    except (OSError, ValueError, GitHubError) as exc:
+        _log(f"errorkb triage: {exc}")
+        return 1
+    if args.json:
+        print(json.dumps(out, indent=2))
+    _log(
+        f"errorkb triage: {read} issue(s) of {args.repo} since {args.since}; would comment on "
+        f"{spoken}; posted nothing ({gh.requests} request(s))"
+    )
+    return 0
+
+
+def _fields(item: dict, *names: str) -> list[object]:
+    return [item.get(name) for name in names]
 
 
 def _triage_input(args):
@@ -745,8 +802,15 @@ def parser() -> argparse.ArgumentParser:
         "--engine",
         help="the key of the engine the issue is about (else the repository it is filed in)",
     )
+    p.add_argument("--title", default="", help="without --event: the issue's title")
     p.add_argument("--json", action="store_true", help="the comment and the errors as JSON")
     p.add_argument("--post", action="store_true", help="post, update or delete the comment")
+    p.add_argument(
+        "--repo",
+        help="dry run: read OWNER/NAME's issues through the GitHub API (GITHUB_API_URL, "
+        "GITHUB_TOKEN) and print what the bot would say on each, posting nothing",
+    )
+    p.add_argument("--since", help="with --repo: the issues updated since this date")
     p.add_argument("--label", default="", help="with --post: a label for matched issues")
     p.set_defaults(func=cmd_triage)
 

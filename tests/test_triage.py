@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from errorkb import cli
+from errorkb.search import engine
 from errorkb.serve import make_server
 from errorkb.site.build import build
 from errorkb.triage import comment, extract, github, triage
@@ -67,6 +68,139 @@ def test_candidates_are_the_code_and_error_lines_not_the_template():
     assert any(c.text.startswith("Traceback") and c.traceback for c in found)
     assert "RuntimeError: Group size must be positive, got 0" in texts
     assert not any("Describe the bug" in t or "paste the error" in t for t in texts)
+
+
+ENV_DUMP = """Collecting environment information...
+PyTorch version: 2.5.1+cu124
+Is debug build: False
+CUDA used to build PyTorch: 12.4
+WARNING 08-03 23:03:20 _custom_ops.py:15] Failed to import from vllm._C with ImportError('x')
+ValueError: Widget count (10) must be divisible by group size (3).
+[pip3] torch==2.5.1
+"""
+
+
+def test_the_environment_dump_is_never_read_fenced_or_not():
+    fenced = f"### Your current environment\n\n```text\n{ENV_DUMP}```\n\nNo error here."
+    assert extract.candidates(fenced) == []
+    bare = f"### Your current environment\n\n{ENV_DUMP}\n### 🐛 Describe the bug\n\nIt hangs."
+    assert extract.candidates(bare) == []
+
+
+def test_an_error_in_a_prose_section_counts_whatever_the_section():
+    error = "RuntimeError: Group size must be positive, got 0"
+    text = f"### 🚀 The feature, motivation and pitch\n\n{error}"
+    assert [c.text for c in extract.candidates(text)] == [
+        "RuntimeError: Group size must be positive, got 0"
+    ]
+
+
+def test_the_title_is_a_candidate_without_its_template_tags():
+    found = extract.candidates(
+        "", "[Bug][ROCm]: `RuntimeError: Group size must be positive, got 0`"
+    )
+    assert [(c.text, c.kind, c.in_title) for c in found] == [
+        ("RuntimeError: Group size must be positive, got 0", "title", True)
+    ]
+    assert extract.candidates("", "[Bug]: ") == []
+
+
+def test_quotes_and_log_lines_in_prose():
+    text = (
+        'It throws a "Widget count (10) must be divisible by group size (3)." error, '
+        'then "a phrase".\n'
+        "[2025-06-26 07:25:31 DP4 TP4] Watchdog timeout (self.watchdog_timeout=300)"
+    )
+    found = [(c.kind, c.text) for c in extract.candidates(text)]
+    assert ("quote", "Widget count (10) must be divisible by group size (3).") in found
+    assert (
+        "text",
+        "[2025-06-26 07:25:31 DP4 TP4] Watchdog timeout (self.watchdog_timeout=300)",
+    ) in found
+    assert not any(t == "a phrase" for _, t in found)  # too few words to be a message
+
+
+def test_the_title_names_the_error_the_body_does_not_show(site):
+    title = "[Bug]: ValueError: Widget count (10) must be divisible by group size (3)."
+    found = triage("### Your current environment\n\nvllm 0.4.3", site, title=title)
+    assert [f.result.id for f in found] == ["00000000000000a1"]
+    assert found[0].in_title
+    quoted = "[Bug] I get a 'Widget count (10) must be divisible by group size (3).' error"
+    assert [f.result.id for f in triage("", site, title=quoted)] == ["00000000000000a1"]
+
+
+def _result(level: str) -> "engine.Result":
+    return engine.Result("x", "t", level, "vLLM", "", "exact", "the message", {})
+
+
+def test_a_line_below_error_is_named_only_as_the_subject():
+    from errorkb.triage import _speaks
+
+    block = engine.clean("No available block found in 60 second.")[0]
+    title = extract.Candidate("No available block found in 60 second.", "title", False, True)
+    code = extract.Candidate("WARNING ... No available block found in 60 second.", "code", False)
+    quote = extract.Candidate("No available block found in 60 second.", "quote", False)
+    assert _speaks(_result("WARNING"), title, block, lone=False)
+    assert _speaks(_result("INFO"), title, block, lone=False)
+    start = engine.Result("x", "t", "INFO", "SGLang", "", "partial", engine.HOW["prefix"], {})
+    assert not _speaks(start, title, block, lone=False)  # "... when using fa3 as attention backend"
+    assert _speaks(_result("WARNING"), code, block, lone=True)
+    assert not _speaks(_result("WARNING"), code, block, lone=False)  # one line among others
+    assert not _speaks(_result("INFO"), code, block, lone=True)
+    assert not _speaks(_result("WARNING"), quote, block, lone=True)
+    assert _speaks(_result("ValueError"), code, block, lone=False)
+    run = engine.HOW["fragment"]
+    fragment = engine.Result("x", "t", "WARNING", "vLLM", "", "partial", run, {})
+    assert not _speaks(fragment, title, block, lone=True)  # a run of its words: not the subject
+    raised = engine.Result("x", "t", "ValueError", "vLLM", "", "partial", run, {})
+    assert not _speaks(raised, title, block, lone=False)  # a title that asks about a message
+    assert _speaks(raised, code, block, lone=False)
+
+
+def test_a_quote_is_named_when_it_is_all_of_a_message_s_first_sentence(site):
+    whole = 'It says "Widget count (10) must be divisible by group size (3)" and stops.'
+    assert [f.result.id for f in triage(whole, site)] == ["00000000000000a1"]
+    start = 'It says "Widget count (10) must be divisible by" and stops.'
+    assert triage(start, site) == []
+
+
+def test_the_lone_line_is_the_body_s_one_error_like_line_however_often_repeated():
+    from errorkb.triage import _lone
+
+    repeated = "\n".join(
+        f"(VllmWorkerProcess pid={pid}) WARNING 11-26 13:07:36 shm_broadcast.py:391] "
+        "No available block found in 60 second. "
+        for pid in (1, 2, 3)
+    )
+    assert _lone(extract.candidates(f"```\n{repeated}\n```", "[Bug]: it hangs"))
+    other = repeated + "\nINFO 11-26 13:07:40 metrics.py:1] Avg prompt throughput: 0.0 tokens/s"
+    assert not _lone(extract.candidates(f"```\n{other}\n```"))
+
+
+def test_a_template_s_placeholder_is_no_error_like_line():
+    from errorkb.triage import _lone
+
+    line = "WARNING 06-13 11:42:20 _custom_ops.py:11] Failed to import from vllm._C with X('y')"
+    text = f"```text\nThe output of `python collect_env.py`\n```\n{line}\n\n### Bug\n\n{line}"
+    assert _lone(extract.candidates(text))
+
+
+def test_three_backticks_around_one_line_are_inline_code():
+    text = "- error\n  ```RuntimeError: Group size must be positive, got 0```\n- then this"
+    assert [(c.kind, c.text) for c in extract.candidates(text)] == [
+        ("inline", "RuntimeError: Group size must be positive, got 0")
+    ]
+
+
+def test_the_user_s_release_is_the_version_right_after_an_engine_s_name():
+    from errorkb.triage import said_releases
+
+    programs = {"vLLM": {"engine": True}, "SGLang": {"engine": True}, "PyTorch": {}}
+    assert said_releases("vllm 0.4.3 on torch 2.3", programs) == {"vLLM": "0.4.3"}
+    assert said_releases("vLLM Version    : 0.9.0.1", programs) == {"vLLM": "0.9.0.1"}
+    assert said_releases("sglang==0.4.3.post2", programs) == {"SGLang": "0.4.3.post2"}
+    assert said_releases("vLLM API server version 0.5.0.post1", programs) == {"vLLM": "0.5.0.post1"}
+    assert said_releases("vllm gpu version, cuda 12.8", programs) == {}  # CUDA's
 
 
 def test_the_error_a_traceback_ends_in_comes_first(site):
@@ -203,6 +337,7 @@ class FakeGitHub(ThreadingHTTPServer):
         self.labels: set[str] = set()
         self.failures: list[tuple[int, dict]] = []  # answers given before any real one
         self.next_id = 100
+        self.issues: list[dict] = []  # the repository's issues, newest first
 
     @property
     def url(self) -> str:
@@ -251,6 +386,10 @@ class _Handler(BaseHTTPRequestHandler):
             if fake.login is None:
                 return self._answer(403, {"message": "Resource not accessible by integration"})
             return self._answer(200, fake.user)
+        if self.command == "GET" and path == "/repos/org/repo/issues":
+            query = dict(part.split("=", 1) for part in self.path.split("?")[1].split("&"))
+            page, size = int(query["page"]), int(query["per_page"])
+            return self._answer(200, fake.issues[(page - 1) * size : page * size])
         if self.command == "GET" and path == base + "/comments":
             return self._answer(200, list(fake.comments.values()))
         if self.command == "POST" and path == base + "/comments":
@@ -297,6 +436,69 @@ def run_event(tmp_path, fixture_site, action: str, text, *extra: str) -> int:
     return cli.main(
         ["triage", "--event", str(event), "--site", str(fixture_site), "--post", *extra]
     )
+
+
+def test_the_title_of_an_opened_issue_is_read(api, tmp_path, fixture_site):
+    event = tmp_path / "event.json"
+    title = "[Bug]: ValueError: Widget count (10) must be divisible by group size (3)."
+    issue = {"number": ISSUE, "title": title, "body": "### 🐛 Describe the bug\n\nSee title."}
+    event.write_text(json.dumps({"action": "opened", "issue": issue}))
+    args = ["triage", "--event", str(event), "--site", str(fixture_site), "--post"]
+    assert cli.main(args) == 0
+    (posted,) = api.comments.values()
+    assert "count=10" in posted["body"]
+
+
+def _issue(number: int, title: str, body: str, **more) -> dict:
+    url = f"https://github.com/org/repo/issues/{number}"
+    return {"number": number, "title": title, "body": body, "html_url": url, **more}
+
+
+def test_a_dry_run_reads_recent_issues_and_posts_nothing(api, fixture_site, capsys):
+    api.issues = [
+        _issue(9, "[Bug]: split fails", body(10, 3)),
+        _issue(8, "[Feature]: widgets in demo", "### 🚀 The feature\n\nPlease."),
+        _issue(6, "Fix split", body(10, 3), pull_request={"url": "..."}),  # a PR: skipped
+        _issue(5, "[Bug]: RuntimeError: Group size must be positive, got 0", None),
+    ]
+    args = ["triage", "--repo", "org/repo", "--since", "2025-01-31", "--site", str(fixture_site)]
+    assert cli.main(args) == 0
+    captured = capsys.readouterr()
+    out = captured.out
+    assert "#9 " in out and "#8 " in out and "#5 " in out and "#6 " not in out
+    assert out.count("would name:") == 2 and out.count("would say nothing") == 1
+    assert "count=10" in out
+    assert "3 issue(s) of org/repo since 2025-01-31; would comment on 2; posted nothing" in (
+        captured.err
+    )
+    assert {method for method, _, _ in api.requests} == {"GET"}
+    (listing,) = api.requests
+    assert "since=2025-01-31T00%3A00%3A00Z" in listing[1] and "state=all" in listing[1]
+
+
+def test_a_dry_run_pages_through_the_issues(api, fixture_site, capsys):
+    api.issues = [_issue(n, "[Usage]: how?", "A question.") for n in range(250, 0, -1)]
+    args = ["triage", "--repo", "org/repo", "--since", "2025-01-31T12:00:00+02:00"]
+    assert cli.main([*args, "--site", str(fixture_site), "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 250
+    assert len(api.requests) == 3
+    assert "since=2025-01-31T10%3A00%3A00Z" in api.requests[0][1]
+
+
+@pytest.mark.parametrize(
+    "extra, says",
+    [
+        (["--since", "last week"], "--since 'last week': give a date"),
+        (["--since", "2025-01-31", "--post"], "no --event, no --post"),
+        ([], "--repo needs --since DATE"),
+    ],
+)
+def test_a_dry_run_s_mistakes_are_one_line(api, fixture_site, capsys, extra, says):
+    args = ["triage", "--repo", "org/repo", "--site", str(fixture_site), *extra]
+    assert cli.main(args) in (1, 2)
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1
+    assert api.requests == []
 
 
 def test_opened_edited_then_fixed(api, tmp_path, fixture_site):

@@ -7,6 +7,7 @@ guess in someone's issue costs more than silence. `comment` writes what is found
 GitHub comment; `github` posts it.
 """
 
+import re
 from dataclasses import dataclass
 
 from errorkb.search import engine
@@ -15,6 +16,7 @@ from errorkb.triage.site import Site
 
 LIMIT = 3  # errors a comment names at most
 TIERS = {"exact": ("exact",), "partial": ("exact", "partial")}
+FITS = TIERS["partial"]
 # Records of log lines are named by their level. Below ERROR a line is progress or advice,
 # never what an issue is about; an error's log line often only announces the traceback
 # that follows ("EngineCore failed to start."), so it is named only when no exception is.
@@ -33,44 +35,126 @@ class Finding:
     # Of an old wording: the document and page of the check printed today that took over
     today: dict | None = None
     today_page: str = ""
+    in_title: bool = False  # found in the issue's title
     # The wrapper's line the body shows after this error ("Engine core initialization
     # failed. See root cause above"), named as its follow-on
     followed_by: "Finding | None" = None
 
 
 def triage(
-    body: str, site: Site, minimum: str = "partial", hint: str = "", runs: str | None = None
+    body: str,
+    site: Site,
+    minimum: str = "partial",
+    hint: str = "",
+    runs: str | None = None,
+    title: str = "",
 ) -> list[Finding]:
-    """The known errors of a body, at most LIMIT, the one a traceback ends in first (but a
-    wrapper's line after the error it follows, which names it). `hint` is text that names
-    the project (the repository the issue is in, "owner/name"); the engine whose
-    repository it is, or `runs` (an engine's key), is the one a message both engines print
-    is about: the strongest hint."""
+    """The known errors of an issue, at most LIMIT, the one a traceback ends in first (but
+    a wrapper's line after the error it follows, which names it). `title` is the issue's
+    title, read as a candidate like the body's. `hint` is text that names the project (the
+    repository the issue is in, "owner/name"); the engine whose repository it is, or
+    `runs` (an engine's key), is the one a message both engines print is about: the
+    strongest hint. A log line below ERROR is named only as the issue's subject: in its
+    title, or (a WARNING) the only error-like line its body shows."""
+    hints = site.index.meta["hints"]
     programs = site.index.meta.get("programs", {})
-    named = engine.named_projects(body[: extract.MAX_BODY] + "\n" + hint, site.index.meta["hints"])
+    issue = title[: extract.MAX_TITLE] + "\n" + body[: extract.MAX_BODY]
+    named = engine.named_projects(issue + "\n" + hint, hints)
     key = runs or engine_of_repo(hint, programs)
+    releases = said_releases(issue, programs)  # the user's, wherever the issue says it
+    candidates = extract.candidates(body, title)
+    lone = _lone(candidates)
     found: dict[str, Finding] = {}
-    for n, candidate in enumerate(extract.candidates(body)):
+    for n, candidate in enumerate(candidates):
         blocks = engine.clean(candidate.text)
         for m, block in enumerate(blocks):
-            result = _sure(site, _query(block), TIERS[minimum], named, key)
-            if result and result.id not in found:
-                final = candidate.traceback and m == len(blocks) - 1
-                document, page = site.document(result.id), site.page(result)
-                finding = Finding(result, block.text, document, page, final, (n, m))
-                if result.today:
-                    finding.today = site.document(result.today["id"])
-                    finding.today_page = site.page_url.replace("{}", result.today["id"])
-                found[result.id] = finding
+            result = _sure(site, _query(block), TIERS[minimum], named, key, candidate.kind)
+            if not result or result.id in found:
+                continue
+            if not _speaks(result, candidate, block, lone):
+                continue
+            project = result.project
+            if project in releases and not result.release and "v" not in result.values:
+                result.release = releases[project]  # its page opens on the user's wording
+            final = candidate.traceback and m == len(blocks) - 1
+            document, page = site.document(result.id), site.page(result)
+            finding = Finding(result, block.text, document, page, final, (n, m))
+            finding.in_title = candidate.in_title
+            if result.today:
+                finding.today = site.document(result.today["id"])
+                finding.today_page = site.page_url.replace("{}", result.today["id"])
+            found[result.id] = finding
     raised = [f for f in found.values() if f.result.exception not in LOG_LEVELS]
     ranked = sorted(
-        raised or found.values(), key=lambda f: (f.result.wrapper, not f.final, f.position)
+        raised or _last_logged(found.values()),
+        key=lambda f: (f.result.wrapper, not f.final, f.position),
     )
     wrappers = [f for f in found.values() if f.result.wrapper]
     if ranked and wrappers and not ranked[0].result.wrapper:
         ranked[0].followed_by = wrappers[0]
         ranked = [f for f in ranked if f is not wrappers[0]]
     return ranked[:LIMIT]
+
+
+def _last_logged(findings) -> list[Finding]:
+    """Of error log lines only (nothing raised), the title's and the last the body shows:
+    the one that stopped the run (a log before it is its context: "Pyspy failed to dump
+    PID", then "Watchdog timeout")."""
+    findings = list(findings)
+    last = max((f for f in findings if not f.in_title), key=lambda f: f.position, default=None)
+    return [f for f in findings if f.in_title or f is last]
+
+
+def said_releases(text: str, programs: dict[str, dict]) -> dict[str, str]:
+    """The release of each engine an issue names, wherever it says it: "vllm 0.4.3",
+    "vLLM API server version 0.5.4", "vLLM Version: 0.9.0" (collect_env), "sglang==0.4.3",
+    "sglang: 0.4.3" (check_env). The version right after the name: a number further on
+    is another program's ("vllm gpu version, cuda 12.8")."""
+    found = {}
+    for name, program in programs.items():
+        if not program.get("engine"):
+            continue
+        m = re.search(rf"\b{re.escape(name)}{_RELEASE}", text, re.I | re.ASCII)
+        if m:
+            found[name] = m[1]
+    return found
+
+
+_RELEASE = r"(?:[\w ]{0,20}? version)?\s*(?:[:=]=?|\s)\s*v?(\d+(?:\.\d+){1,3}(?:\.post\d+)?)\b"
+
+
+def _lone(candidates: list[extract.Candidate]) -> bool:
+    """Whether the body shows one error-like line only (as often as it repeats it): its
+    candidates, quotes aside, hold one distinct error line once their log prefixes are off
+    (a template's placeholder in a code block, or a command, is no error line)."""
+    lines = {
+        line
+        for c in candidates
+        if c.kind not in ("title", "quote")
+        for line in extract.error_like(c)
+    }
+    return len(lines) == 1
+
+
+def _speaks(
+    result: engine.Result, candidate: extract.Candidate, block: engine.Block, lone: bool
+) -> bool:
+    """Whether a sure result of this candidate is named: a log line below ERROR only as the
+    issue's subject (in the title, or a WARNING that is the body's lone error-like line);
+    an error's log line that announces the traceback after it ("Scheduler hit an exception:
+    Traceback ...") never: the traceback's own error is what happened."""
+    level = result.exception
+    if candidate.in_title and result.how == engine.HOW["fragment"]:
+        return False  # a run of a message's words in a title: a question about it, or another
+    if level in LOG_LEVELS:
+        return not (candidate.traceback and block.text.rstrip().endswith(":"))
+    if level not in QUIET_LEVELS:
+        return True
+    if result.how == engine.HOW["fragment"]:
+        return False  # a run of a log line's words among others: said in passing, or another
+    if candidate.kind == "title":  # the title is the line: all of it, or of its first sentence
+        return level not in ("DEBUG",) and _whole(result)
+    return level in ("WARNING", "WARN") and lone and candidate.kind != "quote"
 
 
 def engine_of_repo(repo: str, programs: dict[str, dict]) -> str | None:
@@ -81,6 +165,36 @@ def engine_of_repo(repo: str, programs: dict[str, dict]) -> str | None:
     return None
 
 
+# How a quote in a sentence may fit its message: all of it, or all of its first sentence
+# (what people quote), as printed or without the closing punctuation Markdown or the
+# sentence took.
+QUOTE_FITS = tuple(engine.HOW[k] for k in ("sentence", "punctuation"))
+
+
+def _whole(result: engine.Result) -> bool:
+    return result.match == "exact" or result.how.startswith(QUOTE_FITS)
+
+
+# What a quote leaves out of a message it is all of: the first sentence's full stop, or the
+# value after its colon ('I got a "Capture CUDA graph failed" error')
+VALUE = "x"
+QUOTE_ENDS = (".", ": " + VALUE)
+
+
+def _quoted_whole(site: Site, quote: str, record: str, key: str | None) -> bool:
+    """Whether a quote that fits a message's start is all of its first sentence, or all of
+    its text before the value after a colon: with that end put back, the same record is
+    the message or its first sentence exactly, or its first value takes the one put back."""
+    for end in QUOTE_ENDS:
+        results = engine.search(site.index, quote + end, engine=key)
+        best = results[0] if results else None
+        if not best or best.id != record or best.tied or best.match not in FITS:
+            continue
+        if _whole(best) or (end != "." and list(best.values.values())[:1] == [VALUE]):
+            return True
+    return False
+
+
 def _query(block: engine.Block) -> str:
     """A message block as a paste of its own: its exception named, as it was pasted."""
     if block.source or not block.exception:
@@ -88,16 +202,24 @@ def _query(block: engine.Block) -> str:
     return f"{block.exception}: {block.text}"
 
 
-def _sure(site: Site, query: str, tiers: tuple[str, ...], named: set[str], key: str | None):
+def _sure(
+    site: Site,
+    query: str,
+    tiers: tuple[str, ...],
+    named: set[str],
+    key: str | None,
+    kind: str = "code",
+):
     """The record a message is, when search is sure of it: its best result is an exact
-    or partial match and no other fits as well. Of a message two projects print, the copy
-    of the engine `key` (the issue's repository), else of the project the body names."""
+    or partial match and no other fits as well (a quote in a sentence: the message, or
+    its first sentence, exactly). Of a message two projects print, the copy of the engine
+    `key` (the issue's repository), else of the project the body names."""
     results = engine.search(site.index, query, engine=key)
     if not results or results[0].match not in tiers or results[0].tied:
         return None
-    if results[0].exception in QUIET_LEVELS:
-        return None
     best = results[0]
+    if kind == "quote" and not _whole(best) and not _quoted_whole(site, query, best.id, key):
+        return None
     programs = site.index.meta.get("programs", {})
     keyed = {name for name, p in programs.items() if key and p.get("key") == key}
     if best.project in keyed or (not keyed and best.project in named):

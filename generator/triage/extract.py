@@ -16,12 +16,17 @@ from errorkb.search import engine
 MAX_BODY = 65_536  # characters of a body read: all GitHub keeps of an issue's body or comment
 MAX_CANDIDATE = 20_000  # of a long log, its end: where the error that stopped it is
 MAX_CANDIDATES = 20
+MAX_TITLE = 256  # characters of a title: GitHub keeps 256
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+# A fence opens a code block; a backtick fence's info string holds no backtick (CommonMark):
+# "```ValueError: ...```" on one line is inline code
+_FENCE = re.compile(r" {0,3}(`{3,}(?=[^`]*$)|~{3,})")
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _TAG = re.compile(r"</?(?:details|summary|p|br|div|pre|code|b|i|em|strong)\b[^>]*>", re.I)
 _QUOTE = re.compile(r"^ {0,3}(?:> ?)+")
 # How people set an error apart in prose: **ValueError: ...**, "ValueError: ..."
+# A template's tags at a title's start: "[Bug]: ", "[Feature] ", "[Bug][ROCm]: "
+_TITLE_TAGS = re.compile(r"^(?:\s*\[[^\[\]\n]{0,40}\]\s*:?)+\s*")
 _STRONG = re.compile(r"^(\*\*|__|\")(.+)\1")
 _TICKS = re.compile(r"`+")
 # An error line: after its log prefixes, an exception's, a traceback's header, a raise or
@@ -35,25 +40,89 @@ _ERROR_START = re.compile(
     re.ASCII,
 )
 _ERROR_LOG = re.compile(r".{0,40}\b(?:ERROR|CRITICAL)\b", re.ASCII)
+# A log line by its prefix alone ("[2025-06-26 07:25:31 DP4 TP4] Watchdog timeout ..."):
+# SGLang's logger prints no level. Any level: the triage decides which it names.
+_LOG_LINE = re.compile(engine.RULES["line_mark"], re.ASCII)
+# The lines of an environment dump (vLLM's collect_env.py, SGLang's check_env, pip and
+# conda lists): what is installed, never the error. A block or a run of prose with
+# ENV_LINES of them is a dump, and is not read.
+_ENV_LINE = re.compile(
+    r"\s*(?:\[(?:pip3?|conda)\] |Collecting environment information"
+    r"|(?:PyTorch version|Is debug build|CUDA used to build PyTorch|ROCM used to build PyTorch"
+    r"|OS|GCC version|Clang version|CMake version|Libc version|Python version|Python platform"
+    r"|Is CUDA available|CUDA runtime version|CUDA_MODULE_LOADING set to"
+    r"|GPU models and configuration|Nvidia driver version|cuDNN version|HIP runtime version"
+    r"|MIOpen runtime version|Is XNNPACK available|Versions of relevant libraries"
+    r"|vLLM Version|vLLM Build Flags|Neuron SDK Version|ROCM Version|GPU Topology"
+    r"|Python|CUDA available|CUDA_HOME|NVCC|CUDA Driver Version|PyTorch|sglang|sgl_kernel"
+    r"|flashinfer(?:_python)?|triton|transformers|torchao|numpy|NVIDIA Topology|ulimit soft"
+    r"|Hypervisor vendor|Architecture|CPU op-mode\(s\)|Model name|Byte Order)\s*:)"
+)
+ENV_LINES = 3
+# Text a sentence quotes: 'throws a "watchdog timeout" error', “...”, '...'. A quote of
+# fewer than QUOTE_WORDS words is a phrase, never a message.
+_QUOTED = re.compile(r"\"([^\"\n]{8,300})\"|“([^”\n]{8,300})”|(?<!\w)'([^'\n]{8,300})'(?!\w)")
+QUOTE_WORDS = 3
 
 
 @dataclass
 class Candidate:
     text: str
-    kind: str  # "code" (a fenced block), "text" (error lines in prose) or "inline"
+    # "title", "code" (a fenced block), "text" (error lines in prose), "inline" (a code
+    # span), or "quote" (a title's or a sentence's quoted text: named only when it is a
+    # message, or its first sentence, exactly)
+    kind: str
     traceback: bool  # holds a traceback: its last error is what the issue is about
+    in_title: bool = False  # the issue's title, or a quote in it
 
 
-def candidates(body: str) -> list[Candidate]:
-    """The pieces of a body that may hold an error, in the order they appear."""
+def candidates(body: str, title: str = "") -> list[Candidate]:
+    """The pieces of a body that may hold an error, in the order they appear; the issue's
+    title, when it has more than its template's tag, first."""
     body = _untagged(_COMMENT.sub("", body[:MAX_BODY].replace("\r\n", "\n")))
     found: list[Candidate] = []
+    subject = _subject(title)
+    if subject:
+        _keep(found, subject, "title")
+        _quotes(found, subject)
+        for candidate in found:
+            candidate.in_title = True
     for kind, lines in _sections(body.split("\n")):
         if kind == "code":
-            _keep(found, "\n".join(lines), "code")
+            if not _environment(lines):
+                _keep(found, "\n".join(lines), "code")
         else:
-            _prose(found, lines)
+            _prose(found, _without_environment(lines))
     return found
+
+
+def _environment(lines: list[str]) -> bool:
+    """Whether a code block is an environment dump (collect_env.py's output, a pip list)."""
+    return sum(bool(_ENV_LINE.match(line)) for line in lines) >= ENV_LINES
+
+
+def _without_environment(lines: list[str]) -> list[str]:
+    """Prose without the environment dump pasted in it unfenced: from its first line of a
+    dump to its last, when it has ENV_LINES of them."""
+    marks = [i for i, line in enumerate(lines) if _ENV_LINE.match(line)]
+    if len(marks) < ENV_LINES:
+        return lines
+    return lines[: marks[0]] + [""] + lines[marks[-1] + 1 :]
+
+
+def _quotes(found: list[Candidate], text: str) -> None:
+    """The quoted text of a line, each a candidate of its own."""
+    for m in _QUOTED.finditer(text):
+        quote = next(g for g in m.groups() if g is not None).strip()
+        if len(quote.split()) >= QUOTE_WORDS:
+            _keep(found, quote, "quote")
+
+
+def _subject(title: str) -> str:
+    """A title without its template's tags ("[Bug]: ", "[Usage] ") and Markdown's code
+    marks: what the user says the issue is about, on one line."""
+    title = _TITLE_TAGS.sub("", title[:MAX_TITLE].replace("\n", " ")).strip()
+    return title.strip("`").strip()
 
 
 def _untagged(body: str) -> str:
@@ -105,16 +174,37 @@ def _prose(found: list[Candidate], lines: list[str]) -> None:
                 _keep(found, "\n".join(run), "text")
             run = []
     for line in lines:
+        if not _ERROR_START.match(line.strip()):
+            _quotes(found, line)
         for span in _code_spans(line):
             code = span.strip()
             if _error_line(code) or len(code.split()) >= engine.GENERIC_WORDS:
                 _keep(found, code, "inline")
 
 
+def error_like(candidate: Candidate) -> list[str]:
+    """The error-like lines of a candidate, without their log prefixes: its error lines (an
+    exception's, a traceback's header, a log line), or all of a code span's one line."""
+    lines = [line.strip() for line in candidate.text.split("\n") if line.strip()]
+    if candidate.kind == "inline":
+        return [unprefixed(line) for line in lines]
+    return [unprefixed(line) for line in lines if _error_line(line)]
+
+
+def unprefixed(line: str) -> str:
+    """A line without its log prefixes and the spaces around it."""
+    line = line.strip()
+    match = _PREFIX.match(line)
+    assert match is not None
+    return line[match.end() :].strip()
+
+
 def _error_line(line: str) -> bool:
     match = _PREFIX.match(line)
     assert match is not None  # `(...)*`: it matches at the start of every line
-    return bool(_ERROR_START.match(line, match.end()) or _ERROR_LOG.match(line))
+    return bool(
+        _ERROR_START.match(line, match.end()) or _ERROR_LOG.match(line) or _LOG_LINE.match(line)
+    )
 
 
 def _code_spans(line: str) -> Iterator[str]:

@@ -12,8 +12,10 @@ import os
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
-from urllib.parse import quote
+from datetime import UTC, datetime
+from urllib.parse import quote, urlencode
 
 from errorkb.triage.comment import MARKER
 
@@ -21,6 +23,7 @@ ATTEMPTS = 3  # tries of one request
 MAX_WAIT = 60  # seconds one retry waits at most; a longer limit is not waited out
 TIMEOUT = 20
 MAX_PAGES = 10  # of 100 comments each: the bot's comment is among an issue's first
+MAX_ISSUES = 1000  # a dry run reads at most this many issues (10 pages)
 USER_AGENT = "errorkb-triage"
 # Who the workflow's own token posts as: that token may not ask GET /user (HTTP 403).
 ACTIONS_LOGIN = "github-actions[bot]"
@@ -53,6 +56,15 @@ class GitHub:
         api = os.environ.get("GITHUB_API_URL") or "https://api.github.com"
         return cls(api, os.environ["GITHUB_TOKEN"], os.environ["GITHUB_REPOSITORY"])
 
+    @classmethod
+    def reading(cls, repo: str) -> "GitHub":
+        """A client that only reads `repo`'s issues: GITHUB_TOKEN when set (a higher rate
+        limit, or a private repository), else none (a public one's issues need none)."""
+        if repo.count("/") != 1 or not all(repo.split("/")):
+            raise GitHubError(f"--repo {repo!r}: give the repository as OWNER/NAME")
+        api = os.environ.get("GITHUB_API_URL") or "https://api.github.com"
+        return cls(api, os.environ.get("GITHUB_TOKEN", ""), repo)
+
     def request(self, method: str, path: str, body: dict | None = None) -> Answer:
         for attempt in range(1, ATTEMPTS + 1):
             answer, wait, why = self._once(method, path, body)
@@ -71,7 +83,7 @@ class GitHub:
             data=None if body is None else json.dumps(body).encode(),
             headers={
                 "Accept": "application/vnd.github+json",
-                "Authorization": f"Bearer {self.token}",
+                **({"Authorization": f"Bearer {self.token}"} if self.token else {}),
                 "X-GitHub-Api-Version": "2022-11-28",
                 "User-Agent": USER_AGENT,
                 **({"Content-Type": "application/json"} if body is not None else {}),
@@ -98,6 +110,25 @@ class GitHub:
         if status >= 500:
             return None, 2, f"HTTP {status} from GitHub"
         return Answer(status, _json(exc.read())), None, ""
+
+    # --- a repository's issues (the dry run) ------------------------------------------------
+
+    def issues(self, since: str) -> Iterator[dict]:
+        """The repository's issues (pull requests left out) updated since a date, newest
+        first: at most MAX_ISSUES."""
+        query = {"state": "all", "since": iso_since(since), "sort": "created"}
+        query |= {"direction": "desc", "per_page": "100"}
+        read = 0
+        for page in range(1, MAX_ISSUES // 100 + 1):
+            path = f"/repos/{self.repo}/issues?{urlencode({**query, 'page': page})}"
+            answer = self._ok(self.request("GET", path), "list issues")
+            items = answer.body if isinstance(answer.body, list) else []
+            for item in items:
+                if isinstance(item, dict) and "pull_request" not in item:
+                    read += 1
+                    yield item
+            if len(items) < 100 or read >= MAX_ISSUES:
+                return
 
     # --- the issue's comment --------------------------------------------------------------
 
@@ -186,6 +217,18 @@ def sync(gh: GitHub, event: "Event", comment: str | None, label: str = "") -> st
     return "updated" if existing else "posted"
 
 
+def iso_since(date: str) -> str:
+    """A date or time as the API's `since` takes it (2025-01-31 -> 2025-01-31T00:00:00Z);
+    ValueError when it is neither."""
+    try:
+        when = datetime.fromisoformat(date.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"--since {date!r}: give a date, 2025-01-31, or a time") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _marked(comment: object) -> bool:
     return isinstance(comment, dict) and str(comment.get("body", "")).startswith(MARKER)
 
@@ -220,6 +263,7 @@ class Event:
     issue: int
     text: str
     repo: str = ""
+    title: str = ""  # the issue's, on an issue's event: read as its body is
 
 
 def read_event(payload: dict) -> Event:
@@ -235,7 +279,9 @@ def read_event(payload: dict) -> Event:
         if text.startswith(MARKER):  # the bot's own comment: nothing to answer
             text = ""
         return Event("issue_comment", action, issue["number"], text, repo)
-    return Event("issues", action, issue["number"], _body(issue), repo)
+    title = issue.get("title")
+    title = title if isinstance(title, str) else ""
+    return Event("issues", action, issue["number"], _body(issue), repo, title)
 
 
 def _body(item: dict) -> str:
