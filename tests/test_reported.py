@@ -1,0 +1,103 @@
+"""Met in the wild (issue #43, item 2): a record's `reported` threads are validated with
+file, line and field, shown on its page (the most useful first) and published in its JSON
+document; their count is the demand that search's tie-break and content/most-met/ read."""
+
+import json
+
+import pytest
+
+from errorkb.content.load import load_content
+from errorkb.search import engine as search
+from errorkb.site import urls
+from errorkb.site.build import build
+from tests.test_api_schema import document_validator
+from tests.test_records import A1, line_of, problems_of
+
+THREADS = """reported:
+  - url: https://github.com/example/widgets/issues/7
+    title: "[Bug]: widget count error on 3 groups"
+    state: open
+  - url: https://github.com/example/widgets/issues/9
+    title: Grouping fails with odd counts
+    state: closed
+  - url: https://github.com/example/widgets/pull/12
+    title: Pad widgets to the group size
+    state: closed
+    fix: widgets padded to a multiple of the group size
+"""
+
+
+def with_threads(kb, threads: str = THREADS) -> None:
+    path = kb / A1
+    path.write_text(path.read_text() + threads)
+
+
+def test_reported_threads_load_and_the_most_useful_come_first(kb):
+    with_threads(kb)
+    record = load_content(kb).records["00000000000000a1"]
+    assert record.met == 3
+    assert [t["url"].rsplit("/", 1)[1] for t in record.reported] == ["12", "9", "7"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field", "needle"),
+    [
+        ("issues/7", "issue/7", "reported[0].url", "issue/7"),
+        (
+            "https://github.com/example/widgets/issues/9",
+            "http://example.org/9",
+            "reported[1].url",
+            "example.org/9",
+        ),
+        ("state: open", "state: merged", "reported[0].state", "state: merged"),
+        ("    title: Grouping fails with odd counts\n", "", "reported[1].title", "issues/9"),
+        (
+            "    state: open\n",
+            "    state: open\n    body: copied prose\n",
+            "reported[0].body",
+            "body:",
+        ),
+    ],
+)
+def test_a_bad_thread_names_file_line_and_field(kb, old, new, field, needle):
+    with_threads(kb, THREADS.replace(old, new, 1))
+    found = problems_of(kb)
+    assert len(found) == 1, found
+    line = line_of(kb, A1, needle)
+    assert found[0].startswith(f"{A1}:{line}: ") and f" {field}: " in found[0], found
+
+
+def test_a_thread_listed_twice_is_refused_at_its_second_line(kb):
+    twice = THREADS + "  - url: https://github.com/Example/widgets/issues/12\n"
+    twice += "    title: again\n    state: open\n"
+    with_threads(kb, twice)
+    found = problems_of(kb)
+    line = line_of(kb, A1, "Example/widgets/issues/12")
+    assert found == [
+        f"{A1}:{line}: E103 reported[3].url: the thread of reported[2] again; remove one of them"
+    ]
+
+
+def test_the_page_and_the_document_show_the_threads(kb):
+    with_threads(kb)
+    site = build(kb, checked=True).out
+    html = (site / urls.output_path(urls.error("00000000000000a1"))).read_text()
+    assert "Reported in 3 public threads" in html
+    shown = [
+        html.index(f'href="https://github.com/example/widgets/{p}"')
+        for p in ("pull/12", "issues/9", "issues/7")
+    ]
+    assert shown == sorted(shown)  # closed with a fix, closed, open
+    assert "Fixed by: widgets padded to a multiple of the group size" in html
+    assert 'href="#reported"' in html  # in the page's contents
+    doc = json.loads((site / urls.output_path(urls.error_json("00000000000000a1"))).read_text())
+    assert len(doc["reported"]) == 3 and doc["computed"]["reported_count"] == 3
+    assert doc["computed"]["reported"][0]["fix"].startswith("widgets padded")
+    document_validator(site).validate(doc)
+    other = (site / urls.output_path(urls.error("00000000000000b2"))).read_text()
+    assert "public thread" not in other
+
+
+def test_demand_is_the_count_of_threads(kb):
+    with_threads(kb)
+    assert search.demand(load_content(kb))["00000000000000a1"] == 3
