@@ -3,6 +3,9 @@ file, line and field, shown on its page (the most useful first) and published in
 document; their count is the demand that search's tie-break and content/most-met/ read."""
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +13,7 @@ from errorkb.content.load import load_content
 from errorkb.search import engine as search
 from errorkb.site import urls
 from errorkb.site.build import build
+from tests.conftest import make_r3_kb
 from tests.test_api_schema import document_validator
 from tests.test_records import A1, line_of, problems_of
 
@@ -101,3 +105,64 @@ def test_the_page_and_the_document_show_the_threads(kb):
 def test_demand_is_the_count_of_threads(kb):
     with_threads(kb)
     assert search.demand(load_content(kb))["00000000000000a1"] == 3
+
+
+REPORTED = Path(__file__).resolve().parent.parent / "bench" / "reported"
+
+
+def run_reported(kb, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(REPORTED), *args, "--root", str(kb)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_bench_reported_writes_only_threads_whose_paste_lands_on_the_record(tmp_path):
+    kb = make_r3_kb(tmp_path / "kb")
+    path = kb / "content/errors/vllm/33000000000000a3.yaml"
+    before = path.read_text()
+    rows = [
+        {  # lands on the record: written
+            "record": "33000000000000a3",
+            "url": "https://github.com/vllm-project/vllm/issues/101",
+            "title": "Widget architectures ['X'] are not supported",
+            "state": "closed",
+            "fix": "a newer release (made up)",
+            "paste": "ValueError: Widget architectures ['X'] are not supported for now.",
+        },
+        {  # its paste is another record's: refused
+            "record": "33000000000000a3",
+            "url": "https://github.com/vllm-project/vllm/issues/102",
+            "title": "head size",
+            "state": "open",
+            "paste": "ValueError: Cannot use FlashWidget-2 backend for head size 72.",
+        },
+        {  # auto: the record its paste fits exactly
+            "record": "auto",
+            "url": "https://github.com/vllm-project/vllm/issues/103",
+            "title": "[Bug]: FlashWidget-2 and head size 80",
+            "state": "open",
+            "paste": "ValueError: Cannot use FlashWidget-2 backend for head size 80.",
+        },
+    ]
+    threads = tmp_path / "threads.jsonl"
+    threads.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = run_reported(kb, "apply", "--threads", str(threads))
+    assert done.returncode == 1, done.stderr  # one refused
+    assert "issues/102 lands on" in done.stdout
+    assert "2 threads kept for 2 records (2 rewritten), 1 refused" in done.stdout
+    after = path.read_text()
+    assert after.startswith(before)  # the other fields and their formatting untouched
+    content = load_content(kb)
+    assert [t["url"][-3:] for t in content.records["33000000000000a3"].reported] == ["101"]
+    assert content.records["33000000000000a1"].met == 1  # vLLM's copy: the repository's engine
+    # Again: nothing changes (a thread listed already keeps its place)
+    again = run_reported(kb, "apply", "--threads", str(threads))
+    assert "(0 rewritten)" in again.stdout
+    ranked = run_reported(kb, "ranked")
+    assert ranked.returncode == 0, ranked.stderr
+    table = (kb / "content/most-met/ranked.md").read_text()
+    assert "| 1 | `33000000000000b2` | vLLM: " in table  # the fixture's 2 threads first
+    assert search.demand(load_content(kb))["33000000000000a3"] == 1
