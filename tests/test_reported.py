@@ -83,19 +83,22 @@ def test_a_thread_listed_twice_is_refused_at_its_second_line(kb):
 
 
 def test_the_page_and_the_document_show_the_threads(kb):
-    with_threads(kb)
+    fourth = "  - url: https://github.com/example/widgets/issues/15\n"
+    fourth += "    title: Widgets again\n    state: open\n"
+    with_threads(kb, THREADS + fourth)
     site = build(kb, checked=True).out
     html = (site / urls.output_path(urls.error("00000000000000a1"))).read_text()
-    assert "Reported in 3 public threads" in html
+    assert "Reported in 4 public threads" in html
+    assert "widgets/issues/15" not in html  # the first three, the page's budget
+    assert 'all 4</a>.</p>' in html  # the JSON document has them all
     shown = [
         html.index(f'href="https://github.com/example/widgets/{p}"')
         for p in ("pull/12", "issues/9", "issues/7")
     ]
     assert shown == sorted(shown)  # closed with a fix, closed, open
-    assert "Fixed by: widgets padded to a multiple of the group size" in html
-    assert 'href="#reported"' in html  # in the page's contents
+    assert "closed: widgets padded to a multiple of the group size" in html
     doc = json.loads((site / urls.output_path(urls.error_json("00000000000000a1"))).read_text())
-    assert len(doc["reported"]) == 3 and doc["computed"]["reported_count"] == 3
+    assert len(doc["reported"]) == 4 and doc["computed"]["reported_count"] == 4
     assert doc["computed"]["reported"][0]["fix"].startswith("widgets padded")
     document_validator(site).validate(doc)
     other = (site / urls.output_path(urls.error("00000000000000b2"))).read_text()
