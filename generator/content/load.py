@@ -1332,6 +1332,7 @@ def _record_problems(record: Record, wing_key: str) -> list[Problem]:
     found = _placeholder_problems(record) if "params" in record.data else []
     found += _versions_problems(record)
     found += _path_bytes_problems(record)
+    found += _reported_problems(record)
     return found + wing(wing_key).record_problems(record)
 
 
@@ -1348,6 +1349,35 @@ def _path_bytes_problems(record: Record) -> list[Problem]:
         for keys, path in places
         if (bad := path_problem(path))
     ]
+
+
+def _reported_problems(record: Record) -> list[Problem]:
+    """A thread listed twice in `reported` (its address, whatever the letter case or the
+    kind of page: issues/12 and pull/12 of one repository are one thread) would count twice."""
+    seen: dict[str, int] = {}
+    found = []
+    for i, thread in enumerate(record.data.get("reported", [])):
+        key = thread_key(thread["url"])
+        if key in seen:
+            found.append(
+                Problem(
+                    record.source.path,
+                    record.source.line("reported", i, "url"),
+                    "E103",
+                    f"reported[{i}].url",
+                    f"the thread of reported[{seen[key]}] again; remove one of them",
+                )
+            )
+        else:
+            seen[key] = i
+    return found
+
+
+def thread_key(url: str) -> str:
+    """A thread's address without what does not tell threads apart: letter case, and
+    whether GitHub shows it as an issue, a pull request or a discussion."""
+    owner, repo, _, number = url.removeprefix("https://github.com/").split("/")[:4]
+    return f"{owner}/{repo}#{number}".lower()
 
 
 def _versions_problems(record: Record) -> list[Problem]:

@@ -222,6 +222,18 @@ class Record:
         return self.data.get("related", [])
 
     @property
+    def reported(self) -> list[dict[str, str]]:
+        """The public threads where users reported the error, the most useful first: closed
+        with the fix said, then closed, then open; else in the file's order."""
+        threads = self.data.get("reported", [])
+        return sorted(threads, key=lambda t: ("fix" not in t, t["state"] != "closed"))
+
+    @property
+    def met(self) -> int:
+        """Met in the wild: how many public threads reported it."""
+        return len(self.data.get("reported", []))
+
+    @property
     def engines(self) -> dict[str, dict[str, Any]]:
         """A stack record's advice per serving engine: engine key -> {solutions, example_fix,
         related}, in the file's order."""

@@ -187,10 +187,10 @@ _MET_ROW = re.compile(r"^\|\s*\d+\s*\|\s*`([0-9a-f]{16})`\s*\|[^|\n]*\|\s*(\d+)\
 
 
 def demand(content: "Content") -> dict[str, int]:
-    """Each record's count of public threads that showed it: the tables of
-    content/most-met/*.md (| rank | `id` | error | count | threads |); the highest count a
-    record is listed with."""
-    found: dict[str, int] = {}
+    """Each record's count of public threads that showed it: its `reported` threads, or
+    the count the tables of content/most-met/*.md (| rank | `id` | error | count | threads |)
+    list it with, when higher (counted before records kept their threads); the highest."""
+    found: dict[str, int] = {rid: r.met for rid, r in content.records.items() if r.met}
     folder = Path(content.root) / "content" / "most-met"
     for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
         for rid, count in _MET_ROW.findall(path.read_text(encoding="utf-8")):

@@ -78,6 +78,8 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
                 for g in links.guides.get(record.id, [])
             ],
             "edit_url": urls.github_edit(content.site["repo"], content.site["branch"], record.path),
+            "reported": record.reported,
+            "reported_count": record.met,
         },
     }
     if record.derived:
@@ -561,6 +563,17 @@ def error_document_schema(base_url: str) -> dict:
                         "description": "the page of every error raised in the record's file",
                     },
                     "related": {"type": "array", "items": summary},
+                    "reported": {
+                        "type": "array",
+                        "description": "the record's reported threads, the most useful "
+                        "first: closed with the fix said, then closed, then open",
+                        "items": {"type": "object", "required": ["url", "title", "state"]},
+                    },
+                    "reported_count": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "how many public threads reported it (demand)",
+                    },
                     "engines": {
                         "type": "array",
                         "description": "a stack record's advice per serving engine (its "

@@ -16,7 +16,7 @@ import yaml
 from packaging.version import Version
 
 from errorkb.content import template
-from errorkb.content.load import SCHEMA_LINE, record_fields
+from errorkb.content.load import SCHEMA_LINE, record_fields, thread_key
 from errorkb.content.model import Content, Record
 from errorkb.sources.extract import (
     RecordIndex,
@@ -182,7 +182,8 @@ def _literal(message: str) -> str:
 # the schema cannot be dropped by a merge unseen.
 _WORDINGS = ("id", "project", "exception", "kind", "level", "message", "variants", "versions")
 _FROM_CODE = ("source", "derived", "status", "superseded_by")  # the survivor's: its code's
-_UNION = ("related", "tags", "aliases")  # lists of names: both sides' together
+# Lists: both sides' together (the threads that reported either, each thread once)
+_UNION = ("related", "tags", "aliases", "reported")
 _LATER = ("updated",)  # a date: the later of the two
 _ONE = (  # a person's text: kept when one side has it or both say the same, else refused
     "title",
@@ -234,7 +235,11 @@ def merge_changes(survivor: Record, twin: Record) -> tuple[dict, list[Conflict]]
         both = [*survivor.data.get(name, []), *extra, *twin.data.get(name, [])]
         if name == "related":  # the two are one record now: it is not related to itself
             both = [rid for rid in both if rid not in (survivor.id, twin.id, *twin.aliases)]
-        union = list(dict.fromkeys(both))
+        if name == "reported":
+            threads = {thread_key(t["url"]): t for t in reversed(both)}  # the survivor's wins
+            union = [t for t in both if threads[thread_key(t["url"])] is t]
+        else:
+            union = list(dict.fromkeys(both))
         if union != survivor.data.get(name, []):
             changes[name] = union
     later = max(survivor.data.get("updated", ""), twin.data.get("updated", ""))
