@@ -230,29 +230,64 @@ document.addEventListener("keydown", (event) => {
   box?.focus();
 });
 
-// An error page opened from a search result: the values of the pasted message.
+// An error page opened from a search result: the pasted message as it was printed (the
+// values in its placeholders; Copy copies that), the placeholders' glossary folded below it,
+// then Your case: what the values mean for the check, and what to change.
+// An old wording's `{needed_memory_div_GiB_bytes}` takes the page's name (template.page_name).
+const pageName = (name) => name.split(/_(?:div|times|pow|mod|mul|plus|minus)_/)[0];
 function yourValues(box) {
   const params = new URLSearchParams(location.search);
-  const names = new Set([...document.querySelectorAll("#message var.ph")].map((v) => v.dataset.param));
-  const mine = [...params].filter(([name]) => names.has(name));
+  const vars = [...document.querySelectorAll("#message code.message var.ph")];
+  const named = new Map([...params].map(([k, v]) => [pageName(k), v]));
+  const value = (name) => params.get(name) ?? named.get(pageName(name)) ?? null;
+  const names = new Set(vars.map((v) => pageName(v.dataset.param)));
+  const mine = [...params].filter(([name]) => names.has(pageName(name)));
   if (!mine.length) return;
+  for (const v of vars) {
+    const given = value(v.dataset.param);
+    if (given === null) continue;
+    v.replaceChildren(el("mark", "", given));
+    v.title = `{${v.dataset.param}}`;
+  }
+  const message = document.querySelector("#message");
+  const copy = message.querySelector("[data-copy-text]");
+  if (copy) {
+    const exc = message.querySelector(".message-head .exc").textContent;
+    const printed = message.querySelector("code.message").cloneNode(true);
+    printed.querySelectorAll("var.ph:not(:has(mark))").forEach((v) => v.remove()); // not in the paste
+    copy.dataset.copyText = `${exc} ${printed.textContent}`;
+    copy.setAttribute("aria-label", "Copy the message with your values");
+  }
+  const glossary = message.querySelector(":scope > dl.params");
+  if (glossary) {
+    const fold = el("details", "glossary", el("summary", "", "What the placeholders mean"));
+    glossary.replaceWith(fold);
+    fold.append(glossary);
+  }
   box.querySelector("dl").append(...mine.flatMap(([k, v]) => [el("dt", "", k), el("dd", "", el("mark", "", v))]));
+  box.querySelector("dl").hidden = true; // shown in the message above
   box.hidden = false;
-  const said = relation(box.dataset, Object.fromEntries(mine));
+  // The summary says in general what the answer says for these values: after it.
+  const lead = document.querySelector(".error-top > p.lead");
+  if (lead) box.parentElement.append(lead);
+  const given = Object.fromEntries(mine.map(([k, v]) => [pageName(k), v]));
+  const said = relation(box.dataset, given);
   if (said) box.querySelector("[data-case-relation]").replaceChildren(...said);
   box.querySelector("[data-case-relation]").hidden = !said;
-  if (box.dataset.passes) tellWhatPasses(box, Object.fromEntries(mine));
+  if (box.dataset.passes) tellWhatPasses(box, { ...given, gpus_per_node: params.get("gpus_per_node") });
 }
 
-// The values of each setting that would pass the check, computed from the paste's (try.js).
+// The values of each setting that would pass the check, computed from the paste's (try.js):
+// the nearest either side of the user's, a GPU count within one node (8 assumed until given).
 async function tellWhatPasses(box, values) {
-  const { valuesToTry, written } = await import("./try.js");
+  const { valuesToTry, written, nodeOf } = await import("./try.js");
   const lines = [];
   for (const item of JSON.parse(box.dataset.passes)) {
     const found = valuesToTry(item, values);
     if (!found.length) continue;
     const codes = found.flatMap((v, i) => [i ? " or " : "", el("code", "", written(item, v))]);
-    const what = item.kind ? ` (${item.kind})` : "";
+    const node = nodeOf(item, values);
+    const what = item.kind ? ` (${item.kind}${node ? `; within ${node}` : ""})` : "";
     lines.push(el("span", "", lines.length ? " " : "", "To pass this check: ", ...codes, `${what}.`));
   }
   const out = box.querySelector("[data-case-try]");

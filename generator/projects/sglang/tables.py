@@ -10,7 +10,7 @@ import re
 from errorkb.content.model import Content, Record
 from errorkb.projects.sglang import calc, splits
 from errorkb.projects.vllm import presets  # content/models.yaml, shared by both engines
-from errorkb.site import urls
+from errorkb.site import answer, urls
 from errorkb.site.pages import fingerprint
 from errorkb.sources import explain
 
@@ -63,13 +63,15 @@ def record_section(record: Record) -> dict | None:
             "inputs": {k: v for k, v in inputs.items() if v in record.params},
             "tables": [],
         }
+    role = answer.divisor_role(record.derived)  # a divisor the model fixes is not changed
     return {
         "template": DIVISORS,
         "id": "divisors",  # the section's anchor and its entry in the table of contents
-        "title": f"Valid values of {div['divisor']}",
+        "title": f"What to change for {div['value']}" if role["fixed"] else f"Valid values of {div['divisor']}",
         "data": CALC_DATA,
         **div,
         **names,
+        **role,
         "rows": [],
     }
 

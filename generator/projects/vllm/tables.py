@@ -6,7 +6,7 @@ import re
 
 from errorkb.content.model import Content, Record
 from errorkb.projects.vllm import calc, cases, memory, memory_section, presets
-from errorkb.site import urls
+from errorkb.site import answer, urls
 from errorkb.site.pages import fingerprint
 from errorkb.sources.explain import divisor_calculator_shows
 
@@ -88,14 +88,16 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
     # Named as the message names them: the placeholders the address fills.
     names = {"value": div.get("value_param") or div["value"]}
     names["divisor"] = div.get("divisor_param") or div["divisor"]
+    role = answer.divisor_role(record.derived)  # a divisor the model fixes is not changed
     return {
         "template": DIVISORS_TEMPLATE,
         "data": CALC_DATA,
         "id": "divisors",  # the section's anchor and its entry in the table of contents
-        "title": f"Valid values of {div['divisor']}",
+        "title": f"What to change for {div['value']}" if role["fixed"] else f"Valid values of {div['divisor']}",
         **div,
         **names,
-        "rows": rows,
+        **role,
+        "rows": [] if role["fixed"] else rows,
     }
 
 
