@@ -262,7 +262,9 @@ function advise({ tp, pp, gpus_per_node: gpus, assumed }, model, sizes = [], cur
   const near = [fit.filter((s) => s < current).pop(), fit.find((s) => s > current)].filter(Boolean);
   if (near.length && current) {
     const codes = near.flatMap((s, i) => [i ? " or " : "", code(`${flags.tp} ${s}`)]);
-    return [el("p", { className: "case-change" }, "Use ", ...codes, `: the nearest to ${current} that work on ${where}.`)];
+    const out = [el("p", { className: "case-change" }, "Use ", ...codes, `: the nearest to ${current} that work on ${where}.`)];
+    if (pp > 1) out.push(el("p", {}, `To use all ${gpus} GPUs: `, code(`${flags.tp} ${tp} ${flags.pp} ${pp}`), "."));
+    return out;
   }
   if (tp === 1) {
     return [

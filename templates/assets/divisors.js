@@ -37,9 +37,8 @@ function tellYourCase(lines) {
 // The answer for value n and the divisor used (NaN when not given), as paragraphs.
 function answerFor(n, used, node) {
   const { value, divisor, setting } = root.dataset;
-  if (used && n % used === 0) {
-    return [el("p", { className: "calc-good" }, `${divisor} = ${used} divides ${value} = ${n}: this check passes.`)];
-  }
+  const passes = el("p", { className: "calc-good" }, `${divisor} = ${used} divides ${n}: this check passes.`);
+  if (used && n % used === 0 && "fixed" in root.dataset) return [passes];
   if ("fixed" in root.dataset) {
     if (!used) return [el("p", { className: "muted" }, `Enter ${divisor}, as the error prints it.`)];
     const verdict = el("p", { className: "case-verdict" }, `${value} = ${n} is ${n / used} × ${used}: not a whole number of ${divisor}.`);
@@ -54,7 +53,8 @@ function answerFor(n, used, node) {
   const all = divisors(n);
   const gpus = GPU_COUNT.test(divisor);
   const lines = [el("p", {}, el("strong", {}, `Valid values of ${divisor} for ${value} = ${n}: `), all.join(", "))];
-  if (used) {
+  if (used && n % used === 0) lines.unshift(passes);
+  else if (used) {
     const fit = gpus ? all.filter((d) => d <= (node || NODE_GPUS)) : all;
     const near = [fit.filter((s) => s < used).pop(), fit.find((s) => s > used)].filter((s) => s !== undefined);
     const where = gpus ? ` within one ${node || NODE_GPUS}-GPU node${node ? "" : " (assumed)"}` : "";
