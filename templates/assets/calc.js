@@ -175,6 +175,7 @@ function build(root, index) {
   form.append(line, widget.out);
   root.prepend(form);
   const given = fillFromQuery(widget);
+  form.addEventListener("click", () => widget.latest || ask(widget)); // a click asks; hover does not
   form.addEventListener("input", (event) => {
     if (Object.values(widget.inputs).includes(event.target)) changed(widget);
   });
