@@ -1,7 +1,7 @@
 """The answer for a user's values: what their values mean for the check that printed the
 message, and what to change, to what. One answer for the terminal (`errorkb match`), the
 bot and the JSON they print; the error page computes the same in the browser (try.js,
-divisors.js, search.js's relation), from the same facts of the record:
+divisors.js, case.js's relation), from the same facts of the record:
 
 - its divisibility (`derived.divisibility`): the valid values of a divisor the user sets,
   nearest either side of theirs (a GPU count within one node, 8 GPUs assumed until they
