@@ -89,7 +89,8 @@ def test_passes_and_relation_answer_stub_pages():
 
 
 def test_values_to_try_keeps_gpu_counts_within_the_node():
-    item = {"op": "divides", "param": "heads", "current": "tp", "write": "--tensor-parallel-size {}"}
+    item = {"op": "divides", "param": "heads", "current": "tp"}
+    item["write"] = "--tensor-parallel-size {}"
     assert values_to_try(item, {"heads": "40", "tp": "3"}) == ["2", "4"]
     assert values_to_try(item, {"heads": "40", "tp": "16"}) == ["8"]
     assert values_to_try(item, {"heads": "40", "tp": "16", "gpus_per_node": "16"}) == ["10"]
@@ -105,6 +106,7 @@ def test_an_old_wording_hands_its_values_under_the_pages_names():
     )
     assert pats[1][0][1][0] == "needed_memory"
     # The answer reads an old wording's names too.
-    doc = {"computed": {"derived": {"relation": {"left": "needed_memory", "op": ">", "right": "a"}}}}
+    relation = {"left": "needed_memory", "op": ">", "right": "a"}
+    doc = {"computed": {"derived": {"relation": relation}}}
     said = answer(doc, {"needed_memory_div_GiB_bytes": "12", "a": "3"})
     assert "holds" in said["lines"][0]

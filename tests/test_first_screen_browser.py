@@ -81,9 +81,7 @@ def test_the_values_fill_the_message_and_copy_copies_it_as_printed(browser, base
 
 
 @pytest.mark.parametrize("path", [HEADS, BLOCK_N, KV, STUB])
-def test_the_answer_starts_on_the_first_screen_of_a_phone_and_no_pyodide_loads(
-    browser, base, path
-):
+def test_the_answer_starts_on_the_first_screen_of_a_phone_and_no_pyodide_loads(browser, base, path):
     page = open_page(browser, base + path)
     assert answer_top(page) < PHONE["height"]
     assert not [u for u, _ in page.fetched if "pyodide" in u]

@@ -67,7 +67,9 @@ def record_section(record: Record) -> dict | None:
     return {
         "template": DIVISORS,
         "id": "divisors",  # the section's anchor and its entry in the table of contents
-        "title": f"What to change for {div['value']}" if role["fixed"] else f"Valid values of {div['divisor']}",
+        "title": f"What to change for {div['value']}"
+        if role["fixed"]
+        else f"Valid values of {div['divisor']}",
         "data": CALC_DATA,
         **div,
         **names,
@@ -77,7 +79,7 @@ def record_section(record: Record) -> dict | None:
 
 
 def _shapes() -> dict[str, tuple[int, int]]:
-    """"heads" (one KV head per query head) or "heads/kv" -> (heads, kv)."""
+    """ "heads" (one KV head per query head) or "heads/kv" -> (heads, kv)."""
     shapes = {(h, h) for h in range(1, MAX_HEADS + 1)}
     shapes |= {(h, kv) for h in range(1, MAX_HEADS + 1) for kv in KV_COUNTS if h % kv == 0}
     return {(str(h) if kv == h else f"{h}/{kv}"): (h, kv) for h, kv in sorted(shapes)}
@@ -103,9 +105,7 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "records": {
             rid: content.records[rid].title for rid in calc.MESSAGES if rid in content.records
         },
-        "models": [
-            {k: m[k] for k in PRESET_KEYS if k in m} for m in presets.models(content)
-        ],
+        "models": [{k: m[k] for k in PRESET_KEYS if k in m} for m in presets.models(content)],
         # Each architecture's attention layer, as calc.py takes it (splits.json), and the
         # release it was read from; calc.py assumes its ASSUMED for any other.
         "architectures": {
