@@ -43,7 +43,8 @@ def test_a_divisor_the_checkpoint_fixes_is_never_the_thing_to_change():
     said = answer(block_n_doc(), {"output_partition_size": "576", "block_n": "128"})
     text = " ".join(said["lines"])
     assert said["computed"] and said["setting"] == "--tp-size" and said["factor"] == 2
-    assert "divide --tp-size by 2" in text and "1152 = 9 × 128" in text
+    assert "Change --tp-size, not block_n" in text and "divide it by 2, e.g. 8 → 4" in text
+    assert "1152 = 9 × 128" in text
     assert "96" not in text and "144" not in text  # no "nearest valid values of block_n"
 
 

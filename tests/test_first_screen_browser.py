@@ -102,7 +102,7 @@ def test_practical_tp_advice_within_an_assumed_node(browser, base):
 def test_a_divisor_the_checkpoint_fixes_is_never_offered_as_the_fix(browser, base):
     page = open_page(browser, base + BLOCK_N)
     text = page.locator("[data-your-case]").inner_text()
-    assert "--tp-size" in text and "by 2" in text
+    assert "Change --tp-size, not block_n" in text and "divide it by 2" in text
     widget = page.locator("[data-out=divisors]").inner_text()
     assert "--tp-size" in widget and "96" not in widget and "144" not in widget
     everything = page.locator("main").inner_text()

@@ -126,10 +126,11 @@ def _divisibility(derived: dict, values: dict) -> dict | None:
             }
         factor = divisor // math.gcd(value, divisor)
         setting = role["setting"] or "the tensor parallel size"
+        example = "" if 8 % factor else f", e.g. 8 → {8 // factor}"
         change = (
-            f"{shown_v} is one GPU's slice: divide {setting} by {factor} (or a multiple of "
-            f"{factor}), and each GPU holds {value * factor} = {value * factor // divisor} × "
-            f"{divisor}."
+            f"Change {setting}, not {shown_d} (the checkpoint fixes it): divide it by "
+            f"{factor}{example}. Each GPU then holds {value * factor} = "
+            f"{value * factor // divisor} × {divisor}."
         )
         return {
             "verdict": verdict,

@@ -47,8 +47,8 @@ function answerFor(n, used, node) {
     }
     const factor = used / gcd(n, used);
     const what = setting ? code(setting) : "the tensor parallel size";
-    return [verdict, el("p", { className: "case-change" }, `Not ${divisor}, fixed by the checkpoint: divide `, what,
-      ` by ${factor} (or a multiple of ${factor}). Each GPU then holds ${n * factor} = ${(n * factor) / used} × ${used}.`)];
+    const example = 8 % factor ? "" : `, e.g. 8 → ${8 / factor}`;
+    return [verdict, el("p", { className: "case-change" }, "Change ", what, `, not ${divisor} (the checkpoint fixes it): divide it by ${factor}${example}. Each GPU then holds ${n * factor} = ${(n * factor) / used} × ${used}.`)];
   }
   const all = divisors(n);
   const gpus = GPU_COUNT.test(divisor);

@@ -67,9 +67,7 @@ def record_section(record: Record) -> dict | None:
     return {
         "template": DIVISORS,
         "id": "divisors",  # the section's anchor and its entry in the table of contents
-        "title": f"What to change for {div['value']}"
-        if role["fixed"]
-        else f"Valid values of {div['divisor']}",
+        "title": "What to change" if role["fixed"] else f"Valid values of {div['divisor']}",
         "data": CALC_DATA,
         **div,
         **names,

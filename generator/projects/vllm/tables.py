@@ -93,9 +93,7 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
         "template": DIVISORS_TEMPLATE,
         "data": CALC_DATA,
         "id": "divisors",  # the section's anchor and its entry in the table of contents
-        "title": f"What to change for {div['value']}"
-        if role["fixed"]
-        else f"Valid values of {div['divisor']}",
+        "title": "What to change" if role["fixed"] else f"Valid values of {div['divisor']}",
         **div,
         **names,
         **role,
