@@ -111,3 +111,13 @@ def test_an_old_wording_hands_its_values_under_the_pages_names():
     doc = {"computed": {"derived": {"relation": relation}}}
     said = answer(doc, {"needed_memory_div_GiB_bytes": "12", "a": "3"})
     assert "holds" in said["lines"][0]
+
+
+def test_a_divisor_printed_under_another_name_is_read_by_the_placeholders_name():
+    """vLLM's Marlin check: the condition names GPTQ_MARLIN_MIN_THREAD_K, the message prints
+    {min_thread_k}; the value is one GPU's slice, so the tensor parallel size is the fix."""
+    div = {"value": "input_size_per_partition", "divisor": "GPTQ_MARLIN_MIN_THREAD_K"}
+    doc = {"derived": {"divisibility": div}}
+    said = answer(doc, {"input_size_per_partition": "10944", "min_thread_k": "128"})
+    assert said["factor"] == 2 and "the tensor parallel size" in said["change"]
+    assert "21888 = 171 × 128" in said["change"]

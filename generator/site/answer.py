@@ -83,12 +83,13 @@ def _divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
-def _named(name: str | None, values: dict) -> str | None:
-    """The value's name among the paste's: itself, or the placeholder that ends it
-    (`GPTQ_MARLIN_MIN_THREAD_K` printed as `{min_thread_k}`)."""
-    if not name or name in values:
+def placeholder(name: str | None, names) -> str | None:
+    """A quantity's name among the message's placeholders (or the paste's values): itself,
+    or the one placeholder that ends it (`GPTQ_MARLIN_MIN_THREAD_K` printed as
+    `{min_thread_k}`). The pages' widgets read the address by this name."""
+    if not name or name in names:
         return name
-    tail = [k for k in values if len(k) > 2 and _tail(name).lower().endswith(k.lower())]
+    tail = [k for k in names if len(k) > 2 and _tail(name).lower().endswith(k.lower())]
     return tail[0] if len(tail) == 1 else name
 
 
@@ -96,8 +97,8 @@ def _divisibility(derived: dict, values: dict) -> dict | None:
     div = derived.get("divisibility") or {}
     if not div:
         return None
-    vname = _named(div.get("value_param") or div.get("value"), values)
-    dname = _named(div.get("divisor_param") or div.get("divisor"), values)
+    vname = placeholder(div.get("value_param") or div.get("value"), values)
+    dname = placeholder(div.get("divisor_param") or div.get("divisor"), values)
     value = _whole(_number(values, vname))
     divisor = _whole(_number(values, dname))
     if value is None or value < 1 or value > MAX_DIVIDEND:

@@ -60,7 +60,7 @@ function yourValues(box) {
 function whyNot(box) {
   if (document.querySelector("[data-calc], [data-divisors], [data-memory]")) return; // they answer
   if (!box.querySelector("[data-case-try]").hidden) return;
-  const text = "No answer computed for these values: this page knows no test of its check to run them through. What it means and what to try follow.";
+  const text = "No answer computed from these values: the site has no test of this check to run them through. What it means and what to try follow.";
   box.querySelector("[data-case-answer]").replaceChildren(el("p", "case-source", text));
 }
 

@@ -50,7 +50,7 @@ def record_section(record: Record) -> dict | None:
     if not div or not explain.divisor_calculator_shows(div):
         return None
     names = {"value": div.get("value_param") or div["value"]}
-    names["divisor"] = div.get("divisor_param") or div["divisor"]
+    names["divisor"] = answer.placeholder(div.get("divisor_param") or div["divisor"], record.params)
     if HEAD_COUNT.search(div["value"]) and TP_SIZE.match(div["divisor"]):
         heads = "kv_heads" if KV.search(div["value"]) else "heads"
         inputs = {heads: names["value"], "tp": names["divisor"]}

@@ -87,7 +87,7 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
         rows = [[n, _sizes(calc.divisors(n))] for n in sorted(heads | set(COMMON_HEADS))]
     # Named as the message names them: the placeholders the address fills.
     names = {"value": div.get("value_param") or div["value"]}
-    names["divisor"] = div.get("divisor_param") or div["divisor"]
+    names["divisor"] = answer.placeholder(div.get("divisor_param") or div["divisor"], record.params)
     role = answer.divisor_role(record.derived)  # a divisor the model fixes is not changed
     return {
         "template": DIVISORS_TEMPLATE,
