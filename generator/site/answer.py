@@ -116,12 +116,12 @@ def _divisibility(derived: dict, values: dict) -> dict | None:
             return None
         verdict = (
             f"{shown_v} = {value} is not a multiple of {shown_d} = {divisor} "
-            f"({value / divisor:g} × {divisor}), and {shown_d} is fixed by the model or "
-            "the checkpoint: it is not the thing to change."
+            f"({value / divisor:g} × {divisor})."
         )
         if not role["setting"] and not role.get("per_rank"):
             return {
-                "verdict": verdict + " No setting of the engine changes either value here.",
+                "verdict": verdict + f" {shown_d} is fixed by the model, and no setting of "
+                "the engine changes either value here.",
                 "computed": True,
                 "why_not": "both values come from the model",
             }
