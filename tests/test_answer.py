@@ -51,7 +51,7 @@ def test_a_divisor_the_checkpoint_fixes_is_never_the_thing_to_change():
 def test_a_fixed_divisor_with_no_setting_says_why_not():
     doc = {"derived": {"divisibility": {"value": "hidden_size", "divisor": "num_heads"}}}
     said = answer(doc, {"hidden_size": "100", "num_heads": "7"})
-    assert said["why_not"] and "No setting of the engine changes" in said["lines"][0]
+    assert said["why_not"] and "no setting of the engine changes" in said["lines"][0]
 
 
 def test_a_gpu_count_gets_the_nearest_sizes_either_side_within_the_node():
