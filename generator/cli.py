@@ -168,7 +168,7 @@ def cmd_match(args) -> int:
     _tolerant_stdio()
     try:
         if args.batch:
-            return _match_batch(search, index, args.engine)
+            return _match_batch(search, index, args.engine, _site_of(args))
         text = sys.stdin.read() if args.text == "-" else args.text
         return _match_one(search, index, _readable(text), args)
     except BrokenPipeError:
@@ -331,12 +331,35 @@ def _readable(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
+def _answers(site, results) -> list[dict | None]:
+    """Each result's answer for its values (site.answer, from the built site's API
+    documents): what the page says for them, so that the terminal and tools need not
+    recompute it."""
+    from errorkb.site.answer import answer
+
+    def document(record_id: str) -> dict:
+        try:
+            doc = json.loads((Path(site) / "api" / "errors" / f"{record_id}.json").read_bytes())
+        except (OSError, ValueError):
+            return {}
+        return doc if isinstance(doc, dict) else {}
+
+    out = []
+    for r in results:
+        doc = document(r.id) if r.values else {}
+        today = document(r.today["id"]) if doc and getattr(r, "today", None) else None
+        out.append(answer(doc, r.values, today) if doc else None)
+    return out
+
+
 def _match_one(search, index, text: str, args) -> int:
     results = search.search(index, text, engine=args.engine)
     fits = [r for r in results if r.match != "similar"]
     report = None if fits else search.report_url(index, text)
+    answers = _answers(_site_of(args), results)
     if args.json:
-        print(json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2))
+        found = [{**r.to_json(), "answer": a} for r, a in zip(results, answers, strict=True)]
+        print(json.dumps(found, ensure_ascii=False, indent=2))
     for rank, result in enumerate([] if args.json else results, 1):
         kind = f"{result.match}, tied" if result.tied else result.match
         print(f"{rank}. {result.title}  [{kind}]")
@@ -354,6 +377,8 @@ def _match_one(search, index, text: str, args) -> int:
             print(f"   then: {then['title']} ({then['id']}), which only says this error happened")
         for name, value in result.values.items():
             print(f"   {name} = {value}")
+        for line in (answers[rank - 1] or {}).get("lines", []):
+            print(f"   → {line}")
         print(f"   {result.url}")
     if not results:
         _log("no matching error")
@@ -362,13 +387,18 @@ def _match_one(search, index, text: str, args) -> int:
     return 0 if results else 1
 
 
-def _match_batch(search, index, engine: str | None = None) -> int:
+def _site_of(args) -> Path:
+    """The built site whose API documents hold the records' answers: --site, else root/site."""
+    return args.site or Path(args.root) / "site"
+
+
+def _match_batch(search, index, engine: str | None = None, site: Path | None = None) -> int:
     """JSON lines in ({"text": ..., "id": ...} or a string), JSON lines out, one per line,
     each written as soon as it is answered. A line that holds no query is answered with
     why and its number, and the lines after it are answered still."""
     for number, line in enumerate(sys.stdin, 1):
         if line.strip():
-            print(_batch_answer(search, index, number, line, engine), flush=True)
+            print(_batch_answer(search, index, number, line, engine, site), flush=True)
     return 0
 
 
@@ -379,7 +409,9 @@ class _BadQuery(ValueError):
 QUERY_SHAPE = 'expected a JSON string or {"text": "..."}'
 
 
-def _batch_answer(search, index, number: int, line: str, engine: str | None = None) -> str:
+def _batch_answer(
+    search, index, number: int, line: str, engine: str | None = None, site: Path | None = None
+) -> str:
     try:
         query = _batch_query(line)
     except _BadQuery as exc:
@@ -388,9 +420,10 @@ def _batch_answer(search, index, number: int, line: str, engine: str | None = No
     runs = query.get("engine") if isinstance(query.get("engine"), str) else engine
     results = search.search(index, text, engine=runs)
     fits = any(r.match != "similar" for r in results)
+    answers = _answers(site, results) if site else [None] * len(results)
     answer = {
         **({"id": query["id"]} if "id" in query else {}),
-        "results": [r.to_json() for r in results],
+        "results": [{**r.to_json(), "answer": a} for r, a in zip(results, answers, strict=True)],
         "report": None if fits else search.report_url(index, text),
     }
     return json.dumps(answer, ensure_ascii=False)

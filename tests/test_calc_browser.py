@@ -121,10 +121,13 @@ def test_seed_page_answers_its_values_on_load_then_with_pyodide(page, serve, csp
     assert page.input_value("#calc0-heads") == "40"
     assert page.input_value("#calc0-tp") == "3"
     widget = page.locator(".calc").first
-    # At once, from the build-time table; Python loads meanwhile, without a click.
+    # At once, from the build-time table; Python only on a click (issue 44).
     page.locator("#your-case .case-verdict").wait_for()
     assert widget.get_attribute("data-state") == "table"
     assert "40 attention heads cannot be split over 3 GPUs." in widget.inner_text()
+    page.wait_for_timeout(300)
+    assert not server.loaded("/pyodide/") and not server.loaded("calc-worker.js")
+    page.click(".calc .calc-go")
     page.locator(".calc progress").wait_for(timeout=LOAD)
     assert page.locator(".calc-loading").inner_text()  # says what is loading
     # The page stays responsive while the worker loads: clicks and typing still work.
@@ -192,7 +195,8 @@ def test_model_preset_fills_the_form_and_suggests_layouts(page, strict):
     widget = page.locator(".calc").first
     wait_for(widget, "Valid TP sizes for 64 heads, 8 KV heads")
     assert widget.locator("[data-out=valid-tp]").inner_text() == "1, 2, 4, 8, 16, 32, 64"
-    assert page.input_value("#calc0-gpus_per_node") == "8"  # preselected
+    assert page.input_value("#calc0-gpus_per_node") == ""  # 8 assumed until given
+    page.fill("#calc0-gpus_per_node", "8")
     page.fill("#calc0-tp", "16")
     page.fill("#calc0-gpus", "16")
     wait_for(widget, re.escape("World size (16) is larger than the number of available GPUs (8)"))
@@ -287,9 +291,10 @@ def test_calc_page_keeps_values_in_the_address_and_links_records(page, strict):
 def test_gpus_per_node_decides_which_error_comes_first(page, strict):
     page.goto(strict.base + "/calc/?heads=48&kv_heads=8&tp=16&dcp=3")
     parallel = page.locator(".calc").first
-    assert page.input_value("#calc0-gpus_per_node") == "8"
+    # Not prefilled: the advice says 8 is assumed until given (issue 44).
+    assert page.input_value("#calc0-gpus_per_node") == ""
     assert page.input_value("#calc0-nnodes") == ""
-    page.click("#calc0-tp")
+    page.fill("#calc0-gpus_per_node", "8")
     wait_for(parallel, re.escape("World size (16) is larger than the number of available GPUs (8)"))
     link = parallel.locator("a.calc-record").get_attribute("href")
     assert link.startswith("/errors/dd418736ee7fb7a3/?") and "gpu_count=8" in link

@@ -198,7 +198,7 @@ def test_fixture_record_maps_its_own_placeholders(fixture_site):
 
 
 def test_calc_json_advises_sizes_that_fit_one_node(fixture_site):
-    """"Your case" without Pyodide reads calc.py's advice from calc.json: for 52 heads the
+    """ "Your case" without Pyodide reads calc.py's advice from calc.json: for 52 heads the
     largest TP size on one 8-GPU node (4, with PP 2), never 13."""
     data = json.loads((fixture_site / "assets/calc.json").read_text())
     assert data["advice_gpus"] == 8
@@ -295,7 +295,9 @@ def test_build_without_pyodide_says_run_fetch_pyodide(kb, tmp_path, monkeypatch,
 def test_divisor_table_only_for_head_counts(value, divisor, shown, rows):
     from types import SimpleNamespace
 
-    record = SimpleNamespace(derived={"divisibility": {"value": value, "divisor": divisor}})
+    record = SimpleNamespace(
+        derived={"divisibility": {"value": value, "divisor": divisor}}, params={}
+    )
     content = SimpleNamespace(extras={"vllm": [{"heads": 52, "kv_heads": 4}]})
     section = pages.divisor_calculator(record, content)
     assert (section is not None) == shown

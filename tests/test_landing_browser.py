@@ -163,8 +163,12 @@ def test_your_case_answers_the_values_of_the_address_without_python(browser, rea
     assert (
         "Tensor parallel sizes that work for 40 attention heads: 1, 2, 4, 5, 8, 10, 20, 40" in text
     )
-    # The largest valid size one 8-GPU node can run (#22: never a size no node has).
-    assert "The largest that fits one 8-GPU node: try --tensor-parallel-size 8." in text
+    # The nearest valid sizes either side of the user's, within one node (#22: never a size
+    # no node has; issue 44: 2 or 4 for TP 3, not 8), the node said to be assumed.
+    assert (
+        "Use --tensor-parallel-size 2 or --tensor-parallel-size 4: the nearest to 3 that work "
+        "on one 8-GPU node (assumed: give your GPUs per node)." in text
+    )
     assert "If the model has 8 KV heads, as many grouped-query models do: 1, 2, 4, 8, 40." in text
     # Above the explanation; Solutions within a screen and a half of a laptop's.
     order = page.evaluate(
@@ -194,14 +198,18 @@ def test_your_case_of_kv_heads_names_the_replication_rule(browser, real):
     text = out.inner_text()
     sizes = "Tensor parallel sizes that work for 40 attention heads and 8 KV heads: 1, 2, 4, 8, 40."
     assert sizes in text
-    assert "The largest that fits one 8-GPU node: try --tensor-parallel-size 8." in text
+    assert "Use --tensor-parallel-size 4 or --tensor-parallel-size 8: the nearest to 5" in text
     page.context.close()
 
 
-def test_a_shared_calc_link_answers_on_load_and_python_follows(browser, base):
+def test_a_shared_calc_link_answers_on_load_and_python_on_a_click(browser, base):
     page = open_page(browser, base + "/calc/?heads=40&kv_heads=8&tp=3")
     widget = page.locator("#parallel .calc")
-    # At once from the table, no click; then Python's full answer replaces it.
+    # At once from the table, no click and no Python (issue 44); Python's full answer when
+    # asked.
+    widget.locator(".case-verdict").wait_for(timeout=LOAD)
+    assert widget.get_attribute("data-state") == "table" and not page.pyodide
+    widget.locator(".calc-go").click()
     widget.locator("[data-out=valid-tp]").wait_for(timeout=LOAD)
     assert widget.get_attribute("data-state") == "answered"
     assert widget.locator("[data-out=valid-tp]").inner_text() == "1, 2, 4, 8, 40"
@@ -215,6 +223,8 @@ def test_values_beyond_the_tables_are_answered_by_python(browser, real):
         browser, real + f"/errors/{SEED}/?total_num_attention_heads=200&tensor_parallel_size=3"
     )
     answer = page.locator("#your-case [data-case-answer]")
+    assert "about 13 MB" in answer.inner_text() and not page.pyodide  # only when asked
+    answer.locator(".calc-go").click()
     answer.locator("[data-out=valid-tp]").wait_for(timeout=LOAD)
     assert (
         answer.locator("[data-out=valid-tp]").inner_text()
@@ -224,14 +234,18 @@ def test_values_beyond_the_tables_are_answered_by_python(browser, real):
     page.context.close()
 
 
-def test_pyodide_waits_for_intent(browser, base):
+def test_pyodide_waits_for_a_click(browser, base):
     page = open_page(browser, base + f"/errors/{D4}/")
     assert page.pyodide == []
     assert page.locator("#your-case").is_hidden()  # no values, no case
+    page.locator(".calc-form").hover()  # hovering is not asking (issue 44)
+    page.locator(".calc-form input").first.focus()
+    page.wait_for_timeout(300)
+    assert page.pyodide == []
     with page.context.expect_event(
         "request", lambda r: r.url.endswith("/pyodide/pyodide.mjs"), timeout=LOAD
     ):
-        page.locator(".calc-form").hover()
+        page.locator(".calc-form .calc-go").click()
     assert page.locator(".calc-loading", has_text=re.compile(".")).is_visible()
     page.context.close()
 

@@ -175,7 +175,7 @@ def test_another_divisor_gets_the_divisor_calculator(sglang_kb):
     rid = record_id(sglang_kb, "Toy heads")  # attention TP size: not the --tp-size itself
     html = (sglang_kb / "site/errors" / rid / "index.html").read_text()
     assert 'data-calc="' not in html
-    assert re.search(r'data-divisors[^>]*data-src="/assets/sglang-calc\.json\?v=', html)
+    assert "data-divisors" in html  # answered in the page's script, no Python to load
     rid = record_id(sglang_kb, "max_tokens must be at least 1")
     assert "data-divisors" not in (sglang_kb / "site/errors" / rid / "index.html").read_text()
 
@@ -197,11 +197,12 @@ def test_the_calculator_answers_in_the_browser_with_sglangs_flags(sglang_kb, ser
     page.goto(f"{base}/errors/{rid}/?num_heads=40&tp_size=16")
     case = page.locator("[data-your-case] [data-case-answer]")
     case.get_by_text("40 attention heads cannot be split over 16 GPUs.").wait_for()
-    assert "try --tp-size 8." in case.inner_text()
+    assert "Use --tp-size 8: the nearest to 16" in case.inner_text()
+    page.locator(".calc .calc-go").click()  # Python only when asked (issue 44)
     page.wait_for_selector(".calc[data-state=answered]", timeout=90_000)
     answer = page.locator(".calc-out").inner_text()
     assert "TP 16 fails at load time: AssertionError" in answer
-    assert "total_num_heads % tp_size" in answer and "try --tp-size 8." in answer
+    assert "total_num_heads % tp_size" in answer and "Use --tp-size 8: the nearest" in answer
     assert "No architecture given: assumed" in answer and "over the full --tp-size" in answer
     page.fill("#calc0-architecture", "Qwen3ForCausalLM")
     page.fill("#calc0-attn_dp", "8")

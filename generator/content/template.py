@@ -118,10 +118,34 @@ def pattern_words(pat: Pattern) -> list[str]:
 
 def record_patterns(messages: list[str], params: dict) -> list[tuple[Pattern, list[str]]]:
     """Each wording of a record as a pattern, with its words (params: name -> its Param).
-    Made when the record is parsed and cached with it, as a rebuild indexes every record."""
+    Made when the record is parsed and cached with it, as a rebuild indexes every record.
+    An old wording's hole takes the page's name (page_name): search hands its value to the
+    page under the name the page reads."""
     types = {name: param.type for name, param in params.items()}
+    names = set(params) | set(placeholders(messages[0])) if messages else set(params)
     patterns = [pattern(m, types) for m in messages]
+    for pat in patterns[1:]:
+        own = {seg[0] for seg in pat if not isinstance(seg, str)}
+        for seg in pat:
+            if not isinstance(seg, str):
+                seg[0] = page_name(seg[0], names - own)
+                seg[1] = types.get(seg[0], seg[1])
     return [(pat, pattern_words(pat)) for pat in patterns]
+
+
+# The name extraction gives a hole that prints an expression: `{needed_memory / GiB_bytes}`
+# became `needed_memory_div_GiB_bytes` (sources.extract's operator names).
+_EXPRESSION = re.compile(r"_(?:div|times|pow|mod|mul|plus|minus)_")
+
+
+def page_name(name: str, names: set[str]) -> str:
+    """The name the record's page gives this hole of an old wording: the same, or the
+    placeholder of the message it prints in other units (`needed_memory_div_GiB_bytes`:
+    `needed_memory`). The one source of the names search hands to pages and the terminal."""
+    if name in names:
+        return name
+    head = _EXPRESSION.split(name, maxsplit=1)[0]
+    return head if head != name and head in names else name
 
 
 # Titles ---------------------------------------------------------------------------------
@@ -180,7 +204,8 @@ def title(message: str) -> str:
     # A letter, a name's prefix or a unit glued to a value ("c{ratio}", "video_{i}", "{n}s",
     # "{size} GB") is only part of one: it goes with the value.
     text = re.sub(
-        r"(?<![\w{}.])(?:[a-z]|[A-Za-z]\w*_)(\{[^{}]*\})(?![\w.])|(\{[^{}]*\})" + _UNITS
+        r"(?<![\w{}.])(?:[a-z]|[A-Za-z]\w*_)(\{[^{}]*\})(?![\w.])|(\{[^{}]*\})"
+        + _UNITS
         + r"|(\{[^{}]*\}) (?:s|ms|us|[KMGT]i?B)(?![\w{])",
         r"\1\2\3",
         text,

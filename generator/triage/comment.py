@@ -8,6 +8,8 @@ links nor @mentions; our own texts (titles, summaries) are escaped as text.
 import re
 from urllib.parse import urlsplit
 
+from errorkb.site import answer
+from errorkb.site.answer import divisor_role
 from errorkb.sources.explain import KINDS, handle
 from errorkb.triage import Finding
 
@@ -115,11 +117,16 @@ def answer_for(doc: dict, values: dict[str, str], today_doc: dict | None = None)
     out = []
     div = derived.get("divisibility") or {}
     value = values.get(div.get("value_param") or div.get("value") or "", "")
-    if value.isdigit() and 0 < int(value) <= MAX_DIVIDEND:
+    shared = answer.answer(doc, values, today_doc) or {}
+    if value.isdigit() and divisor_role(derived)["fixed"]:
+        # A divisor the model fixes (a checkpoint's block_n) is never the thing to change.
+        out += [text(line) for line in shared.get("lines", [])]
+    elif value.isdigit() and 0 < int(value) <= MAX_DIVIDEND:
         n = int(value)
         valid = ", ".join(str(d) for d in range(1, n + 1) if n % d == 0)
         accepted = f"{code(div['divisor'])} values this check accepts"
         out.append(f"{accepted} for {code(div['value'])} = {n}: {valid}")
+        out += [text(shared["change"])] if shared.get("change") else []
     settings = [f for f in derived.get("flags") or [] if f.get("kind") != "model-config"]
     if settings:
         names = [_setting(setting, renamed.get(handle(setting), "")) for setting in settings[:2]]

@@ -1,5 +1,5 @@
 // Calculator widget: a wing's calc.py runs in Pyodide in a module worker (calc-client.js),
-// started when a visitor shows intent (values in the address, pointer or focus on the widget).
+// started only when the visitor asks (Calculate, or a value changed): about 13 MB.
 // Values the build-time table of the wing's data (calc.json) covers are answered at once, in
 // words, while Python loads. The data names the engine, its flags and its own inputs.
 
@@ -13,7 +13,7 @@ const FIELDS = {
   pcp: ["PCP size", "--prefill-context-parallel-size", "int", "1"],
   pp: ["Pipeline parallel size", "--pipeline-parallel-size", "int", "1"],
   dp: ["Data parallel size", "--data-parallel-size", "int", "1"],
-  gpus_per_node: ["GPUs per node", "empty: not checked", "int", "", "8"],
+  gpus_per_node: ["GPUs per node", "empty: 8 assumed, not checked", "int", "8"],
   nnodes: ["Nodes", "--nnodes", "int", "1"],
   gpus: ["GPUs", "layouts using all of them"],
   prefill_tp: ["Prefill TP size", "producer"],
@@ -175,10 +175,7 @@ function build(root, index) {
   form.append(line, widget.out);
   root.prepend(form);
   const given = fillFromQuery(widget);
-  const first = () => widget.latest || ask(widget);
-  form.addEventListener("focusin", first);
-  form.addEventListener("click", first);
-  form.addEventListener("pointerenter", () => start(widget), { once: true });
+  form.addEventListener("click", () => widget.latest || ask(widget)); // a click asks; hover does not
   form.addEventListener("input", (event) => {
     if (Object.values(widget.inputs).includes(event.target)) changed(widget);
   });
@@ -186,7 +183,7 @@ function build(root, index) {
   if (given) answerOnLoad(widget);
 }
 
-// Values in the address: the table's answer at once, and Python's when it has loaded.
+// Values in the address: the table's answer at once; Python's only when asked.
 function answerOnLoad(widget) {
   const known = tableAnswer(widget);
   if (known) {
@@ -195,7 +192,6 @@ function answerOnLoad(widget) {
   }
   const box = document.querySelector("[data-your-case]");
   if (box && !("answering" in box.dataset)) yourCase(box, widget, known); // the first widget
-  ask(widget);
 }
 
 function yourCase(box, widget, known) {
@@ -203,7 +199,13 @@ function yourCase(box, widget, known) {
   box.dataset.answering = "";
   box.hidden = false;
   if (known) return out.replaceChildren(...known.map((node) => node.cloneNode(true)));
-  out.replaceChildren(el("p", { className: "case-source" }, "The calculator below is working these values out…"));
+  const go = el("button", { type: "button", className: "calc-go" }, "Calculate");
+  go.addEventListener("click", () => {
+    go.disabled = true;
+    ask(widget);
+  });
+  const why = `These values need ${config.engine}'s full rules: they run in your browser (Python, about 13 MB, downloaded once). `;
+  out.replaceChildren(el("p", { className: "case-source" }, why, go));
   widget.root.addEventListener("calc:answer", ({ detail }) => {
     const copy = [...widget.out.childNodes].map((node) => node.cloneNode(true));
     if (detail.answer.error) copy.unshift(el("p", {}, "These values alone do not settle it; the calculator below asks for more."));
@@ -239,9 +241,9 @@ function tableAnswer(widget) {
     const why = heads % tp ? `${heads} attention heads cannot be split over ${tp} GPUs.`
       : `${kv} KV heads can neither be split evenly over ${tp} GPUs nor copied whole to each.`;
     const [best, pp] = config.tp_advice[gqa ? `${heads}/${kv}` : `${heads}`];
-    const advice = { tp: best, pp, gpus_per_node: config.advice_gpus, assumed: !node };
+    const advice = { tp: best, pp, gpus_per_node: node || config.advice_gpus, assumed: !node };
     out.push(el("p", { className: "case-verdict" }, why));
-    out.push(el("p", {}, `${works}.`), ...advise(advice, model));
+    out.push(...advise(advice, model, sizes, tp), el("p", {}, `${works}.`));
   }
   const grouped = !kv && heads > 8 && config.tp_table[`${heads}/8`];
   if (grouped) out.push(el("p", {}, `If the model has 8 KV heads, as many grouped-query models do: ${list(grouped)}.`));
@@ -252,10 +254,19 @@ function tableAnswer(widget) {
 
 // What to start instead of a TP size that fails: calc.py's suggest_tp (from the table, or
 // Python's answer), on the node the visitor gave or one of 8 GPUs.
-function advise({ tp, pp, gpus_per_node: gpus, assumed }, model) {
+// The nearest sizes that work either side of the user's, within the node, come first.
+function advise({ tp, pp, gpus_per_node: gpus, assumed }, model, sizes = [], current = 0) {
   const code = (text) => el("code", {}, text);
   const flags = config.flags;
   const where = `one ${gpus}-GPU node${assumed ? " (assumed: give your GPUs per node)" : ""}`;
+  const fit = sizes.filter((s) => s > 1 && s <= gpus);
+  const near = [fit.filter((s) => s < current).pop(), fit.find((s) => s > current)].filter(Boolean);
+  if (near.length && current) {
+    const codes = near.flatMap((s, i) => [i ? " or " : "", code(`${flags.tp} ${s}`)]);
+    const out = [el("p", { className: "case-change" }, "Use ", ...codes, `: the nearest to ${current} that work on ${where}.`)];
+    if (pp > 1) out.push(el("p", {}, `To use all ${gpus} GPUs: `, code(`${flags.tp} ${tp} ${flags.pp} ${pp}`), "."));
+    return out;
+  }
   if (tp === 1) {
     return [
       el("p", {}, `No tensor parallel size above 1 both works for ${model} and fits ${where}.`),
@@ -379,7 +390,7 @@ function summary(widget, result) {
     }
     const ok = el("p", { className: "calc-good" }, `${sizes}: no error at config or load time.`);
     out.push(result.first_error ? errorBlock(`${sizes} fails`, result.first_error) : ok);
-    if (result.suggestion) out.push(...advise(result.suggestion, model));
+    if (result.suggestion) out.push(...advise(result.suggestion, model, result.valid_tp_sizes, Number(v("tp"))));
     if (result.node) out.push(nodeLine(result.node));
     if (result.valid_dcp_sizes?.length) {
       out.push(line(`Valid DCP sizes with TP ${v("tp")}`, result.valid_dcp_sizes, "valid-dcp"));

@@ -1,11 +1,14 @@
 // The divisor calculator of a divisibility error: "valid values of `tp_size` for
-// `heads` = 20: 1, 2, 4, 5, 10, 20". Values come from the address (the error's placeholders,
-// as search links fill them) or are typed in. A value of the static table answers at once;
-// any other runs calc.py's divisors in the calculator's worker (calc-client.js), started on
-// first use.
+// `heads` = 20: 1, 2, 4, 5, 10, 20", and the nearest either side of the user's (a GPU count
+// within one node: 8 GPUs, assumed until given). Values come from the address (the error's
+// placeholders, as search links fill them) or are typed in; answered at once, no Python.
+// A divisor the model fixes (data-fixed: a checkpoint's block_n) is never the thing to
+// change: the answer is the setting that splits the value, and by how much (site/answer.py).
 
 const root = document.querySelector("[data-divisors]");
-let config = null;
+const GPU_COUNT = /(tensor|pipeline|data|expert|context)[-_]parallel[-_]size|^(tp|tp_size|world_size)$/;
+const NODE_GPUS = 8;
+const MAX = 10_000_000;
 
 function el(tag, props, ...children) {
   const node = Object.assign(document.createElement(tag), props);
@@ -13,23 +16,14 @@ function el(tag, props, ...children) {
   return node;
 }
 
-// The static table's answers, by value.
-function tableAnswers() {
-  const out = new Map();
-  for (const row of root.querySelectorAll("tr[data-n]")) {
-    const sizes = row.cells[1].textContent.split(",").map((s) => Number(s.trim()));
-    out.set(row.dataset.n, sizes);
-  }
-  return out;
+function divisors(n) {
+  const out = [];
+  for (let d = 1; d * d <= n; d++) if (n % d === 0) out.push(d, n / d);
+  return [...new Set(out)].sort((a, b) => a - b);
 }
 
-// calc.py's divisors of n, from the worker the page's calculators share.
-async function divisors(n) {
-  const { connect } = await import(config.client);
-  const answer = await connect(config, [root.dataset.src]).ask({ op: "divisors", n });
-  if (answer.error) throw new Error(answer.error);
-  return answer.result;
-}
+const gcd = (a, b) => (b ? gcd(b, a % b) : a);
+const code = (text) => el("code", {}, text);
 
 // Under the message, "Your case" says at once what the values of the error mean.
 function tellYourCase(lines) {
@@ -40,6 +34,36 @@ function tellYourCase(lines) {
   box.querySelector("[data-case-answer]").replaceChildren(...lines.map((node) => node.cloneNode(true)));
 }
 
+// The answer for value n and the divisor used (NaN when not given), as paragraphs.
+function answerFor(n, used, node) {
+  const { value, divisor, setting } = root.dataset;
+  const passes = el("p", { className: "calc-good" }, `${divisor} = ${used} divides ${n}: this check passes.`);
+  if (used && n % used === 0 && "fixed" in root.dataset) return [passes];
+  if ("fixed" in root.dataset) {
+    if (!used) return [el("p", { className: "muted" }, `Enter ${divisor}, as the error prints it.`)];
+    const verdict = el("p", { className: "case-verdict" }, `${value} = ${n} is ${n / used} × ${used}: not a whole number of ${divisor}.`);
+    if (!setting && !("perRank" in root.dataset)) {
+      return [verdict, el("p", {}, `${divisor} is fixed by the model, and no setting of the engine changes ${value}.`)];
+    }
+    const factor = used / gcd(n, used);
+    const what = setting ? code(setting) : "the tensor parallel size";
+    const example = 8 % factor ? "" : `, e.g. 8 → ${8 / factor}`;
+    return [verdict, el("p", { className: "case-change" }, "Change ", what, `, not ${divisor} (the checkpoint fixes it): divide it by ${factor}${example}. Each GPU then holds ${n * factor} = ${(n * factor) / used} × ${used}.`)];
+  }
+  const all = divisors(n);
+  const gpus = GPU_COUNT.test(divisor);
+  const lines = [el("p", {}, el("strong", {}, `Valid values of ${divisor} for ${value} = ${n}: `), all.join(", "))];
+  if (used && n % used === 0) lines.unshift(passes);
+  else if (used) {
+    const fit = gpus ? all.filter((d) => d <= (node || NODE_GPUS)) : all;
+    const near = [fit.filter((s) => s < used).pop(), fit.find((s) => s > used)].filter((s) => s !== undefined);
+    const where = gpus ? ` within one ${node || NODE_GPUS}-GPU node${node ? "" : " (assumed)"}` : "";
+    const to = near.flatMap((s, i) => [i ? " or " : "", code(String(s))]);
+    lines.unshift(el("p", { className: "case-change" }, `${divisor} = ${used} does not divide ${n}. Change it to `, ...to, `, the nearest valid${where}.`));
+  }
+  return lines;
+}
+
 function build() {
   const { value, divisor, valueParam, divisorParam } = root.dataset;
   const query = new URLSearchParams(location.search);
@@ -47,86 +71,34 @@ function build() {
     const id = `divisors-${name}`;
     const input = el("input", { id, type: "text", inputMode: "numeric" });
     input.value = (param && query.get(param)?.trim()) || "";
-    const label = el("label", { htmlFor: id }, el("code", {}, name));
+    const label = el("label", { htmlFor: id }, code(name));
     return [input, el("div", {}, label, input, el("small", {}, hint))];
   };
   const [valueInput, valueBox] = field(value, valueParam, "the value in your error");
-  const [divisorInput, divisorBox] = field(divisor, divisorParam, "optional: what you used");
-  const go = el("button", { type: "button", className: "calc-go" }, "Calculate");
+  const [divisorInput, divisorBox] = field(divisor, divisorParam, "fixed" in root.dataset ? "as the error prints it" : "optional: what you used");
   const out = el("div", { className: "calc-out", role: "status" });
   out.dataset.out = "divisors";
   const form = el("form", { className: "calc-form", noValidate: true });
-  form.append(el("div", { className: "calc-fields" }, valueBox, divisorBox));
-  form.append(el("p", { className: "calc-start" }, go), out);
+  form.append(el("div", { className: "calc-fields" }, valueBox, divisorBox), out);
   form.addEventListener("submit", (event) => event.preventDefault());
   root.prepend(form);
-  const table = tableAnswers();
-  let latest = 0;
-  let fromAddress = Boolean(valueInput.value); // the first answer is then the page's "Your case"
+  const node = Number(query.get("gpus_per_node")) || 0;
 
-  async function answer() {
-    const ask = ++latest;
-    const n = valueInput.value.trim();
-    if (!n) {
-      out.replaceChildren(el("p", { className: "muted" }, `Enter ${value}.`));
+  function answer(fromAddress) {
+    const n = Number(valueInput.value.trim());
+    const used = Number(divisorInput.value.trim()) || 0;
+    if (!Number.isInteger(n) || n < 1 || n > MAX) {
+      const text = valueInput.value.trim() ? `${value} must be a whole number from 1 to ${MAX}.` : `Enter ${value}.`;
+      out.replaceChildren(el("p", { className: "muted" }, text));
       return;
     }
-    let sizes = table.get(n);
-    if (!sizes) {
-      out.replaceChildren(el("p", { className: "muted" }, "Loading the calculator…"));
-      try {
-        sizes = await divisors(n);
-      } catch (error) {
-        const text = error.message.replace(/^n(?= must)/, value);
-        if (ask === latest) out.replaceChildren(el("p", { className: "calc-bad" }, text));
-        return;
-      }
-    }
-    if (ask !== latest) return;
-    const head = el("strong", {}, `Valid values of ${divisor} for ${value} = ${n}: `);
-    const lines = [el("p", {}, head, sizes.join(", "))];
-    const used = divisorInput.value.trim();
-    if (used) {
-      const fits = sizes.includes(Number(used));
-      const below = sizes.filter((s) => s < Number(used)).pop();
-      const above = sizes.find((s) => s > Number(used));
-      const near = [below, above].filter((s) => s !== undefined).join(" or ");
-      const text = fits
-        ? `${divisor} = ${used} divides ${n}: this check passes.`
-        : `${divisor} = ${used} does not divide ${n}; the nearest valid values are ${near}.`;
-      lines.push(el("p", { className: fits ? "calc-good" : "calc-bad" }, text));
-    }
+    const lines = answerFor(n, Number.isInteger(used) ? used : 0, node);
     out.replaceChildren(...lines);
     if (fromAddress) tellYourCase(lines);
-    fromAddress = false;
   }
 
-  go.addEventListener("click", answer);
-  form.addEventListener("input", () => {
-    fromAddress = false; // the visitor's own values: no longer what the error said
-    answer();
-  });
-  if (table.has(valueInput.value.trim())) answer();
-  else if (valueInput.value) {
-    const hint =
-      "Press Calculate: the divisors are computed in your browser " +
-      "(Python through Pyodide, about 13 MB, downloaded once).";
-    out.replaceChildren(el("p", { className: "muted" }, hint));
-  }
+  form.addEventListener("input", () => answer(false));
+  if (valueInput.value) answer(true);
 }
 
-async function main() {
-  if (!root) return;
-  try {
-    const response = await fetch(root.dataset.src);
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    config = await response.json();
-  } catch (error) {
-    const text = `The calculator could not load (${error.message}); the table applies.`;
-    root.prepend(el("p", { className: "calc-bad" }, text));
-    return;
-  }
-  build();
-}
-
-main();
+if (root) build();

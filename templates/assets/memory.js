@@ -1,6 +1,7 @@
 // The memory estimate: memory.py (the file the build computed the table with) runs in the
-// calculator's worker (calc-client.js), started on first intent: pointer, focus or values in
-// the address. Its answers are an estimate, and say so.
+// calculator's worker (calc-client.js), started only when asked (Estimate, or a value changed).
+// Its answers are an estimate, and say so. The error's own figures (the KV cache it needed and
+// had, for its --max-model-len) answer at once, without Python: the length that fits.
 
 const GIB = 2 ** 30;
 const FIELDS = [
@@ -118,7 +119,7 @@ function show({ result, error }) {
     const title = r.error.id && config.records[r.error.id];
     if (title) verdict.append(" Its page: ", el("a", { href: config.errors_url.replace("{}", r.error.id) }, title));
     lines.push(verdict);
-  } else lines.push(el("p", { className: "calc-good" }, "vLLM should start with these values."));
+  } else lines.push(el("p", { className: "calc-good" }, "Memory is enough for these values (the other checks are not made here)."));
   lines.push(el("p", { className: "calc-note" }, "An estimate: real weights and overhead differ by model and release."));
   return lines;
 }
@@ -148,11 +149,34 @@ async function build() {
   out.textContent = "Press Estimate or change a value: memory.py then runs in your browser (Python through Pyodide, downloaded once).";
   form.append(el("p", { className: "calc-start" }, go), out);
   root.prepend(form);
-  form.addEventListener("pointerenter", start, { once: true });
-  form.addEventListener("focusin", start, { once: true });
   form.addEventListener("input", ask);
   go.addEventListener("click", ask);
-  if (fillFromQuery()) ask();
+  fillFromQuery();
+  fromTheError();
+}
+
+// The message's own figures: needed and available KV cache (GiB) at its --max-model-len. The
+// cache grows with the length, so the longest that fits is the length times available/needed.
+function fromTheError() {
+  const query = new URLSearchParams(location.search);
+  const pairs = Object.fromEntries((root.dataset.inputs || "").split(" ").filter(Boolean).map((p) => p.split("=")));
+  // An old wording's `needed_memory_div_GiB_bytes` is the page's `needed_memory` (template.page_name).
+  const named = new Map([...query].map(([k, v]) => [k.split(/_div_/)[0], v]));
+  const [len, needed, had] = ["max_model_len", "needed", "available"].map((k) => Number.parseFloat(named.get(pairs[k] || k)));
+  const box = document.querySelector("[data-your-case]");
+  if (!box || "answering" in box.dataset || !(len > 0 && needed > 0 && had >= 0)) return;
+  box.dataset.answering = "";
+  box.hidden = false;
+  const fits = Math.floor((len * had) / needed / 256) * 256; // vLLM's lengths are often multiples of 256
+  const code = (text) => el("code", {}, text);
+  const lines = [el("p", { className: "case-verdict" }, `One request of ${len} tokens needs ${needed} GiB of KV cache; ${had} GiB is left for it.`)];
+  const change = el("p", { className: "case-change" }, "Change ");
+  if (fits > 0) change.append(code(`--max-model-len ${len}`), " to ", code(`--max-model-len ${fits}`), " or less, or");
+  else change.append("Nothing fits the KV cache:");
+  const util = `give the KV cache ${(needed - had).toFixed(2)} GiB more per GPU: a higher `;
+  change.append(` ${util}`, code("--gpu-memory-utilization"), ", more GPUs (", code("--tensor-parallel-size"), "), or ", code("--kv-cache-dtype fp8"), " (half the cache).");
+  lines.push(change, el("p", { className: "case-source" }, "Computed from the message's figures: the cache a request needs grows with its length."));
+  box.querySelector("[data-case-answer]").replaceChildren(...lines);
 }
 
 if (root) build();

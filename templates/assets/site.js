@@ -129,9 +129,18 @@ function initEngines() {
   const note = Object.assign(document.createElement("p"), { className: "note engine-first" });
   note.textContent = `Your error came from ${name}: its advice first.`;
   engines.prepend(note, mine);
+  // Its first piece of advice on the first screen, under the message (and Your case).
+  const first = mine.querySelector("ol.solutions > li");
+  if (first) {
+    const top = Object.assign(document.createElement("div"), { className: "your-case engine-top" });
+    const more = Object.assign(document.createElement("a"), { href: `#in-${key}`, textContent: `All of ${name}'s advice` });
+    top.append(Object.assign(document.createElement("h2"), { textContent: `In ${name}` }));
+    top.append(...[...first.cloneNode(true).childNodes], " ", more);
+    document.querySelector("#your-case")?.after(top);
+  }
   const entry = document.querySelector(`.toc a[href="#in-${CSS.escape(key)}"]`)?.parentElement;
-  const first = document.querySelector('.toc a[href^="#in-"]')?.parentElement;
-  if (entry && first && entry !== first) first.before(entry);
+  const head = document.querySelector('.toc a[href^="#in-"]')?.parentElement;
+  if (entry && head && entry !== head) head.before(entry);
 }
 
 initTheme();

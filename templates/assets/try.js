@@ -31,8 +31,21 @@ function nearest(candidates, current) {
   return [below, above].filter((c) => c !== undefined);
 }
 
-function fitting(item, candidates) {
-  return GPU_COUNT.test(item.write) ? candidates.filter((c) => c <= NODE_GPUS) : candidates;
+// The GPUs of one node: the user's (`gpus_per_node` among the values) or 8, assumed.
+function nodeSize(values) {
+  const given = number(values, "gpus_per_node");
+  return given > 0 ? given : NODE_GPUS;
+}
+
+function fitting(item, candidates, values) {
+  return GPU_COUNT.test(item.write) ? candidates.filter((c) => c <= nodeSize(values)) : candidates;
+}
+
+// The node the values of a GPU count were kept within, in words ("" for other settings).
+export function nodeOf(item, values) {
+  if (!GPU_COUNT.test(item.write || "") || item.op !== "divides") return "";
+  const given = number(values, "gpus_per_node") > 0;
+  return `one ${nodeSize(values)}-GPU node${given ? "" : ", assumed"}`;
 }
 
 // The values that pass, as text: [] when the paste's values do not allow computing one.
@@ -53,7 +66,7 @@ export function valuesToTry(item, values) {
       return item.choices.slice(0, MAX_SHOWN).map(String);
     case "divides":
       if (!whole || bound < 1 || bound > MAX_DIVIDEND) return [];
-      return nearest(fitting(item, divisors(bound)), current).map(String);
+      return nearest(fitting(item, divisors(bound), values), current).map(String);
     case "multiple-of": {
       if (!whole || bound < 1 || current === null || !Number.isInteger(current)) return [];
       const down = Math.floor(current / bound) * bound;

@@ -10,7 +10,7 @@ import re
 from errorkb.content.model import Content, Record
 from errorkb.projects.sglang import calc, splits
 from errorkb.projects.vllm import presets  # content/models.yaml, shared by both engines
-from errorkb.site import urls
+from errorkb.site import answer, urls
 from errorkb.site.pages import fingerprint
 from errorkb.sources import explain
 
@@ -50,7 +50,7 @@ def record_section(record: Record) -> dict | None:
     if not div or not explain.divisor_calculator_shows(div):
         return None
     names = {"value": div.get("value_param") or div["value"]}
-    names["divisor"] = div.get("divisor_param") or div["divisor"]
+    names["divisor"] = answer.placeholder(div.get("divisor_param") or div["divisor"], record.params)
     if HEAD_COUNT.search(div["value"]) and TP_SIZE.match(div["divisor"]):
         heads = "kv_heads" if KV.search(div["value"]) else "heads"
         inputs = {heads: names["value"], "tp": names["divisor"]}
@@ -63,19 +63,21 @@ def record_section(record: Record) -> dict | None:
             "inputs": {k: v for k, v in inputs.items() if v in record.params},
             "tables": [],
         }
+    role = answer.divisor_role(record.derived)  # a divisor the model fixes is not changed
     return {
         "template": DIVISORS,
         "id": "divisors",  # the section's anchor and its entry in the table of contents
-        "title": f"Valid values of {div['divisor']}",
+        "title": "What to change" if role["fixed"] else f"Valid values of {div['divisor']}",
         "data": CALC_DATA,
         **div,
         **names,
+        **role,
         "rows": [],
     }
 
 
 def _shapes() -> dict[str, tuple[int, int]]:
-    """"heads" (one KV head per query head) or "heads/kv" -> (heads, kv)."""
+    """ "heads" (one KV head per query head) or "heads/kv" -> (heads, kv)."""
     shapes = {(h, h) for h in range(1, MAX_HEADS + 1)}
     shapes |= {(h, kv) for h in range(1, MAX_HEADS + 1) for kv in KV_COUNTS if h % kv == 0}
     return {(str(h) if kv == h else f"{h}/{kv}"): (h, kv) for h, kv in sorted(shapes)}
@@ -101,9 +103,7 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "records": {
             rid: content.records[rid].title for rid in calc.MESSAGES if rid in content.records
         },
-        "models": [
-            {k: m[k] for k in PRESET_KEYS if k in m} for m in presets.models(content)
-        ],
+        "models": [{k: m[k] for k in PRESET_KEYS if k in m} for m in presets.models(content)],
         # Each architecture's attention layer, as calc.py takes it (splits.json), and the
         # release it was read from; calc.py assumes its ASSUMED for any other.
         "architectures": {

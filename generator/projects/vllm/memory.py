@@ -51,7 +51,16 @@ DEFAULT_BLOCK_SIZE = 16
 # the estimate, the placeholders of their messages filling its inputs.
 NO_CACHE_MEMORY = "30efd80ca0c42d57"
 MAX_LEN_TOO_LONG = "b3a6e27a21d4acc5"
-RECORDS = {NO_CACHE_MEMORY: {}, MAX_LEN_TOO_LONG: {"max_model_len": "max_model_len"}}
+# The inputs each record's placeholders fill; "needed" and "available" are the message's own
+# figures (GiB), which memory.js turns into the length that fits, without Python.
+RECORDS = {
+    NO_CACHE_MEMORY: {},
+    MAX_LEN_TOO_LONG: {
+        "max_model_len": "max_model_len",
+        "needed": "needed_memory",
+        "available": "available_memory",
+    },
+}
 MAX_INT = 1 << 20  # no count this estimate takes is larger: bigger input is a typo
 
 

@@ -6,7 +6,7 @@ import re
 
 from errorkb.content.model import Content, Record
 from errorkb.projects.vllm import calc, cases, memory, memory_section, presets
-from errorkb.site import urls
+from errorkb.site import answer, urls
 from errorkb.site.pages import fingerprint
 from errorkb.sources.explain import divisor_calculator_shows
 
@@ -87,15 +87,17 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
         rows = [[n, _sizes(calc.divisors(n))] for n in sorted(heads | set(COMMON_HEADS))]
     # Named as the message names them: the placeholders the address fills.
     names = {"value": div.get("value_param") or div["value"]}
-    names["divisor"] = div.get("divisor_param") or div["divisor"]
+    names["divisor"] = answer.placeholder(div.get("divisor_param") or div["divisor"], record.params)
+    role = answer.divisor_role(record.derived)  # a divisor the model fixes is not changed
     return {
         "template": DIVISORS_TEMPLATE,
         "data": CALC_DATA,
         "id": "divisors",  # the section's anchor and its entry in the table of contents
-        "title": f"Valid values of {div['divisor']}",
+        "title": "What to change" if role["fixed"] else f"Valid values of {div['divisor']}",
         **div,
         **names,
-        "rows": rows,
+        **role,
+        "rows": [] if role["fixed"] else rows,
     }
 
 

@@ -1,0 +1,266 @@
+"""The answer for a user's values: what their values mean for the check that printed the
+message, and what to change, to what. One answer for the terminal (`errorkb match`), the
+bot and the JSON they print; the error page computes the same in the browser (try.js,
+divisors.js, case.js's relation), from the same facts of the record:
+
+- its divisibility (`derived.divisibility`): the valid values of a divisor the user sets,
+  nearest either side of theirs (a GPU count within one node, 8 GPUs assumed until they
+  give theirs); of a divisor the model fixes (a checkpoint's `block_n`), never that divisor
+  but the setting that splits the value (`--tp-size`) and by how much;
+- the settings that would pass (`computed.derived.passes`);
+- the check's condition tested on the values (`computed.derived.relation`).
+
+Pure functions over the record's JSON document (api.py's) and the values search found."""
+
+import math
+import re
+
+NODE_GPUS = 8  # the node the advice assumes until the user gives theirs (gpus_per_node)
+MAX_DIVIDEND = 10_000_000  # beyond, listing divisors is not worth the wait (try.js's too)
+MAX_SHOWN = 12
+GPU_COUNT = re.compile(
+    r"(tensor|pipeline|data|expert|context)[-_]parallel[-_]size|--(tp|pp|dp|ep|attn-dp)-size\b"
+)
+# A parallel size among the record's settings: what cuts a weight or the heads into slices.
+PARALLEL = re.compile(r"(^|[-_])(tp|pp|ep|dp|tensor|pipeline|expert)[-_]")
+# A value that is one rank's slice ("output_partition_size", "local_heads").
+PER_RANK = re.compile(r"partition|per_rank|local|shard|per_gpu", re.I)
+# An old wording's hole named after the expression it prints (template.page_name).
+_EXPRESSION = re.compile(r"_(?:div|times|pow|mod|mul|plus|minus)_")
+
+
+def _tail(name: str) -> str:
+    return str(name or "").split(".")[-1]
+
+
+def divisor_role(derived: dict) -> dict:
+    """Of a divisibility check: whether its divisor is a setting the user chooses
+    (`fixed`: False), and when the model fixes it, the setting that splits the value
+    (`setting`: "--tp-size", or "" when no setting of the record does)."""
+    div = derived.get("divisibility") or {}
+    settings = [f for f in derived.get("flags") or [] if f.get("kind") != "model-config"]
+    names = {_tail(f.get(k, "")) for f in settings for k in ("name", "field")} - {""}
+    divisor = _tail(div.get("divisor", ""))
+    if divisor in names or GPU_COUNT.search(divisor) or re.fullmatch(r"tp(_size)?", divisor):
+        mine = [f for f in settings if divisor in (_tail(f.get("name")), _tail(f.get("field")))]
+        return {"fixed": False, "setting": mine[0].get("flag", "") if mine else ""}
+    splits = [f for f in settings if PARALLEL.search(f.get("name", "") + " " + f.get("flag", ""))]
+    per_rank = bool(PER_RANK.search(div.get("value", "")))
+    setting = splits[0].get("flag") or splits[0].get("name") if splits and per_rank else ""
+    return {"fixed": True, "setting": setting or "", "per_rank": per_rank}
+
+
+def _number(values: dict, name: str | None) -> float | None:
+    if not name or name not in values:
+        return None
+    try:
+        n = float(str(values[name]).strip())
+    except ValueError:
+        return None
+    return n if math.isfinite(n) else None
+
+
+def _whole(n: float | None) -> int | None:
+    return int(n) if n is not None and n == int(n) else None
+
+
+def _node(values: dict) -> tuple[int, bool]:
+    """The GPUs of one node and whether the user gave it (else 8, assumed)."""
+    given = _whole(_number(values, "gpus_per_node"))
+    return (given, True) if given and given > 0 else (NODE_GPUS, False)
+
+
+def _nearest(candidates: list[int], current: int | None) -> list[int]:
+    if current is None:
+        return candidates[:MAX_SHOWN]
+    below = [c for c in candidates if c < current]
+    above = [c for c in candidates if c > current]
+    return ([below[-1]] if below else []) + ([above[0]] if above else [])
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def placeholder(name: str | None, names) -> str | None:
+    """A quantity's name among the message's placeholders (or the paste's values): itself,
+    or the one placeholder that ends it (`GPTQ_MARLIN_MIN_THREAD_K` printed as
+    `{min_thread_k}`). The pages' widgets read the address by this name."""
+    if not name or name in names:
+        return name
+    tail = [k for k in names if len(k) > 2 and _tail(name).lower().endswith(k.lower())]
+    return tail[0] if len(tail) == 1 else name
+
+
+def _divisibility(derived: dict, values: dict) -> dict | None:
+    div = derived.get("divisibility") or {}
+    if not div:
+        return None
+    vname = placeholder(div.get("value_param") or div.get("value"), values)
+    dname = placeholder(div.get("divisor_param") or div.get("divisor"), values)
+    value = _whole(_number(values, vname))
+    divisor = _whole(_number(values, dname))
+    if value is None or value < 1 or value > MAX_DIVIDEND:
+        return None
+    role = divisor_role(derived)
+    shown_d, shown_v = div.get("divisor"), div.get("value")
+    if divisor and value % divisor == 0:
+        return {
+            "verdict": f"{shown_d} = {divisor} divides {shown_v} = {value}: this check passes "
+            "with these values; the paste may hold others, or another check printed it.",
+            "computed": True,
+        }
+    if role["fixed"]:
+        if not divisor:
+            return None
+        verdict = (
+            f"{shown_v} = {value} is not a multiple of {shown_d} = {divisor} "
+            f"({value / divisor:g} × {divisor})."
+        )
+        if not role["setting"] and not role.get("per_rank"):
+            return {
+                "verdict": verdict + f" {shown_d} is fixed by the model, and no setting of "
+                "the engine changes either value here.",
+                "computed": True,
+                "why_not": "both values come from the model",
+            }
+        factor = divisor // math.gcd(value, divisor)
+        setting = role["setting"] or "the tensor parallel size"
+        example = "" if 8 % factor else f", e.g. 8 → {8 // factor}"
+        change = (
+            f"Change {setting}, not {shown_d} (the checkpoint fixes it): divide it by "
+            f"{factor}{example}. Each GPU then holds {value * factor} = "
+            f"{value * factor // divisor} × {divisor}."
+        )
+        return {
+            "verdict": verdict,
+            "change": change,
+            "setting": setting,
+            "factor": factor,
+            "computed": True,
+        }
+    valid = _divisors(value)
+    gpus = GPU_COUNT.search(f"{div.get('divisor', '')} {dname}") or re.fullmatch(
+        r"tp(_size)?", _tail(shown_d or "")
+    )
+    node, given = _node(values)
+    fit = [d for d in valid if d <= node] if gpus else valid
+    near = _nearest(fit, divisor)
+    out = {
+        "verdict": f"Valid values of {shown_d} for {shown_v} = {value}: "
+        + ", ".join(map(str, valid[:40]))
+        + ("…" if len(valid) > 40 else ""),
+        "valid": valid,
+        "computed": True,
+    }
+    if near and divisor:
+        where = f" (within one {node}-GPU node{'' if given else ', assumed'})" if gpus else ""
+        flag = role["setting"]
+        tried = " or ".join(map(str, near))
+        out["change"] = (
+            f"Change {flag or shown_d} {divisor} to {tried}, the nearest that divide "
+            f"{value}{where}."
+        )
+        out["nearest"] = near
+    return out
+
+
+def values_to_try(item: dict, values: dict) -> list[str]:
+    """try.js's valuesToTry: the values of one setting that pass, as text."""
+    bound = item["value"] if "value" in item else _number(values, item.get("param"))
+    current = _number(values, item.get("current"))
+    whole = _whole(bound) if isinstance(bound, (int, float)) else None
+    op = item.get("op")
+    if op in ("<=", ">=", "=="):
+        return [] if bound is None else [f"{bound:g}" if isinstance(bound, float) else str(bound)]
+    if op == "<":
+        return [str(whole - 1)] if whole is not None else []
+    if op == ">":
+        return [str(whole + 1)] if whole is not None else []
+    if op == "in":
+        return [str(c) for c in item.get("choices", [])[:MAX_SHOWN]]
+    if op == "divides":
+        if whole is None or whole < 1 or whole > MAX_DIVIDEND:
+            return []
+        found = _divisors(whole)
+        if GPU_COUNT.search(item.get("write", "")):
+            found = [d for d in found if d <= _node(values)[0]]
+        return [str(d) for d in _nearest(found, _whole(current))]
+    if op == "multiple-of":
+        cur = _whole(current)
+        if whole is None or whole < 1 or cur is None:
+            return []
+        down = cur // whole * whole
+        return [str(m) for m in (down, down + whole) if m > 0 and m != cur]
+    return []
+
+
+_HOLDS = {
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "%": lambda a, b: b != 0 and a % b != 0,
+}
+
+
+def _relation(spec: dict | None, values: dict) -> dict | None:
+    if not spec:
+        return None
+
+    def side(s):
+        return s if isinstance(s, (int, float)) else _number(values, s)
+
+    a, b = side(spec.get("left")), side(spec.get("right"))
+    if a is None or b is None or spec.get("op") not in _HOLDS:
+        return None
+    holds = _HOLDS[spec["op"]](a, b)
+    text = f"{spec['left']} {spec['op']} {spec['right']}"
+    if holds:
+        return {"verdict": f"With these values the check that raises it holds: {text}."}
+    return {
+        "verdict": f"With these values the check that raises it ({text}) does not hold: the "
+        "paste may hold other values, or another check printed the message."
+    }
+
+
+def page_values(values: dict) -> dict:
+    """The values under the names the page reads (an old wording's `x_div_GiB_bytes`: `x`)."""
+    out = dict(values)
+    for name, value in values.items():
+        out.setdefault(_EXPRESSION.split(name, maxsplit=1)[0], value)
+    return out
+
+
+def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | None:
+    """What the page answers for these values (the record's JSON document; of an old wording
+    without a derived block of its own, that of `today_doc`, the check printed today):
+    {"lines": [...], "computed": bool, ...}, or None when the values say nothing more."""
+    if not values:
+        return None
+    values = page_values({k: str(v) for k, v in values.items()})
+    derived = doc.get("derived") or (today_doc or {}).get("derived") or {}
+    computed = (doc.get("computed") or {}).get("derived") or {}
+    out: dict = {"lines": [], "computed": False}
+    div = _divisibility(derived, values)
+    if div:
+        out["lines"] += [line for line in (div.get("verdict"), div.get("change")) if line]
+        out["computed"] = bool(div.get("computed"))
+        for key in ("change", "setting", "factor", "nearest", "why_not"):
+            if key in div:
+                out[key] = div[key]
+    if not div or "change" not in div:
+        for item in computed.get("passes") or []:
+            found = values_to_try(item, values)
+            if found:
+                tried = " or ".join(item["write"].replace("{}", v) for v in found)
+                out["lines"].append(f"To pass this check: {tried}.")
+                out["computed"] = True
+    if not out["lines"]:
+        rel = _relation(computed.get("relation"), values)
+        if rel:
+            out["lines"].append(rel["verdict"])
+    return out if out["lines"] else None

@@ -1,0 +1,137 @@
+// An error page opened with values in its address (a search result's link, ?v= the
+// release the paste names): loaded by search.js only then, so that a page opened without
+// values loads none of it. The message as printed, Your case, what passes (try.js).
+
+function el(tag, className, ...children) {
+  const node = document.createElement(tag);
+  node.className = className;
+  node.append(...children);
+  return node;
+}
+
+// An error page opened from a search result: the pasted message as it was printed (the
+// values in its placeholders; Copy copies that), the placeholders' glossary folded below it,
+// then Your case: what the values mean for the check, and what to change.
+// An old wording's `{needed_memory_div_GiB_bytes}` takes the page's name (template.page_name).
+const pageName = (name) => name.split(/_(?:div|times|pow|mod|mul|plus|minus)_/)[0];
+function yourValues(box) {
+  const params = new URLSearchParams(location.search);
+  const vars = [...document.querySelectorAll("#message code.message var.ph")];
+  const named = new Map([...params].map(([k, v]) => [pageName(k), v]));
+  const value = (name) => params.get(name) ?? named.get(pageName(name)) ?? null;
+  const names = new Set(vars.map((v) => pageName(v.dataset.param)));
+  const mine = [...params].filter(([name]) => names.has(pageName(name)));
+  if (!mine.length) return;
+  for (const v of vars) {
+    const given = value(v.dataset.param);
+    if (given === null) continue;
+    v.replaceChildren(el("mark", "", given));
+    v.title = `{${v.dataset.param}}`;
+  }
+  const message = document.querySelector("#message");
+  const copy = message.querySelector("[data-copy-text]");
+  if (copy) {
+    const exc = message.querySelector(".message-head .exc").textContent;
+    const printed = message.querySelector("code.message").cloneNode(true);
+    printed.querySelectorAll("var.ph:not(:has(mark))").forEach((v) => v.remove()); // not in the paste
+    copy.dataset.copyText = `${exc} ${printed.textContent}`;
+    copy.setAttribute("aria-label", "Copy the message with your values");
+  }
+  const glossary = message.querySelector(":scope > dl.params");
+  if (glossary) {
+    const fold = el("details", "glossary", el("summary", "", "What the placeholders mean"));
+    glossary.replaceWith(fold);
+    fold.append(glossary);
+  }
+  box.querySelector("dl").append(...mine.flatMap(([k, v]) => [el("dt", "", k), el("dd", "", el("mark", "", v))]));
+  box.hidden = false;
+  // The summary says in general what the answer says for these values: after it.
+  const lead = document.querySelector(".error-top > p.lead");
+  if (lead) box.parentElement.append(lead);
+  const given = Object.fromEntries(mine.map(([k, v]) => [pageName(k), v]));
+  const said = relation(box.dataset, given);
+  if (said) box.querySelector("[data-case-relation]").replaceChildren(...said);
+  box.querySelector("[data-case-relation]").hidden = !said;
+  const passes = box.dataset.passes && tellWhatPasses(box, { ...given, gpus_per_node: params.get("gpus_per_node") });
+  Promise.resolve(passes).then(() => said || whyNot(box));
+}
+
+// No calculator, no test of the condition, nothing that passes: the page says why.
+function whyNot(box) {
+  if (document.querySelector("[data-calc], [data-divisors], [data-memory]")) return; // they answer
+  if (!box.querySelector("[data-case-try]").hidden) return;
+  const text = "No answer computed from these values: the site has no test of this check to run them through. What it means and what to try follow.";
+  box.querySelector("[data-case-answer]").replaceChildren(el("p", "case-source", text));
+}
+
+// The values of each setting that would pass the check, computed from the paste's (try.js):
+// the nearest either side of the user's, a GPU count within one node (8 assumed until given).
+async function tellWhatPasses(box, values) {
+  const { valuesToTry, written, nodeOf } = await import("./try.js");
+  const lines = [];
+  for (const item of JSON.parse(box.dataset.passes)) {
+    const found = valuesToTry(item, values);
+    if (!found.length) continue;
+    const codes = found.flatMap((v, i) => [i ? " or " : "", el("code", "", written(item, v))]);
+    const node = nodeOf(item, values);
+    const what = item.kind ? ` (${item.kind}${node ? `; within ${node}` : ""})` : "";
+    lines.push(el("span", "", lines.length ? " " : "", "To pass this check: ", ...codes, `${what}.`));
+  }
+  const out = box.querySelector("[data-case-try]");
+  out.replaceChildren(...lines);
+  out.hidden = !lines.length;
+}
+
+const WORDS = {
+  ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most",
+  "==": "equals", "!=": "differs from", "%": "is not a multiple of",
+};
+
+// What the values say of the check that raises the error, on a page not yet reviewed: the
+// derived condition, tested when it is one comparison of the message's values (computed at
+// build time: data-relation), else said as it is written.
+function relation({ relation: spec, condition }, values) {
+  if (!condition) return null;
+  const code = el("code", "", condition);
+  const test = spec && JSON.parse(spec);
+  const side = (s) => (typeof s === "number" ? s : Number(values[s]));
+  const [a, b] = test ? [side(test.left), side(test.right)] : [NaN, NaN];
+  if (!Number.isFinite(a) || !Number.isFinite(b) || (test.op === "%" && b === 0)) {
+    return ["It is raised when ", code, ": compare your values with that."];
+  }
+  const holds = {
+    ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a === b, "!=": a !== b, "%": a % b !== 0,
+  }[test.op];
+  if (!holds) {
+    return ["With these values the check that raises it, ", code, ", does not hold: the paste may hold other values, or another check printed the message."];
+  }
+  const name = (s) => (typeof s === "number" ? [`${s}`] : [el("code", "", s), ` (${values[s]})`]);
+  const words = el("strong", "", ...name(test.left), ` ${WORDS[test.op]} `, ...name(test.right));
+  return [words, ": that is the check that raises it, ", code, "."];
+}
+
+// ?v=<release> (a search result names the release the paste names): the message box shows
+// the wording that release printed, taken from the History section, so that the values
+// fill its placeholders.
+const releaseParts = (version) => (String(version).match(/[0-9]+/g) || []).map(Number);
+function atOrAfter(a, b) {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] > b[i];
+  return a.length >= b.length;
+}
+function releaseWording(box) {
+  const v = new URLSearchParams(location.search).get("v");
+  if (!v || !releaseParts(v).length) return;
+  const at = releaseParts(v);
+  const printed = (node) => atOrAfter(at, releaseParts(node.dataset.first)) && atOrAfter(releaseParts(node.dataset.last), at);
+  if (box.dataset.first && printed(box)) return; // the message is that release's wording
+  const wording = [...document.querySelectorAll("#history li[data-first]")].find(printed);
+  const code = wording?.querySelector("code.message");
+  if (!code) return;
+  box.querySelector("code.message").replaceWith(code.cloneNode(true));
+  if (wording.dataset.exception) box.querySelector(".message-head .exc").textContent = `${wording.dataset.exception}:`;
+  const { first, last } = wording.dataset;
+  box.querySelector(".message-head").after(el("p", "muted wording-note", `As ${v} printed it (the wording of ${first === last ? first : `${first} to ${last}`}).`));
+}
+
+document.querySelectorAll("#message").forEach(releaseWording);
+document.querySelectorAll("[data-your-case]").forEach(yourValues);

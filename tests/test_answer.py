@@ -1,0 +1,123 @@
+"""The shared answer for a user's values (site/answer.py): what the terminal, the bot and the
+JSON say, the same as the error page."""
+
+from errorkb.content import template
+from errorkb.site.answer import answer, divisor_role, values_to_try
+
+TP = {"name": "tp_size", "kind": "server-arg", "field": "server_args.tp_size", "flag": "--tp-size"}
+VLLM_TP = {
+    "name": "tensor_parallel_size",
+    "kind": "engine-arg",
+    "field": "parallel_config.tensor_parallel_size",
+    "flag": "--tensor-parallel-size",
+}
+
+
+def block_n_doc() -> dict:
+    """SGLang's c7b1dc1b4d2169ad: the divisor is the checkpoint's block size."""
+    div = {
+        "value": "output_partition_size",
+        "divisor": "block_n",
+        "value_param": "output_partition_size",
+        "divisor_param": "block_n",
+    }
+    return {"derived": {"divisibility": div, "flags": [TP]}}
+
+
+def heads_doc() -> dict:
+    div = {
+        "value": "total_num_attention_heads",
+        "divisor": "tensor_parallel_size",
+        "value_param": "total_num_attention_heads",
+        "divisor_param": "tensor_parallel_size",
+    }
+    return {"derived": {"divisibility": div, "flags": [VLLM_TP]}}
+
+
+def test_a_divisor_the_checkpoint_fixes_is_never_the_thing_to_change():
+    assert divisor_role(block_n_doc()["derived"]) == {
+        "fixed": True,
+        "setting": "--tp-size",
+        "per_rank": True,
+    }
+    said = answer(block_n_doc(), {"output_partition_size": "576", "block_n": "128"})
+    text = " ".join(said["lines"])
+    assert said["computed"] and said["setting"] == "--tp-size" and said["factor"] == 2
+    assert "Change --tp-size, not block_n" in text and "divide it by 2, e.g. 8 → 4" in text
+    assert "1152 = 9 × 128" in text
+    assert "96" not in text and "144" not in text  # no "nearest valid values of block_n"
+
+
+def test_a_fixed_divisor_with_no_setting_says_why_not():
+    doc = {"derived": {"divisibility": {"value": "hidden_size", "divisor": "num_heads"}}}
+    said = answer(doc, {"hidden_size": "100", "num_heads": "7"})
+    assert said["why_not"] and "no setting of the engine changes" in said["lines"][0]
+
+
+def test_a_gpu_count_gets_the_nearest_sizes_either_side_within_the_node():
+    said = answer(heads_doc(), {"total_num_attention_heads": "40", "tensor_parallel_size": "3"})
+    assert said["nearest"] == [2, 4]
+    assert "Change --tensor-parallel-size 3 to 2 or 4" in said["change"]
+    assert "8-GPU node, assumed" in said["change"]
+    # Never beyond the node, and the node given is no longer "assumed".
+    said = answer(
+        heads_doc(),
+        {"total_num_attention_heads": "40", "tensor_parallel_size": "16", "gpus_per_node": "4"},
+    )
+    assert said["nearest"] == [4] and "4-GPU node)" in said["change"]
+
+
+def test_values_that_pass_say_so():
+    said = answer(heads_doc(), {"total_num_attention_heads": "40", "tensor_parallel_size": "4"})
+    assert "this check passes" in said["lines"][0] and "change" not in said
+
+
+def test_passes_and_relation_answer_stub_pages():
+    doc = {
+        "computed": {
+            "derived": {
+                "passes": [{"op": "<=", "param": "limit", "write": "--max-model-len {}"}],
+                "relation": {"left": "n", "op": ">", "right": "limit"},
+            }
+        }
+    }
+    said = answer(doc, {"n": "9000", "limit": "8192"})
+    assert said["lines"] == ["To pass this check: --max-model-len 8192."] and said["computed"]
+    only = {"computed": {"derived": {"relation": doc["computed"]["derived"]["relation"]}}}
+    assert "holds" in answer(only, {"n": "9000", "limit": "8192"})["lines"][0]
+    assert "does not hold" in answer(only, {"n": "1", "limit": "8192"})["lines"][0]
+    assert answer(only, {}) is None
+
+
+def test_values_to_try_keeps_gpu_counts_within_the_node():
+    item = {"op": "divides", "param": "heads", "current": "tp"}
+    item["write"] = "--tensor-parallel-size {}"
+    assert values_to_try(item, {"heads": "40", "tp": "3"}) == ["2", "4"]
+    assert values_to_try(item, {"heads": "40", "tp": "16"}) == ["8"]
+    assert values_to_try(item, {"heads": "40", "tp": "16", "gpus_per_node": "16"}) == ["10"]
+
+
+def test_an_old_wording_hands_its_values_under_the_pages_names():
+    names = {"needed_memory", "available_memory", "max_model_len"}
+    assert template.page_name("needed_memory_div_GiB_bytes", names) == "needed_memory"
+    assert template.page_name("available_memory_div_value_div_value", names) == "available_memory"
+    assert template.page_name("other_div_x", names) == "other_div_x"
+    pats = template.record_patterns(
+        ["need {needed_memory} GiB", "need {needed_memory_div_GiB_bytes} GiB"], {}
+    )
+    assert pats[1][0][1][0] == "needed_memory"
+    # The answer reads an old wording's names too.
+    relation = {"left": "needed_memory", "op": ">", "right": "a"}
+    doc = {"computed": {"derived": {"relation": relation}}}
+    said = answer(doc, {"needed_memory_div_GiB_bytes": "12", "a": "3"})
+    assert "holds" in said["lines"][0]
+
+
+def test_a_divisor_printed_under_another_name_is_read_by_the_placeholders_name():
+    """vLLM's Marlin check: the condition names GPTQ_MARLIN_MIN_THREAD_K, the message prints
+    {min_thread_k}; the value is one GPU's slice, so the tensor parallel size is the fix."""
+    div = {"value": "input_size_per_partition", "divisor": "GPTQ_MARLIN_MIN_THREAD_K"}
+    doc = {"derived": {"divisibility": div}}
+    said = answer(doc, {"input_size_per_partition": "10944", "min_thread_k": "128"})
+    assert said["factor"] == 2 and "the tensor parallel size" in said["change"]
+    assert "21888 = 171 × 128" in said["change"]
