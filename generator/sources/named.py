@@ -177,13 +177,14 @@ def accepts(option: dict | None, value: str) -> bool:
 
 
 def scan(message: str, knowledge: "Knowledge", requests: bool = True) -> list[Named]:
-    """The settings a message's template names, each once, in order of appearance. Without
+    """The settings a message's template names, each place it names one (the flags first,
+    then the placeholders, then the other words; a setting may be named more than once). Without
     `requests` (code that does not handle a request: a kernel's `top_k`, a model's
     `input_ids`), a name or placeholder that is a request field's names nothing."""
     found: list[Named] = []
 
     def add(name: str, setting: "Setting | None", how: str, m: re.Match, group: int, value=""):
-        if setting is None or any(_same(setting, f.setting) for f in found):
+        if setting is None or any(f.start == m.start(group) for f in found):
             return
         if setting.kind == "request-field" and not requests and how != "choice":
             return
@@ -257,7 +258,7 @@ def _ends(flag: str, words: str) -> bool:
 # What the message says to do with it ---------------------------------------------------
 
 # Where a clause ends: the words that say what to do with a setting are in its clause.
-_CLAUSE = re.compile(r"[.;!?](?:\s|$)|:\s|\n|,\s+(?:but|while|so|and)\b")
+_CLAUSE = re.compile(r"[.;!?](?:\s|$)|:\s|\n|\(|\)|,\s+(?:but|while|so|and)\b")
 # Words that turn a clause against the setting (`cannot be used with --x`): said nothing of.
 _NEGATION = re.compile(
     r"\b(not|no|cannot|can't|don't|doesn't|isn't|aren't|unsupported|incompatible|without|"
@@ -414,9 +415,10 @@ def passes(text: str, hit: Named, option: dict | None) -> dict | None:
     if _MUST_SET.match(rest):
         return {"op": "set"}
     if _DO.search(lead) or re.search(r"\bset\s+$", lead, re.I):
-        if m := _SET_TO.match(rest):
+        if (m := _SET_TO.match(rest)) and not boolean:
             found = _valid(hit, option, m[1])
-            return {"op": "==", "value": found} if found is not None and not boolean else None
+            if found is not None:
+                return {"op": "==", "value": found}
         if boolean or (hit.setting.flag and _ENDS_HERE.match(rest)):
             return {"op": "set"}
     return None
@@ -451,10 +453,52 @@ def entries(message: str, knowledge: "Knowledge", requests: bool, path: str) -> 
     if not knowledge.settings_apply(path):
         return out
     for hit in scan(message, knowledge, requests):
-        entry = hit.setting.entry(hit.name)
-        entry["named"] = hit.how
-        value = message_passes(message, hit, knowledge)
+        entry = next((e for e in out if same(e, hit.setting)), None)
+        if entry is None:  # named first here: its word, how
+            entry = hit.setting.entry(hit.name)
+            entry["named"] = hit.how
+            out.append(entry)
+        value = message_passes(message, hit, knowledge) if "passes" not in entry else None
         if value:
             entry["passes"] = value
-        out.append(entry)
     return out
+
+
+_AFTER_FLAGS = ("stage", "category", "explanation", "try", "divisibility")
+
+
+def with_named(record, knowledge: "Knowledge") -> dict | None:
+    """A removed record's `derived` (its last release's) with the settings its own message
+    names, as `knowledge` (the pinned release's) knows them: a flag of that parser with the
+    same name is taken for the same setting only because the message names it. None when
+    nothing changes. The entries a previous run added (`named`) are made anew."""
+    derived = record.data.get("derived")
+    message = record.data.get("message")
+    if not isinstance(derived, dict) or not isinstance(message, str):
+        return None
+    old = derived.get("flags") or []
+    kept = [f for f in old if not f.get("named")]
+    path = (record.data.get("source") or {}).get("path", "")
+    requests = requests_handled(record.data.get("kind", "raise"), derived.get("stage"))
+    added = [
+        entry
+        for entry in entries(message, knowledge, requests, path)
+        if not any(_key(entry) == _key(k) for k in kept)
+    ]
+    flags = kept + added
+    if flags == old:
+        return None
+    out: dict = {}
+    for key, value in derived.items():
+        if key == "flags":
+            continue
+        if key in _AFTER_FLAGS and flags and "flags" not in out:
+            out["flags"] = flags
+        out[key] = value
+    if flags and "flags" not in out:
+        out["flags"] = flags
+    return out
+
+
+def _key(entry: dict) -> tuple:
+    return tuple(entry.get(k, "") for k in ("kind", "flag", "key", "env"))
