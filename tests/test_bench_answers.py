@@ -3,6 +3,7 @@ solutions, a setting traced from the code, a value that passes), over every reco
 met ones (the `record` column of the lists) and the pages real pastes land on."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -92,3 +93,14 @@ def test_settings_the_message_names_traced_and_threads(kb, tmp_path):
     assert "  demo     name  active       1 ( 50.0%) of     2" in table
     assert "  demo     untraced, most named: group_size 1" in table
     assert "active records with a traced setting:" in out
+    # a stack record's settings are a person's (`settings`), and count as its setting too
+    before = next(line for line in out.splitlines() if line.startswith("  demo "))
+    other = kb / "content/errors/demo/00000000000000c3.yaml"
+    other.write_text(
+        other.read_text()
+        + "settings:\n- env: DEMO_LIMIT\n  url: https://example.com/env#demo-limit\n"
+        + "  about: Set it to `8` to raise the limit.\n"
+    )
+    after = next(line for line in run(kb, pastes).splitlines() if line.startswith("  demo "))
+    count = re.compile(r"setting +(\d+)")
+    assert int(count.search(after)[1]) == int(count.search(before)[1]) + 1
