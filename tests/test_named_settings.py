@@ -108,7 +108,10 @@ def sglang() -> SglangKnowledge:
         version="0.5.23",
         args=args,
         envs={"SGLANG_TOY": Place("python/sglang/srt/environ.py", 2)},
-        requests={"top_k": Place("python/sglang/srt/sampling/sampling_params.py", 3)},
+        requests={
+            "top_k": Place("python/sglang/srt/sampling/sampling_params.py", 3),
+            "request_id": Place("python/sglang/srt/entrypoints/openai/protocol.py", 4),
+        },
         parser=parser,
     )
 
@@ -179,6 +182,8 @@ def test_a_request_field_only_where_requests_are_handled(sglang):
     (field,) = entries(message, sglang, requests=True)
     assert field["kind"] == "request-field" and field["passes"] == {"op": ">=", "value": 1}
     assert entries(message, sglang, requests=False) == []  # a kernel's top_k is the router's
+    # a field that names the request, not a setting of it
+    assert entries("Lookup for request_id={request_id} has not been submitted", sglang) == []
 
 
 def test_another_programs_code_names_none_of_the_servers_settings(sglang):

@@ -85,6 +85,9 @@ _NOT_VALUES = frozenset(
     ]
 )
 _END = ".,;:)]}'\"`"
+# Request fields that identify a request or carry what it asks about, not a setting of it: a
+# message that prints `request_id` or `prompt_token_ids` says nothing to change there.
+_CONTENT = re.compile(r"(^|_)(ids?|uuid|embeds)$|^(prompt|messages|input|inputs|sampling_params)$")
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,7 @@ def scan(message: str, knowledge: "Knowledge", requests: bool = True) -> list[Na
     def add(name: str, setting: "Setting | None", how: str, m: re.Match, group: int, value=""):
         if setting is None or any(f.start == m.start(group) for f in found):
             return
-        if setting.kind == "request-field" and not requests and how != "choice":
+        if setting.kind == "request-field" and (not requests or _CONTENT.search(setting.key)):
             return
         found.append(Named(name, setting, how, m.start(group), m.end(group), value))
 
