@@ -165,6 +165,9 @@ def test_a_placeholder_of_a_settings_name(sglang):
     assert parser["flag"] == "--tool-call-parser" and parser["named"] in ("text", "placeholder")
     (parser,) = entries("Unsupported parser: {self.tool_call_parser}", sglang)
     assert parser["flag"] == "--tool-call-parser" and parser["named"] == "placeholder"
+    # the value of the argument, as the code names it
+    (parser,) = entries("Tool parser {tool_call_parser_arg} is not built in", sglang)
+    assert parser["flag"] == "--tool-call-parser"
 
 
 def test_a_quoted_choice_names_the_one_option_the_words_beside_it_name(sglang):

@@ -205,6 +205,7 @@ def scan(message: str, knowledge: "Knowledge", requests: bool = True) -> list[Na
     for m in _HOLE.finditer(text):
         taken.append(m.span())
         last = m[1].rsplit(".", 1)[-1]
+        last = last[: -len("_arg")] if last.endswith("_arg") else last  # {chat_template_arg}
         if "_" in last.strip("_"):
             add(m[1], _one(knowledge, last), "placeholder", m, 1)
 
