@@ -262,7 +262,7 @@ def _ends(flag: str, words: str) -> bool:
 # What the message says to do with it ---------------------------------------------------
 
 # Where a clause ends: the words that say what to do with a setting are in its clause.
-_CLAUSE = re.compile(r"[.;!?](?:\s|$)|:\s|\n|\(|\)|,\s+(?:but|while|so|and)\b")
+_CLAUSE = re.compile(r"[.;!?](?:\s|$)|:\s|\n|\(|\)|,\s+(?:but|while|so|and|please)\b")
 # Words that turn a clause against the setting (`cannot be used with --x`): said nothing of.
 _NEGATION = re.compile(
     r"\b(not|no|cannot|can't|don't|doesn't|isn't|aren't|unsupported|incompatible|without|"
