@@ -149,6 +149,8 @@ def test_flags_the_message_says_cannot_go_together_say_no_value(sglang):
         ("Remove --enable-lora: adapters are not supported here", {"op": "unset"}),
         ("Please install the toy package to use --enable-lora.", None),
         ("Adapters are not supported here, please run with --enable-lora", {"op": "set"}),
+        ("--enable-lora must be set the same on both sides", None),
+        ("--enable-lora must be set for adapters", {"op": "set"}),
         ("--page-size must be at least 16 for this backend", {"op": ">=", "value": 16}),
         ("Chunked prefill requires --page-size > 1", {"op": ">", "value": 1}),
         ("tp_group must be given when --pp-size > 1", None),

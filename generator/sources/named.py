@@ -303,7 +303,9 @@ _BOUNDS = (
 )
 _MUST_EQUAL = re.compile(_MUST + r"(?:set\s+to\s+|==\s*|equal\s+to\s+)?[`'\"]?([\w.+-]+)", re.I)
 _MUST_SET = re.compile(
-    _MUST + r"(?:set|specified|provided|enabled|given|passed|used|true)\b(?!\s+to)", re.I
+    _MUST + r"(?:set|specified|provided|enabled|given|passed|used|true)\b"
+    r"(?!\s+(?:to|the\s+same|identically|consistently|equal|alike)\b)",
+    re.I,
 )
 _MUST_NOT = re.compile(
     r"^\s*(?:must|should)\s+not\s+be\s+(?:set|specified|provided|enabled|given|passed|used)\b",
