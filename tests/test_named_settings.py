@@ -71,6 +71,18 @@ def test_a_name_in_backticks_and_a_variable_with_its_value(sites):
     assert limit["passes"] == {"op": "==", "value": 8}
 
 
+def test_a_key_of_a_json_option_as_the_parsers_dotted_form():
+    known = wing("vllm").knowledge(
+        [(str(p.relative_to(TREE)), p.read_bytes()) for p in TREE.rglob("*.py")]
+    )
+    known.parser = named.parser_options("vllm", "0.33.0")
+    found = named.entries(
+        "enabled by --quantization-config.moe.weight int4_per_group_32.", known, False, "vllm/x.py"
+    )
+    assert [(f["flag"], f["key"]) for f in found] == [("--quantization-config", "moe.weight")]
+    assert named.entries("Use --max-model-len.foo", known, False, "vllm/x.py") == []
+
+
 def test_words_that_are_no_setting_trace_nothing(sites):
     assert "flags" not in derived(sites, "--no-such-flag is not an option")
 

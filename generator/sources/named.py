@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 FLAGS = Path(__file__).resolve().parent.parent / "flags"
 
 # A flag as a message writes it: not inside a word, a path or a longer option.
-_FLAG = re.compile(r"(?<![\w./\\-])(--[A-Za-z0-9][\w-]*(?:\.[A-Za-z_]\w*)?)")
+_FLAG = re.compile(r"(?<![\w./\\-])(--[A-Za-z0-9][\w-]*(?:\.[A-Za-z_]\w*)*)")
 _SNAKE = re.compile(r"(?<![\w.$-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w(-])")
 _UPPER = re.compile(r"(?<![\w.$-])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?![\w(])")
 _QUOTED = re.compile(r"(`|'|\")([\w.+-]+)\1")
@@ -156,6 +156,11 @@ def _value_after(text: str, end: int, option: dict | None) -> str:
     if word.lower() in _NOT_VALUES or not (option.get("choices") or _numeric(option)):
         return ""  # a free-text option's next word may be the sentence's
     return word if accepts(option, word) else ""
+
+
+def takes_json(option: dict) -> bool:
+    """Whether an option may take a JSON object (neither a switch, a number nor a choice)."""
+    return option.get("nargs") != 0 and not option.get("choices") and not _numeric(option)
 
 
 def _numeric(option: dict) -> bool:

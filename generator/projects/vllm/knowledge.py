@@ -44,7 +44,7 @@ MAX_KEYS = 3  # a value read from the first of several keys names at most this m
 # message naming one may mean either.
 CONFIG_JSON_KEYS = frozenset(
     {"quantization_config", "rope_scaling", "rope_parameters", "max_position_embeddings"}
-    | {"sliding_window", "torch_dtype", "dtype", "hf_overrides"}
+    | {"sliding_window", "torch_dtype", "dtype"}
 )
 # Code of vLLM's other programs, whose arguments are not the engine's or the server's.
 OTHER_PROGRAMS = ("vllm/benchmarks/",)
@@ -253,11 +253,13 @@ class VllmKnowledge(Knowledge):
             found.append(self._parsed(option))
         out = []
         for setting in named.distinct(found):
-            if key:  # a key of a JSON flag: a field of the config it sets
-                holder = setting.field
-                if "." in holder or key not in self.classes.get(self.holders.get(holder, ""), {}):
-                    continue
-                setting = replace(setting, field=f"{holder}.{key}", key=key)
+            if key:  # a key of a JSON flag (`--x.key`, `--x.a.b`: the parser's dotted form)
+                fields = self.classes.get(self.holders.get(setting.field, ""))
+                if setting.key or (fields is not None and key.split(".")[0] not in fields):
+                    continue  # a config class of vLLM's that has no such field
+                if fields is None and (option is None or not named.takes_json(option)):
+                    continue  # a number or a switch has no keys
+                setting = replace(setting, field=f"{setting.field}.{key}", key=key)
             elif base != setting.flag and self._negative(base):
                 setting = replace(setting, flag=base)  # --no-enable-x: written as the user does
             elif setting.key and base in self.parser:  # an option of its own (--moe-backend)
