@@ -469,6 +469,7 @@ def _environment(
     env.filters["code"] = _code_filter
     env.filters["slug"] = markup.slugify
     env.filters["xml"] = _xml_text
+    env.filters["inline"] = lambda text: Markup(markup.markdown_inline(text))  # our Markdown
     # A variant that carries the releases that print it (shown by the History section).
     env.tests["versioned"] = lambda v: isinstance(v, dict) and "versions" in v
     # A history worth a section: a rewording or a removal (api.history has it for every record

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass, field
 
 from errorkb.content import template
+from errorkb.sources import named as said
 
 # A model's methods that run while it is built (PyTorch models' conventions, whatever the
 # project): the wings date them to model loading wherever their file is.
@@ -113,6 +114,37 @@ class Knowledge:
     def stage(self, path: str, function: str) -> str | None:
         """Where in a run code at this path and function runs: a key of STAGES."""
         return None
+
+    # The release's parser (generator/flags/<project>-<version>.json), when there is its data:
+    # option string -> its entry (nargs, type, choices). The wings fill it in.
+    parser: dict[str, dict] = {}
+
+    def named(self, word: str) -> list[Setting]:
+        """The settings a word of a message names: a flag as written (`--max-model-len`, in
+        its `_` form, `--no-x`, a JSON flag's `--x.key`) or a setting's name (`max_model_len`,
+        `VLLM_X`, a request field); every one that fits (more than one: the word is ambiguous)."""
+        return []
+
+    def settings_apply(self, path: str) -> bool:
+        """Whether the settings `named` knows are those of the program the code at this path
+        runs in (not a separate tool's with a parser of its own)."""
+        return True
+
+    def option(self, flag: str) -> dict | None:
+        """The parser's entry of an option string; None without the release's parser data."""
+        return self.parser.get(flag)
+
+    def choosing(self, value: str) -> list[str]:
+        """The options (each by its first string) one of whose choices is this value."""
+        seen: dict[str, None] = {}
+        for option in self.parser.values():
+            if value in [str(c) for c in option.get("choices") or ()]:
+                seen.setdefault(option["strings"][0])
+        return list(seen)
+
+    def environment(self, name: str) -> Setting | None:
+        """An environment variable the message calls one, when it is none of the project's."""
+        return Setting("os.environ", kind="env-var", env=name) if _ENV_NAME.match(name) else None
 
 
 # The context extract hands over -------------------------------------------------------
@@ -474,7 +506,22 @@ def flags(ctx: Context, condition: ast.expr | None) -> list[dict]:
         if same not in seen:
             seen.add(same)
             out.append(setting.entry(name))
+    # The settings the message names in its own words (`Use --enable-lora`), that the code
+    # does not show (named.py).
+    requests = said.requests_handled(ctx.kind, ctx.knowledge.stage(ctx.path, ctx.function))
+    for entry in said.entries(ctx.message, ctx.knowledge, requests, ctx.path):
+        if not any(said.same(entry, s) for s in _settings_of(out)):
+            entry.pop("passes", None)  # given by passing(), after the condition's
+            out.append(entry)
     return out
+
+
+def _settings_of(entries: list[dict]) -> list[Setting]:
+    keys = ("field", "flag", "url", "key")
+    return [
+        Setting(*(e.get(k, "") for k in keys), kind=e["kind"], env=e.get("env", ""))
+        for e in entries
+    ]
 
 
 def _short(node: ast.AST) -> str:
@@ -576,6 +623,16 @@ def passing(ctx: Context, condition: ast.expr | None, found: list[dict]) -> None
             if "passes" not in entry and setting.entry(entry["name"]) == entry:
                 entry["passes"] = passes
                 break
+    # What the message's own words say passes (`--pp-size must be 1`, `Use --enable-lora`),
+    # for a setting the condition gives no value of.
+    if all("passes" in entry for entry in found) or not ctx.knowledge.settings_apply(ctx.path):
+        return
+    requests = said.requests_handled(ctx.kind, ctx.knowledge.stage(ctx.path, ctx.function))
+    for hit in said.scan(ctx.message, ctx.knowledge, requests):
+        value = said.message_passes(ctx.message, hit, ctx.knowledge)
+        for entry in found:
+            if value and "passes" not in entry and said.same(entry, hit.setting):
+                entry["passes"] = value
 
 
 # Divisibility -------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from errorkb.content.load import (
 from errorkb.content.model import Content, Record
 from errorkb.projects import wing
 from errorkb.sources import explain
+from errorkb.sources import named as said
 from errorkb.sources.scaffold import new_id
 
 # Folders skipped unless --include-vendored: code copied from other projects.
@@ -2047,6 +2048,12 @@ def rederive(
     ref = project_ref(content, project)
     known = wing(content.projects[project].wing_key)
     where = content.projects[project]
+    read: list[explain.Knowledge] = []
+
+    def knowledge(files):
+        read.append(known.knowledge(files) or explain.Knowledge())
+        return read[-1]
+
     scan, index, done = assign_tree(
         content,
         project,
@@ -2057,7 +2064,7 @@ def rederive(
         exclude=where.source_exclude,
         jobs=jobs,
         progress=progress,
-        knowledge=lambda files: known.knowledge(files) or explain.Knowledge(),
+        knowledge=knowledge,
     )
     summary = Summary(scan, done.errors, warnings=done.warnings, asserts=True)
     summary.matched = len(done.matched)
@@ -2071,6 +2078,17 @@ def rederive(
         path = Path(root) / record.path
         writes.append((path, rewrite(record, path.read_text(encoding="utf-8"), derived=new)))
         summary.updated.append(rid)
+    # A removed record's derived block is its last release's; the settings its own message
+    # names are the pinned release's where they still are (said.with_named).
+    for record in content.records.values():
+        if record.project != project or record.status != "removed" or not read:
+            continue
+        new = said.with_named(record, read[-1])
+        if new is None:
+            continue
+        path = Path(root) / record.path
+        writes.append((path, rewrite(record, path.read_text(encoding="utf-8"), derived=new)))
+        summary.updated.append(record.id)
     if not dry_run:
         for path, text in writes:
             write_text(path, text)

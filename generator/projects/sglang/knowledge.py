@@ -23,8 +23,9 @@ resolved arguments) is in the tables below.
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from errorkb.sources import named
 from errorkb.sources.explain import MODEL_INIT, WARMUP, Knowledge, Setting
 
 SOURCE = "https://github.com/sgl-project/sglang/blob/v{version}/{path}#L{line}"
@@ -64,6 +65,9 @@ NAMED |= {"page_size", "kv_cache_dtype"}
 # Configs SGLang builds from the server arguments, keeping their names (ModelConfig's
 # quantization and dtype, LoadConfig's load_format).
 ARG_COPIES = frozenset({"model_config", "load_config"})
+
+# Code of SGLang's other programs, whose settings are not the server's (`sglang generate`).
+OTHER_PROGRAMS = ("sglang/multimodal_gen/",)
 
 REQUEST_NAMES = frozenset({"request", "req", "body", "sampling_params"})
 SAMPLING_PARAMS = "SamplingParams"
@@ -206,6 +210,44 @@ class SglangKnowledge(Knowledge):
     envs: dict[str, Place] = field(default_factory=dict)
     requests: dict[str, Place] = field(default_factory=dict)  # request field -> its declaration
     config_keys: frozenset[str] = HF_KEYS
+    parser: dict[str, dict] = field(default_factory=dict)  # the release's parser data, if any
+
+    def named(self, word: str) -> list[Setting]:
+        if word.startswith("--"):
+            return self._flag_named(word)
+        found: list[Setting | None] = []
+        if word in self.args:
+            found.append(self._arg(word))
+        if word in self.envs:
+            found.append(self._env(f"envs.{word}.get()"))
+        if word in self.requests:
+            url = self._url(self.requests[word])
+            found.append(Setting(f"request.{word}", key=word, url=url, kind="request-field"))
+        return named.distinct(found)
+
+    def settings_apply(self, path: str) -> bool:
+        # The diffusion runtime is a program of its own, with its own server arguments.
+        path = path[len(self.root) :] if self.root and path.startswith(self.root) else path
+        return not any(path.startswith(p) or f"/{p}" in path for p in OTHER_PROGRAMS)
+
+    def _flag_named(self, word: str) -> list[Setting]:
+        """`--tp-size`, an alias (`--tp`), the `_` form, `--no-x` of a switch."""
+        if "." in word:
+            return []
+        flag = named.dashed(word)
+        names = [n for n, (flags, _) in self.args.items() if word in flags or flag in flags]
+        option = self.parser.get(word) or self.parser.get(flag)
+        negative = (
+            option is not None
+            and (option.get("negative") or ())
+            and (flag in option["negative"] or word in option["negative"])
+        )
+        if not names and option is not None and option["dest"] in self.args:
+            names = [option["dest"]]
+        found = named.distinct([self._arg(n) for n in names])
+        if negative:
+            found = [replace(s, flag=word if word in option["negative"] else flag) for s in found]
+        return found
 
     def setting(self, chain: tuple[str, ...], owner: str) -> Setting | None:
         last, before = chain[-1], chain[:-1]
@@ -321,6 +363,7 @@ def read(files: list[tuple[str, bytes]]) -> SglangKnowledge | None:
             _requests(tree, full, known, path == SAMPLING)
         elif path.startswith(CONFIGS):
             known.config_keys = known.config_keys | _config_keys(tree)
+    known.parser = named.parser_options("sglang", known.version)
     return known
 
 

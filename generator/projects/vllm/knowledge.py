@@ -16,6 +16,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
+from errorkb.sources import named
 from errorkb.sources.explain import MODEL_INIT, WARMUP, Knowledge, Setting
 
 DOCS = "https://docs.vllm.ai/en/v{version}/"
@@ -39,6 +40,14 @@ MODEL_CODE_CONFIGS = ("config", "hf_config", "text_config", "hf_text_config")
 # Config classes vLLM ships for models whose config.json transformers does not know.
 HF_CONFIG_CLASSES = "vllm/transformers_utils/configs/"
 MAX_KEYS = 3  # a value read from the first of several keys names at most this many
+# Keys of Hugging Face configs (config.json) that are also the names of vLLM's settings: a
+# message naming one may mean either.
+CONFIG_JSON_KEYS = frozenset(
+    {"quantization_config", "rope_scaling", "rope_parameters", "max_position_embeddings"}
+    | {"sliding_window", "torch_dtype", "dtype"}
+)
+# Code of vLLM's other programs, whose arguments are not the engine's or the server's.
+OTHER_PROGRAMS = ("vllm/benchmarks/",)
 ROOT_CONFIG = "VllmConfig"
 OLD_CONFIG = "vllm/config.py"  # the config classes before vllm/config/ (0.9 and older)
 ENGINE_ARGS = "EngineArgs"
@@ -189,6 +198,102 @@ class VllmKnowledge(Knowledge):
     config_classes: set[str] = field(default_factory=set)  # vLLM's own config.json classes
     arch_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # arch value -> keys
     getters: dict[str, str] = field(default_factory=dict)  # ModelConfig.get_x -> arch value
+    parser: dict[str, dict] = field(default_factory=dict)  # the release's parser data, if any
+
+    def named(self, word: str) -> list[Setting]:
+        if word.startswith("--"):
+            return self._flag_named(word)
+        found: list[Setting | None] = []
+        direct = [o["strings"][0] for o in self.parser.values() if o["dest"] == word]
+        if direct:  # an option of its own (--moe-backend), though a JSON flag holds it too
+            found += self._flag_named(direct[0])
+        else:
+            if word in self.engine_args:
+                found.append(self._arg_named(word))
+            if (ROOT_CONFIG, word) in self.options:
+                found.append(self._setting(ROOT_CONFIG, word, word))
+            for holder, cls in self.holders.items():
+                if word in self.classes.get(cls, {}):
+                    found.append(self._option(holder, word))
+        if word in self.envs:
+            found.append(self._env(("envs", word)))
+        if word in CONFIG_JSON_KEYS or any(word in keys for keys in self.arch_keys.values()):
+            # also a key of the model's config.json (`quantization_config`): ambiguous
+            found.append(Setting(word, key=word, kind="model-config"))
+        if word in self.sampling:
+            found.append(self._sampling(word))
+        elif any(word in fields for fields in self.requests.values()):
+            found.append(Setting(f"request.{word}", key=word, kind="request-field"))
+        return named.distinct(found)
+
+    def settings_apply(self, path: str) -> bool:
+        # `vllm bench` parses arguments of its own.
+        return not path.startswith(OTHER_PROGRAMS)
+
+    def _flag_named(self, word: str) -> list[Setting]:
+        """`--max-model-len` (or `--max_model_len`), `--no-enable-x`, `--x-config.key`: the
+        parser's option (from the release's parser data, else from add_cli_args)."""
+        base, _, key = word.partition(".")
+        base = named.dashed(base)
+        found: list[Setting | None] = []
+        option = self.parser.get(base)
+        dest = option["dest"] if option else ""
+        if dest in self.engine_args:
+            found.append(self._arg_named(dest))
+        elif (ROOT_CONFIG, dest) in self.options:
+            found.append(self._setting(ROOT_CONFIG, dest, dest))
+        if not any(found):
+            for (cls, fld), strings in self.options.items():
+                if base in strings:
+                    holder = self._holder(cls)
+                    found.append(
+                        self._option(holder, fld) if holder else self._setting(cls, fld, fld)
+                    )
+        if not any(found) and option is not None:
+            found.append(self._parsed(option))
+        out = []
+        for setting in named.distinct(found):
+            if key:  # a key of a JSON flag (`--x.key`, `--x.a.b`: the parser's dotted form)
+                fields = self.classes.get(self.holders.get(setting.field, ""))
+                if setting.key or (fields is not None and key.split(".")[0] not in fields):
+                    continue  # a config class of vLLM's that has no such field
+                if fields is None and (option is None or not named.takes_json(option)):
+                    continue  # a number or a switch has no keys
+                setting = replace(setting, field=f"{setting.field}.{key}", key=key)
+            elif base != setting.flag and self._negative(base):
+                setting = replace(setting, flag=base)  # --no-enable-x: written as the user does
+            elif setting.key and base in self.parser:  # an option of its own (--moe-backend)
+                setting = replace(setting, flag=base, key="")
+            out.append(setting)
+        return out
+
+    def _parsed(self, option: dict) -> Setting:
+        """An option the release's parser has and add_cli_args does not show (the server's
+        own: `--headless`, `--api-server-count`): an engine argument when EngineArgs has its
+        field, else the server's."""
+        strings = tuple(option["strings"])
+        dest = option["dest"]
+        engine = dest in self.classes.get(ENGINE_ARGS, {})
+        page = ENGINE_ARGS_PAGE if engine else SERVE_PAGE
+        url = f"{DOCS.format(version=self.version)}{page}#{_anchor(strings)}"
+        if engine:
+            keyword = f"LLM({dest}=...)"
+            return Setting(dest, strings[0], url, kind="engine-arg", keyword=keyword)
+        return Setting(dest, strings[0], url, kind="server-arg")
+
+    def _arg_named(self, name: str) -> Setting | None:
+        """An EngineArgs (or server) field's setting, when add_cli_args gives it a flag."""
+        cls, fld = self.engine_args[name]
+        holder = self._holder(cls)
+        if holder:
+            return self._option(holder, fld)
+        return self._setting(cls, fld, name) if (cls, fld) in self.options else None
+
+    def _negative(self, flag: str) -> bool:
+        option = self.parser.get(flag)
+        if option is not None:
+            return flag in option.get("negative", ())
+        return flag.startswith("--no-")
 
     def setting(self, chain: tuple[str, ...], owner: str) -> Setting | None:
         return (
@@ -400,6 +505,7 @@ def read(files: list[tuple[str, bytes]]) -> VllmKnowledge | None:
     }
     known.arch_keys = _arch_keys(trees)
     known.getters = _getters(_class(trees.get(MODEL_CONFIG[0]), MODEL_CONFIG[1]), known.arch_keys)
+    known.parser = named.parser_options("vllm", known.version)
     return known
 
 
