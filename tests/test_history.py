@@ -207,6 +207,65 @@ def test_a_sibling_elsewhere_is_no_successor():
     assert [row["decision"] for row in found.log] == ["different"]
 
 
+# Two checks printed side by side are never one record (issue 41) ---------------------------
+
+PLACEMENT = RELEASES / "placement"
+RAISED = (
+    "The number of required {device_str}s exceeds the total number of available {device_str}s"
+    " in the placement group. Required number of devices: {world_size}. Total number of"
+    " devices: {device_bundles}."
+)
+WARNED = (
+    "The number of required {device_str}s exceeds the total number of available {device_str}s"
+    " in the placement group."
+)
+GPUS = (
+    "The number of required GPUs exceeds the total number of available GPUs in the placement group."
+)
+
+
+def placement_history() -> lineage.History:
+    return lineage.build(
+        (name, scan_tree(PLACEMENT / name / "vllm", printed=True, progress=False).sites)
+        for name in ("p1", "p2", "p3", "p4")
+    )
+
+
+def test_two_sites_printed_by_one_release_are_two_records(kb):
+    # vLLM's initialize_ray_cluster: the ValueError of an existing placement group (its first
+    # wording a variant of its record) and the other branch's check, a warning since p3. The
+    # lineage of the first wording may run through either: the records stay two.
+    folder = kb / "content" / "errors" / DEMO
+    raised, warned = new_id(DEMO, "ValueError", RAISED), new_id(DEMO, "WARNING", WARNED)
+    (folder / f"{raised}.yaml").write_text(
+        "# yaml-language-server: $schema=../../../generator/error.schema.json\n"
+        + yaml.safe_dump(
+            {
+                "id": raised,
+                "project": DEMO,
+                "exception": "ValueError",
+                "message": RAISED,
+                "title": "Ray placement group has fewer GPUs than the parallel layout needs",
+                "variants": [{"message": GPUS, "versions": {"first": "p1", "last": "p1"}}],
+                "source": {"path": "vllm/ray_utils.py", "line": 11},
+            },
+            sort_keys=False,
+            width=1000,
+        )
+    )
+    found = placement_history()
+    done = chronicle.write(kb, load_content(kb), DEMO, found)
+    assert not done.merged
+    content = load_content(kb)
+    assert raised not in content.aliases and warned in content.records
+    mine = content.records[raised]
+    assert (mine.status, mine.versions) == ("active", {"first": "p4", "last": "p4"})
+    assert mine.data["title"].startswith("Ray placement group")
+    assert content.records[warned].kind == "log" and content.records[warned].status == "active"
+    again = chronicle.write(kb, content, DEMO, found)
+    assert not again.merged and not again.created and not again.updated
+
+
 # Records -------------------------------------------------------------------------------
 
 

@@ -80,14 +80,24 @@ def assign_ids(
     ids: dict[Lineage, str] = {}
     twins: dict[str, list[str]] = {}
     claimed: set[str] = set()
+    printer = {w.key: lin for lin in history.live() for w in lin.wordings}
     # The checks printed last choose first: an old check must not take a record printed today
     # through one of its variants.
     for lineage in sorted(history.live(), key=lambda lin: -lin.last_index):
         found = []
         for wording in sorted(lineage.wordings, key=lambda w: -w.last_index):
             for _, r in sorted(index.by_key.get(wording.key, [])):
-                if r not in claimed and r not in found:
-                    found.append(r)
+                if r in claimed or r in found:
+                    continue
+                record = index.records[r]
+                own = printer.get(match_key(record.exception, record.message))
+                if own is not None and own is not lineage:
+                    # A record whose own message another check prints is that check's: one
+                    # of its variants' words printed here make it no twin of this one. Two
+                    # checks printed side by side (in one release, at two places) are never
+                    # merged into one record.
+                    continue
+                found.append(r)
         if found:
             rid = found[0]
         else:
@@ -492,9 +502,7 @@ def _params(wordings: list[Wording]) -> dict:
     return params
 
 
-def _changes(
-    record: Record, lineage: Lineage, removed: bool, successor: str | None, refs
-) -> dict:
+def _changes(record: Record, lineage: Lineage, removed: bool, successor: str | None, refs) -> dict:
     """The fields of an existing record to add or rewrite; its prose is never touched. A
     removed record's `derived` (and each variant's) is what its last release said of it; an
     active record's is `errorkb rederive`'s, from the pinned release."""
