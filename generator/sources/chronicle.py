@@ -598,6 +598,7 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
     done = Written()
     texts: dict[str, str] = {}
     releases = content.projects[project].releases_scanned
+    seen = _Printed.of(records, feats, releases)
 
     def text_of(rid: str) -> str:
         if rid not in texts:
@@ -629,9 +630,13 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
         text = _drop_printed_elsewhere(root, record.path, text_of(rid), rid, printed, done)
         successor = index.aliases.get(record.superseded_by or "", record.superseded_by)
         if successor and _extracted(record):
-            found = compare(feats[rid], feats[successor]) if successor in feats else None
+            found = None
+            if successor in feats:
+                turn = seen.turn(record, records[successor], feats[rid], feats[successor])
+                found = compare(feats[rid], feats[successor], loose=turn[0])
             if found is not None:
                 _when(found, record, records[successor], releases)
+                found.one_for_one, found.file_gone = turn
             if not (found and (found.same_check() or found.took_over())):
                 text = rewrite(_reread(record.path, text), text, superseded_by=None)
                 done.unlinked += 1
@@ -665,6 +670,49 @@ def _when(found: Comparison, old: Record, new: Record, releases: list[str]) -> N
     found.alongside = Version(first) <= Version(last)
     if last in releases and releases.index(last) + 1 < len(releases):
         found.appeared = releases[releases.index(last) + 1] == first
+
+
+@dataclass
+class _Printed:
+    """What the records say each release printed, as `lineage.build` sees it from the scans:
+    by qualified function, the records last printed by a release and those first printed by
+    it; and the releases each file printed something in."""
+
+    releases: list[str]
+    ended: dict[tuple[str, str], list[str]]  # (release, qualified function) -> record ids
+    began: dict[tuple[str, str], list[str]]
+    files: dict[str, list[tuple[Version, Version]]]
+
+    @classmethod
+    def of(cls, records: dict[str, Record], feats: dict[str, Features], releases: list[str]):
+        ended: dict[tuple[str, str], list[str]] = defaultdict(list)
+        began: dict[tuple[str, str], list[str]] = defaultdict(list)
+        files: dict[str, list[tuple[Version, Version]]] = defaultdict(list)
+        for rid, record in sorted(records.items()):
+            first, last = _first(record), (record.versions or {}).get("last")
+            if not first or not last:
+                continue
+            for name in feats[rid].qualified:
+                ended[(last, name)].append(rid)
+                began[(first, name)].append(rid)
+            for path in feats[rid].paths:
+                files[path].append((Version(first), Version(last)))
+        return cls(releases, ended, began, files)
+
+    def turn(self, old: Record, new: Record, mine: Features, theirs: Features) -> tuple:
+        """(one for one, file gone): in the release after the old record's last, its function
+        lost it alone and gained the new one alone; nothing is printed from its file."""
+        last = (old.versions or {}).get("last")
+        if last not in self.releases or self.releases.index(last) + 1 >= len(self.releases):
+            return False, False
+        after = self.releases[self.releases.index(last) + 1]
+        one = any(
+            self.ended[(last, name)] == [old.id] and self.began[(after, name)] == [new.id]
+            for name in mine.qualified & theirs.qualified
+        )
+        at = Version(after)
+        gone = not any(lo <= at <= hi for path in mine.paths for lo, hi in self.files[path])
+        return one, gone
 
 
 def _record_sites(record: Record) -> list[Site]:
