@@ -6,6 +6,7 @@ a check no longer printed `status: removed` and `superseded_by`, are added or re
 without a record gets a stub, pinned to the last release that prints it.
 """
 
+import dataclasses
 import re
 from bisect import bisect_right
 from collections import Counter, defaultdict
@@ -632,12 +633,8 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
         if successor and _extracted(record):
             found = None
             if successor in feats:
-                turn = seen.turn(record, records[successor], feats[rid], feats[successor])
-                found = compare(feats[rid], feats[successor], loose=turn[0])
-            if found is not None:
-                _when(found, record, records[successor], releases)
-                found.one_for_one, found.file_gone = turn
-            if not (found and (found.same_check() or found.took_over())):
+                found = _linked(record, records[successor], feats[rid], common, seen)
+            if not found:
                 text = rewrite(_reread(record.path, text), text, superseded_by=None)
                 done.unlinked += 1
             else:
@@ -660,11 +657,49 @@ def _first(record: Record) -> str | None:
     return min(firsts, key=Version) if firsts else None
 
 
-def _when(found: Comparison, old: Record, new: Record, releases: list[str]) -> None:
+def _linked(
+    old: Record, new: Record, mine: Features, common: frozenset[str], seen: "_Printed"
+) -> bool:
+    """Whether the records give strong evidence that `new` took over from `old`: compared
+    with each wording of `new` (its message, then its variants, each with its releases and
+    its condition), as history compared it with the wording printed when `old` went."""
+    for exception, message, versions, guard in _wordings(new):
+        sites = [
+            dataclasses.replace(site, exception=exception, template=message, guard=guard)
+            for site in _record_sites(new)
+        ]
+        theirs = Features.of(Wording(match_key(exception, message), sites, "", "", 0, 0), common)
+        first = (versions or {}).get("first") or _first(new)
+        turn = seen.turn(old, new, mine, theirs, first)
+        found = compare(mine, theirs, loose=turn[0])
+        if found is None:
+            continue
+        _when(found, old, first, seen.releases)
+        found.one_for_one, found.file_gone = turn
+        if found.same_check() or found.took_over():
+            return True
+    return False
+
+
+def _wordings(record: Record) -> list[tuple[str, str, dict | None, str]]:
+    """A record's wordings: (exception, message, releases, condition), its message first."""
+    derived = record.data.get("derived") or {}
+    out = [(record.exception, record.message, record.versions, derived.get("condition", ""))]
+    for variant in record.data.get("variants", []):
+        text, exception = _variant(variant, record.exception)
+        if isinstance(variant, dict):
+            guard = (variant.get("derived") or {}).get("condition", "")
+            out.append((exception, text, variant.get("versions"), guard))
+        else:
+            out.append((exception, text, None, ""))
+    return out
+
+
+def _when(found: Comparison, old: Record, first: str | None, releases: list[str]) -> None:
     """What the records' releases say of two checks, as `lineage.build` sees it from the
-    scans: the new one first printed in the release after the old one's last (appeared), or
-    printed side by side with it (alongside)."""
-    last, first = (old.versions or {}).get("last"), _first(new)
+    scans: the new one (first printed in `first`) first printed in the release after the
+    old one's last (appeared), or printed side by side with it (alongside)."""
+    last = (old.versions or {}).get("last")
     if not last or not first:
         return
     found.alongside = Version(first) <= Version(last)
@@ -692,21 +727,28 @@ class _Printed:
             first, last = _first(record), (record.versions or {}).get("last")
             if not first or not last:
                 continue
+            starts = {first} | {
+                (versions or {}).get("first", first) for _, _, versions, _ in _wordings(record)
+            }
             for name in feats[rid].qualified:
                 ended[(last, name)].append(rid)
-                began[(first, name)].append(rid)
+                for start in sorted(starts):
+                    began[(start, name)].append(rid)
             for path in feats[rid].paths:
                 files[path].append((Version(first), Version(last)))
         return cls(releases, ended, began, files)
 
-    def turn(self, old: Record, new: Record, mine: Features, theirs: Features) -> tuple:
+    def turn(
+        self, old: Record, new: Record, mine: Features, theirs: Features, first: str | None
+    ) -> tuple:
         """(one for one, file gone): in the release after the old record's last, its function
-        lost it alone and gained the new one alone; nothing is printed from its file."""
+        lost it alone and gained the new one alone (a wording of it first printed then,
+        `first`); nothing is printed from its file."""
         last = (old.versions or {}).get("last")
         if last not in self.releases or self.releases.index(last) + 1 >= len(self.releases):
             return False, False
         after = self.releases[self.releases.index(last) + 1]
-        one = any(
+        one = first == after and any(
             self.ended[(last, name)] == [old.id] and self.began[(after, name)] == [new.id]
             for name in mine.qualified & theirs.qualified
         )
