@@ -7,8 +7,12 @@ or under the same condition on the same quantities, in similar words, is the sam
 reworded (its old wording becomes a variant); one that only guards the same quantities took
 over (`superseded_by`): in its function, in the release the old one goes, or naming the same
 settings; a check printed side by side with the old one for releases is a sibling, never the
-one that took over. Every comparison past a floor is logged with its features, so that the
-decisions can be read and checked by hand.
+one that took over, unless nothing is printed from the old one's file any more and it says much
+the same about the same quoted setting (V1's check for V0's worker). Where a function (by its
+qualified name) lost one check and gained one in the same release, the new one took over when
+their words are alike enough, whatever it raises now. Two wordings printed by one release are
+two checks: a merge that joined them is undone (`parted`). Every comparison past a floor is
+logged with its features, so that the decisions can be read and checked by hand.
 """
 
 import keyword
