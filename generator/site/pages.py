@@ -3,6 +3,7 @@
 import functools
 import hashlib
 import json
+import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -434,18 +435,36 @@ def _folders(raised_in: dict[str, list[str]]) -> list[dict]:
     return folders
 
 
+AREAS = 12  # the fewest areas a project page's files are split into, where its folders allow
+
+
 def _areas(folders: list[dict]) -> list[dict]:
-    """The project page's areas: folders by their first two levels (vllm/config, ...), each
-    with its folders, its first folder and how many errors it raises."""
+    """The project page's areas: folders by their first levels, as few as give AREAS areas
+    or more (vllm/config, vllm/v1...: two; SGLang's python/sglang/srt/layers...: four, as
+    all of it sits in python/sglang), each with its folders, its first folder and how many
+    errors it raises."""
+    deepest = max((len(f["name"].split("/")) for f in folders), default=1)
+    depth = 2
+    while depth < deepest and len({_area(f["name"], depth) for f in folders}) < AREAS:
+        depth += 1
     areas: dict[str, dict] = {}
     for folder in folders:
-        name = "/".join(folder["name"].split("/")[:2])
+        name = _area(folder["name"], depth)
         area = areas.setdefault(
             name, {"name": name, "first": folder["name"], "ids": set(), "folders": []}
         )
         area["ids"] |= folder["ids"]
         area["folders"].append(folder)
+    # Each shown below the folder they all share (python/sglang), which the page says once.
+    root = posixpath.commonpath(list(areas)) if len(areas) > 1 else ""
+    for name, area in areas.items():
+        area["root"] = root
+        area["label"] = (name[len(root) :].lstrip("/") if name != root else name) or name
     return list(areas.values())
+
+
+def _area(folder: str, depth: int) -> str:
+    return "/".join(folder.split("/")[:depth])
 
 
 def _modified(record: Record) -> str | None:

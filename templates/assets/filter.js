@@ -9,6 +9,11 @@ function initFilter() {
   const count = box.querySelector("[data-filter-count]");
   const groups = [...document.querySelectorAll("[data-filter-group]")];
   const items = groups.map((group) => [group, [...group.querySelectorAll("[data-filter-item]")], group.open]);
+  // A file's row says its path in its link only (urls.source_file: .../files/<path>/).
+  for (const row of document.querySelectorAll("[data-filter-item]:not([data-filter-text])")) {
+    const path = decodeURIComponent(row.querySelector("a").pathname).split("/files/").slice(1).join("/files/");
+    row.dataset.filterText = path.replace(/(\/|\.html)$/, "").toLowerCase();
+  }
   box.hidden = false;
   const apply = () => {
     const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
