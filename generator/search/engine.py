@@ -1112,8 +1112,8 @@ HOW = {
     "bare": "the message, without the quote marks Markdown ate",
     "fragment": "a run of the message's words, among other words",
     "source": "the raise statement of the traceback",
-    "generic": "a generic template: little text of its own, or a message Python itself prints",
-    "loose": "the message, with a value its placeholder does not hold",
+    "generic": "a short message many errors print, so it may not be this one",
+    "loose": "the same words, but a value of another kind than this message prints",
     "similar": "shares rare words with the paste",
 }
 # The tiers of a result. Partial and generic fits rank together: the one that shows more
