@@ -21,7 +21,7 @@ Nothing here names a project: what a project's settings and stages are is its wi
 import ast
 import math
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass, field
 
@@ -1152,44 +1152,54 @@ def derive(ctx: Context) -> dict:
 # Stages from the call graph ------------------------------------------------------------
 
 MAX_CALLERS = 30  # a name called from more places is too common to say where it runs
+MAX_DEPTH = 3  # calls followed up from a site towards code whose stage is known
 VALIDATOR = re.compile(r"^_?(validate|check|verify)_\w+$")
 
 
 def stages_from_callers(
     sites: Iterable, calls: dict[tuple[str, str], set[str]], knowledge: Knowledge
 ) -> None:
-    """Give a site whose module says nothing of its stage the stage of its callers, when at
-    least two thirds of them (up to two calls away) agree. `calls`: (path, function) -> the
-    names it calls; a function is called by its last name, a constructor by its class."""
+    """Give a site whose module says nothing of its stage the stage of the code that runs it:
+    follow its callers up (at most MAX_DEPTH calls) to functions whose stage the wing knows
+    (an argument parser, a config's validation, a model's loader, start-up, the serving loop, a
+    kernel's choice). When every such function reached is of one stage, the site is of that
+    stage; when they disagree (a helper called both while the engine starts and per request),
+    the site gets none: a stage left out is better than a guess. `calls`: (path, function) ->
+    the names it calls; a function is called by its last name, a constructor by its class."""
     callers: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for place, names in calls.items():
         for name in names:
             callers[name].append(place)
-    memo: dict[tuple[str, str, int], str | None] = {}
+    memo: dict[tuple[str, str, int], frozenset[str]] = {}
 
-    def stage_of(path: str, function: str, depth: int) -> str | None:
+    def reached(path: str, function: str, depth: int) -> frozenset[str]:
+        """The stages of the dated code that runs this function, up to `depth` calls away."""
         key = (path, function, depth)
         if key not in memo:
-            memo[key] = None  # a recursion in the graph ends here
-            memo[key] = knowledge.stage(path, function) or _voted(function, depth)
+            memo[key] = frozenset()  # a recursion in the graph ends here
+            known = knowledge.stage(path, function)
+            memo[key] = frozenset({known}) if known else _callers(path, function, depth)
         return memo[key]
 
-    def _voted(function: str, depth: int) -> str | None:
+    def _callers(path: str, function: str, depth: int) -> frozenset[str]:
         parts = function.split(".")
         name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
         found = callers.get(name, [])
+        if name.startswith("_") and not name.startswith("__"):
+            # A private name is its module's own: where the module calls it, only those
+            # calls are its (another module's `_compare` is another function).
+            found = [place for place in found if place[0] == path] or found
         if depth == 0 or not found or len(found) > MAX_CALLERS:
-            return None
-        votes = Counter(stage_of(path, caller, depth - 1) for path, caller in found)
-        votes.pop(None, None)
-        if not votes:
-            return None
-        best, count = votes.most_common(1)[0]
-        return best if 3 * count >= 2 * sum(votes.values()) else None
+            return frozenset()
+        return frozenset().union(*(reached(path, caller, depth - 1) for path, caller in found))
+
+    def stage_of(path: str, function: str) -> str | None:
+        stages = reached(path, function, MAX_DEPTH)
+        return next(iter(stages)) if len(stages) == 1 else None
 
     for site in sites:
         if site.derived is not None and "stage" not in site.derived:
-            stage = stage_of(site.path, site.function, 2)
+            stage = stage_of(site.path, site.function)
             if stage:
                 site.derived["stage"] = stage
         elif site.derived is not None and site.derived["stage"] == "request-handling":

@@ -113,7 +113,7 @@ HF_KEYS = frozenset(
 )
 
 # Where in a run a module's code runs, by path prefix (after `sglang/`); the longest wins.
-STAGE_PATHS = {
+STAGE_PATHS: dict[str, str | None] = {
     "sglang/cli/": "argument-parsing",
     "sglang/launch_server.py": "argument-parsing",
     "sglang/srt/server_args.py": "argument-parsing",
@@ -132,10 +132,12 @@ STAGE_PATHS = {
     "sglang/srt/connector/": "model-loading",
     "sglang/srt/runtime_context.py": "engine-startup",
     "sglang/srt/model_executor/": "engine-startup",
-    "sglang/srt/managers/": "engine-startup",
+    # The scheduler and its kin start up, then serve from their event loops, in the same
+    # classes: their functions are dated by name (_SETUP, _SERVE) or by their callers.
+    "sglang/srt/managers/": None,
     "sglang/srt/mem_cache/": "engine-startup",
     "sglang/srt/distributed/": "engine-startup",
-    "sglang/srt/disaggregation/": "engine-startup",
+    "sglang/srt/disaggregation/": None,  # as managers/: set up at start-up, used per request
     "sglang/srt/elastic_ep/": "engine-startup",
     "sglang/srt/eplb/": "engine-startup",
     "sglang/srt/speculative/": "engine-startup",
@@ -171,13 +173,27 @@ STAGE_PATHS = {
     "sglang/multimodal_gen/runtime/platforms/": "kernel-selection",
     "sglang/multimodal_gen/runtime/distributed/": "engine-startup",
     "sglang/multimodal_gen/runtime/managers/": "engine-startup",
-    "sglang/multimodal_gen/runtime/pipelines": "request-handling",
+    "sglang/multimodal_gen/runtime/pipelines/": None,  # built at start-up, run per request
+    "sglang/multimodal_gen/runtime/pipelines_core/": "request-handling",
     "sglang/multimodal_gen/runtime/entrypoints/": "request-handling",
 }
 _MODELS = ("sglang/srt/models/", "sglang/multimodal_gen/runtime/models/")
 # Model code: its forward pass first runs when the engine captures graphs or profiles memory.
 _FORWARD = re.compile(r"(^|\.)(_?forward\w*|compute_logits|sample)$")
 _INIT = MODEL_INIT  # methods that run while a model is built
+# In the modules that both start up and serve (a None in STAGE_PATHS): what builds them runs
+# at start-up; the scheduler's serving loop (its event loops, the handlers of what it receives,
+# the batches it picks, runs and streams out) serves.
+_SETUP = re.compile(r"(^|\.)(__init__|__post_init__|_?init_\w*|_?setup\w*|run_\w*_process)$")
+_SERVE = re.compile(
+    r"(^|\.)(event_loop\w*|_?handle_\w+|process_input_requests|get_next_\w*batch_to_run"
+    r"|run_batch|process_batch_result\w*|_?stream_output\w*)$"
+)
+# A diffusion pipeline's modules are loaded, and its stages built, when it is built.
+_PIPELINES = "sglang/multimodal_gen/runtime/pipelines/"
+_PIPELINE_LOAD = re.compile(
+    r"(^|\.)(_?load_\w*|initialize_pipeline|create_pipeline_stages|build_\w*_quant_config)$"
+)
 _LAYERS = "sglang/srt/layers/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
 # The KV caches' work on a request's pages (prefetching from storage, backing up, loading
@@ -278,6 +294,14 @@ class SglangKnowledge(Knowledge):
             return "request-handling"
         best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
         by_path = STAGE_PATHS.get(best)
+        if best and by_path is None:  # a module that both starts up and serves
+            if best == _PIPELINES and _PIPELINE_LOAD.search(function):
+                return "model-loading"
+            if _SERVE.search(function):
+                return "request-handling"
+            if _SETUP.search(function):
+                return "engine-startup"
+            return None  # its callers say (explain.stages_from_callers)
         # A model's or a layer's forward first runs at start-up (profiling, CUDA graphs),
         # not while the weights load; a kernel layer's keeps its own stage.
         if _FORWARD.search(function) and (

@@ -61,7 +61,7 @@ CALLS = {
 }
 
 # Where in a run a module's code runs, by path prefix; the longest prefix wins.
-STAGE_PATHS = {
+STAGE_PATHS: dict[str, str | None] = {
     "vllm/engine/arg_utils.py": "argument-parsing",
     "vllm/utils/argparse_utils.py": "argument-parsing",
     "vllm/entrypoints/cli/": "argument-parsing",
@@ -79,6 +79,9 @@ STAGE_PATHS = {
     "vllm/v1/executor/": "engine-startup",
     "vllm/v1/worker/": "engine-startup",
     "vllm/distributed/": "engine-startup",
+    # The expert load balancer is set up at start-up (_INIT, _EPLB_SETUP) and moves experts
+    # while serving; its profile pass moves nothing. The rest is dated by its callers.
+    "vllm/distributed/eplb/": None,
     # KV, encoder-cache and weight transfer run while serving; their set-up (_INIT, and
     # register_kv_caches) at start-up, below.
     "vllm/distributed/kv_transfer/": "request-handling",
@@ -146,6 +149,8 @@ _REQUEST_INPUT = re.compile(r"(^|\.)_parse_and_validate_\w*input\w*$")
 # In model folders: kernels (ops/), and the input processors that run per request.
 _MODEL_OPS = "/ops/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo|Renderer|InputBuilder)\b")
+_EPLB = "vllm/distributed/eplb/"
+_EPLB_SETUP = re.compile(r"(^|\.)(add_model|validate_ep_configuration|build_initial_\w*)$")
 
 
 def _anchor(options: tuple[str, ...]) -> str:
@@ -330,6 +335,12 @@ class VllmKnowledge(Knowledge):
         if path.startswith(("vllm/model_executor/", *_MODELS)) and _INIT.search(function):
             return "model-loading"
         if path.startswith(_MODELS) and _FORWARD.search(function):
+            return "engine-startup"
+        if path.startswith(_MODELS) and "." not in function:
+            # A model file's own helper (an image's resize, a config's reading) runs where
+            # its callers run: while the model is built, per request, or both.
+            return None
+        if path.startswith(_EPLB) and (_INIT.search(function) or _EPLB_SETUP.search(function)):
             return "engine-startup"
         if path.startswith(_TRANSFER) and (_INIT.search(function) or _REGISTER.search(function)):
             return "engine-startup"
