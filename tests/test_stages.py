@@ -84,6 +84,20 @@ VLLM_TREE = {
         "    if value <= 0:\n"
         "        raise ValueError(f'{name} must be positive')\n"
     ),
+    # A CLI subcommand checks its arguments, then runs a whole program (here a snapshot's
+    # restore): what it runs is not argument parsing.
+    "vllm/entrypoints/cli/snapshot.py": (
+        "class SnapshotSubcommand:\n"
+        "    def cmd(self, args):\n"
+        "        if args.timeout < 0:\n"
+        "            raise ValueError('--timeout must not be negative')\n"
+        "        restore_snapshot(args.path)\n"
+    ),
+    "vllm/snapshot/runtime.py": (
+        "def restore_snapshot(path):\n"
+        "    if not path:\n"
+        "        raise RuntimeError(f'snapshot restore failed for {path}')\n"
+    ),
     "vllm/config/toy.py": (
         "class ToyConfig:\n    def __post_init__(self):\n        positive('x', 1)\n"
     ),
@@ -106,6 +120,8 @@ def test_vllm_sites_are_staged_by_what_runs_them(tmp_path):
     assert found["EPLB needs a model with experts"]["stage"] == "engine-startup"
     assert "stage" not in found["NIXL transfer failed with state={state}"]
     assert found["{name} must be positive"]["stage"] == "config-validation"
+    assert found["--timeout must not be negative"]["stage"] == "argument-parsing"
+    assert "stage" not in found["snapshot restore failed for {path}"]
 
 
 SGLANG_TREE = {

@@ -114,6 +114,11 @@ class Knowledge:
         """Where in a run code at this path and function runs: a key of STAGES."""
         return None
 
+    def dispatches(self, path: str, function: str) -> bool:
+        """Whether this function runs a whole command (a CLI's subcommand, a server's main):
+        what it calls runs at every stage, so its own stage dates none of its callees."""
+        return False
+
 
 # The context extract hands over -------------------------------------------------------
 
@@ -1178,7 +1183,10 @@ def stages_from_callers(
         if key not in memo:
             memo[key] = frozenset()  # a recursion in the graph ends here
             known = knowledge.stage(path, function)
-            memo[key] = frozenset({known}) if known else _callers(path, function, depth)
+            if known and depth < MAX_DEPTH and knowledge.dispatches(path, function):
+                memo[key] = frozenset()  # a caller that runs everything dates nothing
+            else:
+                memo[key] = frozenset({known}) if known else _callers(path, function, depth)
         return memo[key]
 
     def _callers(path: str, function: str, depth: int) -> frozenset[str]:

@@ -194,6 +194,10 @@ _PIPELINES = "sglang/multimodal_gen/runtime/pipelines/"
 _PIPELINE_LOAD = re.compile(
     r"(^|\.)(_?load_\w*|initialize_pipeline|create_pipeline_stages|build_\w*_quant_config)$"
 )
+# The launcher and CLI commands parse their arguments, then run the server or a pipeline:
+# what they call is not argument parsing.
+_LAUNCH = ("sglang/cli/", "sglang/launch_server.py")
+_LAUNCH_RUNS = re.compile(r"(^|\.)(main|serve|generate|_?run_\w*)$")
 _LAYERS = "sglang/srt/layers/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
 # The KV caches' work on a request's pages (prefetching from storage, backing up, loading
@@ -280,6 +284,10 @@ class SglangKnowledge(Knowledge):
         if not self.version:
             return ""
         return SOURCE.format(version=self.version, path=place.path, line=place.line)
+
+    def dispatches(self, path: str, function: str) -> bool:
+        path = path[len(self.root) :] if self.root and path.startswith(self.root) else path
+        return path.startswith(_LAUNCH) and bool(_LAUNCH_RUNS.search(function))
 
     def stage(self, path: str, function: str) -> str | None:
         path = path[len(self.root) :] if self.root and path.startswith(self.root) else path

@@ -149,6 +149,10 @@ _REQUEST_INPUT = re.compile(r"(^|\.)_parse_and_validate_\w*input\w*$")
 # In model folders: kernels (ops/), and the input processors that run per request.
 _MODEL_OPS = "/ops/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo|Renderer|InputBuilder)\b")
+# A CLI subcommand's run (`cmd`, `run_headless`, `main`) checks its arguments, then runs the
+# server, a benchmark or a snapshot: what it calls is not argument parsing.
+_CLI = "vllm/entrypoints/cli/"
+_CLI_RUNS = re.compile(r"(^|\.)(cmd|main|chat|_?run_\w*|maybe_\w*|_interactive_cli)$")
 _EPLB = "vllm/distributed/eplb/"
 _EPLB_SETUP = re.compile(r"(^|\.)(add_model|validate_ep_configuration|build_initial_\w*)$")
 
@@ -316,6 +320,9 @@ class VllmKnowledge(Knowledge):
         arg = next((arg for arg, at in self.engine_args.items() if at == (cls, name)), "")
         keyword = f"LLM({arg}=...)" if arg else ""
         return Setting(where, options[0], url, kind="engine-arg", keyword=keyword)
+
+    def dispatches(self, path: str, function: str) -> bool:
+        return path.startswith(_CLI) and bool(_CLI_RUNS.search(function))
 
     def stage(self, path: str, function: str) -> str | None:
         if path == _MODELS_CONFIG:  # models' config fix-ups, run while VllmConfig is validated
