@@ -282,3 +282,25 @@ def test_modules_that_start_up_and_serve_are_dated_by_name_not_path():
     assert vllm.stage(model, "Ernie4_5_VLForConditionalGeneration.load_weights") == (
         "model-loading"
     )
+
+
+def test_a_range_test_is_a_limit_whatever_the_message_calls_the_value():
+    """59699d7b4cc38020: "Invalid h_bar ...: must be >= min_pixels and <= max_pixels" was an
+    invalid choice by its word "Invalid"; its test is a range. A membership test stays a
+    choice."""
+    code = (
+        "def smart_resize(h_bar, w_bar, min_pixels, max_pixels):\n"
+        "    if min_pixels > h_bar * w_bar or h_bar * w_bar > max_pixels:\n"
+        "        raise ValueError(f'Invalid h_bar={h_bar}: must be >= min_pixels ({min_pixels})')\n"
+        "def pick(mode):\n"
+        "    if mode not in ('a', 'b'):\n"
+        "        raise ValueError(f'Invalid mode {mode}')\n"
+        "def named(mode):\n"
+        "    if not mode:\n"
+        "        raise ValueError('Invalid empty mode')\n"
+    )
+    scan = ex.scan_file("m.py", code.encode(), knowledge=explain.Knowledge())
+    resize, pick, named = (site.derived or {} for site in scan.sites)
+    assert resize["category"] == "limit"
+    assert pick["category"] == "invalid-choice"
+    assert named["category"] == "invalid-choice"  # no range, no list: the word decides

@@ -832,9 +832,15 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
     compares = _compares(own)
     if calls & {"isfinite", "isnan", "isinf"}:  # NaN or infinity: outside every range
         return "limit"
-    if compares & {ast.In, ast.NotIn} or _WORDS["invalid-choice"].search(text):
+    if compares & {ast.In, ast.NotIn}:
         return "invalid-choice"
-    if compares & {ast.Lt, ast.LtE, ast.Gt, ast.GtE} or _WORDS["limit"].search(text):
+    # A test of a range is a limit, even when the message calls the value invalid ("Invalid
+    # h_bar: h_bar * w_bar must be >= min_pixels and <= max_pixels").
+    if compares & {ast.Lt, ast.LtE, ast.Gt, ast.GtE}:
+        return "limit"
+    if _WORDS["invalid-choice"].search(text):
+        return "invalid-choice"
+    if _WORDS["limit"].search(text):
         return "limit"
     if ctx.exception == "KeyError" or _constant_compare(own):
         return "invalid-choice"
