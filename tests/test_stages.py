@@ -304,3 +304,44 @@ def test_a_range_test_is_a_limit_whatever_the_message_calls_the_value():
     assert resize["category"] == "limit"
     assert pick["category"] == "invalid-choice"
     assert named["category"] == "invalid-choice"  # no range, no list: the word decides
+
+
+def test_workers_caches_platform_checks_and_model_helpers_are_dated_by_what_runs_them():
+    """Sample 4242 (tests/fixtures/stage-sample-4242.jsonl): a worker's per-request method, a
+    KV cache's per-request load, a platform's config check, a sampling dataclass's reading of
+    the command line and a VAE's helper were dated by their folders."""
+    sgl, vllm = SglangKnowledge(root="python/"), VllmKnowledge()
+    runner = "vllm/v1/worker/gpu_model_runner.py"
+    assert vllm.stage(runner, "GPUModelRunner._update_states") == "request-handling"
+    assert vllm.stage(runner, "GPUModelRunner.profile_run") == "engine-startup"
+    assert vllm.stage(runner, "GPUModelRunner._init_mrope_positions") is None  # by its callers
+    rocm = "vllm/platforms/rocm.py"
+    assert vllm.stage(rocm, "RocmPlatform.check_and_update_config") == "config-validation"
+    assert vllm.stage(rocm, "RocmPlatform.get_attn_backend_cls") == "kernel-selection"
+    model = "vllm/model_executor/models/toy.py"
+    assert vllm.stage(model, "ToyForCausalLM._validate_pixel_values") is None
+    umbp = "python/sglang/srt/mem_cache/storage/umbp/umbp_direct_linker.py"
+    assert sgl.stage(umbp, "UMBPDirectLinker._build_load_plans") is None  # by its callers
+    assert sgl.stage(umbp, "UMBPDirectLinker.__init__") == "engine-startup"
+    params = "python/sglang/multimodal_gen/configs/sample/sampling_params.py"
+    assert sgl.stage(params, "SamplingParams.get_cli_args") == "argument-parsing"
+    vae = "python/sglang/multimodal_gen/runtime/models/vaes/minimax_h3_video_vae/batching.py"
+    assert sgl.stage(vae, "decode_windows") is None
+
+    class Site:
+        def __init__(self, path, function):
+            self.path, self.function, self.derived = path, function, {}
+
+    mrope = Site(runner, "GPUModelRunner._init_mrope_positions")
+    plans = Site(umbp, "UMBPDirectLinker._build_load_plans")
+    calls = {
+        (runner, "GPUModelRunner._update_states"): {"_init_mrope_positions"},
+        (umbp, "UMBPDirectLinker.start_layer_wise_loading"): {"_build_load_plans"},
+        ("python/sglang/srt/managers/scheduler.py", "Scheduler.run_batch"): {
+            "start_layer_wise_loading"
+        },
+    }
+    explain.stages_from_callers([mrope, plans], calls, vllm)
+    assert mrope.derived["stage"] == "request-handling"
+    explain.stages_from_callers([plans], calls, sgl)
+    assert plans.derived["stage"] == "request-handling"

@@ -135,7 +135,9 @@ STAGE_PATHS: dict[str, str | None] = {
     # The scheduler and its kin start up, then serve from their event loops, in the same
     # classes: their functions are dated by name (_SETUP, _SERVE) or by their callers.
     "sglang/srt/managers/": None,
-    "sglang/srt/mem_cache/": "engine-startup",
+    # The KV caches are built at start-up and match, insert, load and evict a request's pages
+    # while serving: dated by name (_SETUP, _CACHE_SETUP, _CACHE_WORK) or by their callers.
+    "sglang/srt/mem_cache/": None,
     "sglang/srt/distributed/": "engine-startup",
     "sglang/srt/disaggregation/": None,  # as managers/: set up at start-up, used per request
     "sglang/srt/elastic_ep/": "engine-startup",
@@ -198,6 +200,7 @@ _PIPELINE_LOAD = re.compile(
 # what they call is not argument parsing.
 _LAUNCH = ("sglang/cli/", "sglang/launch_server.py")
 _LAUNCH_RUNS = re.compile(r"(^|\.)(main|serve|generate|_?run_\w*)$")
+_CLI_ARGS = re.compile(r"(^|\.)(add_cli_args|from_cli_args|get_cli_args)$")
 _LAYERS = "sglang/srt/layers/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
 # The KV caches' work on a request's pages (prefetching from storage, backing up, loading
@@ -205,6 +208,10 @@ _PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
 _MEM_CACHE = "sglang/srt/mem_cache/"
 # (Not the factories and policies picked at start-up: `_load_backend_class`,
 # `get_eviction_strategy`; nor a worker thread's start and stop.)
+_CACHE_SETUP = re.compile(
+    r"(^|\.)(_load_backend_class|get_\w*_(?:strategy|policy)|_?(?:start|stop)_\w*thread\w*"
+    r"|create\w*|_?register\w*|_?build_\w*pool\w*)$"
+)
 _CACHE_WORK = re.compile(
     r"(^|\.)(?!_?(?:start|stop)_)_?\w*(prefetch|page_transfer|backup|load_back(?!end)"
     r"|write_back|evict(?!ion_(?:strategy|policy)))\w*$"
@@ -297,9 +304,17 @@ class SglangKnowledge(Knowledge):
             return "model-loading"
         if WARMUP.search(function):
             return "engine-startup"
+        if path.startswith(_MEM_CACHE) and _CACHE_SETUP.search(function):
+            return "engine-startup"
         cache_work = path.startswith(_MEM_CACHE) and _CACHE_WORK.search(function)
         if cache_work and not _INIT.search(function):
             return "request-handling"
+        if _CLI_ARGS.search(function):  # a dataclass's reading of the parsed command line
+            return "argument-parsing"
+        if path.startswith(_MODELS) and not (_FORWARD.search(function) or _INIT.search(function)):
+            # A model's other functions (a VAE's window decode, a config's reading, a weight
+            # helper) run where their callers run: while it loads, in its forward, or both.
+            return None
         best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
         by_path = STAGE_PATHS.get(best)
         if best and by_path is None:  # a module that both starts up and serves

@@ -77,7 +77,9 @@ STAGE_PATHS: dict[str, str | None] = {
     "vllm/v1/engine/": "engine-startup",
     "vllm/v1/kv_offload/": "engine-startup",
     "vllm/v1/executor/": "engine-startup",
-    "vllm/v1/worker/": "engine-startup",
+    # The workers load, profile and capture at start-up, then run every step while serving:
+    # dated by name (_WORKER_SETUP, _WORKER_STEP) or by their callers.
+    "vllm/v1/worker/": None,
     "vllm/distributed/": "engine-startup",
     # The expert load balancer is set up at start-up (_INIT, _EPLB_SETUP) and moves experts
     # while serving; its profile pass moves nothing. The rest is dated by its callers.
@@ -153,6 +155,19 @@ _PROCESSOR = re.compile(r"(Processor|ProcessingInfo|Renderer|InputBuilder)\b")
 # server, a benchmark or a snapshot: what it calls is not argument parsing.
 _CLI = "vllm/entrypoints/cli/"
 _CLI_RUNS = re.compile(r"(^|\.)(cmd|main|chat|_?run_\w*|maybe_\w*|_interactive_cli)$")
+_WORKER = "vllm/v1/worker/"
+_WORKER_SETUP = re.compile(
+    r"(^|\.)(__init__|__post_init__|init_\w*|load_model|reload_weights|profile_run"
+    r"|_?dummy_\w*|capture_model|_capture\w*|initialize_\w*|determine_available_memory"
+    r"|get_kv_cache_spec|_?allocate_\w*|_?reshape_\w*|may_reinitialize\w*|_?setup\w*"
+    r"|compile_or_warm_up_model)$"
+)
+_WORKER_STEP = re.compile(
+    r"(^|\.)(execute_model|sample_tokens|_update_states|_prepare_inputs"
+    r"|_?update_streaming_request|add_request|remove_request)$"
+)
+# A platform's check of the config runs inside VllmConfig.__post_init__.
+_PLATFORM_CONFIG = re.compile(r"(^|\.)check_and_update_config$")
 _EPLB = "vllm/distributed/eplb/"
 _EPLB_SETUP = re.compile(r"(^|\.)(add_model|validate_ep_configuration|build_initial_\w*)$")
 
@@ -343,10 +358,16 @@ class VllmKnowledge(Knowledge):
             return "model-loading"
         if path.startswith(_MODELS) and _FORWARD.search(function):
             return "engine-startup"
-        if path.startswith(_MODELS) and "." not in function:
-            # A model file's own helper (an image's resize, a config's reading) runs where
-            # its callers run: while the model is built, per request, or both.
+        if path.startswith(_MODELS):
+            # A model's other functions (an image's resize, a config's reading, a helper of
+            # its forward) run where their callers run: while it is built, per request, or both.
             return None
+        if path.startswith("vllm/platforms/") and _PLATFORM_CONFIG.search(function):
+            return "config-validation"
+        if path.startswith(_WORKER) and _WORKER_STEP.search(function):
+            return "request-handling"
+        if path.startswith(_WORKER) and _WORKER_SETUP.search(function):
+            return "engine-startup"
         if path.startswith(_EPLB) and (_INIT.search(function) or _EPLB_SETUP.search(function)):
             return "engine-startup"
         if path.startswith(_TRANSFER) and (_INIT.search(function) or _REGISTER.search(function)):
