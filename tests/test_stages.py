@@ -345,3 +345,20 @@ def test_workers_caches_platform_checks_and_model_helpers_are_dated_by_what_runs
     assert mrope.derived["stage"] == "request-handling"
     explain.stages_from_callers([plans], calls, sgl)
     assert plans.derived["stage"] == "request-handling"
+
+
+def test_attention_backends_and_engine_loops():
+    """Sample 9191 (tests/fixtures/stage-sample-9191.jsonl, 2 of 40 wrong): an attention
+    backend's kernel dispatcher was dated model loading by its constructor, the DP
+    coordinator's loop start-up by its folder."""
+    sgl, vllm = SglangKnowledge(root="python/"), VllmKnowledge()
+    kda = "python/sglang/srt/layers/attention/linear/kda_backend.py"
+    assert sgl.stage(kda, "KDAKernelDispatcher.__init__") == "kernel-selection"
+    assert sgl.stage(kda, "KDAAttnBackend.__init__") == "kernel-selection"
+    radix = "python/sglang/srt/layers/radix_attention.py"
+    assert sgl.stage(radix, "RadixAttention.__init__") == "model-loading"  # a model's layer
+    coordinator = "vllm/v1/engine/coordinator.py"
+    assert vllm.stage(coordinator, "DPCoordinatorProc.process_input_socket") is None
+    core = "vllm/v1/engine/core.py"
+    assert vllm.stage(core, "EngineCore.step") == "request-handling"
+    assert vllm.stage(core, "EngineCore.__init__") == "engine-startup"

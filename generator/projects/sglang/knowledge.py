@@ -201,6 +201,9 @@ _PIPELINE_LOAD = re.compile(
 _LAUNCH = ("sglang/cli/", "sglang/launch_server.py")
 _LAUNCH_RUNS = re.compile(r"(^|\.)(main|serve|generate|_?run_\w*)$")
 _CLI_ARGS = re.compile(r"(^|\.)(add_cli_args|from_cli_args|get_cli_args)$")
+# Attention backends and their kernel dispatchers: chosen and built by the model runner.
+_ATTENTION = "sglang/srt/layers/attention/"
+_BACKEND_CLASS = re.compile(r"(Backend|Dispatcher)\w*\.")
 _LAYERS = "sglang/srt/layers/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
 # The KV caches' work on a request's pages (prefetching from storage, backing up, loading
@@ -300,6 +303,8 @@ class SglangKnowledge(Knowledge):
         path = path[len(self.root) :] if self.root and path.startswith(self.root) else path
         if path.startswith(_MODELS) and _PROCESSOR.search(function):
             return "request-handling"
+        if path.startswith(_ATTENTION) and _BACKEND_CLASS.search(function):
+            return "kernel-selection"  # built by the model runner once the weights are loaded
         if path.startswith(("sglang/srt/layers/", *_MODELS)) and _INIT.search(function):
             return "model-loading"
         if WARMUP.search(function):

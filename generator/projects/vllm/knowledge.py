@@ -168,6 +168,11 @@ _WORKER_STEP = re.compile(
 )
 # A platform's check of the config runs inside VllmConfig.__post_init__.
 _PLATFORM_CONFIG = re.compile(r"(^|\.)check_and_update_config$")
+# The engine core's and the DP coordinator's loops run from start-up through serving (their
+# threads' targets: no caller dates them); a step and a request's arrival serve.
+_ENGINE = "vllm/v1/engine/"
+_ENGINE_LOOP = re.compile(r"(^|\.)(run_busy_loop|_?process_(?:input|output)_sockets?)$")
+_ENGINE_STEP = re.compile(r"(^|\.)(step|step_with_batch_queue|add_request|abort_requests)$")
 _EPLB = "vllm/distributed/eplb/"
 _EPLB_SETUP = re.compile(r"(^|\.)(add_model|validate_ep_configuration|build_initial_\w*)$")
 
@@ -364,6 +369,10 @@ class VllmKnowledge(Knowledge):
             return None
         if path.startswith("vllm/platforms/") and _PLATFORM_CONFIG.search(function):
             return "config-validation"
+        if path.startswith(_ENGINE) and _ENGINE_LOOP.search(function):
+            return None
+        if path.startswith(_ENGINE) and _ENGINE_STEP.search(function):
+            return "request-handling"
         if path.startswith(_WORKER) and _WORKER_STEP.search(function):
             return "request-handling"
         if path.startswith(_WORKER) and _WORKER_SETUP.search(function):
