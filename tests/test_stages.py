@@ -362,3 +362,18 @@ def test_attention_backends_and_engine_loops():
     core = "vllm/v1/engine/core.py"
     assert vllm.stage(core, "EngineCore.step") == "request-handling"
     assert vllm.stage(core, "EngineCore.__init__") == "engine-startup"
+
+
+def test_a_process_run_from_start_up_to_shutdown_dates_none_of_its_loop():
+    """The DP coordinator's `run_coordinator` builds it, then runs its loop until shutdown:
+    the loop it calls is not start-up code because its caller starts up."""
+
+    class Site:
+        def __init__(self, path, function):
+            self.path, self.function, self.derived = path, function, {}
+
+    coordinator = "vllm/v1/engine/coordinator.py"
+    loop = Site(coordinator, "DPCoordinatorProc.process_input_socket")
+    calls = {(coordinator, "DPCoordinatorProc.run_coordinator"): {"process_input_socket"}}
+    explain.stages_from_callers([loop], calls, VllmKnowledge())
+    assert "stage" not in loop.derived

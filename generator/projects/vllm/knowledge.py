@@ -172,6 +172,7 @@ _PLATFORM_CONFIG = re.compile(r"(^|\.)check_and_update_config$")
 # threads' targets: no caller dates them); a step and a request's arrival serve.
 _ENGINE = "vllm/v1/engine/"
 _ENGINE_LOOP = re.compile(r"(^|\.)(run_busy_loop|_?process_(?:input|output)_sockets?)$")
+_ENGINE_RUNS = re.compile(r"(^|\.)(run_coordinator|run_engine_core|run_busy_loop)$")
 _ENGINE_STEP = re.compile(r"(^|\.)(step|step_with_batch_queue|add_request|abort_requests)$")
 _EPLB = "vllm/distributed/eplb/"
 _EPLB_SETUP = re.compile(r"(^|\.)(add_model|validate_ep_configuration|build_initial_\w*)$")
@@ -342,6 +343,8 @@ class VllmKnowledge(Knowledge):
         return Setting(where, options[0], url, kind="engine-arg", keyword=keyword)
 
     def dispatches(self, path: str, function: str) -> bool:
+        if path.startswith(_ENGINE) and _ENGINE_RUNS.search(function):
+            return True  # builds the process, then serves from its loop until shutdown
         return path.startswith(_CLI) and bool(_CLI_RUNS.search(function))
 
     def stage(self, path: str, function: str) -> str | None:
