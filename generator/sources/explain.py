@@ -21,7 +21,7 @@ Nothing here names a project: what a project's settings and stages are is its wi
 import ast
 import math
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass, field
 
@@ -145,6 +145,11 @@ class Knowledge:
     def environment(self, name: str) -> Setting | None:
         """An environment variable the message calls one, when it is none of the project's."""
         return Setting("os.environ", kind="env-var", env=name) if _ENV_NAME.match(name) else None
+
+    def dispatches(self, path: str, function: str) -> bool:
+        """Whether this function runs a whole command (a CLI's subcommand, a server's main):
+        what it calls runs at every stage, so its own stage dates none of its callees."""
+        return False
 
 
 # The context extract hands over -------------------------------------------------------
@@ -884,9 +889,15 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
     compares = _compares(own)
     if calls & {"isfinite", "isnan", "isinf"}:  # NaN or infinity: outside every range
         return "limit"
-    if compares & {ast.In, ast.NotIn} or _WORDS["invalid-choice"].search(text):
+    if compares & {ast.In, ast.NotIn}:
         return "invalid-choice"
-    if compares & {ast.Lt, ast.LtE, ast.Gt, ast.GtE} or _WORDS["limit"].search(text):
+    # A test of a range is a limit, even when the message calls the value invalid ("Invalid
+    # h_bar: h_bar * w_bar must be >= min_pixels and <= max_pixels").
+    if compares & {ast.Lt, ast.LtE, ast.Gt, ast.GtE}:
+        return "limit"
+    if _WORDS["invalid-choice"].search(text):
+        return "invalid-choice"
+    if _WORDS["limit"].search(text):
         return "limit"
     if ctx.exception == "KeyError" or _constant_compare(own):
         return "invalid-choice"
@@ -1209,44 +1220,57 @@ def derive(ctx: Context) -> dict:
 # Stages from the call graph ------------------------------------------------------------
 
 MAX_CALLERS = 30  # a name called from more places is too common to say where it runs
+MAX_DEPTH = 3  # calls followed up from a site towards code whose stage is known
 VALIDATOR = re.compile(r"^_?(validate|check|verify)_\w+$")
 
 
 def stages_from_callers(
     sites: Iterable, calls: dict[tuple[str, str], set[str]], knowledge: Knowledge
 ) -> None:
-    """Give a site whose module says nothing of its stage the stage of its callers, when at
-    least two thirds of them (up to two calls away) agree. `calls`: (path, function) -> the
-    names it calls; a function is called by its last name, a constructor by its class."""
+    """Give a site whose module says nothing of its stage the stage of the code that runs it:
+    follow its callers up (at most MAX_DEPTH calls) to functions whose stage the wing knows
+    (an argument parser, a config's validation, a model's loader, start-up, the serving loop, a
+    kernel's choice). When every such function reached is of one stage, the site is of that
+    stage; when they disagree (a helper called both while the engine starts and per request),
+    the site gets none: a stage left out is better than a guess. `calls`: (path, function) ->
+    the names it calls; a function is called by its last name, a constructor by its class."""
     callers: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for place, names in calls.items():
         for name in names:
             callers[name].append(place)
-    memo: dict[tuple[str, str, int], str | None] = {}
+    memo: dict[tuple[str, str, int], frozenset[str]] = {}
 
-    def stage_of(path: str, function: str, depth: int) -> str | None:
+    def reached(path: str, function: str, depth: int) -> frozenset[str]:
+        """The stages of the dated code that runs this function, up to `depth` calls away."""
         key = (path, function, depth)
         if key not in memo:
-            memo[key] = None  # a recursion in the graph ends here
-            memo[key] = knowledge.stage(path, function) or _voted(function, depth)
+            memo[key] = frozenset()  # a recursion in the graph ends here
+            known = knowledge.stage(path, function)
+            if known and depth < MAX_DEPTH and knowledge.dispatches(path, function):
+                memo[key] = frozenset()  # a caller that runs everything dates nothing
+            else:
+                memo[key] = frozenset({known}) if known else _callers(path, function, depth)
         return memo[key]
 
-    def _voted(function: str, depth: int) -> str | None:
+    def _callers(path: str, function: str, depth: int) -> frozenset[str]:
         parts = function.split(".")
         name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
         found = callers.get(name, [])
+        if name.startswith("_") and not name.startswith("__"):
+            # A private name is its module's own: where the module calls it, only those
+            # calls are its (another module's `_compare` is another function).
+            found = [place for place in found if place[0] == path] or found
         if depth == 0 or not found or len(found) > MAX_CALLERS:
-            return None
-        votes = Counter(stage_of(path, caller, depth - 1) for path, caller in found)
-        votes.pop(None, None)
-        if not votes:
-            return None
-        best, count = votes.most_common(1)[0]
-        return best if 3 * count >= 2 * sum(votes.values()) else None
+            return frozenset()
+        return frozenset().union(*(reached(path, caller, depth - 1) for path, caller in found))
+
+    def stage_of(path: str, function: str) -> str | None:
+        stages = reached(path, function, MAX_DEPTH)
+        return next(iter(stages)) if len(stages) == 1 else None
 
     for site in sites:
         if site.derived is not None and "stage" not in site.derived:
-            stage = stage_of(site.path, site.function, 2)
+            stage = stage_of(site.path, site.function)
             if stage:
                 site.derived["stage"] = stage
         elif site.derived is not None and site.derived["stage"] == "request-handling":

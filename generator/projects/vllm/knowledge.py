@@ -70,7 +70,7 @@ CALLS = {
 }
 
 # Where in a run a module's code runs, by path prefix; the longest prefix wins.
-STAGE_PATHS = {
+STAGE_PATHS: dict[str, str | None] = {
     "vllm/engine/arg_utils.py": "argument-parsing",
     "vllm/utils/argparse_utils.py": "argument-parsing",
     "vllm/entrypoints/cli/": "argument-parsing",
@@ -86,8 +86,13 @@ STAGE_PATHS = {
     "vllm/v1/engine/": "engine-startup",
     "vllm/v1/kv_offload/": "engine-startup",
     "vllm/v1/executor/": "engine-startup",
-    "vllm/v1/worker/": "engine-startup",
+    # The workers load, profile and capture at start-up, then run every step while serving:
+    # dated by name (_WORKER_SETUP, _WORKER_STEP) or by their callers.
+    "vllm/v1/worker/": None,
     "vllm/distributed/": "engine-startup",
+    # The expert load balancer is set up at start-up (_INIT, _EPLB_SETUP) and moves experts
+    # while serving; its profile pass moves nothing. The rest is dated by its callers.
+    "vllm/distributed/eplb/": None,
     # KV, encoder-cache and weight transfer run while serving; their set-up (_INIT, and
     # register_kv_caches) at start-up, below.
     "vllm/distributed/kv_transfer/": "request-handling",
@@ -155,6 +160,31 @@ _REQUEST_INPUT = re.compile(r"(^|\.)_parse_and_validate_\w*input\w*$")
 # In model folders: kernels (ops/), and the input processors that run per request.
 _MODEL_OPS = "/ops/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo|Renderer|InputBuilder)\b")
+# A CLI subcommand's run (`cmd`, `run_headless`, `main`) checks its arguments, then runs the
+# server, a benchmark or a snapshot: what it calls is not argument parsing.
+_CLI = "vllm/entrypoints/cli/"
+_CLI_RUNS = re.compile(r"(^|\.)(cmd|main|chat|_?run_\w*|maybe_\w*|_interactive_cli)$")
+_WORKER = "vllm/v1/worker/"
+_WORKER_SETUP = re.compile(
+    r"(^|\.)(__init__|__post_init__|init_\w*|load_model|reload_weights|profile_run"
+    r"|_?dummy_\w*|capture_model|_capture\w*|initialize_\w*|determine_available_memory"
+    r"|get_kv_cache_spec|_?allocate_\w*|_?reshape_\w*|may_reinitialize\w*|_?setup\w*"
+    r"|compile_or_warm_up_model)$"
+)
+_WORKER_STEP = re.compile(
+    r"(^|\.)(execute_model|sample_tokens|_update_states|_prepare_inputs"
+    r"|_?update_streaming_request|add_request|remove_request)$"
+)
+# A platform's check of the config runs inside VllmConfig.__post_init__.
+_PLATFORM_CONFIG = re.compile(r"(^|\.)check_and_update_config$")
+# The engine core's and the DP coordinator's loops run from start-up through serving (their
+# threads' targets: no caller dates them); a step and a request's arrival serve.
+_ENGINE = "vllm/v1/engine/"
+_ENGINE_LOOP = re.compile(r"(^|\.)(run_busy_loop|_?process_(?:input|output)_sockets?)$")
+_ENGINE_RUNS = re.compile(r"(^|\.)(run_coordinator|run_engine_core|run_busy_loop)$")
+_ENGINE_STEP = re.compile(r"(^|\.)(step|step_with_batch_queue|add_request|abort_requests)$")
+_EPLB = "vllm/distributed/eplb/"
+_EPLB_SETUP = re.compile(r"(^|\.)(add_model|validate_ep_configuration|build_initial_\w*)$")
 
 
 def _anchor(options: tuple[str, ...]) -> str:
@@ -417,6 +447,11 @@ class VllmKnowledge(Knowledge):
         keyword = f"LLM({arg}=...)" if arg else ""
         return Setting(where, options[0], url, kind="engine-arg", keyword=keyword)
 
+    def dispatches(self, path: str, function: str) -> bool:
+        if path.startswith(_ENGINE) and _ENGINE_RUNS.search(function):
+            return True  # builds the process, then serves from its loop until shutdown
+        return path.startswith(_CLI) and bool(_CLI_RUNS.search(function))
+
     def stage(self, path: str, function: str) -> str | None:
         if path == _MODELS_CONFIG:  # models' config fix-ups, run while VllmConfig is validated
             return "config-validation"
@@ -435,6 +470,22 @@ class VllmKnowledge(Knowledge):
         if path.startswith(("vllm/model_executor/", *_MODELS)) and _INIT.search(function):
             return "model-loading"
         if path.startswith(_MODELS) and _FORWARD.search(function):
+            return "engine-startup"
+        if path.startswith(_MODELS):
+            # A model's other functions (an image's resize, a config's reading, a helper of
+            # its forward) run where their callers run: while it is built, per request, or both.
+            return None
+        if path.startswith("vllm/platforms/") and _PLATFORM_CONFIG.search(function):
+            return "config-validation"
+        if path.startswith(_ENGINE) and _ENGINE_LOOP.search(function):
+            return None
+        if path.startswith(_ENGINE) and _ENGINE_STEP.search(function):
+            return "request-handling"
+        if path.startswith(_WORKER) and _WORKER_STEP.search(function):
+            return "request-handling"
+        if path.startswith(_WORKER) and _WORKER_SETUP.search(function):
+            return "engine-startup"
+        if path.startswith(_EPLB) and (_INIT.search(function) or _EPLB_SETUP.search(function)):
             return "engine-startup"
         if path.startswith(_TRANSFER) and (_INIT.search(function) or _REGISTER.search(function)):
             return "engine-startup"
