@@ -563,8 +563,10 @@ def _bound(node: ast.AST, ctx: Context) -> dict | None:
         return {"value": node.value} if finite else None
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
         values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
-        if values and len(values) == len(node.elts) and all(
-            type(v) in (int, float, str) for v in values
+        if (
+            values
+            and len(values) == len(node.elts)
+            and all(type(v) in (int, float, str) for v in values)
         ):
             return {"choices": values}
         return None
@@ -1055,8 +1057,7 @@ def explain(
             tries.append(f"{b} comes from {setting}: set it to one of those divisors.")
         if not any(f.get("kind") == "model-config" for f in found):
             tries.append(
-                f"If {a} comes from the model's configuration, it cannot be changed: "
-                f"fit {b} to it."
+                f"If {a} comes from the model's configuration, it cannot be changed: fit {b} to it."
             )
         return text, [*computed, *tries]
     texts = {
@@ -1280,7 +1281,9 @@ def stages_from_callers(
             name = site.function.rsplit(".", 1)[-1]
             found = callers.get(name, [])
             stages = {knowledge.stage(path, caller) for path, caller in found}
-            if VALIDATOR.search(name) and 0 < len(found) <= MAX_CALLERS and stages == {
-                "engine-startup"
-            }:
+            if (
+                VALIDATOR.search(name)
+                and 0 < len(found) <= MAX_CALLERS
+                and stages == {"engine-startup"}
+            ):
                 site.derived["stage"] = "engine-startup"
