@@ -70,7 +70,11 @@ function initCopyButtons() {
       history.replaceState(null, "", button.dataset.copyLink);
       copyText(url.href, button);
     } else {
-      copyText(button.dataset.copyText, button);
+      // An empty data-copy-text copies its section's message as the page shows it: the page
+      // holds the template once.
+      const box = button.closest("section");
+      const shown = () => `${box.querySelector(".exc").textContent} ${box.querySelector("code").textContent}`;
+      copyText(button.dataset.copyText || shown(), button);
     }
   });
 }
