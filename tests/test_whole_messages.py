@@ -278,3 +278,37 @@ def test_a_message_built_in_a_try_has_the_handler_s_way_too():
     for flag in (False, True):
         message = printed(code, f"load({flag})")
         assert any(fits(site, message) for site in found), (message, found)
+
+
+def test_a_joined_list_appended_to_is_not_read_as_its_first_items():
+    code = """
+        def find(roots):
+            searched = ["hgcc on PATH"]
+            for root in roots:
+                searched.append(root)
+            raise RuntimeError("hgcc was not found. Searched: " + ", ".join(searched))
+        """
+    (site,) = sites(code)
+    assert fits(site, printed(code, "find(['/opt', '/usr'])"))
+    assert site.template == "hgcc was not found. Searched: {searched}"
+
+
+def test_keyword_arguments_an_exception_may_print_mark_the_template_cut():
+    found = sites(
+        """
+        from errors import ValidationError
+        from fastapi import HTTPException
+
+        def check(n):
+            if n < 0:
+                raise ValidationError(f"n={n} must not be negative.", parameter="n", value=n)
+            if n > 9:
+                raise HTTPException(status_code=400, detail=f"n={n} is over 9.")
+            raise ImportError(f"n={n} is odd", name="n")
+        """
+    )
+    assert [(s.template, s.cut) for s in found] == [
+        ("n={n} must not be negative.", True),
+        ("n={n} is over 9.", False),  # the client reads the detail alone
+        ("n={n} is odd", False),  # a builtin exception prints its message alone
+    ]

@@ -90,6 +90,9 @@ LOGGER_STYLE_TAG = "logger-style-args"
 # Keyword arguments that carry the message when there is no positional one
 # (`HTTPException(status_code=400, detail="...")`).
 _MESSAGE_KEYWORDS = ("message", "msg", "detail", "reason", "description")
+# Keyword arguments an exception does not print: an HTTP error's status and headers (its
+# detail is what the client reads).
+_UNPRINTED = ("status_code", "headers")
 _PERCENT = re.compile(
     r"%(?:\((?P<key>[^)]*)\))?[-#0 +]*(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d*))?[hlL]?(?P<conv>.?)",
     re.S,
@@ -238,12 +241,16 @@ class _Messages:
         if isinstance(node, ast.Constant):
             return [node.value] if isinstance(node.value, str) else None
         if isinstance(node, ast.JoinedStr):
-            # An f-string's parts are its literal texts and its {fields}.
-            return [
-                v.value if isinstance(v, ast.Constant) else _formatted(v)
-                for v in node.values
-                if isinstance(v, ast.Constant | ast.FormattedValue)
-            ]
+            # An f-string's parts are its literal texts and its {fields}; a plain `{name}` of
+            # a variable that holds a message form is that form's text.
+            out: _Parts = []
+            for v in node.values:
+                if isinstance(v, ast.Constant):
+                    out.append(v.value)
+                elif isinstance(v, ast.FormattedValue):
+                    inner = self._spliced(v, depth)
+                    out += inner if inner is not None else [_formatted(v)]
+            return out
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left = self.parts(node.left, depth + 1)
             right = self.parts(node.right, depth + 1)
@@ -272,6 +279,18 @@ class _Messages:
             return None if value is None else self.parts(value, depth + 1)
         return None
 
+    def _spliced(self, field: ast.FormattedValue, depth: int) -> _Parts | None:
+        """The text of `{name}` in an f-string when the variable holds a message form
+        (`scope = f"Field '{name}'"`), printed as is (no conversion, no format spec)."""
+        if not (
+            self.whole
+            and isinstance(field.value, ast.Name)
+            and field.conversion == -1
+            and field.format_spec is None
+        ):
+            return None
+        return self.parts(field.value, depth + 1)
+
     def _join(self, node: ast.Call, depth: int) -> _Parts | None:
         """`", ".join(["a", f"b {x}"])`: the pieces of a literal list (or tuple, or a variable
         holding one) with the separator between them."""
@@ -280,7 +299,9 @@ class _Messages:
             return None
         items = node.args[0]
         if isinstance(items, ast.Name) and items.id not in self.override:
-            items = self.resolve(items.id)
+            name, items = items.id, self.resolve(items.id)
+            if items is not None and self.mutated(name):
+                return None  # a list appended to: its items are not those it started with
         if not isinstance(items, ast.List | ast.Tuple) or not items.elts:
             return None
         out: _Parts = []
@@ -306,6 +327,14 @@ class _Messages:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value
         return None
+
+    def mutated(self, name: str) -> bool:
+        """Whether the nearest scope that binds the name changes it in place
+        (`name.append(x)`, `name[i] = x`, `name += [x]`)."""
+        for scope in reversed(self.scopes):
+            if name in scope.bindings():
+                return name in scope.mutated()
+        return False
 
     def resolve(self, name: str) -> ast.AST | None:
         """The value of a variable assigned exactly once, in the nearest scope that binds it."""
@@ -874,12 +903,41 @@ def _has_percent(parts: _Parts) -> bool:
 # The scanner ------------------------------------------------------------------
 
 
+# Methods that change a list in place.
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
+
+
 class _Scope:
     """Names bound in a function or module body (not in nested functions or classes)."""
 
     def __init__(self, node: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef):
         self.node = node
         self._bindings: dict[str, list] | None = None
+        self._mutated: set[str] | None = None
+
+    def mutated(self) -> set[str]:
+        """The names whose value this scope changes in place: a method that mutates a list,
+        an item or slice assigned, an augmented assignment."""
+        if self._mutated is None:
+            found = set()
+            for node in ast.walk(self.node):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.attr in _MUTATORS
+                ):
+                    found.add(node.func.value.id)
+                elif (
+                    isinstance(node, ast.Subscript)
+                    and isinstance(node.ctx, ast.Store | ast.Del)
+                    and isinstance(node.value, ast.Name)
+                ):
+                    found.add(node.value.id)
+                elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                    found.add(node.target.id)
+            self._mutated = found
+        return self._mutated
 
     def bindings(self) -> dict[str, list]:
         """name -> the values assigned to it; None stands for a binding that is not `x = ...`."""
@@ -1156,7 +1214,11 @@ class _Scanner:
         ):
             # `RuntimeError("a ", f"b {x}")` prints its arguments' tuple: "('a ', 'b 1')".
             return self._add(node, exception, ast.Tuple(elts=list(args)), [], "raise")
-        return self._add(node, exception, message, extra, "raise")
+        # Keyword arguments to an exception whose printing the code does not show
+        # (`VLLMValidationError(msg, parameter="n")` prints "msg (parameter=n)"): cut.
+        printed = [k.arg for k in exc.keywords if k.arg not in (*_MESSAGE_KEYWORDS, *_UNPRINTED)]
+        cut = bool(printed) and exception not in self.tuple_classes
+        return self._add(node, exception, message, extra, "raise", cut=cut)
 
     def _percent_style(self, message: ast.AST) -> bool:
         """A message with %-conversions and arguments after it (logger style): tagged as such."""
@@ -1174,12 +1236,13 @@ class _Scanner:
         extra: list,
         kind: str,
         level: str = "",
+        cut: bool = False,
     ):
         """Add a site for this message (an expression, or parts already read); or say why
         there is none. A message built in a variable along several ways (`if` branches that
         append to it) is a site for each way."""
         if isinstance(message, list):
-            return self._add_parts(node, exception, message, extra, kind, level)
+            return self._add_parts(node, exception, message, extra, kind, level, cut=cut)
         former = self._former(message, extra)
         ways = self._ways(message)
         reasons = []
@@ -1195,7 +1258,7 @@ class _Scanner:
             if parts is None:
                 reasons.append("non-literal")
                 continue
-            reasons.append(self._add_parts(node, exception, parts, extra, kind, level, former))
+            reasons.append(self._add_parts(node, exception, parts, extra, kind, level, former, cut))
         return "" if "" in reasons else reasons[0]
 
     def _message_parts(self, message: ast.AST) -> _Parts | None:
@@ -1267,9 +1330,9 @@ class _Scanner:
         kind: str,
         level: str = "",
         former: _Parts | None = None,
+        cut: bool = False,
     ) -> str:
         tags: tuple[str, ...] = ()
-        cut = False
         if extra and _has_percent(parts):
             parts, tags = _logger_tuple(parts, extra), (LOGGER_STYLE_TAG,)
         elif extra and kind == "raise":
