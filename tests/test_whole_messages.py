@@ -260,6 +260,16 @@ def check(code):
     assert content.records[rid].message_cut
     (entry,) = [e for e in engine.entries(content) if e.record == rid]
     assert entry.document()["cut"] is True
+    paste = "ApiError: ('The request to the model server failed with code', 503)"
+
+    def tier() -> str:
+        (found,) = [r for r in engine.search(engine.open_index(kb), paste) if r.id == rid]
+        return found.match
+
+    assert tier() == "partial"  # the paste goes on past the cut template: never exact
+    path = kb / content.records[rid].path
+    path.write_text(path.read_text().replace("message_cut: true\n", ""))
+    assert tier() == "exact"  # the same fit, were the template whole
 
 
 def test_a_message_built_in_a_try_has_the_handler_s_way_too():
