@@ -16,6 +16,12 @@ space do not count.
 
 The odd lines of labels.jsonl (1st, 3rd, ...) are held out: `run` tunes on the even lines, and
 `run --held-out` measures the held-out half, once, at the end.
+
+Measured (SCAN_FORMAT 6, issue 42): tuning half 149 of 150 whole and correct (97.3%, 146, before
+it), held-out half 145 of 150 (96.7%; 143, 95.3%, before). What is left: VLLMValidationError's
+`__str__` adds " (parameter=..., value=...)" to its message (4 sites: their templates are marked
+cut), a constant computed by arithmetic (256 * 1024 * 1024) and a value chosen by a conditional
+expression (`"a" if x else "b"`), both read as a placeholder.
 """
 
 import ast
@@ -125,10 +131,10 @@ def run(held_out: bool) -> None:
         literal = bool(row["printed"])
         tally["sites"] += 1
         tally["with a message in the code"] += literal
-        ok = got == want and not any(site.cut for site in sites)
+        ok = got == want and not any(getattr(site, "cut", False) for site in sites)
         tally["whole and correct"] += ok
         tally["whole and correct, of those with a message"] += ok and literal
-        tally["marked cut"] += any(site.cut for site in sites)
+        tally["marked cut"] += any(getattr(site, "cut", False) for site in sites)
         if not ok:
             misses.append((row, sorted(t for _, t in got)))
     name = "held-out" if held_out else "tuning"
