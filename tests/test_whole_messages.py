@@ -322,3 +322,16 @@ def test_keyword_arguments_an_exception_may_print_mark_the_template_cut():
         ("n={n} is over 9.", False),  # the client reads the detail alone
         ("n={n} is odd", False),  # a builtin exception prints its message alone
     ]
+
+
+def test_a_variable_the_code_does_not_show_along_one_way_stays_a_placeholder():
+    code = """
+        def load(weights, params):
+            for name in weights:
+                if name == "lm_head.weight":
+                    name = "model.embed_tokens.weight"
+                if name not in params:
+                    raise ValueError(f"Unexpected weight: {name}")
+        """
+    (site,) = sites(code)
+    assert site.template == "Unexpected weight: {name}" and site.former == ""

@@ -1317,7 +1317,11 @@ class _Scanner:
                 values = _Reach(self.messages, name).before(self.frames[self.frame_base :])
             except (_GiveUp, RecursionError):
                 continue
-            values = [v for v in values if v is not None] or [None]
+            if any(value is None for value in values):
+                # A way where the code does not show the value (a parameter, a loop's item, a
+                # call's result): the variable is a placeholder, as before, whose text holds
+                # whatever the other ways give it.
+                continue
             ways = [{**way, name: v} for way in ways for v in values][:REACH_VALUES]
         return ways
 

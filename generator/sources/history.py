@@ -42,8 +42,9 @@ from errorkb.sources.extract import (
 # (a line demoted to DEBUG is not gone) and errors appended to a list a call returned; 6: whole
 # messages (an exception's arguments as the tuple it prints, a message built in a variable
 # along each way through the code before the raise, a joined list of literal pieces), with
-# the template read before where it differs (`former`, which keeps its record) and `cut`.
-SCAN_FORMAT = 6
+# the template read before where it differs (`former`, which keeps its record) and `cut`; 7: a
+# variable whose value the code does not show along one way stays a placeholder.
+SCAN_FORMAT = 7
 
 # What a project knows, read from the release's own files (its wing's `knowledge` hook).
 Knower = Callable[[list[tuple[str, bytes]]], explain.Knowledge]
