@@ -86,8 +86,12 @@ def assign_ids(
     # through one of its variants.
     for lineage in sorted(history.live(), key=lambda lin: -lin.last_index):
         found = []
-        for wording in sorted(lineage.wordings, key=lambda w: -w.last_index):
-            for _, r in sorted(index.by_key.get(wording.key, [])):
+        newest = sorted(lineage.wordings, key=lambda w: -w.last_index)
+        # A record of the template as the scanner read it before (cut short, say) is this
+        # check's too: after those of its templates as read now.
+        keys = [w.key for w in newest] + [key for w in newest for key in former_keys(w)]
+        for key in keys:
+            for _, r in sorted(index.by_key.get(key, [])):
                 if r in claimed or r in found:
                     continue
                 record = index.records[r]
@@ -114,6 +118,13 @@ def assign_ids(
         if found[1:]:
             twins[rid] = found[1:]
     return ids, twins
+
+
+def former_keys(wording: Wording) -> list[tuple[str, str]]:
+    """The keys of a wording's templates as the scanner read them before it read them whole
+    (Site.former): a record holding one is this wording's, its message read anew."""
+    keys = {match_key(wording.key[0], site.former) for site in wording.sites if site.former}
+    return sorted(keys - {wording.key})
 
 
 def write(
@@ -476,6 +487,8 @@ def _stub(
     if cur.site.level:
         data["level"] = cur.site.level
     data["message"] = cur.template
+    if _cut(cur):
+        data["message_cut"] = True
     params = _params(lineage.wordings)
     if params:
         data["params"] = params
@@ -515,6 +528,17 @@ def _changes(record: Record, lineage: Lineage, removed: bool, successor: str | N
     changes: dict = {}
     by_key = {w.key: w for w in lineage.wordings}
     mine = by_key.pop(match_key(record.exception, record.message), None)
+    if mine is None:
+        # The record's message as the scanner read it before (cut short): read whole now,
+        # the record keeps its id and every other byte, its message rewritten.
+        key = match_key(record.exception, record.message)
+        for wording in sorted(lineage.wordings, key=lambda w: -w.last_index):
+            if key in former_keys(wording) and wording.key in by_key:
+                mine = by_key.pop(wording.key)
+                changes.update(_whole_message(record, mine))
+                break
+    if mine is not None and bool(record.data.get("message_cut")) != _cut(mine):
+        changes["message_cut"] = True if _cut(mine) else None
     if mine is not None and record.versions != _versions(mine):
         changes["versions"] = _versions(mine)
     if mine is not None and removed and record.status != "retired":
@@ -532,7 +556,7 @@ def _changes(record: Record, lineage: Lineage, removed: bool, successor: str | N
         changes["variants"] = variants
     written = any("about" in p for p in record.data.get("params", {}).values())
     if "params" in record.data and not written:  # a person's params are left as they are
-        params = dict(record.data["params"])
+        params = dict(changes.get("params") or record.data["params"])
         for w in added:
             for name, kind in w.site.types:
                 params.setdefault(name, {"type": kind})
@@ -554,6 +578,28 @@ def _changes(record: Record, lineage: Lineage, removed: bool, successor: str | N
         elif record.superseded_by and not successor and _extracted(record):
             changes["superseded_by"] = None  # no strong evidence (any more): no link
     return changes
+
+
+def _cut(wording: Wording) -> bool:
+    """Whether the program prints more than the wording's template holds."""
+    return any(site.cut for site in wording.sites)
+
+
+def _whole_message(record: Record, wording: Wording) -> dict:
+    """The fields that turn a record's former template into the wording's: `message`, and
+    its `params` where the placeholders differ (a person's descriptions of those kept)."""
+    out: dict = {"message": wording.template}
+    old = record.data.get("params") or {}
+    new = {}
+    for name, kind in wording.site.types:
+        new[name] = old.get(name, {"type": kind})
+    for variant in record.data.get("variants", []):  # the placeholders its variants still use
+        for name in template.placeholders(_variant(variant, record.exception)[0]):
+            if name in old:
+                new.setdefault(name, old[name])
+    if new != old:
+        out["params"] = new or None
+    return out
 
 
 def _extracted(record: Record) -> bool:
