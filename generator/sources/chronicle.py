@@ -203,7 +203,8 @@ def _literal(message: str) -> str:
 # field of the schema is in one of these (tests/test_identity.py holds it): a field added to
 # the schema cannot be dropped by a merge unseen.
 _WORDINGS = ("id", "project", "exception", "kind", "level", "message", "variants", "versions")
-_FROM_CODE = ("source", "derived", "status", "superseded_by")  # the survivor's: its code's
+# the survivor's: its code's
+_FROM_CODE = ("source", "derived", "status", "superseded_by", "message_cut")
 # Lists: both sides' together (the threads that reported either, each thread once)
 _UNION = ("related", "tags", "aliases", "reported")
 _LATER = ("updated",)  # a date: the later of the two
@@ -220,6 +221,7 @@ _ONE = (  # a person's text: kept when one side has it or both say the same, els
     "engines",
     "calculator",
     "checks",
+    "settings",  # a stack record's variables, written by a person
     "status_note",
     "checked",  # the release a person's text was checked against: goes with that text
 )
