@@ -88,8 +88,9 @@ def assign_ids(
         found = []
         newest = sorted(lineage.wordings, key=lambda w: -w.last_index)
         # A record of the template as the scanner read it before (cut short, say) is this
-        # check's too: after those of its templates as read now.
-        keys = [w.key for w in newest] + [key for w in newest for key in former_keys(w)]
+        # check's too: right after the same wording as read now, before older wordings, so a
+        # live record read whole keeps its id rather than joining an old wording's record.
+        keys = [key for w in newest for key in (w.key, *former_keys(w))]
         for key in keys:
             for _, r in sorted(index.by_key.get(key, [])):
                 if r in claimed or r in found:
