@@ -3,6 +3,7 @@ solutions, a setting traced from the code, a value that passes), over every reco
 met ones (the `record` column of the lists) and the pages real pastes land on."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -65,3 +66,41 @@ def test_answers_over_the_lists_and_the_pastes(kb, tmp_path):
     assert "labelled records not in the content: eeeeeeeeeeeeeeee" in pasted
     assert "active extracted records naming a setting, by kind:\n  demo: " in out
     assert "request-field" in out[out.index("by kind") :]
+
+
+def test_settings_the_message_names_traced_and_threads(kb, tmp_path):
+    """Of the records whose message names an option of the pinned release's parser (here
+    {group_size}, the demo's `--group-size`), the share whose derived.flags trace it."""
+    flags = kb / "generator" / "flags"
+    flags.mkdir(parents=True)
+    option = {"strings": ["--group-size"], "dest": "group_size", "nargs": 1, "type": "int"}
+    (flags / "demo-1.0.0.json").write_text(json.dumps({"options": [option]}))
+    pastes = tmp_path / "pastes.jsonl"
+    pastes.write_text("")
+    out = run(kb, pastes)
+    table = out[out.index("settings the message names") :]
+    assert "  demo     name  active       0 (  0.0%) of     2" in table
+    assert "  demo     untraced, most named: group_size 2" in table
+    assert "records with reported threads: 0" in out
+    record = kb / "content/errors/demo/00000000000000a1.yaml"
+    traced = (
+        "derived:\n  ref: abc1234\n  flags:\n    - name: group_size\n      kind: engine-arg\n"
+        "      field: group_size\n      flag: --group-size\n"
+    )
+    record.write_text(record.read_text() + traced)
+    out = run(kb, pastes)
+    table = out[out.index("settings the message names") :]
+    assert "  demo     name  active       1 ( 50.0%) of     2" in table
+    assert "  demo     untraced, most named: group_size 1" in table
+    assert "active records with a traced setting:" in out
+    # a stack record's settings are a person's (`settings`), and count as its setting too
+    before = next(line for line in out.splitlines() if line.startswith("  demo "))
+    other = kb / "content/errors/demo/00000000000000c3.yaml"
+    other.write_text(
+        other.read_text()
+        + "settings:\n- env: DEMO_LIMIT\n  url: https://example.com/env#demo-limit\n"
+        + "  about: Set it to `8` to raise the limit.\n"
+    )
+    after = next(line for line in run(kb, pastes).splitlines() if line.startswith("  demo "))
+    count = re.compile(r"setting +(\d+)")
+    assert int(count.search(after)[1]) == int(count.search(before)[1]) + 1

@@ -640,7 +640,9 @@ def test_a_message_built_with_plus_equals_is_read_whole():
     assert [(s.kind, s.exception, s.template) for s in sites] == [
         ("raise", "RuntimeError", whole),
         ("log", "WARNING", whole),
-    ]  # `later`: the `+=` is not right after the assignment, so msg has two values: none
+        ("raise", "ValueError", "Value was {x}"),
+    ]  # `later`: the `+=` is not right after the assignment; read from the statements before
+    # the raise (SCAN_FORMAT 6), msg has one value there
 
 
 def test_verify_sources_reports_explained_records_whose_check_changed(kb, tmp_path):

@@ -80,6 +80,16 @@ def test_the_values_fill_the_message_and_copy_copies_it_as_printed(browser, base
     assert not page.errors
 
 
+def test_without_values_copy_copies_the_template_the_page_shows(browser, base):
+    """The page holds the message once: Copy reads it from the message box."""
+    page = open_page(browser, base + HEADS.split("?")[0])
+    message = page.locator("#message code.message").inner_text()
+    assert "{total_num_attention_heads}" in message
+    page.locator("#message [data-copy-text]").click()
+    assert page.evaluate("navigator.clipboard.readText()") == f"ValueError: {message}"
+    assert not page.errors
+
+
 @pytest.mark.parametrize("path", [HEADS, BLOCK_N, KV, STUB])
 def test_the_answer_starts_on_the_first_screen_of_a_phone_and_no_pyodide_loads(browser, base, path):
     page = open_page(browser, base + path)

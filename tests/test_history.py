@@ -207,6 +207,172 @@ def test_a_sibling_elsewhere_is_no_successor():
     assert [row["decision"] for row in found.log] == ["different"]
 
 
+# Two checks printed side by side are never one record (issue 41) ---------------------------
+
+PLACEMENT = RELEASES / "placement"
+RAISED = (
+    "The number of required {device_str}s exceeds the total number of available {device_str}s"
+    " in the placement group. Required number of devices: {world_size}. Total number of"
+    " devices: {device_bundles}."
+)
+WARNED = (
+    "The number of required {device_str}s exceeds the total number of available {device_str}s"
+    " in the placement group."
+)
+GPUS = (
+    "The number of required GPUs exceeds the total number of available GPUs in the placement group."
+)
+
+
+def placement_history() -> lineage.History:
+    return lineage.build(
+        (name, scan_tree(PLACEMENT / name / "vllm", printed=True, progress=False).sites)
+        for name in ("p1", "p2", "p3", "p4")
+    )
+
+
+def test_two_sites_printed_by_one_release_are_two_records(kb):
+    # vLLM's initialize_ray_cluster: the ValueError of an existing placement group (its first
+    # wording a variant of its record) and the other branch's check, a warning since p3. The
+    # lineage of the first wording may run through either: the records stay two.
+    folder = kb / "content" / "errors" / DEMO
+    raised, warned = new_id(DEMO, "ValueError", RAISED), new_id(DEMO, "WARNING", WARNED)
+    (folder / f"{raised}.yaml").write_text(
+        "# yaml-language-server: $schema=../../../generator/error.schema.json\n"
+        + yaml.safe_dump(
+            {
+                "id": raised,
+                "project": DEMO,
+                "exception": "ValueError",
+                "message": RAISED,
+                "title": "Ray placement group has fewer GPUs than the parallel layout needs",
+                "variants": [{"message": GPUS, "versions": {"first": "p1", "last": "p1"}}],
+                "source": {"path": "vllm/ray_utils.py", "line": 11},
+            },
+            sort_keys=False,
+            width=1000,
+        )
+    )
+    found = placement_history()
+    done = chronicle.write(kb, load_content(kb), DEMO, found)
+    assert not done.merged
+    content = load_content(kb)
+    assert raised not in content.aliases and warned in content.records
+    mine = content.records[raised]
+    assert (mine.status, mine.versions) == ("active", {"first": "p4", "last": "p4"})
+    assert mine.data["title"].startswith("Ray placement group")
+    assert content.records[warned].kind == "log" and content.records[warned].status == "active"
+    again = chronicle.write(kb, content, DEMO, found)
+    assert not again.merged and not again.created and not again.updated
+
+
+def test_a_wording_printed_again_beside_the_check_it_was_merged_into_is_parted():
+    # Gone in 2.0, where a check in much its words appeared in its function: merged. Printed
+    # again in 3.0 beside that check: two checks after all, never one lineage
+    def site(message: str, line: int) -> Site:
+        return Site("ValueError", message, "m/ovis.py", line, "Ovis.parse", guard="x is None")
+
+    old = site("Incorrect type of indicator_tokens. Got type: {kind}", 3)
+    new = site("Incorrect type of image pixel values. Got type: {kind}", 5)
+    other = Site("ValueError", "unrelated", "b.py", 1, "f")
+    found = lineage.build([("1.0", [old, other]), ("2.0", [new, other])])
+    assert [len(lin.wordings) for lin in found.live() if lin.current.site.path == "m/ovis.py"] == [
+        2
+    ]
+    found = lineage.build([("1.0", [old, other]), ("2.0", [new, other]), ("3.0", [old, new])])
+    ovis = [lin for lin in found.live() if lin.current.site.path == "m/ovis.py"]
+    assert sorted(len(lin.wordings) for lin in ovis) == [1, 1]
+    assert all(lin.last == "3.0" and lin.superseded_by is None for lin in ovis)
+    assert [row["decision"] for row in found.log if row["release"] == "3.0"][:1] == ["parted"]
+
+
+def _aria(message: str, exception: str = "KeyError", line: int = 9, **kw) -> Site:
+    return Site(exception, message, "m/aria.py", line, "AriaProjector.forward", **kw)
+
+
+ARIA_OLD = _aria(
+    "Query number for {x_shape_1} patches is not provided",
+    "AssertionError",
+    kind="assert",
+    guard="query_num is None",
+)
+ARIA_NEW = _aria(
+    "Number of patches {num_patches} not found in patch_to_query_dict amongst possible values"
+    " {keys}.",
+    guard="num_patches not in self.patch_to_query_dict",
+)
+ELSEWHERE = Site("ValueError", "unrelated", "b.py", 1, "f")
+
+
+def test_one_check_in_place_of_another_in_its_function_took_over():
+    # issue 41: an assert became a KeyError in other words, in the release it went: the
+    # function lost it alone and gained the KeyError alone
+    found = lineage.build([("1.0", [ARIA_OLD, ELSEWHERE]), ("2.0", [ARIA_NEW, ELSEWHERE])])
+    gone = next(lin for lin in found.live() if lin.current.site.kind == "assert")
+    assert gone.superseded_by is not None
+    assert gone.superseded_by.current.template == ARIA_NEW.template
+    (row,) = [row for row in found.log if row["decision"] == "superseded"]
+    assert row["one_for_one"] and row["appeared"]
+
+
+def test_a_function_that_gained_two_checks_names_no_successor_by_place_alone():
+    other = _aria("Patch embeddings must be 2-D, got {ndim}", "ValueError", 12)
+    found = lineage.build([("1.0", [ARIA_OLD, ELSEWHERE]), ("2.0", [ARIA_NEW, other, ELSEWHERE])])
+    gone = next(lin for lin in found.live() if lin.current.site.kind == "assert")
+    assert gone.superseded_by is None
+
+
+KV_V0 = Site(
+    "ValueError",
+    "The model's max seq len ({max_model_len}) is larger than the maximum number of tokens that"
+    " can be stored in KV cache ({max_seq_len}). Try increasing `VLLM_CPU_KVCACHE_SPACE` or"
+    " decreasing `max_model_len` when initializing the engine.",
+    "vllm/worker/cpu_worker.py",
+    309,
+    "CPUWorker._validate_num_cpu_blocks",
+    guard="self.model_config.max_model_len > max_seq_len",
+)
+KV_V1 = Site(
+    "ValueError",
+    "To serve at least one request with the model's max seq len ({max_model_len}), ({needed}"
+    " GiB KV cache is needed, which is larger than the available KV cache memory ({available}"
+    " GiB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when"
+    " initializing the engine.",
+    "vllm/v1/core/kv_cache_utils.py",
+    40,
+    "check_enough_kv_cache_memory",
+    guard="needed_memory > available_memory",
+)
+
+
+@pytest.mark.parametrize("file_kept", [False, True])
+def test_the_check_printed_beside_one_whose_file_went_took_over_when_it_names_the_setting(
+    file_kept,
+):
+    # V0's CPU worker went in 2.0; V1's check, newer, printed beside it since 1.0, says much
+    # the same and names the same setting (max_model_len): it took over. While the worker's
+    # file still prints something, the V1 check is a sibling, no successor.
+    kept = [Site("ValueError", "CPU cache too small", KV_V0.path, 400, "CPUWorker.f")]
+    later = [KV_V1, ELSEWHERE] + (kept if file_kept else [])
+    found = lineage.build(
+        [
+            ("0.5", [KV_V0, ELSEWHERE] + kept),
+            ("1.0", [KV_V0, KV_V1, ELSEWHERE] + kept),
+            ("2.0", later),
+        ]
+    )
+    gone = next(
+        lin
+        for lin in found.live()
+        if lin.current.site.path == KV_V0.path and lin.current.template == KV_V0.template
+    )
+    if file_kept:
+        assert gone.superseded_by is None
+    else:
+        assert gone.superseded_by is not None
+        assert gone.superseded_by.current.template == KV_V1.template
+
+
 # Records -------------------------------------------------------------------------------
 
 

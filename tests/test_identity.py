@@ -230,3 +230,104 @@ def test_a_link_to_a_sibling_printed_alongside_is_taken_out(kb):
     done = chronicle.tidy(kb, load_content(kb), "demo")
     assert "superseded_by" not in data(kb, old)
     assert done.unlinked == 1
+
+
+def test_tidy_keeps_a_link_to_the_one_check_that_took_the_place_of_another_in_its_function(kb):
+    """Issue 41: an assert that became a KeyError in other words, in the release it went, in
+    its function; kept as history made it while the records say the function lost the one and
+    gained the other alone, taken out once the function gained a second check then."""
+    folder = kb / "content" / "errors" / "demo"
+    old, new, more = "00000000000000f3", "00000000000000f4", "00000000000000f5"
+    place = ("demo/models/aria.py", "AriaProjector.forward")
+    texts = {
+        old: record(
+            old,
+            "Query number for {x_shape_1} patches is not provided",
+            *place,
+            exception="AssertionError",
+            kind="assert",
+            versions={"first": "1.0", "last": "2.0"},
+            status="removed",
+            superseded_by=new,
+        ),
+        new: record(
+            new,
+            "Number of patches {num_patches} not found in patch_to_query_dict amongst possible"
+            " values {keys}.",
+            *place,
+            exception="KeyError",
+            versions={"first": "3.0", "last": "4.0"},
+        ),
+    }
+    project = kb / "content" / "projects" / "demo.yaml"
+    project.write_text(project.read_text() + 'releases_scanned: ["1.0", "2.0", "3.0", "4.0"]\n')
+    for rid, text in texts.items():
+        (folder / f"{rid}.yaml").write_text(text)
+    done = chronicle.tidy(kb, load_content(kb), "demo", dry_run=True)
+    assert (done.superseded, done.unlinked) == (1, 0)
+    (folder / f"{more}.yaml").write_text(
+        record(
+            more,
+            "Patch embeddings must be 2-D, got {ndim}",
+            *place,
+            versions={"first": "3.0", "last": "4.0"},
+        )
+    )
+    done = chronicle.tidy(kb, load_content(kb), "demo")
+    assert (done.superseded, done.unlinked) == (0, 1)
+    assert "superseded_by" not in data(kb, old)
+
+
+def test_tidy_compares_a_removed_record_with_each_wording_of_its_successor(kb):
+    """Issue 41: V0's KV-cache check went with its worker's file after 2.0; V1's check,
+    printed beside it in 2.0 in much the same words naming `max_model_len`, is worded anew
+    today. The link history made is kept, from the successor's older wording (a variant);
+    tidy takes it out when the worker's file still prints in 3.0 (a sibling, then)."""
+    folder = kb / "content" / "errors" / "demo"
+    old, new, still = "00000000000000f6", "00000000000000f7", "00000000000000f8"
+    v1 = (
+        "To serve at least one request with the model's max seq len ({max_model_len}), ({needed}"
+        " GiB KV cache is needed, which is larger than the available KV cache memory"
+        " ({available} GiB). Try increasing `gpu_memory_utilization` or decreasing"
+        " `max_model_len` when initializing the engine."
+    )
+    texts = {
+        old: record(
+            old,
+            "The model's max seq len ({max_model_len}) is larger than the maximum number of"
+            " tokens that can be stored in KV cache ({max_seq_len}). Try increasing"
+            " `VLLM_OPENVINO_KVCACHE_SPACE` or decreasing `max_model_len` when initializing the"
+            " engine.",
+            "demo/worker/openvino_worker.py",
+            "OpenVINOWorker._validate_num_blocks",
+            versions={"first": "1.0", "last": "2.0"},
+            status="removed",
+            superseded_by=new,
+        ),
+        new: record(
+            new,
+            "KV cache of {needed} GiB does not fit in {available} GiB: see the memory guide.",
+            "demo/v1/core/kv_cache_planning.py",
+            "_check_enough_kv_cache_memory",
+            variants=[{"message": v1, "versions": {"first": "2.0", "last": "3.0"}}],
+            versions={"first": "4.0", "last": "4.0"},
+        ),
+    }
+    project = kb / "content" / "projects" / "demo.yaml"
+    project.write_text(project.read_text() + 'releases_scanned: ["1.0", "2.0", "3.0", "4.0"]\n')
+    for rid, text in texts.items():
+        (folder / f"{rid}.yaml").write_text(text)
+    done = chronicle.tidy(kb, load_content(kb), "demo", dry_run=True)
+    assert (done.superseded, done.unlinked) == (1, 0)
+    (folder / f"{still}.yaml").write_text(
+        record(
+            still,
+            "OpenVINO cache too small",
+            "demo/worker/openvino_worker.py",
+            "OpenVINOWorker.f",
+            versions={"first": "1.0", "last": "3.0"},
+            status="removed",
+        )
+    )
+    done = chronicle.tidy(kb, load_content(kb), "demo")
+    assert (done.superseded, done.unlinked) == (0, 1)

@@ -344,7 +344,7 @@ def test_example_builds_strict(tmp_path, real_content):
     records = {p.stem for p in (REPO / "content/errors").rglob("*.yaml")}
     aliases = set(real_content.aliases)  # a merged record's former ids: redirect pages
     pages = {p.stem for p in (out / "errors").glob("*.html")}
-    assert pages - records - aliases == {"index", "guides", "calc"}
+    assert pages - records - aliases == {"index", "guides", "calc", "tags"}
     assert records <= pages
     assert (out / "errors/projects/vllm.html").is_file()
     assert (out / "getting-started/multi-gpu.html").is_file()
@@ -683,7 +683,7 @@ def test_record_and_search_pages_request_nothing_missing(page, host):
 
 def test_the_paste_boxs_button_shows_its_icon(page, host):
     page.goto(host + f"errors/{SEED}.html")
-    button = page.locator("#q-top + button.search-icon")
+    button = page.locator("form:has(#q-top) > button.search-icon")
     icon = button.evaluate(
         "(b) => { const s = getComputedStyle(b, '::before');"
         " return [s.maskImage || s.webkitMaskImage, s.width, s.backgroundColor]; }"

@@ -187,31 +187,20 @@ def test_a_file_page_marks_explained_errors(site):
 
 def test_the_project_page_is_an_index_of_files_by_folder(site):
     page = html(site, "/projects/demo/")
-    explained = section(page, "explained")
-    assert re.findall(r'href="/errors/(\w+)/"', explained) == [A1]
+    start = section(page, "start")  # the index: explained first (all of them, here)
+    assert re.findall(r'href="/errors/(\w+)/"', start) == [A1]
+    assert '<section id="explained"' not in page  # the index holds every explained error
     assert re.findall(r'href="/errors/', page[page.index('id="files"') :]) == []  # no error list
-    folders = re.findall(r'<h3 id="([^"]+)"><code>([^<]+)</code> <span class="muted">(\d+)', page)
-    assert folders == [
-        ("demo/", "demo/", str(4 + len(STUBS))),
-        ("demo/extra/", "demo/extra/", "1"),
-    ]
-    files = re.findall(
-        r'<li data-filter-item data-filter-text="([^"]+)"><a href="([^"]+)">([^<]+)</a> (\d+)', page
-    )
-    assert files[-1] == (
-        "demo/extra/helpers.py",
-        "/projects/demo/files/demo/extra/helpers.py/",
-        "helpers.py",
-        "1",
-    )
-    assert (
-        "demo/engine.py",
-        "/projects/demo/files/demo/engine.py/",
-        "engine.py",
-        str(IN_START + 2),
-    ) in files
+    # Areas (a folder's first two levels), closed, each its errors' count; a folder that is
+    # its area's only one is the area's heading, and keeps its anchor (#demo/).
+    areas = re.findall(r'<summary><code>([^<]+)</code> <span class="muted">(\d+)</span>', page)
+    assert areas == [("demo/", str(4 + len(STUBS))), ("extra/", "1")]  # below demo/
+    assert 'id="demo/"' in page and 'id="demo/extra/"' in page
+    files = re.findall(r'<li data-filter-item><a href="([^"]+)">([^<]+)</a> (\d+)', page)
+    assert files[-1] == ("/projects/demo/files/demo/extra/helpers.py/", "helpers.py", "1")
+    assert ("/projects/demo/files/demo/engine.py/", "engine.py", str(IN_START + 2)) in files
     assert [f[0] for f in files[:-1]] == sorted(f[0] for f in files[:-1])
-    assert 'href="#demo/">demo</a>' in page  # the index of areas
+    assert '<details class="group" data-filter-group>\n<summary><code>demo/</code>' in page
     assert "data-filter-box" in page
     listing = json.loads((site / "api/projects/demo.json").read_text())
     assert listing["count"] == 4 + len(STUBS)  # the JSON lists every error, as before

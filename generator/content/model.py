@@ -133,6 +133,11 @@ class Record:
         return self.data["message"]
 
     @property
+    def message_cut(self) -> bool:
+        """Whether the program prints more than the message holds (it is cut short)."""
+        return bool(self.data.get("message_cut"))
+
+    @property
     def variants(self) -> list[str]:
         """The other wordings' templates (a variant is a template, or {message, versions})."""
         return [v if isinstance(v, str) else v["message"] for v in self.data.get("variants", [])]

@@ -126,6 +126,8 @@ class Entry:
     # A wrapper's line ("Engine core initialization failed. See root cause above"): the
     # error it follows leads, and names it as its follow-on (a wing's wrappers())
     wrapper: bool = False
+    # A template cut short (`message_cut`): the program prints more, so a fit is never exact
+    cut: bool = False
 
     def document(self) -> dict:
         doc: dict[str, object] = {
@@ -155,6 +157,8 @@ class Entry:
             doc["met"] = self.met
         if self.wrapper:
             doc["wrapper"] = True
+        if self.cut:
+            doc["cut"] = True
         if generic(self.pattern, self.words):
             doc["generic"] = True
         return doc
@@ -285,8 +289,11 @@ def record_entries(
             upgrade,
             met,
             wrapper,
+            cut=i == 0 and record.message_cut,
         )
-        for (pat, words), label, (_, seen) in zip(patterns, labels, record.wordings, strict=True)
+        for i, ((pat, words), label, (_, seen)) in enumerate(
+            zip(patterns, labels, record.wordings, strict=True)
+        )
     ]
 
 
@@ -685,11 +692,7 @@ def _unflatten(line: str) -> list[str]:
     start = len(_prefix(line))
     marks = [m for m in _LINE_MARK.finditer(line) if m.start() > start]
     groups = _paren_groups(line) if marks else Counter()
-    cuts = [
-        m.start()
-        for m in marks
-        if not _LOOSE_MARK.fullmatch(m[0]) or groups[m[0].strip()] > 1
-    ]
+    cuts = [m.start() for m in marks if not _LOOSE_MARK.fullmatch(m[0]) or groups[m[0].strip()] > 1]
     pieces = [line[a:b] for a, b in zip([0, *cuts], [*cuts, len(line)], strict=True)]
     out: list[str] = []
     for piece in pieces:
@@ -1112,8 +1115,8 @@ HOW = {
     "bare": "the message, without the quote marks Markdown ate",
     "fragment": "a run of the message's words, among other words",
     "source": "the raise statement of the traceback",
-    "generic": "a generic template: little text of its own, or a message Python itself prints",
-    "loose": "the message, with a value its placeholder does not hold",
+    "generic": "a short message many errors print, so it may not be this one",
+    "loose": "the same words, but a value of another kind than this message prints",
     "similar": "shares rare words with the paste",
 }
 # The tiers of a result. Partial and generic fits rank together: the one that shows more
@@ -1600,6 +1603,8 @@ def _rate(
             found = _try(pat, form, doc.get("generic", False))
             if found:
                 tier, how, fit = found
+                if tier == "exact" and doc.get("cut"):
+                    tier = "partial"  # the program prints more than a cut template holds
                 fits = (RANKS[tier], -_shown(pat, fit.stop), int(bool(fit.stop)))
                 key = (*fits, removed, other, *standing, pid)
                 if best is None or key < best[0]:

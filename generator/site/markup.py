@@ -42,6 +42,100 @@ def code_block(code: str, language: str | None, caption: str = "") -> str:
     )
 
 
+SHELLS = {"bash", "sh", "shell", "console", "zsh", "shell-session"}
+WRAP = 38  # characters of code a line shows at 390 px, in the box of an example fix
+_WORD = re.compile(r"""(?:[^\s"']+|"[^"]*"|'[^']*')+""")
+
+
+def fix_pair(fix: dict) -> str:
+    """An example fix's Before and After: a long shell command broken at its options with
+    `\\` continuations (each option on a line of its own, as the shell still reads it),
+    and the lines that differ marked (`del` in Before, `ins` in After), so that at a
+    phone's width the change is seen without scrolling the box sideways."""
+    before, after = fix["before"], fix["after"]
+    old = _wrapped(before["code"], before.get("language"))
+    new = _wrapped(after["code"], after.get("language"))
+    old_lines, new_lines = {_bare(t) for t in old.split("\n")}, {_bare(t) for t in new.split("\n")}
+    return "\n".join(
+        [
+            _marked(old, before.get("language"), new_lines, "Before", "del"),
+            _marked(new, after.get("language"), old_lines, "After", "ins"),
+        ]
+    )
+
+
+def _wrapped(code: str, language: str | None) -> str:
+    code = code.rstrip("\n")
+    if (language or "").lower() not in SHELLS:
+        return code
+    return "\n".join(_shell_lines(line) for line in code.split("\n"))
+
+
+def _shell_lines(line: str) -> str:
+    """A shell line longer than WRAP as the shell reads it, one option (with its values) a
+    line: environment settings and the command first, then each option, indented."""
+    if len(line) <= WRAP or line.rstrip().endswith("\\") or line.lstrip().startswith("#"):
+        return line
+    indent = line[: len(line) - len(line.lstrip())]
+    words = _WORD.findall(line)
+    if " ".join(words) != re.sub(r"\s+", " ", line.strip()):  # a character they leave out
+        return line
+    groups: list[list[str]] = []
+    comment: list[str] = []  # a comment runs to the end of the line: it stays on the last
+    command = False  # past the environment settings before the command
+    for word in words:
+        if comment or word.startswith("#"):
+            comment.append(word)
+        elif not groups or (word.startswith("-") and word != "-m") or not command:
+            command = command or not _ENV.fullmatch(word)
+            groups.append([word])
+        else:
+            groups[-1].append(word)
+    if groups:
+        groups[-1] += comment
+    if len(groups) < 2:
+        return line
+    parts = [" ".join(g) for g in groups]
+    return f" \\\n{indent}  ".join([indent + parts[0], *parts[1:]])
+
+
+_ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
+
+
+def _marked(code: str, language: str | None, other: set[str], caption: str, tag: str) -> str:
+    """A code figure whose lines absent from the other side are wrapped in <del> or <ins>
+    (a line's closing `\\` aside). Pygments closes its spans at each line's end, so each
+    line of its HTML stands alone."""
+    lines = highlight_code(code, language).removesuffix("\n").split("\n")
+    plain = code.split("\n")
+    if len(lines) == len(plain):
+        # A continuation's `\\` needs no colour of its own (24 bytes a line).
+        lines = [_uncoloured_continuation(line) for line in lines]
+        lines = [
+            f"<{tag}>{line}</{tag}>" if text.strip() and _bare(text) not in other else line
+            for line, text in zip(lines, plain, strict=True)
+        ]
+    return _figure(language, caption, "\n".join(lines))
+
+
+def _uncoloured_continuation(line: str) -> str:
+    coloured = '<span class="se">\\</span>'
+    return line.removesuffix(coloured) + "\\" if line.endswith(coloured) else line
+
+
+def _bare(line: str) -> str:
+    return line.rstrip().removesuffix("\\").rstrip()
+
+
+def _figure(lang: str | None, caption: str, body: str) -> str:
+    """A code figure whose lines wrap (.before-after pre): it never scrolls, so it needs
+    none of the focus and name a scrolling box takes for the keyboard (code_block's)."""
+    name = html.escape(lang or "text")
+    cap = f'<div class="code-caption">{html.escape(caption)}</div>'
+    pre = f'<pre class="highlight" data-lang="{name}"><code>{body}</code></pre>'
+    return f'<figure class="code">{cap}{pre}</figure>'
+
+
 def _fence(code: str, lang: str, _attrs: str) -> str:
     return (
         f'<pre class="highlight" data-lang="{html.escape(lang or "text")}" tabindex="0" '

@@ -3,6 +3,7 @@
 import functools
 import hashlib
 import json
+import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -17,10 +18,12 @@ from errorkb.content import template
 from errorkb.content.model import Content, Guide, Project, Record
 from errorkb.projects import wing, wings
 from errorkb.site import api, cards, markup, offline, shortlinks, urls
-from errorkb.site.linking import Links, by_folder, live_successor, resolve
+from errorkb.site.linking import Links, by_folder, live_successor, release_key, resolve
 
 RECENT_COUNT = 20
 FEED_COUNT = 50
+INDEX_COUNT = 12  # the project page's first list: the errors to read first
+TAG_COUNT = 16  # the project page's kinds: its most used tags
 
 # No inline script or style anywhere; WebAssembly for Pyodide and Pagefind; nothing may
 # frame the site. The one statement of the policy: `serve` sends it, _headers carries it,
@@ -36,6 +39,8 @@ _POLICY = [
 CONTENT_SECURITY_POLICY = "; ".join(_POLICY)
 # Browsers ignore frame-ancestors (and report-uri, sandbox) in a <meta> policy.
 META_POLICY = "; ".join(d for d in _POLICY if not d.startswith("frame-ancestors"))
+
+
 def _headers() -> tuple[tuple[str, dict[str, str]], ...]:
     """Response headers by URL pattern, in the _headers order: every pattern that matches
     applies. (Made when asked: the URLs are the site's, below its path.)"""
@@ -156,12 +161,15 @@ class Pages:
         }
         curated = sum(r.curated for r in content.records.values())
         yield self.home_part(len(content.records), curated, counts, links.recent[:RECENT_COUNT])
+        indexed = {}  # id -> its listed_entry, for each record the listings name
         for key in content.projects:
             raised = links.raised_in.get(key, {})
             files = {path: [r.id for r, _ in entries] for path, entries in raised.items()}
             listed = [r for recs in links.by_file.get(key, {}).values() for r in recs]
-            explained = [(r.id, r.title, r.exception) for r in listed if r.curated]
-            yield self.project_part(key, counts[key], files, explained)
+            entries = [(r.id, entry) for r in listed if (entry := listed_entry(r, content))]
+            indexed.update(entries)
+            yield self.project_part(key, counts[key], files, entries)
+        yield from self.tag_parts(indexed)
         if content.guides:
             yield self._later(
                 "guides.html",
@@ -217,23 +225,65 @@ class Pages:
         key: str,
         count: int,
         files: dict[str, list[str]],
-        explained: list[tuple[str, str, str]],
+        indexed: list[tuple[str, tuple]],
     ) -> tuple[str, str, Part]:
         """A project's page: how many records it has (`count`), the source files they are
-        raised in (path -> ids) and its explained records, as (id, title, exception)."""
+        raised in (path -> ids) and the records its listings name, as (id, listed_entry):
+        first a short index (explained first, then by demand), then its tags and files."""
         project = self.content.projects[key]
         folders = _folders(files)
+        ordered = _ordered(indexed)
+        tags: dict[str, int] = {}
+        for entry in ordered:
+            for tag in entry["tags"]:
+                tags[tag] = tags.get(tag, 0) + 1
         return self._later(
             "project.html",
             urls.project(key),
             f"{project.name} errors",
-            f"All {count} {project.name} errors, grouped by source file.",
+            f"All {count} {project.name} errors: the explained ones first, by kind and by "
+            "source file.",
             project=project,
             files=sum(len(f["files"]) for f in folders),
             folders=folders,
             areas=_areas(folders),
-            explained=[{"id": i, "title": t, "exception": e} for i, t, e in explained],
+            first=ordered[:INDEX_COUNT],
+            explained=[e for e in ordered if e["curated"]],
+            tags=sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))[:TAG_COUNT],
             count=count,
+        )
+
+    def tag_parts(self, indexed: dict[str, tuple]) -> Iterator[tuple[str, str, Part]]:
+        """A page for each tag the records carry, listing them (explained first, then by
+        demand), and the list of tags; nothing where no record carries one."""
+        tagged: dict[str, list[tuple[str, tuple]]] = {}
+        for rid, entry in indexed.items():
+            for tag in entry[5]:
+                tagged.setdefault(tag, []).append((rid, entry))
+        if not tagged:
+            return
+        for tag in sorted(tagged):
+            yield self.tag_part(tag, tagged[tag])
+        counts = sorted(((t, len(e)) for t, e in tagged.items()), key=lambda kv: (-kv[1], kv[0]))
+        yield self._later(
+            "tags.html",
+            urls.tags(),
+            "Errors by kind",
+            f"The {len(counts)} tags of the knowledge base's errors, each with its errors.",
+            tags=counts,
+        )
+
+    def tag_part(self, tag: str, entries: list[tuple[str, tuple]]) -> tuple[str, str, Part]:
+        """The page of one tag: the records that carry it, as (id, listed_entry)."""
+        ordered = _ordered(entries)
+        return self._later(
+            "tag.html",
+            urls.tag(tag),
+            f"Errors tagged {tag}",
+            f"The {len(ordered)} errors tagged {tag}: explained first, then by how often "
+            "they are met.",
+            tag=tag,
+            entries=ordered,
         )
 
     def feed_part(self, recent: list[Record]) -> tuple[str, str, Part]:
@@ -308,6 +358,9 @@ class Pages:
         content = self.content
         entries: list[tuple[str, str | None]] = [(urls.home(), None)]
         entries += [(urls.project(k), None) for k in content.projects]
+        tags = sorted({t for r in content.records.values() for t in r.data.get("tags", ())})
+        if tags:
+            entries += [(urls.tags(), None), *((urls.tag(t), None) for t in tags)]
         for key, files in self.links.raised_in.items():
             for path, raised in files.items():
                 dates = [r.modified for r, _ in raised if r.modified]
@@ -344,6 +397,33 @@ def _identity(obj: object) -> object:
     raise TypeError(f"no key for a {type(obj).__name__} given to a template")
 
 
+def listed_entry(record: Record, content: Content) -> tuple | None:
+    """What the project page's index and the tag pages show of a record and what orders it:
+    (title, exception, explained, threads reported, releases printing it, tags, project);
+    None for a record they do not name (a stub no one tagged or reported)."""
+    tags = tuple(record.data.get("tags", ()))
+    reported = len(record.data.get("reported") or ())
+    if not (record.curated or tags or reported):
+        return None
+    scanned = content.projects[record.project].releases_scanned
+    seen = [s for _, s in record.wordings if s is not None]
+    releases = 0
+    if seen:
+        first = min(release_key(s["first"]) for s in seen)
+        last = max(release_key(s["last"]) for s in seen)
+        releases = sum(first <= release_key(v) <= last for v in scanned)
+    return (record.title, record.exception, record.curated, reported, releases, tags,
+            record.project)  # fmt: skip
+
+
+def _ordered(entries: Iterable[tuple[str, tuple]]) -> list[dict]:
+    """Listed records, the order a reader wants them in: explained first, then by demand
+    (threads that report the error, then how many releases print it), then by title."""
+    order = sorted(entries, key=lambda e: (not e[1][2], -e[1][3], -e[1][4], e[1][0], e[0]))
+    names = ("title", "exception", "curated", "reported", "releases", "tags", "project")
+    return [{"id": rid, **dict(zip(names, entry, strict=True))} for rid, entry in order]
+
+
 def _folders(raised_in: dict[str, list[str]]) -> list[dict]:
     """The project page's file list (from path -> ids of the records raised there): folders,
     each with its files and their error counts."""
@@ -355,15 +435,36 @@ def _folders(raised_in: dict[str, list[str]]) -> list[dict]:
     return folders
 
 
+AREAS = 12  # the fewest areas a project page's files are split into, where its folders allow
+
+
 def _areas(folders: list[dict]) -> list[dict]:
-    """The project page's index: folders by their first two levels (vllm/config, ...), each
-    with its first folder (the anchor it links to) and how many errors it raises."""
+    """The project page's areas: folders by their first levels, as few as give AREAS areas
+    or more (vllm/config, vllm/v1...: two; SGLang's python/sglang/srt/layers...: four, as
+    all of it sits in python/sglang), each with its folders, its first folder and how many
+    errors it raises."""
+    deepest = max((len(f["name"].split("/")) for f in folders), default=1)
+    depth = 2
+    while depth < deepest and len({_area(f["name"], depth) for f in folders}) < AREAS:
+        depth += 1
     areas: dict[str, dict] = {}
     for folder in folders:
-        name = "/".join(folder["name"].split("/")[:2])
-        area = areas.setdefault(name, {"name": name, "first": folder["name"], "ids": set()})
+        name = _area(folder["name"], depth)
+        area = areas.setdefault(
+            name, {"name": name, "first": folder["name"], "ids": set(), "folders": []}
+        )
         area["ids"] |= folder["ids"]
+        area["folders"].append(folder)
+    # Each shown below the folder they all share (python/sglang), which the page says once.
+    root = posixpath.commonpath(list(areas)) if len(areas) > 1 else ""
+    for name, area in areas.items():
+        area["root"] = root
+        area["label"] = (name[len(root) :].lstrip("/") if name != root else name) or name
     return list(areas.values())
+
+
+def _area(folder: str, depth: int) -> str:
+    return "/".join(folder.split("/")[:depth])
 
 
 def _modified(record: Record) -> str | None:
@@ -467,8 +568,10 @@ def _environment(
         once=_Once(),
     )
     env.filters["code"] = _code_filter
+    env.filters["fix_pair"] = lambda fix: Markup(markup.fix_pair(fix))
     env.filters["slug"] = markup.slugify
     env.filters["xml"] = _xml_text
+    env.filters["inline"] = lambda text: Markup(markup.markdown_inline(text))  # our Markdown
     # A variant that carries the releases that print it (shown by the History section).
     env.tests["versioned"] = lambda v: isinstance(v, dict) and "versions" in v
     # A history worth a section: a rewording or a removal (api.history has it for every record

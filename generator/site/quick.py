@@ -28,9 +28,9 @@ from errorkb.progress import QUIET, Progress
 from errorkb.search import engine
 from errorkb.site import api, build, paging, shortlinks, urls
 from errorkb.site.linking import link, successors
-from errorkb.site.pages import FEED_COUNT, RECENT_COUNT, Pages
+from errorkb.site.pages import FEED_COUNT, RECENT_COUNT, Pages, listed_entry
 
-VERSION = 8
+VERSION = 9
 MOST_EDITS = 20  # edited files past which the full build's workers pay for themselves
 
 
@@ -54,7 +54,8 @@ class State:
     # prose (the old wordings it answers)
     answers: dict[str, list[str]]
     full_text: dict[str, str]  # URL -> key of each page, as the main full-text index holds it
-    explained: dict[str, tuple[str, str]]  # id -> (title, exception): the project page lists it
+    explained: dict[str, tuple[str, str]]  # id -> (title, exception) of each explained record
+    indexed: dict[str, tuple]  # id -> pages.listed_entry: its project's page and tags list it
     listing: "Listing"
     version: int = VERSION
     # What the full build wrote of all but the fields a quick rebuild changes, which it
@@ -174,6 +175,7 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
         answers,
         indexed,
         {rid: (r.title, r.exception) for rid, r in content.records.items() if r.curated},
+        {rid: e for rid, r in content.records.items() if (e := listed_entry(r, content))},
         _listing(plan),
     )
     _state_path(out).write_bytes(_dumps(state))
@@ -455,8 +457,12 @@ def _listing_pages(plan: "build.Plan", state: State, record: Record) -> list[tup
         home = [content.records[rid] for rid in listing.home]
         parts.append(pages.home_part(len(state.records), len(state.explained), counts, home))
         parts.append(pages.feed_part([content.records[rid] for rid in listing.feed]))
-    if record.id in state.explained:
+    if record.id in state.indexed:
         parts.append(_project_page(pages, state, content, record.project))
+        for tag in state.indexed[record.id][5]:
+            tagged = [(rid, _indexed(state, content, rid)) for rid, e in state.indexed.items()
+                      if tag in e[5]]  # fmt: skip
+            parts.append(pages.tag_part(tag, tagged))
     covering = [g for g in content.guides if record.id in listing.guides[g.slug]]
     return parts + [pages.guide_part(guide) for guide in covering]
 
@@ -513,10 +519,8 @@ def _project_page(pages: Pages, state: State, content: Content, project: str) ->
         if key == project
     }
     listed = [ids[rel] for rel in listing.documents.get(project, [])]
-    explained = [
-        (rid, *_explained(state, content, rid)) for rid in listed if rid in state.explained
-    ]
-    return pages.project_part(project, len(listed), files, explained)
+    indexed = [(rid, _indexed(state, content, rid)) for rid in listed if rid in state.indexed]
+    return pages.project_part(project, len(listed), files, indexed)
 
 
 def _outward(state: State, content: Content, rel: str) -> str:
@@ -524,6 +528,12 @@ def _outward(state: State, content: Content, rel: str) -> str:
     as the last build kept it."""
     record = content.records.get(state.records[rel][1])
     return record.outward if record else state.records[rel][2]
+
+
+def _indexed(state: State, content: Content, rid: str) -> tuple:
+    """A listed record's entry (pages.listed_entry), as loaded where it is, else as kept."""
+    record = content.records.get(rid)
+    return listed_entry(record, content) or state.indexed[rid] if record else state.indexed[rid]
 
 
 def _explained(state: State, content: Content, rid: str) -> tuple[str, str]:
@@ -609,6 +619,8 @@ def _updated(state: State, out: Path, listed: dict, edited: list[str], content: 
         records[rel] = (listed[rel][2], rid, content.records[rid].outward, shard)
         if rid in state.explained:
             state.explained[rid] = _explained(state, content, rid)
+        if rid in state.indexed:
+            state.indexed[rid] = _indexed(state, content, rid)
     state.records = records
     state.site = _site_stamp(out)
     return state
@@ -617,7 +629,7 @@ def _updated(state: State, out: Path, listed: dict, edited: list[str], content: 
 # The fields a quick rebuild changes (_updated), kept apart from the frozen rest, which it
 # writes back as the full build serialized it. Marshal, not pickle: the state is plain data,
 # and marshal reads and writes it in half the time (they were a fifth of a quick rebuild).
-_CHANGING = ("site", "records", "full_text", "explained")
+_CHANGING = ("site", "records", "full_text", "explained", "indexed")
 _FROZEN = tuple(f.name for f in fields(State) if f.name not in (*_CHANGING, "version", "frozen"))
 
 

@@ -160,6 +160,16 @@ def source_file(key: str, path: str) -> str:
     return _page(f"/projects/{key}/files/{quote(path)}/")
 
 
+def tag(name: str) -> str:
+    """The page of the records that carry a tag (`moe`, `divisibility`...)."""
+    return _page(f"/tags/{quote(name, safe='')}/")
+
+
+def tags() -> str:
+    """The list of tags, each with how many records carry it."""
+    return _page("/tags/")
+
+
 def project_json(key: str) -> str:
     return _api(f"/api/projects/{key}.json")
 

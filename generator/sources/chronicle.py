@@ -6,6 +6,7 @@ a check no longer printed `status: removed` and `superseded_by`, are added or re
 without a record gets a stub, pinned to the last release that prints it.
 """
 
+import dataclasses
 import re
 from bisect import bisect_right
 from collections import Counter, defaultdict
@@ -80,14 +81,28 @@ def assign_ids(
     ids: dict[Lineage, str] = {}
     twins: dict[str, list[str]] = {}
     claimed: set[str] = set()
+    printer = {w.key: lin for lin in history.live() for w in lin.wordings}
     # The checks printed last choose first: an old check must not take a record printed today
     # through one of its variants.
     for lineage in sorted(history.live(), key=lambda lin: -lin.last_index):
         found = []
-        for wording in sorted(lineage.wordings, key=lambda w: -w.last_index):
-            for _, r in sorted(index.by_key.get(wording.key, [])):
-                if r not in claimed and r not in found:
-                    found.append(r)
+        newest = sorted(lineage.wordings, key=lambda w: -w.last_index)
+        # A record of the template as the scanner read it before (cut short, say) is this
+        # check's too: after those of its templates as read now.
+        keys = [w.key for w in newest] + [key for w in newest for key in former_keys(w)]
+        for key in keys:
+            for _, r in sorted(index.by_key.get(key, [])):
+                if r in claimed or r in found:
+                    continue
+                record = index.records[r]
+                own = printer.get(match_key(record.exception, record.message))
+                if own is not None and own is not lineage:
+                    # A record whose own message another check prints is that check's: one
+                    # of its variants' words printed here make it no twin of this one. Two
+                    # checks printed side by side (in one release, at two places) are never
+                    # merged into one record.
+                    continue
+                found.append(r)
         if found:
             rid = found[0]
         else:
@@ -103,6 +118,13 @@ def assign_ids(
         if found[1:]:
             twins[rid] = found[1:]
     return ids, twins
+
+
+def former_keys(wording: Wording) -> list[tuple[str, str]]:
+    """The keys of a wording's templates as the scanner read them before it read them whole
+    (Site.former): a record holding one is this wording's, its message read anew."""
+    keys = {match_key(wording.key[0], site.former) for site in wording.sites if site.former}
+    return sorted(keys - {wording.key})
 
 
 def write(
@@ -465,6 +487,8 @@ def _stub(
     if cur.site.level:
         data["level"] = cur.site.level
     data["message"] = cur.template
+    if _cut(cur):
+        data["message_cut"] = True
     params = _params(lineage.wordings)
     if params:
         data["params"] = params
@@ -497,15 +521,24 @@ def _params(wordings: list[Wording]) -> dict:
     return params
 
 
-def _changes(
-    record: Record, lineage: Lineage, removed: bool, successor: str | None, refs
-) -> dict:
+def _changes(record: Record, lineage: Lineage, removed: bool, successor: str | None, refs) -> dict:
     """The fields of an existing record to add or rewrite; its prose is never touched. A
     removed record's `derived` (and each variant's) is what its last release said of it; an
     active record's is `errorkb rederive`'s, from the pinned release."""
     changes: dict = {}
     by_key = {w.key: w for w in lineage.wordings}
     mine = by_key.pop(match_key(record.exception, record.message), None)
+    if mine is None:
+        # The record's message as the scanner read it before (cut short): read whole now,
+        # the record keeps its id and every other byte, its message rewritten.
+        key = match_key(record.exception, record.message)
+        for wording in sorted(lineage.wordings, key=lambda w: -w.last_index):
+            if key in former_keys(wording) and wording.key in by_key:
+                mine = by_key.pop(wording.key)
+                changes.update(_whole_message(record, mine))
+                break
+    if mine is not None and bool(record.data.get("message_cut")) != _cut(mine):
+        changes["message_cut"] = True if _cut(mine) else None
     if mine is not None and record.versions != _versions(mine):
         changes["versions"] = _versions(mine)
     if mine is not None and removed and record.status != "retired":
@@ -523,7 +556,7 @@ def _changes(
         changes["variants"] = variants
     written = any("about" in p for p in record.data.get("params", {}).values())
     if "params" in record.data and not written:  # a person's params are left as they are
-        params = dict(record.data["params"])
+        params = dict(changes.get("params") or record.data["params"])
         for w in added:
             for name, kind in w.site.types:
                 params.setdefault(name, {"type": kind})
@@ -545,6 +578,28 @@ def _changes(
         elif record.superseded_by and not successor and _extracted(record):
             changes["superseded_by"] = None  # no strong evidence (any more): no link
     return changes
+
+
+def _cut(wording: Wording) -> bool:
+    """Whether the program prints more than the wording's template holds."""
+    return any(site.cut for site in wording.sites)
+
+
+def _whole_message(record: Record, wording: Wording) -> dict:
+    """The fields that turn a record's former template into the wording's: `message`, and
+    its `params` where the placeholders differ (a person's descriptions of those kept)."""
+    out: dict = {"message": wording.template}
+    old = record.data.get("params") or {}
+    new = {}
+    for name, kind in wording.site.types:
+        new[name] = old.get(name, {"type": kind})
+    for variant in record.data.get("variants", []):  # the placeholders its variants still use
+        for name in template.placeholders(_variant(variant, record.exception)[0]):
+            if name in old:
+                new.setdefault(name, old[name])
+    if new != old:
+        out["params"] = new or None
+    return out
 
 
 def _extracted(record: Record) -> bool:
@@ -595,6 +650,7 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
     done = Written()
     texts: dict[str, str] = {}
     releases = content.projects[project].releases_scanned
+    seen = _Printed.of(records, feats, releases)
 
     def text_of(rid: str) -> str:
         if rid not in texts:
@@ -626,10 +682,10 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
         text = _drop_printed_elsewhere(root, record.path, text_of(rid), rid, printed, done)
         successor = index.aliases.get(record.superseded_by or "", record.superseded_by)
         if successor and _extracted(record):
-            found = compare(feats[rid], feats[successor]) if successor in feats else None
-            if found is not None:
-                _when(found, record, records[successor], releases)
-            if not (found and (found.same_check() or found.took_over())):
+            found = None
+            if successor in feats:
+                found = _linked(record, records[successor], feats[rid], common, seen)
+            if not found:
                 text = rewrite(_reread(record.path, text), text, superseded_by=None)
                 done.unlinked += 1
             else:
@@ -652,16 +708,104 @@ def _first(record: Record) -> str | None:
     return min(firsts, key=Version) if firsts else None
 
 
-def _when(found: Comparison, old: Record, new: Record, releases: list[str]) -> None:
+def _linked(
+    old: Record, new: Record, mine: Features, common: frozenset[str], seen: "_Printed"
+) -> bool:
+    """Whether the records give strong evidence that `new` took over from `old`: compared
+    with each wording of `new` (its message, then its variants, each with its releases and
+    its condition), as history compared it with the wording printed when `old` went."""
+    for exception, message, versions, guard in _wordings(new):
+        sites = [
+            dataclasses.replace(site, exception=exception, template=message, guard=guard)
+            for site in _record_sites(new)
+        ]
+        theirs = Features.of(Wording(match_key(exception, message), sites, "", "", 0, 0), common)
+        first = (versions or {}).get("first") or _first(new)
+        turn = seen.turn(old, new, mine, theirs, first)
+        found = compare(mine, theirs, loose=turn[0])
+        if found is None:
+            continue
+        _when(found, old, first, seen.releases)
+        found.one_for_one, found.file_gone = turn
+        if found.same_check() or found.took_over():
+            return True
+    return False
+
+
+def _wordings(record: Record) -> list[tuple[str, str, dict | None, str]]:
+    """A record's wordings: (exception, message, releases, condition), its message first."""
+    derived = record.data.get("derived") or {}
+    out = [(record.exception, record.message, record.versions, derived.get("condition", ""))]
+    for variant in record.data.get("variants", []):
+        text, exception = _variant(variant, record.exception)
+        if isinstance(variant, dict):
+            guard = (variant.get("derived") or {}).get("condition", "")
+            out.append((exception, text, variant.get("versions"), guard))
+        else:
+            out.append((exception, text, None, ""))
+    return out
+
+
+def _when(found: Comparison, old: Record, first: str | None, releases: list[str]) -> None:
     """What the records' releases say of two checks, as `lineage.build` sees it from the
-    scans: the new one first printed in the release after the old one's last (appeared), or
-    printed side by side with it (alongside)."""
-    last, first = (old.versions or {}).get("last"), _first(new)
+    scans: the new one (first printed in `first`) first printed in the release after the
+    old one's last (appeared), or printed side by side with it (alongside)."""
+    last = (old.versions or {}).get("last")
     if not last or not first:
         return
     found.alongside = Version(first) <= Version(last)
     if last in releases and releases.index(last) + 1 < len(releases):
         found.appeared = releases[releases.index(last) + 1] == first
+
+
+@dataclass
+class _Printed:
+    """What the records say each release printed, as `lineage.build` sees it from the scans:
+    by qualified function, the records last printed by a release and those first printed by
+    it; and the releases each file printed something in."""
+
+    releases: list[str]
+    ended: dict[tuple[str, str], list[str]]  # (release, qualified function) -> record ids
+    began: dict[tuple[str, str], list[str]]
+    files: dict[str, list[tuple[Version, Version]]]
+
+    @classmethod
+    def of(cls, records: dict[str, Record], feats: dict[str, Features], releases: list[str]):
+        ended: dict[tuple[str, str], list[str]] = defaultdict(list)
+        began: dict[tuple[str, str], list[str]] = defaultdict(list)
+        files: dict[str, list[tuple[Version, Version]]] = defaultdict(list)
+        for rid, record in sorted(records.items()):
+            first, last = _first(record), (record.versions or {}).get("last")
+            if not first or not last:
+                continue
+            starts = {first} | {
+                (versions or {}).get("first", first) for _, _, versions, _ in _wordings(record)
+            }
+            for name in feats[rid].qualified:
+                ended[(last, name)].append(rid)
+                for start in sorted(starts):
+                    began[(start, name)].append(rid)
+            for path in feats[rid].paths:
+                files[path].append((Version(first), Version(last)))
+        return cls(releases, ended, began, files)
+
+    def turn(
+        self, old: Record, new: Record, mine: Features, theirs: Features, first: str | None
+    ) -> tuple:
+        """(one for one, file gone): in the release after the old record's last, its function
+        lost it alone and gained the new one alone (a wording of it first printed then,
+        `first`); nothing is printed from its file."""
+        last = (old.versions or {}).get("last")
+        if last not in self.releases or self.releases.index(last) + 1 >= len(self.releases):
+            return False, False
+        after = self.releases[self.releases.index(last) + 1]
+        one = first == after and any(
+            self.ended[(last, name)] == [old.id] and self.began[(after, name)] == [new.id]
+            for name in mine.qualified & theirs.qualified
+        )
+        at = Version(after)
+        gone = not any(lo <= at <= hi for path in mine.paths for lo, hi in self.files[path])
+        return one, gone
 
 
 def _record_sites(record: Record) -> list[Site]:

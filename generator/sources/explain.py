@@ -21,11 +21,12 @@ Nothing here names a project: what a project's settings and stages are is its wi
 import ast
 import math
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass, field
 
 from errorkb.content import template
+from errorkb.sources import named as said
 
 # A model's methods that run while it is built (PyTorch models' conventions, whatever the
 # project): the wings date them to model loading wherever their file is.
@@ -113,6 +114,42 @@ class Knowledge:
     def stage(self, path: str, function: str) -> str | None:
         """Where in a run code at this path and function runs: a key of STAGES."""
         return None
+
+    # The release's parser (generator/flags/<project>-<version>.json), when there is its data:
+    # option string -> its entry (nargs, type, choices). The wings fill it in.
+    parser: dict[str, dict] = {}
+
+    def named(self, word: str) -> list[Setting]:
+        """The settings a word of a message names: a flag as written (`--max-model-len`, in
+        its `_` form, `--no-x`, a JSON flag's `--x.key`) or a setting's name (`max_model_len`,
+        `VLLM_X`, a request field); every one that fits (more than one: the word is ambiguous)."""
+        return []
+
+    def settings_apply(self, path: str) -> bool:
+        """Whether the settings `named` knows are those of the program the code at this path
+        runs in (not a separate tool's with a parser of its own)."""
+        return True
+
+    def option(self, flag: str) -> dict | None:
+        """The parser's entry of an option string; None without the release's parser data."""
+        return self.parser.get(flag)
+
+    def choosing(self, value: str) -> list[str]:
+        """The options (each by its first string) one of whose choices is this value."""
+        seen: dict[str, None] = {}
+        for option in self.parser.values():
+            if value in [str(c) for c in option.get("choices") or ()]:
+                seen.setdefault(option["strings"][0])
+        return list(seen)
+
+    def environment(self, name: str) -> Setting | None:
+        """An environment variable the message calls one, when it is none of the project's."""
+        return Setting("os.environ", kind="env-var", env=name) if _ENV_NAME.match(name) else None
+
+    def dispatches(self, path: str, function: str) -> bool:
+        """Whether this function runs a whole command (a CLI's subcommand, a server's main):
+        what it calls runs at every stage, so its own stage dates none of its callees."""
+        return False
 
 
 # The context extract hands over -------------------------------------------------------
@@ -474,7 +511,22 @@ def flags(ctx: Context, condition: ast.expr | None) -> list[dict]:
         if same not in seen:
             seen.add(same)
             out.append(setting.entry(name))
+    # The settings the message names in its own words (`Use --enable-lora`), that the code
+    # does not show (named.py).
+    requests = said.requests_handled(ctx.kind, ctx.knowledge.stage(ctx.path, ctx.function))
+    for entry in said.entries(ctx.message, ctx.knowledge, requests, ctx.path):
+        if not any(said.same(entry, s) for s in _settings_of(out)):
+            entry.pop("passes", None)  # given by passing(), after the condition's
+            out.append(entry)
     return out
+
+
+def _settings_of(entries: list[dict]) -> list[Setting]:
+    keys = ("field", "flag", "url", "key")
+    return [
+        Setting(*(e.get(k, "") for k in keys), kind=e["kind"], env=e.get("env", ""))
+        for e in entries
+    ]
 
 
 def _short(node: ast.AST) -> str:
@@ -511,8 +563,10 @@ def _bound(node: ast.AST, ctx: Context) -> dict | None:
         return {"value": node.value} if finite else None
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
         values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
-        if values and len(values) == len(node.elts) and all(
-            type(v) in (int, float, str) for v in values
+        if (
+            values
+            and len(values) == len(node.elts)
+            and all(type(v) in (int, float, str) for v in values)
         ):
             return {"choices": values}
         return None
@@ -576,6 +630,16 @@ def passing(ctx: Context, condition: ast.expr | None, found: list[dict]) -> None
             if "passes" not in entry and setting.entry(entry["name"]) == entry:
                 entry["passes"] = passes
                 break
+    # What the message's own words say passes (`--pp-size must be 1`, `Use --enable-lora`),
+    # for a setting the condition gives no value of.
+    if all("passes" in entry for entry in found) or not ctx.knowledge.settings_apply(ctx.path):
+        return
+    requests = said.requests_handled(ctx.kind, ctx.knowledge.stage(ctx.path, ctx.function))
+    for hit in said.scan(ctx.message, ctx.knowledge, requests):
+        value = said.message_passes(ctx.message, hit, ctx.knowledge)
+        for entry in found:
+            if value and "passes" not in entry and said.same(entry, hit.setting):
+                entry["passes"] = value
 
 
 # Divisibility -------------------------------------------------------------------------
@@ -827,9 +891,15 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
     compares = _compares(own)
     if calls & {"isfinite", "isnan", "isinf"}:  # NaN or infinity: outside every range
         return "limit"
-    if compares & {ast.In, ast.NotIn} or _WORDS["invalid-choice"].search(text):
+    if compares & {ast.In, ast.NotIn}:
         return "invalid-choice"
-    if compares & {ast.Lt, ast.LtE, ast.Gt, ast.GtE} or _WORDS["limit"].search(text):
+    # A test of a range is a limit, even when the message calls the value invalid ("Invalid
+    # h_bar: h_bar * w_bar must be >= min_pixels and <= max_pixels").
+    if compares & {ast.Lt, ast.LtE, ast.Gt, ast.GtE}:
+        return "limit"
+    if _WORDS["invalid-choice"].search(text):
+        return "invalid-choice"
+    if _WORDS["limit"].search(text):
         return "limit"
     if ctx.exception == "KeyError" or _constant_compare(own):
         return "invalid-choice"
@@ -987,8 +1057,7 @@ def explain(
             tries.append(f"{b} comes from {setting}: set it to one of those divisors.")
         if not any(f.get("kind") == "model-config" for f in found):
             tries.append(
-                f"If {a} comes from the model's configuration, it cannot be changed: "
-                f"fit {b} to it."
+                f"If {a} comes from the model's configuration, it cannot be changed: fit {b} to it."
             )
         return text, [*computed, *tries]
     texts = {
@@ -1152,44 +1221,57 @@ def derive(ctx: Context) -> dict:
 # Stages from the call graph ------------------------------------------------------------
 
 MAX_CALLERS = 30  # a name called from more places is too common to say where it runs
+MAX_DEPTH = 3  # calls followed up from a site towards code whose stage is known
 VALIDATOR = re.compile(r"^_?(validate|check|verify)_\w+$")
 
 
 def stages_from_callers(
     sites: Iterable, calls: dict[tuple[str, str], set[str]], knowledge: Knowledge
 ) -> None:
-    """Give a site whose module says nothing of its stage the stage of its callers, when at
-    least two thirds of them (up to two calls away) agree. `calls`: (path, function) -> the
-    names it calls; a function is called by its last name, a constructor by its class."""
+    """Give a site whose module says nothing of its stage the stage of the code that runs it:
+    follow its callers up (at most MAX_DEPTH calls) to functions whose stage the wing knows
+    (an argument parser, a config's validation, a model's loader, start-up, the serving loop, a
+    kernel's choice). When every such function reached is of one stage, the site is of that
+    stage; when they disagree (a helper called both while the engine starts and per request),
+    the site gets none: a stage left out is better than a guess. `calls`: (path, function) ->
+    the names it calls; a function is called by its last name, a constructor by its class."""
     callers: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for place, names in calls.items():
         for name in names:
             callers[name].append(place)
-    memo: dict[tuple[str, str, int], str | None] = {}
+    memo: dict[tuple[str, str, int], frozenset[str]] = {}
 
-    def stage_of(path: str, function: str, depth: int) -> str | None:
+    def reached(path: str, function: str, depth: int) -> frozenset[str]:
+        """The stages of the dated code that runs this function, up to `depth` calls away."""
         key = (path, function, depth)
         if key not in memo:
-            memo[key] = None  # a recursion in the graph ends here
-            memo[key] = knowledge.stage(path, function) or _voted(function, depth)
+            memo[key] = frozenset()  # a recursion in the graph ends here
+            known = knowledge.stage(path, function)
+            if known and depth < MAX_DEPTH and knowledge.dispatches(path, function):
+                memo[key] = frozenset()  # a caller that runs everything dates nothing
+            else:
+                memo[key] = frozenset({known}) if known else _callers(path, function, depth)
         return memo[key]
 
-    def _voted(function: str, depth: int) -> str | None:
+    def _callers(path: str, function: str, depth: int) -> frozenset[str]:
         parts = function.split(".")
         name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
         found = callers.get(name, [])
+        if name.startswith("_") and not name.startswith("__"):
+            # A private name is its module's own: where the module calls it, only those
+            # calls are its (another module's `_compare` is another function).
+            found = [place for place in found if place[0] == path] or found
         if depth == 0 or not found or len(found) > MAX_CALLERS:
-            return None
-        votes = Counter(stage_of(path, caller, depth - 1) for path, caller in found)
-        votes.pop(None, None)
-        if not votes:
-            return None
-        best, count = votes.most_common(1)[0]
-        return best if 3 * count >= 2 * sum(votes.values()) else None
+            return frozenset()
+        return frozenset().union(*(reached(path, caller, depth - 1) for path, caller in found))
+
+    def stage_of(path: str, function: str) -> str | None:
+        stages = reached(path, function, MAX_DEPTH)
+        return next(iter(stages)) if len(stages) == 1 else None
 
     for site in sites:
         if site.derived is not None and "stage" not in site.derived:
-            stage = stage_of(site.path, site.function, 2)
+            stage = stage_of(site.path, site.function)
             if stage:
                 site.derived["stage"] = stage
         elif site.derived is not None and site.derived["stage"] == "request-handling":
@@ -1199,7 +1281,9 @@ def stages_from_callers(
             name = site.function.rsplit(".", 1)[-1]
             found = callers.get(name, [])
             stages = {knowledge.stage(path, caller) for path, caller in found}
-            if VALIDATOR.search(name) and 0 < len(found) <= MAX_CALLERS and stages == {
-                "engine-startup"
-            }:
+            if (
+                VALIDATOR.search(name)
+                and 0 < len(found) <= MAX_CALLERS
+                and stages == {"engine-startup"}
+            ):
                 site.derived["stage"] = "engine-startup"

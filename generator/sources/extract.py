@@ -49,6 +49,7 @@ from errorkb.content.load import (
 from errorkb.content.model import Content, Record
 from errorkb.projects import wing
 from errorkb.sources import explain
+from errorkb.sources import named as said
 from errorkb.sources.scaffold import new_id
 
 # Folders skipped unless --include-vendored: code copied from other projects.
@@ -90,6 +91,9 @@ LOGGER_STYLE_TAG = "logger-style-args"
 # Keyword arguments that carry the message when there is no positional one
 # (`HTTPException(status_code=400, detail="...")`).
 _MESSAGE_KEYWORDS = ("message", "msg", "detail", "reason", "description")
+# Keyword arguments an exception does not print: an HTTP error's status and headers (its
+# detail is what the client reads).
+_UNPRINTED = ("status_code", "headers")
 _PERCENT = re.compile(
     r"%(?:\((?P<key>[^)]*)\))?[-#0 +]*(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d*))?[hlL]?(?P<conv>.?)",
     re.S,
@@ -128,6 +132,8 @@ class Site:
     level: str = ""  # of a log: warning, error, info, critical
     guard: str = ""  # the condition that leads to it (the innermost `if`, or the assert's test)
     derived: dict | None = field(default=None, compare=False)  # explain.derive, without ref
+    cut: bool = False  # the message goes on past the template, in a way the code does not show
+    former: str = ""  # the template the scanner read before SCAN_FORMAT 6, where it differs
 
     @property
     def key(self) -> tuple[str, str]:
@@ -222,6 +228,12 @@ class _Messages:
 
     def __init__(self, scopes: list["_Scope"]):
         self.scopes = scopes
+        # Whole messages (SCAN_FORMAT 6): a `sep.join([...])` of literal pieces is read. False:
+        # read as before, for a site's `former` template.
+        self.whole = True
+        # The value a variable holds where the message is built, read from the statements
+        # before it (_Reach); None: not known.
+        self.override: dict[str, _Parts | None] = {}
 
     def parts(self, node: ast.AST, depth: int = 0) -> _Parts | None:
         """Literal parts and holes, or None when the message is not a string form."""
@@ -230,12 +242,16 @@ class _Messages:
         if isinstance(node, ast.Constant):
             return [node.value] if isinstance(node.value, str) else None
         if isinstance(node, ast.JoinedStr):
-            # An f-string's parts are its literal texts and its {fields}.
-            return [
-                v.value if isinstance(v, ast.Constant) else _formatted(v)
-                for v in node.values
-                if isinstance(v, ast.Constant | ast.FormattedValue)
-            ]
+            # An f-string's parts are its literal texts and its {fields}; a plain `{name}` of
+            # a variable that holds a message form is that form's text.
+            out: _Parts = []
+            for v in node.values:
+                if isinstance(v, ast.Constant):
+                    out.append(v.value)
+                elif isinstance(v, ast.FormattedValue):
+                    inner = self._spliced(v, depth)
+                    out += inner if inner is not None else [_formatted(v)]
+            return out
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left = self.parts(node.left, depth + 1)
             right = self.parts(node.right, depth + 1)
@@ -254,19 +270,72 @@ class _Messages:
         ):
             fmt = self.literal(node.func.value, depth + 1)
             return None if fmt is None else _str_format(fmt, node.args, node.keywords)
+        if self.whole and isinstance(node, ast.Call):
+            return self._join(node, depth)
         if isinstance(node, ast.Name):
+            if node.id in self.override:
+                known = self.override[node.id]
+                return None if known is None else list(known)
             value = self.resolve(node.id)
             return None if value is None else self.parts(value, depth + 1)
         return None
 
+    def _spliced(self, field: ast.FormattedValue, depth: int) -> _Parts | None:
+        """The text of `{name}` in an f-string when the variable holds a message form
+        (`scope = f"Field '{name}'"`), printed as is (no conversion, no format spec)."""
+        if not (
+            self.whole
+            and isinstance(field.value, ast.Name)
+            and field.conversion == -1
+            and field.format_spec is None
+        ):
+            return None
+        return self.parts(field.value, depth + 1)
+
+    def _join(self, node: ast.Call, depth: int) -> _Parts | None:
+        """`", ".join(["a", f"b {x}"])`: the pieces of a literal list (or tuple, or a variable
+        holding one) with the separator between them."""
+        sep = self.literal(node.func.value, depth + 1) if _func_name(node) == "join" else None
+        if sep is None or len(node.args) != 1 or node.keywords:
+            return None
+        items = node.args[0]
+        if isinstance(items, ast.Name) and items.id not in self.override:
+            name, items = items.id, self.resolve(items.id)
+            if items is not None and self.mutated(name):
+                return None  # a list appended to: its items are not those it started with
+        if not isinstance(items, ast.List | ast.Tuple) or not items.elts:
+            return None
+        out: _Parts = []
+        for i, elt in enumerate(items.elts):
+            if isinstance(elt, ast.Starred):
+                return None
+            if i:
+                out.append(sep)
+            piece = self.parts(elt, depth + 1)
+            out += piece if piece is not None else [_Hole(elt)]
+        return out
+
     def literal(self, node: ast.AST, depth: int) -> str | None:
         """A plain string constant, directly or through a variable."""
+        if isinstance(node, ast.Name) and node.id in self.override:
+            known = self.override[node.id]
+            if known and all(isinstance(p, str) for p in known):
+                return "".join(known)
+            return None
         if isinstance(node, ast.Name) and depth <= 8:
             value = self.resolve(node.id)
             return None if value is None else self.literal(value, depth + 1)
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value
         return None
+
+    def mutated(self, name: str) -> bool:
+        """Whether the nearest scope that binds the name changes it in place
+        (`name.append(x)`, `name[i] = x`, `name += [x]`)."""
+        for scope in reversed(self.scopes):
+            if name in scope.bindings():
+                return name in scope.mutated()
+        return False
 
     def resolve(self, name: str) -> ast.AST | None:
         """The value of a variable assigned exactly once, in the nearest scope that binds it."""
@@ -275,6 +344,164 @@ class _Messages:
             if found is not None:
                 return found[0] if len(found) == 1 else None
         return None
+
+
+# Messages built in a variable ---------------------------------------------------
+
+# Statements _Reach may read for one message, and the values of a variable it keeps (one per
+# way through the `if`s before the raise): past them the message is left as before.
+REACH_STATEMENTS = 2_000
+REACH_VALUES = 8
+
+
+class _GiveUp(Exception):
+    pass
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Whether a statement assigns the name anywhere in it (not in nested functions)."""
+    todo = [node]
+    while todo:
+        cur = todo.pop()
+        if isinstance(cur, ast.Name) and cur.id == name and isinstance(cur.ctx, ast.Store):
+            return True
+        if cur is not node and isinstance(
+            cur, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
+        ):
+            continue
+        todo.extend(ast.iter_child_nodes(cur))
+    return False
+
+
+def _ends(block: list) -> bool:
+    """A block whose last statement leaves it for good: the message is not built through it."""
+    return bool(block) and isinstance(block[-1], ast.Raise | ast.Return)
+
+
+def _parts_key(parts: "_Parts | None") -> tuple:
+    if parts is None:
+        return (None,)
+    return tuple(
+        p if isinstance(p, str) else (ast.dump(p.expr) if p.expr else "", p.hint) for p in parts
+    )
+
+
+class _Reach:
+    """The values a variable can hold at a statement, read from the statements before it in
+    its function: `msg = ...`, `msg += ...` (also in `if` branches and once through a loop
+    body), never run. A value is literal parts and holes, or None where the code does not
+    show it (a parameter, a call's result)."""
+
+    def __init__(self, messages: "_Messages", name: str):
+        self.messages = messages
+        self.name = name
+        self.budget = REACH_STATEMENTS
+
+    def before(self, frames: list[list]) -> list:
+        values: list = [None]
+        for statements, at in frames:
+            values = self.block(statements[:at], values)
+            if not values:
+                raise _GiveUp  # not reached with the variable set
+        return values
+
+    def block(self, statements: list, values: list) -> list:
+        for stmt in statements:
+            values = self.stmt(stmt, values)
+            if not values:
+                return []
+        return values
+
+    def stmt(self, stmt: ast.stmt, values: list) -> list:
+        self.budget -= 1
+        if self.budget < 0:
+            raise _GiveUp
+        name = self.name
+        if isinstance(stmt, ast.Raise | ast.Return):
+            return []
+        if not _binds(stmt, name) and not (
+            isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and stmt.name == name
+        ):
+            return values
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == name
+        ):
+            return self._unique([self.value(stmt.value, v) for v in values])
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and stmt.value is not None
+        ):
+            return self._unique([self.value(stmt.value, v) for v in values])
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+            if not isinstance(stmt.op, ast.Add):
+                return [None]
+            return self._unique([self.add(v, stmt.value) for v in values])
+        if isinstance(stmt, ast.If):
+            body = [] if _ends(stmt.body) else self.block(stmt.body, values)
+            other = [] if _ends(stmt.orelse) else self.block(stmt.orelse, values)
+            return self._unique(body + other)
+        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+            if not isinstance(stmt, ast.While) and _binds(stmt.target, name):
+                return [None]
+            # Once through the body, as far as the code shows (an `if` in it that skips the
+            # append keeps the value as it was too).
+            once = self.block(stmt.body, values)
+            return self.block(stmt.orelse, self._unique(once or values))
+        if isinstance(stmt, ast.With | ast.AsyncWith):
+            if any(i.optional_vars and _binds(i.optional_vars, name) for i in stmt.items):
+                return [None]
+            return self.block(stmt.body, values)
+        if isinstance(stmt, ast.Try | ast.TryStar):
+            done = self.block(stmt.body, values)
+            done = self.block(stmt.orelse, done) if done else done
+            # A handler: as if the body failed before it changed the variable.
+            for handler in stmt.handlers:
+                if not _ends(handler.body):
+                    done = done + self.block(handler.body, values)
+            done = self._unique(done)
+            return self.block(stmt.finalbody, done) if done else done
+        if isinstance(stmt, ast.Match):
+            out: list = []
+            for case in stmt.cases:
+                if not _ends(case.body):
+                    out += self.block(case.body, values)
+            return self._unique(out)
+        return [None]  # bound otherwise: unpacked, imported, a `with ... as`, a def
+
+    def value(self, expr: ast.expr, current) -> "_Parts | None":
+        saved = self.messages.override.get(self.name, _NOTHING)
+        self.messages.override[self.name] = current
+        try:
+            return self.messages.parts(expr)
+        except _BadFormat:
+            return None
+        finally:
+            if saved is _NOTHING:
+                del self.messages.override[self.name]
+            else:
+                self.messages.override[self.name] = saved
+
+    def add(self, current, expr: ast.expr) -> "_Parts | None":
+        right = self.value(expr, current)
+        if current is None and right is None:
+            return None
+        left = current if current is not None else [_Hole(ast.Name(self.name))]
+        return list(left) + (right if right is not None else [_Hole(expr)])
+
+    @staticmethod
+    def _unique(values: list) -> list:
+        seen: dict = {}
+        for value in values:
+            seen.setdefault(_parts_key(value), value)
+        return list(seen.values())
+
+
+_NOTHING = object()
 
 
 def _percent(fmt: str, rhs: ast.expr) -> _Parts:
@@ -621,6 +848,50 @@ def _logger_tuple(parts: _Parts, extra: list) -> _Parts:
     return out
 
 
+def _args_tuple(items: list[_Parts | None], args: list) -> _Parts | None:
+    """`X("a ", f"b {x}", 3)`: the repr of the arguments' tuple, as BaseException prints it;
+    None when no argument is a string form."""
+    if all(item is None for item in items):
+        return None
+    out: _Parts = ["("]
+    for i, (item, arg) in enumerate(zip(items, args, strict=True)):
+        if i:
+            out.append(", ")
+        if item is None:
+            out.append(repr(arg.value) if isinstance(arg, ast.Constant) else _Hole(arg))
+            continue
+        literal = "".join(p for p in item if isinstance(p, str))
+        quote = '"' if "'" in literal and '"' not in literal else "'"
+        out += [quote, *(_repr_body(p, quote) if isinstance(p, str) else p for p in item), quote]
+    out.append(",)" if len(args) == 1 else ")")
+    return out
+
+
+# Exceptions whose str() is the repr of their arguments' tuple when given more than one (the
+# OSError family prints "[Errno n] text" instead, KeyError a single key's repr).
+_TUPLE_PRINTING = frozenset(
+    {"Exception", "ValueError", "RuntimeError", "TypeError", "NotImplementedError"}
+    | {"AssertionError", "AttributeError", "IndexError", "KeyError", "LookupError"}
+    | {"ImportError", "ModuleNotFoundError", "ArithmeticError", "ZeroDivisionError"}
+    | {"OverflowError", "RecursionError", "MemoryError", "BufferError", "EOFError"}
+    | {"NameError", "UnboundLocalError", "StopIteration", "SystemError", "ReferenceError"}
+)
+
+
+def _plain_subclasses(module: ast.Module, known: set[str]) -> set[str]:
+    """The module's classes that subclass one that prints its arguments' tuple and define
+    neither `__init__` nor `__str__` (or `__repr__`): they print it too."""
+    found: set[str] = set()
+    for stmt in module.body:
+        if not isinstance(stmt, ast.ClassDef):
+            continue
+        bases = {b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in stmt.bases}
+        own = {s.name for s in stmt.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+        if bases & (known | found) and not own & {"__init__", "__str__", "__repr__", "__new__"}:
+            found.add(stmt.name)
+    return found
+
+
 _LOGGER_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0+]*(?:\d+|\*)?(?:\.\d*)?[hlL]?[diouxXeEfFgGcrsa]")
 
 
@@ -633,12 +904,41 @@ def _has_percent(parts: _Parts) -> bool:
 # The scanner ------------------------------------------------------------------
 
 
+# Methods that change a list in place.
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
+
+
 class _Scope:
     """Names bound in a function or module body (not in nested functions or classes)."""
 
     def __init__(self, node: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef):
         self.node = node
         self._bindings: dict[str, list] | None = None
+        self._mutated: set[str] | None = None
+
+    def mutated(self) -> set[str]:
+        """The names whose value this scope changes in place: a method that mutates a list,
+        an item or slice assigned, an augmented assignment."""
+        if self._mutated is None:
+            found = set()
+            for node in ast.walk(self.node):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.attr in _MUTATORS
+                ):
+                    found.add(node.func.value.id)
+                elif (
+                    isinstance(node, ast.Subscript)
+                    and isinstance(node.ctx, ast.Store | ast.Del)
+                    and isinstance(node.value, ast.Name)
+                ):
+                    found.add(node.value.id)
+                elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                    found.add(node.target.id)
+            self._mutated = found
+        return self._mutated
 
     def bindings(self) -> dict[str, list]:
         """name -> the values assigned to it; None stands for a binding that is not `x = ...`."""
@@ -791,14 +1091,23 @@ class _Scanner:
         self.refused: list[tuple[str, str]] = []  # messages over the limit: (path:line, why)
         self.seen = 0
         self.asserts = 0  # assert statements with a message
+        # The statement lists that lead to the one read, each with its position in it, and
+        # where the current function's begin: what _Reach reads a variable's value from.
+        self.frames: list[list] = []
+        self.frame_base = 0
+        self.tuple_classes = set(_TUPLE_PRINTING)  # and this module's plain subclasses of them
 
     def module(self, node: ast.Module) -> None:
         self.scopes.append(_Scope(node))
+        self.tuple_classes |= _plain_subclasses(node, self.tuple_classes)
         self._body(node.body)
 
     def _body(self, statements: list) -> None:
         mark = len(self.exits)
-        for stmt in statements:
+        frame = [statements, 0]
+        self.frames.append(frame)
+        for at, stmt in enumerate(statements):
+            frame[1] = at
             if isinstance(stmt, ast.Raise):
                 self.seen += 1
                 reason = self._raise(stmt)
@@ -817,7 +1126,9 @@ class _Scanner:
                     }
                 self.scopes.append(_Scope(stmt))
                 outer, self.guards, self.exits = (self.guards, self.exits), [], []
+                base, self.frame_base = self.frame_base, len(self.frames)
                 self._body(stmt.body)
+                self.frame_base = base
                 self.guards, self.exits = outer
                 self.scopes.pop()
                 self.qualname.pop()
@@ -832,6 +1143,7 @@ class _Scanner:
             if _early_return(stmt):
                 self.exits.append(stmt)  # what follows runs only when it did not return
         del self.exits[mark:]
+        self.frames.pop()
 
     def _compound(self, stmt: ast.stmt) -> None:
         """The blocks of a compound statement, each under the guard that leads into it."""
@@ -894,7 +1206,28 @@ class _Scanner:
         message, extra = self._message_arg(exc)
         if message is None:
             return "no-message"
-        return self._add(node, exception, message, extra, "raise")
+        args = exc.args
+        if (
+            len(args) > 1
+            and exception in self.tuple_classes
+            and not any(isinstance(a, ast.Starred) for a in args)
+            and not (extra and args[-len(extra) - 1] is message and self._percent_style(message))
+        ):
+            # `RuntimeError("a ", f"b {x}")` prints its arguments' tuple: "('a ', 'b 1')".
+            return self._add(node, exception, ast.Tuple(elts=list(args)), [], "raise")
+        # Keyword arguments to an exception whose printing the code does not show
+        # (`VLLMValidationError(msg, parameter="n")` prints "msg (parameter=n)"): cut.
+        printed = [k.arg for k in exc.keywords if k.arg not in (*_MESSAGE_KEYWORDS, *_UNPRINTED)]
+        cut = bool(printed) and exception not in self.tuple_classes
+        return self._add(node, exception, message, extra, "raise", cut=cut)
+
+    def _percent_style(self, message: ast.AST) -> bool:
+        """A message with %-conversions and arguments after it (logger style): tagged as such."""
+        try:
+            parts = self.messages.parts(message)
+        except _BadFormat:
+            return False
+        return parts is not None and _has_percent(parts)
 
     def _add(
         self,
@@ -904,21 +1237,116 @@ class _Scanner:
         extra: list,
         kind: str,
         level: str = "",
+        cut: bool = False,
     ):
         """Add a site for this message (an expression, or parts already read); or say why
-        there is none."""
+        there is none. A message built in a variable along several ways (`if` branches that
+        append to it) is a site for each way."""
+        if isinstance(message, list):
+            return self._add_parts(node, exception, message, extra, kind, level, cut=cut)
+        former = self._former(message, extra)
+        ways = self._ways(message)
+        reasons = []
+        for override in ways:
+            self.messages.override = override
+            try:
+                parts = self._message_parts(message)
+            except _BadFormat:
+                reasons.append("bad-format")
+                continue
+            finally:
+                self.messages.override = {}
+            if parts is None:
+                reasons.append("non-literal")
+                continue
+            reasons.append(self._add_parts(node, exception, parts, extra, kind, level, former, cut))
+        return "" if "" in reasons else reasons[0]
+
+    def _message_parts(self, message: ast.AST) -> _Parts | None:
+        if isinstance(message, ast.Tuple):
+            return _args_tuple([self._arg_parts(elt) for elt in message.elts], message.elts)
+        return self.messages.parts(message)
+
+    def _arg_parts(self, arg: ast.AST) -> _Parts | None:
         try:
-            parts = message if isinstance(message, list) else self.messages.parts(message)
+            return self.messages.parts(arg)
         except _BadFormat:
-            return "bad-format"
-        if parts is None:
-            return "non-literal"
+            return None
+
+    def _former(self, message: ast.AST, extra: list) -> _Parts | None:
+        """The message as read before SCAN_FORMAT 6 (no tuple, no variable built along
+        several ways, no joined list): a site's `former` template, which keeps its record."""
+        if isinstance(message, ast.Tuple):
+            # Read as the first string argument then, with the rest as logger arguments.
+            for i, elt in enumerate(message.elts):
+                self.messages.whole = False
+                try:
+                    parts = self.messages.parts(elt)
+                except _BadFormat:
+                    return None
+                finally:
+                    self.messages.whole = True
+                if parts is not None:
+                    rest = message.elts[i + 1 :]
+                    return _logger_tuple(parts, rest) if rest and _has_percent(parts) else parts
+            return None
+        self.messages.whole = False
+        try:
+            return self.messages.parts(message)
+        except _BadFormat:
+            return None
+        finally:
+            self.messages.whole = True
+
+    def _ways(self, message: ast.AST) -> list[dict]:
+        """The values of the variables the message is built from, one mapping per way the
+        code can build it; [{}] when none needs reading from the statements before it."""
+        if len(self.scopes) < 2:
+            return [{}]
+        scope = self.scopes[-1]
+        names = []
+        for node in ast.walk(message):
+            if (
+                isinstance(node, ast.Name)
+                and node.id not in names
+                and len(scope.bindings().get(node.id, ())) > 1
+            ):
+                names.append(node.id)
+        ways: list[dict] = [{}]
+        for name in names[:3]:
+            try:
+                values = _Reach(self.messages, name).before(self.frames[self.frame_base :])
+            except (_GiveUp, RecursionError):
+                continue
+            if any(value is None for value in values):
+                # A way where the code does not show the value (a parameter, a loop's item, a
+                # call's result): the variable is a placeholder, as before, whose text holds
+                # whatever the other ways give it.
+                continue
+            ways = [{**way, name: v} for way in ways for v in values][:REACH_VALUES]
+        return ways
+
+    def _add_parts(
+        self,
+        node: ast.stmt,
+        exception: str,
+        parts: _Parts,
+        extra: list,
+        kind: str,
+        level: str = "",
+        former: _Parts | None = None,
+        cut: bool = False,
+    ) -> str:
         tags: tuple[str, ...] = ()
         if extra and _has_percent(parts):
             parts, tags = _logger_tuple(parts, extra), (LOGGER_STYLE_TAG,)
+        elif extra and kind == "raise":
+            # More arguments to an exception whose printing the code does not show: it may
+            # print them all (as a tuple), or the first alone.
+            cut = True
         items = self._joined(parts)
         for item in items:  # each error collected in a list, as printed when it is alone
-            self._add(node, exception, item, [], kind, level)
+            self._add_parts(node, exception, item, [], kind, level)
         literal = "".join(p for p in parts if isinstance(p, str))
         if not any(ch.isalnum() for ch in literal):
             return "" if items else "no-literal-text"
@@ -929,6 +1357,12 @@ class _Scanner:
         if len(self.sites) >= MAX_SITES_PER_FILE:
             raise _TooManySites
         text, types = _build(parts)
+        was = ""
+        if former is not None and former != parts:
+            if extra and _has_percent(former):
+                former = _logger_tuple(former, extra)
+            was = _build(former)[0]
+            was = "" if was == text else was
         snippet = ""
         if self.lines is not None:
             snippet = _dedent(self.lines[node.lineno - 1 : node.end_lineno])
@@ -954,6 +1388,8 @@ class _Scanner:
                 level=level,
                 guard=_site_guard(node, self.guards),
                 derived=derived,
+                cut=cut,
+                former=was,
             )
         )
         return ""
@@ -1768,6 +2204,8 @@ def new_record(project: str, sites: list[Site], ref: str, snippets: bool) -> tup
     if first.level:
         data["level"] = first.level
     data["message"] = first.template
+    if any(site.cut for site in sites):
+        data["message_cut"] = True
     if first.types:
         data["params"] = {name: {"type": kind} for name, kind in first.types}
     data["source"] = location(sites, ref, "", None, snippets)
@@ -2047,6 +2485,12 @@ def rederive(
     ref = project_ref(content, project)
     known = wing(content.projects[project].wing_key)
     where = content.projects[project]
+    read: list[explain.Knowledge] = []
+
+    def knowledge(files):
+        read.append(known.knowledge(files) or explain.Knowledge())
+        return read[-1]
+
     scan, index, done = assign_tree(
         content,
         project,
@@ -2057,7 +2501,7 @@ def rederive(
         exclude=where.source_exclude,
         jobs=jobs,
         progress=progress,
-        knowledge=lambda files: known.knowledge(files) or explain.Knowledge(),
+        knowledge=knowledge,
     )
     summary = Summary(scan, done.errors, warnings=done.warnings, asserts=True)
     summary.matched = len(done.matched)
@@ -2071,6 +2515,17 @@ def rederive(
         path = Path(root) / record.path
         writes.append((path, rewrite(record, path.read_text(encoding="utf-8"), derived=new)))
         summary.updated.append(rid)
+    # A removed record's derived block is its last release's; the settings its own message
+    # names are the pinned release's where they still are (said.with_named).
+    for record in content.records.values():
+        if record.project != project or record.status != "removed" or not read:
+            continue
+        new = said.with_named(record, read[-1])
+        if new is None:
+            continue
+        path = Path(root) / record.path
+        writes.append((path, rewrite(record, path.read_text(encoding="utf-8"), derived=new)))
+        summary.updated.append(record.id)
     if not dry_run:
         for path, text in writes:
             write_text(path, text)

@@ -39,8 +39,12 @@ from errorkb.sources.extract import (
 
 # Bump when the scanner finds other sites or records more about them: older scans are redone.
 # 4: each site keeps what explain derives of it in its release (`derived`); 5: DEBUG log lines
-# (a line demoted to DEBUG is not gone) and errors appended to a list a call returned.
-SCAN_FORMAT = 5
+# (a line demoted to DEBUG is not gone) and errors appended to a list a call returned; 6: whole
+# messages (an exception's arguments as the tuple it prints, a message built in a variable
+# along each way through the code before the raise, a joined list of literal pieces), with
+# the template read before where it differs (`former`, which keeps its record) and `cut`; 7: a
+# variable whose value the code does not show along one way stays a placeholder.
+SCAN_FORMAT = 7
 
 # What a project knows, read from the release's own files (its wing's `knowledge` hook).
 Knower = Callable[[list[tuple[str, bytes]]], explain.Knowledge]
@@ -183,7 +187,7 @@ def _row(site: Site) -> dict:
     """A site as JSON, without its snippet (the scan keeps no source text)."""
     row = dataclasses.asdict(site)
     row.pop("snippet")
-    return {k: v for k, v in row.items() if v not in ("", (), [])}
+    return {k: v for k, v in row.items() if v not in ("", (), []) and v is not False}
 
 
 def download(package: str, version: str, folder: Path) -> Path:

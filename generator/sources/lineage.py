@@ -7,8 +7,12 @@ or under the same condition on the same quantities, in similar words, is the sam
 reworded (its old wording becomes a variant); one that only guards the same quantities took
 over (`superseded_by`): in its function, in the release the old one goes, or naming the same
 settings; a check printed side by side with the old one for releases is a sibling, never the
-one that took over. Every comparison past a floor is logged with its features, so that the
-decisions can be read and checked by hand.
+one that took over, unless nothing is printed from the old one's file any more and it says much
+the same about the same quoted setting (V1's check for V0's worker). Where a function (by its
+qualified name) lost one check and gained one in the same release, the new one took over when
+their words are alike enough, whatever it raises now. Two wordings printed by one release are
+two checks: a merge that joined them is undone (`parted`). Every comparison past a floor is
+logged with its features, so that the decisions can be read and checked by hand.
 """
 
 import keyword
@@ -27,6 +31,13 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 # The settings a message names: `quoted`, --flags, snake_case names, ENV_VARS.
 _NAMED = re.compile(
     r"`([^`\s]+)`|--([a-z][\w-]+)|\b([a-z]+(?:_[a-z0-9]+)+)\b|\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b"
+)
+# Words of four letters or more that say nothing of what a message is about.
+_COMMON = frozenset(
+    _WORD.findall(
+        "with that this than when will must only have been does from your into also were which"
+        " there their should would could using used after before other"
+    )
 )
 # Names in conditions that say nothing about what is checked.
 _NOISE = frozenset({"self", "cls", "isinstance", "len", "getattr", "hasattr", "str", "int"})
@@ -95,6 +106,8 @@ class Features:
     guard_names: frozenset[str]
     holes: frozenset[str]
     names: frozenset[str] = frozenset()  # the settings its words name, as `max_model_len`
+    qualified: frozenset[str] = frozenset()  # its functions' qualified names (`Class.method`)
+    settings: frozenset[str] = frozenset()  # the names it quotes, flags, environment variables
 
     @classmethod
     def of(cls, wording: Wording, common: frozenset[str] = frozenset()) -> "Features":
@@ -118,14 +131,26 @@ class Features:
                 n for s in sites for n in template.placeholders(s.template) if n != "value"
             ),
             names=named(literal),
+            qualified=frozenset(qualified(s) for s in sites if s.function),
+            settings=named(literal, quoted=True),
         )
 
 
-def named(text: str) -> frozenset[str]:
+def qualified(site: Site) -> str:
+    """A site's function by its qualified name (`AriaProjector.forward`); a module-level
+    function with its file, since its bare name says less."""
+    return site.function if "." in site.function else f"{site.path}:{site.function}"
+
+
+def named(text: str, quoted: bool = False) -> frozenset[str]:
     """The settings a message names (`gpu_memory_utilization`, --max-model-len,
-    VLLM_CPU_KVCACHE_SPACE), spelled alike: lower case, dashes as underscores."""
+    VLLM_CPU_KVCACHE_SPACE), spelled alike: lower case, dashes as underscores. `quoted`:
+    only those it marks as a setting (in backquotes, a flag, an environment variable), not
+    every snake_case word (a variable's name)."""
     out = set()
     for match in _NAMED.finditer(text):
+        if quoted and match.group(3):
+            continue
         name = next(g for g in match.groups() if g)
         out.add(name.strip("-").replace("-", "_").lower())
     return frozenset(out)
@@ -181,6 +206,12 @@ class Comparison:
     appeared: bool = False  # the new check first printed in the release the old one is gone
     unique: bool = False  # and the only check of that release in the old one's very words
     alongside: bool = False  # the new check was printed side by side with the old one
+    # In the release the old check is gone, its function lost it alone and gained the new
+    # one alone: one check of that function in place of another
+    one_for_one: bool = False
+    file_gone: bool = False  # nothing is printed from the old check's file any more
+    nocase: float = 0.0  # `text` in lower case (computed for `loose` comparisons only)
+    kept: float = 0.0  # the share of the old text's telling words the new one has (`loose`)
 
     @property
     def score(self) -> float:
@@ -223,6 +254,24 @@ class Comparison:
         model) is no successor, and no link is better than a wrong one."""
         if self.swapped_name and not self.old.paths & self.new.paths:
             return False  # the same words about another name in another file: a sibling
+        if self.one_for_one and not self.swapped_name and (self.nocase >= 0.4 or self.kept >= 0.5):
+            # Where one check vanished from a function, the one that appeared there in the
+            # same release, in words much alike or keeping half the old one's telling words:
+            # its exception may have changed (an assert became a KeyError), its words with it
+            return True
+        same_values = self.place == 1 and self.guard >= 0.5 and not self.swapped_name
+        if same_values and self.appeared and self.text >= 0.4:
+            # Appeared in the same function, in the release the old one went, under the same
+            # guard, in words much alike: the same values checked, whatever it raises now
+            return True
+        # Much the same words, telling the user to change the same setting, on a value of the
+        # same name: in the release the old one went, or printed beside it by the code that
+        # replaced its file (V1's check for V0's worker)
+        shared = bool(self.old.settings & self.new.settings) and self.holes > 0
+        replaced = self.file_gone and not self.old.paths & self.new.paths
+        close = self.text >= 0.6 and not self.retyped and not self.swapped_name
+        if shared and close and (self.appeared or replaced):
+            return True
         if self.named >= 0.5 and self.holes > 0 and self.text >= 0.2 and not self.retyped:
             # Wholly new words that name the same settings, on a value of the same name:
             # the check that tells the user to change the same thing
@@ -270,12 +319,17 @@ class Comparison:
             "named": round(self.named, 2),
             "appeared": self.appeared,
             "alongside": self.alongside,
+            "one_for_one": self.one_for_one,
+            "nocase": round(self.nocase, 2),
+            "kept": round(self.kept, 2),
+            "file_gone": self.file_gone,
         }
 
 
-def compare(old: Features, new: Features) -> Comparison | None:
+def compare(old: Features, new: Features, loose: bool = False) -> Comparison | None:
     """The features two checks share; None when they cannot be one: another kind or
-    exception type, unless in the very same words."""
+    exception type, unless in the very same words. `loose`: one check in place of another
+    in its function, where far fewer words in common are worth comparing."""
     retyped = old.kind != new.kind or old.exception != new.exception
     if not old.words & new.words:
         return None
@@ -293,11 +347,21 @@ def compare(old: Features, new: Features) -> Comparison | None:
     if not place and guard < 0.5 and names < 0.5 and _jaccard(old.words, new.words) < 0.25:
         return None  # nothing in common but a few words: not worth comparing the texts
     matcher = SequenceMatcher(None, old.tokens, new.tokens, autojunk=False)
-    if matcher.quick_ratio() < (0.2 if names >= 0.5 else 0.3):
+    if matcher.quick_ratio() < (0.15 if loose else 0.2 if names >= 0.5 else 0.3):
         return None
     text, holes = matcher.ratio(), _jaccard(old.holes, new.holes)
     swapped = _swapped_name(matcher, old.tokens, new.tokens)
-    return Comparison(old, new, text, place, guard, holes, swapped, retyped, names)
+    found = Comparison(old, new, text, place, guard, holes, swapped, retyped, names)
+    if loose:
+        lower = SequenceMatcher(None, _lower(old.tokens), _lower(new.tokens), autojunk=False)
+        found.nocase = lower.ratio()
+        telling = {w for w in old.words if len(w) >= 4 and w not in _COMMON}
+        found.kept = len(telling & new.words) / len(telling) if telling else 0.0
+    return found
+
+
+def _lower(tokens: tuple[str, ...]) -> list[str]:
+    return [t.lower() for t in tokens]
 
 
 def _swapped_name(matcher: SequenceMatcher, a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -331,6 +395,7 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
     history = History([])
     by_key: dict[tuple[str, str], Wording] = {}
     owner: dict[int, Lineage] = {}  # id(wording) -> its lineage
+    born: dict[int, Lineage] = {}  # id(wording) -> the lineage it started
     alive: set[Lineage] = set()
     cache = _Cache()  # every wording is kept by `by_key`, so ids are never reused
     for index, (version, sites) in enumerate(releases):
@@ -340,17 +405,19 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
             quiet.setdefault(key[1], found)
         sites = [s for s in sites if s.level != DEBUG]
         cache.common.append(common_functions(sites))
-        now: set[Lineage] = set()
+        printed_now: list[tuple[int, Wording]] = []  # with the last release that printed it
         for key, found in group_sites(sites).items():
             wording = by_key.get(key)
             if wording is None:
                 wording = Wording(key, found, version, version, index, index)
                 by_key[key] = wording
                 lineage = Lineage([wording], index)
-                owner[id(wording)] = lineage
+                owner[id(wording)] = born[id(wording)] = lineage
                 history.lineages.append(lineage)
+            printed_now.append((wording.last_index, wording))
             wording.sites, wording.last, wording.last_index = found, version, index
-            now.add(owner[id(wording)])
+        _part_side_by_side(history, printed_now, owner, born, version)
+        now = {owner[id(wording)] for _, wording in printed_now}
         gone = sorted((lin for lin in alive if lin not in now), key=_order)
         for lin in gone:  # a log line demoted to DEBUG is still printed: the same check
             cur = lin.current
@@ -359,9 +426,79 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
                 lin.demoted = True
                 now.add(lin)
         gone = [lin for lin in gone if lin not in now]
-        _follow(history, gone, now, version, owner, cache)
+        printed = {site.path for site in sites} | {
+            s.path for found in quiet.values() for s in found
+        }
+        _follow(history, gone, now, version, owner, cache, printed)
         alive = {owner[id(lin.wordings[0])] for lin in now}
     return history
+
+
+def _part_side_by_side(
+    history: History,
+    printed: list[tuple[int, Wording]],
+    owner: dict[int, Lineage],
+    born: dict[int, Lineage],
+    version: str,
+) -> None:
+    """Two wordings of one lineage printed by one release are two checks, printed at two
+    places: an older wording merged into a check, printed again beside it. The merge that
+    joined them is undone (the wording that was printed last before stays with the lineage),
+    and the check it took back stands alone again."""
+    while True:
+        by_lineage: dict[int, list[tuple[int, Wording]]] = defaultdict(list)
+        for before, wording in printed:
+            by_lineage[id(owner[id(wording)])].append((before, wording))
+        clash = next((ws for ws in by_lineage.values() if len(ws) > 1), None)
+        if clash is None:
+            return
+        clash.sort(key=lambda pair: (-pair[0], pair[1].first_index, pair[1].key))
+        keep = clash[0][1]
+        for _, wording in clash[1:] + clash[:1]:
+            other = keep if wording is not keep else clash[1][1]
+            if _unmerge(history, wording, other, owner, born, version):
+                break
+        else:
+            return  # no merge joined them (cannot happen: each lineage starts with one)
+
+
+def _unmerge(
+    history: History,
+    wording: Wording,
+    keep: Wording,
+    owner: dict[int, Lineage],
+    born: dict[int, Lineage],
+    version: str,
+) -> bool:
+    """Take the lineage `wording` started (with whatever merged into it) out of the
+    lineages it was merged into, up to the last one that does not hold `keep`."""
+    chain = [born[id(wording)]]
+    while chain[-1].absorbed and chain[-1].superseded_by is not None:
+        chain.append(chain[-1].superseded_by)
+    free = None
+    for lin in chain[:-1]:
+        if keep not in lin.wordings:
+            free = lin
+    if free is None:
+        return False
+    moved = {id(w) for w in free.wordings}
+    for lin in chain[chain.index(free) + 1 :]:
+        lin.wordings = [w for w in lin.wordings if id(w) not in moved]
+        lin.first_index = min(w.first_index for w in lin.wordings)
+    for w in free.wordings:
+        owner[id(w)] = free
+    into = free.superseded_by
+    free.absorbed, free.superseded_by = False, None
+    history.log.append(
+        {
+            "release": version,
+            "decision": "parted",
+            "old": free.current.key[1],
+            "new": into.current.key[1] if into is not None else "",
+            "why": "both printed by this release",
+        }
+    )
+    return True
 
 
 def _order(lineage: Lineage) -> tuple:
@@ -376,10 +513,22 @@ def _follow(
     version: str,
     owner: dict,
     cache: _Cache,
+    printed: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> None:
-    """Pair the checks gone in this release with newer checks that took their place."""
+    """Pair the checks gone in this release with newer checks that took their place
+    (`printed`: the files this release prints from)."""
     if not gone:
         return
+    index = len(history.releases) - 1
+    lost: dict[str, list[Lineage]] = defaultdict(list)  # by qualified function
+    for old in gone:
+        for name in cache.features(old.current).qualified:
+            lost[name].append(old)
+    gained: dict[str, list[Lineage]] = defaultdict(list)
+    for lin in sorted(now, key=_order):
+        if lin.first_index == index:
+            for name in cache.features(lin.current).qualified:
+                gained[name].append(lin)
     oldest = min(old.first_index for old in gone)
     candidates: dict[tuple[str, str], list[tuple[Lineage, Features]]] = defaultdict(list)
     for lin in sorted(now, key=_order):
@@ -401,13 +550,20 @@ def _follow(
             if id(c[0]) not in seen:
                 seen.add(id(c[0]))
                 retyped.append(c)
-        index = len(history.releases) - 1
         for new, new_feats in same_type + retyped:
             if new.first_index <= old.first_index:
                 continue  # not newer: the two were printed side by side all along
-            found = compare(feats, new_feats)
-            if found is None or found.text < (0.2 if found.named >= 0.5 else 0.3):
+            one_for_one = any(
+                lost[name] == [old] and gained[name] == [new]
+                for name in feats.qualified & new_feats.qualified
+            )
+            found = compare(feats, new_feats, loose=one_for_one)
+            if found is None:
                 continue
+            if not one_for_one and found.text < (0.2 if found.named >= 0.5 else 0.3):
+                continue
+            found.one_for_one = one_for_one
+            found.file_gone = not feats.paths & printed
             found.appeared = new.first_index == index
             found.alongside = new.first_index <= old.last_index
             # ... and the only copy of those words: no more sites than the old check had

@@ -822,7 +822,9 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
       }
       const found = tryForm(ctx, pat, form, Boolean(doc.generic));
       if (!found) continue;
-      const [tier, how, fit] = found;
+      const [fitTier, how, fit] = found;
+      // search: a cut template (the program prints more than it holds) is never exact
+      const tier = fitTier === "exact" && doc.cut ? "partial" : fitTier;
       const key = [ctx.meta.ranks[tier], -shownOf(pat, fit.stop), fit.stop ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
       if (!best || byKey([key], best) < 0) {
         best = [key, hit(ctx.meta, doc, tier, how, fit.values, engines), ownText(pat, fit.stop), held(pat, fit.values)];

@@ -32,9 +32,11 @@ function link(url, title, ...rest) {
   return a;
 }
 
+// How a result fits the paste, in plain words (the "how" comes from the index: engine.HOW).
+const FITS = { partial: "close match", generic: "loose match", fragment: "close match" };
 function label(hit) {
-  if (hit.match === "exact") return hit.tied ? "exact match, tied" : "exact match";
-  return hit.match === "similar" ? "similar" : `${hit.match}: ${hit.how}`;
+  if (hit.match === "exact") return hit.tied ? "exact match, one of several" : "exact match";
+  return hit.match === "similar" ? "similar words" : `${FITS[hit.match] || "match"}: ${hit.how}`;
 }
 
 // The engine the visitor chose last on this site (a twin page's switch, or a twin's result),
@@ -136,7 +138,10 @@ function render(box, errors, pages, report) {
   const chosen = box.active >= 0 ? hits(box)[box.active]?.href : null;
   box.results.replaceChildren(...(parts.length ? parts : [none]));
   const links = hits(box);
-  links.forEach((a, i) => Object.assign(a, { id: `${box.input.id}-${i}`, role: "option" }));
+  links.forEach((a, i) => {
+    Object.assign(a, { id: `${box.input.id}-${i}`, role: "option", tabIndex: -1 });
+    a.setAttribute("aria-selected", false);
+  });
   box.active = chosen ? links.findIndex((a) => a.href === chosen) : -1;
   if (box.active >= 0) {
     links.forEach((a, i) => a.setAttribute("aria-selected", i === box.active));
@@ -149,6 +154,8 @@ const hits = (box) => [...box.results.querySelectorAll(".search-hit")];
 
 function show(box, open) {
   box.results.hidden = !open;
+  box.combo.setAttribute("aria-expanded", open && Boolean(box.results.querySelector("[role=listbox]")));
+  if (!open) box.input.removeAttribute("aria-activedescendant");
 }
 
 async function run(box) {
@@ -191,6 +198,7 @@ function onKey(box, event) {
     else box.form.requestSubmit();
   } else if (event.key === "Escape" && !box.inline) {
     box.dismissed = box.turn; // closed until the text changes
+    box.active = -1;
     show(box, false);
   }
 }
@@ -200,10 +208,18 @@ function initBox(form) {
   const results = form.querySelector("[data-search-results]");
   const box = { form, input, results, active: -1, turn: 0, inline: form.hasAttribute("data-search-inline") };
   results.id = `${input.id}-results`;
-  // A textarea cannot take the combobox role: it stays a text box that controls the results.
-  for (const [k, v] of [["aria-autocomplete", "list"], ["aria-controls", results.id]]) {
-    input.setAttribute(k, v);
-  }
+  // A textarea (a paste keeps its line breaks) cannot be a combobox: it sits in one (ARIA
+  // 1.1's pattern), a text box pointing at the option chosen.
+  const focused = document.activeElement === input;
+  box.combo = el("div", "search-combo");
+  input.replaceWith(box.combo);
+  box.combo.append(input);
+  if (focused) input.focus();
+  const set = (node, attrs) => Object.entries(attrs).forEach(([k, v]) => node.setAttribute(k, v));
+  set(box.combo, { role: "combobox", "aria-label": "Search", "aria-haspopup": "listbox", "aria-controls": results.id });
+  set(input, { "aria-autocomplete": "list", "aria-controls": results.id });
+  // "/" focuses the big box: said where there is a keyboard.
+  if (form.hasAttribute("data-search-primary") && matchMedia("(pointer: fine)").matches) input.placeholder += " (press /)";
   show(box, false);
   let timer;
   input.addEventListener("input", () => {

@@ -1,4 +1,4 @@
-// Site-wide behaviour: theme toggle, copy-link buttons, the project filter.
+// Site-wide behaviour: theme toggle, copy-link buttons, engines and twins, offline.
 // A module script: deferred, never blocks rendering.
 
 const root = document.documentElement;
@@ -70,37 +70,13 @@ function initCopyButtons() {
       history.replaceState(null, "", button.dataset.copyLink);
       copyText(url.href, button);
     } else {
-      copyText(button.dataset.copyText, button);
+      // An empty data-copy-text copies its section's message as the page shows it: the page
+      // holds the template once.
+      const box = button.closest("section");
+      const shown = () => `${box.querySelector(".exc").textContent} ${box.querySelector("code").textContent}`;
+      copyText(button.dataset.copyText || shown(), button);
     }
   });
-}
-
-function initFilter() {
-  const box = document.querySelector("[data-filter-box]");
-  if (!box) return;
-  const input = box.querySelector("[data-filter-input]");
-  const count = box.querySelector("[data-filter-count]");
-  const groups = [...document.querySelectorAll("[data-filter-group]")];
-  const items = groups.map((group) => [group, [...group.querySelectorAll("[data-filter-item]")]]);
-  box.hidden = false;
-  const apply = () => {
-    const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
-    let shown = 0;
-    for (const [group, rows] of items) {
-      let visible = 0;
-      for (const row of rows) {
-        const text = row.dataset.filterText;
-        const match = words.every((word) => text.includes(word));
-        row.hidden = !match;
-        visible += match;
-      }
-      group.hidden = visible === 0;
-      shown += visible;
-    }
-    count.textContent = words.length ? `${shown} shown` : "";
-  };
-  input.addEventListener("input", apply);
-  if (input.value) apply();
 }
 
 // Keeps third-party files (Pyodide) and the assets for the next visit, and seen pages for
@@ -170,5 +146,4 @@ function initTwins() {
   }
 }
 initTwins();
-initFilter();
 initOffline();

@@ -23,8 +23,9 @@ resolved arguments) is in the tables below.
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from errorkb.sources import named
 from errorkb.sources.explain import MODEL_INIT, WARMUP, Knowledge, Setting
 
 SOURCE = "https://github.com/sgl-project/sglang/blob/v{version}/{path}#L{line}"
@@ -64,6 +65,9 @@ NAMED |= {"page_size", "kv_cache_dtype"}
 # Configs SGLang builds from the server arguments, keeping their names (ModelConfig's
 # quantization and dtype, LoadConfig's load_format).
 ARG_COPIES = frozenset({"model_config", "load_config"})
+
+# Code of SGLang's other programs, whose settings are not the server's (`sglang generate`).
+OTHER_PROGRAMS = ("sglang/multimodal_gen/",)
 
 REQUEST_NAMES = frozenset({"request", "req", "body", "sampling_params"})
 SAMPLING_PARAMS = "SamplingParams"
@@ -113,7 +117,7 @@ HF_KEYS = frozenset(
 )
 
 # Where in a run a module's code runs, by path prefix (after `sglang/`); the longest wins.
-STAGE_PATHS = {
+STAGE_PATHS: dict[str, str | None] = {
     "sglang/cli/": "argument-parsing",
     "sglang/launch_server.py": "argument-parsing",
     "sglang/srt/server_args.py": "argument-parsing",
@@ -132,10 +136,14 @@ STAGE_PATHS = {
     "sglang/srt/connector/": "model-loading",
     "sglang/srt/runtime_context.py": "engine-startup",
     "sglang/srt/model_executor/": "engine-startup",
-    "sglang/srt/managers/": "engine-startup",
-    "sglang/srt/mem_cache/": "engine-startup",
+    # The scheduler and its kin start up, then serve from their event loops, in the same
+    # classes: their functions are dated by name (_SETUP, _SERVE) or by their callers.
+    "sglang/srt/managers/": None,
+    # The KV caches are built at start-up and match, insert, load and evict a request's pages
+    # while serving: dated by name (_SETUP, _CACHE_SETUP, _CACHE_WORK) or by their callers.
+    "sglang/srt/mem_cache/": None,
     "sglang/srt/distributed/": "engine-startup",
-    "sglang/srt/disaggregation/": "engine-startup",
+    "sglang/srt/disaggregation/": None,  # as managers/: set up at start-up, used per request
     "sglang/srt/elastic_ep/": "engine-startup",
     "sglang/srt/eplb/": "engine-startup",
     "sglang/srt/speculative/": "engine-startup",
@@ -171,13 +179,35 @@ STAGE_PATHS = {
     "sglang/multimodal_gen/runtime/platforms/": "kernel-selection",
     "sglang/multimodal_gen/runtime/distributed/": "engine-startup",
     "sglang/multimodal_gen/runtime/managers/": "engine-startup",
-    "sglang/multimodal_gen/runtime/pipelines": "request-handling",
+    "sglang/multimodal_gen/runtime/pipelines/": None,  # built at start-up, run per request
+    "sglang/multimodal_gen/runtime/pipelines_core/": "request-handling",
     "sglang/multimodal_gen/runtime/entrypoints/": "request-handling",
 }
 _MODELS = ("sglang/srt/models/", "sglang/multimodal_gen/runtime/models/")
 # Model code: its forward pass first runs when the engine captures graphs or profiles memory.
 _FORWARD = re.compile(r"(^|\.)(_?forward\w*|compute_logits|sample)$")
 _INIT = MODEL_INIT  # methods that run while a model is built
+# In the modules that both start up and serve (a None in STAGE_PATHS): what builds them runs
+# at start-up; the scheduler's serving loop (its event loops, the handlers of what it receives,
+# the batches it picks, runs and streams out) serves.
+_SETUP = re.compile(r"(^|\.)(__init__|__post_init__|_?init_\w*|_?setup\w*|run_\w*_process)$")
+_SERVE = re.compile(
+    r"(^|\.)(event_loop\w*|_?handle_\w+|process_input_requests|get_next_\w*batch_to_run"
+    r"|run_batch|process_batch_result\w*|_?stream_output\w*)$"
+)
+# A diffusion pipeline's modules are loaded, and its stages built, when it is built.
+_PIPELINES = "sglang/multimodal_gen/runtime/pipelines/"
+_PIPELINE_LOAD = re.compile(
+    r"(^|\.)(_?load_\w*|initialize_pipeline|create_pipeline_stages|build_\w*_quant_config)$"
+)
+# The launcher and CLI commands parse their arguments, then run the server or a pipeline:
+# what they call is not argument parsing.
+_LAUNCH = ("sglang/cli/", "sglang/launch_server.py")
+_LAUNCH_RUNS = re.compile(r"(^|\.)(main|serve|generate|_?run_\w*)$")
+_CLI_ARGS = re.compile(r"(^|\.)(add_cli_args|from_cli_args|get_cli_args)$")
+# Attention backends and their kernel dispatchers: chosen and built by the model runner.
+_ATTENTION = "sglang/srt/layers/attention/"
+_BACKEND_CLASS = re.compile(r"(Backend|Dispatcher)\w*\.")
 _LAYERS = "sglang/srt/layers/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
 # The KV caches' work on a request's pages (prefetching from storage, backing up, loading
@@ -185,6 +215,10 @@ _PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
 _MEM_CACHE = "sglang/srt/mem_cache/"
 # (Not the factories and policies picked at start-up: `_load_backend_class`,
 # `get_eviction_strategy`; nor a worker thread's start and stop.)
+_CACHE_SETUP = re.compile(
+    r"(^|\.)(_load_backend_class|get_\w*_(?:strategy|policy)|_?(?:start|stop)_\w*thread\w*"
+    r"|create\w*|_?register\w*|_?build_\w*pool\w*)$"
+)
 _CACHE_WORK = re.compile(
     r"(^|\.)(?!_?(?:start|stop)_)_?\w*(prefetch|page_transfer|backup|load_back(?!end)"
     r"|write_back|evict(?!ion_(?:strategy|policy)))\w*$"
@@ -206,6 +240,44 @@ class SglangKnowledge(Knowledge):
     envs: dict[str, Place] = field(default_factory=dict)
     requests: dict[str, Place] = field(default_factory=dict)  # request field -> its declaration
     config_keys: frozenset[str] = HF_KEYS
+    parser: dict[str, dict] = field(default_factory=dict)  # the release's parser data, if any
+
+    def named(self, word: str) -> list[Setting]:
+        if word.startswith("--"):
+            return self._flag_named(word)
+        found: list[Setting | None] = []
+        if word in self.args:
+            found.append(self._arg(word))
+        if word in self.envs:
+            found.append(self._env(f"envs.{word}.get()"))
+        if word in self.requests:
+            url = self._url(self.requests[word])
+            found.append(Setting(f"request.{word}", key=word, url=url, kind="request-field"))
+        return named.distinct(found)
+
+    def settings_apply(self, path: str) -> bool:
+        # The diffusion runtime is a program of its own, with its own server arguments.
+        path = path[len(self.root) :] if self.root and path.startswith(self.root) else path
+        return not any(path.startswith(p) or f"/{p}" in path for p in OTHER_PROGRAMS)
+
+    def _flag_named(self, word: str) -> list[Setting]:
+        """`--tp-size`, an alias (`--tp`), the `_` form, `--no-x` of a switch."""
+        if "." in word:
+            return []
+        flag = named.dashed(word)
+        names = [n for n, (flags, _) in self.args.items() if word in flags or flag in flags]
+        option = self.parser.get(word) or self.parser.get(flag)
+        negative = (
+            option is not None
+            and (option.get("negative") or ())
+            and (flag in option["negative"] or word in option["negative"])
+        )
+        if not names and option is not None and option["dest"] in self.args:
+            names = [option["dest"]]
+        found = named.distinct([self._arg(n) for n in names])
+        if negative:
+            found = [replace(s, flag=word if word in option["negative"] else flag) for s in found]
+        return found
 
     def setting(self, chain: tuple[str, ...], owner: str) -> Setting | None:
         last, before = chain[-1], chain[:-1]
@@ -265,19 +337,41 @@ class SglangKnowledge(Knowledge):
             return ""
         return SOURCE.format(version=self.version, path=place.path, line=place.line)
 
+    def dispatches(self, path: str, function: str) -> bool:
+        path = path[len(self.root) :] if self.root and path.startswith(self.root) else path
+        return path.startswith(_LAUNCH) and bool(_LAUNCH_RUNS.search(function))
+
     def stage(self, path: str, function: str) -> str | None:
         path = path[len(self.root) :] if self.root and path.startswith(self.root) else path
         if path.startswith(_MODELS) and _PROCESSOR.search(function):
             return "request-handling"
+        if path.startswith(_ATTENTION) and _BACKEND_CLASS.search(function):
+            return "kernel-selection"  # built by the model runner once the weights are loaded
         if path.startswith(("sglang/srt/layers/", *_MODELS)) and _INIT.search(function):
             return "model-loading"
         if WARMUP.search(function):
             return "engine-startup"
+        if path.startswith(_MEM_CACHE) and _CACHE_SETUP.search(function):
+            return "engine-startup"
         cache_work = path.startswith(_MEM_CACHE) and _CACHE_WORK.search(function)
         if cache_work and not _INIT.search(function):
             return "request-handling"
+        if _CLI_ARGS.search(function):  # a dataclass's reading of the parsed command line
+            return "argument-parsing"
+        if path.startswith(_MODELS) and not (_FORWARD.search(function) or _INIT.search(function)):
+            # A model's other functions (a VAE's window decode, a config's reading, a weight
+            # helper) run where their callers run: while it loads, in its forward, or both.
+            return None
         best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
         by_path = STAGE_PATHS.get(best)
+        if best and by_path is None:  # a module that both starts up and serves
+            if best == _PIPELINES and _PIPELINE_LOAD.search(function):
+                return "model-loading"
+            if _SERVE.search(function):
+                return "request-handling"
+            if _SETUP.search(function):
+                return "engine-startup"
+            return None  # its callers say (explain.stages_from_callers)
         # A model's or a layer's forward first runs at start-up (profiling, CUDA graphs),
         # not while the weights load; a kernel layer's keeps its own stage.
         if _FORWARD.search(function) and (
@@ -321,6 +415,7 @@ def read(files: list[tuple[str, bytes]]) -> SglangKnowledge | None:
             _requests(tree, full, known, path == SAMPLING)
         elif path.startswith(CONFIGS):
             known.config_keys = known.config_keys | _config_keys(tree)
+    known.parser = named.parser_options("sglang", known.version)
     return known
 
 

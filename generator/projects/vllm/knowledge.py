@@ -16,6 +16,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
+from errorkb.sources import named
 from errorkb.sources.explain import MODEL_INIT, WARMUP, Knowledge, Setting
 
 DOCS = "https://docs.vllm.ai/en/v{version}/"
@@ -39,6 +40,14 @@ MODEL_CODE_CONFIGS = ("config", "hf_config", "text_config", "hf_text_config")
 # Config classes vLLM ships for models whose config.json transformers does not know.
 HF_CONFIG_CLASSES = "vllm/transformers_utils/configs/"
 MAX_KEYS = 3  # a value read from the first of several keys names at most this many
+# Keys of Hugging Face configs (config.json) that are also the names of vLLM's settings: a
+# message naming one may mean either.
+CONFIG_JSON_KEYS = frozenset(
+    {"quantization_config", "rope_scaling", "rope_parameters", "max_position_embeddings"}
+    | {"sliding_window", "torch_dtype", "dtype"}
+)
+# Code of vLLM's other programs, whose arguments are not the engine's or the server's.
+OTHER_PROGRAMS = ("vllm/benchmarks/",)
 ROOT_CONFIG = "VllmConfig"
 OLD_CONFIG = "vllm/config.py"  # the config classes before vllm/config/ (0.9 and older)
 ENGINE_ARGS = "EngineArgs"
@@ -61,7 +70,7 @@ CALLS = {
 }
 
 # Where in a run a module's code runs, by path prefix; the longest prefix wins.
-STAGE_PATHS = {
+STAGE_PATHS: dict[str, str | None] = {
     "vllm/engine/arg_utils.py": "argument-parsing",
     "vllm/utils/argparse_utils.py": "argument-parsing",
     "vllm/entrypoints/cli/": "argument-parsing",
@@ -77,8 +86,13 @@ STAGE_PATHS = {
     "vllm/v1/engine/": "engine-startup",
     "vllm/v1/kv_offload/": "engine-startup",
     "vllm/v1/executor/": "engine-startup",
-    "vllm/v1/worker/": "engine-startup",
+    # The workers load, profile and capture at start-up, then run every step while serving:
+    # dated by name (_WORKER_SETUP, _WORKER_STEP) or by their callers.
+    "vllm/v1/worker/": None,
     "vllm/distributed/": "engine-startup",
+    # The expert load balancer is set up at start-up (_INIT, _EPLB_SETUP) and moves experts
+    # while serving; its profile pass moves nothing. The rest is dated by its callers.
+    "vllm/distributed/eplb/": None,
     # KV, encoder-cache and weight transfer run while serving; their set-up (_INIT, and
     # register_kv_caches) at start-up, below.
     "vllm/distributed/kv_transfer/": "request-handling",
@@ -146,6 +160,31 @@ _REQUEST_INPUT = re.compile(r"(^|\.)_parse_and_validate_\w*input\w*$")
 # In model folders: kernels (ops/), and the input processors that run per request.
 _MODEL_OPS = "/ops/"
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo|Renderer|InputBuilder)\b")
+# A CLI subcommand's run (`cmd`, `run_headless`, `main`) checks its arguments, then runs the
+# server, a benchmark or a snapshot: what it calls is not argument parsing.
+_CLI = "vllm/entrypoints/cli/"
+_CLI_RUNS = re.compile(r"(^|\.)(cmd|main|chat|_?run_\w*|maybe_\w*|_interactive_cli)$")
+_WORKER = "vllm/v1/worker/"
+_WORKER_SETUP = re.compile(
+    r"(^|\.)(__init__|__post_init__|init_\w*|load_model|reload_weights|profile_run"
+    r"|_?dummy_\w*|capture_model|_capture\w*|initialize_\w*|determine_available_memory"
+    r"|get_kv_cache_spec|_?allocate_\w*|_?reshape_\w*|may_reinitialize\w*|_?setup\w*"
+    r"|compile_or_warm_up_model)$"
+)
+_WORKER_STEP = re.compile(
+    r"(^|\.)(execute_model|sample_tokens|_update_states|_prepare_inputs"
+    r"|_?update_streaming_request|add_request|remove_request)$"
+)
+# A platform's check of the config runs inside VllmConfig.__post_init__.
+_PLATFORM_CONFIG = re.compile(r"(^|\.)check_and_update_config$")
+# The engine core's and the DP coordinator's loops run from start-up through serving (their
+# threads' targets: no caller dates them); a step and a request's arrival serve.
+_ENGINE = "vllm/v1/engine/"
+_ENGINE_LOOP = re.compile(r"(^|\.)(run_busy_loop|_?process_(?:input|output)_sockets?)$")
+_ENGINE_RUNS = re.compile(r"(^|\.)(run_coordinator|run_engine_core|run_busy_loop)$")
+_ENGINE_STEP = re.compile(r"(^|\.)(step|step_with_batch_queue|add_request|abort_requests)$")
+_EPLB = "vllm/distributed/eplb/"
+_EPLB_SETUP = re.compile(r"(^|\.)(add_model|validate_ep_configuration|build_initial_\w*)$")
 
 
 def _anchor(options: tuple[str, ...]) -> str:
@@ -189,6 +228,102 @@ class VllmKnowledge(Knowledge):
     config_classes: set[str] = field(default_factory=set)  # vLLM's own config.json classes
     arch_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # arch value -> keys
     getters: dict[str, str] = field(default_factory=dict)  # ModelConfig.get_x -> arch value
+    parser: dict[str, dict] = field(default_factory=dict)  # the release's parser data, if any
+
+    def named(self, word: str) -> list[Setting]:
+        if word.startswith("--"):
+            return self._flag_named(word)
+        found: list[Setting | None] = []
+        direct = [o["strings"][0] for o in self.parser.values() if o["dest"] == word]
+        if direct:  # an option of its own (--moe-backend), though a JSON flag holds it too
+            found += self._flag_named(direct[0])
+        else:
+            if word in self.engine_args:
+                found.append(self._arg_named(word))
+            if (ROOT_CONFIG, word) in self.options:
+                found.append(self._setting(ROOT_CONFIG, word, word))
+            for holder, cls in self.holders.items():
+                if word in self.classes.get(cls, {}):
+                    found.append(self._option(holder, word))
+        if word in self.envs:
+            found.append(self._env(("envs", word)))
+        if word in CONFIG_JSON_KEYS or any(word in keys for keys in self.arch_keys.values()):
+            # also a key of the model's config.json (`quantization_config`): ambiguous
+            found.append(Setting(word, key=word, kind="model-config"))
+        if word in self.sampling:
+            found.append(self._sampling(word))
+        elif any(word in fields for fields in self.requests.values()):
+            found.append(Setting(f"request.{word}", key=word, kind="request-field"))
+        return named.distinct(found)
+
+    def settings_apply(self, path: str) -> bool:
+        # `vllm bench` parses arguments of its own.
+        return not path.startswith(OTHER_PROGRAMS)
+
+    def _flag_named(self, word: str) -> list[Setting]:
+        """`--max-model-len` (or `--max_model_len`), `--no-enable-x`, `--x-config.key`: the
+        parser's option (from the release's parser data, else from add_cli_args)."""
+        base, _, key = word.partition(".")
+        base = named.dashed(base)
+        found: list[Setting | None] = []
+        option = self.parser.get(base)
+        dest = option["dest"] if option else ""
+        if dest in self.engine_args:
+            found.append(self._arg_named(dest))
+        elif (ROOT_CONFIG, dest) in self.options:
+            found.append(self._setting(ROOT_CONFIG, dest, dest))
+        if not any(found):
+            for (cls, fld), strings in self.options.items():
+                if base in strings:
+                    holder = self._holder(cls)
+                    found.append(
+                        self._option(holder, fld) if holder else self._setting(cls, fld, fld)
+                    )
+        if not any(found) and option is not None:
+            found.append(self._parsed(option))
+        out = []
+        for setting in named.distinct(found):
+            if key:  # a key of a JSON flag (`--x.key`, `--x.a.b`: the parser's dotted form)
+                fields = self.classes.get(self.holders.get(setting.field, ""))
+                if setting.key or (fields is not None and key.split(".")[0] not in fields):
+                    continue  # a config class of vLLM's that has no such field
+                if fields is None and (option is None or not named.takes_json(option)):
+                    continue  # a number or a switch has no keys
+                setting = replace(setting, field=f"{setting.field}.{key}", key=key)
+            elif base != setting.flag and self._negative(base):
+                setting = replace(setting, flag=base)  # --no-enable-x: written as the user does
+            elif setting.key and base in self.parser:  # an option of its own (--moe-backend)
+                setting = replace(setting, flag=base, key="")
+            out.append(setting)
+        return out
+
+    def _parsed(self, option: dict) -> Setting:
+        """An option the release's parser has and add_cli_args does not show (the server's
+        own: `--headless`, `--api-server-count`): an engine argument when EngineArgs has its
+        field, else the server's."""
+        strings = tuple(option["strings"])
+        dest = option["dest"]
+        engine = dest in self.classes.get(ENGINE_ARGS, {})
+        page = ENGINE_ARGS_PAGE if engine else SERVE_PAGE
+        url = f"{DOCS.format(version=self.version)}{page}#{_anchor(strings)}"
+        if engine:
+            keyword = f"LLM({dest}=...)"
+            return Setting(dest, strings[0], url, kind="engine-arg", keyword=keyword)
+        return Setting(dest, strings[0], url, kind="server-arg")
+
+    def _arg_named(self, name: str) -> Setting | None:
+        """An EngineArgs (or server) field's setting, when add_cli_args gives it a flag."""
+        cls, fld = self.engine_args[name]
+        holder = self._holder(cls)
+        if holder:
+            return self._option(holder, fld)
+        return self._setting(cls, fld, name) if (cls, fld) in self.options else None
+
+    def _negative(self, flag: str) -> bool:
+        option = self.parser.get(flag)
+        if option is not None:
+            return flag in option.get("negative", ())
+        return flag.startswith("--no-")
 
     def setting(self, chain: tuple[str, ...], owner: str) -> Setting | None:
         return (
@@ -312,6 +447,11 @@ class VllmKnowledge(Knowledge):
         keyword = f"LLM({arg}=...)" if arg else ""
         return Setting(where, options[0], url, kind="engine-arg", keyword=keyword)
 
+    def dispatches(self, path: str, function: str) -> bool:
+        if path.startswith(_ENGINE) and _ENGINE_RUNS.search(function):
+            return True  # builds the process, then serves from its loop until shutdown
+        return path.startswith(_CLI) and bool(_CLI_RUNS.search(function))
+
     def stage(self, path: str, function: str) -> str | None:
         if path == _MODELS_CONFIG:  # models' config fix-ups, run while VllmConfig is validated
             return "config-validation"
@@ -330,6 +470,22 @@ class VllmKnowledge(Knowledge):
         if path.startswith(("vllm/model_executor/", *_MODELS)) and _INIT.search(function):
             return "model-loading"
         if path.startswith(_MODELS) and _FORWARD.search(function):
+            return "engine-startup"
+        if path.startswith(_MODELS):
+            # A model's other functions (an image's resize, a config's reading, a helper of
+            # its forward) run where their callers run: while it is built, per request, or both.
+            return None
+        if path.startswith("vllm/platforms/") and _PLATFORM_CONFIG.search(function):
+            return "config-validation"
+        if path.startswith(_ENGINE) and _ENGINE_LOOP.search(function):
+            return None
+        if path.startswith(_ENGINE) and _ENGINE_STEP.search(function):
+            return "request-handling"
+        if path.startswith(_WORKER) and _WORKER_STEP.search(function):
+            return "request-handling"
+        if path.startswith(_WORKER) and _WORKER_SETUP.search(function):
+            return "engine-startup"
+        if path.startswith(_EPLB) and (_INIT.search(function) or _EPLB_SETUP.search(function)):
             return "engine-startup"
         if path.startswith(_TRANSFER) and (_INIT.search(function) or _REGISTER.search(function)):
             return "engine-startup"
@@ -400,6 +556,7 @@ def read(files: list[tuple[str, bytes]]) -> VllmKnowledge | None:
     }
     known.arch_keys = _arch_keys(trees)
     known.getters = _getters(_class(trees.get(MODEL_CONFIG[0]), MODEL_CONFIG[1]), known.arch_keys)
+    known.parser = named.parser_options("vllm", known.version)
     return known
 
 
