@@ -18,10 +18,11 @@ The odd lines of labels.jsonl (1st, 3rd, ...) are held out: `run` tunes on the e
 `run --held-out` measures the held-out half, once, at the end.
 
 Measured (SCAN_FORMAT 6, issue 42): 149 of the tuning half's 150 sites whole and correct (99.3%;
-146 before it), 145 of the held-out half's 150 (96.7%; 143 before), 294 of 300 in all. Left: VLLMValidationError's
-`__str__` adds " (parameter=..., value=...)" to its message (4 sites: their templates are marked
-cut), a constant computed by arithmetic (256 * 1024 * 1024) and a value chosen by a conditional
-expression (`"a" if x else "b"`), both read as a placeholder.
+146 before it), 145 of the held-out half's 150 (96.7%; 143 before), 294 of 300 in all.
+Left: VLLMValidationError's `__str__` adds " (parameter=..., value=...)" to its message
+(4 sites: their templates are marked cut), a constant computed by arithmetic
+(256 * 1024 * 1024) and a value chosen by a conditional expression
+(`"a" if x else "b"`), both read as a placeholder.
 """
 
 import ast
