@@ -161,7 +161,7 @@ class Pages:
         }
         curated = sum(r.curated for r in content.records.values())
         yield self.home_part(len(content.records), curated, counts, links.recent[:RECENT_COUNT])
-        indexed = {}  # id -> its listed_entry, for each record the listings name
+        indexed: dict[str, tuple] = {}  # id -> its listed_entry, for each record the listings name
         for key in content.projects:
             raised = links.raised_in.get(key, {})
             files = {path: [r.id for r, _ in entries] for path, entries in raised.items()}

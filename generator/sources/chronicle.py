@@ -551,8 +551,11 @@ def _changes(record: Record, lineage: Lineage, removed: bool, successor: str | N
     variants = []
     for variant in record.data.get("variants", []):
         text, exception = _variant(variant, record.exception)
-        wording = by_key.pop(match_key(exception, text), None)
-        variants.append(_variant_of(wording, record.exception, refs, text) if wording else variant)
+        key = match_key(exception, text)
+        if key in by_key:
+            variants.append(_variant_of(by_key.pop(key), record.exception, refs, text))
+        else:
+            variants.append(variant)
     added = [w for w in lineage.wordings if w.key in by_key]
     variants += [_variant_of(w, record.exception, refs) for w in added]
     if variants != record.data.get("variants", []):
@@ -685,10 +688,10 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
         text = _drop_printed_elsewhere(root, record.path, text_of(rid), rid, printed, done)
         successor = index.aliases.get(record.superseded_by or "", record.superseded_by)
         if successor and _extracted(record):
-            found = None
-            if successor in feats:
-                found = _linked(record, records[successor], feats[rid], common, seen)
-            if not found:
+            linked = successor in feats and _linked(
+                record, records[successor], feats[rid], common, seen
+            )
+            if not linked:
                 text = rewrite(_reread(record.path, text), text, superseded_by=None)
                 done.unlinked += 1
             else:

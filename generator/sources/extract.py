@@ -295,10 +295,13 @@ class _Messages:
     def _join(self, node: ast.Call, depth: int) -> _Parts | None:
         """`", ".join(["a", f"b {x}"])`: the pieces of a literal list (or tuple, or a variable
         holding one) with the separator between them."""
-        sep = self.literal(node.func.value, depth + 1) if _func_name(node) == "join" else None
+        func = node.func
+        if _func_name(node) != "join" or not isinstance(func, ast.Attribute):
+            return None
+        sep = self.literal(func.value, depth + 1)
         if sep is None or len(node.args) != 1 or node.keywords:
             return None
-        items = node.args[0]
+        items: ast.AST | None = node.args[0]
         if isinstance(items, ast.Name) and items.id not in self.override:
             name, items = items.id, self.resolve(items.id)
             if items is not None and self.mutated(name):
@@ -474,17 +477,18 @@ class _Reach:
         return [None]  # bound otherwise: unpacked, imported, a `with ... as`, a def
 
     def value(self, expr: ast.expr, current) -> "_Parts | None":
-        saved = self.messages.override.get(self.name, _NOTHING)
-        self.messages.override[self.name] = current
+        override = self.messages.override
+        had, saved = self.name in override, override.get(self.name)
+        override[self.name] = current
         try:
             return self.messages.parts(expr)
         except _BadFormat:
             return None
         finally:
-            if saved is _NOTHING:
-                del self.messages.override[self.name]
+            if had:
+                override[self.name] = saved
             else:
-                self.messages.override[self.name] = saved
+                del override[self.name]
 
     def add(self, current, expr: ast.expr) -> "_Parts | None":
         right = self.value(expr, current)
@@ -501,7 +505,6 @@ class _Reach:
         return list(seen.values())
 
 
-_NOTHING = object()
 
 
 def _percent(fmt: str, rhs: ast.expr) -> _Parts:
@@ -2520,11 +2523,11 @@ def rederive(
     for record in content.records.values():
         if record.project != project or record.status != "removed" or not read:
             continue
-        new = said.with_named(record, read[-1])
-        if new is None:
+        named = said.with_named(record, read[-1])
+        if named is None:
             continue
         path = Path(root) / record.path
-        writes.append((path, rewrite(record, path.read_text(encoding="utf-8"), derived=new)))
+        writes.append((path, rewrite(record, path.read_text(encoding="utf-8"), derived=named)))
         summary.updated.append(record.id)
     if not dry_run:
         for path, text in writes:

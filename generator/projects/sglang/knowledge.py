@@ -276,7 +276,8 @@ class SglangKnowledge(Knowledge):
             names = [option["dest"]]
         found = named.distinct([self._arg(n) for n in names])
         if negative:
-            found = [replace(s, flag=word if word in option["negative"] else flag) for s in found]
+            negatives = option["negative"] if option else ()
+            found = [replace(s, flag=word if word in negatives else flag) for s in found]
         return found
 
     def setting(self, chain: tuple[str, ...], owner: str) -> Setting | None:
