@@ -93,7 +93,7 @@ def test_seed_page_without_values_loads_nothing_heavy(page, serve):
     page.locator(".calc-form").wait_for()
     page.wait_for_load_state("networkidle")
     # No values, no intent yet: no worker, no Pyodide, no calc module.
-    for part in ("/pyodide/", "calc.py", "calc-worker.js"):
+    for part in ("/pyodide/", "calc.py", "calc-worker.js", "calc-ask.js"):
         assert not server.loaded(part), part
     assert page.locator(".calc").first.get_attribute("data-state") is None
     assert page.locator("#your-case").is_hidden()
@@ -127,6 +127,7 @@ def test_seed_page_answers_its_values_on_load_then_with_pyodide(page, serve, csp
     assert "40 attention heads cannot be split over 3 GPUs." in widget.inner_text()
     page.wait_for_timeout(300)
     assert not server.loaded("/pyodide/") and not server.loaded("calc-worker.js")
+    assert not server.loaded("calc-ask.js")  # the worker's side loads on the click
     page.click(".calc .calc-go")
     page.locator(".calc progress").wait_for(timeout=LOAD)
     assert page.locator(".calc-loading").inner_text()  # says what is loading

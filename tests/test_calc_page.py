@@ -248,7 +248,7 @@ def test_worker_imports_pyodide_from_the_site(real_site):
     assert json.loads((real_site / "assets/calc.json").read_text())["pyodide"] == "/pyodide/"
     assert "pyodideUrl}pyodide.mjs" in worker
     assert "wasm-unsafe-eval" in worker  # the clear message under a strict CSP
-    for script in ("calc.js", "calc-worker.js"):
+    for script in ("calc.js", "calc-ask.js", "calc-worker.js"):
         text = (real_site / "assets" / script).read_text()
         assert "https://" not in text and "cdn" not in text.lower(), script
 

@@ -1268,6 +1268,8 @@ def load_assets(templates: Path, content: Content) -> dict[str, bytes]:
             assets[path.name] = path.read_bytes()
     css = assets.get("style.css", b"").decode() + markup.pygments_css()
     assets["style.css"] = _compact_css(css).encode()
+    for name in [n for n in assets if n.endswith(".css") and n != "style.css"]:
+        assets[name] = _compact_css(assets[name].decode()).encode()
     for name in [n for n in assets if n.endswith(".js")]:
         assets[name] = _compact_js(assets[name].decode()).encode()
     for project_wing in wings(content.projects.values()):

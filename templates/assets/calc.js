@@ -3,6 +3,8 @@
 // Values the build-time table of the wing's data (calc.json) covers are answered at once, in
 // words, while Python loads. The data names the engine, its flags and its own inputs.
 
+import { nearest } from "./nearest.js";
+
 const FIELDS = {
   heads: ["Attention heads", "num_attention_heads"],
   kv_heads: ["KV heads", "num_key_value_heads"],
@@ -23,8 +25,6 @@ const FIELDS = {
 const MODEL = ["heads", "kv_heads", "layers", "mla", "architecture"];
 const UNSET = ["dcp", "pcp", "pp", "dp", "nnodes", "attn_dp", "ep"]; // "1" is as good as empty
 let config;
-let client = null; // calc-client.js's connection to the worker, made by the first start
-let asked = 0; // numbers each question, so that a widget shows only its latest answer
 
 function el(tag, props, ...children) {
   const node = Object.assign(document.createElement(tag), props);
@@ -175,7 +175,7 @@ function build(root, index) {
   form.append(line, widget.out);
   root.prepend(form);
   const given = fillFromQuery(widget);
-  form.addEventListener("click", () => widget.latest || ask(widget)); // a click asks; hover does not
+  form.addEventListener("click", () => widget.asking || ask(widget)); // a click asks; hover does not
   form.addEventListener("input", (event) => {
     if (Object.values(widget.inputs).includes(event.target)) changed(widget);
   });
@@ -260,7 +260,7 @@ function advise({ tp, pp, gpus_per_node: gpus, assumed }, model, sizes = [], cur
   const flags = config.flags;
   const where = `one ${gpus}-GPU node${assumed ? " (assumed: give your GPUs per node)" : ""}`;
   const fit = sizes.filter((s) => s > 1 && s <= gpus);
-  const near = [fit.filter((s) => s < current).pop(), fit.find((s) => s > current)].filter(Boolean);
+  const near = nearest(fit, current);
   if (near.length && current) {
     const codes = near.flatMap((s, i) => [i ? " or " : "", code(`${flags.tp} ${s}`)]);
     const out = [el("p", { className: "case-change" }, "Use ", ...codes, `: the nearest to ${current} that work on ${where}.`)];
@@ -283,184 +283,20 @@ function advise({ tp, pp, gpus_per_node: gpus, assumed }, model, sizes = [], cur
   return out;
 }
 
-// The progress line beside the button; what stands in the answer's place is left alone.
-function loading(widget, text) {
-  widget.progress.hidden = !text;
-  widget.loading.textContent = text;
-  if (text && widget.root.dataset.state !== "table") widget.root.dataset.state = "loading";
-}
-
-function say(widget, state, text, className = "calc-bad") {
-  widget.root.dataset.state = state;
-  widget.out.replaceChildren(el("p", { className }, text));
-}
-
-function start(widget) {
-  if (widget.started) return;
-  widget.started = true;
-  loading(widget, "Loading Python for the calculator…");
-  client ??= import(config.client).then(
-    ({ connect }) => connect(config, [widget.root.dataset.src]),
-    (error) => Promise.reject(new Error(`The calculator's script could not load: ${error.message}`)),
+// Python's side (calc-ask.js: the worker, its answer in words) loads on the first question.
+let asking = null;
+function ask(widget) {
+  widget.asking = true;
+  asking ??= import("./calc-ask.js");
+  asking.then(
+    (module) => module.ask(widget, { config, el, val, list, label, advise }),
+    (error) => widget.out.append(el("p", { className: "calc-bad" }, `The calculator's script could not load: ${error.message}`)),
   );
-  client
-    .then((calculator) => {
-      calculator.onProgress((text) => {
-        widget.progress.value += 1;
-        loading(widget, text);
-      });
-      return calculator.ready;
-    })
-    .then(() => loading(widget, ""), (error) => fail(widget, error.message));
-}
-
-function fail(widget, text) {
-  loading(widget, "");
-  // The table's answer stands; the failure is said below it.
-  if (widget.root.dataset.state !== "table") return say(widget, "failed", text);
-  widget.out.append(el("p", { className: "calc-bad" }, text));
-  widget.root.dataset.state = "failed";
 }
 
 function changed(widget) {
   if (widget.root.dataset.sync !== undefined) syncQuery(widget);
   ask(widget);
-}
-
-async function ask(widget) {
-  start(widget);
-  const request = { op: widget.op };
-  for (const name of widget.fields) {
-    const value = val(widget, name);
-    // calc.py takes the architecture's attention layer, from the wing's table; an unknown
-    // one is left out, and calc.py answers with the layer it assumes
-    if (name === "architecture") {
-      if (config.architectures[value]) request.attention = config.architectures[value];
-    } else if (value !== undefined) request[name] = value;
-  }
-  const mine = (widget.latest = ++asked);
-  widget.asked = performance.now();
-  let answer;
-  try {
-    answer = await (await client).ask(request);
-  } catch {
-    return; // start() says why the calculator failed
-  }
-  if (widget.latest === mine) show(widget, answer);
-}
-
-function errorBlock(lead, error) {
-  const query = new URLSearchParams();
-  for (const [key, value] of Object.entries(error.values)) {
-    if (!(value instanceof Object)) query.set(key, value);
-  }
-  const url = config.errors_url.replace("{}", error.id);
-  const title = config.records[error.id];
-  const href = `${url}?${query}`;
-  const link = title ? el("a", { href, className: "calc-record" }, title) : error.id;
-  const here = location.pathname === url ? " (this page)" : "";
-  if (!error.id) { // an assert without a message, or an error of Python's: no record of its own
-    const head = el("p", {}, `${lead} at ${error.stage} time: ${error.exception}, raised by`);
-    return el("div", { className: "calc-bad" }, head, el("code", { className: "message" }, error.message));
-  }
-  const message = el("code", { className: "message" }, `${error.exception}: ${error.message}`);
-  const head = el("p", {}, `${lead} at ${error.stage} time: `, link, here);
-  return el("div", { className: "calc-bad" }, head, message);
-}
-
-function line(text, values, key) {
-  const value = el("span", {}, list(values));
-  value.dataset.out = key;
-  return el("p", {}, el("strong", {}, `${text}: `), value);
-}
-
-function summary(widget, result) {
-  const v = (name) => val(widget, name);
-  const kv = v("kv_heads") ? `${v("kv_heads")} KV heads` : "KV heads not given (as many)";
-  const model = `${v("heads")} heads, ${kv}${v("mla") ? ", MLA" : ""}`;
-  const out = [line(`Valid TP sizes for ${model}`, result.valid_tp_sizes, "valid-tp")];
-  if (result.attention) out.unshift(attentionLine(result.attention, v("architecture")));
-  if ("first_error" in result) {
-    let sizes = `TP ${v("tp")}`;
-    for (const name of ["pp", "dp", "dcp", "pcp", "attn_dp", "ep"]) {
-      const value = v(name) || 1;
-      if (widget.inputs[name] && (value != 1 || ["dcp", "pcp"].includes(name))) {
-        sizes += `, ${name.replace("_", " ").toUpperCase()} ${value}`;
-      }
-    }
-    const ok = el("p", { className: "calc-good" }, `${sizes}: no error at config or load time.`);
-    out.push(result.first_error ? errorBlock(`${sizes} fails`, result.first_error) : ok);
-    if (result.suggestion) out.push(...advise(result.suggestion, model, result.valid_tp_sizes, Number(v("tp"))));
-    if (result.node) out.push(nodeLine(result.node));
-    if (result.valid_dcp_sizes?.length) {
-      out.push(line(`Valid DCP sizes with TP ${v("tp")}`, result.valid_dcp_sizes, "valid-dcp"));
-    }
-  }
-  if (result.layouts) out.push(layouts(result, v("gpus")));
-  return out;
-}
-
-// Which TP size the model's attention layer splits its heads over (calc.py's code, "tp:hkp").
-function attentionLine({ code, assumed }, architecture) {
-  const flags = config.flags;
-  const over = code.startsWith("attn_tp")
-    ? `the attention TP size (${flags.tp} ÷ ${flags.attn_dp})`
-    : `the full ${flags.tp}`;
-  const source = `${config.engine} ${config.architectures_release}'s model files`;
-  let text = `${architecture}'s attention layer splits its heads over ${over} (read from ${source}).`;
-  if (assumed) {
-    const which = architecture ? `${architecture} is not among ${source}'s architectures` : "No architecture given";
-    text = `${which}: assumed the attention layer most models have (Llama's), which splits its heads over ${over}.`;
-  }
-  const p = el("p", { className: assumed ? "muted" : "" }, el("strong", {}, "Attention: "), text);
-  p.dataset.out = "attention";
-  return p;
-}
-
-// Where the workers go: fits (true), too many for a node (false), or not known (null).
-function nodeLine(node) {
-  const className = { true: "calc-good", false: "calc-bad" }[node.fits] || "muted";
-  const where = el("p", { className }, el("strong", {}, "Where it runs: "), node.note);
-  where.dataset.out = "node";
-  return where;
-}
-
-function layouts(result, gpus) {
-  const shown = result.layouts.length;
-  if (!shown) return el("p", {}, `No TP × PP × DP layout uses exactly ${gpus} GPUs here.`);
-  const total = result.layouts_total;
-  const some = shown < total ? ` (the first ${shown} of ${total})` : "";
-  const table = el("table", { className: "calc-layouts" });
-  table.append(el("caption", {}, `Layouts for ${gpus} GPUs, best first${some}`));
-  const rows = [["TP", "PP", "DP", "DCP", "Why"]];
-  for (const e of result.layouts) rows.push([e.tp, e.pp, e.dp, list(e.dcp), e.reason]);
-  rows.forEach((cells, i) => {
-    table.append(el("tr", {}, ...cells.map((c) => el(i ? "td" : "th", {}, String(c)))));
-  });
-  return table;
-}
-
-function moriio(widget, result) {
-  if (result.first_error) return [errorBlock("These sizes fail", result.first_error)];
-  const n = result.expected_acks;
-  const text = `MoRIIO accepts these sizes; each prefill rank waits for ${n} release ACK`;
-  return [el("p", { className: "calc-good" }, `${text}${n === 1 ? "" : "s"} per transfer.`)];
-}
-
-function show(widget, answer) {
-  loading(widget, "");
-  const error = answer.error;
-  if (error) {
-    const missing = /needs (.*)$/.exec(error);
-    const names = missing && missing[1].split(", ").map(label).join(", ");
-    say(widget, "invalid", missing ? `Enter: ${names}.` : error.replace(/^\w+(?= must)/, label));
-  } else {
-    widget.root.dataset.state = "answered";
-    const render = widget.op === "moriio" ? moriio : summary;
-    widget.out.replaceChildren(...render(widget, answer.result));
-  }
-  const ms = performance.now() - widget.asked;
-  widget.root.dispatchEvent(new CustomEvent("calc:answer", { detail: { ms, answer } }));
 }
 
 async function main() {

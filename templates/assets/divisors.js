@@ -5,6 +5,8 @@
 // A divisor the model fixes (data-fixed: a checkpoint's block_n) is never the thing to
 // change: the answer is the setting that splits the value, and by how much (site/answer.py).
 
+import { divisors, nearest } from "./nearest.js";
+
 const root = document.querySelector("[data-divisors]");
 const GPU_COUNT = /(tensor|pipeline|data|expert|context)[-_]parallel[-_]size|^(tp|tp_size|world_size)$/;
 const NODE_GPUS = 8;
@@ -14,12 +16,6 @@ function el(tag, props, ...children) {
   const node = Object.assign(document.createElement(tag), props);
   node.append(...children);
   return node;
-}
-
-function divisors(n) {
-  const out = [];
-  for (let d = 1; d * d <= n; d++) if (n % d === 0) out.push(d, n / d);
-  return [...new Set(out)].sort((a, b) => a - b);
 }
 
 const gcd = (a, b) => (b ? gcd(b, a % b) : a);
@@ -56,7 +52,7 @@ function answerFor(n, used, node) {
   if (used && n % used === 0) lines.unshift(passes);
   else if (used) {
     const fit = gpus ? all.filter((d) => d <= (node || NODE_GPUS)) : all;
-    const near = [fit.filter((s) => s < used).pop(), fit.find((s) => s > used)].filter((s) => s !== undefined);
+    const near = nearest(fit, used);
     const where = gpus ? ` within one ${node || NODE_GPUS}-GPU node${node ? "" : " (assumed)"}` : "";
     const to = near.flatMap((s, i) => [i ? " or " : "", code(String(s))]);
     lines.unshift(el("p", { className: "case-change" }, `${divisor} = ${used} does not divide ${n}. Change it to `, ...to, `, the nearest valid${where}.`));

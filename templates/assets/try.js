@@ -3,6 +3,8 @@
 // placeholder whose value the paste holds) and, where the op needs it, the value the paste
 // used. Pure functions: tests/js/try.test.mjs runs them under Node.
 
+import { divisors, nearest } from "./nearest.js";
+
 const MAX_DIVIDEND = 10_000_000; // beyond, listing divisors is not worth the wait
 const MAX_SHOWN = 12;
 // A parallel size is a GPU count: its values are capped at one node of 8 GPUs, the node the
@@ -17,19 +19,6 @@ function number(values, name) {
   return Number.isFinite(n) ? n : null;
 }
 
-function divisors(n) {
-  const out = [];
-  for (let d = 1; d <= n; d++) if (n % d === 0) out.push(d);
-  return out;
-}
-
-// The nearest of sorted `candidates` below and above `current` (both, when it is not one).
-function nearest(candidates, current) {
-  if (current === null) return candidates.slice(0, MAX_SHOWN);
-  const below = candidates.filter((c) => c < current).pop();
-  const above = candidates.find((c) => c > current);
-  return [below, above].filter((c) => c !== undefined);
-}
 
 // The GPUs of one node: the user's (`gpus_per_node` among the values) or 8, assumed.
 function nodeSize(values) {
@@ -66,7 +55,8 @@ export function valuesToTry(item, values) {
       return item.choices.slice(0, MAX_SHOWN).map(String);
     case "divides":
       if (!whole || bound < 1 || bound > MAX_DIVIDEND) return [];
-      return nearest(fitting(item, divisors(bound), values), current).map(String);
+      const fit = fitting(item, divisors(bound), values);
+      return (current === null ? fit.slice(0, MAX_SHOWN) : nearest(fit, current)).map(String);
     case "multiple-of": {
       if (!whole || bound < 1 || current === null || !Number.isInteger(current)) return [];
       const down = Math.floor(current / bound) * bound;
