@@ -140,6 +140,7 @@ def test_the_header_results_span_a_phone_screen(browser, base):
 
 def test_the_parameter_table_stacks_and_the_example_fix_wraps_in_its_box(browser, real):
     page = open_page(browser, real + SEED_URL, pyodide=False)
+    page.locator("#message details.glossary summary").click()  # folded under the message
     dt, dd = page.locator("#message .params dt").first, page.locator("#message .params dd").first
     assert dd.bounding_box()["y"] > dt.bounding_box()["y"]  # below its name, not beside it
     for pre in page.locator("#example-fix pre").all():
@@ -254,6 +255,7 @@ def test_a_second_visit_and_offline_use_come_from_the_service_worker(browser, ba
     context = browser.new_context(viewport=DESKTOP)
     page = context.new_page()
     page.goto(base + "/calc/?heads=12&tp=5")
+    page.click("#parallel .calc-go")  # Python loads on the click, never before
     page.locator("#parallel .calc[data-state=answered] [data-out=valid-tp]").wait_for(timeout=LOAD)
     page.wait_for_function(
         r"""async () => {
@@ -275,6 +277,7 @@ def test_a_second_visit_and_offline_use_come_from_the_service_worker(browser, ba
     assert again.locator("h1").inner_text() == "Widget count not divisible by group size"
     # Python from the cache alone: the network is gone.
     again.goto(base + "/calc/?heads=12&tp=5")
+    again.click("#parallel .calc-go")
     widget = again.locator("#parallel .calc")
     widget.locator("[data-out=valid-tp]").wait_for(timeout=LOAD)
     assert widget.locator("[data-out=valid-tp]").inner_text() == "1, 2, 3, 4, 6, 12"
