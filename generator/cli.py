@@ -51,7 +51,7 @@ def cmd_check(args) -> int:
 def cmd_build(args) -> int:
     from errorkb.content.model import ContentError
     from errorkb.progress import Progress
-    from errorkb.site.build import BuildError
+    from errorkb.site.publish import BuildError
     from errorkb.site.quick import build_site
 
     progress = Progress()

@@ -28,9 +28,10 @@ from errorkb.content.load import ParseCache
 from errorkb.content.model import ContentError
 from errorkb.progress import QUIET, Progress
 from errorkb.site import urls
-from errorkb.site.build import CACHE_DIR, BuildError, Plan
+from errorkb.site.build import CACHE_DIR, Plan
 from errorkb.site.ondemand import OnDemand
 from errorkb.site.pages import headers_for
+from errorkb.site.publish import BuildError
 from errorkb.site.quick import build_site, prepare_spare
 
 POLL_SECONDS = 0.5

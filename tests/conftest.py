@@ -15,7 +15,7 @@ import yaml
 from errorkb.content.model import Content
 from errorkb.search import engine
 from errorkb.serve import make_server
-from errorkb.site import build as build_module
+from errorkb.site import publish
 from errorkb.site.build import CACHE_DIR, BuildResult, Plan, build, load_plan
 
 REPO = Path(__file__).resolve().parent.parent
@@ -60,9 +60,9 @@ def fresh_copy(kb: Path, dest: Path) -> Path:
 def spare_holds_live(kb: Path) -> bool:
     """Whether kb's spare site holds what its live site does, but the full-text index (the
     next build makes that)."""
-    live = build_module._read_keys(kb / "site", kb / "site")
-    trees = tuple(u.removesuffix(build_module.TREE) for u in live if u.endswith(build_module.TREE))
-    spare = build_module._read_keys(kb / ".site-spare", kb / "site")
+    live = publish.read_keys(kb / "site", kb / "site")
+    trees = tuple(u.removesuffix(publish.TREE) for u in live if u.endswith(publish.TREE))
+    spare = publish.read_keys(kb / ".site-spare", kb / "site")
     return bool(live) and spare == {u: e for u, e in live.items() if not u.startswith(trees)}
 
 

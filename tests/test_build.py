@@ -20,15 +20,16 @@ from referencing import Registry, Resource
 from errorkb.content.model import ContentError
 from errorkb.projects import pyodide
 from errorkb.site import build as build_module
-from errorkb.site import urls
-from errorkb.site.build import CACHE_DIR, build, site_manifest
+from errorkb.site import publish, urls
+from errorkb.site.build import CACHE_DIR, build
+from errorkb.site.publish import site_manifest
 from tests.conftest import fresh_copy, make_kb
 
 A1 = "00000000000000a1"
 
 
 def has_manifest(folder: Path, out: Path) -> bool:
-    return bool(build_module._read_manifest(folder, out))
+    return bool(publish._read_manifest(folder, out))
 
 
 def html(site: Path, url: str) -> str:
@@ -261,8 +262,8 @@ def test_a_build_failing_midway_leaves_the_site_whole(kb, monkeypatch):
             raise OSError("disk full")
         original(self, url, body, key)
 
-    original = build_module.Writer.write
-    monkeypatch.setattr(build_module.Writer, "write", failing_write)
+    original = publish.Writer.write
+    monkeypatch.setattr(publish.Writer, "write", failing_write)
     with pytest.raises(OSError, match="disk full"):
         build(kb)
     assert _digest(kb / "site") == before

@@ -14,7 +14,8 @@ from errorkb.projects import pyodide
 from errorkb.projects.vllm import calc, memory
 from errorkb.projects.vllm import tables as pages
 from errorkb.site import linking
-from errorkb.site.build import BuildError, build
+from errorkb.site.build import build
+from errorkb.site.publish import BuildError
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = "f644a7c8e4fdc46c"

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from errorkb.site import api, check
-from errorkb.site import build as build_module
-from errorkb.site.build import build, site_manifest
+from errorkb.site import api, check, publish
+from errorkb.site.build import build
+from errorkb.site.publish import site_manifest
 
 A1 = "00000000000000a1"
 PAGE = f"errors/{A1}/index.html"
@@ -96,18 +96,18 @@ def test_a_small_sites_manifest_keeps_the_fact_shards_it_fills_and_no_others(kb)
         manifest = site_manifest(kb / "site")
         kept = {url: check.Facts(*e[2]) for url, e in manifest.items() if e[2]}
         assert kept == check.scan(kb / "site")
-        keys = build_module._manifest_path(kb / "site", kb / "site")
-        shards = keys.with_suffix(build_module.FACTS)
-        filled = {str(build_module._fact_shard(url)) for url in kept}
-        assert set(os.listdir(shards)) == filled and len(filled) < build_module.FACT_SHARDS
+        keys = publish.manifest_path(kb / "site", kb / "site")
+        shards = keys.with_suffix(publish.FACTS)
+        filled = {str(publish._fact_shard(url)) for url in kept}
+        assert set(os.listdir(shards)) == filled and len(filled) < publish.FACT_SHARDS
     assert result.rendered < result.files  # the second was the quick rebuild
     assert edit in (kb / "site" / PAGE).read_text()
 
 
 def test_a_site_built_before_facts_were_kept_is_rendered_anew(kb):
     build(kb)
-    manifest = build_module._manifest_path(kb / "site", kb / "site")
-    shutil.rmtree(manifest.with_suffix(build_module.FACTS))
+    manifest = publish.manifest_path(kb / "site", kb / "site")
+    shutil.rmtree(manifest.with_suffix(publish.FACTS))
     result = build(kb, checked=True)
     assert result.rendered == result.files and result.problems == []
 
@@ -115,8 +115,8 @@ def test_a_site_built_before_facts_were_kept_is_rendered_anew(kb):
 def test_a_site_with_an_older_releases_manifest_is_ours_and_made_anew(kb):
     """Before keys and facts were kept apart, a site's manifest was one JSON file."""
     build(kb)
-    manifest = build_module._manifest_path(kb / "site", kb / "site")
+    manifest = publish.manifest_path(kb / "site", kb / "site")
     manifest.rename(manifest.with_suffix(".json"))
-    shutil.rmtree(manifest.with_suffix(build_module.FACTS))
+    shutil.rmtree(manifest.with_suffix(publish.FACTS))
     result = build(kb)
     assert result.rendered == result.files

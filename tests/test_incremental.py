@@ -8,7 +8,7 @@ from pathlib import Path
 from errorkb.content.load import load_content
 from errorkb.search import engine
 from errorkb.site import build as build_module
-from errorkb.site import shortlinks, urls
+from errorkb.site import publish, shortlinks, urls
 from errorkb.site.build import build
 from errorkb.site.pages import Pages
 from tests.conftest import fresh_copy
@@ -58,13 +58,13 @@ def _written(monkeypatch) -> list[str]:
     """The URLs the writer renders from here on (the producers run in this process: the
     knowledge base is too small for workers)."""
     urls_written: list[str] = []
-    original = build_module.Writer.write
+    original = publish.Writer.write
 
     def write(self, url, body, key):
         urls_written.append(url)
         original(self, url, body, key)
 
-    monkeypatch.setattr(build_module.Writer, "write", write)
+    monkeypatch.setattr(publish.Writer, "write", write)
     return urls_written
 
 

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from errorkb import owned
 from errorkb.serve import redirects
 from errorkb.site import build as build_module
-from errorkb.site import urls
-from errorkb.site.build import UnsafeOutputError, Writer, build, safe_output_path
+from errorkb.site import publish, urls
+from errorkb.site.build import build
+from errorkb.site.publish import UnsafeOutputError, Writer, safe_output_path
 from tests.conftest import fresh_copy
 
 RECORDS = "content/errors/demo"
@@ -55,8 +56,8 @@ def live_checked_at_swap(monkeypatch) -> list[tuple[dict, dict]]:
     """Make each build compare the live site, just before its swap, with what it held when
     the build started; returns the (before, at swap) pairs."""
     seen = []
-    original_build_lock = build_module._locked
-    original_swap = build_module._swap_in
+    original_build_lock = publish.locked
+    original_swap = publish._swap_in
 
     def locked(out, log=None):
         seen.append((snapshot(out) if out.exists() else {}, None))
@@ -67,8 +68,8 @@ def live_checked_at_swap(monkeypatch) -> list[tuple[dict, dict]]:
         seen[-1] = (before, snapshot(out) if out.exists() else {})
         original_swap(spare, out)
 
-    monkeypatch.setattr(build_module, "_locked", locked)
-    monkeypatch.setattr(build_module, "_swap_in", swap)
+    monkeypatch.setattr(publish, "locked", locked)
+    monkeypatch.setattr(publish, "_swap_in", swap)
     return seen
 
 
@@ -407,7 +408,7 @@ def test_a_folder_that_is_not_our_site_is_refused_and_kept(kb, tmp_path):
     mine.mkdir()
     (mine / "notes.md").write_text("my notes")
     for _ in range(2):
-        with pytest.raises(build_module.NotOurSiteError, match="holds files errorkb did not write"):
+        with pytest.raises(publish.NotOurSiteError, match="holds files errorkb did not write"):
             build(kb, mine)
     assert (mine / "notes.md").read_text() == "my notes"
     assert not (tmp_path / ".mydocs-spare").exists()
@@ -426,11 +427,11 @@ def test_a_spare_folder_errorkb_did_not_make_is_refused_and_kept(kb, tmp_path):
     theirs = tmp_path / ".public-spare"
     theirs.mkdir()
     (theirs / "draft.md").write_text("my draft")
-    with pytest.raises(build_module.NotOurSiteError, match=r"\.public-spare holds files"):
+    with pytest.raises(publish.NotOurSiteError, match=r"\.public-spare holds files"):
         build(kb, out)
     assert (theirs / "draft.md").read_text() == "my draft" and not out.exists()
     (tmp_path / "afile").write_text("not a folder")
-    with pytest.raises(build_module.NotOurSiteError, match="is not a folder errorkb made"):
+    with pytest.raises(publish.NotOurSiteError, match="is not a folder errorkb made"):
         build(kb, tmp_path / "afile")
     assert (tmp_path / "afile").read_text() == "not a folder"
 

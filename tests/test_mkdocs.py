@@ -292,7 +292,7 @@ def test_a_host_file_at_an_address_of_ours_stops_the_build(tmp_path, host_file, 
 
 
 def test_the_writer_never_replaces_a_file_that_is_not_ours(tmp_path):
-    from errorkb.site.build import OccupiedError, Writer
+    from errorkb.site.publish import OccupiedError, Writer
 
     (tmp_path / "sw.js").write_text("host")
     writer = Writer(tmp_path, {}, None, {}, frozenset({"sw.js"}))

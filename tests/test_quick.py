@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 
 from errorkb.content.model import PROSE, ContentError
 from errorkb.site import build as build_module
-from errorkb.site import quick, urls
-from errorkb.site.build import build, site_manifest
+from errorkb.site import publish, quick, urls
+from errorkb.site.build import build
+from errorkb.site.publish import site_manifest
 from errorkb.site.quick import build_site
 from tests.conftest import SEED, fresh_copy, make_kb, small_vllm_kb, spare_holds_live
 
@@ -473,7 +474,7 @@ def test_a_quick_rebuild_killed_midway_leaves_the_site_whole(tmp_path, monkeypat
     def killed(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(build_module.Writer, "write", killed)
+    monkeypatch.setattr(publish.Writer, "write", killed)
     with pytest.raises(KeyboardInterrupt):
         build_site(kb)
     assert _digest(kb / "site") == before
@@ -560,7 +561,7 @@ def test_a_spare_manifest_of_another_shape_takes_the_full_build(tmp_path, monkey
     build_site(kb)
     build(kb)  # the spare now has a manifest
     out = kb / "site"
-    keys = build_module._manifest_path(build_module._spare_path(out), out)
+    keys = publish.manifest_path(publish.spare_path(out), out)
     entries, _ = marshal.loads(keys.read_bytes())
     keys.write_bytes(marshal.dumps({url: list(entry) for url, entry in entries.items()}))
     _append_to_meaning(_curated(kb)[0], "Edited.")
@@ -619,23 +620,23 @@ def _spare_as_told(kb: Path) -> bool:
     """Whether the live site's manifest tells how the spare's differs (the spare's being the
     one its build saw), and tells it right."""
     out, spare = kb / "site", kb / ".site-spare"
-    live, told = build_module._read_keys_file(out, out)
-    if told is None or told[0] != build_module._keys_stamp(spare, out):
+    live, told = publish.read_keys_file(out, out)
+    if told is None or told[0] != publish.keys_stamp(spare, out):
         return False
-    assert build_module._patched(live, told[1]) == build_module._read_keys(spare, out)
+    assert publish.patched(live, told[1]) == publish.read_keys(spare, out)
     return True
 
 
 def _keys_read(monkeypatch) -> list[str]:
     """The names of the site folders whose manifests' keys are read from here on."""
     read: list[str] = []
-    real = build_module._read_keys_file
+    real = publish.read_keys_file
 
     def reading(folder, out):
         read.append(Path(folder).name)
         return real(folder, out)
 
-    monkeypatch.setattr(build_module, "_read_keys_file", reading)
+    monkeypatch.setattr(publish, "read_keys_file", reading)
     return read
 
 
@@ -690,7 +691,7 @@ def test_a_spare_whose_manifest_changed_since_is_read_not_taken_from_what_was_to
     _append_to_meaning(_curated(kb)[0], "Edited.")
     build_site(kb)
     out = kb / "site"
-    keys = build_module._manifest_path(build_module._spare_path(out), out)
+    keys = publish.manifest_path(publish.spare_path(out), out)
     entries, told = marshal.loads(keys.read_bytes())
     url = next(u for u in sorted(entries) if u.startswith("/errors/"))
     entries[url] = ("another key", entries[url][1])
@@ -737,7 +738,7 @@ def test_a_prepared_spare_with_a_lost_file_is_left_to_the_next_build(tmp_path):
     lost = kb / "site" / urls.output_path(urls.error(sorted(edited)[0]))
     lost.unlink()  # someone deleted a file the last build changed
     quick.prepare_spare(kb / "site")
-    assert build_module._read_keys(kb / ".site-spare", kb / "site") == {}
+    assert publish.read_keys(kb / ".site-spare", kb / "site") == {}
     build_site(kb)
     assert lost.is_file()
 

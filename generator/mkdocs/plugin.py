@@ -36,18 +36,10 @@ from errorkb.content.model import CODES, Content, ContentError
 from errorkb.mkdocs.frame import ARTICLE, BODY_MARK, Frame
 from errorkb.projects import wings
 from errorkb.site import urls
-from errorkb.site.build import (
-    CACHE_DIR,
-    CARD,
-    BuildError,
-    OccupiedError,
-    Plan,
-    Writer,
-    load_assets,
-    write_site,
-)
+from errorkb.site.build import CACHE_DIR, CARD, Plan, load_assets, write_site
 from errorkb.site.linking import link
 from errorkb.site.pages import Pages, _environment
+from errorkb.site.publish import BuildError, OccupiedError, Writer
 
 log = logging.getLogger("mkdocs.plugins.errorkb")
 

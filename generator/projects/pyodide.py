@@ -57,7 +57,7 @@ def vendored(root: Path) -> list[tuple[str, Path]]:
     try:
         folder = find(root)
     except PyodideError as exc:
-        from errorkb.site.build import BuildError
+        from errorkb.site.publish import BuildError
 
         raise BuildError(str(exc)) from None
     return [(urls.pyodide(name), folder / name) for name in FILES]

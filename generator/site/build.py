@@ -1,22 +1,9 @@
-"""The build: content -> a complete site in a staging folder, swapped in atomically.
+"""The build: content -> every output of the site, each keyed by what it is made from.
 
-A failed or killed build never touches the live site: everything is written to a
-sibling staging folder, and only a finished one replaces the old site, in one
-rename(2) exchange where the kernel offers it.
-
-Builds are incremental and double-buffered. Every output has a key, a hash of everything
-it is made from, and each site folder has a manifest (URL -> key, size) beside it, named
-after the folder's inode, so the manifest follows its folder through the swap and is never
-published with the site. The staging folder is the spare site the last swap left behind: a
-build touches only the files whose key differs from what the spare already holds (and that
-are still there, with their size), hard-linking them from the live site where they are
-current there, rendering the rest. A killed build leaves the spare without a manifest, and
-the next build starts it afresh. A folder without a manifest that is not empty is not a
-site errorkb built: the build refuses it rather than park and delete someone's files.
-
-Files of the spare may be hard links to the live site's, so the writer never opens an
-existing file for writing: every output is a new file (O_EXCL), made after unlinking
-whatever name was there. The live site changes only in the final exchange.
+Every output has a key, a hash of everything it is made from; an output whose key the
+spare or the live site already holds is kept or linked, the rest rendered. What is written
+is published through publish.py's one step (the spare, its manifest, the swap): a failed or
+killed build never touches the live site.
 
 On a big site, forked workers make the outputs drawn from many records (search index,
 lists, file pages) while the parent keys the record pages, and render those when many
@@ -24,50 +11,37 @@ changed.
 """
 
 import ctypes
-import errno
-import fcntl
 import functools
 import gc
 import hashlib
 import json
-import marshal
 import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import time
-import zlib
 from collections.abc import Callable, Iterable
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import orjson
-
-from errorkb import owned, resources
+from errorkb import resources
 from errorkb.content.load import ParseCache, fork_workers, load_content
 from errorkb.content.model import Content, Record
 from errorkb.progress import QUIET, Progress
 from errorkb.projects import wings
 from errorkb.search import engine as search
-from errorkb.site import api, cards, check, markup, paging, shortlinks, urls
+from errorkb.site import api, cards, check, markup, paging, publish, shortlinks, urls
 from errorkb.site.linking import Links, link, successors
 from errorkb.site.pages import Pages
+from errorkb.site.publish import TREE, BuildError, Entry, Writer, safe_output_path
 
-OLD_PREFIX = ".site-old-"  # a discarded spare, being deleted in the background
-LEGACY_MANIFEST = ".errorkb-manifest.json"  # where sites built before kept their manifest
 CACHE_DIR = ".errorkb-cache"  # parsed records between builds, beside content/
-TREE = "*"  # manifest entry "<folder>/*": the key of a folder a tool writes as a whole
 PARALLEL_MIN = 400  # records to render before forking workers pays for itself
 PAGE, CARD = "page", "card"  # the parts of a record's outputs, keyed apart
-
-
-class BuildError(Exception):
-    """The build cannot run (a missing dependency); the message says what to do."""
 
 
 @dataclass
@@ -100,21 +74,12 @@ def build(
     started = time.perf_counter()
     root = Path(root).resolve()
     out = Path(out).resolve() if out else root / "site"
-    with _collector_paused():
+    with collector_paused():
         plan = plan or load_plan(root, cache, progress, project)
         content = plan.content
-        with _locked(out, log):
-            live = _own_site(out)
-            spare, kept = _spare(out)
-            try:
-                writer = Writer(spare, kept, out if out.exists() else None, live)
+        with publish.locked(out, log):
+            with publish.publishing(out, publish.open_spare(out)) as writer:
                 indexed = write_site(writer, plan, progress, indexed)
-                # The live site's keys as written: `live` leaves out pages without facts.
-                _save_manifest(spare, out, writer.manifest, replaced=_read_keys(out, out))
-            except BaseException:
-                _forget_manifest(spare, out)  # half-made: the next build starts over
-                raise
-            _swap_in(spare, out)
             problems = check_site(plan, writer.manifest, out, progress) if checked else []
     result = BuildResult(
         out,
@@ -144,7 +109,7 @@ def load_plan(
     """The content, loaded and validated (raises ContentError), and what it renders with;
     with `project`, only what that project's site shows."""
     root = Path(root).resolve()
-    with _collector_paused():
+    with collector_paused():
         if cache is None:
             cache = ParseCache(root / CACHE_DIR / "parse")
         # The inputs as they are before loading: an edit during the build is seen by the next.
@@ -190,7 +155,7 @@ def inputs_key(root: Path, code_key: str) -> str:
 
 
 def check_site(
-    plan: "Plan", manifest: dict[str, "Entry"], site: Path, progress: Progress = QUIET
+    plan: "Plan", manifest: dict[str, Entry], site: Path, progress: Progress = QUIET
 ) -> list[check.SiteProblem]:
     """What is wrong with a site built from `plan` into `site`, from the facts in its
     manifest: links and anchors that lead nowhere, loads from other hosts, error pages over
@@ -210,13 +175,8 @@ def check_site(
     return found
 
 
-def site_manifest(out: Path) -> dict[str, list]:
-    """url -> [key, stamp, facts] of each file of the site built into `out` (empty if none)."""
-    return _read_manifest(out, out)
-
-
 @contextmanager
-def _collector_paused():
+def collector_paused():
     """No cyclic garbage collection during a build: loading makes hundreds of thousands of
     long-lived objects, and each allocation burst would trigger a collection scanning them
     all (a third of a rebuild; in forked workers, it also copies the pages it scans).
@@ -249,7 +209,7 @@ def write_site(
     with _workers(plan, writer, len(todo)) as pool:
         if pool is None:
             for produce in plan.producers().values():
-                _write_units(writer, produce())
+                write_units(writer, produce())
         else:
             shared = [pool.apply_async(_produce_in_worker, (name,)) for name in plan.producers()]
         _write_records(writer, plan, todo, pool, progress)
@@ -263,11 +223,10 @@ def write_site(
     if plan.full_text:
         progress.stage("full-text index")
         indexed = write_full_text(writer, full_text_pages(plan.content), indexed)
-    writer.finish()
     return indexed if plan.full_text else None
 
 
-def _write_units(writer: "Writer", units: Iterable["Unit"]) -> None:
+def write_units(writer: "Writer", units: Iterable["Unit"]) -> None:
     """Outputs of one kind: rendered where their key changed, else kept or linked."""
     for unit in units:
         if not writer.reuse([unit.url], unit.key):
@@ -300,7 +259,10 @@ class Plan:
         links: Links,
         assets: dict[str, bytes],
         code_key: str | None = None,  # code_digest(), when the caller has it
+        known: "tuple[dict[str, str], str] | None" = None,
     ):
+        """`known`: the vendored files' digests and the base key, as a full build of the
+        whole content worked them out (the quick rebuild's plan holds a few records)."""
         self.content = content
         self.links = links
         self.assets = assets
@@ -312,11 +274,13 @@ class Plan:
             for url, source in w.vendored(content.root)
         }
         self.vendored = sorted(shipped.items())
-        digests = {url: _digest(source) for url, source in self.vendored}
+        self.code_key = code_key or code_digest()
+        if known is None:
+            digests = {url: publish.digest(source) for url, source in self.vendored}
+            known = digests, _base_key(content, assets, self.code_key)
+        digests, self.base_key = known
         compiled = content.root / CACHE_DIR / "templates"
         self.pages = Pages(content, links, assets, compiled, vendored=digests)
-        self.code_key = code_key or code_digest()
-        self.base_key = _base_key(content, assets, self.code_key)
 
     def record_key(self, record: Record) -> str:
         """A hash of everything the record's page and document show: the record, the
@@ -627,7 +591,7 @@ def _produce_in_worker(name: str) -> tuple[dict, int]:
     """In a worker: write the outputs of one producer; report their manifest entries."""
     plan, writer = _forked()
     local = writer.twin()
-    _write_units(local, plan.producers()[name]())
+    write_units(local, plan.producers()[name]())
     return local.manifest, local.rendered
 
 
@@ -713,7 +677,7 @@ def _write_newer(writer: "Writer", page_urls: list[str]) -> None:
     """The bundle of the pages edited since the main index was made, and their list."""
     listing = json.dumps({"pages": page_urls}).encode()
     if not page_urls:
-        _write_units(writer, _keyed([(urls.pagefind_newer(), listing)]))
+        write_units(writer, _keyed([(urls.pagefind_newer(), listing)]))
         return
     folder = urls.pagefind_newer("")
     key = _hash(*(u + writer.manifest[u][0] for u in page_urls))
@@ -730,533 +694,6 @@ def _index_full_text(writer: "Writer", page_urls: list[str], folder: str) -> Non
         search.full_text_index(writer.root, page_urls, writer.root / folder.strip("/"))
     except search.FullTextError as exc:
         raise BuildError(str(exc)) from exc
-
-
-# Writing -----------------------------------------------------------------------------------
-
-
-# A file's stamp: its size and modification time, as the writer left it. A file deleted,
-# truncated or written into since (by hand: the writer never opens a file it made) no longer
-# has it, and is made anew rather than published.
-Stamp = tuple[int, int]
-Entry = tuple[str, Stamp, "check.Facts | None"]  # a file's manifest entry: key, stamp, facts
-
-
-def _stamp(path: str | Path) -> Stamp:
-    st = os.lstat(path)
-    return st.st_size, st.st_mtime_ns
-
-
-class Writer:
-    """Makes `root` hold exactly the outputs it is given, touching only what differs."""
-
-    def __init__(
-        self,
-        root: Path,
-        kept: dict,
-        live_site: Path | None,
-        live: dict,
-        others: frozenset[str] = frozenset(),
-    ):
-        self.root = root
-        self._root_prefix = os.fspath(root) + "/"
-        self.kept = kept  # url -> [key, stamp, facts] already in root
-        self.live_site = live_site
-        self.live = live  # url -> [key, stamp, facts] of the live site
-        self.others = others  # files in root that are not ours (a host site's): never replaced
-        self.manifest: dict[str, Entry] = {}
-        self.rendered = 0
-        self._last_written: tuple[bytes, str] | None = None
-
-    @property
-    def files(self) -> int:
-        return sum(1 for url in self.manifest if not url.endswith(TREE))
-
-    @property
-    def size(self) -> int:
-        """Bytes written (a class attribute named `bytes` would hide the type)."""
-        return sum(entry[1][0] for entry in self.manifest.values())
-
-    def write(self, url: str, body: bytes, key: str, facts: "check.Facts | None" = None) -> None:
-        """A new file (`facts`: those of `body`, where a worker took them already)."""
-        last = self._last_written
-        if last is not None and last[0] is body:
-            # The same bytes at a second URL (a record's JSON): a hard link is a tenth of
-            # the cost of creating and filling a file.
-            path = self._create(url, lambda path: os.link(last[1], path))
-        else:
-            path = self._create(url, lambda path: _write_new(path, body))
-        self._last_written = (body, path)
-        self.manifest[url] = (key, _stamp(path), facts or check.facts(url, body))
-        self.rendered += 1
-
-    def twin(self) -> "Writer":
-        """A writer for a worker process: same folder and knowledge, its own manifest."""
-        return Writer(self.root, self.kept, self.live_site, self.live, self.others)
-
-    def merge(self, manifest: dict[str, Entry], rendered: int) -> None:
-        """What a worker process put into this folder."""
-        self.manifest.update(manifest)
-        self.rendered += rendered
-
-    def copy(self, url: str, source: Path) -> None:
-        """A vendored file, keyed by its bytes (not its time, which differs between two
-        installs of the same package): kept, linked from the live site, or copied."""
-        key = _digest(source)
-        if not self.reuse([url], key):
-            path = self._create(url, functools.partial(_copy_new, source))
-            body = source.read_bytes() if check.described(url) else b""
-            self.manifest[url] = (key, _stamp(path), check.facts(url, body))
-            self.rendered += 1
-
-    def reuse(self, url_list: list[str], key: str) -> bool:
-        """True when these outputs are already current here, or now linked from the live site.
-        A manifest is trusted only for files still there with their stamp: someone may have
-        deleted, truncated or written into one since."""
-        if _current(self.root, self.kept, url_list, key):
-            for url in url_list:
-                self.manifest[url] = (key, *self.kept[url][1:])  # its stamp and facts
-            return True
-        if self.live_site is None or not _current(self.live_site, self.live, url_list, key):
-            return False
-        try:
-            for url in url_list:
-                source = self.live_site / safe_output_path(url)
-                self._create(url, functools.partial(os.link, source))
-        except FileNotFoundError:
-            return False  # the live site lost a file since: render it instead
-        for url in url_list:
-            self.manifest[url] = (key, *self.live[url][1:])
-        return True
-
-    def reuse_tree(self, folder: str, key: str) -> bool:
-        """A generated folder (Pagefind's) whose key is unchanged: kept or linked."""
-        for known in (self.kept, self.live):
-            if known.get(folder + TREE, (None,))[0] == key:
-                names = [u for u in known if u.startswith(folder) and not u.endswith(TREE)]
-                if self.reuse(names, key):
-                    self.manifest[folder + TREE] = (key, (0, 0), None)  # no file of its own
-                    return True
-        return False
-
-    def add_tree(self, folder: str, key: str) -> None:
-        """Record a folder a tool wrote, file by file, under one key."""
-        for path in sorted((self.root / folder.strip("/")).rglob("*")):
-            if path.is_file():
-                url = "/" + path.relative_to(self.root).as_posix()
-                facts = check.facts(url, path.read_bytes()) if check.described(url) else None
-                self.manifest[url] = (key, _stamp(path), facts)
-                self.rendered += 1
-        self.manifest[folder + TREE] = (key, (0, 0), None)  # no file of its own
-
-    def finish(self) -> None:
-        """Remove what the spare held but this site no longer has."""
-        for url in self.kept.keys() - self.manifest.keys():
-            if not url.endswith(TREE):
-                path = self.root / safe_output_path(url)
-                path.unlink(missing_ok=True)
-                _prune(path.parent, self.root)
-
-    def _create(self, url: str, make: Callable[[str], None]) -> str:
-        """Make the file of a URL as a new file: `make` must create it (O_EXCL or link) and
-        never open what is there, which may be a hard link to the live site. (Plain string
-        paths: pathlib's objects cost more than the system calls, for every file of a site.)"""
-        rel = safe_output_path(url)
-        if rel in self.others:
-            raise OccupiedError(rel, url)
-        path = self._root_prefix + rel
-        try:
-            if url in self.kept:
-                with suppress(FileNotFoundError):
-                    os.unlink(path)
-            try:
-                make(path)
-            except FileNotFoundError:
-                _make_folder(os.path.dirname(path))
-                make(path)
-            except FileExistsError:  # a file the spare held without knowing it
-                os.unlink(path)
-                make(path)
-        except (NotADirectoryError, IsADirectoryError) as exc:
-            raise UnsafeOutputError(
-                f"cannot write {url!r}: another output is a file where it needs a folder, "
-                f"or a folder where it needs a file ({exc.filename})"
-            ) from None
-        except OSError as exc:
-            if exc.errno != errno.ENAMETOOLONG:
-                raise
-            raise UnsafeOutputError(f"cannot write {url!r}: a name in it is too long") from None
-        # What root held at this URL is gone: a later reuse must not take the new file for
-        # the old one of the same size (a quick rebuild links the live site's files first,
-        # then an edit undone asks for the old page back).
-        self.kept.pop(url, None)
-        return path
-
-
-def _current(root: Path, known: dict, url_list: list[str], key: str) -> bool:
-    """Whether `known` (a manifest of root) has these URLs at this key, and their files are
-    there with the stamp it says. (A plain string path: this runs for every output of every
-    build, and pathlib's objects cost more than the lstat.)"""
-    base = os.fspath(root) + "/"
-    for url in url_list:
-        entry = known.get(url)
-        if entry is None or entry[0] != key:
-            return False
-        try:
-            st = os.lstat(base + safe_output_path(url))
-        except OSError:
-            return False
-        if (st.st_size, st.st_mtime_ns) != entry[1]:
-            return False
-    return True
-
-
-def damaged(root: Path, known: "Keys", url_list: Iterable[str]) -> list[str]:
-    """The URLs among these whose files in root are gone or not as `known` stamped them.
-    (Relative to the root's open folder: a site's 78,000 lstats in half the time. Only
-    looked at, never written, so the output path needs no check of where it leads.)"""
-    found = []
-    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for url in url_list:
-            try:
-                st = os.lstat(urls.output_path(url), dir_fd=folder)
-            except OSError:
-                found.append(url)
-                continue
-            if (st.st_size, st.st_mtime_ns) != known[url][1]:
-                found.append(url)
-    finally:
-        os.close(folder)
-    return found
-
-
-def _digest(path: Path) -> str:
-    st = path.stat()
-    return _file_digest(path, st.st_size, st.st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=64)
-def _file_digest(path: Path, size: int, mtime_ns: int) -> str:
-    """A file's hash, read once per process while its size and time stay (serve rebuilds
-    would otherwise read Pyodide's 13 MB on every edit)."""
-    with open(path, "rb") as file:
-        return hashlib.file_digest(file, "sha1").hexdigest()
-
-
-class UnsafeOutputError(BuildError):
-    """An output path that would leave the site folder: a bug or hostile content."""
-
-
-class OccupiedError(BuildError):
-    """An output whose file is someone else's: a host site's page or file."""
-
-    def __init__(self, path: str, url: str):
-        super().__init__(path, url)  # as they are: a worker's error is pickled to the build
-        self.path, self.url = path, url
-
-    def __str__(self) -> str:
-        return f"cannot write {self.url!r}: {self.path} is not errorkb's file"
-
-
-def safe_output_path(url: str) -> str:
-    """The file of a URL relative to the site root, refused unless it stays inside it: the
-    second wall behind content validation, checked on every file the writer touches."""
-    path = urls.output_path(url)
-    parts = path.split("/")
-    if "\0" in path or "\\" in path or any(part in ("", ".", "..") for part in parts):
-        raise UnsafeOutputError(f"refusing to write {url!r}: its path would leave the site folder")
-    return path
-
-
-def _copy_new(source: Path, path: str | Path) -> None:
-    """A new file with the source's bytes, copied by the kernel where it can (Pyodide's
-    13 MB, read into Python and written back, were a quarter of a small site's build). A
-    copy, not a link: a site goes to hosts that refuse hard links (GitHub Pages)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with open(source, "rb") as src:
-            if not _kernel_copy(src.fileno(), fd):
-                os.lseek(fd, 0, os.SEEK_SET)  # from the start, whatever it copied
-                os.ftruncate(fd, 0)
-                src.seek(0)
-                _write_all(fd, src.read())
-    except OSError as exc:  # a full disk, say: name the file
-        exc.filename = exc.filename or str(path)
-        raise
-    finally:
-        os.close(fd)
-
-
-def _kernel_copy(src: int, dst: int) -> bool:
-    """Copy one open file into another within the kernel; False where it cannot (not
-    Linux, or file systems it cannot copy between)."""
-    copy_range = getattr(os, "copy_file_range", None)
-    if copy_range is None:
-        return False
-    try:
-        while copy_range(src, dst, 1 << 30):
-            pass
-    except OSError as exc:
-        if exc.errno in (errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
-            return False
-        raise
-    return True
-
-
-def _write_all(fd: int, body: bytes) -> None:
-    view = memoryview(body)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _write_new(path: str | Path, body: bytes) -> None:
-    """A new file with these bytes, in three system calls (Python's open() adds a stat, a
-    seek and a terminal check to each of the site's tens of thousands of files). O_EXCL: an
-    existing file, perhaps linked to the live site, is never written into."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        _write_all(fd, body)
-    except OSError as exc:  # a full disk, say: os.write's error names no file, so name it
-        exc.filename = exc.filename or str(path)
-        raise
-    finally:
-        os.close(fd)
-
-
-def _make_folder(path: str) -> None:
-    """A file's folder, its parents too where missing: one system call where only the
-    folder is (a record's), where os.makedirs first asks after its parent."""
-    try:
-        os.mkdir(path)
-    except FileNotFoundError:
-        os.makedirs(path, exist_ok=True)
-    except FileExistsError:
-        pass  # made since, by another output: whether it is a folder, the next call says
-
-
-def _prune(folder: Path, root: Path) -> None:
-    """Remove folders left empty, up to the site root."""
-    while folder != root:
-        try:
-            folder.rmdir()
-        except OSError:
-            return
-        folder = folder.parent
-
-
-# Manifests -------------------------------------------------------------------------------
-
-
-def _manifests(out: Path) -> Path:
-    """The folder of the manifests of a site and its spare, beside them (ignored as .site-*)."""
-    return out.parent / f".{out.name}-manifests"
-
-
-def _manifest_path(folder: Path, out: Path) -> Path | None:
-    """Where the manifest of a site folder lives: named after the folder's inode, which a
-    rename keeps, so each manifest stays with its folder through the swap. It is two parts:
-    this file, each URL's key and size, and beside it (FACTS) the facts of the pages, in
-    shards by URL, which a quick rebuild links from the live site's but for the few it
-    changed (the facts are four fifths of the bytes)."""
-    try:
-        st = os.stat(folder)
-    except FileNotFoundError:
-        return None
-    return _manifests(out) / f"{st.st_dev}-{st.st_ino}.keys"
-
-
-# The facts of a manifest, in shards a quick rebuild reads and writes only where it changed
-# pages: 64 shards of the real content's were 480 KB each, 90 ms of JSON per edit. The
-# folder's name counts them, so that no build mixes shards of two counts.
-FACT_SHARDS = 256
-FACTS = f".facts{FACT_SHARDS}"  # the folder, beside the manifest's keys
-
-
-def _fact_shard(url: str) -> int:
-    return zlib.crc32(url.encode()) % FACT_SHARDS
-
-
-def _read_manifest(folder: Path, out: Path) -> dict[str, list]:
-    """url -> [key, stamp, facts] of the files a site folder holds (empty: none known)."""
-    keys = _read_keys(folder, out)
-    path = _manifest_path(folder, out)
-    if not keys or path is None:
-        return {}
-    facts: dict = {}
-    shards = path.with_suffix(FACTS)
-    try:  # a shard no page falls in has no file (a small site fills a few of them)
-        for name in os.listdir(shards):
-            facts.update(orjson.loads((shards / name).read_bytes()))
-    except (OSError, ValueError):
-        return {}  # half-made: trust none of its files
-    # A page without its facts is made anew (a manifest of a build from before facts).
-    found = ((url, entry, facts.get(url)) for url, entry in keys.items())
-    return {
-        url: [*entry, f] for url, entry, f in found if f is not None or not check.described(url)
-    }
-
-
-def _read_keys(folder: Path, out: Path) -> "Keys":
-    """url -> (key, stamp) of the files a site folder holds (empty: none known)."""
-    return _read_keys_file(folder, out)[0]
-
-
-# A keys file: marshal of (keys, spare). `keys`: url -> (key, stamp). `spare`: how the folder
-# the build swapped out (the spare from then on) differs, so that the next quick rebuild need
-# not read its manifest: (the stamp of its keys file, {url: its (key, stamp), None where it
-# has no file}), or None.
-Keys = dict[str, tuple[str, Stamp]]
-Delta = dict[str, tuple[str, Stamp] | None]  # url -> another folder's entry, None: no file
-SpareDelta = tuple[tuple, Delta] | None
-
-
-def _read_keys_file(folder: Path, out: Path) -> tuple[Keys, SpareDelta]:
-    """The keys of a site folder's manifest, and how its spare differs (empty, None: not
-    known)."""
-    path = _manifest_path(folder, out)
-    try:
-        data = marshal.loads(path.read_bytes()) if path else {}
-    except (OSError, ValueError, EOFError, TypeError):
-        return {}, None  # no site there, or a half-made one: trust none of its files
-    if isinstance(data, tuple) and len(data) == 2 and isinstance(data[0], dict):
-        return data
-    return (data, None) if isinstance(data, dict) else ({}, None)  # a plain dict: older
-
-
-def _keys_stamp(folder: Path, out: Path) -> tuple:
-    """The keys file of a site folder's manifest (each build writes a new one); empty where
-    there is none (a copied site's folders are not the inodes its manifests are named after)."""
-    path = _manifest_path(folder, out)
-    try:
-        st = os.stat(path) if path else None
-    except FileNotFoundError:
-        return ()
-    return (str(path), st.st_ino, st.st_mtime_ns, st.st_size) if st else ()
-
-
-def _differences(keys: dict, other: dict) -> Delta:
-    """url -> other's (key, stamp), or None where other has no such URL, for each URL at which
-    the two differ. An entry that is other's own object is equal unlooked at: a quick
-    rebuild's manifest is a copy of the live site's but for what it changed."""
-    delta: Delta = {}
-    for url, entry in keys.items():
-        was = other.get(url)
-        if was is not entry and (was is None or tuple(was[:2]) != tuple(entry[:2])):
-            delta[url] = None if was is None else (was[0], was[1])
-    for url in other.keys() - keys.keys():
-        delta[url] = (other[url][0], other[url][1])
-    return delta
-
-
-def _save_manifest(
-    folder: Path,
-    out: Path,
-    manifest: dict,
-    like: Path | None = None,
-    changed: frozenset[str] | set[str] = frozenset(),
-    replaced: Keys | None = None,
-) -> None:
-    """The manifest of a folder, written facts first (the keys say the facts are whole). With
-    `like`: a folder whose manifest's facts are this one's but for the `changed` URLs'.
-    `replaced`: the keys of the live site this folder replaces, whose differences from this
-    one it keeps (the next quick rebuild's spare)."""
-    path = _manifest_path(folder, out)
-    assert path is not None, "the folder a build wrote exists"
-    path.parent.mkdir(exist_ok=True)
-    facts_dir = path.with_suffix(FACTS)
-    new_dir = path.with_suffix(FACTS + ".new")
-    shutil.rmtree(new_dir, ignore_errors=True)
-    new_dir.mkdir()
-    shards: dict[int, dict] = {}
-    if like is None:
-        shards = {n: {} for n in range(FACT_SHARDS)}
-        for url, entry in manifest.items():
-            if len(entry) > 2 and entry[2] is not None:
-                shards[_fact_shard(url)][url] = entry[2]
-    else:
-        known = _manifest_path(like, out)
-        assert known is not None, "the folder whose facts are shared exists"
-        source = known.with_suffix(FACTS)
-        touched = {_fact_shard(url) for url in changed if check.described(url)}
-        for n in range(FACT_SHARDS):
-            shard = source / str(n)
-            held = shard.exists()  # a shard no page falls in has no file
-            if n not in touched:
-                if held:
-                    os.link(shard, new_dir / str(n))
-                continue
-            facts = orjson.loads(shard.read_bytes()) if held else {}
-            for url in (u for u in changed if check.described(u) and _fact_shard(u) == n):
-                entry = manifest.get(url)
-                facts.pop(url, None)
-                if entry is not None and len(entry) > 2 and entry[2] is not None:
-                    facts[url] = entry[2]
-            shards[n] = facts
-    for n, facts in shards.items():
-        if facts:
-            _write_new(new_dir / str(n), orjson.dumps(facts, default=list))  # Facts: tuples
-    shutil.rmtree(facts_dir, ignore_errors=True)
-    new_dir.rename(facts_dir)
-    if like is None:
-        keys = {url: (entry[0], entry[1]) for url, entry in manifest.items()}
-    else:  # only the changed URLs' entries hold facts: the others' are like's
-        keys = dict(manifest)
-        keys.update((url, manifest[url][:2]) for url in changed if url in manifest)
-    spare: SpareDelta = None
-    if replaced and (stamp := _keys_stamp(out, out)):
-        spare = (stamp, _differences(keys, replaced))
-    temporary = path.with_suffix(".new")
-    temporary.unlink(missing_ok=True)
-    _write_new(temporary, marshal.dumps((keys, spare)))
-    temporary.replace(path)
-
-
-def _forget_manifest(spare: Path, out: Path) -> None:
-    """The spare is about to change: its manifest no longer tells what it holds."""
-    path = _manifest_path(spare, out)
-    if path:
-        path.unlink(missing_ok=True)
-        shutil.rmtree(path.with_suffix(FACTS), ignore_errors=True)
-
-
-def _prune_manifests(out: Path) -> None:
-    """Only the manifests of the site and its spare stay: a folder deleted by hand must not
-    lend its manifest to a new folder that gets its inode number."""
-    keep = {_manifest_path(out, out), _manifest_path(_spare_path(out), out)}
-    keep |= {p.with_suffix(FACTS) for p in keep if p is not None}
-    folder = _manifests(out)
-    if folder.is_dir():
-        for path in folder.iterdir():
-            if path in keep or path.name == QUICK_STATE:
-                continue
-            if path.is_dir():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
-
-
-QUICK_STATE = "quick.marshal"  # what the quick rebuild keeps (quick.py), beside the manifests
-
-
-class NotOurSiteError(BuildError):
-    """The output folder holds files that no errorkb build wrote."""
-
-
-def _own_site(out: Path) -> dict[str, list]:
-    """The manifest of the live site; refuses a folder errorkb did not build, which the swap
-    would park as the spare and the next build delete."""
-    path = _manifest_path(out, out)
-    legacy = path is not None and path.with_suffix(".json").is_file()  # before keys and facts
-    _prune_manifests(out)
-    manifest = _read_manifest(out, out)
-    if manifest or _read_keys(out, out) or legacy or (out / LEGACY_MANIFEST).is_file():
-        return manifest  # built by errorkb (an older one, perhaps, without the marker)
-    try:
-        owned.refuse_unless_ours(out, "the built site", "--out")
-    except owned.NotOursError as exc:
-        raise NotOurSiteError(str(exc)) from None
-    return {}
 
 
 def load_assets(templates: Path, content: Content) -> dict[str, bytes]:
@@ -1341,131 +778,3 @@ def _compact_css(css: str) -> str:
     # A line break after punctuation or before a closing brace is no separator; any other
     # (inside a value or a selector) is one space.
     return re.sub(r"(?<=[{};,>])\n|\n(?=})", "", css).replace("\n", " ").strip() + "\n"
-
-
-def _spare_path(out: Path) -> Path:
-    return out.parent / f".{out.name}-spare"
-
-
-def _spare(out: Path, live: Keys | None = None, delta: Delta | None = None) -> tuple[Path, dict]:
-    """The folder to build in and what it holds: the spare site, or a fresh folder. What it
-    holds: with its pages' facts; with the `live` site's keys, only keys and sizes, those
-    patched by `delta` where it is known how the spare differs, else read."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    _remove_abandoned(out.parent)
-    spare = _spare_path(out)
-    kept: dict
-    if live is None:
-        kept = _read_manifest(spare, out)
-    else:
-        kept = _read_keys(spare, out) if delta is None else _patched(live, delta)
-    if spare.exists() and not kept:
-        try:  # a folder of that name that errorkb did not make is someone's: never deleted
-            owned.refuse_unless_ours(spare, f"the spare copy of {out}", "--out")
-        except owned.NotOursError as exc:
-            raise NotOurSiteError(str(exc)) from None
-        _discard(spare)  # half-made by a killed build: unknown content
-    spare.mkdir(exist_ok=True)
-    owned.mark(spare, "a site errorkb builds, or its spare copy")
-    _forget_manifest(spare, out)  # from here on, the spare is being changed
-    return spare, kept
-
-
-def _patched(keys: Keys, delta: Delta) -> Keys:
-    """Keys changed as `delta` says (_differences): a 5 MB read and a comparison of 78,000
-    entries fewer for a quick rebuild of the real content."""
-    patched = dict(keys)
-    for url, entry in delta.items():
-        if entry is None:
-            patched.pop(url, None)
-        else:
-            patched[url] = entry
-    return patched
-
-
-@contextmanager
-def _locked(out: Path, log=None):
-    """One build at a time per site: they share the spare folder."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.parent / f".{out.name}-lock", "w") as lock:  # ignored as .site-*
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if log:
-                log(f"waiting for another build of {out} to finish")
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
-def _remove_abandoned(parent: Path) -> None:
-    """Discarded folders whose deleting process is gone."""
-    for path in parent.iterdir():
-        pid = path.name.removeprefix(OLD_PREFIX).split("-")[0]
-        if path.name.startswith(OLD_PREFIX) and pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _discard(folder: Path) -> None:
-    """Move a folder aside and delete it in the background, off the build's path."""
-    parked = folder.parent / f"{OLD_PREFIX}{os.getpid()}-{time.time_ns()}"
-    folder.rename(parked)
-    rm = shutil.which("rm")
-    if rm is None:
-        shutil.rmtree(parked)
-        return
-    subprocess.Popen(
-        [rm, "-rf", "--", str(parked)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
-def _swap_in(spare: Path, out: Path) -> None:
-    """The finished spare becomes the site; the site it replaces becomes the spare."""
-    if not out.exists():
-        spare.rename(out)
-    elif not _exchange(spare, out):
-        parked = out.parent / f"{OLD_PREFIX}{os.getpid()}-{time.time_ns()}"
-        out.rename(parked)
-        spare.rename(out)
-        parked.rename(spare)
-
-
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths in one atomic step (Linux renameat2); False where unsupported."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    renameat2.argtypes = [
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_uint,
-    ]
-    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
-        return False
-    raise OSError(err, os.strerror(err), str(b))

@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from errorkb.site import urls
-from errorkb.site.build import Plan, site_manifest
+from errorkb.site.build import Plan
+from errorkb.site.publish import site_manifest
 
 
 class OnDemand:

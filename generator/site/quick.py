@@ -20,13 +20,13 @@ import time
 from contextlib import suppress
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from errorkb.content.load import MAX_FILE_KB, ParseCache, list_records, load_site, load_some
 from errorkb.content.model import Content, ContentError, Record
 from errorkb.progress import QUIET, Progress
 from errorkb.search import engine
-from errorkb.site import api, build, paging, shortlinks, urls
+from errorkb.site import api, build, paging, publish, shortlinks, urls
 from errorkb.site.linking import link, successors
 from errorkb.site.pages import FEED_COUNT, RECENT_COUNT, Pages, listed_entry
 
@@ -91,7 +91,7 @@ def build_site(
     else the full build, keeping what the next quick rebuild needs."""
     root = Path(root).resolve()
     out = Path(out).resolve() if out else root / "site"
-    with build._collector_paused():  # the state's and the listing's many small objects
+    with build.collector_paused():  # the state's and the listing's many small objects
         state = _load_state(out) if project is None else None
         if plan is None and state is not None and not checked:
             with suppress(ContentError):  # a site.yaml with problems: the full build says so
@@ -114,7 +114,7 @@ def build_site(
         root, out, log, plan=plan, progress=progress, checked=checked, indexed=indexed
     )
     if plan.inputs is not None and project is None and result.indexed is not None:
-        with build._collector_paused():  # its many small objects would set off a collection
+        with build.collector_paused():  # its many small objects would set off a collection
             save_state(plan, out, result.indexed)
     if checked:  # the spare made whole too: a file of it damaged by hand is remade now
         prepare_spare(out)
@@ -236,7 +236,7 @@ def rebuild(
     if loaded is None:
         return None
     content, shown, showing = loaded
-    with build._collector_paused(), build._locked(out, log):
+    with build.collector_paused(), publish.locked(out, log):
         if _site_stamp(out) != state.site:
             return None  # another build made the site since
         plan = _plan(content, state, code_key)
@@ -261,12 +261,12 @@ def rebuild(
 def _intact(out: Path, state: State, started: float) -> "build.BuildResult | None":
     """The live site as it is, when no record changed and every file of it is there as its
     build stamped it; None where one is not (the rebuild then makes the site whole)."""
-    live = build._read_keys(out, out)
+    live = publish.read_keys(out, out)
     if not live or _site_stamp(out) != state.site:
         return None
-    if build.damaged(out, live, (url for url in live if not url.endswith(build.TREE))):
+    if publish.damaged(out, live, (url for url in live if not url.endswith(publish.TREE))):
         return None
-    files = sum(1 for url in live if not url.endswith(build.TREE))
+    files = sum(1 for url in live if not url.endswith(publish.TREE))
     size = sum(entry[1][0] for entry in live.values())
     elapsed = time.perf_counter() - started
     return build.BuildResult(out, files, size, len(state.records), elapsed, 0, [])
@@ -399,39 +399,29 @@ def _write(
     list the records of the `shown` files, then swapped in; None where the live site lost a
     file since its build (the full build makes it again)."""
     content = plan.content
-    writer = _following(out)
+    writer = publish.open_following(out)
     if writer is None:
         return None
-    spare = writer.root
-    try:
+    with publish.publishing(out, writer):
         for rid in ids:
             record = content.records[rid]
             for part, (url_list, key) in plan.record_parts(record).items():
                 if not writer.reuse(url_list, key):
                     for url, body in plan.record_outputs(record, part):
                         writer.write(url, body, key)
-            build._write_units(writer, map(plan.alias_document, record.aliases))
+            build.write_units(writer, map(plan.alias_document, record.aliases))
         for rel in shown:
             record = content.records[state.records[rel][1]]
-            build._write_units(writer, _listings(writer, plan, state, record))
+            build.write_units(writer, _listings(writer, plan, state, record))
         if plan.full_text:
             state.full_text = build.update_full_text(writer, state.full_text)
-        writer.finish()
-        written = {url for url, entry in writer.manifest.items() if len(entry) > 2}
-        build._save_manifest(
-            spare, out, writer.manifest, like=out, changed=written, replaced=writer.live
-        )
-    except BaseException:
-        build._forget_manifest(spare, out)
-        raise
-    build._swap_in(spare, out)
     return build.BuildResult(
         out, writer.files, writer.size, len(state.records), 0.0, writer.rendered, []
     )
 
 
 def _listings(
-    writer: "build.Writer", plan: "build.Plan", state: State, record: Record
+    writer: "publish.Writer", plan: "build.Plan", state: State, record: Record
 ) -> list["build.Unit"]:
     """The outputs that list a record, made anew for an edit of what they show of it: its
     source files' pages, the pages that list it, its pages of patterns, its line in its
@@ -479,7 +469,7 @@ def _answers_pattern_pages(state: State, rid: str) -> dict[int, list[tuple[str, 
 
 
 def _pattern_units(
-    writer: "build.Writer", plan: "build.Plan", state: State, record: Record
+    writer: "publish.Writer", plan: "build.Plan", state: State, record: Record
 ) -> list["build.Unit"]:
     """The pages of patterns that show the record, their words' weights as the live files
     have them."""
@@ -497,7 +487,7 @@ def _pattern_units(
 
 
 def _document_unit(
-    writer: "build.Writer", plan: "build.Plan", state: State, record: Record
+    writer: "publish.Writer", plan: "build.Plan", state: State, record: Record
 ) -> "build.Unit":
     """The page of its project's API document that lists the record, its line made anew."""
     documents = state.listing.documents[record.project]
@@ -542,48 +532,9 @@ def _explained(state: State, content: Content, rid: str) -> tuple[str, str]:
     return (record.title, record.exception) if record else state.explained[rid]
 
 
-def _live(writer: "build.Writer", url: str) -> bytes:
+def _live(writer: "publish.Writer", url: str) -> bytes:
     """The file the live site has at a URL (the spare links it, until made anew)."""
-    return (writer.root / build.safe_output_path(url)).read_bytes()
-
-
-def _following(out: Path) -> "build.Writer | None":
-    """A writer into the spare site, made to hold what the live site holds: the files the
-    last build changed linked from it, the others kept once each is seen to be as it was
-    stamped (the full-text index is left to update_full_text). None where there is no live
-    site, or a file is in neither folder as stamped (the spare's manifest is forgotten: the
-    next build makes it anew)."""
-    live, spare_delta = build._read_keys_file(out, out)
-    if not live:
-        return None
-    told = None  # how the spare differs, while its manifest is the one the live's build saw
-    if spare_delta is not None and spare_delta[0] == build._keys_stamp(build._spare_path(out), out):
-        told = spare_delta[1]
-    spare, kept = build._spare(out, live, told)
-    writer = build.Writer(spare, kept, out, live)
-    trees = tuple(u.removesuffix(build.TREE) for u in live if u.endswith(build.TREE))
-    # The spare holds most of the live site's files as they are: only the URLs at which the
-    # live site's build said they differ are looked at, else all, compared as sets of
-    # entries (three times as fast as a loop over the URLs).
-    try:
-        if told is not None:
-            differing = {(url, live[url]) for url in told if url in live}
-        else:
-            differing = live.items() - kept.items()
-    except TypeError:  # entries that are not (key, size) tuples: not a manifest we wrote
-        return None
-    writer.manifest = cast(dict[str, build.Entry], dict(live))  # their keys and sizes
-    if trees:  # left to update_full_text
-        for url in [url for url in live if url.startswith(trees)]:
-            del writer.manifest[url]
-    differing_urls = {url for url, _ in differing}
-    kept_urls = (url for url in writer.manifest if url not in differing_urls)
-    for url in build.damaged(spare, live, kept_urls):
-        differing.add((url, live[url]))  # deleted or altered by hand since: from the live
-    for url, entry in differing:
-        if not url.startswith(trees) and not writer.reuse([url], entry[0]):
-            return None
-    return writer
+    return (writer.root / publish.safe_output_path(url)).read_bytes()
 
 
 def prepare_spare(out: Path) -> None:
@@ -591,25 +542,18 @@ def prepare_spare(out: Path) -> None:
     writes only what its edit changes: after a full build, linking the files it changed
     takes seconds (7 s on the real content), better spent while the writer reads the site
     (`errorkb serve` calls this after each build) than after their next edit."""
-    with build._collector_paused(), build._locked(out):
-        writer = _following(out)
+    with build.collector_paused(), publish.locked(out):
+        writer = publish.open_following(out)
         if writer is not None:
-            writer.finish()
-            build._save_manifest(writer.root, out, writer.manifest, like=out)
+            with publish.publishing(out, writer, swap=False):
+                pass  # what the live site's build changed, linked into the spare
 
 
 def _plan(content: Content, state: State, code_key: str) -> "build.Plan":
     """A plan of the content loaded, with what the full build worked out for all of it (the
     keys and assets, which Plan() would work out from all the records)."""
-    plan = build.Plan.__new__(build.Plan)
-    plan.content = content
-    plan.links = link(content)
-    plan.assets = state.assets
-    compiled = content.root / build.CACHE_DIR / "templates"
-    plan.pages = Pages(content, plan.links, state.assets, compiled, vendored=state.vendored)
-    plan.base_key = state.base_key
-    plan.code_key = code_key
-    return plan
+    known = state.vendored, state.base_key
+    return build.Plan(content, link(content), state.assets, code_key, known)
 
 
 def _updated(state: State, out: Path, listed: dict, edited: list[str], content: Content) -> State:
@@ -684,9 +628,9 @@ def _typed(data: "State | Listing") -> bool:
 
 
 def _state_path(out: Path) -> Path:
-    return build._manifests(out) / build.QUICK_STATE
+    return publish.manifests_folder(out) / publish.QUICK_STATE
 
 
 def _site_stamp(out: Path) -> tuple:
     """The live site's manifest file: each build writes a new one."""
-    return build._keys_stamp(out, out)
+    return publish.keys_stamp(out, out)
