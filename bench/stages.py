@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from errorkb.content.load import load_content
-from errorkb.projects import wing
+from errorkb.registry import wing
 from errorkb.sources import explain
 from errorkb.sources.extract import assign_tree, derived, project_ref
 

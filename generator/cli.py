@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from errorkb import projects, resources
+from errorkb import registry, resources
 from errorkb.projects import pyodide
 
 # generator.content (yaml, the schema) is imported by the commands that read content, not
@@ -41,7 +41,7 @@ def cmd_check(args) -> int:
         f"{len(content.projects)} projects"
         + "".join(
             f", {said}"
-            for w in projects.wings(content.projects.values())
+            for w in registry.wings(content.projects.values())
             if (said := w.describe(content.extras.get(w.key)))
         )
     )
@@ -88,10 +88,10 @@ def cmd_build(args) -> int:
 
 
 def cmd_export(args) -> int:
+    from errorkb import urls
     from errorkb.content.load import load_content
     from errorkb.content.model import ContentError
     from errorkb.export.markdown import ExportError, export
-    from errorkb.site import urls
 
     try:
         urls.section(args.path)  # before the content is loaded: a mistyped path fails at once
@@ -335,7 +335,7 @@ def _answers(site, results) -> list[dict | None]:
     """Each result's answer for its values (site.answer, from the built site's API
     documents): what the page says for them, so that the terminal and tools need not
     recompute it."""
-    from errorkb.site.answer import answer
+    from errorkb.answer import answer
 
     def document(record_id: str) -> dict:
         try:
@@ -527,7 +527,7 @@ def cmd_history(args) -> int:
         project_ref(content, args.project)
         project = content.projects[args.project]
         package = project.package or project.key
-        known = projects.wing(project.wing_key)
+        known = registry.wing(project.wing_key)
 
         def knowledge(files):
             return known.knowledge(files) or explain.Knowledge()
@@ -847,8 +847,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--label", default="", help="with --post: a label for matched issues")
     p.set_defaults(func=cmd_triage)
 
-    for key in projects.available():  # what the projects' wings add (a calculator, say)
-        projects.wing(key).add_commands(sub)
+    for key in registry.available():  # what the projects' wings add (a calculator, say)
+        registry.wing(key).add_commands(sub)
     pyodide.add_command(sub)  # what the wings' calculators run in, for an install from PyPI
 
     p = sub.add_parser("extract", help="a record for every raise with a literal message")

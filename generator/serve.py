@@ -24,10 +24,10 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
 
+from errorkb import urls
 from errorkb.content.load import ParseCache
 from errorkb.content.model import ContentError
 from errorkb.progress import QUIET, Progress
-from errorkb.site import urls
 from errorkb.site.build import CACHE_DIR, Plan
 from errorkb.site.ondemand import OnDemand
 from errorkb.site.pages import headers_for

@@ -1,8 +1,8 @@
 """The shared answer for a user's values (site/answer.py): what the terminal, the bot and the
 JSON say, the same as the error page."""
 
+from errorkb.answer import answer, divisor_role, values_to_try
 from errorkb.content import template
-from errorkb.site.answer import answer, divisor_role, values_to_try
 
 TP = {"name": "tp_size", "kind": "server-arg", "field": "server_args.tp_size", "flag": "--tp-size"}
 VLLM_TP = {

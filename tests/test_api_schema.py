@@ -9,8 +9,8 @@ import jsonschema
 import pytest
 from openapi_spec_validator import validate as validate_openapi
 
+from errorkb import urls
 from errorkb.content.load import parse_yaml
-from errorkb.site import urls
 from tests.conftest import FIXTURE
 from tests.test_build import _openapi_validator
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from errorkb import urls
 from errorkb.content import flags
-from errorkb.site import markup, urls
+from errorkb.site import markup
 from tests.conftest import make_kb
 
 A1 = "00000000000000a1"  # explained, tagged `config`

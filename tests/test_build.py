@@ -17,10 +17,11 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
+from errorkb import urls
 from errorkb.content.model import ContentError
 from errorkb.projects import pyodide
 from errorkb.site import build as build_module
-from errorkb.site import publish, urls
+from errorkb.site import publish
 from errorkb.site.build import CACHE_DIR, build
 from errorkb.site.publish import site_manifest
 from tests.conftest import fresh_copy, make_kb

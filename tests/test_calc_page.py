@@ -10,10 +10,10 @@ import pytest
 
 from errorkb import resources
 from errorkb.cli import main as cli_main
+from errorkb.content import successors
 from errorkb.projects import pyodide
 from errorkb.projects.vllm import calc, memory
 from errorkb.projects.vllm import tables as pages
-from errorkb.site import linking
 from errorkb.site.build import build
 from errorkb.site.publish import BuildError
 
@@ -173,7 +173,7 @@ def test_every_record_with_a_calculator_has_the_section_and_others_have_none(
             continue  # SGLang's wing draws its own from the code (tests/test_sglang_wing.py)
         html = (real_site / f"errors/{rid}/index.html").read_text(encoding="utf-8")
         # An old wording's page answers with the check printed today: its calculator too.
-        shown = linking.live_successor(real_content, record) or record
+        shown = successors.live_successor(real_content, record) or record
         spec = shown.data.get("calculator")
         if not spec and "data-calc" not in html and "/assets/calc.js" not in html:
             continue  # no widget and no script, without parsing 14,000 pages (28 s)

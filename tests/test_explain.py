@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from errorkb.content import derived as derived_words
 from errorkb.content import template
 from errorkb.content.load import load_content
-from errorkb.projects import wing
 from errorkb.projects.vllm import calc
+from errorkb.registry import wing
 from errorkb.site.build import build
 from errorkb.sources import explain
 from errorkb.sources import extract as ex
@@ -241,7 +242,7 @@ def test_runtime_failures_are_their_own_category():
     assert connection["category"] == "runtime-failure"
     assert "No value was checked" in exited["explanation"]
     assert jit["category"] == "not-found"  # the cached build the flag needs is missing
-    assert explain.CATEGORIES["runtime-failure"].startswith("runtime failure")
+    assert derived_words.CATEGORIES["runtime-failure"].startswith("runtime failure")
 
 
 def test_start_up_validators_and_per_request_cache_work_are_staged_where_they_run():
@@ -391,7 +392,7 @@ def test_every_category_and_stage(sites):
     }
     for message, category in expect.items():
         assert site(sites, message)["category"] == category, message
-    assert set(expect.values()) == set(explain.CATEGORIES)
+    assert set(expect.values()) == set(derived_words.CATEGORIES)
     assert site(sites, "max_tokens")["stage"] == "request-handling"
     assert site(sites, "pipeline_parallel_size")["stage"] == "config-validation"
     assert site(sites, "Unsupported block size")["stage"] == "argument-parsing"
@@ -432,8 +433,8 @@ def test_titles_have_no_placeholders(sites):
 def test_enum_keys_are_the_schemas():
     schema = json.loads((Path(ex.__file__).parents[1] / "error.schema.json").read_text())
     props = schema["properties"]["derived"]["properties"]
-    assert props["stage"]["enum"] == list(explain.STAGES)
-    assert props["category"]["enum"] == list(explain.CATEGORIES)
+    assert props["stage"]["enum"] == list(derived_words.STAGES)
+    assert props["category"]["enum"] == list(derived_words.CATEGORIES)
 
 
 def test_a_project_without_a_wing_gets_conditions_but_no_flags():

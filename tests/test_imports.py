@@ -107,7 +107,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_sees_the_imports_the_package_has():
     graph = import_graph()
     assert "errorkb.content.model" in graph["errorkb.content.load"]
-    assert "errorkb.site.urls" in graph["errorkb.site.pages"]
+    assert "errorkb.urls" in graph["errorkb.site.pages"]
     # Only under TYPE_CHECKING or inside functions: not an edge.
     assert "errorkb.content.load" not in graph["errorkb.search.engine"]
     assert "errorkb.content.load" not in graph["errorkb.cli"]
@@ -181,3 +181,57 @@ def test_pyproject_lists_every_package_folder():
     data = {name for name, folder in setup["package-dir"].items() if folder != "generator"}
     assert data == {"errorkb.templates", "errorkb.npm"}
     assert sorted(setup["packages"]) == sorted(folders | data)
+
+
+def _all_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Every import the module may run, lazy ones in functions too, but not those under
+    `if TYPE_CHECKING:` (types only: nothing runs)."""
+    skipped = {
+        id(node)
+        for stmt in ast.walk(tree)
+        if isinstance(stmt, ast.If) and _type_checking(stmt.test)
+        for node in ast.walk(stmt)
+    }
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skipped
+    ]
+
+
+def _package(module: str) -> str:
+    """The package a module belongs to: errorkb.site for errorkb.site.build; a module at the
+    top (errorkb.cli, errorkb.registry) is its own."""
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for name, path in MODULES.items():
+        if name == "errorkb":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        targets = {_package(t) for stmt in _all_imports(tree) for t in _targets(stmt)}
+        own = _package(name)
+        graph.setdefault(own, set()).update(targets - {own, "errorkb"})
+    return graph
+
+
+def test_packages_import_one_another_in_one_direction():
+    """Counting lazy imports: the registry of projects sits below the core, the wings above
+    it, and no package imports one that imports it back (issue 46)."""
+    graph = package_graph()
+    assert "errorkb.site" in graph["errorkb.projects"]  # the graph sees the wings' imports
+    assert cycles(graph) == []
+
+
+def test_the_core_never_imports_a_wing():
+    """Only the wings themselves and the command line (which sits on top of everything)
+    import errorkb.projects; the core reaches a wing through errorkb.registry, by its key."""
+    above = ("errorkb.projects", "errorkb.cli", "errorkb.__main__")
+    for name, path in MODULES.items():
+        if name.startswith(above):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        reached = {t for stmt in _all_imports(tree) for t in _targets(stmt)}
+        assert not [t for t in reached if t.startswith("errorkb.projects")], name

@@ -5,10 +5,11 @@ import hashlib
 import json
 from pathlib import Path
 
+from errorkb import urls
 from errorkb.content.load import load_content
 from errorkb.search import engine
 from errorkb.site import build as build_module
-from errorkb.site import publish, shortlinks, urls
+from errorkb.site import publish, shortlinks
 from errorkb.site.build import build
 from errorkb.site.pages import Pages
 from tests.conftest import fresh_copy

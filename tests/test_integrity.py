@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from errorkb import owned
+from errorkb import owned, urls
 from errorkb.serve import redirects
 from errorkb.site import build as build_module
-from errorkb.site import publish, urls
+from errorkb.site import publish
 from errorkb.site.build import build
 from errorkb.site.publish import UnsafeOutputError, Writer, safe_output_path
 from tests.conftest import fresh_copy

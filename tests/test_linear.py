@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 import pytest
 
+from errorkb import urls
 from errorkb.content.load import load_content
 from errorkb.search import engine as search
-from errorkb.site import urls
 from errorkb.triage import site as sites
 from errorkb.triage import triage
 from tests.conftest import REPO, make_search_kb

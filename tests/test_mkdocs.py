@@ -449,7 +449,7 @@ def test_paste_box_finds_the_seed_and_fills_its_calculator(page, host):
     ],
 )
 def test_url_scheme_inside_a_host_site(directory_urls, page, search):
-    from errorkb.site import urls
+    from errorkb import urls
 
     old = urls.configure("/docs/", "errors", directory_urls)
     try:
@@ -630,7 +630,8 @@ def test_the_cards_option_writes_cards_in_the_section_and_names_them(tmp_path):
 
 
 def test_api_paging_links_keep_the_sites_sub_path():
-    from errorkb.site import paging, urls
+    from errorkb import urls
+    from errorkb.site import paging
 
     old = urls.configure("/en/latest/", "errors", False)
     try:

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from errorkb.projects import wing
 from errorkb.projects.sglang.knowledge import Place, SglangKnowledge
+from errorkb.registry import wing
 from errorkb.sources import extract as ex
 from errorkb.sources import named
 

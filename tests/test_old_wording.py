@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from errorkb import urls
 from errorkb.search import engine
-from errorkb.site import quick, urls
+from errorkb.site import quick
 from errorkb.site.build import build
 from errorkb.site.quick import build_site
 from errorkb.triage import comment, triage

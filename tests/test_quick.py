@@ -19,9 +19,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from errorkb import urls
 from errorkb.content.model import PROSE, ContentError
 from errorkb.site import build as build_module
-from errorkb.site import publish, quick, urls
+from errorkb.site import publish, quick
 from errorkb.site.build import build
 from errorkb.site.publish import site_manifest
 from errorkb.site.quick import build_site

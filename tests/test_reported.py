@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from errorkb import urls
 from errorkb.content.load import load_content
 from errorkb.search import engine as search
-from errorkb.site import urls
 from errorkb.site.build import build
 from tests.conftest import make_r3_kb
 from tests.test_api_schema import document_validator

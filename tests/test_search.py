@@ -10,10 +10,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from errorkb import urls
 from errorkb.content import template
 from errorkb.content.load import load_content
 from errorkb.search import engine as search
-from errorkb.site import urls
 from tests.conftest import REPO, corpus_rows
 
 CASES = json.loads(Path(__file__).with_name("search_cases.json").read_text())
@@ -489,7 +489,7 @@ def test_match_says_what_a_partial_match_matched(search_kb):
 def test_result_links_encode_values_as_the_browsers_urlsearchparams():
     """match.js links results with URLSearchParams; the Python engine's links must be the same
     bytes (a bold Markdown paste's `**` made them differ): `*` kept, `~` and the rest escaped."""
-    from errorkb.site import urls
+    from errorkb import urls
 
     link = urls.error_with_values("x", {"module_name": "'vllm._C'** ~ a&b=c/é"}, "vllm")
     assert link == "/errors/x/?module_name=%27vllm._C%27**+%7E+a%26b%3Dc%2F%C3%A9&engine=vllm"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from errorkb.projects import wing
+from errorkb.registry import wing
 from errorkb.sources import explain
 from errorkb.sources import extract as ex
 

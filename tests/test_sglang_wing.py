@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from errorkb.projects import wing
+from errorkb.registry import wing
 from errorkb.site.build import build
 from errorkb.sources import extract as ex
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from errorkb import urls
 from errorkb.serve import make_server
-from errorkb.site import urls
 from errorkb.site.build import build
 from tests.conftest import FIXTURE, make_kb, serve_in_thread
 

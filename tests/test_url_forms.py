@@ -8,8 +8,9 @@ import re
 
 import pytest
 
+from errorkb import urls
 from errorkb.serve import make_server
-from errorkb.site import shortlinks, urls
+from errorkb.site import shortlinks
 from errorkb.site.build import build, load_plan
 from tests.conftest import make_kb, serve_in_thread
 

@@ -26,7 +26,7 @@ import fastjsonschema
 import yaml
 from packaging.version import InvalidVersion, Version
 
-from errorkb import projects, resources
+from errorkb import registry, resources
 from errorkb.content import flags, template
 from errorkb.content import model as model_module
 from errorkb.content.model import (
@@ -39,8 +39,8 @@ from errorkb.content.model import (
     Source,
 )
 from errorkb.progress import QUIET, Progress
-from errorkb.projects import reserved, wing
-from errorkb.projects import wings as projects_wings
+from errorkb.registry import reserved, wing
+from errorkb.registry import wings as projects_wings
 
 SCHEMA_PATH = Path(__file__).parent.parent / "error.schema.json"
 SCHEMA_LINE = "# yaml-language-server: $schema=../../../generator/error.schema.json"
@@ -529,7 +529,7 @@ def _rel(path: Path, root: Path) -> str:
     return path.relative_to(root).as_posix()
 
 
-class _Files:
+class Files:
     """What may be read from content/: regular files, within the size limit, and links only
     when they resolve inside content/. Every other entry is reported, never skipped without
     a word nor followed: a writer's file that is not read would silently not be published."""
@@ -752,16 +752,16 @@ def load_some(
     return content
 
 
-def _load_frame(root: Path, problems: list[Problem]) -> "tuple[_Files, dict[str, Project]]":
+def _load_frame(root: Path, problems: list[Problem]) -> "tuple[Files, dict[str, Project]]":
     """The site's settings and projects, and how to read the rest."""
-    site = _load_site(_Files(root, problems))
-    files = _Files(root, problems, site.get("max_file_kb", MAX_FILE_KB))
+    site = _load_site(Files(root, problems))
+    files = Files(root, problems, site.get("max_file_kb", MAX_FILE_KB))
     files.site = site
     return files, _load_projects(files)
 
 
 def _with_records(
-    files: "_Files",
+    files: "Files",
     projects: dict[str, Project],
     listed: list[tuple[str, str, tuple]],
     cache: "ParseCache | None",
@@ -780,18 +780,18 @@ def _with_records(
 
 def load_site(root: Path) -> dict:
     """Only content/site.yaml, for commands that need no records. Raises ContentError."""
-    return _load_alone(Path(root), _load_site)
+    return load_alone(Path(root), _load_site)
 
 
-def _load_alone(root: Path, loader):
+def load_alone(root: Path, loader):
     problems: list[Problem] = []
-    loaded = loader(_Files(root, problems))
+    loaded = loader(Files(root, problems))
     if problems:
         raise ContentError(problems)
     return loaded
 
 
-def _load_site(files: _Files) -> dict:
+def _load_site(files: Files) -> dict:
     """site.yaml, read within the default size limit (it is what may raise the limit)."""
     path = files.content / "site.yaml"
     if not os.path.lexists(path):
@@ -814,7 +814,7 @@ def _load_site(files: _Files) -> dict:
     return {"branch": "main", "language": "en", "tagline": "", **given}
 
 
-def _load_projects(files: _Files) -> dict[str, Project]:
+def _load_projects(files: Files) -> dict[str, Project]:
     projects = {}
     folder = files.content / "projects"
     for path, rel, _ in files.listing(folder, ".yaml", ".yml"):
@@ -872,7 +872,7 @@ def _misplaced(name: str, suffix: str, rename: str, folder: str) -> str:
     return f"only *{suffix} files belong in {folder}/; move or delete it"
 
 
-def record_listing(files: "_Files", wing_keys: dict[str, str]) -> list[tuple[str, str, tuple]]:
+def record_listing(files: "Files", wing_keys: dict[str, str]) -> list[tuple[str, str, tuple]]:
     """Every record file as (path, path from root, stamp); the stamp holds the key of the
     wing that checks it (`wing_keys`: project -> its wing's), so a new wing checks it anew."""
     listed = []
@@ -888,13 +888,13 @@ def list_records(
     """record_listing of the content under root, or None where a file there is not usable
     (load_content reports it)."""
     problems: list[Problem] = []
-    listed = record_listing(_Files(Path(root), problems, limit_kb), wing_keys)
+    listed = record_listing(Files(Path(root), problems, limit_kb), wing_keys)
     return None if problems else listed
 
 
 def _load_records(
     listed: list[tuple[str, str, tuple]],
-    files: "_Files",
+    files: "Files",
     cache: "ParseCache | None",
     progress: Progress = QUIET,
 ) -> tuple[list[Record], set[str]]:
@@ -1010,7 +1010,7 @@ class ParseCache:
         self.loaded: set[int] = set()
         # What an entry depends on besides its file: the schema, the code that checks it
         # and makes its patterns.
-        modules = [Path(template.__file__), Path(model_module.__file__), *projects.code_files()]
+        modules = [Path(template.__file__), Path(model_module.__file__), *registry.code_files()]
         code = [path.stat().st_mtime_ns for path in modules]
         self.key = (self.VERSION, SCHEMA_PATH.read_bytes(), Path(__file__).stat().st_mtime_ns, code)
         self.read(range(self.SHARDS) if shards is None else shards)
@@ -1441,7 +1441,7 @@ def _placeholder_problems(record: Record) -> list[Problem]:
     return found
 
 
-def _load_guides(files: _Files) -> list[Guide]:
+def _load_guides(files: Files) -> list[Guide]:
     guides = []
     folder = files.content / "guides"
     for path, rel, _ in files.listing(folder, ".md", ".markdown"):

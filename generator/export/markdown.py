@@ -25,10 +25,10 @@ from urllib.parse import quote, urlsplit
 import yaml
 from jinja2 import ChainableUndefined, Environment, FileSystemLoader
 
-from errorkb import resources
+from errorkb import resources, urls
 from errorkb.content import template
 from errorkb.content.model import Content
-from errorkb.site import api, markup, urls
+from errorkb.site import api, markup
 from errorkb.site.linking import link
 
 # The languages a code block of the export may name, as the class a docs tool's highlighter

@@ -22,7 +22,7 @@ from mkdocs.structure.files import File
 from mkdocs.structure.pages import Page
 from mkdocs.structure.toc import get_toc
 
-from errorkb.site import urls
+from errorkb import urls
 
 BODY_MARK = "<!--errorkb:body-->"  # templates/mkdocs/base.html: head extras, then the body
 ARTICLE = re.compile(r"<!--errorkb:article-->(.*?)<!--/errorkb:article-->", re.S)

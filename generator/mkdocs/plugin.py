@@ -30,15 +30,14 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File
 
-from errorkb import resources
+from errorkb import resources, urls
 from errorkb.content.load import ParseCache, load_content
 from errorkb.content.model import CODES, Content, ContentError
 from errorkb.mkdocs.frame import ARTICLE, BODY_MARK, Frame
-from errorkb.projects import wings
-from errorkb.site import urls
+from errorkb.registry import wings
 from errorkb.site.build import CACHE_DIR, CARD, Plan, load_assets, write_site
 from errorkb.site.linking import link
-from errorkb.site.pages import Pages, _environment
+from errorkb.site.pages import Pages, environment
 from errorkb.site.publish import BuildError, OccupiedError, Writer
 
 log = logging.getLogger("mkdocs.plugins.errorkb")
@@ -172,7 +171,7 @@ class ErrorkbPlugin(BasePlugin[ErrorkbConfig]):
     def _index_page(self) -> str:
         """<path>/index.md: the section's home, a Markdown page MkDocs builds like any other."""
         with _scheme(self.scheme):
-            env = _environment(_templates(self.root), self.content, self.assets, None)
+            env = environment(_templates(self.root), self.content, self.assets, None)
             env.globals["framed"] = True
             return env.get_template("mkdocs/index.html").render(
                 content=self.content, counts=_counts(self.content)

@@ -15,8 +15,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from errorkb import owned, resources
-from errorkb.site import urls
+from errorkb import owned, resources, urls
 
 # Pyodide's core files, served under /pyodide/
 FILES = (

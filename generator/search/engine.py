@@ -38,9 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from errorkb import projects
+from errorkb import registry, urls
 from errorkb.content import template
-from errorkb.site import urls
 
 if TYPE_CHECKING:  # the matcher itself is stdlib only: load imports this module
     from errorkb.content.model import Content, Record
@@ -206,7 +205,7 @@ def wrapper_rules(content: "Content") -> dict[str, re.Pattern]:
     """Each project key -> what its wrappers' messages match (its wing's wrappers())."""
     out = {}
     for key, project in content.projects.items():
-        found = projects.wing(project.wing_key).wrappers()
+        found = registry.wing(project.wing_key).wrappers()
         if found:
             out[key] = re.compile("|".join(f"(?:{w})" for w in found))
     return out
@@ -231,11 +230,11 @@ Answer = tuple[str, str, int, str]
 
 
 def answer_of(content: "Content", record: "Record") -> Answer | None:
-    from errorkb.site import linking  # the build's only: the issue bot imports the stdlib alone
+    from errorkb.content import successors  # the build's only: the bot imports the stdlib alone
 
     if record.status != "removed":
         return None
-    live, upgrade = linking.answer(content, record)
+    live, upgrade = successors.answer(content, record)
     if live is not None:
         return live.id, live.title, _explained(live), ""
     return ("", "", 0, upgrade) if upgrade else None
@@ -540,7 +539,7 @@ def _dumps(doc: object) -> bytes:
 _LOG_PREFIXES = [
     r"\([^()\n]*\bpid=\d+\) ?",  # a Ray actor's or named process's: (EngineCore_DP0 pid=1508)
     r"\[rank\d+\]: ?",  # torch.distributed: [rank0]:
-    *(prefix for key in projects.available() for prefix in projects.wing(key).log_prefixes()),
+    *(prefix for key in registry.available() for prefix in registry.wing(key).log_prefixes()),
     r"\[[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ [^\]\n]*\] ?",  # glog (PyTorch's C++): [W1101 09:43...]
     # ISO timestamps, optionally with a logger name (2025-11-01 09:43:08,123 - vllm -) or
     # loguru's bars (2025-04-29 22:14:28.456 | ERROR    | )
@@ -1793,7 +1792,7 @@ def _content_stamp(root: Path) -> str:
                 st = entry.stat()
                 count, newest, size = count + 1, max(newest, st.st_mtime_ns), size + st.st_size
     wings = [
-        sys.modules[type(projects.wing(key)).__module__].__file__ for key in projects.available()
+        sys.modules[type(registry.wing(key)).__module__].__file__ for key in registry.available()
     ]
     code = [os.stat(module or "").st_mtime_ns for module in (__file__, template.__file__, *wings)]
     return f"{VERSION}:{count}:{newest}:{size}:{code}"
@@ -1874,7 +1873,7 @@ def project_hints(content) -> dict[str, str]:
     telling apart the records of two projects that print the same text."""
     hints = {}
     for project in sorted(content.projects.values(), key=lambda p: p.key):
-        prefixes = projects.wing(project.wing_key).log_prefixes()
+        prefixes = registry.wing(project.wing_key).log_prefixes()
         hints[project.name] = "|".join(f"(?:{p})" for p in prefixes) or "(?!)"
     return hints
 

@@ -14,20 +14,14 @@ from functools import lru_cache
 
 import orjson
 
+from errorkb import urls
 from errorkb.content import template
+from errorkb.content.derived import CATEGORIES, KINDS, STAGES, handle, write_pattern
 from errorkb.content.load import EACH, load_schema, markdown_fields
 from errorkb.content.model import Content, Record
-from errorkb.site import markup, paging, urls
-from errorkb.site.linking import (
-    Links,
-    answer,
-    first_after,
-    release_key,
-    resolve,
-    same_file,
-    same_function,
-)
-from errorkb.sources.explain import CATEGORIES, KINDS, STAGES, handle, write_pattern
+from errorkb.content.successors import answer, first_after, release_key
+from errorkb.site import markup, paging
+from errorkb.site.linking import Links, resolve, same_file, same_function
 
 
 def error_document(record: Record, content: Content, links: Links) -> dict:

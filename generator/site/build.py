@@ -28,14 +28,15 @@ from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from errorkb import resources
+from errorkb import resources, urls
 from errorkb.content.load import ParseCache, fork_workers, load_content
 from errorkb.content.model import Content, Record
+from errorkb.content.successors import successors
 from errorkb.progress import QUIET, Progress
-from errorkb.projects import wings
+from errorkb.registry import wings
 from errorkb.search import engine as search
-from errorkb.site import api, cards, check, markup, paging, publish, shortlinks, urls
-from errorkb.site.linking import Links, link, successors
+from errorkb.site import api, cards, check, markup, paging, publish, shortlinks
+from errorkb.site.linking import Links, link
 from errorkb.site.pages import Pages
 from errorkb.site.publish import TREE, BuildError, Entry, Writer, safe_output_path
 

@@ -20,8 +20,8 @@ from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from errorkb import urls
 from errorkb.content.model import Content, Record
-from errorkb.site import urls
 
 if TYPE_CHECKING:
     from PIL import Image, ImageFont

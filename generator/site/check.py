@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote, urljoin, urlsplit
 
-from errorkb.site import urls
+from errorkb import urls
 
 CODES = {  # problem code -> what it means (README.md lists them)
     "W201": "broken link",

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from errorkb.site import urls
+from errorkb import urls
 from errorkb.site.build import Plan
 from errorkb.site.publish import site_manifest
 

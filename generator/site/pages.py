@@ -13,12 +13,13 @@ from jinja2.bccache import Bucket
 from jinja2.ext import Extension
 from markupsafe import Markup
 
-from errorkb import resources
+from errorkb import resources, urls
 from errorkb.content import template
 from errorkb.content.model import Content, Guide, Project, Record
-from errorkb.projects import wing, wings
-from errorkb.site import api, cards, markup, offline, shortlinks, urls
-from errorkb.site.linking import Links, by_folder, live_successor, release_key, resolve
+from errorkb.content.successors import live_successor, release_key
+from errorkb.registry import wing, wings
+from errorkb.site import api, cards, markup, offline, shortlinks
+from errorkb.site.linking import Links, by_folder, resolve
 
 RECENT_COUNT = 20
 FEED_COUNT = 50
@@ -87,7 +88,7 @@ class Pages:
         self.wings = wings(content.projects.values())
         self.asset_names = sorted(assets)
         self.vendored = vendored or {}
-        self.env = _environment(resources.templates(content.root), content, assets, compiled)
+        self.env = environment(resources.templates(content.root), content, assets, compiled)
 
     def render(self, name: str, **context) -> bytes:
         return self.env.get_template(name).render(**context).encode()
@@ -532,7 +533,7 @@ class _SourceKeyedCache(FileSystemBytecodeCache):
         return bucket
 
 
-def _environment(
+def environment(
     template_dir: Path, content: Content, assets: dict[str, bytes], compiled: Path | None
 ) -> Environment:
     if compiled is not None:

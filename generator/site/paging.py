@@ -5,7 +5,7 @@ about 700 errors)."""
 
 from collections.abc import Iterator
 
-from errorkb.site import urls
+from errorkb import urls
 
 PER_PAGE = 500
 

@@ -40,8 +40,8 @@ from typing import cast
 
 import orjson
 
-from errorkb import owned
-from errorkb.site import check, urls
+from errorkb import owned, urls
+from errorkb.site import check
 
 OLD_PREFIX = ".site-old-"  # a discarded spare, being deleted in the background
 LEGACY_MANIFEST = ".errorkb-manifest.json"  # where sites built before kept their manifest

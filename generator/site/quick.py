@@ -22,12 +22,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from errorkb import urls
 from errorkb.content.load import MAX_FILE_KB, ParseCache, list_records, load_site, load_some
 from errorkb.content.model import Content, ContentError, Record
+from errorkb.content.successors import successors
 from errorkb.progress import QUIET, Progress
 from errorkb.search import engine
-from errorkb.site import api, build, paging, publish, shortlinks, urls
-from errorkb.site.linking import link, successors
+from errorkb.site import api, build, paging, publish, shortlinks
+from errorkb.site.linking import link
 from errorkb.site.pages import FEED_COUNT, RECENT_COUNT, Pages, listed_entry
 
 VERSION = 9

@@ -14,8 +14,8 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 
+from errorkb import urls
 from errorkb.content.model import Content
-from errorkb.site import urls
 
 SHORT = 8  # hex digits of a short link: unique among 100,000 ids but for a few dozen
 SHARD = 2  # hex digits naming an id list: 256 lists, ~25 ids each at 6,000 records

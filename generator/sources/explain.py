@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass, field
 
 from errorkb.content import template
+from errorkb.content.derived import handle
 from errorkb.sources import named as said
 
 # A model's methods that run while it is built (PyTorch models' conventions, whatever the
@@ -39,40 +40,8 @@ MODEL_INIT = re.compile(
 WARMUP = re.compile(r"(^|[._])_?\w*warm_?up\w*$", re.I)
 MAX_CONDITION = 120  # longer conditions are summarised by the quantities they check
 
-STAGES = {
-    "argument-parsing": "argument parsing",
-    "config-validation": "configuration validation",
-    "model-loading": "model loading",
-    "engine-startup": "engine start-up and KV-cache sizing",
-    "request-handling": "request handling",
-    "kernel-selection": "kernel and platform selection",
-}
-CATEGORIES = {
-    "divisibility": "divisibility",
-    "limit": "limit or range",
-    "unsupported-combination": "unsupported combination",
-    "missing-dependency": "missing dependency",
-    "not-implemented": "not implemented",
-    "invalid-choice": "invalid choice",
-    "mismatch": "shape or type mismatch",
-    "not-found": "file or resource not found",
-    "invariant": "internal invariant",
-    "logged": "reported in the log",
-    "runtime-failure": "runtime failure (a process or a connection)",
-}
-
 
 # What a project knows of its own source -------------------------------------------
-
-
-# The kinds of setting a failing value can come from, as a page names them.
-KINDS = {
-    "engine-arg": "an engine argument",
-    "server-arg": "a server argument",
-    "request-field": "a request field",
-    "env-var": "an environment variable",
-    "model-config": "from the model's config.json",
-}
 
 
 @dataclass(frozen=True)
@@ -917,14 +886,6 @@ def _code(name: str) -> str:
     return f"`{name}`"
 
 
-def handle(entry: dict) -> str:
-    """What the user writes to change a setting: its flag (with the key of a JSON flag), its
-    environment variable, or its key in the request body or the model's config.json."""
-    if entry.get("flag"):
-        return entry["flag"] + (f" '{{\"{entry['key']}\": …}}'" if entry.get("key") else "")
-    return entry.get("env") or entry.get("key") or entry["field"]
-
-
 def _shown(value: object) -> str:
     """A value as the user would write it: `auto`, `8`, `true`."""
     if isinstance(value, bool):
@@ -1000,18 +961,6 @@ def _fixed(found: list[dict]) -> list[str]:
     )
     what = " and ".join(dict.fromkeys(keys))
     return [f"{what} is the model's own, from its config.json, and cannot be changed: {instead}."]
-
-
-def write_pattern(entry: dict) -> str:
-    """How the user writes a value of the setting, `{}` for the value: `--max-model-len {}`,
-    `VLLM_X={}`, `"max_tokens": {}` (in the request's JSON)."""
-    if entry.get("flag") and entry.get("key"):
-        return entry["flag"] + " '{\"" + entry["key"] + "\": {}}'"
-    if entry.get("flag"):
-        return entry["flag"] + " {}"
-    if entry.get("env"):
-        return entry["env"] + "={}"
-    return '"' + entry.get("key", entry["field"]) + '": {}'
 
 
 def _setting_words(found: list[dict], names: Iterable[str]) -> str:

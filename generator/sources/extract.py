@@ -47,7 +47,7 @@ from errorkb.content.load import (
     record_fields,
 )
 from errorkb.content.model import Content, Record
-from errorkb.projects import wing
+from errorkb.registry import wing
 from errorkb.sources import explain
 from errorkb.sources import named as said
 from errorkb.sources.scaffold import new_id
@@ -503,8 +503,6 @@ class _Reach:
         for value in values:
             seen.setdefault(_parts_key(value), value)
         return list(seen.values())
-
-
 
 
 def _percent(fmt: str, rhs: ast.expr) -> _Parts:

@@ -8,9 +8,9 @@ links nor @mentions; our own texts (titles, summaries) are escaped as text.
 import re
 from urllib.parse import urlsplit
 
-from errorkb.site import answer
-from errorkb.site.answer import divisor_role
-from errorkb.sources.explain import KINDS, handle
+from errorkb import answer
+from errorkb.answer import divisor_role
+from errorkb.content.derived import KINDS, handle
 from errorkb.triage import Finding
 
 MARKER = "<!-- errorkb-triage -->"  # how the bot finds its own comment again

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TypeGuard
 from urllib.parse import quote, urljoin, urlsplit
 
+from errorkb import urls
 from errorkb.search import engine
-from errorkb.site import urls
 
 TIMEOUT = 10  # seconds a request to the site may take
 MAX_FILE = 8 * 1024 * 1024  # bytes of one file of the site: an index shard is a few KB

@@ -15,9 +15,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from errorkb import urls
 from errorkb.content.load import ParseCache, load_content
 from errorkb.search import engine as search
-from errorkb.site import urls
 from errorkb.site.build import CACHE_DIR
 from tests.conftest import REPO, STACK, corpus_rows, make_r3_kb, make_search_kb, make_stack_kb
 

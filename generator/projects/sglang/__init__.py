@@ -5,8 +5,9 @@ and, under Pyodide, by the browser) in the calculator of its divisibility errors
 
 from pathlib import Path
 
-from errorkb.projects import Wing, pyodide
+from errorkb.projects import pyodide
 from errorkb.projects.sglang import calc
+from errorkb.registry import Wing
 
 
 class Sglang(Wing):

@@ -7,10 +7,10 @@ module, the inputs' flags, and the build-time answers of "Your case"."""
 import json
 import re
 
+from errorkb import answer, urls
 from errorkb.content.model import Content, Record
 from errorkb.projects.sglang import calc, splits
 from errorkb.projects.vllm import presets  # content/models.yaml, shared by both engines
-from errorkb.site import answer, urls
 from errorkb.site.pages import fingerprint
 from errorkb.sources import explain
 

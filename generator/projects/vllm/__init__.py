@@ -4,9 +4,10 @@ calculator on record pages and at /calc/, and its `errorkb calc` command."""
 
 from pathlib import Path
 
-from errorkb.projects import Wing, pyodide
+from errorkb import urls
+from errorkb.projects import pyodide
 from errorkb.projects.vllm import calc, memory
-from errorkb.site import urls
+from errorkb.registry import Wing
 
 # The modules behind the hooks import YAML, the schema and Jinja: they load on first use,
 # so that `errorkb match`, which asks only for log prefixes, stays quick.

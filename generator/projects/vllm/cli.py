@@ -93,8 +93,8 @@ def _calc_model(args) -> dict:
 
 
 def _calc_text(model: dict, args, answer: dict) -> str:
+    from errorkb import urls
     from errorkb.content.load import load_site
-    from errorkb.site import urls
 
     lines = [
         f"{model.get('name', 'model')}: {model['heads']} attention heads, "

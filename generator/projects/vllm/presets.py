@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from errorkb.content.load import _Files, _load_alone, accepted_data, schema_problems
+from errorkb.content.load import Files, accepted_data, load_alone, schema_problems
 from errorkb.content.model import Problem
 
 _MODELS_SCHEMA = {
@@ -35,10 +35,10 @@ _MODELS_SCHEMA = {
 
 def load_models(root: Path) -> list[dict]:
     """Only content/models.yaml, for commands that need no records. Raises ContentError."""
-    return _load_alone(Path(root), load)
+    return load_alone(Path(root), load)
 
 
-def load(files: _Files) -> list[dict]:
+def load(files: Files) -> list[dict]:
     path = files.content / "models.yaml"
     if not files.exists(path):
         return []

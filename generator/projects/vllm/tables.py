@@ -4,9 +4,9 @@
 import json
 import re
 
+from errorkb import answer, urls
 from errorkb.content.model import Content, Record
 from errorkb.projects.vllm import calc, cases, memory, memory_section, presets
-from errorkb.site import answer, urls
 from errorkb.site.pages import fingerprint
 from errorkb.sources.explain import divisor_calculator_shows
 
