@@ -129,6 +129,31 @@ def test_the_title_names_the_error_the_body_does_not_show(site):
     assert [f.result.id for f in triage("", site, title=quoted)] == ["00000000000000a1"]
 
 
+def test_a_title_may_hold_a_message_among_the_user_s_words(site):
+    def named(title: str) -> list[str]:
+        return [f.result.id for f in triage("", site, title=title)]
+
+    assert named("[Bug]: Widget count (10) must be divisible by group size (3) on 4 GPUs") == [
+        "00000000000000a1"  # all of the message but its full stop, then the user's words
+    ]
+    assert named("[Bug] demo 1.2 on ROCm; Group size must be positive, got 0") == [
+        "00000000000000b2"  # a clause of its own
+    ]
+    assert named("[Bug]: Group size must be positive when splitting widgets") == []  # its start
+    assert named("[Bug]: Widget count (10) must be divisible on 4 GPUs") == []
+
+
+def test_a_part_of_a_title_is_not_named_where_a_value_was_cut():
+    from errorkb.triage import _edged
+
+    cut = engine.Result("x", "t", "ValueError", "vLLM", "", "partial", "", {"expr": "25"})
+    assert _edged(cut, "Attempted to assign 25")  # the message goes on after the value
+    opening = engine.Result("x", "t", "ValueError", "vLLM", "", "exact", "", {"option": "V2"})
+    assert _edged(opening, "V2 does not yet support ngram")  # any word would open it
+    whole = engine.Result("x", "t", "ValueError", "vLLM", "", "exact", "", {"group_size": "0"})
+    assert not _edged(whole, "Group size must be positive, got 0")  # its last value ends it
+
+
 def _result(level: str) -> "engine.Result":
     return engine.Result("x", "t", level, "vLLM", "", "exact", "the message", {})
 
@@ -155,6 +180,11 @@ def test_a_line_below_error_is_named_only_as_the_subject():
     raised = engine.Result("x", "t", "ValueError", "vLLM", "", "partial", run, {})
     assert not _speaks(raised, title, block, lone=False)  # a title that asks about a message
     assert _speaks(raised, code, block, lone=False)
+    # ...but a title that is the record's own (its message without the values) is it
+    own = "Waiting for creating a placement group of specs for seconds"
+    titled = engine.Result("x", own, "INFO", "vLLM", "", "partial", run, {})
+    said = engine.clean(own + ".")[0]
+    assert _speaks(titled, extract.Candidate(own + ".", "title", False, True), said, lone=False)
 
 
 def test_a_quote_is_named_when_it_is_all_of_a_message_s_first_sentence(site):

@@ -69,8 +69,9 @@ QUOTE_WORDS = 3
 class Candidate:
     text: str
     # "title", "code" (a fenced block), "text" (error lines in prose), "inline" (a code
-    # span), or "quote" (a title's or a sentence's quoted text: named only when it is a
-    # message, or its first sentence, exactly)
+    # span), "quote" (a title's or a sentence's quoted text: named only when it is a
+    # message, or its first sentence, exactly) or "span" (a part of the title, read as a
+    # quote: title_spans)
     kind: str
     traceback: bool  # holds a traceback: its last error is what the issue is about
     in_title: bool = False  # the issue's title, or a quote in it
@@ -123,6 +124,34 @@ def _subject(title: str) -> str:
     marks: what the user says the issue is about, on one line."""
     title = _TITLE_TAGS.sub("", title[:MAX_TITLE].replace("\n", " ")).strip()
     return title.strip("`").strip()
+
+
+# Where a title's clauses part: a sentence's end, a semicolon, a dash or bar between spaces
+_CLAUSE = re.compile(r"(?<=[.!?;])\s+|\s+[-\u2013\u2014|]\s+")
+SPAN_WORDS = 24  # a title's words its spans are cut from (GitHub keeps 256 characters)
+
+
+def title_spans(title: str) -> list[Candidate]:
+    """The parts of a title that may be a message with the user's words around it ("The
+    quantization method mxfp4 is not supported for the current GPU SM75", "Deepseek-V2.5
+    capture cuda graph failed", "Cannot run X; Capture cuda graph failed"): each clause, then
+    each run of its words that keeps its first or its last word, longest first, of
+    QUOTE_WORDS words or more. Each is read as a quote is (kind "span"): named only when it
+    is all of a message or of its first sentence."""
+    subject = _subject(title)
+    clauses = [c.strip(" ;") for c in _CLAUSE.split(subject)]
+    spans = [c for c in clauses if c and c != subject]
+    for clause in [subject, *spans]:
+        words = clause.split()[:SPAN_WORDS]
+        for k in range(len(words) - 1, QUOTE_WORDS - 1, -1):
+            spans += [" ".join(words[:k]), " ".join(words[len(words) - k :])]
+    seen = {subject, " ".join(subject.split())}
+    out = []
+    for span in spans:
+        if span not in seen and len(span.split()) >= QUOTE_WORDS:
+            seen.add(span)
+            out.append(Candidate(span, "span", False, in_title=True))
+    return out
 
 
 def _untagged(body: str) -> str:
