@@ -143,6 +143,31 @@ def test_a_title_may_hold_a_message_among_the_user_s_words(site):
     assert named("[Bug]: Widget count (10) must be divisible on 4 GPUs") == []
 
 
+LOGGED = """```
+ERROR 10-26 11:35:32 demo.py:267] Group size must be positive, got 0
+ERROR 10-26 11:35:32 demo.py:267] Traceback (most recent call last):
+ERROR 10-26 11:35:32 demo.py:267]   File "/usr/lib/demo/run.py", line 429, in run
+ERROR 10-26 11:35:32 demo.py:267]     returned.check_returncode()
+ERROR 10-26 11:35:32 demo.py:267] subprocess.CalledProcessError: Command 'demo' returned 1.
+```"""
+
+
+def test_an_error_log_line_is_named_when_nothing_known_was_raised(site):
+    assert [f.result.id for f in triage(LOGGED, site)] == ["00000000000000b2"]
+    (candidate,) = extract.candidates(LOGGED)
+    assert extract.logged_errors(candidate) == [LOGGED.split("\n")[1]]  # no frame, no header
+    raised = LOGGED.replace(
+        "subprocess.CalledProcessError: Command 'demo' returned 1.",
+        "ValueError: Widget count (10) must be divisible by group size (3).",
+    )
+    assert [f.result.id for f in triage(raised, site)] == ["00000000000000a1"]
+
+
+def test_a_title_that_is_a_flattened_log_is_read_whole():
+    title = '[Bug] Scheduler hit an exception: Traceback (most recent call last):   File "x.py"'
+    assert extract.title_spans(title) == []
+
+
 def test_a_part_of_a_title_is_not_named_where_a_value_was_cut():
     from errorkb.triage import _edged
 

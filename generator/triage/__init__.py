@@ -15,6 +15,7 @@ from errorkb.triage import extract
 from errorkb.triage.site import Site
 
 LIMIT = 3  # errors a comment names at most
+LOGGED = 4  # error log lines of a candidate read on their own at most (its last)
 TIERS = {"exact": ("exact",), "partial": ("exact", "partial")}
 FITS = TIERS["partial"]
 # Records of log lines are named by their level. Below ERROR a line is progress or advice,
@@ -93,7 +94,12 @@ def triage(
         return len(found) > before
 
     for n, candidate in enumerate(candidates):
-        read(n, candidate)
+        if not read(n, candidate) and candidate.kind in ("code", "text"):
+            # Nothing known raised: the error log lines the search set aside for the
+            # exception ("Error in inspecting model architecture 'X'" before a traceback
+            # that ends in a CalledProcessError), each on its own
+            for line in extract.logged_errors(candidate)[-LOGGED:]:
+                read(n, extract.Candidate(line, candidate.kind, False))
     if title and not any(f.in_title for f in found.values()):
         # A title that is no message as a whole may hold one among the user's words: the
         # first of its parts that is all of a message, or of its first sentence

@@ -137,8 +137,11 @@ def title_spans(title: str) -> list[Candidate]:
     capture cuda graph failed", "Cannot run X; Capture cuda graph failed"): each clause, then
     each run of its words that keeps its first or its last word, longest first, of
     QUOTE_WORDS words or more. Each is read as a quote is (kind "span"): named only when it
-    is all of a message or of its first sentence."""
+    is all of a message or of its first sentence. A title that is a log pasted with its
+    line breaks lost (a traceback's header in it) has none: what it holds is read whole."""
     subject = _subject(title)
+    if "Traceback (most recent call last)" in subject:
+        return []
     clauses = [c.strip(" ;") for c in _CLAUSE.split(subject)]
     spans = [c for c in clauses if c and c != subject]
     for clause in [subject, *spans]:
@@ -218,6 +221,32 @@ def error_like(candidate: Candidate) -> list[str]:
     if candidate.kind == "inline":
         return [unprefixed(line) for line in lines]
     return [unprefixed(line) for line in lines if _error_line(line)]
+
+
+def logged_errors(candidate: Candidate) -> list[str]:
+    """The error log lines of a candidate, each whole ("ERROR 10-26 11:35:32 registry.py:267]
+    Error in inspecting model architecture 'LlamaForCausalLM'"): its ERROR and CRITICAL
+    lines but a traceback's (its header, frames and code, logged line by line), an
+    exception's (search read those) and those that announce a traceback (ending in a colon),
+    in order, each once."""
+    out: list[str] = []
+    for line in candidate.text.split("\n"):
+        if not _ERROR_LOG.match(line):
+            continue
+        match = _PREFIX.match(line)
+        assert match is not None
+        rest = line[match.end() :]
+        text = rest.strip()
+        if not text or rest[:1] in (" ", "\t") or text.endswith(":") or text.startswith(_FRAME):
+            continue
+        if _ERROR_START.match(text):
+            continue  # an exception's line: search read it
+        if line.strip() not in out:
+            out.append(line.strip())
+    return out
+
+
+_FRAME = ("Traceback (most recent call last)", 'File "', "^")
 
 
 def unprefixed(line: str) -> str:
