@@ -171,12 +171,30 @@ def test_a_title_that_is_a_flattened_log_is_read_whole():
 def test_a_part_of_a_title_is_not_named_where_a_value_was_cut():
     from errorkb.triage import _edged
 
-    cut = engine.Result("x", "t", "ValueError", "vLLM", "", "partial", "", {"expr": "25"})
+    prefix = engine.HOW["prefix"]
+    cut = engine.Result("x", "t", "ValueError", "vLLM", "", "partial", prefix, {"expr": "25"})
     assert _edged(cut, "Attempted to assign 25")  # the message goes on after the value
     opening = engine.Result("x", "t", "ValueError", "vLLM", "", "exact", "", {"option": "V2"})
     assert _edged(opening, "V2 does not yet support ngram")  # any word would open it
     whole = engine.Result("x", "t", "ValueError", "vLLM", "", "exact", "", {"group_size": "0"})
     assert not _edged(whole, "Group size must be positive, got 0")  # its last value ends it
+
+
+def test_a_title_whose_message_start_ends_in_a_value_is_not_named():
+    from errorkb.triage import _speaks
+
+    text = "Support for Qwen3-Next with tensor parallel size 16"
+    title = extract.Candidate(text, "title", False, True)
+    block = engine.clean(text)[0]
+    values = {"tensor_parallel_size": "16"}
+    start = engine.Result(
+        "x", "t", "AssertionError", "vLLM", "", "partial", "a prefix of the message", values
+    )
+    assert not _speaks(start, title, block, lone=False)  # "... must be greater than ..." cut
+    sentence = engine.Result(
+        "x", "t", "AssertionError", "vLLM", "", "partial", engine.HOW["sentence"], values
+    )
+    assert _speaks(sentence, title, block, lone=False)
 
 
 def _result(level: str) -> "engine.Result":

@@ -166,6 +166,8 @@ def _speaks(
     level = result.exception
     if candidate.kind == "span" and _edged(result, block.text):
         return False
+    if candidate.kind == "title" and _edged(result, block.text, start=False):
+        return False  # "Support for X with tensor parallel size 16": a message's start
     if candidate.in_title and result.how == engine.HOW["fragment"]:
         # a run of a message's words in a title: a question about it, or another; unless
         # the title is the record's own, its message without the values (a user who left
@@ -197,14 +199,14 @@ def _fits(result: engine.Result) -> bool:
     return result.match in FITS and result.how != engine.HOW["fragment"]
 
 
-def _edged(result: engine.Result, text: str) -> bool:
+def _edged(result: engine.Result, text: str, start: bool = True) -> bool:
     """Whether a value of the fit is where a part of a title was cut: at its start (a
     template that opens with a value takes any word before its text), or at its end when
     the message goes on after it (the cut fell on a value: "Attempted to assign 25")."""
     values = [v.strip() for v in result.values.values() if v.strip()]
     end = text.rstrip(".!?:;, ")
-    ends = result.match != "exact" and result.how != engine.HOW["punctuation"]
-    return any(text.startswith(v) or (ends and end.endswith(v)) for v in values)
+    ends = result.how.startswith(engine.HOW["prefix"])  # not its end, nor a sentence's
+    return any((start and text.startswith(v)) or (ends and end.endswith(v)) for v in values)
 
 
 def engine_of_repo(repo: str, programs: dict[str, dict]) -> str | None:
