@@ -128,7 +128,8 @@ def _subject(title: str) -> str:
 
 # Where a title's clauses part: a sentence's end, a semicolon, a dash or bar between spaces
 _CLAUSE = re.compile(r"(?<=[.!?;])\s+|\s+[-\u2013\u2014|]\s+")
-SPAN_WORDS = 24  # a title's words its spans are cut from (GitHub keeps 256 characters)
+SPAN_WORDS = 24  # a clause's words its spans are cut from (GitHub keeps 256 characters)
+MAX_SPANS = 64  # spans of a title read at most (each is a search)
 
 
 def title_spans(title: str) -> list[Candidate]:
@@ -154,7 +155,7 @@ def title_spans(title: str) -> list[Candidate]:
         if span not in seen and len(span.split()) >= QUOTE_WORDS:
             seen.add(span)
             out.append(Candidate(span, "span", False, in_title=True))
-    return out
+    return out[:MAX_SPANS]
 
 
 def _untagged(body: str) -> str:
@@ -229,7 +230,7 @@ def logged_errors(candidate: Candidate) -> list[str]:
     lines but a traceback's (its header, frames and code, logged line by line), an
     exception's (search read those) and those that announce a traceback (ending in a colon),
     in order, each once."""
-    out: list[str] = []
+    out: dict[str, None] = {}  # in order, each once (a dict: a list's `in` is quadratic)
     for line in candidate.text.split("\n"):
         if not _ERROR_LOG.match(line):
             continue
@@ -241,9 +242,8 @@ def logged_errors(candidate: Candidate) -> list[str]:
             continue
         if _ERROR_START.match(text):
             continue  # an exception's line: search read it
-        if line.strip() not in out:
-            out.append(line.strip())
-    return out
+        out[line.strip()] = None
+    return list(out)
 
 
 _FRAME = ("Traceback (most recent call last)", 'File "', "^")
