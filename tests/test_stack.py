@@ -205,6 +205,20 @@ def test_an_engine_records_result_never_carries_an_engine(stack_index):
     assert (top.id, top.match, top.engine) == (VLLM_CACHE, "exact", "")
 
 
+def test_a_stack_fit_is_no_copy_of_an_engine_fit_that_starts_alike(stack_index):
+    """PyTorch's OOM and vLLM's sampler warm-up OOM both start "CUDA out of memory": fits
+    alike, but no copy of one message, so the engine the user runs does not fold PyTorch's
+    into vLLM's `also`; the exception the paste names ranks PyTorch's first."""
+    from errorkb.search.engine import search
+
+    results = search(stack_index, "torch.OutOfMemoryError: CUDA out of memory", "vllm")
+    assert [(r.id, r.match, r.tied) for r in results[:2]] == [
+        ("aec1c60254c32faa", "partial", False),
+        ("3c0e5a1f7b2d9e64", "partial", False),
+    ]
+    assert results[1].also == []
+
+
 def test_an_engines_wrapper_ranks_after_the_stack_error_it_holds(stack_index):
     """vLLM's "Exception in worker ... while processing method ...: {error}" fits the whole
     line and shows more text than the cut OOM; the OOM says what went wrong, so it leads."""

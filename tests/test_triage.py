@@ -129,6 +129,74 @@ def test_the_title_names_the_error_the_body_does_not_show(site):
     assert [f.result.id for f in triage("", site, title=quoted)] == ["00000000000000a1"]
 
 
+def test_a_title_may_hold_a_message_among_the_user_s_words(site):
+    def named(title: str) -> list[str]:
+        return [f.result.id for f in triage("", site, title=title)]
+
+    assert named("[Bug]: Widget count (10) must be divisible by group size (3) on 4 GPUs") == [
+        "00000000000000a1"  # all of the message but its full stop, then the user's words
+    ]
+    assert named("[Bug] demo 1.2 on ROCm; Group size must be positive, got 0") == [
+        "00000000000000b2"  # a clause of its own
+    ]
+    assert named("[Bug]: Group size must be positive when splitting widgets") == []  # its start
+    assert named("[Bug]: Widget count (10) must be divisible on 4 GPUs") == []
+
+
+LOGGED = """```
+ERROR 10-26 11:35:32 demo.py:267] Group size must be positive, got 0
+ERROR 10-26 11:35:32 demo.py:267] Traceback (most recent call last):
+ERROR 10-26 11:35:32 demo.py:267]   File "/usr/lib/demo/run.py", line 429, in run
+ERROR 10-26 11:35:32 demo.py:267]     returned.check_returncode()
+ERROR 10-26 11:35:32 demo.py:267] subprocess.CalledProcessError: Command 'demo' returned 1.
+```"""
+
+
+def test_an_error_log_line_is_named_when_nothing_known_was_raised(site):
+    assert [f.result.id for f in triage(LOGGED, site)] == ["00000000000000b2"]
+    (candidate,) = extract.candidates(LOGGED)
+    assert extract.logged_errors(candidate) == [LOGGED.split("\n")[1]]  # no frame, no header
+    raised = LOGGED.replace(
+        "subprocess.CalledProcessError: Command 'demo' returned 1.",
+        "ValueError: Widget count (10) must be divisible by group size (3).",
+    )
+    assert [f.result.id for f in triage(raised, site)] == ["00000000000000a1"]
+
+
+def test_a_title_that_is_a_flattened_log_is_read_whole():
+    title = '[Bug] Scheduler hit an exception: Traceback (most recent call last):   File "x.py"'
+    assert extract.title_spans(title) == []
+
+
+def test_a_part_of_a_title_is_not_named_where_a_value_was_cut():
+    from errorkb.triage import _edged
+
+    prefix = engine.HOW["prefix"]
+    cut = engine.Result("x", "t", "ValueError", "vLLM", "", "partial", prefix, {"expr": "25"})
+    assert _edged(cut, "Attempted to assign 25")  # the message goes on after the value
+    opening = engine.Result("x", "t", "ValueError", "vLLM", "", "exact", "", {"option": "V2"})
+    assert _edged(opening, "V2 does not yet support ngram")  # any word would open it
+    whole = engine.Result("x", "t", "ValueError", "vLLM", "", "exact", "", {"group_size": "0"})
+    assert not _edged(whole, "Group size must be positive, got 0")  # its last value ends it
+
+
+def test_a_title_whose_message_start_ends_in_a_value_is_not_named():
+    from errorkb.triage import _speaks
+
+    text = "Support for Qwen3-Next with tensor parallel size 16"
+    title = extract.Candidate(text, "title", False, True)
+    block = engine.clean(text)[0]
+    values = {"tensor_parallel_size": "16"}
+    start = engine.Result(
+        "x", "t", "AssertionError", "vLLM", "", "partial", "a prefix of the message", values
+    )
+    assert not _speaks(start, title, block, lone=False)  # "... must be greater than ..." cut
+    sentence = engine.Result(
+        "x", "t", "AssertionError", "vLLM", "", "partial", engine.HOW["sentence"], values
+    )
+    assert _speaks(sentence, title, block, lone=False)
+
+
 def _result(level: str) -> "engine.Result":
     return engine.Result("x", "t", level, "vLLM", "", "exact", "the message", {})
 
@@ -155,6 +223,11 @@ def test_a_line_below_error_is_named_only_as_the_subject():
     raised = engine.Result("x", "t", "ValueError", "vLLM", "", "partial", run, {})
     assert not _speaks(raised, title, block, lone=False)  # a title that asks about a message
     assert _speaks(raised, code, block, lone=False)
+    # ...but a title that is the record's own (its message without the values) is it
+    own = "Waiting for creating a placement group of specs for seconds"
+    titled = engine.Result("x", own, "INFO", "vLLM", "", "partial", run, {})
+    said = engine.clean(own + ".")[0]
+    assert _speaks(titled, extract.Candidate(own + ".", "title", False, True), said, lone=False)
 
 
 def test_a_quote_is_named_when_it_is_all_of_a_message_s_first_sentence(site):

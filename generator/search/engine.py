@@ -1374,7 +1374,7 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
             if -key[1] < least or similar > QUERY["nearest"]:
                 continue
         results.setdefault(result.id, (key[:-1], result))  # the key but for the pattern id
-    ranked = _one_per_message(list(results.values()), lead, mets)
+    ranked = _one_per_message(list(results.values()), lead, mets, programs)
     alike = [key for key, _ in ranked]
     for key, result in ranked:
         result.tied = result.match != "similar" and alike.count(key) > 1
@@ -1515,24 +1515,49 @@ def _lead_order(named: set[str], chosen: set[str], programs: dict[str, dict]) ->
     return order
 
 
-def _one_per_message(ranked: list[tuple[tuple, Result]], order: Callable, mets: dict) -> list:
-    """Results that fit alike from two projects (one copied the other's code) as one, led
+def _one_per_message(
+    ranked: list[tuple[tuple, Result]], order: Callable, mets: dict, programs: dict
+) -> list:
+    """Results that fit alike from two engines (one copied the other's code) as one, led
     by the project the paste points at, else by the one the user runs (`chosen`), else by
     the copy met more often in the wild, else by the site's default engine (else by the
-    first: the better standing); the others are named in its `also`."""
+    first: the better standing); the others are named in its `also`. A stack project's fit
+    is no copy (PyTorch's "CUDA out of memory. Tried to allocate ..." and vLLM's "CUDA out
+    of memory occurred when warming up sampler ..." both start "CUDA out of memory"): it
+    keeps its own place among them."""
+
+    def copied(result: Result) -> bool:
+        return programs.get(result.project, {}).get("engine", True)
+
     out = []
     for _, group in itertools.groupby(ranked, key=lambda kr: kr[0][:FIT]):
         run = list(group)
         if run[0][1].match == "similar":
             out += run
             continue
-        run.sort(key=lambda kr: order(kr[1].project, mets.get(kr[1].id, 0)))
-        lead = run[0][1]
-        for key, result in run:
-            if result is lead or result.project == lead.project:
-                out.append((key, result))
-            elif result.project not in {a["project"] for a in lead.also}:
-                lead.also.append({"id": result.id, "project": result.project, "url": result.url})
+        copies = sorted(
+            (kr for kr in run if copied(kr[1])),
+            key=lambda kr: order(kr[1].project, mets.get(kr[1].id, 0)),
+        )
+        placed = False
+        for kr in run:
+            if not copied(kr[1]):
+                out.append(kr)
+            elif not placed:  # the copies, led by one, where the first of them ranks
+                placed = True
+                out += _led(copies)
+    return out
+
+
+def _led(copies: list[tuple[tuple, Result]]) -> list[tuple[tuple, Result]]:
+    """The first copy's results (its project's), the other projects' named in its `also`."""
+    lead = copies[0][1]
+    out = []
+    for key, result in copies:
+        if result is lead or result.project == lead.project:
+            out.append((key, result))
+        elif result.project not in {a["project"] for a in lead.also}:
+            lead.also.append({"id": result.id, "project": result.project, "url": result.url})
     return out
 
 

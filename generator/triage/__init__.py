@@ -15,6 +15,7 @@ from errorkb.triage import extract
 from errorkb.triage.site import Site
 
 LIMIT = 3  # errors a comment names at most
+LOGGED = 4  # error log lines of a candidate read on their own at most (its last)
 TIERS = {"exact": ("exact",), "partial": ("exact", "partial")}
 FITS = TIERS["partial"]
 # Records of log lines are named by their level. Below ERROR a line is progress or advice,
@@ -55,7 +56,10 @@ def triage(
     repository the issue is in, "owner/name"); the engine whose repository it is, or
     `runs` (an engine's key), is the one a message both engines print is about: the
     strongest hint. A log line below ERROR is named only as the issue's subject: in its
-    title, or (a WARNING) the only error-like line its body shows."""
+    title, or (a WARNING) the only error-like line its body shows. A title that is no
+    message as a whole may hold one among the user's words: the first of its parts
+    (extract.title_spans) that is all of a message, or of its first sentence, which no
+    other message fits, and where no value was cut."""
     hints = site.index.meta["hints"]
     programs = site.index.meta.get("programs", {})
     issue = title[: extract.MAX_TITLE] + "\n" + body[: extract.MAX_BODY]
@@ -65,7 +69,10 @@ def triage(
     candidates = extract.candidates(body, title)
     lone = _lone(candidates)
     found: dict[str, Finding] = {}
-    for n, candidate in enumerate(candidates):
+
+    def read(n: int, candidate: extract.Candidate) -> bool:
+        """Adds the findings of one candidate; whether it had any."""
+        before = len(found)
         blocks = engine.clean(candidate.text)
         for m, block in enumerate(blocks):
             result = _sure(site, _query(block), TIERS[minimum], named, key, candidate.kind)
@@ -84,6 +91,19 @@ def triage(
                 finding.today = site.document(result.today["id"])
                 finding.today_page = site.page_url.replace("{}", result.today["id"])
             found[result.id] = finding
+        return len(found) > before
+
+    for n, candidate in enumerate(candidates):
+        if not read(n, candidate) and candidate.kind in ("code", "text"):
+            # Nothing known raised: the error log lines the search set aside for the
+            # exception ("Error in inspecting model architecture 'X'" before a traceback
+            # that ends in a CalledProcessError), each on its own
+            for line in extract.logged_errors(candidate)[-LOGGED:]:
+                read(n, extract.Candidate(line, candidate.kind, False))
+    if title and not any(f.in_title for f in found.values()):
+        # A title that is no message as a whole may hold one among the user's words: the
+        # first of its parts that is all of a message, or of its first sentence
+        any(read(0, span) for span in extract.title_spans(title))
     raised = [f for f in found.values() if f.result.exception not in LOG_LEVELS]
     ranked = sorted(
         raised or _last_logged(found.values()),
@@ -144,17 +164,49 @@ def _speaks(
     an error's log line that announces the traceback after it ("Scheduler hit an exception:
     Traceback ...") never: the traceback's own error is what happened."""
     level = result.exception
+    if candidate.kind == "span" and _edged(result, block.text):
+        return False
+    if candidate.kind == "title" and _edged(result, block.text, start=False):
+        return False  # "Support for X with tensor parallel size 16": a message's start
     if candidate.in_title and result.how == engine.HOW["fragment"]:
-        return False  # a run of a message's words in a title: a question about it, or another
+        # a run of a message's words in a title: a question about it, or another; unless
+        # the title is the record's own, its message without the values (a user who left
+        # them out: "Waiting for creating a placement group of specs for seconds.")
+        return candidate.kind == "title" and _titled(result, block.text) and level != "DEBUG"
     if level in LOG_LEVELS:
         return not (candidate.traceback and block.text.rstrip().endswith(":"))
     if level not in QUIET_LEVELS:
         return True
     if result.how == engine.HOW["fragment"]:
         return False  # a run of a log line's words among others: said in passing, or another
-    if candidate.kind == "title":  # the title is the line: all of it, or of its first sentence
+    if candidate.kind in ("title", "span"):  # the line: all of it, or of its first sentence
         return level not in ("DEBUG",) and _whole(result)
-    return level in ("WARNING", "WARN") and lone and candidate.kind != "quote"
+    return level in ("WARNING", "WARN") and lone and candidate.kind not in QUOTES
+
+
+def _titled(result: engine.Result, text: str) -> bool:
+    """Whether the text is the record's title, but for letter case, punctuation and spaces."""
+
+    def plain(text: str) -> str:
+        return " ".join(re.findall(r"\w+", text.lower()))
+
+    return plain(text) == plain(result.title)
+
+
+def _fits(result: engine.Result) -> bool:
+    """Whether a result claims the text is its message: exact, or partial but for a run of
+    its words among others."""
+    return result.match in FITS and result.how != engine.HOW["fragment"]
+
+
+def _edged(result: engine.Result, text: str, start: bool = True) -> bool:
+    """Whether a value of the fit is where a part of a title was cut: at its start (a
+    template that opens with a value takes any word before its text), or at its end when
+    the message goes on after it (the cut fell on a value: "Attempted to assign 25")."""
+    values = [v.strip() for v in result.values.values() if v.strip()]
+    end = text.rstrip(".!?:;, ")
+    ends = result.how.startswith(engine.HOW["prefix"])  # not its end, nor a sentence's
+    return any((start and text.startswith(v)) or (ends and end.endswith(v)) for v in values)
 
 
 def engine_of_repo(repo: str, programs: dict[str, dict]) -> str | None:
@@ -169,6 +221,7 @@ def engine_of_repo(repo: str, programs: dict[str, dict]) -> str | None:
 # (what people quote), as printed or without the closing punctuation Markdown or the
 # sentence took.
 QUOTE_FITS = tuple(engine.HOW[k] for k in ("sentence", "punctuation"))
+QUOTES = ("quote", "span")  # candidates named only when whole: a sentence's quote, a title's part
 
 
 def _whole(result: engine.Result) -> bool:
@@ -218,8 +271,10 @@ def _sure(
     if not results or results[0].match not in tiers or results[0].tied:
         return None
     best = results[0]
-    if kind == "quote" and not _whole(best) and not _quoted_whole(site, query, best.id, key):
+    if kind in QUOTES and not _whole(best) and not _quoted_whole(site, query, best.id, key):
         return None
+    if kind == "span" and any(_fits(r) for r in results[1:]):
+        return None  # a part of a title that two messages start alike: a tie
     programs = site.index.meta.get("programs", {})
     keyed = {name for name, p in programs.items() if key and p.get("key") == key}
     if best.project in keyed or (not keyed and best.project in named):

@@ -69,8 +69,9 @@ QUOTE_WORDS = 3
 class Candidate:
     text: str
     # "title", "code" (a fenced block), "text" (error lines in prose), "inline" (a code
-    # span), or "quote" (a title's or a sentence's quoted text: named only when it is a
-    # message, or its first sentence, exactly)
+    # span), "quote" (a title's or a sentence's quoted text: named only when it is a
+    # message, or its first sentence, exactly) or "span" (a part of the title, read as a
+    # quote: title_spans)
     kind: str
     traceback: bool  # holds a traceback: its last error is what the issue is about
     in_title: bool = False  # the issue's title, or a quote in it
@@ -123,6 +124,38 @@ def _subject(title: str) -> str:
     marks: what the user says the issue is about, on one line."""
     title = _TITLE_TAGS.sub("", title[:MAX_TITLE].replace("\n", " ")).strip()
     return title.strip("`").strip()
+
+
+# Where a title's clauses part: a sentence's end, a semicolon, a dash or bar between spaces
+_CLAUSE = re.compile(r"(?<=[.!?;])\s+|\s+[-\u2013\u2014|]\s+")
+SPAN_WORDS = 24  # a clause's words its spans are cut from (GitHub keeps 256 characters)
+MAX_SPANS = 64  # spans of a title read at most (each is a search)
+
+
+def title_spans(title: str) -> list[Candidate]:
+    """The parts of a title that may be a message with the user's words around it ("The
+    quantization method mxfp4 is not supported for the current GPU SM75", "Deepseek-V2.5
+    capture cuda graph failed", "Cannot run X; Capture cuda graph failed"): each clause, then
+    each run of its words that keeps its first or its last word, longest first, of
+    QUOTE_WORDS words or more. Each is read as a quote is (kind "span"): named only when it
+    is all of a message or of its first sentence. A title that is a log pasted with its
+    line breaks lost (a traceback's header in it) has none: what it holds is read whole."""
+    subject = _subject(title)
+    if "Traceback (most recent call last)" in subject:
+        return []
+    clauses = [c.strip(" ;") for c in _CLAUSE.split(subject)]
+    spans = [c for c in clauses if c and c != subject]
+    for clause in [subject, *spans]:
+        words = clause.split()[:SPAN_WORDS]
+        for k in range(len(words) - 1, QUOTE_WORDS - 1, -1):
+            spans += [" ".join(words[:k]), " ".join(words[len(words) - k :])]
+    seen = {subject, " ".join(subject.split())}
+    out = []
+    for span in spans:
+        if span not in seen and len(span.split()) >= QUOTE_WORDS:
+            seen.add(span)
+            out.append(Candidate(span, "span", False, in_title=True))
+    return out[:MAX_SPANS]
 
 
 def _untagged(body: str) -> str:
@@ -189,6 +222,31 @@ def error_like(candidate: Candidate) -> list[str]:
     if candidate.kind == "inline":
         return [unprefixed(line) for line in lines]
     return [unprefixed(line) for line in lines if _error_line(line)]
+
+
+def logged_errors(candidate: Candidate) -> list[str]:
+    """The error log lines of a candidate, each whole ("ERROR 10-26 11:35:32 registry.py:267]
+    Error in inspecting model architecture 'LlamaForCausalLM'"): its ERROR and CRITICAL
+    lines but a traceback's (its header, frames and code, logged line by line), an
+    exception's (search read those) and those that announce a traceback (ending in a colon),
+    in order, each once."""
+    out: dict[str, None] = {}  # in order, each once (a dict: a list's `in` is quadratic)
+    for line in candidate.text.split("\n"):
+        if not _ERROR_LOG.match(line):
+            continue
+        match = _PREFIX.match(line)
+        assert match is not None
+        rest = line[match.end() :]
+        text = rest.strip()
+        if not text or rest[:1] in (" ", "\t") or text.endswith(":") or text.startswith(_FRAME):
+            continue
+        if _ERROR_START.match(text):
+            continue  # an exception's line: search read it
+        out[line.strip()] = None
+    return list(out)
+
+
+_FRAME = ("Traceback (most recent call last)", 'File "', "^")
 
 
 def unprefixed(line: str) -> str:

@@ -582,9 +582,11 @@ function compare(a, b) {
   return a.length - b.length;
 }
 
-// Results that fit alike from two projects as one, led by the project the paste points at
-// (else by the first); the others are named in its `also` (search._one_per_message).
-function onePerMessage(ranked, order, mets, fitItems) {
+// Results that fit alike from two engines as one, led by the project the paste points at
+// (else by the first); the others are named in its `also`. A stack project's fit is no copy:
+// it keeps its own place among them (search._one_per_message).
+function onePerMessage(ranked, order, mets, fitItems, programs) {
+  const copied = (hit) => programs[hit.project]?.engine ?? true;
   const out = [];
   for (let i = 0; i < ranked.length;) {
     let j = i;
@@ -596,13 +598,28 @@ function onePerMessage(ranked, order, mets, fitItems) {
       out.push(...run);
       continue;
     }
-    run.sort(([, a], [, b]) => compare(order(a.project, mets.get(a.id) || 0), order(b.project, mets.get(b.id) || 0)));
-    const lead = run[0][1];
-    for (const [key, hit] of run) {
-      if (hit === lead || hit.project === lead.project) out.push([key, hit]);
-      else if (!lead.also.some((a) => a.project === hit.project)) {
-        lead.also.push({ id: hit.id, project: hit.project, url: hit.url });
+    const copies = run.filter(([, hit]) => copied(hit));
+    copies.sort(([, a], [, b]) => compare(order(a.project, mets.get(a.id) || 0), order(b.project, mets.get(b.id) || 0)));
+    let placed = false;
+    for (const item of run) {
+      if (!copied(item[1])) out.push(item);
+      else if (!placed) {
+        placed = true;
+        out.push(...led(copies));
       }
+    }
+  }
+  return out;
+}
+
+// search._led: the first copy's results (its project's), the others named in its `also`
+function led(copies) {
+  const lead = copies[0][1];
+  const out = [];
+  for (const [key, hit] of copies) {
+    if (hit === lead || hit.project === lead.project) out.push([key, hit]);
+    else if (!lead.also.some((a) => a.project === hit.project)) {
+      lead.also.push({ id: hit.id, project: hit.project, url: hit.url });
     }
   }
   return out;
@@ -700,7 +717,7 @@ export class Index {
       if (hit.match === "similar" && (++similar > settings.nearest || -key[1] < least)) continue;
       if (!results.has(hit.id)) results.set(hit.id, [key.slice(0, -1), hit]);
     }
-    const all = onePerMessage([...results.values()], order, mets, FIT);
+    const all = onePerMessage([...results.values()], order, mets, FIT, programs);
     const alike = all.map(([key]) => `${key}`);
     for (const [n, [, hit]] of all.entries()) {
       hit.tied = hit.match !== "similar" && alike.filter((a) => a === alike[n]).length > 1;

@@ -20,7 +20,8 @@ before(() => {
   out = mkdtempSync(join(tmpdir(), "match-js-"));
   execFileSync(PYTHON, [join(REPO, "tests", "js", "parity.py"), out], {
     cwd: REPO,
-    env: { ...process.env, PYTHONPATH: REPO },
+    // REPO for tests.conftest; the caller's path after it (a worktree's errorkb, not the venv's)
+    env: { ...process.env, PYTHONPATH: [REPO, process.env.PYTHONPATH].filter(Boolean).join(":") },
     stdio: ["ignore", "ignore", "inherit"],
   });
   python = JSON.parse(readFileSync(join(out, "python.json"), "utf8"));
