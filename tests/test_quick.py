@@ -26,7 +26,14 @@ from errorkb.site import publish, quick
 from errorkb.site.build import build
 from errorkb.site.publish import site_manifest
 from errorkb.site.quick import build_site
-from tests.conftest import SEED, fresh_copy, make_kb, small_vllm_kb, spare_holds_live
+from tests.conftest import (
+    SEED,
+    fresh_copy,
+    make_kb,
+    make_stack_kb,
+    small_vllm_kb,
+    spare_holds_live,
+)
 
 
 def _digest(site: Path) -> dict[str, str]:
@@ -842,16 +849,23 @@ def test_a_checked_build_makes_the_spare_whole_too(tmp_path):
         max_size=8,
     ),
     full=st.lists(st.booleans(), min_size=8, max_size=8),
+    stack=st.booleans(),
 )
 def test_any_edits_and_damage_to_site_files_make_the_cold_builds_site(
-    tmp_path_factory, steps, full
+    tmp_path_factory, steps, full, stack
 ):
     """Edits of summaries and files of the site or its spare damaged by hand, in any order,
-    each followed by a quick or a full build: every build leaves the cold build's site."""
-    kb = make_kb(tmp_path_factory.mktemp("kb") / "kb")
+    each followed by a quick or a full build: every build leaves the cold build's site. On
+    the fixture, and on the stack fixture, whose records' advice shows on the engines' pages
+    (an edit of one is edited there too)."""
+    folder = tmp_path_factory.mktemp("kb") / "kb"
+    kb = make_stack_kb(folder) if stack else make_kb(folder)
     build_site(kb)
     build(kb)  # the first site is now the spare
-    records = _curated(kb)[:2]
+    curated = _curated(kb)
+    if stack:  # the stack projects' records first
+        curated.sort(key=lambda p: p.parent.name in ("vllm", "sglang", "demo"))
+    records = curated[:2]
     colds: dict[bytes, dict] = {}
     for (kind, a, b), whole in zip(steps, full, strict=False):
         if kind == "edit":
