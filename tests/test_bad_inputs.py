@@ -477,6 +477,7 @@ def test_one_run_makes_records_up_to_a_limit_naming_the_files_past_it(kb, tmp_pa
     ]
 
 
+@pytest.mark.slow
 def test_thousands_of_raises_in_a_file_stop_at_the_limit(tmp_path):
     (tmp_path / "demo").mkdir()
     body = "".join(

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from errorkb.sources import extract as ex
@@ -68,6 +69,7 @@ def test_answers_over_the_lists_and_the_pastes(kb, tmp_path):
     assert "request-field" in out[out.index("by kind") :]
 
 
+@pytest.mark.slow
 def test_settings_the_message_names_traced_and_threads(kb, tmp_path):
     """Of the records whose message names an option of the pinned release's parser (here
     {group_size}, the demo's `--group-size`), the share whose derived.flags trace it."""

@@ -273,6 +273,7 @@ def test_a_build_failing_midway_leaves_the_site_whole(kb, monkeypatch):
     assert "Changed" in (kb / "site/errors/00000000000000b2/index.html").read_text()
 
 
+@pytest.mark.slow
 def test_a_killed_build_leaves_the_site_whole(kb):
     build(kb)
     before = _digest(kb / "site")
@@ -507,6 +508,7 @@ def test_facts_read_each_tags_url_as_a_browser_does():
     assert facts.hosts == ["css.example", "img.example", "obj.example"]
 
 
+@pytest.mark.slow
 def test_knowledge_bases_in_other_folders_share_compiled_templates(tmp_path):
     """Compiled templates are keyed by name and source, not by path: a second knowledge
     base with the same templates compiles none; an edited template is compiled anew."""

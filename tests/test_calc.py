@@ -4,6 +4,7 @@ import ast
 import hashlib
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -52,8 +53,33 @@ def test_imports_only_standard_library_and_nothing_from_the_package():
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, "relative import"
             imported.add(node.module.split(".")[0])
-    assert imported <= set(sys.stdlib_module_names)
+    # The shared protocol, from the package or, in the browser's worker, beside it.
+    assert imported - {"errorkb", "errorkb_protocol"} <= set(sys.stdlib_module_names)
     assert "generator" not in imported
+
+
+@pytest.mark.parametrize("wing", ["vllm", "sglang"])
+def test_the_calculator_runs_as_the_worker_runs_it(tmp_path, wing):
+    """calc-worker.js writes each module as errorkb_<name>.py in one folder and imports them
+    in a Python that has no errorkb: each calculator finds its protocol there."""
+    projects = CALC_PATH.parent.parent
+    (tmp_path / "errorkb_protocol.py").write_bytes((projects / "protocol.py").read_bytes())
+    (tmp_path / "errorkb_calc.py").write_bytes((projects / wing / "calc.py").read_bytes())
+    script = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import errorkb_calc; "
+        "print(json.dumps([errorkb_calc.run({'op': 'divisors', 'n': 12}), "
+        "errorkb_calc.run({'op': 'divisors', 'n': 'x'})]))"
+    )
+    done = subprocess.run(  # -I -S: no site-packages, so no installed errorkb either
+        [sys.executable, "-I", "-S", "-c", script, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout) == [
+        {"result": [1, 2, 3, 4, 6, 12]},
+        {"error": "n must be a whole number, got 'x'"},
+    ]
 
 
 def test_record_ids_follow_the_hash_rule_except_the_seeds():

@@ -104,6 +104,7 @@ def test_node_rules_match_the_source_for_an_unknown_model(launch):
     assert (result and result.id) == _oracle(launch)
 
 
+@pytest.mark.slow
 @settings(max_examples=400)
 @given(models, launches, st.sampled_from([1, 2, 3, 4]), st.booleans())
 def test_node_rules_come_before_every_model_rule(model, launch, dcp, mla):
@@ -136,6 +137,7 @@ def test_node_plan_fits_exactly_when_each_node_has_the_gpus(launch, backend, gpu
     assert plan["fits"] is (per_node <= launch["gpus_per_node"])
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(launches, small)
 def test_the_advice_for_too_few_gpus_launches(launch, gpus):

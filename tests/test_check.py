@@ -58,6 +58,7 @@ def test_a_knowledge_base_without_guides_links_to_no_guides_page(kb):
     assert build(kb, checked=True).problems == []
 
 
+@pytest.mark.slow
 def test_the_cli_reports_each_problem_on_its_line_and_exits_1(kb):
     add_to_error_pages(kb, '<img src="https://evil.example/x.png" alt="">')
     command = [sys.executable, "-m", "errorkb", "--root", str(kb), "build"]
@@ -67,6 +68,7 @@ def test_the_cli_reports_each_problem_on_its_line_and_exits_1(kb):
     assert f"site/{PAGE}: W203 load: loads from another host: evil.example" in done.stderr
 
 
+@pytest.mark.slow
 def test_facts_of_files_kept_from_the_last_build_survive_an_incremental_build(kb):
     build(kb)
     record = kb / "content/errors/demo/00000000000000b2.yaml"

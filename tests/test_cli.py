@@ -88,6 +88,7 @@ def _get(url: str) -> str:
         return response.read().decode()
 
 
+@pytest.mark.slow
 def test_serve_builds_serves_and_rebuilds_on_change(kb, unused_port):
     proc = subprocess.Popen(
         [sys.executable, "-m", "errorkb", "--root", str(kb), "serve", "--port", str(unused_port)],
@@ -159,6 +160,7 @@ def test_calc_json_and_bad_input(kb):
     assert unknown.returncode == 2 and "presets: tiny" in unknown.stderr
 
 
+@pytest.mark.slow
 def test_calc_checks_the_node_first_when_told_its_gpus(kb):
     import json
 

@@ -190,6 +190,7 @@ def test_a_path_outside_the_docs_or_not_url_safe_is_refused(kb, tmp_path, path, 
     assert not any((tmp_path / "docs").iterdir())
 
 
+@pytest.mark.slow
 def test_a_folder_the_export_did_not_write_is_refused_and_left_alone(kb, tmp_path):
     host = tmp_path / "docs/errors/index.md"
     host.parent.mkdir(parents=True)
@@ -219,6 +220,7 @@ def test_a_file_where_the_folder_goes_is_refused(kb, tmp_path):
     assert (tmp_path / "docs/errors").read_text() == "host"
 
 
+@pytest.mark.slow
 def test_the_export_writes_again_into_its_own_folder_and_an_empty_one(kb, tmp_path):
     (tmp_path / "docs/errors").mkdir(parents=True)
     assert export(kb, tmp_path / "docs").returncode == 0
@@ -412,6 +414,7 @@ def active_html(page: Path) -> list[str]:
     return parser.found
 
 
+@pytest.mark.slow
 def test_a_hostile_record_stays_text_in_a_host_with_block_extensions(tmp_path):
     site = hostile_host(tmp_path)
     page = site / "errors/00000000000000a1.html"

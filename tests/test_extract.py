@@ -593,6 +593,7 @@ def errorkb(kb, *args):
     )
 
 
+@pytest.mark.slow
 def test_the_commands(kb, changed_tree):
     result = errorkb(kb, "extract", str(TREE), "--project", DEMO, "--ref", "abc1234")
     assert result.returncode == 0, result.stderr

@@ -639,6 +639,7 @@ def local_index(root: Path, marker: Path) -> str:
     return (root / "simple").as_uri()
 
 
+@pytest.mark.slow
 def test_history_never_builds_an_sdist_and_skips_a_release_without_a_wheel(
     kb, tmp_path, monkeypatch, capsys
 ):

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "generator"
 
@@ -136,18 +138,27 @@ def test_no_module_imports_one_that_imports_it_back():
     assert cycles(import_graph()) == []
 
 
-def test_calc_imports_nothing_of_the_package():
-    tree = ast.parse(MODULES["errorkb.projects.vllm.calc"].read_text(encoding="utf-8"))
-    imported = [
+def _imported(module: str) -> list[str | None]:
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    return [
         node.module if isinstance(node, ast.ImportFrom) else alias.name
         for node in ast.walk(tree)
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in node.names
     ]
-    assert imported, "the walk found calc.py's standard-library imports"
-    assert not [name for name in imported if name is None or name.startswith("errorkb")]
 
 
+def test_the_calculators_import_nothing_of_the_package_but_their_protocol():
+    """The browser runs each calculator with the protocol beside it, and nothing else of
+    errorkb: in the package it is errorkb.projects.protocol, in the worker errorkb_protocol."""
+    assert _imported("errorkb.projects.protocol"), "the walk found its standard-library imports"
+    assert not [n for n in _imported("errorkb.projects.protocol") if n is None or "errorkb" in n]
+    for calc in ("errorkb.projects.vllm.calc", "errorkb.projects.sglang.calc"):
+        ours = [n for n in _imported(calc) if n is None or n.startswith("errorkb")]
+        assert ours == ["errorkb.projects", "errorkb_protocol"], calc
+
+
+@pytest.mark.slow
 def test_every_module_imports_first_in_a_fresh_interpreter():
     """A cycle that the graph misses (an import by importlib, say) fails here: the module
     imported first finds its partner half made. (__main__ runs the command line.)"""

@@ -5,6 +5,8 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 from errorkb import urls
 from errorkb.content.load import load_content
 from errorkb.search import engine
@@ -96,6 +98,7 @@ def test_the_index_by_parts_is_the_site_index(kb):
     assert len(_search_pages(list(parts))) == 6  # 44 patterns: the fixture's and these 40
 
 
+@pytest.mark.slow
 def test_a_summary_edit_makes_its_pattern_page_alone_and_a_cold_builds_site(
     kb, tmp_path, monkeypatch
 ):
@@ -113,6 +116,7 @@ def test_a_summary_edit_makes_its_pattern_page_alone_and_a_cold_builds_site(
     assert _digest(kb / "site") == _digest(_cold(kb, tmp_path))
 
 
+@pytest.mark.slow
 def test_a_message_edit_makes_the_word_shards_and_its_page_as_a_cold_build_does(
     kb, tmp_path, monkeypatch
 ):
@@ -163,6 +167,7 @@ def test_an_edit_makes_its_projects_api_document_alone_as_a_cold_build_does(
     assert _digest(kb / "site") == _digest(_cold(kb, tmp_path))
 
 
+@pytest.mark.slow
 def test_a_summary_edit_remakes_no_listing_that_does_not_show_it(kb, tmp_path, monkeypatch):
     """The home page (it lists the twenty newest and counts the others), the project page,
     sitemap and feed show no summary of an older record without a date: kept; so is its id
@@ -197,6 +202,7 @@ def test_a_summary_edit_remakes_no_listing_that_does_not_show_it(kb, tmp_path, m
     assert _digest(kb / "site") == _digest(_cold(kb, tmp_path))
 
 
+@pytest.mark.slow
 def test_a_listed_change_remakes_the_listings_as_a_cold_build_does(kb, tmp_path):
     """A record's date (the sitemap, the feed) and its title in a project's explained list
     (A1 is explained): their pages are made again."""

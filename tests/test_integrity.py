@@ -73,6 +73,7 @@ def live_checked_at_swap(monkeypatch) -> list[tuple[dict, dict]]:
     return seen
 
 
+@pytest.mark.slow
 def test_the_live_site_is_never_written_during_a_build(kb, monkeypatch):
     """Regression: forked workers wrote record pages into spare files that were hard links to
     the live site, so the live site changed mid-build and a reverted edit stayed."""
@@ -468,6 +469,7 @@ build(pathlib.Path(sys.argv[1]))
 """
 
 
+@pytest.mark.slow
 def test_a_build_killed_in_pagefind_leaves_no_folder_behind(kb):
     build(kb)
     _edit_guide(kb)  # the full-text index must be made anew

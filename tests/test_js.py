@@ -28,6 +28,7 @@ def _node_tests(fixtures_only: bool) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_node_test_runner_passes_tests_js_on_the_fixtures():
     assert "# skipped 1" in _node_tests(fixtures_only=True)  # the real content's parity
 

@@ -135,6 +135,7 @@ def _check_linear(answer: Callable[[str], object], shape: str, size: int) -> Non
     assert took < limit  # the timer's own lag aside
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("shape", [s for s in SHAPES if s != BASELINE])
 def test_the_engine_answers_a_hostile_line_in_linear_time(engine, shape, size):
@@ -147,6 +148,7 @@ def test_the_issue_bot_reads_a_hostile_body_in_linear_time(bot, shape, size):
     _check_linear(bot, shape, size)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES)
 def test_match_js_answers_each_hostile_line_in_linear_time(site_files, tmp_path, size):
     """tests/js/timing.mjs times match.js on each shape (the line of words first) and

@@ -140,6 +140,7 @@ def directory_urls(tmp_path_factory, kb) -> Path:
 # ---------------------------------------------------------------- builds
 
 
+@pytest.mark.slow
 def test_record_pages_sit_in_materials_frame_with_our_sections(file_urls):
     page = (file_urls / "errors" / f"{SEED}.html").read_text()
     assert 'class="md-header' in page and 'class="md-tabs' in page
@@ -198,6 +199,7 @@ def test_explained_records_are_in_materials_search(file_urls):
     assert any(d["location"] == "getting-started/installation.html" for d in docs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("style", ["file_urls", "directory_urls"])
 def test_every_internal_link_resolves(style, request):
     """Material's pages as well as ours, so from the disk: the checks of build --check on
@@ -218,6 +220,7 @@ def test_directory_urls(directory_urls):
     assert doc["html_url"] == f"https://docs.example.org/errors/{SEED}/"
 
 
+@pytest.mark.slow
 def test_a_bad_record_fails_the_build_with_its_code(tmp_path, kb):
     content = shutil.copytree(kb / "content", tmp_path / "kb" / "content")
     record = content / "errors/vllm" / f"{SEED}.yaml"
@@ -277,6 +280,7 @@ def host_site(tmp: Path, docs: dict[str, str], path: str = "errors") -> Path:
         ),
     ],
 )
+@pytest.mark.slow
 def test_a_host_file_at_an_address_of_ours_stops_the_build(tmp_path, host_file, url):
     text = "# Host page\n" if host_file.endswith(".md") else "host file\n"
     out = tmp_path / "site"
@@ -322,6 +326,7 @@ def test_a_bad_path_option_is_a_clear_error(tmp_path, path, why):
     assert "Traceback" not in log
 
 
+@pytest.mark.slow
 def test_a_host_site_with_pages_of_its_own_in_the_section_builds(tmp_path):
     docs = {
         "errors/index.md": "# Our errors\n",
@@ -594,6 +599,7 @@ def big_nav_host(tmp: Path, pages: int, cards: bool = False) -> Path:
     return config
 
 
+@pytest.mark.slow
 def test_record_pages_carry_the_errors_section_of_a_big_navigation(tmp_path):
     """Pruned as Material's navigation.prune does: a record page stays small however many
     pages the host's navigation has; the host's own pages keep theirs."""
@@ -615,6 +621,7 @@ def test_record_pages_carry_the_errors_section_of_a_big_navigation(tmp_path):
     assert not list((out / "errors").rglob("*.png"))
 
 
+@pytest.mark.slow
 def test_the_cards_option_writes_cards_in_the_section_and_names_them(tmp_path):
     out = tmp_path / "site"
     built(mkdocs_build(big_nav_host(tmp_path, 50, cards=True), out, tmp_path))
@@ -716,6 +723,7 @@ def test_record_page_fits_the_width_in_materials_frame(page, host, width):
 DOCS_SITE = REPO / "tests" / "fixtures" / "docs-site"
 
 
+@pytest.mark.slow
 def test_a_docs_site_configured_like_vllms_builds_strict_with_awesome_nav(tmp_path):
     """tests/fixtures/docs-site: vLLM's Material features, an announcement from custom_dir,
     and mkdocs-awesome-nav making the navigation from docs/.nav.yml (`nav:` is ignored)."""

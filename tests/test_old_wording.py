@@ -88,6 +88,7 @@ def _removed(site: Path, rid: str) -> dict:
     return json.loads((site / "api" / "errors" / f"{rid}.json").read_text())["computed"]["removed"]
 
 
+@pytest.mark.slow
 def test_an_old_wording_answers_with_the_check_printed_today(tmp_path):
     kb = make_kb(tmp_path / "kb", old_wording_kb)
     result = build(kb, checked=True)
@@ -112,6 +113,7 @@ def test_an_old_wording_answers_with_the_check_printed_today(tmp_path):
     assert _page(kb / "site", MIDDLE).count('id="solutions"') == 1
 
 
+@pytest.mark.slow
 def test_the_json_of_an_old_wording_carries_its_answer(tmp_path):
     kb = make_kb(tmp_path / "kb", old_wording_kb)
     build(kb)
@@ -128,6 +130,7 @@ def test_the_json_of_an_old_wording_carries_its_answer(tmp_path):
     assert _removed(kb / "site", SEED) is None
 
 
+@pytest.mark.slow
 def test_a_check_that_is_gone_says_which_release_to_upgrade_to(tmp_path):
     kb = make_kb(tmp_path / "kb", old_wording_kb)
     build(kb)
@@ -138,6 +141,7 @@ def test_a_check_that_is_gone_says_which_release_to_upgrade_to(tmp_path):
     assert "Not explained yet" not in top  # the upgrade is its answer
 
 
+@pytest.mark.slow
 def test_an_edit_of_the_answers_prose_remakes_the_old_wordings_pages_quickly(tmp_path):
     from tests.test_quick import _append_to_meaning, _assert_as_cold, _main_index
 
@@ -160,6 +164,7 @@ def old_site(tmp_path_factory) -> Path:
     return build(kb).out
 
 
+@pytest.mark.slow
 def test_a_result_of_an_old_wording_names_its_releases_and_the_check_of_today(old_site):
     index = sites.from_folder(old_site).index
     paste = "vLLM 0.4.0\nValueError: Heads (40) do not split over tp (3)."

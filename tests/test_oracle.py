@@ -37,6 +37,7 @@ def _raising_disagreements(rows: list[dict]) -> list[dict]:
     return compare.disagreements(rows, 10**9, raising_only=True)
 
 
+@pytest.mark.slow
 def test_vllm_calculator_names_the_error_vllm_raises():
     rows = [dict(r, calc=calcs.vllm_calc(r["point"])) for r in _golden("vllm")]
     assert len(rows) > 300

@@ -7,6 +7,8 @@ import pty
 import subprocess
 import sys
 
+import pytest
+
 from errorkb.progress import Progress
 from tests.conftest import REPO
 
@@ -67,6 +69,7 @@ def test_a_log_or_ci_gets_only_the_lines_logged():
         assert stream.getvalue() == "built 100 records\n"
 
 
+@pytest.mark.slow
 def test_errorkb_build_draws_a_bar_on_a_terminal_and_one_line_in_a_log(kb):
     command = [sys.executable, "-m", "errorkb", "--root", str(kb), "build"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}

@@ -174,6 +174,7 @@ def test_a_prose_edit_is_rebuilt_quickly_into_the_site_a_cold_build_makes(tmp_pa
     assert f"Edited {n} times." in page.read_text()
 
 
+@pytest.mark.slow
 def test_a_summary_shown_by_the_newest_listings_and_a_guide_is_rebuilt_quickly(tmp_path):
     kb = make_kb(tmp_path / "kb")
     build_site(kb)
@@ -224,6 +225,7 @@ def _assert_quick_as_cold(kb: Path, tmp_path: Path, index: dict, edited: Path) -
     return newer
 
 
+@pytest.mark.slow
 def test_an_edit_of_what_listings_show_is_rebuilt_quickly_into_the_site_a_cold_build_makes(
     tmp_path,
 ):
@@ -442,6 +444,7 @@ def test_the_pages_of_patterns_of_a_record_are_those_its_slots_fall_in(monkeypat
     ],
     ids=["truncated", "empty", "pickle", "older", "garbled"],
 )
+@pytest.mark.slow
 def test_a_damaged_quick_state_takes_the_full_build(tmp_path, monkeypatch, damage):
     kb = make_kb(tmp_path / "kb")
     build_site(kb)
@@ -456,6 +459,7 @@ def test_a_damaged_quick_state_takes_the_full_build(tmp_path, monkeypatch, damag
     assert quick._load_state(kb / "site") is not None  # kept anew
 
 
+@pytest.mark.slow
 def test_a_template_or_settings_edit_takes_the_full_build(tmp_path):
     kb = make_kb(tmp_path / "kb")
     build_site(kb)
@@ -472,6 +476,7 @@ def test_a_template_or_settings_edit_takes_the_full_build(tmp_path):
     assert _digest(kb / "site") == _cold(kb, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_quick_rebuild_killed_midway_leaves_the_site_whole(tmp_path, monkeypatch):
     kb = make_kb(tmp_path / "kb")
     build_site(kb)
@@ -491,6 +496,7 @@ def test_a_quick_rebuild_killed_midway_leaves_the_site_whole(tmp_path, monkeypat
     _assert_as_cold(kb, tmp_path, _main_index_of(before), [urls.error(path.stem)])
 
 
+@pytest.mark.slow
 def test_a_record_over_the_default_size_keeps_the_quick_rebuild_where_the_site_allows_it(tmp_path):
     kb = make_kb(tmp_path / "kb")
     site = kb / "content" / "site.yaml"
@@ -504,6 +510,7 @@ def test_a_record_over_the_default_size_keeps_the_quick_rebuild_where_the_site_a
     _assert_as_cold(kb, tmp_path, index, [urls.error(path.stem)])
 
 
+@pytest.mark.slow
 def test_past_newer_most_edited_pages_the_full_text_is_indexed_anew(tmp_path, monkeypatch):
     kb = make_kb(tmp_path / "kb")
     build_site(kb)
@@ -534,6 +541,7 @@ def _more_explained(kb: Path, count: int) -> list[Path]:
     return copies
 
 
+@pytest.mark.slow
 def test_a_full_build_indexes_the_few_pages_it_changed_apart(tmp_path):
     """The full build, too, keeps the live site's full-text index when few of its pages
     changed, and makes it anew when pages come or go."""
@@ -562,6 +570,7 @@ def test_no_garbage_collection_runs_while_the_build_keeps_its_state(tmp_path, mo
     assert during == []
 
 
+@pytest.mark.slow
 def test_a_spare_manifest_of_another_shape_takes_the_full_build(tmp_path, monkeypatch):
     """The quick rebuild compares the spare's manifest with the live site's as sets of
     (key, size) tuples; a manifest holding anything else is not trusted."""
@@ -579,6 +588,7 @@ def test_a_spare_manifest_of_another_shape_takes_the_full_build(tmp_path, monkey
     assert _outside_full_text(_digest(out)) == _outside_full_text(_cold(kb, tmp_path))
 
 
+@pytest.mark.slow
 def test_no_garbage_collection_runs_while_a_quick_rebuild_reads_its_state(tmp_path, monkeypatch):
     """A quick rebuild reads a state and a listing of an object or two per record: with
     the collector on, collections took two fifths of reading them."""
@@ -668,6 +678,7 @@ def _counting_links(monkeypatch) -> list[str]:
     return linked
 
 
+@pytest.mark.slow
 def test_a_full_build_tells_how_the_spare_differs_and_the_quick_rebuild_need_not_read_it(
     tmp_path, monkeypatch
 ):
@@ -688,6 +699,7 @@ def test_a_full_build_tells_how_the_spare_differs_and_the_quick_rebuild_need_not
     assert _outside_full_text(_digest(kb / "site")) == _outside_full_text(_cold(kb, tmp_path))
 
 
+@pytest.mark.slow
 def test_a_spare_whose_manifest_changed_since_is_read_not_taken_from_what_was_told(
     tmp_path, monkeypatch
 ):
@@ -713,6 +725,7 @@ def test_a_spare_whose_manifest_changed_since_is_read_not_taken_from_what_was_to
     assert _outside_full_text(_digest(kb / "site")) == _outside_full_text(_cold(kb, tmp_path))
 
 
+@pytest.mark.slow
 def test_a_spare_prepared_after_a_full_build_leaves_the_next_edit_its_own_files(
     tmp_path, monkeypatch
 ):
@@ -925,6 +938,7 @@ def _forged_builds_as_cold(tmp_path: Path, field: str, value) -> None:
         ("linked", {"x": 5}),
     ],
 )
+@pytest.mark.slow
 def test_a_quick_state_of_wrong_types_takes_the_full_build(tmp_path, field, value):
     """A state with the right version and checksum but a field of another type or shape
     (written by hand, or by a bug) never stops a build: the full build runs, and keeps a

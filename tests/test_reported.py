@@ -122,6 +122,7 @@ def run_reported(kb, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_bench_reported_writes_only_threads_whose_paste_lands_on_the_record(tmp_path):
     kb = make_r3_kb(tmp_path / "kb")
     path = kb / "content/errors/vllm/33000000000000a3.yaml"

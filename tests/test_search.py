@@ -304,6 +304,7 @@ def test_cleaning_keeps_the_exception_lines_of_a_log():
     ]
 
 
+@pytest.mark.slow
 def test_a_megabyte_paste_is_answered_quickly(index):
     junk = "(Worker pid=1) INFO 11-01 09:43:08 [x.py:1] loading weights {} of 9000 [a] (b) c:d\n"
     text = "".join(junk.format(i) for i in range(12_000))[:1_000_000]

@@ -296,6 +296,7 @@ def test_an_unexpected_error_in_a_build_is_reported_and_the_watcher_goes_on(watc
     wait_until(lambda: BANNER not in page(port), "the banner to go")
 
 
+@pytest.mark.slow
 def test_an_error_while_watching_is_reported_once_and_watching_resumes(watched, monkeypatch):
     kb, port, lines, thread = watched
     real_snapshot = serve_module._snapshot
@@ -335,6 +336,7 @@ def test_symlink_loops_in_content_do_not_stop_the_watcher(watched):
     wait_until(lambda: BANNER not in page(port), "the banner gone")
 
 
+@pytest.mark.slow
 def test_errorkb_serve_end_to_end(kb, unused_port):
     """The command itself: a first build that fails is shown, a template that crashes the
     build is reported with its traceback, and each fix is picked up."""
@@ -481,6 +483,7 @@ BEFORE_BUILD = [
 ]
 
 
+@pytest.mark.slow
 def test_pages_are_answered_before_the_first_build_with_the_bytes_it_writes(held_build):
     kb, srv, release = held_build
     port = srv.server_address[1]
@@ -527,6 +530,7 @@ def test_before_the_build_current_files_of_the_last_site_are_served_and_stale_on
         assert pending.get(full_text) == (kb / "site" / full_text).read_bytes()
 
 
+@pytest.mark.slow
 def test_an_edit_of_prose_while_serving_takes_the_quick_rebuild(watched):
     """The writer's loop: after the first full build, an edit of what the error means is
     on its page after a rebuild that read only that record (and the records it shows)."""

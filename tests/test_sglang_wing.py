@@ -152,10 +152,14 @@ def test_a_head_count_page_has_sglangs_calculator(sglang_kb):
     assert re.search(r'data-src="/assets/sglang-calc\.json\?v=[0-9a-f]{10}"', widget.group(1))
     assert 'src="/assets/calc.js?v=' in html
     data = json.loads((sglang_kb / "site/assets/sglang-calc.json").read_text())
-    assert list(data["modules"]) == ["calc"]  # the module requests get by default
+    # The calculator requests get by default, and the protocol it imports, served beside it.
+    assert sorted(data["modules"]) == ["calc", "protocol"]
     assert data["modules"]["calc"].startswith("/assets/sglang-calc.py?v=")
+    assert data["modules"]["protocol"].startswith("/assets/protocol.py?v=")
     served = (sglang_kb / "site/assets/sglang-calc.py").read_bytes()
     assert served == (REPO / "generator/projects/sglang/calc.py").read_bytes()
+    protocol = (sglang_kb / "site/assets/protocol.py").read_bytes()
+    assert protocol == (REPO / "generator/projects/protocol.py").read_bytes()
     assert data["flags"]["tp"] == "--tp-size" and data["engine"] == "SGLang"
     assert data["tp_table"]["40"] == [1, 2, 4, 5, 8, 10, 20, 40]
     assert data["tp_advice"]["40"] == [8, 1] and data["tp_advice"]["52/4"] == [4, 2]

@@ -290,6 +290,7 @@ def headings(html: str) -> list[str]:
     return re.findall(r'<h2><a class="anchor" href="#([\w-]+)">', html)
 
 
+@pytest.mark.slow
 def test_a_stack_page_gives_each_engines_advice_then_what_any_engine_can_do(stack_site):
     html = (stack_site / "errors/aec1c60254c32faa/index.html").read_text()
     assert headings(html)[:4] == ["meaning", "in-vllm", "in-sglang", "solutions"]
@@ -332,6 +333,7 @@ def test_the_memory_estimate_is_served_with_its_build_time_table(stack_site):
     assert re.search(r"<td>4<td>32\.9 GiB<td>38\.7 GiB<td>[\d,]+<td>starts", html)
 
 
+@pytest.mark.slow
 def test_the_markdown_export_carries_the_advice_per_engine(stack_kb, tmp_path):
     from tests.test_export import export, front_matter
 

@@ -97,6 +97,7 @@ def section(page: str, anchor: str) -> str:
     return page[start : page.index("</section>", start)]
 
 
+@pytest.mark.slow
 def test_a_stub_page_says_it_is_not_explained_and_how_to_improve_it(site):
     page = html(site, f"/errors/{rid(0)}/")
     box = page[page.index('id="not-explained"') : page.index('id="message"')]  # above the message

@@ -48,6 +48,7 @@ def _links(site: Path) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_link_of_the_site_is_below_its_path_and_leads_to_a_file(subpath_kb):
     kb, result = subpath_kb
     assert result.problems == []  # build --check: no broken link, anchor or document

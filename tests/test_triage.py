@@ -738,6 +738,7 @@ def test_an_unreachable_site_is_a_clear_error(tmp_path, unused_port):
         sites.from_url(f"http://127.0.0.1:{unused_port}/search/index.json", tmp_path)
 
 
+@pytest.mark.slow
 def test_a_site_under_a_sub_path_is_read_and_linked_there(tmp_path):
     """A Material site at /server/ (as vLLM's docs are at /en/latest/), the knowledge base
     its errors/ section: the documents come from its API and the links are absolute."""

@@ -87,6 +87,7 @@ def hostile_kb(kb: Path) -> Path:
     return kb
 
 
+@pytest.mark.slow
 def test_the_export_built_by_mkdocs_runs_nothing_from_a_record(kb, tmp_path):
     site = tmp_path / "host"
     done = export(hostile_kb(kb), site / "docs")

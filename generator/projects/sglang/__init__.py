@@ -5,7 +5,7 @@ and, under Pyodide, by the browser) in the calculator of its divisibility errors
 
 from pathlib import Path
 
-from errorkb.projects import pyodide
+from errorkb.projects import protocol, pyodide
 from errorkb.projects.sglang import calc
 from errorkb.registry import Wing
 
@@ -30,7 +30,10 @@ class Sglang(Wing):
     def assets(self, content, assets):
         from errorkb.projects.sglang import tables
 
-        module = {tables.MODULE: Path(calc.__file__).read_bytes()}  # run as is by Pyodide
+        module = {  # run as they are by Pyodide: the calculator and the protocol it imports
+            tables.MODULE: Path(calc.__file__).read_bytes(),
+            tables.PROTOCOL: Path(protocol.__file__).read_bytes(),
+        }
         return {**module, tables.CALC_DATA: tables.calc_data(content, {**assets, **module})}
 
     def vendored(self, root):

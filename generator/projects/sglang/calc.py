@@ -31,9 +31,29 @@ exactly as SGLang formats it, and the values of its placeholders.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-LIMIT = 2**20  # upper bound for every size: keeps each answer instant, never a hang
+try:  # in the package
+    from errorkb.projects import protocol
+except ImportError:  # in the browser's worker, which is served it beside this file
+    import errorkb_protocol as protocol  # type: ignore[import-not-found, no-redef]
+
+# The shared protocol (protocol.py), by the names the rules below call it.
+LIMIT = protocol.LIMIT
+CalcInputError = protocol.CalcInputError
+Result = protocol.Result
+_int, _opt_int, _bool = protocol.whole, protocol.optional_whole, protocol.yes_no
+_divisors = protocol.divisors_of
+
+
+def _raise(record_id: str, stage: str, **values) -> Result:
+    return protocol.raised(MESSAGES, record_id, stage, **values)
+
+
+def _bare(check: str, stage: str, size: str = "", **values) -> Result:
+    """size: the code's name of the TP size an attention layer's assert divides by."""
+    return Result(BARE, "AssertionError", stage, ASSERTS[check].format(size=size), values)
+
 
 # Record ids: the first 16 hex digits of sha256("sglang\0<exception>\0<template>").
 DP_WITH_ATTN_DP = "a814e603a3e18a65"
@@ -96,76 +116,7 @@ FLAGS = {  # the command-line option of each input, as SGLang spells it
 }
 
 
-class CalcInputError(ValueError):
-    """An input the calculator cannot use; the message names the input."""
-
-
-@dataclass(frozen=True)
-class Result:
-    """The first error SGLang raises for a configuration."""
-
-    id: str
-    exception: str
-    stage: str  # 'config', 'startup' or 'load'
-    message: str
-    values: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "exception": self.exception,
-            "stage": self.stage,
-            "message": self.message,
-            "values": dict(self.values),
-        }
-
-
-def _raise(record_id: str, stage: str, **values) -> Result:
-    exception, template = MESSAGES[record_id]
-    return Result(record_id, exception, stage, template.format(**values), values)
-
-
-def _bare(check: str, stage: str, size: str = "", **values) -> Result:
-    """size: the code's name of the TP size an attention layer's assert divides by."""
-    return Result(BARE, "AssertionError", stage, ASSERTS[check].format(size=size), values)
-
-
 # ---------------------------------------------------------------- input checks
-
-
-def _int(name: str, value, low: int = 1, high: int = LIMIT) -> int:
-    """A whole number in [low, high]; decimal strings allowed (URL query values)."""
-    if isinstance(value, str):
-        text = value.strip()
-        digits = text[1:] if text[:1] in "+-" else text
-        if not (digits.isascii() and digits.isdigit()) or len(digits) > 12:
-            raise CalcInputError(f"{name} must be a whole number up to {high}, got {value!r}")
-        value = int(text)
-    elif isinstance(value, bool) or not isinstance(value, int):
-        raise CalcInputError(f"{name} must be a whole number, got {value!r}")
-    if not low <= value <= high:
-        raise CalcInputError(f"{name} must be between {low} and {high}, got {value}")
-    return value
-
-
-def _opt_int(name: str, value, low: int = 1, high: int = LIMIT) -> int | None:
-    """None (or an empty form field) means 'not given'."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    return _int(name, value, low, high)
-
-
-def _bool(name: str, value) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    text = value.strip().lower() if isinstance(value, str) else None
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off", ""):
-        return False
-    raise CalcInputError(f"{name} must be true or false, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -190,19 +141,6 @@ def launch_inputs(tp=1, dp=1, attn_dp=1, dp_attention=False, ep=1, pp=1, nnodes=
 
 
 # ---------------------------------------------------------------- the rules
-
-
-def _divisors(n: int) -> list[int]:
-    """All divisors of n in O(sqrt n)."""
-    small, large = [], []
-    i = 1
-    while i * i <= n:
-        if n % i == 0:
-            small.append(i)
-            if i * i != n:
-                large.append(n // i)
-        i += 1
-    return small + large[::-1]
 
 
 def _config_error(launch: Launch) -> Result | None:
@@ -379,10 +317,6 @@ def summary(
     return out
 
 
-def _to_json(value):
-    return value.to_dict() if isinstance(value, Result) else value
-
-
 _OPS: dict[str, Callable[..., object]] = {
     "summary": summary,
     "first_error": first_error,
@@ -394,22 +328,4 @@ _OPS: dict[str, Callable[..., object]] = {
 
 def run(request: dict) -> dict:
     """Worker entry: {"op": name, **kwargs} -> {"result": ...} or {"error": message}."""
-    if not isinstance(request, dict):
-        return {"error": "request must be an object with an 'op'"}
-    args = dict(request)
-    op = args.pop("op", None)
-    fn = _OPS.get(op) if isinstance(op, str) else None
-    if fn is None:
-        return {"error": f"unknown op {op!r}; expected one of {', '.join(_OPS)}"}
-    code = fn.__code__
-    known = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
-    unknown = sorted(set(args) - set(known))
-    if unknown:
-        return {"error": f"{op} does not take {', '.join(unknown)}"}
-    missing = [n for n in known[: code.co_argcount - len(fn.__defaults__ or ())] if n not in args]
-    if missing:
-        return {"error": f"{op} needs {', '.join(missing)}"}
-    try:
-        return {"result": _to_json(fn(**args))}
-    except CalcInputError as exc:
-        return {"error": str(exc)}
+    return protocol.answer(_OPS, request)

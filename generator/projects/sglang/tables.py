@@ -15,6 +15,7 @@ from errorkb.site.pages import fingerprint
 from errorkb.sources import explain
 
 MODULE = "sglang-calc.py"  # calc.py, served byte for byte
+PROTOCOL = "protocol.py"  # what it imports, served byte for byte (the same file as vLLM's)
 CALC_DATA = "sglang-calc.json"
 CALCULATOR = "projects/vllm/calculator.html"  # the widget's markup is the same for both wings
 DIVISORS = "projects/vllm/divisors.html"
@@ -97,7 +98,7 @@ def calc_data(content: Content, assets: dict[str, bytes]) -> bytes:
         "errors_url": urls.error("{}"),
         # The worker answers a request with the module it names, "calc" by default: on
         # SGLang's pages, SGLang's calc.py.
-        "modules": {"calc": url(MODULE)},
+        "modules": {"protocol": url(PROTOCOL), "calc": url(MODULE)},
         "pyodide": urls.pyodide(),
         "calculators": {name: list(spec) for name, spec in calc.CALCULATORS.items()},
         "records": {

@@ -5,7 +5,7 @@ calculator on record pages and at /calc/, and its `errorkb calc` command."""
 from pathlib import Path
 
 from errorkb import urls
-from errorkb.projects import pyodide
+from errorkb.projects import protocol, pyodide
 from errorkb.projects.vllm import calc, memory
 from errorkb.registry import Wing
 
@@ -14,8 +14,8 @@ from errorkb.registry import Wing
 
 # The calculator in the browser: the calculator modules served byte for byte (each pure
 # standard library, run by the build and, under that name, by the browser's worker), with
-# Pyodide's files (projects/pyodide.py).
-CALC_MODULES = (calc, memory)
+# Pyodide's files (projects/pyodide.py). protocol.py is what every engine's calculator shares.
+CALC_MODULES = (protocol, calc, memory)
 
 
 class Vllm(Wing):
