@@ -125,6 +125,38 @@ def test_an_environment_switch_inside_a_check_leaves_the_category_to_the_check()
     assert derived["category"] == "limit"
 
 
+def test_a_raise_restating_a_caught_check_takes_the_checks_category():
+    """Issue 40 (sglang 4964a21c7b18c0e8): `except ValueError as e: raise RuntimeError(f"...
+    failed: {e}")` restates what the module's own validator raised (a bundle over 1 GPU, too
+    few bundles): a limit, not an internal invariant. Unlike kinds, or nothing it calls, leave
+    it be."""
+    code = (
+        "def _validate(pg, world_size):\n"
+        "    for bundle in pg.bundles:\n"
+        "        if bundle.gpus > 1:\n"
+        "            raise ValueError(f'exactly 1 GPU per bundle, found {bundle.gpus}')\n"
+        "    if len(pg.bundles) < world_size:\n"
+        "        raise ValueError(f'{len(pg.bundles)} bundles, but needs {world_size}')\n"
+        "def launch(pg, world_size, custom):\n"
+        "    if not custom:\n        return\n"
+        "    try:\n        _validate(pg, world_size)\n"
+        "    except ValueError as e:\n"
+        "        raise RuntimeError(f'Custom placement group validation failed: {e}') from e\n"
+        "    try:\n        other(pg)\n"
+        "    except ValueError as e:\n"
+        "        raise RuntimeError(f'Other step failed: {e}') from e\n"
+        "    try:\n        _validate(pg, world_size)\n"
+        "    except Exception as e:\n"
+        "        raise RuntimeError(f'Anything failed: {e}') from e\n"
+    )
+    *_, restating, unknown, broad = _derived(code)
+    assert restating["category"] == "limit"
+    assert "outside the range" in restating["explanation"]
+    assert "the values in the message" in restating["explanation"]
+    assert unknown["category"] == "invariant"  # `other` is not this module's
+    assert broad["category"] == "invariant"  # `except Exception` may restate anything
+
+
 def test_titles_keep_only_and_lose_what_framed_a_value():
     assert template.title("Muse vision projector supports gelu only") == (
         "Muse vision projector supports gelu only"
@@ -149,18 +181,25 @@ def test_titles_say_what_must_hold_and_drop_glued_values():
     """Issue 40, round 2: titles where a value was glued to a word ("c{ratio}", "{n}s"), or
     whose first clause only compared values, said nothing."""
     # a first clause that only compares values: the clause that says what must hold
-    assert template.title(
-        "c{r} page_size={a} != expected={b} for ori page_size={c}; C4 and C128 must use their "
-        "configured native page layouts (see Pool.kernel_page_size)"
-    ) == "C4 and C128 must use their configured native page layouts"
+    assert (
+        template.title(
+            "c{r} page_size={a} != expected={b} for ori page_size={c}; C4 and C128 must use their "
+            "configured native page layouts (see Pool.kernel_page_size)"
+        )
+        == "C4 and C128 must use their configured native page layouts"
+    )
     # a requirement after ";" stays with the first clause
-    assert template.title(
-        "gate tile ({m}, {n}) gives {k} outputs; must be a multiple of 128"
-    ) == "Gate tile gives outputs; must be a multiple of 128"
+    assert (
+        template.title("gate tile ({m}, {n}) gives {k} outputs; must be a multiple of 128")
+        == "Gate tile gives outputs; must be a multiple of 128"
+    )
     # the word that announced a dropped value goes with it
-    assert template.title(
-        "JIT module '{m}' has no usable cached build under {scope}, and X forbids it."
-    ) == "JIT module has no usable cached build, and X forbids it"
+    assert (
+        template.title(
+            "JIT module '{m}' has no usable cached build under {scope}, and X forbids it."
+        )
+        == "JIT module has no usable cached build, and X forbids it"
+    )
     # units glued to a value go with it
     assert template.title("Warmup completed in {elapsed}s") == "Warmup completed"
     audio = "Audio exceeds maximum allowed duration of {d}s (metadata reports {m}s)"
@@ -269,9 +308,7 @@ def test_start_up_validators_and_per_request_cache_work_are_staged_where_they_ru
     assert vllm.stage(docs, "attach_router") == "engine-startup"  # while the app is built
     cohere = "vllm/model_executor/models/cohere_asr.py"
     assert vllm.stage(cohere, "CohereAsr._parse_and_validate_audio_input") == "request-handling"
-    assert sgl.stage(hybrid, "HybridCacheController._page_transfer_sidecar") == (
-        "request-handling"
-    )
+    assert sgl.stage(hybrid, "HybridCacheController._page_transfer_sidecar") == ("request-handling")
     assert sgl.stage(hybrid, "HybridCacheController.__init__") == "engine-startup"
     factory = "python/sglang/srt/mem_cache/storage/backend_factory.py"
     assert sgl.stage(factory, "StorageBackendFactory._load_backend_class") == "engine-startup"

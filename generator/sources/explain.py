@@ -910,6 +910,28 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
     return "invariant"
 
 
+def restated(ctx: Context) -> tuple[ast.ExceptHandler, set[str]] | None:
+    """When the raise restates an exception it caught (`except ValueError as e: raise
+    RuntimeError(f"... {e}")`): the handler, and the names of the exceptions it catches."""
+    handler = next((node for kind, node in reversed(ctx.guards) if kind == "except"), None)
+    if not isinstance(handler, ast.ExceptHandler) or not handler.name or handler.type is None:
+        return None
+    printed = {n.id for _, hole in ctx.holes for n in ast.walk(hole) if isinstance(n, ast.Name)}
+    if handler.name not in printed:
+        return None
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    caught = {chain[-1] for t in types if (chain := _chain(t))}
+    return handler, caught
+
+
+def recategorize(ctx: Context, out: dict, cat: str) -> None:
+    """Give a derived mapping another category, with the explanation and tries of it."""
+    out["category"] = cat
+    found = out.get("flags", [])
+    # What is compared is the restated check's, which the message prints: no names of ours.
+    out["explanation"], out["try"] = explain(cat, ctx, [], found, out.get("divisibility"))
+
+
 # Explanations --------------------------------------------------------------------------
 
 
