@@ -333,6 +333,120 @@ def test_start_up_validators_and_per_request_cache_work_are_staged_where_they_ru
     assert per_request.derived["stage"] == "request-handling"  # one of its callers serves
 
 
+def test_stages_of_layer_ops_kv_events_the_profiler_and_the_tokenizer_registry():
+    """Issue 40, sample 7301: a Mamba CPU op under layers/*/ops/ was staged model loading,
+    the KV-event publisher's publish start-up, the profiler's override check start-up, the
+    tokenizer registry request handling."""
+    from errorkb.projects.vllm.knowledge import VllmKnowledge
+
+    vllm = VllmKnowledge()
+    op = "vllm/model_executor/layers/mamba/ops/cpu/mamba_ssm.py"
+    assert vllm.stage(op, "_mamba_chunk_scan_combined_fwd_cpu") == "kernel-selection"
+    assert vllm.stage("vllm/model_executor/layers/linear.py", "x") == "model-loading"
+    events = "vllm/distributed/kv_events.py"
+    assert vllm.stage(events, "ZmqEventPublisher.publish") == "request-handling"
+    assert vllm.stage(events, "KVEventAggregator.add_events") == "request-handling"
+    assert vllm.stage(events, "KVEventAggregator.__init__") == "engine-startup"
+    assert vllm.stage(events, "EventPublisherFactory.create") == "engine-startup"
+    abstract = "vllm/v1/executor/abstract.py"
+    assert vllm.stage(abstract, "_check_worker_profile_kwargs") == "request-handling"
+    assert vllm.stage(abstract, "Executor.initialize_from_config") == "engine-startup"
+    registry = "vllm/tokenizers/registry.py"
+    assert vllm.stage(registry, "_TokenizerRegistry.load_tokenizer_cls") == "engine-startup"
+
+
+def test_combinations_said_in_words_and_asserts_on_the_users_settings():
+    """Issue 40, sample 7301: "require" (plural), "not supported in", "not available for",
+    "when using", "exactly one of", "cannot specify both" are combinations; "do not match"
+    a mismatch; an assert whose test reads a server argument checks the user's settings."""
+    code = (
+        "def f(data, field, a, b, self, cfg, fields, request):\n"
+        "    if self.pre and self.backend != 'trt':\n"
+        "        raise RuntimeError(f'pre-processed weights require trt backend, got {a}')\n"
+        "    if request.stream and request.wants_logprobs():\n"
+        "        raise ValueError('logprobs are not supported in streaming mode')\n"
+        "    if self.mm_processor is None:\n"
+        "        raise ValueError('Multi-modal processor not available for text-only models')\n"
+        "    if (top := data.get('top')) > 0 and not data.get('logprobs'):\n"
+        "        raise ValueError('when using `top`, `logprobs` must be set to true.')\n"
+        "    if len(fields) != 1 or not fields[0]:\n"
+        "        raise ValueError('Exactly one of texts, images, or inputs must be provided')\n"
+        "    if a in field and b in field:\n"
+        "        raise ValueError(f'cannot specify both {a} and {b}')\n"
+        "    if a * b != self.size:\n"
+        "        raise ValueError('The dimensions for the head state do not match the size')\n"
+        "    assert not a, 'this kernel does not support that'\n"
+    )
+    *combined, mismatch, kernel = _derived(code)
+    assert [d["category"] for d in combined] == ["unsupported-combination"] * 6
+    assert mismatch["category"] == "mismatch"
+    assert kernel["category"] == "invariant"  # an assert that reads no setting of the user's
+
+    class Knows(explain.Knowledge):
+        def setting(self, chain, owner):
+            if chain[-1] == "cp_size":
+                return explain.Setting("server_args.cp_size", "--cp-size", kind="server-arg")
+            return None
+
+        def stage(self, path, function):
+            return "config-validation" if function == "check" else "request-handling"
+
+    code = (
+        "def check(cfg):\n"
+        "    assert not (cfg.cp_size > 1), '--backend trt does not support context parallelism'\n"
+    )
+    code += "def serve(cfg):\n    assert not (cfg.cp_size > 1), 'cp state went wrong'\n"
+    checked, serving = _derived(code, Knows())
+    assert checked["category"] == "limit"  # as a raise of that test would be, not an invariant
+    assert serving["category"] == "invariant"  # code that runs later guards its own state
+    # "when using" says a combination only with what must hold
+    assert explain._WORDS["unsupported-combination"].search("n must be 1 when using greedy")
+    assert not explain._WORDS["unsupported-combination"].search("to avoid a leak when using X")
+
+
+def test_a_re_raise_is_an_exit_and_a_long_condition_names_its_own_test_first():
+    """Issue 40, sample 7301: `if last: raise` in a handler leaves out the log line after it;
+    a long condition's summary named the early returns and a type (`dict`), not the test."""
+    code = (
+        "def retry(func, attempts):\n"
+        "    for attempt in range(attempts):\n"
+        "        try:\n            return func()\n"
+        "        except Exception as e:\n"
+        "            if attempt == attempts - 1:\n                raise\n"
+        "            logger.error('%s, retrying %d of %d', e, attempt + 1, attempts)\n"
+        "def check(data):\n"
+        "    if not isinstance(data, dict):\n        return data\n"
+        "    if data.get('ids_for_the_tokens_here') and data.get('use_beam_search_please'):\n"
+        "        return None\n"
+        "    if (top := data.get('top_logprobs')) is not None:\n"
+        "        if (top == -1 or top > 0) and not data.get('logprobs'):\n"
+        "            raise ValueError('when using `top_logprobs`, `logprobs` must be set.')\n"
+    )
+    scan = ex.scan_file("m.py", code.encode(), knowledge=explain.Knowledge(), printed=True)
+    logged, long = (site.derived for site in scan.sites)
+    assert logged["condition"] == "Exception was raised and attempt != attempts - 1"
+    assert long["quantities"][:2] == ["data['logprobs']", "top"]
+    assert "dict" not in long["quantities"]
+
+
+def test_titles_keep_ranges_and_operands_and_lose_labelled_values():
+    """Issue 40, sample 7301: "num_tokens must" said nothing; "D % == 0, got D" and ": shape
+    stride" were labels of values gone."""
+    assert template.title("num_tokens must be in [1, {max_tokens}]") == (
+        "num_tokens must be in [1, max_tokens]"
+    )
+    assert template.title("requires D % {ALIGN} == 0, got D={D}") == "Requires D % ALIGN == 0"
+    assert template.title("page stride must be 256B-aligned: shape={s} stride={t}") == (
+        "Page stride must be 256B-aligned"
+    )
+    assert template.title("requires len divisible by page_size ({p}), got len={n}") == (
+        "Requires len divisible by page_size"
+    )
+    assert template.title("scales should not be None, got a={a}, len(b)={b}") == (
+        "Scales should not be None"
+    )
+
+
 def test_stages_of_warm_up_forward_passes_and_model_config_fix_ups():
     """Issue 40: start-up warm-up was staged as request handling (its module serves requests),
     a layer's forward as model loading, an architecture's config fix-up as model loading."""

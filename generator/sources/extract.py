@@ -1042,10 +1042,15 @@ def _bind_target(target: ast.AST, found: dict) -> None:
 
 
 def _early_return(stmt: ast.stmt) -> bool:
-    """`if t: ... return` without else, or a loop whose only statement is one."""
+    """`if t: ... return` without else, or a loop whose only statement is one; or `if t:
+    ... raise`, a bare re-raise (an except handler that gives up when t: what follows in it
+    runs only when t does not hold)."""
     if isinstance(stmt, ast.For) and not stmt.orelse and len(stmt.body) == 1:
         stmt = stmt.body[0]
-    return isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], ast.Return)
+    if not isinstance(stmt, ast.If) or stmt.orelse:
+        return False
+    last = stmt.body[-1]
+    return isinstance(last, ast.Return) or (isinstance(last, ast.Raise) and last.exc is None)
 
 
 # Statements that hold statements (functions and classes apart).
