@@ -402,6 +402,8 @@ def test_combinations_said_in_words_and_asserts_on_the_users_settings():
     # "when using" says a combination only with what must hold
     assert explain._WORDS["unsupported-combination"].search("n must be 1 when using greedy")
     assert not explain._WORDS["unsupported-combination"].search("to avoid a leak when using X")
+    # a feature that refuses another flag
+    assert explain._WORDS["unsupported-combination"].search("X does not support --enable-y")
 
 
 def test_a_re_raise_is_an_exit_and_a_long_condition_names_its_own_test_first():

@@ -769,7 +769,7 @@ _WORDS = {
         r"\b(not supported (?:with|when|for|together|in combination|on|in)|cannot be used with"
         r"|can't be used with|can only be used with|incompatible|not compatible|together with"
         r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires?"
-        r"|only supports?|not available (?:for|with|when|on|in)"
+        r"|only supports?|not available (?:for|with|when|on|in)|(?:does not|doesn't) support `?--"
         r"|when using\b[^.;]*?,[^.;]*\b(?:must|should|needs? to|has to)"
         r"|(?:must|should|needs? to|has to|cannot|can't)\b[^.;]*\bwhen using)\b",
         re.I,
