@@ -126,6 +126,38 @@ def test_an_environment_switch_inside_a_check_leaves_the_category_to_the_check()
     assert derived["category"] == "limit"
 
 
+def test_a_raise_restating_a_caught_check_takes_the_checks_category():
+    """Issue 40 (sglang 4964a21c7b18c0e8): `except ValueError as e: raise RuntimeError(f"...
+    failed: {e}")` restates what the module's own validator raised (a bundle over 1 GPU, too
+    few bundles): a limit, not an internal invariant. Unlike kinds, or nothing it calls, leave
+    it be."""
+    code = (
+        "def _validate(pg, world_size):\n"
+        "    for bundle in pg.bundles:\n"
+        "        if bundle.gpus > 1:\n"
+        "            raise ValueError(f'exactly 1 GPU per bundle, found {bundle.gpus}')\n"
+        "    if len(pg.bundles) < world_size:\n"
+        "        raise ValueError(f'{len(pg.bundles)} bundles, but needs {world_size}')\n"
+        "def launch(pg, world_size, custom):\n"
+        "    if not custom:\n        return\n"
+        "    try:\n        _validate(pg, world_size)\n"
+        "    except ValueError as e:\n"
+        "        raise RuntimeError(f'Custom placement group validation failed: {e}') from e\n"
+        "    try:\n        other(pg)\n"
+        "    except ValueError as e:\n"
+        "        raise RuntimeError(f'Other step failed: {e}') from e\n"
+        "    try:\n        _validate(pg, world_size)\n"
+        "    except Exception as e:\n"
+        "        raise RuntimeError(f'Anything failed: {e}') from e\n"
+    )
+    *_, restating, unknown, broad = _derived(code)
+    assert restating["category"] == "limit"
+    assert "outside the range" in restating["explanation"]
+    assert "the values in the message" in restating["explanation"]
+    assert unknown["category"] == "invariant"  # `other` is not this module's
+    assert broad["category"] == "invariant"  # `except Exception` may restate anything
+
+
 def test_titles_keep_only_and_lose_what_framed_a_value():
     assert template.title("Muse vision projector supports gelu only") == (
         "Muse vision projector supports gelu only"
@@ -150,18 +182,25 @@ def test_titles_say_what_must_hold_and_drop_glued_values():
     """Issue 40, round 2: titles where a value was glued to a word ("c{ratio}", "{n}s"), or
     whose first clause only compared values, said nothing."""
     # a first clause that only compares values: the clause that says what must hold
-    assert template.title(
-        "c{r} page_size={a} != expected={b} for ori page_size={c}; C4 and C128 must use their "
-        "configured native page layouts (see Pool.kernel_page_size)"
-    ) == "C4 and C128 must use their configured native page layouts"
+    assert (
+        template.title(
+            "c{r} page_size={a} != expected={b} for ori page_size={c}; C4 and C128 must use their "
+            "configured native page layouts (see Pool.kernel_page_size)"
+        )
+        == "C4 and C128 must use their configured native page layouts"
+    )
     # a requirement after ";" stays with the first clause
-    assert template.title(
-        "gate tile ({m}, {n}) gives {k} outputs; must be a multiple of 128"
-    ) == "Gate tile gives outputs; must be a multiple of 128"
+    assert (
+        template.title("gate tile ({m}, {n}) gives {k} outputs; must be a multiple of 128")
+        == "Gate tile gives outputs; must be a multiple of 128"
+    )
     # the word that announced a dropped value goes with it
-    assert template.title(
-        "JIT module '{m}' has no usable cached build under {scope}, and X forbids it."
-    ) == "JIT module has no usable cached build, and X forbids it"
+    assert (
+        template.title(
+            "JIT module '{m}' has no usable cached build under {scope}, and X forbids it."
+        )
+        == "JIT module has no usable cached build, and X forbids it"
+    )
     # units glued to a value go with it
     assert template.title("Warmup completed in {elapsed}s") == "Warmup completed"
     audio = "Audio exceeds maximum allowed duration of {d}s (metadata reports {m}s)"
@@ -270,9 +309,7 @@ def test_start_up_validators_and_per_request_cache_work_are_staged_where_they_ru
     assert vllm.stage(docs, "attach_router") == "engine-startup"  # while the app is built
     cohere = "vllm/model_executor/models/cohere_asr.py"
     assert vllm.stage(cohere, "CohereAsr._parse_and_validate_audio_input") == "request-handling"
-    assert sgl.stage(hybrid, "HybridCacheController._page_transfer_sidecar") == (
-        "request-handling"
-    )
+    assert sgl.stage(hybrid, "HybridCacheController._page_transfer_sidecar") == ("request-handling")
     assert sgl.stage(hybrid, "HybridCacheController.__init__") == "engine-startup"
     factory = "python/sglang/srt/mem_cache/storage/backend_factory.py"
     assert sgl.stage(factory, "StorageBackendFactory._load_backend_class") == "engine-startup"
@@ -295,6 +332,122 @@ def test_start_up_validators_and_per_request_cache_work_are_staged_where_they_ru
     explain.stages_from_callers([check, per_request], calls, vllm)
     assert check.derived["stage"] == "engine-startup"  # its one caller runs at start-up
     assert per_request.derived["stage"] == "request-handling"  # one of its callers serves
+
+
+def test_stages_of_layer_ops_kv_events_the_profiler_and_the_tokenizer_registry():
+    """Issue 40, sample 7301: a Mamba CPU op under layers/*/ops/ was staged model loading,
+    the KV-event publisher's publish start-up, the profiler's override check start-up, the
+    tokenizer registry request handling."""
+    from errorkb.projects.vllm.knowledge import VllmKnowledge
+
+    vllm = VllmKnowledge()
+    op = "vllm/model_executor/layers/mamba/ops/cpu/mamba_ssm.py"
+    assert vllm.stage(op, "_mamba_chunk_scan_combined_fwd_cpu") == "kernel-selection"
+    assert vllm.stage("vllm/model_executor/layers/linear.py", "x") == "model-loading"
+    events = "vllm/distributed/kv_events.py"
+    assert vllm.stage(events, "ZmqEventPublisher.publish") == "request-handling"
+    assert vllm.stage(events, "KVEventAggregator.add_events") == "request-handling"
+    assert vllm.stage(events, "KVEventAggregator.__init__") == "engine-startup"
+    assert vllm.stage(events, "EventPublisherFactory.create") == "engine-startup"
+    abstract = "vllm/v1/executor/abstract.py"
+    assert vllm.stage(abstract, "_check_worker_profile_kwargs") == "request-handling"
+    assert vllm.stage(abstract, "Executor.initialize_from_config") == "engine-startup"
+    registry = "vllm/tokenizers/registry.py"
+    assert vllm.stage(registry, "_TokenizerRegistry.load_tokenizer_cls") == "engine-startup"
+
+
+def test_combinations_said_in_words_and_asserts_on_the_users_settings():
+    """Issue 40, sample 7301: "require" (plural), "not supported in", "not available for",
+    "when using", "exactly one of", "cannot specify both" are combinations; "do not match"
+    a mismatch; an assert whose test reads a server argument checks the user's settings."""
+    code = (
+        "def f(data, field, a, b, self, cfg, fields, request):\n"
+        "    if self.pre and self.backend != 'trt':\n"
+        "        raise RuntimeError(f'pre-processed weights require trt backend, got {a}')\n"
+        "    if request.stream and request.wants_logprobs():\n"
+        "        raise ValueError('logprobs are not supported in streaming mode')\n"
+        "    if self.mm_processor is None:\n"
+        "        raise ValueError('Multi-modal processor not available for text-only models')\n"
+        "    if (top := data.get('top')) > 0 and not data.get('logprobs'):\n"
+        "        raise ValueError('when using `top`, `logprobs` must be set to true.')\n"
+        "    if len(fields) != 1 or not fields[0]:\n"
+        "        raise ValueError('Exactly one of texts, images, or inputs must be provided')\n"
+        "    if a in field and b in field:\n"
+        "        raise ValueError(f'cannot specify both {a} and {b}')\n"
+        "    if a * b != self.size:\n"
+        "        raise ValueError('The dimensions for the head state do not match the size')\n"
+        "    assert not a, 'this kernel does not support that'\n"
+    )
+    *combined, mismatch, kernel = _derived(code)
+    assert [d["category"] for d in combined] == ["unsupported-combination"] * 6
+    assert mismatch["category"] == "mismatch"
+    assert kernel["category"] == "invariant"  # an assert that reads no setting of the user's
+
+    class Knows(explain.Knowledge):
+        def setting(self, chain, owner):
+            if chain[-1] == "cp_size":
+                return explain.Setting("server_args.cp_size", "--cp-size", kind="server-arg")
+            return None
+
+        def stage(self, path, function):
+            return "config-validation" if function == "check" else "request-handling"
+
+    code = (
+        "def check(cfg):\n"
+        "    assert not (cfg.cp_size > 1), '--backend trt does not support context parallelism'\n"
+    )
+    code += "def serve(cfg):\n    assert not (cfg.cp_size > 1), 'cp state went wrong'\n"
+    checked, serving = _derived(code, Knows())
+    assert checked["category"] == "limit"  # as a raise of that test would be, not an invariant
+    assert serving["category"] == "invariant"  # code that runs later guards its own state
+    # "when using" says a combination only with what must hold
+    assert explain._WORDS["unsupported-combination"].search("n must be 1 when using greedy")
+    assert not explain._WORDS["unsupported-combination"].search("to avoid a leak when using X")
+    # a feature that refuses another flag
+    assert explain._WORDS["unsupported-combination"].search("X does not support --enable-y")
+
+
+def test_a_re_raise_is_an_exit_and_a_long_condition_names_its_own_test_first():
+    """Issue 40, sample 7301: `if last: raise` in a handler leaves out the log line after it;
+    a long condition's summary named the early returns and a type (`dict`), not the test."""
+    code = (
+        "def retry(func, attempts):\n"
+        "    for attempt in range(attempts):\n"
+        "        try:\n            return func()\n"
+        "        except Exception as e:\n"
+        "            if attempt == attempts - 1:\n                raise\n"
+        "            logger.error('%s, retrying %d of %d', e, attempt + 1, attempts)\n"
+        "def check(data):\n"
+        "    if not isinstance(data, dict):\n        return data\n"
+        "    if data.get('ids_for_the_tokens_here') and data.get('use_beam_search_please'):\n"
+        "        return None\n"
+        "    if (top := data.get('top_logprobs')) is not None:\n"
+        "        if (top == -1 or top > 0) and not data.get('logprobs'):\n"
+        "            raise ValueError('when using `top_logprobs`, `logprobs` must be set.')\n"
+    )
+    scan = ex.scan_file("m.py", code.encode(), knowledge=explain.Knowledge(), printed=True)
+    logged, long = (site.derived for site in scan.sites)
+    assert logged["condition"] == "Exception was raised and attempt != attempts - 1"
+    assert long["quantities"][:2] == ["data['logprobs']", "top"]
+    assert "dict" not in long["quantities"]
+
+
+def test_titles_keep_ranges_and_operands_and_lose_labelled_values():
+    """Issue 40, sample 7301: "num_tokens must" said nothing; "D % == 0, got D" and ": shape
+    stride" were labels of values gone."""
+    assert template.title("num_tokens must be in [1, {max_tokens}]") == (
+        "num_tokens must be in [1, max_tokens]"
+    )
+    assert template.title("requires D % {ALIGN} == 0, got D={D}") == "Requires D % ALIGN == 0"
+    assert template.title("page stride must be 256B-aligned: shape={s} stride={t}") == (
+        "Page stride must be 256B-aligned"
+    )
+    assert template.title("requires len divisible by page_size ({p}), got len={n}") == (
+        "Requires len divisible by page_size"
+    )
+    assert template.title("scales should not be None, got a={a}, len(b)={b}") == (
+        "Scales should not be None"
+    )
 
 
 def test_stages_of_warm_up_forward_passes_and_model_config_fix_ups():

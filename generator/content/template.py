@@ -180,11 +180,38 @@ def _balanced(text: str) -> str:
     return text[: opened[0]].rstrip(" ,;:-") if opened else text
 
 
+_LABELLED = r"[\w.()\[\]]+\s*=\s*[`'\"]?\{[^{}]*\}[`'\"]?"  # "max_len={n}", "len(x)={n}"
+# A range right after "must be in" ("must be in [1, {max}]"), or an operand of an arithmetic
+# test ("D % {ALIGN} == 0"): without them the sentence says nothing, so the placeholder's
+# name stays in the value's place.
+_MUST_RANGE = re.compile(
+    r"(\b(?:must|should|needs? to|has to) (?:be |lie )?(?:in|within|between) )"
+    r"([\[(][^\[\]()]*[\])])"
+)
+_OPERAND = re.compile(r"(?<=[%*/+-] )\{(\w+)\}(?= ?(?:==|!=|<=|>=|<|>))")
+
+
+def _named_operands(text: str) -> str:
+    """Placeholders that a range or a test cannot lose, written as their names."""
+    text = _MUST_RANGE.sub(
+        lambda m: m.group(1) + re.sub(r"\{(\w+)[^{}]*\}", r"\1", m.group(2)), text
+    )
+    return _OPERAND.sub(r"\1", text)
+
+
 @lru_cache(maxsize=1 << 16)  # pages and lists ask for a record's title many times
 def title(message: str) -> str:
     """A heading for a message: its first sentence without placeholders, cut to MAX_TITLE
     at a word; "" when too little text is left."""
     text = message.split("\n", 1)[0]
+    text = _named_operands(text)
+    # Labelled values only: "...: shape={s} stride={t}", ", got max_len={n}": all go.
+    text = re.sub(r":\s*(?:" + _LABELLED + r"[,;]?\s*)+(?=$|[.;])", "", text)
+    text = re.sub(
+        r"[,;]?\s*\b(?:but )?got\s+" + _LABELLED + r"(?:\s*(?:,|;|and|vs\.?)\s*" + _LABELLED + ")*",
+        "",
+        text,
+    )
     text = re.split(r":\s*[`'\"]?\{(?!\{)", text, maxsplit=1)[0]  # "...: {details}" ends it
     # "... but {reason} Falling back ...": a capital after a value starts another sentence.
     head = re.split(r"\s*\{[^{}]*\}\s+(?=[A-Z][a-z])", text, maxsplit=1)[0]

@@ -325,6 +325,7 @@ def _chain(node: ast.AST) -> tuple[str, ...] | None:
 _NOT_QUANTITIES = frozenset(
     {"self", "cls", "None", "True", "False", "len", "isinstance", "hasattr", "getattr"}
     | {"any", "all", "min", "max", "sum", "int", "str", "float", "type", "set", "list"}
+    | {"dict", "tuple", "bool", "bytes", "object", "frozenset", "complex"}  # types, not values
 )
 
 
@@ -351,6 +352,35 @@ def quantities(expr: ast.AST | None) -> list[str]:
                 text = ".".join(chain[1:] if chain and chain[0] == "self" else chain or ())
                 if text and _variable(text) and text not in found:
                     found.append(text)
+    return found
+
+
+def checked(own: ast.expr | None, condition: ast.expr | None) -> list[str]:
+    """What a long condition checks, for its summary: the raise's own test's quantities
+    first (the outer guards and early returns are context), each key it reads
+    (`data.get("logprobs")`: `data['logprobs']`) and each question asked of an object
+    (`request.is_streaming()`), with the names they read."""
+    found: list[str] = []
+    for expr in (own, condition):
+        for node in ast.walk(expr) if expr is not None else ():
+            text = ""
+            read = _read(node) if isinstance(node, ast.Call | ast.Subscript) else None
+            if read and (chain := _chain(read[0])):
+                text = ".".join(chain[1:] if chain[0] in ("self", "cls") else chain)
+                text = f"{text}[{read[1]!r}]" if text else ""
+            elif (
+                isinstance(node, ast.Call)
+                and not node.args
+                and not node.keywords
+                and isinstance(node.func, ast.Attribute)
+                and (chain := _chain(node.func))
+                and len(chain) > 1
+            ):
+                text = ".".join(chain[1:] if chain[0] in ("self", "cls") else chain) + "()"
+                text = text if "." in text and _variable(text.replace("()", "")) else ""
+            if text and text not in found:
+                found.append(text)
+        found += [name for name in quantities(expr) if name not in found]
     return found
 
 
@@ -697,17 +727,20 @@ _WORDS = {
     ),
     "divisibility": re.compile(r"\b(divisible|multiple of|evenly divide|divides)\b", re.I),
     "mismatch": re.compile(
-        r"\b(shape|dtype|mismatch|mis-match|does not match|doesn't match|must match|same length"
+        r"\b(shape|dtype|mismatch|mis-match|does not match|doesn't match|do not match|don't match"
+        r"|must match|same length"
         r"|same size|same number|expected type|must be an? (?:instance|list|dict|tuple|str"
         r"|string|int|integer|bool|float|tensor)|expect(?:s|ed)? .*\bgot|but only|rank-\d"
         r"|inconsistent|different|must have \d+ dim|out of sync)\b",
         re.I,
     ),
     "unsupported-combination": re.compile(
-        r"\b(not supported (?:with|when|for|together|in combination|on)|cannot be used with"
+        r"\b(not supported (?:with|when|for|together|in combination|on|in)|cannot be used with"
         r"|can't be used with|can only be used with|incompatible|not compatible|together with"
-        r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires"
-        r"|only supports?)\b",
+        r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires?"
+        r"|only supports?|not available (?:for|with|when|on|in)|(?:does not|doesn't) support `?--"
+        r"|when using\b[^.;]*?,[^.;]*\b(?:must|should|needs? to|has to)"
+        r"|(?:must|should|needs? to|has to|cannot|can't)\b[^.;]*\bwhen using)\b",
         re.I,
     ),
     "invalid-choice": re.compile(
@@ -726,6 +759,14 @@ _WORDS = {
     ),
     # Something failed while it ran, not a check of values: a process exiting, a connection
     # or a peer failing, a wait timing out.
+    # Settings that exclude each other: "exactly one of a, b or c must be given", "cannot
+    # specify both 'a' and 'b'" (read before a test of lengths or membership says otherwise).
+    "exclusive": re.compile(
+        r"\b(exactly one of|only one of|at most one of|one and only one of|not both"
+        r"|(?:cannot|can't|can ?not|must not|may not|should not) (?:\w+ )?(?:specify|set|use"
+        r"|pass|provide|give|have|enable) both)\b",
+        re.I,
+    ),
     "runtime-failure": re.compile(
         r"\b(connectivity|connection (?:refused|failed|reset|closed|lost|error|timed out)"
         r"|(?:failed to|could not|cannot|can't|couldn't|unable to) connect"
@@ -814,9 +855,29 @@ def _is_none(test: ast.expr) -> bool:
     )
 
 
-def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
+# The kinds of setting a user sets: an assert that reads one, where the configuration is
+# checked (not in code that runs later, whose asserts guard its own state), checks what the
+# user asked for.
+_USER_KINDS = frozenset({"engine-arg", "server-arg", "env-var", "request-field"})
+_CONFIGURING = frozenset({"argument-parsing", "config-validation"})
+
+
+def _reads_user_setting(tests: list[ast.expr], found: list[dict]) -> bool:
+    """Whether the tests read a setting the user sets (one of `found` traced from the code,
+    not only named by the message's words)."""
+    read = {_short(node) for test in tests for node in ast.walk(test) if reads(node)}
+    return any(
+        f.get("kind") in _USER_KINDS and not f.get("named") and f["name"] in read for f in found
+    )
+
+
+def category(
+    ctx: Context, tests: list[ast.expr], div: dict | None, found: list[dict] | None = None
+) -> str:
     """The kind of check: from the exception, the message's words, then the raise's own test
-    (the innermost guard; the outer ones and early returns are context), in that order."""
+    (the innermost guard; the outer ones and early returns are context), in that order. An
+    assert is an internal invariant unless its test reads a setting the user sets (`found`:
+    the settings traced) in code that checks the configuration."""
     text = ctx.message
     own = _own(ctx) if tests else None
     caught = {
@@ -841,8 +902,13 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
     if ctx.exception == "NotImplementedError":  # "A is not compatible with B" says more
         combination = _WORDS["unsupported-combination"].search(text)
         return "unsupported-combination" if combination else "not-implemented"
-    if ctx.exception == "AssertionError":
+    configuring = ctx.knowledge.stage(ctx.path, ctx.function) in _CONFIGURING
+    if ctx.exception == "AssertionError" and not (
+        configuring and _reads_user_setting(tests, found or [])
+    ):
         return "invariant"
+    if _WORDS["exclusive"].search(text):
+        return "unsupported-combination"
     if _WORDS["runtime-failure"].search(text):
         return "runtime-failure"
     calls = _calls(own)
@@ -850,9 +916,9 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
         return "not-found"
     if _WORDS["mismatch"].search(text) or _shape_test(own):
         return "mismatch"
-    if found := _WORDS["unsupported-combination"].search(text):
+    if said_so := _WORDS["unsupported-combination"].search(text):
         # "X only supports 'a' and 'b'" tested as membership: a value outside a list
-        only = found.group(0).lower().startswith("only support")
+        only = said_so.group(0).lower().startswith("only support")
         membership = _compares(own) & {ast.In, ast.NotIn}
         return "invalid-choice" if only and membership else "unsupported-combination"
     if ctx.exception == "TypeError" or calls & {"isinstance", "issubclass"}:
@@ -877,6 +943,28 @@ def category(ctx: Context, tests: list[ast.expr], div: dict | None) -> str:
             return "not-found"
         return "unsupported-combination"
     return "invariant"
+
+
+def restated(ctx: Context) -> tuple[ast.ExceptHandler, set[str]] | None:
+    """When the raise restates an exception it caught (`except ValueError as e: raise
+    RuntimeError(f"... {e}")`): the handler, and the names of the exceptions it catches."""
+    handler = next((node for kind, node in reversed(ctx.guards) if kind == "except"), None)
+    if not isinstance(handler, ast.ExceptHandler) or not handler.name or handler.type is None:
+        return None
+    printed = {n.id for _, hole in ctx.holes for n in ast.walk(hole) if isinstance(n, ast.Name)}
+    if handler.name not in printed:
+        return None
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    caught = {chain[-1] for t in types if (chain := _chain(t))}
+    return handler, caught
+
+
+def recategorize(ctx: Context, out: dict, cat: str) -> None:
+    """Give a derived mapping another category, with the explanation and tries of it."""
+    out["category"] = cat
+    found = out.get("flags", [])
+    # What is compared is the restated check's, which the message prints: no names of ours.
+    out["explanation"], out["try"] = explain(cat, ctx, [], found, out.get("divisibility"))
 
 
 # Explanations --------------------------------------------------------------------------
@@ -1150,7 +1238,8 @@ def derive(ctx: Context) -> dict:
         if len(text) <= MAX_CONDITION:
             out["condition"] = text
         else:
-            out["quantities"] = names[:8] or ["(see the source)"]
+            summary = checked(_own(ctx), condition)
+            out["quantities"] = summary[:8] or ["(see the source)"]
     found = flags(ctx, condition)
     passing(ctx, condition, found)
     if found:
@@ -1159,7 +1248,7 @@ def derive(ctx: Context) -> dict:
     if stage:
         out["stage"] = stage
     div = divisibility(condition, ctx)
-    cat = category(ctx, tests, div)
+    cat = category(ctx, tests, div, found)
     out["category"] = cat
     out["explanation"], out["try"] = explain(cat, ctx, names, found, div)
     if div:

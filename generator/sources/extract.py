@@ -1042,10 +1042,15 @@ def _bind_target(target: ast.AST, found: dict) -> None:
 
 
 def _early_return(stmt: ast.stmt) -> bool:
-    """`if t: ... return` without else, or a loop whose only statement is one."""
+    """`if t: ... return` without else, or a loop whose only statement is one; or `if t:
+    ... raise`, a bare re-raise (an except handler that gives up when t: what follows in it
+    runs only when t does not hold)."""
     if isinstance(stmt, ast.For) and not stmt.orelse and len(stmt.body) == 1:
         stmt = stmt.body[0]
-    return isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], ast.Return)
+    if not isinstance(stmt, ast.If) or stmt.orelse:
+        return False
+    last = stmt.body[-1]
+    return isinstance(last, ast.Return) or (isinstance(last, ast.Raise) and last.exc is None)
 
 
 # Statements that hold statements (functions and classes apart).
@@ -1097,11 +1102,44 @@ class _Scanner:
         self.frames: list[list] = []
         self.frame_base = 0
         self.tuple_classes = set(_TUPLE_PRINTING)  # and this module's plain subclasses of them
+        # Raises that restate an exception they caught, with their context and the `try`
+        # they follow: their category is that of the raises they restate (_restated).
+        self.tries: dict[int, ast.stmt] = {}  # an except handler -> its try statement
+        self.restating: list[tuple[explain.Context, dict, ast.stmt, set[str]]] = []
 
     def module(self, node: ast.Module) -> None:
         self.scopes.append(_Scope(node))
         self.tuple_classes |= _plain_subclasses(node, self.tuple_classes)
         self._body(node.body)
+        self._restated()
+
+    def _restated(self) -> None:
+        """Give a raise that restates an exception it caught from this module's own code
+        (`except ValueError as e: raise RuntimeError(f"validation failed: {e}")`) the category
+        of the raises it restates, when they are all of one kind: the check is theirs. Only
+        where the `try` calls nothing but functions of this module that raise."""
+        own = {site.function.rsplit(".", 1)[-1] for site in self.sites}
+        for ctx, derived, statement, caught in self.restating:
+            called = {
+                _func_name(n).rsplit(".", 1)[-1]
+                for block in statement.body  # type: ignore[attr-defined]
+                for n in ast.walk(block)
+                if isinstance(n, ast.Call)
+            }
+            # Only a `try` that calls nothing but this module's raising code, caught by name:
+            # an `except Exception` or a library's call may restate anything.
+            if not called or called - own or caught & {"Exception", "BaseException"}:
+                continue
+            kinds = {
+                site.derived["category"]
+                for site in self.sites
+                if site.derived is not None
+                and site.kind in ("raise", "assert")
+                and site.function.rsplit(".", 1)[-1] in called
+                and site.exception in caught
+            }
+            if len(kinds) == 1:
+                explain.recategorize(ctx, derived, kinds.pop())
 
     def _body(self, statements: list) -> None:
         mark = len(self.exits)
@@ -1158,6 +1196,7 @@ class _Scanner:
         else:
             blocks = [(None, getattr(stmt, name, [])) for name in ("body", "orelse", "finalbody")]
             blocks += [(("except", h), h.body) for h in getattr(stmt, "handlers", ())]
+            self.tries.update((id(h), stmt) for h in getattr(stmt, "handlers", ()))
         for guard, body in blocks:
             if guard:
                 self.guards.append(guard)
@@ -1464,7 +1503,13 @@ class _Scanner:
             kind=kind,
             level=level,
         )
-        return explain.derive(context)
+        derived = explain.derive(context)
+        restated = explain.restated(context)
+        if restated is not None and derived["category"] == "invariant":
+            handler, caught = restated
+            if id(handler) in self.tries:
+                self.restating.append((context, derived, self.tries[id(handler)], caught))
+        return derived
 
     def _message_arg(self, call: ast.Call) -> tuple[ast.AST | None, list]:
         """The message argument, and the positional arguments after it."""

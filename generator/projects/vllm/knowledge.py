@@ -90,6 +90,9 @@ STAGE_PATHS: dict[str, str | None] = {
     # dated by name (_WORKER_SETUP, _WORKER_STEP) or by their callers.
     "vllm/v1/worker/": None,
     "vllm/distributed/": "engine-startup",
+    # The tokenizer registry loads the tokenizer when the engine, its renderer, structured
+    # output and reasoning parser are built (cached_tokenizer_from_config): at start-up.
+    "vllm/tokenizers/registry.py": "engine-startup",
     # The expert load balancer is set up at start-up (_INIT, _EPLB_SETUP) and moves experts
     # while serving; its profile pass moves nothing. The rest is dated by its callers.
     "vllm/distributed/eplb/": None,
@@ -159,6 +162,16 @@ _INITIALIZE = re.compile(r"(^|\.)initialize_\w*backends?$")
 _REQUEST_INPUT = re.compile(r"(^|\.)_parse_and_validate_\w*input\w*$")
 # In model folders: kernels (ops/), and the input processors that run per request.
 _MODEL_OPS = "/ops/"
+_LAYERS = "vllm/model_executor/layers/"  # a layer's ops/ folder holds kernels as a model's does
+# KV-cache events: the publisher and aggregators are built at start-up; the scheduler
+# publishes, and connectors add and merge, after each step (Scheduler.update_from_output).
+_KV_EVENTS = "vllm/distributed/kv_events.py"
+_KV_EVENTS_STEP = re.compile(
+    r"(^|\.)(publish|add_events|increment_workers|aggregate|merge|get_common_events)$"
+)
+# The profiler's session is started and stopped by the API while serving (EngineCore.profile
+# -> Executor.profile, which checks the overrides it is given).
+_PROFILER = re.compile(r"(^|\.)(profile|_check_worker_profile_kwargs)$")
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo|Renderer|InputBuilder)\b")
 # A CLI subcommand's run (`cmd`, `run_headless`, `main`) checks its arguments, then runs the
 # server, a benchmark or a snapshot: what it calls is not argument parsing.
@@ -465,8 +478,12 @@ class VllmKnowledge(Knowledge):
             return "request-handling"
         if path.startswith("vllm/entrypoints/") and _APP_SETUP.search(function):
             return "engine-startup"
-        if path.startswith(_MODELS) and _MODEL_OPS in path:
+        if path.startswith((*_MODELS, _LAYERS)) and _MODEL_OPS in path:
             return "kernel-selection"
+        if path == _KV_EVENTS and _KV_EVENTS_STEP.search(function):
+            return "request-handling"
+        if path.startswith("vllm/v1/executor/") and _PROFILER.search(function):
+            return "request-handling"
         if path.startswith(("vllm/model_executor/", *_MODELS)) and _INIT.search(function):
             return "model-loading"
         if path.startswith(_MODELS) and _FORWARD.search(function):
@@ -490,8 +507,10 @@ class VllmKnowledge(Knowledge):
         if path.startswith(_TRANSFER) and (_INIT.search(function) or _REGISTER.search(function)):
             return "engine-startup"
         if path.startswith(_P2P_TIER):  # peers connect, fetch and store while serving
-            return "engine-startup" if _INIT.search(function) or _OWN_INIT.search(function) else (
-                "request-handling"
+            return (
+                "engine-startup"
+                if _INIT.search(function) or _OWN_INIT.search(function)
+                else ("request-handling")
             )
         best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
         return STAGE_PATHS.get(best)
@@ -685,6 +704,8 @@ def _getters(model_config: ast.ClassDef, arch_keys: dict[str, tuple[str, ...]]) 
                 if chain[:2] == ["self", "model_arch_config"] and chain[-1] in arch_keys:
                     out[method.name] = chain[-1]
     return out
+
+
 # Nesting of the files read here: real code stays under 50; Python's recursion limit
 # (1,000 frames) allows about 300 levels of ast.unparse.
 MAX_DEPTH = 100
