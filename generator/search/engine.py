@@ -62,6 +62,7 @@ QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "lines": 5000,
     "words": 24,  # words whose shards a query fetches at most (longest first)
     "leads": 6,  # ...and lead keys: the first two words of a message, and after a colon
+    "lead_keys": 12,  # ...and its first three: lead keys fetched at most
     "lead_chars": 60,  # where those two words are looked for
     "wrapper_words": 8,  # a wrapper's own text ("Exception in worker ...: {error}") at most
     "candidates": 10,  # patterns fetched and verified
@@ -486,11 +487,14 @@ def _pattern_page(items: list[Entry], totals: list[int]) -> bytes:
 def lead(pat: template.Pattern) -> list[str]:
     """A template's first two words as one index key ("unrecognized model"), when it starts
     with them: a paste keeps a message's start, and two words together are rare where each
-    alone is common (none when the template starts with a value)."""
+    alone is common (none when the template starts with a value). And its first three when
+    it starts with three: many messages open with the same two ("unable to", "no available"),
+    and a long template's common words are not listed (_kept_postings), so an error quoted
+    among other words is found by the third."""
     if not pat or not isinstance(pat[0], str):
         return []
     first = template.pattern_words(pat[:2])
-    return [f"{first[0]} {first[1]}"] if len(first) > 1 else []
+    return [" ".join(first[:n]) for n in (2, 3) if len(first) >= n]
 
 
 def weight(patterns: int, df: int) -> int:
@@ -615,6 +619,9 @@ RULES: dict[str, Any] = {  # JSON for the browser: patterns, and patterns by typ
     # An error quoted in prose or wrapped in Markdown: "...", `...`, **...** (a closing mark
     # the paste cut off may be missing).
     "quoted_message": r"[\"`]\**([^\"`*]+)\**(?:[\"`]|$)",
+    # An exception named within a line of prose or a title ("[Bug]: InternVL2 with tp=4,
+    # AssertionError: 25 is not divisible by 4"): its message follows it.
+    "named_exception": r"(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ",
     # A cut paste's mark: "...", "…", "[...]", "(truncated)"
     "ellipsis": r" ?(?:\.\.\.|\u2026|\[\.\.\.\]|\[truncated\]|\(truncated\))+ ?$",
     # What a typed hole's value looks like. Untyped holes (any, str, list) hold one token,
@@ -642,6 +649,7 @@ _TUPLE = re.compile(RULES["tuple"], re.ASCII)
 _TUPLE_ITEM = re.compile(RULES["tuple_item"], re.ASCII)
 _ELLIPSIS = re.compile(RULES["ellipsis"], re.ASCII)
 _QUOTED_MESSAGE = re.compile(RULES["quoted_message"], re.ASCII)
+_NAMED_EXCEPTION = re.compile(RULES["named_exception"], re.ASCII)
 _EMPHASIS = re.compile(RULES["emphasis"], re.ASCII)
 _LINE_MARK = re.compile(RULES["line_mark"], re.ASCII)
 _LOOSE_MARK = re.compile(RULES["loose_mark"], re.ASCII)
@@ -655,7 +663,8 @@ _TRACEBACK = "Traceback (most recent call last):"
 class Form:
     """A reading of a message block: `message` as is (exact when it fits), `glued` where a
     terminal cut words at its width, `cut` without its "...", `tuple` from a tuple repr,
-    `source` from a traceback's raise statement, `quoted` a span in quotes or backticks."""
+    `source` from a traceback's raise statement, `quoted` a span in quotes or backticks, or
+    what follows an exception's name within a line of prose."""
 
     text: str
     kind: str
@@ -805,8 +814,13 @@ def _with_forms(block: Block, text: str) -> Block:
         out.forms.append(Form(stripped, "cut"))
     if _TUPLE.match(text):
         out.forms.append(Form(_tuple_text(text), "tuple"))
-    for quoted in _QUOTED_MESSAGE.finditer(text):
-        inner = quoted[1].strip(" ")
+    inners = [quoted[1].strip(" ") for quoted in _QUOTED_MESSAGE.finditer(text)]
+    # In a line that opens with no exception (a title, prose), the message after the last
+    # exception it names
+    named = [m for m in _NAMED_EXCEPTION.finditer(text) if m.start() > 0]
+    if block.exception is None and named:
+        inners.append(text[named[-1].end() :].strip(" "))
+    for inner in inners:
         if inner != text and len(template.words(inner)) >= QUERY["partial_words"]:
             out.forms.append(Form(inner, "quoted"))
     return out
@@ -868,7 +882,7 @@ def query_words(blocks: list[Block]) -> list[str]:
     leads = dict.fromkeys(key for b in blocks for f in b.forms for key in _leads(f.text))
     words = sorted(found, key=lambda w: (-len(w), w))[: QUERY["words"]]
     if len(words) > QUERY["words"] // 2:
-        return words + list(leads)[: QUERY["leads"]]
+        return words + list(leads)[: QUERY["lead_keys"]]
     # A short paste (an issue title) leaves keys unfetched: its pairs of words, in order, as
     # lead keys too (a message quoted among other words starts at one of them); not of a
     # message for sure (an exception's): that one starts where its text does
@@ -880,18 +894,17 @@ def query_words(blocks: list[Block]) -> list[str]:
         for a, b in itertools.pairwise(template.words(f.text))
     )
     leads.update(dict.fromkeys(pairs))
-    return words + list(leads)[: QUERY["leads"] + QUERY["words"] - len(words)]
+    return words + list(leads)[: QUERY["lead_keys"] + QUERY["words"] - len(words)]
 
 
 def _leads(text: str) -> list[str]:
     """The first two words of a text and of what follows each of its first colons (where a
-    wrapper puts the message it caught), as lead keys."""
+    wrapper puts the message it caught), and its first three, as lead keys."""
     starts = [0, *(m.end() for m in itertools.islice(re.finditer(": ", text), QUERY["leads"]))]
     keys = []
     for start in starts:
         first = template.words(text[start : start + QUERY["lead_chars"]])
-        if len(first) > 1:
-            keys.append(f"{first[0]} {first[1]}")
+        keys += [" ".join(first[:n]) for n in (2, 3) if len(first) >= n]
     return keys
 
 
@@ -1347,7 +1360,7 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     programs = meta.get("programs", {})
     engines = named_engines(named, programs)
     chosen = {name for name, p in programs.items() if engine and p.get("key") == engine}
-    lead = _lead_order(named, chosen, programs)
+    lead = _lead_order(named, chosen, titled_projects(text, programs), programs)
     starts = meta.get("starts", [])
     top = _candidates(scores, full, lambda pid: lead(_project_of(pid, starts), 0))
     rated = []
@@ -1503,14 +1516,30 @@ def _release(version: str) -> list[int]:
     return [int(n) for n in re.findall(r"[0-9]+", version)]
 
 
-def _lead_order(named: set[str], chosen: set[str], programs: dict[str, dict]) -> Callable:
+def titled_projects(text: str, programs: dict[str, dict]) -> set[str]:
+    """The projects whose tracker's issue titles open as the paste does ("[Bug]: " in vLLM's,
+    "[Bug] " in SGLang's: their issue templates'): a pasted title names no engine, but the
+    tracker it was filed in shows through its opening."""
+    opening = text.lstrip()[:40]
+    return {
+        name
+        for name, program in programs.items()
+        if program.get("titles") and re.match(program["titles"], opening, re.ASCII)
+    }
+
+
+def _lead_order(
+    named: set[str], chosen: set[str], titled: set[str], programs: dict[str, dict]
+) -> Callable:
     """The order in which copies of one message lead, as a sort key of (project, met): the
-    project the paste points at, the one the user runs (`chosen`), the copy met more often
-    in the wild, the site's default engine."""
+    project the paste points at, the one the user runs (`chosen`), the one whose tracker's
+    issue titles open as the paste does (`titled`), the copy met more often in the wild,
+    the site's default engine."""
 
     def order(project: str, met: int) -> tuple:
         default = programs.get(project, {}).get("default", False)
-        return (project not in named, project not in chosen, -met, not default)
+        told = (project not in named, project not in chosen, project not in titled)
+        return (*told, -met, not default)
 
     return order
 
@@ -1909,12 +1938,14 @@ def project_programs(content) -> dict[str, dict]:
     first, the program its report names), which engine an issue filed in its repository
     runs, and whose copy of a message two engines print opens when nothing else tells."""
     default = content.site.get("default_engine")
-    return {
-        p.name: {
+    out = {}
+    for p in sorted(content.projects.values(), key=lambda p: p.key):
+        titles = registry.wing(p.wing_key).issue_titles()
+        out[p.name] = {
             "key": p.key,
             "engine": p.kind == "engine",
             "repo": p.repo,
             **({"default": True} if p.key == default else {}),
+            **({"titles": titles} if titles else {}),
         }
-        for p in sorted(content.projects.values(), key=lambda p: p.key)
-    }
+    return out

@@ -43,6 +43,7 @@ function compile(rules) {
     tupleItem: new RegExp(rules.tuple_item, "g"),
     ellipsis: new RegExp(rules.ellipsis),
     quotedMessage: new RegExp(rules.quoted_message, "g"),
+    namedException: new RegExp(rules.named_exception, "g"),
     whole: Object.fromEntries(types.map(([k, src]) => [k, re(src, "$")])),
     leading: Object.fromEntries(types.map(([k, src]) => [k, re(src)])),
   };
@@ -180,8 +181,15 @@ function withForms(rules, settings, block, text) {
   if (joined) out.forms.push({ text: joined.slice(0, settings.block_chars), kind: "glued" });
   if (stripped !== text && stripped) out.forms.push({ text: stripped, kind: "cut" });
   if (rules.tuple.test(text)) out.forms.push({ text: tupleText(rules, text), kind: "tuple" });
-  for (const quoted of text.matchAll(rules.quotedMessage)) {
-    const inner = quoted[1].replace(/^ +| +$/g, "");
+  const inners = [...text.matchAll(rules.quotedMessage)].map((q) => q[1].replace(/^ +| +$/g, ""));
+  // In a line that opens with no exception (a title, prose), the message after the last
+  // exception it names
+  const named = [...text.matchAll(rules.namedException)].filter((m) => m.index > 0);
+  if (block.exception === null && named.length) {
+    const m = named.at(-1);
+    inners.push(text.slice(m.index + m[0].length).replace(/^ +| +$/g, ""));
+  }
+  for (const inner of inners) {
     if (inner !== text && words(inner).length >= settings.partial_words) out.forms.push({ text: inner, kind: "quoted" });
   }
   return out;
@@ -217,13 +225,13 @@ function tupleText(rules, text) {
 }
 
 // search._candidates: the best with quoted words cut, then the best few in full
-// search._leads: the first two words of a text and of what follows each of its first colons
+// search._leads: the first two words of a text and of what follows each of its first
+// colons, and its first three
 function leadsOf(settings, text) {
   const starts = [0, ...[...text.matchAll(/: /g)].slice(0, settings.leads).map((m) => m.index + 2)];
   return starts
     .map((start) => words(text.slice(start, start + settings.lead_chars)))
-    .filter((first) => first.length > 1)
-    .map((first) => `${first[0]} ${first[1]}`);
+    .flatMap((first) => [2, 3].filter((n) => first.length >= n).map((n) => first.slice(0, n).join(" ")));
 }
 
 function candidates(scores, full, settings, order) {
@@ -627,9 +635,18 @@ function led(copies) {
 
 const FIT = 3; // a sort key's first items: how a pattern fits (search.FIT)
 
+// search.titled_projects: the projects whose tracker's issue titles open as the paste does
+function titledProjects(text, programs) {
+  const opening = text.replace(/^\s+/, "").slice(0, 40);
+  return new Set(Object.entries(programs)
+    .filter(([, p]) => p.titles && new RegExp(`^(?:${p.titles})`).test(opening))
+    .map(([name]) => name));
+}
+
 // search._lead_order: the order copies of one message lead in, as a key of (project, met)
-function leadOrder(named, chosen, programs) {
-  return (project, met) => [named.has(project) ? 0 : 1, chosen.has(project) ? 0 : 1, -met, programs[project]?.default ? 0 : 1];
+function leadOrder(named, chosen, titled, programs) {
+  return (project, met) => [named.has(project) ? 0 : 1, chosen.has(project) ? 0 : 1,
+    titled.has(project) ? 0 : 1, -met, programs[project]?.default ? 0 : 1];
 }
 
 // search._project_of: the project whose run of patterns holds this pattern id
@@ -685,7 +702,7 @@ export class Index {
     const leads = [...new Set([...leadsOnly, ...pairs])];
     const few = wanted.slice(0, settings.words);
     const short = few.length <= Math.floor(settings.words / 2);
-    const keys = [...few, ...(short ? leads : leadsOnly).slice(0, short ? settings.leads + settings.words - few.length : settings.leads)];
+    const keys = [...few, ...(short ? leads : leadsOnly).slice(0, short ? settings.lead_keys + settings.words - few.length : settings.lead_keys)];
     const [scores, full] = await this.scores(meta, keys, quotedWords(blocks, rules.quoted));
     const hints = meta.hints || {};
     const said = saidVersions(rules, text, hints);
@@ -693,7 +710,7 @@ export class Index {
     const programs = meta.programs || {};
     const engines = namedEngines(named, programs);
     const chosen = new Set(Object.entries(programs).filter(([, p]) => engine && p.key === engine).map(([name]) => name));
-    const order = leadOrder(named, chosen, programs);
+    const order = leadOrder(named, chosen, titledProjects(text, programs), programs);
     const starts = meta.starts || [];
     const top = candidates(scores, full, settings, (pid) => order(projectOf(pid, starts), 0));
     const docs = await Promise.all(top.map(async (pid) => {

@@ -76,7 +76,7 @@ test("the real content: 300 corpus pastes, the negatives and the real pastes ans
   const differ = [];
   // At most: index.json, a shard per word and per lead key, a page per candidate.
   const { query } = JSON.parse(readFileSync(join(out, "real", "search", "index.json"), "utf8"));
-  const most = 1 + query.words + query.leads + query.candidates + query.hedge;
+  const most = 1 + query.words + query.lead_keys + query.candidates + query.hedge;
   for (const want of python.real) {
     const idx = index("real");
     const got = plain(await idx.search(want.text));
