@@ -55,6 +55,9 @@ RAREST_KEPT = 3  # ...which are each pattern's 3 rarest words, so every pattern 
 # The query side's settings; index.json carries them to the browser's matcher.
 QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "blocks": 4,  # message blocks of a paste that are matched (the last ones)
+    # ...and when some start at an exception, the last lines beside them that do not (a
+    # warning above the error, a wrapper's line): their fits rank after the others'
+    "beside": 2,
     "block_chars": 2000,  # a block's length cap: keeps a 1 MB paste fast
     # The lines of a paste read, its last ones (the matched blocks are the last few): a
     # megabyte of short or empty lines stays under a second, and a real log's error is at
@@ -681,6 +684,7 @@ class Block:
     raws: list[str] = field(default_factory=list)  # the lines as pasted, but for log prefixes
     source: bool = False  # a raise statement of a traceback
     forms: list[Form] = field(default_factory=list)
+    beside: bool = False  # no exception's, read beside those that are: its fits rank after
 
     @property
     def text(self) -> str:
@@ -789,6 +793,10 @@ def clean(text: str) -> list[Block]:
     chosen: dict[str, Block] = {}
     for block in (starting or blocks)[-QUERY["blocks"] :]:
         chosen.setdefault(block.text[: QUERY["block_chars"]], block)
+    beside = [b for b in blocks if not b.starts and not b.source] if starting else []
+    for block in beside[-QUERY["beside"] :]:
+        block.beside = True
+        chosen.setdefault(block.text[: QUERY["block_chars"]], block)
     return [_with_forms(b, t) for t, b in chosen.items()]
 
 
@@ -801,7 +809,7 @@ def _add(block: Block, line: str, raw: str) -> None:
 
 def _with_forms(block: Block, text: str) -> Block:
     """The block as one line of text, with the readings it allows."""
-    out = Block(block.exception, block.starts, [text], source=block.source)
+    out = Block(block.exception, block.starts, [text], source=block.source, beside=block.beside)
     if block.source:
         out.forms = [Form(_source_text(text), "source")]
         return out
@@ -876,11 +884,21 @@ def _exception(line: str) -> tuple[str | None, str]:
 
 
 def query_words(blocks: list[Block]) -> list[str]:
-    """The words whose shards a query fetches: the longest first, as they tend to be rarest;
-    then the keys of the two words a message may start with (lead)."""
-    found = {w for b in blocks for f in b.forms for w in template.words(f.text)}
-    leads = dict.fromkeys(key for b in blocks for f in b.forms for key in _leads(f.text))
-    words = sorted(found, key=lambda w: (-len(w), w))[: QUERY["words"]]
+    """The words whose shards a query fetches: the longest first, as they tend to be rarest
+    (a line's beside the errors after theirs); then the keys of the two words a message may
+    start with (lead)."""
+    found: dict[str, bool] = {}
+    for b in blocks:
+        for f in b.forms:
+            for w in template.words(f.text):
+                found[w] = found.get(w, True) and b.beside
+    leads = dict.fromkeys(
+        key
+        for b in sorted(blocks, key=lambda b: b.beside)
+        for f in b.forms
+        for key in _leads(f.text)
+    )
+    words = sorted(found, key=lambda w: (found[w], -len(w), w))[: QUERY["words"]]
     if len(words) > QUERY["words"] // 2:
         return words + list(leads)[: QUERY["lead_keys"]]
     # A short paste (an issue title) leaves keys unfetched: its pairs of words, in order, as
@@ -910,9 +928,14 @@ def _leads(text: str) -> list[str]:
 
 def quoted_words(blocks: list[Block]) -> set[str]:
     """The words a paste has only in quotes or brackets: most likely values, which share
-    rare words with other templates ("one of ['mp', 'ray']") and so weigh less."""
+    rare words with other templates ("one of ['mp', 'ray']") and so weigh less; and those
+    only the lines beside its errors have (Block.beside): the errors' own words lead."""
     inside = {w for b in blocks for m in _QUOTED.finditer(b.text) for w in template.words(m[0])}
-    return inside - {w for b in blocks for w in template.words(_QUOTED.sub(" ", b.text))}
+    quoted = inside - {w for b in blocks for w in template.words(_QUOTED.sub(" ", b.text))}
+    seen = [{w for f in b.forms for w in template.words(f.text)} for b in blocks]
+    beside = set().union(*(ws for b, ws in zip(blocks, seen, strict=True) if b.beside))
+    errors = set().union(*(ws for b, ws in zip(blocks, seen, strict=True) if not b.beside))
+    return quoted | (beside - errors)
 
 
 # --- verification ----------------------------------------------------------------------
@@ -1211,7 +1234,7 @@ def _fragment(pat, blocks: list[Block]) -> tuple[int, list[str]]:
     opening = first[:OPENING] if len(first) >= OPENING else []
     best: list[str] = []
     for block in blocks:
-        for form in block.forms:
+        for form in [] if block.beside else block.forms:
             if form.kind == "source":
                 continue
             have = template.words(form.text)
@@ -1437,12 +1460,16 @@ def _unwrapped(
       message is the one raised last, whose page speaks of both;
     - a project's wrapper line (`flagged`: "Engine core initialization failed. See root
       cause above"), when the paste shows another error that fits exact or partially (a
-      run of its words too: a terminal may have cut it): that one is the cause.
+      run of its words too: a terminal may have cut it): that one is the cause. Its fit in
+      a line beside the errors (Block.beside: already ranked after them) is left out
+      when no error fits: the wrapper is no answer to an error the knowledge base lacks.
     """
     enough = QUERY["partial_words"]
     shown = [(result.id, own) for _, result, own, _ in rated if _words(own) >= enough]
     stack = {r.id for _, r, _, _ in rated if not programs.get(r.project, {}).get("engine", True)}
-    causes = [r for _, r, _, _ in rated if r.match in FITS and r.id not in flagged]
+    # (A fit of a line beside the errors, ranked after theirs, is no cause nor holder.)
+    first = [(key, r) for key, r, _, _ in rated if key[0] < RANKS["aside"]]
+    causes = [r for _, r in first if r.match in FITS and r.id not in flagged]
     wrappers = {result.id for _, result, _, _ in rated if causes and result.id in flagged}
     wrappers |= {
         result.id
@@ -1458,11 +1485,13 @@ def _unwrapped(
     }
     holders = [
         (result.id, [_fold(value, "quotes") for value in result.values.values()])
-        for _, result, _, _ in rated
+        for _, result in first
         if result.match in ("exact", "partial") and result.id not in wrappers
     ]
     out = []
     for key, result, own, _ in rated:
+        if key[0] == RANKS["aside"] and result.id in flagged and not causes:
+            continue  # a wrapper's line beside an error no record fits: no answer of it
         held = _words(own) >= enough and any(
             hid != result.id and _holds(values, own) for hid, values in holders
         )
@@ -1658,7 +1687,8 @@ def _rate(
                 tier, how, fit = found
                 if tier == "exact" and doc.get("cut"):
                     tier = "partial"  # the program prints more than a cut template holds
-                fits = (RANKS[tier], -_shown(pat, fit.stop), int(bool(fit.stop)))
+                rank = RANKS["aside"] if block.beside else RANKS[tier]
+                fits = (rank, -_shown(pat, fit.stop), int(bool(fit.stop)))
                 key = (*fits, removed, other, *standing, pid)
                 if best is None or key < best[0]:
                     result = _result(doc, tier, how, fit.values, engines)

@@ -64,6 +64,10 @@ describe("issue #42's cases: the engine chosen, wrappers, quotes, fragments", ()
     test(c.name, async () => {
       const results = plain(await index("r3").search(c.text, c.engine ?? null));
       assert.deepEqual(results, python.r3[n], "match.js and search.py differ");
+      if (c.id === null) {
+        assert.ok(results.every((r) => r.match === "similar"));
+        return;
+      }
       assert.deepEqual([results[0].id, results[0].match], [c.id, c.match]);
       assert.equal(results[0].followed_by?.id, c.followed_by);
     });
