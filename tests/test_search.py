@@ -284,6 +284,15 @@ def test_pattern_words_leave_out_words_that_touch_a_hole():
     assert template.pattern_words(pat) == ["e4m3", "needs", "heads", "on", "cuda"]
 
 
+def test_a_value_in_backticks_is_no_quoted_message():
+    """A span in quotes is read as a message quoted in the paste only when it has spaces: one
+    token is a value ("tensor_parallel_size": three words, and a prefix of other templates)."""
+    (block,) = search.clean("TypeError: `tensor_parallel_size` must be a mapping")
+    assert [f.kind for f in block.forms] == ["message"]
+    (block,) = search.clean('It fails with "Widget count must be even" at load')
+    assert [(f.kind, f.text) for f in block.forms][1:] == [("quoted", "Widget count must be even")]
+
+
 def test_a_glog_warning_is_no_exception_line():
     glog = "[rank0]:[W1101 09:43:09.123456 ProcessGroupNCCL.cpp:1479] Warning: process group"
     got = search.clean("ValueError: first\n" + glog)

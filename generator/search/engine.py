@@ -822,7 +822,8 @@ def _with_forms(block: Block, text: str) -> Block:
         out.forms.append(Form(stripped, "cut"))
     if _TUPLE.match(text):
         out.forms.append(Form(_tuple_text(text), "tuple"))
-    inners = [quoted[1].strip(" ") for quoted in _QUOTED_MESSAGE.finditer(text)]
+    # (A span of one token in quotes is a value, `tensor_parallel_size`: no message.)
+    inners = [q[1].strip(" ") for q in _QUOTED_MESSAGE.finditer(text) if " " in q[1].strip(" ")]
     # In a line that opens with no exception (a title, prose), the message after the last
     # exception it names
     named = [m for m in _NAMED_EXCEPTION.finditer(text) if m.start() > 0]

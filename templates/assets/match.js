@@ -188,7 +188,8 @@ function withForms(rules, settings, block, text) {
   if (joined) out.forms.push({ text: joined.slice(0, settings.block_chars), kind: "glued" });
   if (stripped !== text && stripped) out.forms.push({ text: stripped, kind: "cut" });
   if (rules.tuple.test(text)) out.forms.push({ text: tupleText(rules, text), kind: "tuple" });
-  const inners = [...text.matchAll(rules.quotedMessage)].map((q) => q[1].replace(/^ +| +$/g, ""));
+  // (A span of one token in quotes is a value, `tensor_parallel_size`: no message.)
+  const inners = [...text.matchAll(rules.quotedMessage)].map((q) => q[1].replace(/^ +| +$/g, "")).filter((q) => q.includes(" "));
   // In a line that opens with no exception (a title, prose), the message after the last
   // exception it names
   const named = [...text.matchAll(rules.namedException)].filter((m) => m.index > 0);
