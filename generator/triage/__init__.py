@@ -73,7 +73,9 @@ def triage(
     def read(n: int, candidate: extract.Candidate) -> bool:
         """Adds the findings of one candidate; whether it had any."""
         before = len(found)
-        blocks = engine.clean(candidate.text)
+        # The lines search reads beside the errors (Block.beside) are left to the reading
+        # of error log lines below, when nothing known was raised
+        blocks = [b for b in engine.clean(candidate.text) if not b.beside]
         for m, block in enumerate(blocks):
             result = _sure(site, _query(block), TIERS[minimum], named, key, candidate.kind)
             if not result or result.id in found:
