@@ -186,6 +186,12 @@ def _speaks(
     return level in ("WARNING", "WARN") and lone and candidate.kind not in QUOTES
 
 
+def _older(result: engine.Result) -> bool:
+    """Whether a result is a check no longer printed (its page names today's check or the
+    release to upgrade to): fitting alike after today's, it is no other error of today."""
+    return bool(result.today or result.upgrade)
+
+
 def _titled(result: engine.Result, text: str) -> bool:
     """Whether the text is the record's title, but for letter case, punctuation and spaces."""
 
@@ -275,7 +281,7 @@ def _sure(
     best = results[0]
     if kind in QUOTES and not _whole(best) and not _quoted_whole(site, query, best.id, key):
         return None
-    if kind == "span" and any(_fits(r) for r in results[1:]):
+    if kind == "span" and any(_fits(r) and not _older(r) for r in results[1:]):
         return None  # a part of a title that two messages start alike: a tie
     programs = site.index.meta.get("programs", {})
     keyed = {name for name, p in programs.items() if key and p.get("key") == key}
