@@ -79,6 +79,13 @@ class Wing:
         search strips from a paste (in Python and in the browser)."""
         return []
 
+    def issue_titles(self) -> str | None:
+        """A regular expression of how an issue title in the project's tracker opens, as its
+        issue templates set it ("[Bug]: " in vLLM's, "[Bug] " in SGLang's): a paste that opens
+        so is likely an issue title of that tracker, a hint of the engine its author runs
+        (weaker than the paste's own hints and than the engine chosen on the site)."""
+        return None
+
     def wrappers(self) -> list[str]:
         """Regular expressions of the project's wrapper messages: a line that only says an
         error happened above it ("Engine core initialization failed. See root cause

@@ -284,10 +284,21 @@ def test_pattern_words_leave_out_words_that_touch_a_hole():
     assert template.pattern_words(pat) == ["e4m3", "needs", "heads", "on", "cuda"]
 
 
+def test_a_value_in_backticks_is_no_quoted_message():
+    """A span in quotes is read as a message quoted in the paste only when it has spaces: one
+    token is a value ("tensor_parallel_size": three words, and a prefix of other templates)."""
+    (block,) = search.clean("TypeError: `tensor_parallel_size` must be a mapping")
+    assert [f.kind for f in block.forms] == ["message"]
+    (block,) = search.clean('It fails with "Widget count must be even" at load')
+    assert [(f.kind, f.text) for f in block.forms][1:] == [("quoted", "Widget count must be even")]
+
+
 def test_a_glog_warning_is_no_exception_line():
     glog = "[rank0]:[W1101 09:43:09.123456 ProcessGroupNCCL.cpp:1479] Warning: process group"
     got = search.clean("ValueError: first\n" + glog)
-    assert [(b.exception, b.text) for b in got] == [("ValueError", "first")]
+    assert [(b.exception, b.text) for b in got if not b.beside] == [("ValueError", "first")]
+    # read beside the error, as a line that is no exception's (its fits rank after)
+    assert [(b.exception, b.text) for b in got if b.beside] == [(None, "Warning: process group")]
     assert [(b.exception, b.text) for b in search.clean("UserWarning: x")] == [("UserWarning", "x")]
 
 
@@ -298,10 +309,13 @@ def test_cleaning_keeps_the_exception_lines_of_a_log():
         "(EngineCore_DP0 pid=1508) ERROR 11-01 09:43:08 [base.py:96] and its second line\n"
         "ERROR:root:TypeError: second"
     )
-    assert [(b.exception, b.text) for b in search.clean(text)] == [
+    blocks = search.clean(text)
+    assert [(b.exception, b.text) for b in blocks if not b.beside] == [
         ("ValueError", "first and its second line"),
         ("TypeError", "second"),
     ]
+    # The log's other line is read beside them: its fits rank after theirs
+    assert [b.text for b in blocks if b.beside] == ["vLLM API server version 0.33.0"]
 
 
 @pytest.mark.slow

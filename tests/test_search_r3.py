@@ -24,6 +24,9 @@ def index(tmp_path_factory):
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_r3_case(index, case):
     results = search.search(index, case["text"], engine=case.get("engine"))
+    if case["id"] is None:  # nothing fits: at most similar ones
+        assert [r.match for r in results] == ["similar"] * len(results)
+        return
     top = results[0]
     assert (top.id, top.match) == (case["id"], case["match"])
     if "also" in case:

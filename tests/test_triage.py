@@ -988,3 +988,17 @@ def test_the_action_installs_errorkb_alone_and_answers_an_issue(tmp_path, publis
     (posted,) = api.comments.values()
     assert posted["body"].startswith(comment.MARKER)
     assert f"]({published}/errors/00000000000000a1/?count=10&group_size=3)" in posted["body"]
+
+
+def test_an_older_check_fitting_a_title_part_alike_is_no_tie():
+    """A part of a title that today's message and a check no longer printed both start alike
+    ("capture cuda graph failed": SGLang's and its 0.3 wording's) names today's."""
+    from errorkb.triage import _older
+
+    def result(today=None, upgrade=""):
+        return engine.Result(
+            "x", "t", "E", "p", "", "partial", "how", {}, "", today=today, upgrade=upgrade
+        )
+
+    assert _older(result(today={"id": "y", "title": "T"})) and _older(result(upgrade="0.4.0"))
+    assert not _older(result())

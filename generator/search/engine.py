@@ -55,6 +55,9 @@ RAREST_KEPT = 3  # ...which are each pattern's 3 rarest words, so every pattern 
 # The query side's settings; index.json carries them to the browser's matcher.
 QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "blocks": 4,  # message blocks of a paste that are matched (the last ones)
+    # ...and when some start at an exception, the last lines beside them that do not (a
+    # warning above the error, a wrapper's line): their fits rank after the others'
+    "beside": 2,
     "block_chars": 2000,  # a block's length cap: keeps a 1 MB paste fast
     # The lines of a paste read, its last ones (the matched blocks are the last few): a
     # megabyte of short or empty lines stays under a second, and a real log's error is at
@@ -62,6 +65,7 @@ QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "lines": 5000,
     "words": 24,  # words whose shards a query fetches at most (longest first)
     "leads": 6,  # ...and lead keys: the first two words of a message, and after a colon
+    "lead_keys": 12,  # ...and its first three: lead keys fetched at most
     "lead_chars": 60,  # where those two words are looked for
     "wrapper_words": 8,  # a wrapper's own text ("Exception in worker ...: {error}") at most
     "candidates": 10,  # patterns fetched and verified
@@ -486,11 +490,14 @@ def _pattern_page(items: list[Entry], totals: list[int]) -> bytes:
 def lead(pat: template.Pattern) -> list[str]:
     """A template's first two words as one index key ("unrecognized model"), when it starts
     with them: a paste keeps a message's start, and two words together are rare where each
-    alone is common (none when the template starts with a value)."""
+    alone is common (none when the template starts with a value). And its first three when
+    it starts with three: many messages open with the same two ("unable to", "no available"),
+    and a long template's common words are not listed (_kept_postings), so an error quoted
+    among other words is found by the third."""
     if not pat or not isinstance(pat[0], str):
         return []
     first = template.pattern_words(pat[:2])
-    return [f"{first[0]} {first[1]}"] if len(first) > 1 else []
+    return [" ".join(first[:n]) for n in (2, 3) if len(first) >= n]
 
 
 def weight(patterns: int, df: int) -> int:
@@ -615,6 +622,9 @@ RULES: dict[str, Any] = {  # JSON for the browser: patterns, and patterns by typ
     # An error quoted in prose or wrapped in Markdown: "...", `...`, **...** (a closing mark
     # the paste cut off may be missing).
     "quoted_message": r"[\"`]\**([^\"`*]+)\**(?:[\"`]|$)",
+    # An exception named within a line of prose or a title ("[Bug]: InternVL2 with tp=4,
+    # AssertionError: 25 is not divisible by 4"): its message follows it.
+    "named_exception": r"(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ",
     # A cut paste's mark: "...", "…", "[...]", "(truncated)"
     "ellipsis": r" ?(?:\.\.\.|\u2026|\[\.\.\.\]|\[truncated\]|\(truncated\))+ ?$",
     # What a typed hole's value looks like. Untyped holes (any, str, list) hold one token,
@@ -642,6 +652,7 @@ _TUPLE = re.compile(RULES["tuple"], re.ASCII)
 _TUPLE_ITEM = re.compile(RULES["tuple_item"], re.ASCII)
 _ELLIPSIS = re.compile(RULES["ellipsis"], re.ASCII)
 _QUOTED_MESSAGE = re.compile(RULES["quoted_message"], re.ASCII)
+_NAMED_EXCEPTION = re.compile(RULES["named_exception"], re.ASCII)
 _EMPHASIS = re.compile(RULES["emphasis"], re.ASCII)
 _LINE_MARK = re.compile(RULES["line_mark"], re.ASCII)
 _LOOSE_MARK = re.compile(RULES["loose_mark"], re.ASCII)
@@ -655,7 +666,8 @@ _TRACEBACK = "Traceback (most recent call last):"
 class Form:
     """A reading of a message block: `message` as is (exact when it fits), `glued` where a
     terminal cut words at its width, `cut` without its "...", `tuple` from a tuple repr,
-    `source` from a traceback's raise statement, `quoted` a span in quotes or backticks."""
+    `source` from a traceback's raise statement, `quoted` a span in quotes or backticks, or
+    what follows an exception's name within a line of prose."""
 
     text: str
     kind: str
@@ -672,6 +684,7 @@ class Block:
     raws: list[str] = field(default_factory=list)  # the lines as pasted, but for log prefixes
     source: bool = False  # a raise statement of a traceback
     forms: list[Form] = field(default_factory=list)
+    beside: bool = False  # no exception's, read beside those that are: its fits rank after
 
     @property
     def text(self) -> str:
@@ -780,6 +793,10 @@ def clean(text: str) -> list[Block]:
     chosen: dict[str, Block] = {}
     for block in (starting or blocks)[-QUERY["blocks"] :]:
         chosen.setdefault(block.text[: QUERY["block_chars"]], block)
+    beside = [b for b in blocks if not b.starts and not b.source] if starting else []
+    for block in beside[-QUERY["beside"] :]:
+        block.beside = True
+        chosen.setdefault(block.text[: QUERY["block_chars"]], block)
     return [_with_forms(b, t) for t, b in chosen.items()]
 
 
@@ -792,7 +809,7 @@ def _add(block: Block, line: str, raw: str) -> None:
 
 def _with_forms(block: Block, text: str) -> Block:
     """The block as one line of text, with the readings it allows."""
-    out = Block(block.exception, block.starts, [text], source=block.source)
+    out = Block(block.exception, block.starts, [text], source=block.source, beside=block.beside)
     if block.source:
         out.forms = [Form(_source_text(text), "source")]
         return out
@@ -805,8 +822,14 @@ def _with_forms(block: Block, text: str) -> Block:
         out.forms.append(Form(stripped, "cut"))
     if _TUPLE.match(text):
         out.forms.append(Form(_tuple_text(text), "tuple"))
-    for quoted in _QUOTED_MESSAGE.finditer(text):
-        inner = quoted[1].strip(" ")
+    # (A span of one token in quotes is a value, `tensor_parallel_size`: no message.)
+    inners = [q[1].strip(" ") for q in _QUOTED_MESSAGE.finditer(text) if " " in q[1].strip(" ")]
+    # In a line that opens with no exception (a title, prose), the message after the last
+    # exception it names
+    named = [m for m in _NAMED_EXCEPTION.finditer(text) if m.start() > 0]
+    if block.exception is None and named:
+        inners.append(text[named[-1].end() :].strip(" "))
+    for inner in inners:
         if inner != text and len(template.words(inner)) >= QUERY["partial_words"]:
             out.forms.append(Form(inner, "quoted"))
     return out
@@ -862,13 +885,23 @@ def _exception(line: str) -> tuple[str | None, str]:
 
 
 def query_words(blocks: list[Block]) -> list[str]:
-    """The words whose shards a query fetches: the longest first, as they tend to be rarest;
-    then the keys of the two words a message may start with (lead)."""
-    found = {w for b in blocks for f in b.forms for w in template.words(f.text)}
-    leads = dict.fromkeys(key for b in blocks for f in b.forms for key in _leads(f.text))
-    words = sorted(found, key=lambda w: (-len(w), w))[: QUERY["words"]]
+    """The words whose shards a query fetches: the longest first, as they tend to be rarest
+    (a line's beside the errors after theirs); then the keys of the two words a message may
+    start with (lead)."""
+    found: dict[str, bool] = {}
+    for b in blocks:
+        for f in b.forms:
+            for w in template.words(f.text):
+                found[w] = found.get(w, True) and b.beside
+    leads = dict.fromkeys(
+        key
+        for b in sorted(blocks, key=lambda b: b.beside)
+        for f in b.forms
+        for key in _leads(f.text)
+    )
+    words = sorted(found, key=lambda w: (found[w], -len(w), w))[: QUERY["words"]]
     if len(words) > QUERY["words"] // 2:
-        return words + list(leads)[: QUERY["leads"]]
+        return words + list(leads)[: QUERY["lead_keys"]]
     # A short paste (an issue title) leaves keys unfetched: its pairs of words, in order, as
     # lead keys too (a message quoted among other words starts at one of them); not of a
     # message for sure (an exception's): that one starts where its text does
@@ -880,26 +913,30 @@ def query_words(blocks: list[Block]) -> list[str]:
         for a, b in itertools.pairwise(template.words(f.text))
     )
     leads.update(dict.fromkeys(pairs))
-    return words + list(leads)[: QUERY["leads"] + QUERY["words"] - len(words)]
+    return words + list(leads)[: QUERY["lead_keys"] + QUERY["words"] - len(words)]
 
 
 def _leads(text: str) -> list[str]:
     """The first two words of a text and of what follows each of its first colons (where a
-    wrapper puts the message it caught), as lead keys."""
+    wrapper puts the message it caught), and its first three, as lead keys."""
     starts = [0, *(m.end() for m in itertools.islice(re.finditer(": ", text), QUERY["leads"]))]
     keys = []
     for start in starts:
         first = template.words(text[start : start + QUERY["lead_chars"]])
-        if len(first) > 1:
-            keys.append(f"{first[0]} {first[1]}")
+        keys += [" ".join(first[:n]) for n in (2, 3) if len(first) >= n]
     return keys
 
 
 def quoted_words(blocks: list[Block]) -> set[str]:
     """The words a paste has only in quotes or brackets: most likely values, which share
-    rare words with other templates ("one of ['mp', 'ray']") and so weigh less."""
+    rare words with other templates ("one of ['mp', 'ray']") and so weigh less; and those
+    only the lines beside its errors have (Block.beside): the errors' own words lead."""
     inside = {w for b in blocks for m in _QUOTED.finditer(b.text) for w in template.words(m[0])}
-    return inside - {w for b in blocks for w in template.words(_QUOTED.sub(" ", b.text))}
+    quoted = inside - {w for b in blocks for w in template.words(_QUOTED.sub(" ", b.text))}
+    seen = [{w for f in b.forms for w in template.words(f.text)} for b in blocks]
+    beside = set().union(*(ws for b, ws in zip(blocks, seen, strict=True) if b.beside))
+    errors = set().union(*(ws for b, ws in zip(blocks, seen, strict=True) if not b.beside))
+    return quoted | (beside - errors)
 
 
 # --- verification ----------------------------------------------------------------------
@@ -1198,7 +1235,7 @@ def _fragment(pat, blocks: list[Block]) -> tuple[int, list[str]]:
     opening = first[:OPENING] if len(first) >= OPENING else []
     best: list[str] = []
     for block in blocks:
-        for form in block.forms:
+        for form in [] if block.beside else block.forms:
             if form.kind == "source":
                 continue
             have = template.words(form.text)
@@ -1347,7 +1384,7 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     programs = meta.get("programs", {})
     engines = named_engines(named, programs)
     chosen = {name for name, p in programs.items() if engine and p.get("key") == engine}
-    lead = _lead_order(named, chosen, programs)
+    lead = _lead_order(named, chosen, titled_projects(text, programs), programs)
     starts = meta.get("starts", [])
     top = _candidates(scores, full, lambda pid: lead(_project_of(pid, starts), 0))
     rated = []
@@ -1424,12 +1461,16 @@ def _unwrapped(
       message is the one raised last, whose page speaks of both;
     - a project's wrapper line (`flagged`: "Engine core initialization failed. See root
       cause above"), when the paste shows another error that fits exact or partially (a
-      run of its words too: a terminal may have cut it): that one is the cause.
+      run of its words too: a terminal may have cut it): that one is the cause. Its fit in
+      a line beside the errors (Block.beside: already ranked after them) is left out
+      when no error fits: the wrapper is no answer to an error the knowledge base lacks.
     """
     enough = QUERY["partial_words"]
     shown = [(result.id, own) for _, result, own, _ in rated if _words(own) >= enough]
     stack = {r.id for _, r, _, _ in rated if not programs.get(r.project, {}).get("engine", True)}
-    causes = [r for _, r, _, _ in rated if r.match in FITS and r.id not in flagged]
+    # (A fit of a line beside the errors, ranked after theirs, is no cause nor holder.)
+    first = [(key, r) for key, r, _, _ in rated if key[0] < RANKS["aside"]]
+    causes = [r for _, r in first if r.match in FITS and r.id not in flagged]
     wrappers = {result.id for _, result, _, _ in rated if causes and result.id in flagged}
     wrappers |= {
         result.id
@@ -1445,11 +1486,13 @@ def _unwrapped(
     }
     holders = [
         (result.id, [_fold(value, "quotes") for value in result.values.values()])
-        for _, result, _, _ in rated
+        for _, result in first
         if result.match in ("exact", "partial") and result.id not in wrappers
     ]
     out = []
     for key, result, own, _ in rated:
+        if key[0] == RANKS["aside"] and result.id in flagged and not causes:
+            continue  # a wrapper's line beside an error no record fits: no answer of it
         held = _words(own) >= enough and any(
             hid != result.id and _holds(values, own) for hid, values in holders
         )
@@ -1503,14 +1546,30 @@ def _release(version: str) -> list[int]:
     return [int(n) for n in re.findall(r"[0-9]+", version)]
 
 
-def _lead_order(named: set[str], chosen: set[str], programs: dict[str, dict]) -> Callable:
+def titled_projects(text: str, programs: dict[str, dict]) -> set[str]:
+    """The projects whose tracker's issue titles open as the paste does ("[Bug]: " in vLLM's,
+    "[Bug] " in SGLang's: their issue templates'): a pasted title names no engine, but the
+    tracker it was filed in shows through its opening."""
+    opening = text.lstrip()[:40]
+    return {
+        name
+        for name, program in programs.items()
+        if program.get("titles") and re.match(program["titles"], opening, re.ASCII)
+    }
+
+
+def _lead_order(
+    named: set[str], chosen: set[str], titled: set[str], programs: dict[str, dict]
+) -> Callable:
     """The order in which copies of one message lead, as a sort key of (project, met): the
-    project the paste points at, the one the user runs (`chosen`), the copy met more often
-    in the wild, the site's default engine."""
+    project the paste points at, the one the user runs (`chosen`), the one whose tracker's
+    issue titles open as the paste does (`titled`), the copy met more often in the wild,
+    the site's default engine."""
 
     def order(project: str, met: int) -> tuple:
         default = programs.get(project, {}).get("default", False)
-        return (project not in named, project not in chosen, -met, not default)
+        told = (project not in named, project not in chosen, project not in titled)
+        return (*told, -met, not default)
 
     return order
 
@@ -1629,7 +1688,8 @@ def _rate(
                 tier, how, fit = found
                 if tier == "exact" and doc.get("cut"):
                     tier = "partial"  # the program prints more than a cut template holds
-                fits = (RANKS[tier], -_shown(pat, fit.stop), int(bool(fit.stop)))
+                rank = RANKS["aside"] if block.beside else RANKS[tier]
+                fits = (rank, -_shown(pat, fit.stop), int(bool(fit.stop)))
                 key = (*fits, removed, other, *standing, pid)
                 if best is None or key < best[0]:
                     result = _result(doc, tier, how, fit.values, engines)
@@ -1909,12 +1969,14 @@ def project_programs(content) -> dict[str, dict]:
     first, the program its report names), which engine an issue filed in its repository
     runs, and whose copy of a message two engines print opens when nothing else tells."""
     default = content.site.get("default_engine")
-    return {
-        p.name: {
+    out = {}
+    for p in sorted(content.projects.values(), key=lambda p: p.key):
+        titles = registry.wing(p.wing_key).issue_titles()
+        out[p.name] = {
             "key": p.key,
             "engine": p.kind == "engine",
             "repo": p.repo,
             **({"default": True} if p.key == default else {}),
+            **({"titles": titles} if titles else {}),
         }
-        for p in sorted(content.projects.values(), key=lambda p: p.key)
-    }
+    return out

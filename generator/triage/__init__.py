@@ -73,7 +73,9 @@ def triage(
     def read(n: int, candidate: extract.Candidate) -> bool:
         """Adds the findings of one candidate; whether it had any."""
         before = len(found)
-        blocks = engine.clean(candidate.text)
+        # The lines search reads beside the errors (Block.beside) are left to the reading
+        # of error log lines below, when nothing known was raised
+        blocks = [b for b in engine.clean(candidate.text) if not b.beside]
         for m, block in enumerate(blocks):
             result = _sure(site, _query(block), TIERS[minimum], named, key, candidate.kind)
             if not result or result.id in found:
@@ -184,6 +186,12 @@ def _speaks(
     return level in ("WARNING", "WARN") and lone and candidate.kind not in QUOTES
 
 
+def _older(result: engine.Result) -> bool:
+    """Whether a result is a check no longer printed (its page names today's check or the
+    release to upgrade to): fitting alike after today's, it is no other error of today."""
+    return bool(result.today or result.upgrade)
+
+
 def _titled(result: engine.Result, text: str) -> bool:
     """Whether the text is the record's title, but for letter case, punctuation and spaces."""
 
@@ -273,7 +281,7 @@ def _sure(
     best = results[0]
     if kind in QUOTES and not _whole(best) and not _quoted_whole(site, query, best.id, key):
         return None
-    if kind == "span" and any(_fits(r) for r in results[1:]):
+    if kind == "span" and any(_fits(r) and not _older(r) for r in results[1:]):
         return None  # a part of a title that two messages start alike: a tie
     programs = site.index.meta.get("programs", {})
     keyed = {name for name, p in programs.items() if key and p.get("key") == key}

@@ -43,6 +43,7 @@ function compile(rules) {
     tupleItem: new RegExp(rules.tuple_item, "g"),
     ellipsis: new RegExp(rules.ellipsis),
     quotedMessage: new RegExp(rules.quoted_message, "g"),
+    namedException: new RegExp(rules.named_exception, "g"),
     whole: Object.fromEntries(types.map(([k, src]) => [k, re(src, "$")])),
     leading: Object.fromEntries(types.map(([k, src]) => [k, re(src)])),
   };
@@ -164,12 +165,19 @@ function clean(text, rules, settings) {
     const joined = block.lines.join(" ").slice(0, settings.block_chars);
     if (!chosen.has(joined)) chosen.set(joined, block);
   }
+  // The last lines beside the errors that are no exception's: their fits rank after
+  const beside = starting.length ? kept.filter((b) => !b.starts && !b.source) : [];
+  for (const block of beside.slice(-settings.beside)) {
+    block.beside = true;
+    const joined = block.lines.join(" ").slice(0, settings.block_chars);
+    if (!chosen.has(joined)) chosen.set(joined, block);
+  }
   return [...chosen].map(([joined, block]) => withForms(rules, settings, block, joined));
 }
 
 // search._with_forms
 function withForms(rules, settings, block, text) {
-  const out = { exception: block.exception, starts: block.starts, text, forms: [] };
+  const out = { exception: block.exception, starts: block.starts, beside: Boolean(block.beside), text, forms: [] };
   if (block.source) {
     out.forms.push({ text: sourceText(rules, text), kind: "source" });
     return out;
@@ -180,8 +188,16 @@ function withForms(rules, settings, block, text) {
   if (joined) out.forms.push({ text: joined.slice(0, settings.block_chars), kind: "glued" });
   if (stripped !== text && stripped) out.forms.push({ text: stripped, kind: "cut" });
   if (rules.tuple.test(text)) out.forms.push({ text: tupleText(rules, text), kind: "tuple" });
-  for (const quoted of text.matchAll(rules.quotedMessage)) {
-    const inner = quoted[1].replace(/^ +| +$/g, "");
+  // (A span of one token in quotes is a value, `tensor_parallel_size`: no message.)
+  const inners = [...text.matchAll(rules.quotedMessage)].map((q) => q[1].replace(/^ +| +$/g, "")).filter((q) => q.includes(" "));
+  // In a line that opens with no exception (a title, prose), the message after the last
+  // exception it names
+  const named = [...text.matchAll(rules.namedException)].filter((m) => m.index > 0);
+  if (block.exception === null && named.length) {
+    const m = named.at(-1);
+    inners.push(text.slice(m.index + m[0].length).replace(/^ +| +$/g, ""));
+  }
+  for (const inner of inners) {
     if (inner !== text && words(inner).length >= settings.partial_words) out.forms.push({ text: inner, kind: "quoted" });
   }
   return out;
@@ -217,13 +233,13 @@ function tupleText(rules, text) {
 }
 
 // search._candidates: the best with quoted words cut, then the best few in full
-// search._leads: the first two words of a text and of what follows each of its first colons
+// search._leads: the first two words of a text and of what follows each of its first
+// colons, and its first three
 function leadsOf(settings, text) {
   const starts = [0, ...[...text.matchAll(/: /g)].slice(0, settings.leads).map((m) => m.index + 2)];
   return starts
     .map((start) => words(text.slice(start, start + settings.lead_chars)))
-    .filter((first) => first.length > 1)
-    .map((first) => `${first[0]} ${first[1]}`);
+    .flatMap((first) => [2, 3].filter((n) => first.length >= n).map((n) => first.slice(0, n).join(" ")));
 }
 
 function candidates(scores, full, settings, order) {
@@ -235,7 +251,11 @@ function candidates(scores, full, settings, order) {
 // search.quoted_words
 function quotedWords(blocks, re) {
   const out = new Set(blocks.flatMap((b) => words(b.text.replace(re, " "))));
-  return new Set(words(blocks.flatMap((b) => b.text.match(re) || []).join(" ")).filter((w) => !out.has(w)));
+  const quoted = words(blocks.flatMap((b) => b.text.match(re) || []).join(" ")).filter((w) => !out.has(w));
+  // ...and the words only the lines beside the errors have
+  const of = (beside) => new Set(blocks.filter((b) => b.beside === beside).flatMap((b) => b.forms.flatMap((f) => words(f.text))));
+  const errors = of(false);
+  return new Set([...quoted, ...[...of(true)].filter((w) => !errors.has(w))]);
 }
 
 // search._token_len: an untyped value runs to the first space outside quotes and brackets
@@ -433,7 +453,7 @@ function fragment(settings, pat, blocks) {
   const opening = first.length >= OPENING ? first.slice(0, OPENING) : [];
   let best = [];
   for (const block of blocks) {
-    for (const form of block.forms) {
+    for (const form of block.beside ? [] : block.forms) {
       if (form.kind === "source") continue;
       const have = words(form.text);
       if (block.starts && (!opening.length || opening.some((w, n) => have[n] !== w))) continue;
@@ -627,9 +647,18 @@ function led(copies) {
 
 const FIT = 3; // a sort key's first items: how a pattern fits (search.FIT)
 
+// search.titled_projects: the projects whose tracker's issue titles open as the paste does
+function titledProjects(text, programs) {
+  const opening = text.replace(/^\s+/, "").slice(0, 40);
+  return new Set(Object.entries(programs)
+    .filter(([, p]) => p.titles && new RegExp(`^(?:${p.titles})`).test(opening))
+    .map(([name]) => name));
+}
+
 // search._lead_order: the order copies of one message lead in, as a key of (project, met)
-function leadOrder(named, chosen, programs) {
-  return (project, met) => [named.has(project) ? 0 : 1, chosen.has(project) ? 0 : 1, -met, programs[project]?.default ? 0 : 1];
+function leadOrder(named, chosen, titled, programs) {
+  return (project, met) => [named.has(project) ? 0 : 1, chosen.has(project) ? 0 : 1,
+    titled.has(project) ? 0 : 1, -met, programs[project]?.default ? 0 : 1];
 }
 
 // search._project_of: the project whose run of patterns holds this pattern id
@@ -674,18 +703,24 @@ export class Index {
     const ctx = await this.context();
     const { meta, rules, settings } = ctx;
     const blocks = clean(text, rules, settings);
-    const wanted = [...new Set(blocks.flatMap((b) => b.forms.flatMap((f) => words(f.text))))]
-      .sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
+    // The longest first; a line's beside the errors after theirs (search.query_words)
+    const besideOnly = new Map();
+    for (const b of blocks) {
+      for (const f of b.forms) for (const w of words(f.text)) besideOnly.set(w, (besideOnly.get(w) ?? true) && b.beside);
+    }
+    const wanted = [...besideOnly.keys()]
+      .sort((a, b) => besideOnly.get(a) - besideOnly.get(b) || b.length - a.length || (a < b ? -1 : 1));
     // Lead keys; a short paste leaves keys unfetched: its pairs of words, in order, too.
     const pairs = blocks.filter((b) => !b.starts).flatMap((b) => b.forms.flatMap((f) => {
       const ws = words(f.text);
       return ws.slice(1).map((w, n) => `${ws[n]} ${w}`);
     }));
-    const leadsOnly = [...new Set(blocks.flatMap((b) => b.forms.flatMap((f) => leadsOf(settings, f.text))))];
+    const byBeside = [...blocks.filter((b) => !b.beside), ...blocks.filter((b) => b.beside)];
+    const leadsOnly = [...new Set(byBeside.flatMap((b) => b.forms.flatMap((f) => leadsOf(settings, f.text))))];
     const leads = [...new Set([...leadsOnly, ...pairs])];
     const few = wanted.slice(0, settings.words);
     const short = few.length <= Math.floor(settings.words / 2);
-    const keys = [...few, ...(short ? leads : leadsOnly).slice(0, short ? settings.leads + settings.words - few.length : settings.leads)];
+    const keys = [...few, ...(short ? leads : leadsOnly).slice(0, short ? settings.lead_keys + settings.words - few.length : settings.lead_keys)];
     const [scores, full] = await this.scores(meta, keys, quotedWords(blocks, rules.quoted));
     const hints = meta.hints || {};
     const said = saidVersions(rules, text, hints);
@@ -693,7 +728,7 @@ export class Index {
     const programs = meta.programs || {};
     const engines = namedEngines(named, programs);
     const chosen = new Set(Object.entries(programs).filter(([, p]) => engine && p.key === engine).map(([name]) => name));
-    const order = leadOrder(named, chosen, programs);
+    const order = leadOrder(named, chosen, titledProjects(text, programs), programs);
     const starts = meta.starts || [];
     const top = candidates(scores, full, settings, (pid) => order(projectOf(pid, starts), 0));
     const docs = await Promise.all(top.map(async (pid) => {
@@ -785,7 +820,9 @@ function unwrapped(ctx, rated, flagged) {
   const holds = (values, own) => values.some((value) => own.every((piece) => value.includes(piece)));
   const shown = rated.filter(([, , own]) => count(own) >= enough).map(([, hit, own]) => [hit.id, own]);
   const stack = new Set(rated.filter(([, hit]) => has(programs, hit.project) && !programs[hit.project].engine).map(([, hit]) => hit.id));
-  const causes = rated.some(([, hit]) => (hit.match === "exact" || hit.match === "partial") && !flagged.has(hit.id));
+  // (A fit of a line beside the errors, ranked after theirs, is no cause nor holder.)
+  const first = rated.filter(([key]) => key[0] < ctx.meta.ranks.aside);
+  const causes = first.some(([, hit]) => (hit.match === "exact" || hit.match === "partial") && !flagged.has(hit.id));
   const wrappers = new Set(
     rated
       .filter(([, hit, mine, held]) => {
@@ -796,10 +833,12 @@ function unwrapped(ctx, rated, flagged) {
       })
       .map(([, hit]) => hit.id),
   );
-  const holders = rated
+  const holders = first
     .filter(([, hit]) => (hit.match === "exact" || hit.match === "partial") && !wrappers.has(hit.id))
     .map(([, hit]) => [hit.id, Object.values(hit.values).map((value) => fold(value, "quotes"))]);
-  return rated.map(([key, hit, own]) => {
+  // A wrapper's line beside an error no record fits: no answer of it (search._unwrapped)
+  const kept = rated.filter(([key, hit]) => !(key[0] === ctx.meta.ranks.aside && flagged.has(hit.id) && !causes));
+  return kept.map(([key, hit, own]) => {
     const held = count(own) >= enough && holders.some(([id, values]) => id !== hit.id && holds(values, own));
     return [wrappers.has(hit.id) || held ? [ctx.meta.ranks.aside, ...key.slice(1)] : key, hit];
   });
@@ -842,7 +881,8 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
       const [fitTier, how, fit] = found;
       // search: a cut template (the program prints more than it holds) is never exact
       const tier = fitTier === "exact" && doc.cut ? "partial" : fitTier;
-      const key = [ctx.meta.ranks[tier], -shownOf(pat, fit.stop), fit.stop ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
+      const rank = block.beside ? ctx.meta.ranks.aside : ctx.meta.ranks[tier];
+      const key = [rank, -shownOf(pat, fit.stop), fit.stop ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
       if (!best || byKey([key], best) < 0) {
         best = [key, hit(ctx.meta, doc, tier, how, fit.values, engines), ownText(pat, fit.stop), held(pat, fit.values)];
       }

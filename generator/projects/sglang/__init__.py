@@ -18,6 +18,10 @@ class Sglang(Wing):
         # alone: [14:26:31] and [14:26:31 TP0]
         return [r"\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?: (?:DP|PP|TP|EP)\d+)*\] ?"]
 
+    def issue_titles(self):
+        # .github/ISSUE_TEMPLATE: title "[Bug] ", "[Feature] " (no colon, unlike vLLM's)
+        return r"\[(?:Bug|Feature)\] (?!:)"
+
     def wrappers(self):
         # The scheduler's and detokenizer's lines that carry the traceback of the real error
         return [r"^(?:Scheduler|DetokenizerManager|TokenizerManager) hit an exception"]

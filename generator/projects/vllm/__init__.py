@@ -72,6 +72,13 @@ class Vllm(Wing):
             r"\((?:EngineCore|APIServer|VllmWorker)[^()\n]*pid=\d+\) ?",
         ]
 
+    def issue_titles(self):
+        # .github/ISSUE_TEMPLATE: title "[Bug]: ", "[Usage]: ", "[Installation]: "...
+        return (
+            r"\[(?:Bug|Usage|Installation|Feature|Performance|Doc|Misc|New Model|RFC"
+            r"|CI Failure)\]: "
+        )
+
     def wrappers(self):
         # The engine core's and the workers' lines after the real error, in every release
         return [
@@ -81,6 +88,8 @@ class Vllm(Wing):
             r"^Worker failed with error",
             r"^EngineCore (?:failed to start|encountered an issue|encountered a fatal error)",
             r"^WorkerProc (?:failed to start|hit an exception|initialization failed)",
+            # multiproc_worker_utils (0.5-0.7): the worker's error after a colon, or after it
+            r"^Exception in worker \S+ while processing method",
         ]
 
     def vendored(self, root):
