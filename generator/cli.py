@@ -153,9 +153,10 @@ def cmd_new(args) -> int:
 
 def cmd_match(args) -> int:
     from errorkb.search import engine as search
+    from errorkb.search import index as search_index
 
     try:
-        index = search.open_index(args.root, args.site)
+        index = search_index.open_index(args.root, args.site)
     except FileNotFoundError:
         _log(f"error: no search index in {args.site}; run errorkb build first")
         return 1

@@ -14,6 +14,7 @@ import yaml
 
 from errorkb.content.model import Content
 from errorkb.search import engine
+from errorkb.search import index as search_index
 from errorkb.serve import make_server
 from errorkb.site import publish
 from errorkb.site.build import CACHE_DIR, BuildResult, Plan, build, load_plan
@@ -166,7 +167,7 @@ def real_site(real_build) -> Path:
 @pytest.fixture(scope="session")
 def real(real_content: Content):
     """The repository's content and its tier-1 index, built in memory."""
-    files = engine.site_index(real_content)
+    files = search_index.site_index(real_content)
     return real_content, files, engine.Index(files.__getitem__)
 
 

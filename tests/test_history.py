@@ -495,10 +495,11 @@ def test_errorkb_history_end_to_end(kb, cache, monkeypatch, capsys):
 
 def test_a_paste_in_an_old_wording_finds_the_record_and_says_which_releases(kb_with_history):
     from errorkb.search import engine as search
+    from errorkb.search import index as search_index
 
     kb, rid, _ = kb_with_history
     content = load_content(kb)
-    files = search.site_index(content)
+    files = search_index.site_index(content)
     index = search.Index(files.__getitem__)
     paste = (
         "ERROR 11-30 09:12:01 [engine.py:412] Error in startup\n"

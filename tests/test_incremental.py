@@ -9,7 +9,7 @@ import pytest
 
 from errorkb import urls
 from errorkb.content.load import load_content
-from errorkb.search import engine
+from errorkb.search import index as search_index
 from errorkb.site import build as build_module
 from errorkb.site import publish, shortlinks
 from errorkb.site.build import build
@@ -74,13 +74,13 @@ def _written(monkeypatch) -> list[str]:
 def _pages_made(monkeypatch) -> list[int]:
     """How many pages of patterns the build makes from here on (one count a page)."""
     made: list[int] = []
-    original = engine._pattern_page
+    original = search_index._pattern_page
 
     def pattern_page(items, totals):
         made.append(len(items))
         return original(items, totals)
 
-    monkeypatch.setattr(engine, "_pattern_page", pattern_page)
+    monkeypatch.setattr(search_index, "_pattern_page", pattern_page)
     return made
 
 
@@ -93,8 +93,8 @@ def test_the_index_by_parts_is_the_site_index(kb):
     _many(kb)
     content = load_content(kb)
     parts = {url: made if isinstance(made, bytes) else made() for url, _, made in
-             engine.site_index_parts(content, "code")}  # fmt: skip
-    assert parts == engine.site_index(content)
+             search_index.site_index_parts(content, "code")}  # fmt: skip
+    assert parts == search_index.site_index(content)
     assert len(_search_pages(list(parts))) == 6  # 44 patterns: the fixture's and these 40
 
 

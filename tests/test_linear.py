@@ -18,6 +18,7 @@ import pytest
 from errorkb import urls
 from errorkb.content.load import load_content
 from errorkb.search import engine as search
+from errorkb.search import index as search_index
 from errorkb.triage import site as sites
 from errorkb.triage import triage
 from tests.conftest import REPO, make_search_kb
@@ -99,7 +100,7 @@ def _bound(baseline: float) -> float:
 def site_files(tmp_path_factory) -> dict[str, bytes]:
     """The tier-1 index of the search fixture knowledge base, as the site serves it."""
     kb = make_search_kb(tmp_path_factory.mktemp("linear") / "kb")
-    return search.site_index(load_content(kb))
+    return search_index.site_index(load_content(kb))
 
 
 @pytest.fixture(scope="module")

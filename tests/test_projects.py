@@ -10,6 +10,7 @@ import pytest
 
 from errorkb.content.load import load_content
 from errorkb.search import engine as search
+from errorkb.search import index as search_index
 from errorkb.site.build import build
 
 SHARED = "Widget count ({count}) must be divisible by group size ({group_size})."
@@ -46,7 +47,7 @@ def two_projects(tmp_path_factory) -> Path:
 
 
 def test_an_error_of_the_second_project_lands_on_its_record(two_projects):
-    index = search.open_index(two_projects, two_projects / "site")
+    index = search_index.open_index(two_projects, two_projects / "site")
     [top, *_] = search.search(
         index, "ValueError: Gearbox ratio 3.5 is outside the range the other tool accepts"
     )
@@ -59,7 +60,7 @@ def test_an_error_of_the_second_project_lands_on_its_record(two_projects):
 
 
 def test_a_message_both_projects_print_is_one_result_naming_both(two_projects):
-    index = search.open_index(two_projects, two_projects / "site")
+    index = search_index.open_index(two_projects, two_projects / "site")
     paste = "ValueError: Widget count (10) must be divisible by group size (4)."
 
     def lead(text: str) -> list[str]:

@@ -11,7 +11,7 @@ import pytest
 
 from errorkb import urls
 from errorkb.content.load import load_content
-from errorkb.search import engine as search
+from errorkb.search import index as search_index
 from errorkb.site.build import build
 from tests.conftest import make_r3_kb
 from tests.test_api_schema import document_validator
@@ -107,7 +107,7 @@ def test_the_page_and_the_document_show_the_threads(kb):
 
 def test_demand_is_the_count_of_threads(kb):
     with_threads(kb)
-    assert search.demand(load_content(kb))["00000000000000a1"] == 3
+    assert search_index.demand(load_content(kb))["00000000000000a1"] == 3
 
 
 REPORTED = Path(__file__).resolve().parent.parent / "bench" / "reported"
@@ -169,4 +169,4 @@ def test_bench_reported_writes_only_threads_whose_paste_lands_on_the_record(tmp_
     assert ranked.returncode == 0, ranked.stderr
     table = (kb / "content/most-met/ranked.md").read_text()
     assert "| 1 | `33000000000000b2` | vLLM: " in table  # the fixture's 2 threads first
-    assert search.demand(load_content(kb))["33000000000000a3"] == 1
+    assert search_index.demand(load_content(kb))["33000000000000a3"] == 1

@@ -14,6 +14,7 @@ from errorkb import urls
 from errorkb.content import template
 from errorkb.content.load import load_content
 from errorkb.search import engine as search
+from errorkb.search import index as search_index
 from tests.conftest import REPO, corpus_rows
 
 CASES = json.loads(Path(__file__).with_name("search_cases.json").read_text())
@@ -21,7 +22,7 @@ CASES = json.loads(Path(__file__).with_name("search_cases.json").read_text())
 
 @pytest.fixture(scope="module")
 def index(search_kb):
-    return search.open_index(search_kb)
+    return search_index.open_index(search_kb)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
@@ -62,11 +63,11 @@ def test_exact_matches_come_before_similar_ones(index):
 
 
 def test_the_built_site_and_content_give_the_same_index(search_kb):
-    built = search.open_index(search_kb, search_kb / "site")
-    assert built.meta == search.open_index(search_kb).meta
+    built = search_index.open_index(search_kb, search_kb / "site")
+    assert built.meta == search_index.open_index(search_kb).meta
     for case in CASES:
         assert search.search(built, case["text"]) == search.search(
-            search.open_index(search_kb), case["text"]
+            search_index.open_index(search_kb), case["text"]
         )
 
 
@@ -349,8 +350,8 @@ def test_index_files_are_deterministic_and_complete(search_kb):
     meta = json.loads((site / "search/index.json").read_text())
     shards = sorted(int(p.stem) for p in (site / "search/words").iterdir())
     assert shards == list(range(meta["shards"]))
-    items = search.entries(load_content(search_kb))
-    assert dict(search.index_files(items)) == dict(search.index_files(items))
+    items = search_index.entries(load_content(search_kb))
+    assert dict(search_index.index_files(items)) == dict(search_index.index_files(items))
 
 
 def test_the_site_has_the_search_page_a_box_on_every_page_and_pagefind(fixture_site):
@@ -453,7 +454,7 @@ def test_match_answers_from_its_cache_until_content_changes(search_kb, tmp_path)
     shutil.copytree(search_kb / "content", root / "content")
     text = CASES[0]["text"]
     first = errorkb(root, "match", "--json", text)
-    assert first.returncode == 0 and (root / search.CACHE_DIR / "stamp").exists()
+    assert first.returncode == 0 and (root / search_index.CACHE_DIR / "stamp").exists()
     again = errorkb(root, "match", "--json", text)
     assert again.stdout == first.stdout
     # A change to content/ compiles the index anew, and a broken record shows.

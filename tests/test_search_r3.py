@@ -9,6 +9,7 @@ import pytest
 
 from errorkb.content.load import load_content
 from errorkb.search import engine as search
+from errorkb.search import index as search_index
 from errorkb.triage import _sure, engine_of_repo
 from tests.conftest import make_r3_kb
 
@@ -18,7 +19,7 @@ CASES = json.loads((Path(__file__).parent / "search_r3_cases.json").read_text())
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
     root = make_r3_kb(tmp_path_factory.mktemp("r3") / "kb")
-    return search.Index(search.site_index(load_content(root)).__getitem__)
+    return search.Index(search_index.site_index(load_content(root)).__getitem__)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

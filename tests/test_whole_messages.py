@@ -244,6 +244,7 @@ def test_a_record_whose_template_is_read_whole_keeps_its_id_and_prose(kb):
 def test_a_cut_template_is_marked_on_its_record_and_never_exact(kb):
     from errorkb.content.load import load_content
     from errorkb.search import engine
+    from errorkb.search import index as search_index
     from errorkb.sources import chronicle, lineage
 
     code = """
@@ -258,12 +259,12 @@ def check(code):
     (rid,) = done.created
     content = load_content(kb)
     assert content.records[rid].message_cut
-    (entry,) = [e for e in engine.entries(content) if e.record == rid]
+    (entry,) = [e for e in search_index.entries(content) if e.record == rid]
     assert entry.document()["cut"] is True
     paste = "ApiError: ('The request to the model server failed with code', 503)"
 
     def tier() -> str:
-        (found,) = [r for r in engine.search(engine.open_index(kb), paste) if r.id == rid]
+        (found,) = [r for r in engine.search(search_index.open_index(kb), paste) if r.id == rid]
         return found.match
 
     assert tier() == "partial"  # the paste goes on past the cut template: never exact

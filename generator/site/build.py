@@ -34,7 +34,7 @@ from errorkb.content.model import Content, Record
 from errorkb.content.successors import successors
 from errorkb.progress import QUIET, Progress
 from errorkb.registry import wings
-from errorkb.search import engine as search
+from errorkb.search import index as search_index
 from errorkb.site import api, cards, check, markup, paging, publish, shortlinks
 from errorkb.site.linking import Links, link
 from errorkb.site.pages import Pages
@@ -338,7 +338,7 @@ class Plan:
 
     def search_index(self) -> Iterable[Unit]:
         """Its pages of patterns keyed by their records, made only when changed."""
-        for url, key, made in search.site_index_parts(self.content, self.code_key):
+        for url, key, made in search_index.site_index_parts(self.content, self.code_key):
             yield Unit(url, key, made)
 
     def site_pages(self) -> Iterable[Unit]:
@@ -692,8 +692,8 @@ def _write_newer(writer: "Writer", page_urls: list[str]) -> None:
 
 def _index_full_text(writer: "Writer", page_urls: list[str], folder: str) -> None:
     try:
-        search.full_text_index(writer.root, page_urls, writer.root / folder.strip("/"))
-    except search.FullTextError as exc:
+        search_index.full_text_index(writer.root, page_urls, writer.root / folder.strip("/"))
+    except search_index.FullTextError as exc:
         raise BuildError(str(exc)) from exc
 
 

@@ -28,6 +28,7 @@ from errorkb.content.model import Content, ContentError, Record
 from errorkb.content.successors import successors
 from errorkb.progress import QUIET, Progress
 from errorkb.search import engine
+from errorkb.search import index as search_index
 from errorkb.site import api, build, paging, publish, shortlinks
 from errorkb.site.linking import link
 from errorkb.site.pages import FEED_COUNT, RECENT_COUNT, Pages, listed_entry
@@ -197,7 +198,7 @@ def _listing(plan: "build.Plan") -> Listing:
             project: [r.path for recs in files.values() for r in recs]
             for project, files in links.by_file.items()
         },
-        slots=[(r.id, n) for r, n in engine.index_slots(content)],
+        slots=[(r.id, n) for r, n in search_index.index_slots(content)],
         home=[r.id for r in links.recent[:RECENT_COUNT]],
         feed=[r.id for r in links.recent if r.modified][:FEED_COUNT],
         guides={g.slug: [content.aliases.get(i, i) for i in g.errors] for g in content.guides},
@@ -382,7 +383,7 @@ def _raised_paths(record: Record) -> list[str]:
 
 def _pattern_pages(listing: Listing, rid: str) -> dict[int, list[tuple[str, int]]]:
     """The pages of the search index that hold a record's patterns, by number. Its slots
-    follow one another, its wordings in order (engine.index_slots): found from the first
+    follow one another, its wordings in order (search_index.index_slots): found from the first
     by the list's own search, instead of a loop over the 34,000 slots of the real content."""
     size, slots = engine.PAGE, listing.slots
     try:
@@ -476,14 +477,16 @@ def _pattern_units(
     """The pages of patterns that show the record, their words' weights as the live files
     have them."""
     content, units = plan.content, []
-    names = engine.project_names(content)
-    extras = engine.search_extras(content)
+    names = search_index.project_names(content)
+    extras = search_index.search_extras(content)
     for number, slot_ids in sorted(_answers_pattern_pages(state, record.id).items()):
         slots = [(content.records[rid], n) for rid, n in slot_ids]
         live = json.loads(_live(writer, urls.search_patterns(str(number))))
         totals = [item["weight"] for item in live]
-        answers = engine.page_answers(content, slots)
-        made = engine.patterns_page(number, slots, names, totals, plan.code_key, answers, extras)
+        answers = search_index.page_answers(content, slots)
+        made = search_index.patterns_page(
+            number, slots, names, totals, plan.code_key, answers, extras
+        )
         units.append(build.Unit(*made))
     return units
 

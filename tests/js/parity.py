@@ -18,6 +18,7 @@ from pathlib import Path
 from errorkb import urls
 from errorkb.content.load import ParseCache, load_content
 from errorkb.search import engine as search
+from errorkb.search import index as search_index
 from errorkb.site.build import CACHE_DIR
 from tests.conftest import REPO, STACK, corpus_rows, make_r3_kb, make_search_kb, make_stack_kb
 
@@ -36,7 +37,7 @@ def write_index(root: Path, out: Path) -> search.Index:
     cache = ParseCache(root / CACHE_DIR / "parse")
     content = load_content(root, cache)
     cache.save()
-    files = search.site_index(content)
+    files = search_index.site_index(content)
     for url, body in files.items():
         target = out / urls.output_path(url)
         target.parent.mkdir(parents=True, exist_ok=True)
