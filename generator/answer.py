@@ -41,7 +41,11 @@ def divisor_role(derived: dict) -> dict:
     settings = [f for f in derived.get("flags") or [] if f.get("kind") != "model-config"]
     names = {_tail(f.get(k, "")) for f in settings for k in ("name", "field")} - {""}
     divisor = _tail(div.get("divisor", ""))
-    if divisor in names or GPU_COUNT.search(divisor) or re.fullmatch(r"tp(_size)?", divisor):
+    if (
+        divisor in names
+        or GPU_COUNT.search(divisor)
+        or re.fullmatch(r"(tp|pp|dp|ep)(_size)?", divisor)
+    ):
         mine = [f for f in settings if divisor in (_tail(f.get("name")), _tail(f.get("field")))]
         return {"fixed": False, "setting": mine[0].get("flag", "") if mine else ""}
     splits = [f for f in settings if PARALLEL.search(f.get("name", "") + " " + f.get("flag", ""))]
@@ -142,7 +146,7 @@ def _divisibility(derived: dict, values: dict) -> dict | None:
         }
     valid = _divisors(value)
     gpus = GPU_COUNT.search(f"{div.get('divisor', '')} {dname}") or re.fullmatch(
-        r"tp(_size)?", _tail(shown_d or "")
+        r"(tp|pp|dp|ep)(_size)?", _tail(shown_d or "")
     )
     node, given = _node(values)
     fit = [d for d in valid if d <= node] if gpus else valid
@@ -227,6 +231,140 @@ def _relation(spec: dict | None, values: dict) -> dict | None:
     }
 
 
+# What a raise test's parts say, and what passes instead: raised when `left op right`.
+_WORDS = {
+    ">": "is greater than",
+    ">=": "is at least",
+    "<": "is less than",
+    "<=": "is at most",
+    "==": "equals",
+    "!=": "differs from",
+    "%": "is not a multiple of",
+}
+
+
+def fmt(n: float) -> str:
+    """A number as the page prints it (try.js's fmt): an integer whole, else 6 digits."""
+    r = float(f"{n:.6g}")
+    return str(int(r)) if r == int(r) else repr(r)
+
+
+def _bound(op: str, side: str, a: float, b: float) -> str:
+    """What values of one side (`left`/`right`) make `a op b` false, in words: "at most 6048"."""
+    whole = a == int(a) and b == int(b)
+    if op in ("==", "!="):
+        other = fmt(b if side == "left" else a)
+        return other if op == "!=" else f"anything but {other}"
+    # The other side's value, and whether the passing side must stay below it.
+    other, below = (b, op in (">", ">=")) if side == "left" else (a, op in ("<", "<="))
+    if op in (">", "<"):  # a > b passes at a <= b
+        return f"at most {fmt(other)}" if below else f"at least {fmt(other)}"
+    if whole:  # a >= b passes only at a < b
+        return f"at most {fmt(other - 1)}" if below else f"at least {fmt(other + 1)}"
+    return f"below {fmt(other)}" if below else f"above {fmt(other)}"
+
+
+def _handle(write: str) -> str:
+    """A setting as its pattern writes it, without the value: `--max-model-len`, `VLLM_X`."""
+    return re.sub(r"(:? |=)?\{\}.*$", "", write).rstrip(":")
+
+
+def _named(side: object, value: float) -> str:
+    return fmt(value) if not isinstance(side, str) else f"{side} = {fmt(value)}"
+
+
+def _modulo_change(test: dict, a: int, b: int, values: dict) -> str:
+    """A divisibility test (a % b != 0 raises): the nearest passing values of the side the
+    user sets, either side of theirs; the divisor a GPU count within one node."""
+    ways = []
+    written = test.get("set") or {}
+    if "right" in written and 0 < a <= MAX_DIVIDEND:
+        found = _divisors(a)
+        if GPU_COUNT.search(written["right"]):
+            found = [d for d in found if d <= _node(values)[0]]
+        near = _nearest(found, b)
+        if near:
+            ways.append(" or ".join(written["right"].replace("{}", str(d)) for d in near))
+    if "left" in written and b > 0:
+        down = a // b * b
+        near = [m for m in (down, down + b) if m > 0 and m != a]
+        ways += [" or ".join(written["left"].replace("{}", str(m)) for m in near)] if near else []
+    return " or ".join(ways)
+
+
+def _tests(groups: list[list[dict]], values: dict) -> dict | None:
+    """The derived condition tested on the values (api.case_tests): of the first condition
+    with a part the values test, whether it holds (the check raises) and, when it does, the
+    values of each part's sides that pass, the sides the user sets by their setting."""
+    for group in groups:
+        tried = []
+        for test in group:
+            a = test["left"] if not isinstance(test["left"], str) else _number(values, test["left"])
+            b = (
+                test["right"]
+                if not isinstance(test["right"], str)
+                else _number(values, test["right"])
+            )
+            if (
+                a is None
+                or b is None
+                or (test["op"] == "%" and (b == 0 or a != int(a) or b != int(b)))
+            ):
+                continue
+            holds = {
+                ">": a > b,
+                ">=": a >= b,
+                "<": a < b,
+                "<=": a <= b,
+                "==": a == b,
+                "!=": a != b,
+                "%": test["op"] == "%" and b != 0 and a % b != 0,
+            }[test["op"]]
+            tried.append((test, a, b, holds))
+        if not tried:
+            continue
+        said = [
+            f"{_named(t['left'], a)} {_WORDS[t['op']]} {_named(t['right'], b)}"
+            for t, a, b, _ in tried
+        ]
+        passing = [i for i, (*_, holds) in enumerate(tried) if not holds]
+        if passing:
+            return {
+                "verdict": f"With your values this check passes: {said[passing[0]]} is false. "
+                "The paste may hold other values, or another check printed the message.",
+                "computed": True,
+            }
+        changes = []
+        for t, a, b, _ in tried:
+            written = t.get("set") or {}
+            if t["op"] == "%":
+                found = _modulo_change(t, int(a), int(b), values)
+                changes += [found] if found else []
+                continue
+            for side in ("left", "right"):
+                if side in written:
+                    bound = _bound(t["op"], side, a, b)
+                    to = "" if bound.startswith(("below", "above")) else "to "
+                    changes.append(f"{_handle(written[side])} {to}{bound}")
+        out = {
+            "verdict": "With your values the check fails: " + "; ".join(said) + ".",
+            "computed": True,
+        }
+        if changes:
+            out["change"] = "To pass it, set " + ", or ".join(changes) + "."
+            return out
+        t, a, b, _ = tried[0]
+        if t["op"] == "%":
+            out["why_not"] = "no setting the check names changes these values"
+            return out
+        sides = [
+            f"{t[k]} {_bound(t['op'], k, a, b)}" for k in ("left", "right") if isinstance(t[k], str)
+        ]
+        out["change"] = "It passes with " + " or ".join(sides) + "."
+        return out
+    return None
+
+
 def page_values(values: dict) -> dict:
     """The values under the names the page reads (an old wording's `x_div_GiB_bytes`: `x`)."""
     out = dict(values)
@@ -235,14 +373,48 @@ def page_values(values: dict) -> dict:
     return out
 
 
+def why_not(derived: dict, computed: dict) -> str:
+    """Why nothing is computed from the values, in a few words (the page's one line)."""
+    condition = derived.get("condition") or ""
+    if computed.get("tests"):
+        return "the values its condition compares are not numbers in your paste"
+    if condition:
+        shown = condition if len(condition) <= 90 else condition[:89] + "…"
+        return f"its condition ({shown}) compares no value the message prints"
+    if derived.get("unconditional"):
+        return "the check raises whenever the code reaches it, whatever the values"
+    if derived.get("quantities"):
+        return "its condition is too long to test on the values"
+    return "the site has no condition of this check to test the values on"
+
+
 def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | None:
-    """What the page answers for these values (the record's JSON document; of an old wording
-    without a derived block of its own, that of `today_doc`, the check printed today):
-    {"lines": [...], "computed": bool, ...}, or None when the values say nothing more."""
+    """What the page answers for these values (the record's JSON document; of an old wording,
+    `today_doc`, the check printed today that took over, whose answer its page shows when
+    its own derived block answers nothing): {"lines": [...], "computed": bool, ...}; when
+    nothing can be computed, one line that says why (`why_not`). None without values."""
     if not values:
         return None
     values = page_values({k: str(v) for k, v in values.items()})
-    derived = doc.get("derived") or (today_doc or {}).get("derived") or {}
+    docs = [d for d in (doc, today_doc) if d]
+    if not doc.get("derived") and today_doc:
+        docs = [today_doc]
+    for one in docs:
+        said = _answer(one, values)
+        if said["computed"]:
+            return said
+    derived = docs[0].get("derived") or {}
+    said = _answer(docs[0], values)
+    reason = said.get("why_not") or why_not(
+        derived, (docs[0].get("computed") or {}).get("derived") or {}
+    )
+    said["why_not"] = reason
+    said["lines"].append(f"No answer computed from these values: {reason}.")
+    return said
+
+
+def _answer(doc: dict, values: dict) -> dict:
+    derived = doc.get("derived") or {}
     computed = (doc.get("computed") or {}).get("derived") or {}
     out: dict = {"lines": [], "computed": False}
     div = _divisibility(derived, values)
@@ -252,10 +424,21 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
         for key in ("change", "setting", "factor", "nearest", "why_not"):
             if key in div:
                 out[key] = div[key]
+        if div.get("computed"):
+            return out
+    tests = _tests(computed.get("tests") or [], values)
+    if tests:
+        out["lines"] += [line for line in (tests.get("verdict"), tests.get("change")) if line]
+        out["computed"] = True
+        for key in ("change", "why_not"):
+            if key in tests:
+                out[key] = tests[key]
+        if "passes" in tests["verdict"]:
+            return out  # what would pass it is beside the point
     if not div or "change" not in div:
         for item in computed.get("passes") or []:
             found = values_to_try(item, values)
-            if found:
+            if found and not tests:
                 tried = " or ".join(item["write"].replace("{}", v) for v in found)
                 out["lines"].append(f"To pass this check: {tried}.")
                 out["computed"] = True
@@ -263,4 +446,4 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
         rel = _relation(computed.get("relation"), values)
         if rel:
             out["lines"].append(rel["verdict"])
-    return out if out["lines"] else None
+    return out

@@ -150,18 +150,25 @@ def test_titles_say_what_must_hold_and_drop_glued_values():
     """Issue 40, round 2: titles where a value was glued to a word ("c{ratio}", "{n}s"), or
     whose first clause only compared values, said nothing."""
     # a first clause that only compares values: the clause that says what must hold
-    assert template.title(
-        "c{r} page_size={a} != expected={b} for ori page_size={c}; C4 and C128 must use their "
-        "configured native page layouts (see Pool.kernel_page_size)"
-    ) == "C4 and C128 must use their configured native page layouts"
+    assert (
+        template.title(
+            "c{r} page_size={a} != expected={b} for ori page_size={c}; C4 and C128 must use their "
+            "configured native page layouts (see Pool.kernel_page_size)"
+        )
+        == "C4 and C128 must use their configured native page layouts"
+    )
     # a requirement after ";" stays with the first clause
-    assert template.title(
-        "gate tile ({m}, {n}) gives {k} outputs; must be a multiple of 128"
-    ) == "Gate tile gives outputs; must be a multiple of 128"
+    assert (
+        template.title("gate tile ({m}, {n}) gives {k} outputs; must be a multiple of 128")
+        == "Gate tile gives outputs; must be a multiple of 128"
+    )
     # the word that announced a dropped value goes with it
-    assert template.title(
-        "JIT module '{m}' has no usable cached build under {scope}, and X forbids it."
-    ) == "JIT module has no usable cached build, and X forbids it"
+    assert (
+        template.title(
+            "JIT module '{m}' has no usable cached build under {scope}, and X forbids it."
+        )
+        == "JIT module has no usable cached build, and X forbids it"
+    )
     # units glued to a value go with it
     assert template.title("Warmup completed in {elapsed}s") == "Warmup completed"
     audio = "Audio exceeds maximum allowed duration of {d}s (metadata reports {m}s)"
@@ -270,9 +277,7 @@ def test_start_up_validators_and_per_request_cache_work_are_staged_where_they_ru
     assert vllm.stage(docs, "attach_router") == "engine-startup"  # while the app is built
     cohere = "vllm/model_executor/models/cohere_asr.py"
     assert vllm.stage(cohere, "CohereAsr._parse_and_validate_audio_input") == "request-handling"
-    assert sgl.stage(hybrid, "HybridCacheController._page_transfer_sidecar") == (
-        "request-handling"
-    )
+    assert sgl.stage(hybrid, "HybridCacheController._page_transfer_sidecar") == ("request-handling")
     assert sgl.stage(hybrid, "HybridCacheController.__init__") == "engine-startup"
     factory = "python/sglang/srt/mem_cache/storage/backend_factory.py"
     assert sgl.stage(factory, "StorageBackendFactory._load_backend_class") == "engine-startup"
@@ -604,7 +609,9 @@ def test_a_stub_page_tests_its_condition_on_the_values(divisor_site):
     relation = {"left": "head_size", "op": ">", "right": 256}
     assert doc["computed"]["derived"]["relation"] == relation
     html = (divisor_site / "site/errors" / rid / "index.html").read_text()
-    assert 'data-condition="head_size &gt; 256"' in html and "data-relation=" in html
+    tests = [[{"left": "head_size", "op": ">", "right": 256}]]
+    assert doc["computed"]["derived"]["tests"] == tests  # what the page tests (case_tests)
+    assert "data-tests=" in html
     rid = record_id(divisor_site, "num_heads")  # a remainder test
     doc = json.loads((divisor_site / f"site/api/errors/{rid}.json").read_text())
     relation = {"left": "num_heads", "op": "%", "right": "tp_size"}

@@ -15,6 +15,7 @@ from functools import lru_cache
 import orjson
 
 from errorkb import urls
+from errorkb.answer import why_not
 from errorkb.content import template
 from errorkb.content.derived import CATEGORIES, KINDS, STAGES, handle, write_pattern
 from errorkb.content.load import EACH, load_schema, markdown_fields
@@ -77,14 +78,27 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
         },
     }
     if record.derived:
-        doc["computed"]["derived"] = _derived_labels(record.derived, _today_flags(record, content))
-        relation = case_relation(record)
-        if relation:
-            doc["computed"]["derived"]["relation"] = relation
-        passes = values_to_try(record)
-        if passes:
-            doc["computed"]["derived"]["passes"] = passes
+        doc["computed"]["derived"] = derived_document(record, _today_flags(record, content))
     return doc
+
+
+def derived_document(record: Record, today: list[dict] | None = None) -> dict:
+    """computed.derived: the derived block's keys in words (_derived_labels), and what the
+    page and site/answer.py turn values into an answer with: the condition as a relation
+    they can test (case_relation), the settings with a value that passes (values_to_try)."""
+    out = _derived_labels(record.derived, today)
+    relation = case_relation(record)
+    if relation:
+        out["relation"] = relation
+    passes = values_to_try(record)
+    if passes:
+        out["passes"] = passes
+    tests = case_tests(record)
+    if tests:
+        out["tests"] = tests
+    elif not passes and not record.derived.get("divisibility"):
+        out["why_not"] = why_not(record.derived, out)  # nothing turns values into an answer
+    return out
 
 
 def values_to_try(record: Record) -> list[dict]:
@@ -218,13 +232,7 @@ def answer_document(record: Record, content: Content) -> dict:
         "project": {"key": record.project, "name": content.projects[record.project].name},
     }
     if record.derived:
-        computed["derived"] = _derived_labels(record.derived)
-        relation = case_relation(record)
-        if relation:
-            computed["derived"]["relation"] = relation
-        passes = values_to_try(record)
-        if passes:
-            computed["derived"]["passes"] = passes
+        computed["derived"] = derived_document(record)
     return {
         **record.data,
         "html_url": urls.absolute(base, urls.error(record.id)),
@@ -292,10 +300,101 @@ def case_relation(record: Record) -> dict | None:
     return {"left": sides[0], "op": symbol, "right": sides[1]}
 
 
+# A quantity the code holds in one unit and the message prints in another: `free_memory`
+# (bytes) printed as `{free_memory_gib}`. Two sides compare only in the same unit.
+_UNITS = ("_gib", "_gb", "_mib", "_mb", "_kib", "_kb", "_bytes")
+
+
+def case_tests(record: Record) -> list[list[dict]]:
+    """The derived conditions (the record's, then its old wordings' own) as tests the page
+    and site/answer.py run on the values in the address: per condition, its comparisons of
+    the message's values (a condition is raised when all of its `and` parts hold; each
+    comparison that can be tested is one test): {"left", "op", "right"}, a side a
+    placeholder's name or a number, op a comparison or "%" (left is not a multiple of right);
+    `set`: the sides the user sets, each as they write it (`--max-model-len {}`). A name
+    matches a placeholder by its last part, or by that part and a unit (`free_memory` is
+    `{free_memory_gib}`, when the other side is in the same unit)."""
+    names = {n for text in record.messages for n in template.placeholders(text)}
+    blocks = [record.derived] + [
+        v["derived"]
+        for v in record.data.get("variants", [])
+        if isinstance(v, dict) and v.get("derived")
+    ]
+    groups, seen = [], set()
+    for block in blocks:
+        test = _condition(block.get("condition") or "")
+        parts = (
+            test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        )
+        settings = {
+            part: write_pattern(f)
+            for f in block.get("flags", [])
+            if f.get("kind") != "model-config"
+            for part in (_last(f.get("name", "")), _last(f.get("field", "")))
+            if part
+        }
+        group = [t for t in (_test(p, names, settings) for p in parts if p is not None) if t]
+        key = json.dumps(group, sort_keys=True)
+        if group and key not in seen:
+            seen.add(key)
+            groups.append(group)
+    return groups
+
+
+def _last(name: str) -> str:
+    return re.split(r"[.\[]", name.strip("-").replace("-", "_"))[-1]
+
+
+def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | None:
+    """One comparison of a condition as a test of the values (case_tests), else None."""
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return None
+    left, op, right = node.left, type(node.ops[0]), node.comparators[0]
+    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod):
+        if op is not ast.NotEq or not (isinstance(right, ast.Constant) and right.value == 0):
+            return None
+        left, right, symbol = left.left, left.right, "%"
+    elif op in _OPS:
+        symbol = _OPS[op]
+    else:
+        return None
+    sides = [_unit_side(side, names) for side in (left, right)]
+    if None in sides or not any(isinstance(side[0], str) for side in sides):  # type: ignore[index]
+        return None
+    (a, ua, ca), (b, ub, cb) = sides  # type: ignore[misc]
+    if ua != ub:
+        return None  # bytes against GiB, or a constant in the code's unit
+    out: dict = {"left": a, "op": symbol, "right": b}
+    written = {k: settings[c] for k, c in (("left", ca), ("right", cb)) if c in settings}
+    if written:
+        out["set"] = written
+    return out
+
+
+def _unit_side(node: ast.expr, names: set[str]) -> tuple[object, str, str] | None:
+    """A side of a test: (a placeholder's name or a number, its unit suffix, the code's
+    name), else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _unit_side(node.operand, names)
+        return (-inner[0], "", "") if inner and isinstance(inner[0], int | float) else None
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value, "", ""
+    if isinstance(node, ast.Name | ast.Attribute):
+        last = node.id if isinstance(node, ast.Name) else node.attr
+        if last in names:
+            return last, "", last
+        for unit in _UNITS:
+            if last + unit in names:
+                return last + unit, unit, last
+    return None
+
+
 @lru_cache(maxsize=1 << 14)
 def _condition(text: str) -> ast.expr | None:
     """A condition's expression (read, never changed), parsed once: a condition recurs in
     each release's twin of a record."""
+    # "RuntimeError was raised": the extractor's words for an except branch, not Python.
+    text = re.sub(r"\b[\w.]+ was raised\b", "_raised", text)
     try:
         return ast.parse(text, mode="eval").body
     except SyntaxError:
@@ -705,6 +804,32 @@ def error_document_schema(base_url: str) -> dict:
                                     "op": {"enum": [">", ">=", "<", "<=", "==", "!=", "%"]},
                                     "right": {"type": ["string", "integer"]},
                                 },
+                            },
+                            "tests": {
+                                "type": "array",
+                                "description": "the derived conditions (the record's, then "
+                                "its old wordings' own) as tests of the values: per "
+                                "condition, the comparisons of its `and` parts that name the "
+                                "message's placeholders; `set`: the sides the user sets, as "
+                                "written ({} for the value). The check raises when all hold",
+                                "items": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "required": ["left", "op", "right"],
+                                        "properties": {
+                                            "left": {"type": ["string", "number"]},
+                                            "op": {"enum": [">", ">=", "<", "<=", "==", "!=", "%"]},
+                                            "right": {"type": ["string", "number"]},
+                                            "set": {"type": "object"},
+                                        },
+                                    },
+                                },
+                            },
+                            "why_not": {
+                                "type": "string",
+                                "description": "why no answer is computed from values, when "
+                                "nothing of the record's turns them into one",
                             },
                         },
                     },
