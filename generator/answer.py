@@ -253,8 +253,8 @@ def _bound(op: str, side: str, a: float, b: float) -> str:
     """What values of one side (`left`/`right`) make `a op b` false, in words: "at most 6048"."""
     whole = a == int(a) and b == int(b)
     if op in ("==", "!="):
-        other = fmt(b if side == "left" else a)
-        return other if op == "!=" else f"anything but {other}"
+        shown = fmt(b if side == "left" else a)
+        return shown if op == "!=" else f"anything but {shown}"
     # The other side's value, and whether the passing side must stay below it.
     other, below = (b, op in (">", ">=")) if side == "left" else (a, op in ("<", "<="))
     if op in (">", "<"):  # a > b passes at a <= b

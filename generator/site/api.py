@@ -353,7 +353,8 @@ def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | N
     if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod):
         if op is not ast.NotEq or not (isinstance(right, ast.Constant) and right.value == 0):
             return None
-        left, right, symbol = left.left, left.right, "%"
+        remainder = left
+        left, right, symbol = remainder.left, remainder.right, "%"
     elif op in _OPS:
         symbol = _OPS[op]
     else:
