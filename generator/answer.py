@@ -269,8 +269,41 @@ def _handle(write: str) -> str:
     return re.sub(r"(:? |=)?\{\}.*$", "", write).rstrip(":")
 
 
+def _side(side: object, values: dict) -> float | None:
+    """A test's side: a number, a placeholder's value, or a GPU's compute capability from
+    its two placeholders ({"major", "minor"}: 7 and 5 are 75, as the code compares it)."""
+    if isinstance(side, dict):
+        major, minor = _number(values, side.get("major")), _number(values, side.get("minor"))
+        return None if major is None or minor is None else major * 10 + minor
+    return _number(values, side) if isinstance(side, str) else side  # type: ignore[return-value]
+
+
 def _named(side: object, value: float) -> str:
+    if isinstance(side, dict):
+        return f"compute capability {value / 10:.1f}"
     return fmt(value) if not isinstance(side, str) else f"{side} = {fmt(value)}"
+
+
+def _shown(test: dict, side: str, value: float) -> str:
+    """A side in words; the number a capability is compared with as the GPU's (80: 8.0)."""
+    other = test["right" if side == "left" else "left"]
+    return f"{value / 10:.1f}" if isinstance(other, dict) else _named(test[side], value)
+
+
+# A setting the condition compares with a constant (`dtype == torch.bfloat16`, `not
+# self.allow_auto_truncate`): raised only with it so; what passes, whatever the values.
+def _setting_way(test: dict) -> tuple[str, str]:
+    """(when it raises, how to pass) in words."""
+    name, op, value = _handle(test["setting"]), test["op"], test.get("value")
+    listed = ", ".join(map(str, value[:MAX_SHOWN])) if isinstance(value, list) else str(value)
+    return {
+        "==": (f"{name} is {listed}", f"set {name} to anything but {listed}"),
+        "!=": (f"{name} is not {listed}", f"set {name} to {listed}"),
+        "in": (f"{name} is one of {listed}", f"set {name} to anything but {listed}"),
+        "not in": (f"{name} is none of {listed}", f"set {name} to one of {listed}"),
+        "on": (f"{name} is on", f"turn {name} off"),
+        "off": (f"{name} is off", f"turn {name} on"),
+    }[op]
 
 
 def _modulo_change(test: dict, a: int, b: int, values: dict) -> str:
@@ -294,22 +327,16 @@ def _modulo_change(test: dict, a: int, b: int, values: dict) -> str:
 
 def _tests(groups: list[list[dict]], values: dict) -> dict | None:
     """The derived condition tested on the values (api.case_tests): of the first condition
-    with a part the values test, whether it holds (the check raises) and, when it does, the
-    values of each part's sides that pass, the sides the user sets by their setting."""
+    with a part the values test or a setting it compares, whether it holds (the check
+    raises) and, when it does, what passes: the values of each part's sides the user sets,
+    by their setting, and the settings the condition compares with constants."""
     for group in groups:
-        tried = []
-        for test in group:
-            a = test["left"] if not isinstance(test["left"], str) else _number(values, test["left"])
-            b = (
-                test["right"]
-                if not isinstance(test["right"], str)
-                else _number(values, test["right"])
-            )
-            if (
-                a is None
-                or b is None
-                or (test["op"] == "%" and (b == 0 or a != int(a) or b != int(b)))
-            ):
+        tried, ways = [], [_setting_way(t) for t in group if "setting" in t]
+        for test in (t for t in group if "setting" not in t):
+            a, b = _side(test["left"], values), _side(test["right"], values)
+            if a is None or b is None:
+                continue
+            if test["op"] == "%" and (b == 0 or a != int(a) or b != int(b)):
                 continue
             holds = {
                 ">": a > b,
@@ -321,10 +348,10 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
                 "%": test["op"] == "%" and b != 0 and a % b != 0,
             }[test["op"]]
             tried.append((test, a, b, holds))
-        if not tried:
+        if not tried and not ways:
             continue
         said = [
-            f"{_named(t['left'], a)} {_WORDS[t['op']]} {_named(t['right'], b)}"
+            f"{_shown(t, 'left', a)} {_WORDS[t['op']]} {_shown(t, 'right', b)}"
             for t, a, b, _ in tried
         ]
         passing = [i for i, (*_, holds) in enumerate(tried) if not holds]
@@ -339,23 +366,43 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
             written = t.get("set") or {}
             if t["op"] == "%":
                 found = _modulo_change(t, int(a), int(b), values)
-                changes += [found] if found else []
+                changes += [f"set {found}"] if found else []
                 continue
             for side in ("left", "right"):
                 if side in written:
                     bound = _bound(t["op"], side, a, b)
                     to = "" if bound.startswith(("below", "above")) else "to "
-                    changes.append(f"{_handle(written[side])} {to}{bound}")
-        out = {
-            "verdict": "With your values the check fails: " + "; ".join(said) + ".",
-            "computed": True,
-        }
+                    changes.append(f"set {_handle(written[side])} {to}{bound}")
+        changes += [how for _, how in ways]
+        if tried:
+            verdict = "With your values the check fails: " + "; ".join(said) + "."
+        else:
+            verdict = "It is raised only when " + "; ".join(when for when, _ in ways) + "."
+        out = {"verdict": verdict, "computed": True}
+        free = [x for x in tried if not x[0].get("set") and x[0]["op"] != "%"]
         if changes:
-            out["change"] = "To pass it, set " + ", or ".join(changes) + "."
+            out["change"] = "To pass it, " + ", or ".join(changes) + "."
+            if free and all(
+                isinstance(free[0][0][k], str | int | float) for k in ("left", "right")
+            ):
+                t, a, b, _ = free[0]  # a part no setting decides: its values that pass too
+                sides = [f"{t[k]} {_bound(t['op'], k, a, b)}" for k in ("left", "right")]
+                sides = [
+                    x
+                    for k, x in zip(("left", "right"), sides, strict=True)
+                    if isinstance(t[k], str)
+                ]
+                out["change"] += " It also passes with " + " or ".join(sides) + "."
             return out
         t, a, b, _ = tried[0]
         if t["op"] == "%":
             out["why_not"] = "no setting the check names changes these values"
+            return out
+        if isinstance(t["left"], dict) or isinstance(t["right"], dict):
+            side = "left" if isinstance(t["left"], dict) else "right"
+            words, number = _bound(t["op"], side, a, b).rsplit(" ", 1)
+            out["change"] = f"It passes on a GPU of compute capability {words} "
+            out["change"] += f"{float(number) / 10:.1f}."
             return out
         sides = [
             f"{t[k]} {_bound(t['op'], k, a, b)}" for k in ("left", "right") if isinstance(t[k], str)

@@ -135,6 +135,53 @@ def test_an_old_wordings_own_condition_answers_its_values():
     )
 
 
+DTYPE = {"name": "--dtype", "kind": "engine-arg", "field": "model_config.dtype", "flag": "--dtype"}
+TRUNC = {
+    "name": "allow_auto_truncate",
+    "kind": "server-arg",
+    "field": "server_args.allow_auto_truncate",
+    "flag": "--allow-auto-truncate",
+}
+
+
+def test_a_setting_compared_with_a_constant_is_a_way_to_pass_and_capability_is_tested():
+    rec = record(
+        "Bfloat16 needs capability 8.0. Your {gpu_name} GPU does not have it.",
+        "dtype == torch.bfloat16 and (not cls.has_device_capability(80))",
+        [DTYPE],
+        variants=[
+            "Your {gpu_name} GPU has compute capability "
+            "{compute_capability_0}.{compute_capability_1}."
+        ],
+    )
+    major_minor = {"major": "compute_capability_0", "minor": "compute_capability_1"}
+    assert api.case_tests(rec) == [
+        [
+            {"setting": "--dtype {}", "op": "==", "value": "bfloat16"},
+            {"left": major_minor, "op": "<", "right": 80},
+        ]
+    ]
+    said = answer(
+        doc_of(rec), {"gpu_name": "T4", "compute_capability_0": "7", "compute_capability_1": "5"}
+    )
+    assert said["lines"] == [
+        "With your values the check fails: compute capability 7.5 is less than 8.0.",
+        "To pass it, set --dtype to anything but bfloat16.",
+    ]
+    said = answer(doc_of(rec), {"gpu_name": "T4"})  # the condition alone: still what passes
+    assert said["computed"] and said["lines"][0] == "It is raised only when --dtype is bfloat16."
+    rec = record(
+        "The input ({n} tokens) is longer than ({context_len} tokens).",
+        "n >= self.context_len and (not self.allow_auto_truncate)",
+        [TRUNC],
+    )
+    said = answer(doc_of(rec), {"n": "5", "context_len": "4"})
+    assert said["lines"][1] == (
+        "To pass it, turn --allow-auto-truncate on. It also passes with n at most 3 "
+        "or context_len at least 6."
+    )
+
+
 def test_where_nothing_is_computed_the_answer_says_why_in_one_line():
     rec = record("Model {arch} is not supported.", "arch not in registry")
     said = answer(doc_of(rec), {"arch": "Foo"})
@@ -191,6 +238,52 @@ CASES = [
     ),
     ([[{"left": "a", "op": ">", "right": "b"}]], {"a": "big", "b": "1"}),
     ([[{"left": "a", "op": ">", "right": "b"}]], {"a": "1234567.5", "b": "1"}),
+    (
+        [
+            [
+                {"setting": "--dtype {}", "op": "==", "value": "bfloat16"},
+                {"left": {"major": "c0", "minor": "c1"}, "op": "<", "right": 80},
+            ]
+        ],
+        {"c0": "7", "c1": "5"},
+    ),
+    (
+        [
+            [
+                {"setting": "--dtype {}", "op": "==", "value": "bfloat16"},
+                {"left": {"major": "c0", "minor": "c1"}, "op": "<", "right": 80},
+            ]
+        ],
+        {"c0": "9", "c1": "0"},
+    ),
+    ([[{"left": {"major": "c0", "minor": "c1"}, "op": "<", "right": 80}]], {"c0": "7", "c1": "0"}),
+    ([[{"setting": "--q {}", "op": "not in", "value": ["fp8", "awq"]}]], {"x": "1"}),
+    (
+        [
+            [
+                {"setting": "--q {}", "op": "in", "value": ["fp8", "awq"]},
+                {"setting": "VLLM_X={}", "op": "off"},
+                {"setting": "--y {}", "op": "on"},
+            ]
+        ],
+        {"x": "1"},
+    ),
+    ([[{"setting": "--q {}", "op": "!=", "value": 3}]], {"x": "1"}),
+    (
+        [[{"left": "a", "op": ">=", "right": "b"}, {"setting": "--t {}", "op": "off"}]],
+        {"a": "5", "b": "4"},
+    ),
+    (
+        [
+            [
+                {"left": {"major": "c0", "minor": "c1"}, "op": "<", "right": 80},
+                {"left": "a", "op": ">", "right": 2},
+                {"setting": "--t {}", "op": "off"},
+            ]
+        ],
+        {"a": "5", "c0": "7", "c1": "5"},
+    ),
+    ([[{"left": "a", "op": ">", "right": 2}, {"setting": "--t {}", "op": "off"}]], {"a": "5"}),
 ]
 
 
@@ -207,7 +300,7 @@ def python_said(groups, values) -> dict | None:
 @pytest.mark.skipif(not shutil.which("node"), reason="needs Node")
 def test_try_js_tests_answer_says_what_answer_py_says():
     script = (
-        f'import {{ testsAnswer }} from "{REPO / "templates/assets/try.js"}";\n'
+        f'import {{ testsAnswer }} from "{REPO / "templates/assets/tests.js"}";\n'
         "const cases = JSON.parse(process.argv[1]);\n"
         "console.log(JSON.stringify(cases.map(([g, v]) => testsAnswer(g, v))));\n"
     )

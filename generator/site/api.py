@@ -346,7 +346,15 @@ def _last(name: str) -> str:
 
 
 def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | None:
-    """One comparison of a condition as a test of the values (case_tests), else None."""
+    """One comparison of a condition as a test of the values (case_tests), else None; or a
+    setting the condition compares with a constant ({"setting", "op", "value"}: raised only
+    with it so), or the GPU's compute capability the message prints in two placeholders."""
+    capability = _capability(node, names)
+    if capability:
+        return capability
+    way = _setting_test(node, names, settings)
+    if way:
+        return way
     if not isinstance(node, ast.Compare) or len(node.ops) != 1:
         return None
     left, op, right = node.left, type(node.ops[0]), node.comparators[0]
@@ -370,6 +378,66 @@ def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | N
     if written:
         out["set"] = written
     return out
+
+
+def _capability(node: ast.expr, names: set[str]) -> dict | None:
+    """`not current_platform.has_device_capability(80)` with the message's
+    `{compute_capability_0}.{compute_capability_1}`: the GPU's capability is below 8.0."""
+    negated = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+    call = node.operand if isinstance(node, ast.UnaryOp) and negated else node
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "has_device_capability"
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Constant)
+        and type(call.args[0].value) is int
+    ):
+        return None
+    major = sorted(n for n in names if n.endswith("capability_0"))
+    minor = [n[:-1] + "1" for n in major if n[:-1] + "1" in names]
+    if not minor:
+        return None
+    side = {"major": minor[0][:-1] + "0", "minor": minor[0]}
+    return {"left": side, "op": "<" if negated else ">=", "right": call.args[0].value}
+
+
+def _constant(node: ast.expr) -> object:
+    """A constant the code compares a setting with: a literal, or an enum's or a module's
+    member by its name (`torch.bfloat16`: bfloat16); a tuple or list of them; else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str | int | float):
+        return node.value
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name | ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Tuple | ast.List | ast.Set) and node.elts:
+        found = [_constant(e) for e in node.elts]
+        return None if None in found or any(isinstance(f, list) for f in found) else found
+    return None
+
+
+def _setting_test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | None:
+    """A part of the condition over one setting alone, which the message does not print:
+    `dtype == torch.bfloat16` (raised only with it so), `not self.allow_auto_truncate`."""
+
+    def setting(n: ast.expr) -> str | None:
+        if not isinstance(n, ast.Name | ast.Attribute):
+            return None
+        last = n.id if isinstance(n, ast.Name) else n.attr
+        return settings.get(last) if last not in names else None
+
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        write = setting(node.operand)
+        return {"setting": write, "op": "off"} if write else None
+    if setting(node):
+        return {"setting": setting(node), "op": "on"}
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return None
+    ops = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in", ast.Is: "=="}
+    op = ops.get(type(node.ops[0]))
+    write, value = setting(node.left), _constant(node.comparators[0])
+    if not op or not write or value is None or isinstance(value, list) != op.endswith("in"):
+        return None
+    return {"setting": write, "op": op, "value": value}
 
 
 def _unit_side(node: ast.expr, names: set[str]) -> tuple[object, str, str] | None:

@@ -56,7 +56,7 @@ function yourValues(box) {
 // The derived condition tested on the values (answer.py's _tests): whether the check fails
 // with them, and the values of the settings it compares that pass.
 async function tellTests(box, values) {
-  const { testsAnswer } = await import("./try.js");
+  const { testsAnswer } = await import("./tests.js"); // only where #case-tests is
   const said = testsAnswer(JSON.parse(box.dataset.tests), values);
   if (!said) return false;
   const out = box.querySelector("[data-case-relation]");
