@@ -387,12 +387,8 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
             ):
                 t, a, b, _ = free[0]  # a part no setting decides: its values that pass too
                 sides = [f"{t[k]} {_bound(t['op'], k, a, b)}" for k in ("left", "right")]
-                sides = [
-                    x
-                    for k, x in zip(("left", "right"), sides, strict=True)
-                    if isinstance(t[k], str)
-                ]
-                out["change"] += " It also passes with " + " or ".join(sides) + "."
+                sides = [x for k, x in zip(("left", "right"), sides) if isinstance(t[k], str)]
+                out["change"] = f"{out['change']} It also passes with {' or '.join(sides)}."
             return out
         t, a, b, _ = tried[0]
         if t["op"] == "%":
@@ -401,8 +397,8 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
         if isinstance(t["left"], dict) or isinstance(t["right"], dict):
             side = "left" if isinstance(t["left"], dict) else "right"
             words, number = _bound(t["op"], side, a, b).rsplit(" ", 1)
-            out["change"] = f"It passes on a GPU of compute capability {words} "
-            out["change"] += f"{float(number) / 10:.1f}."
+            shown = f"{float(number) / 10:.1f}"
+            out["change"] = f"It passes on a GPU of compute capability {words} {shown}."
             return out
         sides = [
             f"{t[k]} {_bound(t['op'], k, a, b)}" for k in ("left", "right") if isinstance(t[k], str)
