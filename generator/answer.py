@@ -386,8 +386,11 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
                 isinstance(free[0][0][k], str | int | float) for k in ("left", "right")
             ):
                 t, a, b, _ = free[0]  # a part no setting decides: its values that pass too
-                sides = [f"{t[k]} {_bound(t['op'], k, a, b)}" for k in ("left", "right")]
-                sides = [x for k, x in zip(("left", "right"), sides) if isinstance(t[k], str)]
+                sides = [
+                    f"{t[k]} {_bound(t['op'], k, a, b)}"
+                    for k in ("left", "right")
+                    if isinstance(t[k], str)
+                ]
                 out["change"] = f"{out['change']} It also passes with {' or '.join(sides)}."
             return out
         t, a, b, _ = tried[0]
