@@ -312,12 +312,14 @@ def _modulo_change(test: dict, a: int, b: int, values: dict) -> str:
     ways = []
     written = test.get("set") or {}
     if "right" in written and 0 < a <= MAX_DIVIDEND:
-        found = _divisors(a)
+        found, where = _divisors(a), ""
         if GPU_COUNT.search(written["right"]):
-            found = [d for d in found if d <= _node(values)[0]]
+            node, given = _node(values)
+            found = [d for d in found if d <= node]
+            where = f" (within one {node}-GPU node{'' if given else ', assumed'})"
         near = _nearest(found, b)
         if near:
-            ways.append(" or ".join(written["right"].replace("{}", str(d)) for d in near))
+            ways.append(" or ".join(written["right"].replace("{}", str(d)) for d in near) + where)
     if "left" in written and b > 0:
         down = a // b * b
         near = [m for m in (down, down + b) if m > 0 and m != a]

@@ -110,7 +110,9 @@ def test_an_except_branch_condition_still_yields_its_comparisons():
 def test_divisibility_offers_the_setting_never_a_divisor_the_model_fixes():
     split = record("{heads} heads, TP {tp_size}", "heads % tp_size != 0", [TP])
     said = answer(doc_of(split), {"heads": "40", "tp_size": "3"})
-    assert said["lines"][1] == "To pass it, set --tp-size 2 or --tp-size 4."
+    assert said["lines"][1] == (
+        "To pass it, set --tp-size 2 or --tp-size 4 (within one 8-GPU node, assumed)."
+    )
     fixed = record("{size} by {block_n}", "size % block_n != 0")  # no setting: a verdict only
     said = answer(doc_of(fixed), {"size": "576", "block_n": "128"})
     assert said["computed"] and len(said["lines"]) == 1 and "96" not in said["lines"][0]

@@ -59,7 +59,7 @@ async function tellTests(box, values) {
   const { testsAnswer } = await import("./tests.js"); // only where #case-tests is
   const said = testsAnswer(JSON.parse(box.dataset.tests), values);
   if (!said) return false;
-  const out = box.querySelector("[data-case-relation]");
+  const out = box.querySelector("[data-case-try]");
   out.replaceChildren(el("strong", "", said.verdict), ...(said.change ? [" ", said.change] : []));
   out.hidden = false;
   return true;
@@ -68,7 +68,7 @@ async function tellTests(box, values) {
 // No calculator, nothing computed from the values: the page says why, in one line.
 function whyNot(box) {
   if (document.querySelector("[data-calc], [data-divisors], [data-memory]")) return; // they answer
-  if (!box.querySelector("[data-case-try]").hidden || !box.querySelector("[data-case-relation]").hidden) return;
+  if (!box.querySelector("[data-case-try]").hidden) return;
   const why = box.dataset.tests ? "the values its condition compares are not numbers in your paste" : box.dataset.why;
   const text = `No answer computed from these values: ${why || "the site has no condition of this check to test the values on"}.`;
   box.querySelector("[data-case-answer]").replaceChildren(el("p", "case-source", text));

@@ -4,7 +4,7 @@
 // whose Your case has tests. Pure functions: tests/test_answer_tests.py runs them under Node.
 
 import { divisors, nearest } from "./nearest.js";
-import { MAX_DIVIDEND, MAX_SHOWN, fitting, number } from "./try.js";
+import { MAX_DIVIDEND, MAX_SHOWN, fitting, nodeOf, number } from "./try.js";
 
 // A number as the page prints it (answer.py's fmt): an integer whole, else 6 digits.
 export const fmt = (n) => (Number.isInteger(n) ? String(n) : String(Number(n.toPrecision(6))));
@@ -35,7 +35,8 @@ function moduloChange(t, a, b, values) {
   const each = (write, list) => list.map((v) => write.replace("{}", v)).join(" or ");
   if (w.right && a > 0 && a <= MAX_DIVIDEND) {
     const near = nearest(fitting({ write: w.right }, divisors(a), values), b);
-    if (near.length) ways.push(each(w.right, near));
+    const node = nodeOf({ write: w.right, op: "divides" }, values);
+    if (near.length) ways.push(each(w.right, near) + (node ? ` (within ${node})` : ""));
   }
   if (w.left && b > 0) {
     const down = Math.floor(a / b) * b;
