@@ -327,6 +327,37 @@ def _modulo_change(test: dict, a: int, b: int, values: dict) -> str:
     return " or ".join(ways)
 
 
+def _scaled(t: dict, a: float, b: float, values: dict) -> list[str]:
+    """Of a failing part no setting decides: a setting the message prints that one side is
+    a multiple of in the user's values (requested 19.84 GiB = 0.9 × 22.05 GiB total), and the
+    value of the setting that passes: that side's passing bound over the multiplier, to two
+    decimals inward ("set --gpu-memory-utilization to at most 0.89")."""
+    out = []
+    for name, how in (t.get("scale") or {}).items():
+        u = _number(values, name)
+        if not u or u <= 0:
+            continue
+        for k, v in (("left", a), ("right", b)):
+            if not isinstance(t[k], str):
+                continue
+            by = [n for n in how["by"] if (_number(values, n) or 0) > 0]
+            fit = [
+                n for n in by if abs(v - u * (_number(values, n) or 0)) <= 0.001 * abs(v) + 0.011
+            ]
+            if not fit:
+                continue
+            words, number = _bound(t["op"], k, a, b).rsplit(" ", 1)
+            limit = float(number) / (_number(values, fit[0]) or 1)
+            down = words in ("at most", "below")
+            limit = (math.floor if down else math.ceil)(limit * 100) / 100
+            out.append(
+                f"set {_handle(how['write'])} to {'at most' if down else 'at least'} "
+                f"{fmt(limit)} ({t[k]} is {name} × {fit[0]} in your values)"
+            )
+            break
+    return out
+
+
 def _tests(groups: list[list[dict]], values: dict) -> dict | None:
     """The derived condition tested on the values (api.case_tests): of the first condition
     with a part the values test or a setting it compares, whether it holds (the check
@@ -375,6 +406,8 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
                     bound = _bound(t["op"], side, a, b)
                     to = "" if bound.startswith(("below", "above")) else "to "
                     changes.append(f"set {_handle(written[side])} {to}{bound}")
+            if not written:
+                changes += _scaled(t, a, b, values)
         changes += [how for _, how in ways]
         if tried:
             verdict = "With your values the check fails: " + "; ".join(said) + "."

@@ -97,6 +97,37 @@ def test_a_unit_suffix_matches_the_code_name_and_floats_bound_openly():
     assert api.case_tests(record("Free {free_memory_gib} GiB", "free_memory < 1024")) == []
 
 
+UTIL = {
+    "name": "gpu_memory_utilization",
+    "kind": "engine-arg",
+    "field": "cache_config.gpu_memory_utilization",
+    "flag": "--gpu-memory-utilization",
+}
+
+
+def test_a_setting_a_side_scales_by_in_the_users_values_gets_the_value_that_passes():
+    rec = record(
+        "Free memory ({free_memory_gib}/{total_memory_gib} GiB) is less than desired "
+        "({gpu_memory_utilization}, {requested_memory_gib} GiB).",
+        "init_snapshot.free_memory < requested_memory",
+        [UTIL],
+    )
+    values = {
+        "free_memory_gib": "19.77",
+        "total_memory_gib": "22.05",
+        "gpu_memory_utilization": "0.9",
+        "requested_memory_gib": "19.84",
+    }
+    said = answer(doc_of(rec), values)
+    assert said["lines"][1].startswith(
+        "To pass it, set --gpu-memory-utilization to at most 0.89 (requested_memory_gib is "
+        "gpu_memory_utilization × total_memory_gib in your values)."
+    )
+    # Values where the side is no such multiple: no value of the setting is claimed.
+    said = answer(doc_of(rec), {**values, "requested_memory_gib": "12"})
+    assert "gpu-memory-utilization" not in " ".join(said["lines"])
+
+
 def test_an_except_branch_condition_still_yields_its_comparisons():
     rec = record(
         "Attempted to assign {num_actual_tokens} tokens to {num_expected_tokens} placeholders",
@@ -286,6 +317,49 @@ CASES = [
         {"a": "5", "c0": "7", "c1": "5"},
     ),
     ([[{"left": "a", "op": ">", "right": 2}, {"setting": "--t {}", "op": "off"}]], {"a": "5"}),
+    (
+        [
+            [
+                {
+                    "left": "f",
+                    "op": "<",
+                    "right": "r",
+                    "scale": {"u": {"write": "--u {}", "by": ["f", "t", "z"]}},
+                }
+            ]
+        ],
+        {"f": "19.77", "t": "22.05", "u": "0.9", "r": "19.84"},
+    ),
+    (
+        [
+            [
+                {
+                    "left": "f",
+                    "op": "<",
+                    "right": "r",
+                    "scale": {"u": {"write": "--u {}", "by": ["t"]}},
+                }
+            ]
+        ],
+        {"f": "0.22", "t": "30.3", "u": "0.7", "r": "21.21"},
+    ),
+    (
+        [[{"left": "r", "op": ">", "right": "f", "scale": {"u": {"write": "U={}", "by": ["t"]}}}]],
+        {"f": "3", "t": "10", "u": "0.5", "r": "5"},
+    ),
+    (
+        [
+            [
+                {
+                    "left": "f",
+                    "op": ">",
+                    "right": "r",
+                    "scale": {"u": {"write": "--u {}", "by": ["t"]}},
+                }
+            ]
+        ],
+        {"f": "3", "t": "10", "u": "0.1", "r": "1"},
+    ),
 ]
 
 

@@ -377,6 +377,17 @@ def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | N
     written = {k: settings[c] for k, c in (("left", ca), ("right", cb)) if c in settings}
     if written:
         out["set"] = written
+    elif symbol != "%":
+        # A setting the message prints beside them, which may scale a side (the memory
+        # requested is --gpu-memory-utilization × the total): answer.py checks on the
+        # values whether it does, by which other value (`by`).
+        scale = {
+            n: {"write": settings[n], "by": sorted(names - {n, a, b})}
+            for n in sorted(names)
+            if n in settings and n not in (a, b)
+        }
+        if scale:
+            out["scale"] = scale
     return out
 
 

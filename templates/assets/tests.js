@@ -75,6 +75,27 @@ function settingWay(t) {
   }[t.op];
 }
 
+// A setting the message prints that one side is a multiple of (answer.py's _scaled).
+function scaled(t, a, b, values) {
+  const out = [];
+  for (const [name, how] of Object.entries(t.scale || {})) {
+    const u = number(values, name);
+    if (!u || u <= 0) continue;
+    for (const [k, v] of [["left", a], ["right", b]]) {
+      if (typeof t[k] !== "string") continue;
+      const fit = how.by.filter((n) => (number(values, n) || 0) > 0).filter((n) => Math.abs(v - u * number(values, n)) <= 0.001 * Math.abs(v) + 0.011);
+      if (!fit.length) continue;
+      const words = bound(t.op, k, a, b);
+      const at = words.lastIndexOf(" ");
+      const down = ["at most", "below"].includes(words.slice(0, at));
+      const limit = (down ? Math.floor : Math.ceil)((Number(words.slice(at + 1)) / number(values, fit[0])) * 100) / 100;
+      out.push(`set ${handle(how.write)} to ${down ? "at most" : "at least"} ${fmt(limit)} (${t[k]} is ${name} × ${fit[0]} in your values)`);
+      break;
+    }
+  }
+  return out;
+}
+
 // The derived condition tested on the values (answer.py's _tests): {verdict, change, whyNot}.
 export function testsAnswer(groups, values) {
   for (const group of groups) {
@@ -104,6 +125,7 @@ export function testsAnswer(groups, values) {
         const words = bound(t.op, s, a, b);
         changes.push(`set ${handle(t.set[s])} ${/^(below|above)/.test(words) ? "" : "to "}${words}`);
       }
+      if (!t.set) changes.push(...scaled(t, a, b, values));
     }
     changes.push(...ways.map((w) => w[1]));
     const verdict = tried.length ? `With your values the check fails: ${said.join("; ")}.` : `It is raised only when ${ways.map((w) => w[0]).join("; ")}.`;
