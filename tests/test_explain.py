@@ -558,6 +558,17 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
                 "param": "num_heads",
             }
         ],
+        # the condition as the page tests it (api.case_tests): the divisor a setting
+        "tests": [
+            [
+                {
+                    "left": "num_heads",
+                    "op": "%",
+                    "right": "tp_size",
+                    "set": {"right": "--tensor-parallel-size {}"},
+                }
+            ]
+        ],
     }
     assert "<code>num_heads</code>" in doc["html"]["derived_explanation"]
 
