@@ -889,19 +889,41 @@ def error_document_schema(base_url: str) -> dict:
                                 "type": "array",
                                 "description": "the derived conditions (the record's, then "
                                 "its old wordings' own) as tests of the values: per "
-                                "condition, the comparisons of its `and` parts that name the "
-                                "message's placeholders; `set`: the sides the user sets, as "
-                                "written ({} for the value). The check raises when all hold",
+                                "condition, its `and` parts that compare the message's "
+                                "placeholders (left op right, a side a placeholder, a number "
+                                "or a GPU's compute capability {major, minor}; `set`: the "
+                                "sides the user sets, as written with {} for the value; "
+                                "`scale`: settings the message prints that may scale a side, "
+                                "by which other placeholder), or a setting compared with a "
+                                "constant (setting, op, value; op on/off: raised when set, "
+                                "unset). The check raises when all parts hold",
                                 "items": {
                                     "type": "array",
                                     "items": {
                                         "type": "object",
-                                        "required": ["left", "op", "right"],
+                                        "required": ["op"],
                                         "properties": {
-                                            "left": {"type": ["string", "number"]},
-                                            "op": {"enum": [">", ">=", "<", "<=", "==", "!=", "%"]},
-                                            "right": {"type": ["string", "number"]},
+                                            "left": {"type": ["string", "number", "object"]},
+                                            "op": {
+                                                "enum": [
+                                                    ">",
+                                                    ">=",
+                                                    "<",
+                                                    "<=",
+                                                    "==",
+                                                    "!=",
+                                                    "%",
+                                                    "in",
+                                                    "not in",
+                                                    "on",
+                                                    "off",
+                                                ]
+                                            },
+                                            "right": {"type": ["string", "number", "object"]},
                                             "set": {"type": "object"},
+                                            "scale": {"type": "object"},
+                                            "setting": {"type": "string"},
+                                            "value": {},
                                         },
                                     },
                                 },
