@@ -454,6 +454,17 @@ def page_values(values: dict) -> dict:
     return out
 
 
+def _tested_names(groups: list[list[dict]]) -> set[str]:
+    """The placeholders the tests compare (case.js's testedNames)."""
+    sides = [t.get(k) for group in groups for t in group for k in ("left", "right")]
+    return {
+        n
+        for s in sides
+        for n in ((s or {}).values() if isinstance(s, dict) else [s])
+        if isinstance(n, str)
+    }
+
+
 def why_not(derived: dict, computed: dict) -> str:
     """Why nothing is computed from the values, in a few words (the page's one line)."""
     condition = derived.get("condition") or ""
@@ -486,9 +497,10 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
             return said
     derived = docs[0].get("derived") or {}
     said = _answer(docs[0], values)
-    reason = said.get("why_not") or why_not(
-        derived, (docs[0].get("computed") or {}).get("derived") or {}
-    )
+    computed = (docs[0].get("computed") or {}).get("derived") or {}
+    reason = said.get("why_not") or why_not(derived, computed)
+    if computed.get("tests") and not _tested_names(computed["tests"]) & set(values):
+        reason = "the wording you pasted prints none of the values its condition compares"
     said["why_not"] = reason
     said["lines"].append(f"No answer computed from these values: {reason}.")
     return said

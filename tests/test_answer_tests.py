@@ -224,6 +224,10 @@ def test_where_nothing_is_computed_the_answer_says_why_in_one_line():
     assert "whatever the values" in said["lines"][0]
     said = answer(doc_of(KV), {"max_model_len": "auto", "max_seq_len": "6048"})
     assert said["why_not"] == "the values its condition compares are not numbers in your paste"
+    said = answer(doc_of(KV), {"other": "1"})  # an old wording that prints none of them
+    assert (
+        said["why_not"] == "the wording you pasted prints none of the values its condition compares"
+    )
 
 
 def test_a_removed_record_answers_with_its_successors_tests():

@@ -69,7 +69,12 @@ async function tellTests(box, values) {
 function whyNot(box) {
   if (document.querySelector("[data-calc], [data-divisors], [data-memory]")) return; // they answer
   if (!box.querySelector("[data-case-try]").hidden) return;
-  const why = box.dataset.tests ? "the values its condition compares are not numbers in your paste" : box.dataset.why;
+  const tests = JSON.parse(box.dataset.tests || "[]").flat();
+  const names = tests.flatMap((t) => [t.left, t.right]).flatMap((s) => (s && typeof s === "object" ? Object.values(s) : [s]));
+  const given = new Set([...new URLSearchParams(location.search).keys()].flatMap((k) => [k, pageName(k)]));
+  const why = !tests.length ? box.dataset.why : names.some((n) => given.has(n))
+    ? "the values its condition compares are not numbers in your paste"
+    : "the wording you pasted prints none of the values its condition compares";
   const text = `No answer computed from these values: ${why || "the site has no condition of this check to test the values on"}.`;
   box.querySelector("[data-case-answer]").replaceChildren(el("p", "case-source", text));
 }
