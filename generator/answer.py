@@ -1,14 +1,16 @@
 """The answer for a user's values: what their values mean for the check that printed the
 message, and what to change, to what. One answer for the terminal (`errorkb match`), the
 bot and the JSON they print; the error page computes the same in the browser (try.js,
-divisors.js, case.js's relation), from the same facts of the record:
+divisors.js, tests.js), from the same facts of the record:
 
 - its divisibility (`derived.divisibility`): the valid values of a divisor the user sets,
   nearest either side of theirs (a GPU count within one node, 8 GPUs assumed until they
   give theirs); of a divisor the model fixes (a checkpoint's `block_n`), never that divisor
   but the setting that splits the value (`--tp-size`) and by how much;
 - the settings that would pass (`computed.derived.passes`);
-- the check's condition tested on the values (`computed.derived.relation`).
+- the check's condition tested on the values (`computed.derived.tests`, api.case_tests):
+  which of its parts fail, the values of the settings they compare that pass, the settings
+  it compares with constants; else, in one line, why nothing is computed (`why_not`).
 
 Pure functions over the record's JSON document (api.py's) and the values search found."""
 

@@ -84,7 +84,7 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
 
 def derived_document(record: Record, today: list[dict] | None = None) -> dict:
     """computed.derived: the derived block's keys in words (_derived_labels), and what the
-    page and site/answer.py turn values into an answer with: the condition as a relation
+    page and errorkb/answer.py turn values into an answer with: the condition as a relation
     they can test (case_relation), the settings with a value that passes (values_to_try)."""
     out = _derived_labels(record.derived, today)
     relation = case_relation(record)
@@ -307,7 +307,7 @@ _UNITS = ("_gib", "_gb", "_mib", "_mb", "_kib", "_kb", "_bytes")
 
 def case_tests(record: Record) -> list[list[dict]]:
     """The derived conditions (the record's, then its old wordings' own) as tests the page
-    and site/answer.py run on the values in the address: per condition, its comparisons of
+    and errorkb/answer.py run on the values in the address: per condition, its comparisons of
     the message's values (a condition is raised when all of its `and` parts hold; each
     comparison that can be tested is one test): {"left", "op", "right"}, a side a
     placeholder's name or a number, op a comparison or "%" (left is not a multiple of right);

@@ -1,5 +1,5 @@
 // "Your case" on an error page: the derived condition tested on the values in the address
-// (the build's `tests`, api.case_tests), as site/answer.py's _tests says it, word for word:
+// (the build's `tests`, api.case_tests), as errorkb/answer.py's _tests says it, word for word:
 // whether the check fails with them, and what passes. Loaded by case.js only on a page
 // whose Your case has tests. Pure functions: tests/test_answer_tests.py runs them under Node.
 
