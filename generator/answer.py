@@ -267,8 +267,11 @@ def _bound(op: str, side: str, a: float, b: float) -> str:
 
 
 def _handle(write: str) -> str:
-    """A setting as its pattern writes it, without the value: `--max-model-len`, `VLLM_X`."""
-    return re.sub(r"(:? |=)?\{\}.*$", "", write).rstrip(":")
+    """A setting as its pattern writes it, without the value: `--max-model-len`, `VLLM_X`;
+    a key of a JSON option with … for the value (`--speculative-config '{"k": …}'`)."""
+    if not write.endswith("{}"):
+        return write.replace("{}", "…")
+    return re.sub(r"(: | |=)?\{\}$", "", write)
 
 
 def _side(side: object, values: dict) -> float | None:
@@ -337,8 +340,8 @@ def _scaled(t: dict, a: float, b: float, values: dict) -> list[str]:
     out = []
     for name, how in (t.get("scale") or {}).items():
         u = _number(values, name)
-        if not u or u <= 0:
-            continue
+        if not u or u <= 0 or u > 1:
+            continue  # a fraction of a whole (a utilization), as the scaled side is of another
         for k, v in (("left", a), ("right", b)):
             if not isinstance(t[k], str):
                 continue

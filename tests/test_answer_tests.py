@@ -215,6 +215,29 @@ def test_a_setting_compared_with_a_constant_is_a_way_to_pass_and_capability_is_t
     )
 
 
+def test_another_value_is_no_constant_and_a_json_key_is_written_whole():
+    rec = record(
+        "Tokenizer {tokenizer} for mii.",
+        "args.backend == 'mii' and args.tokenizer != args.model",
+        [{"name": "tokenizer", "kind": "engine-arg", "field": "tokenizer", "flag": "--tokenizer"}],
+    )
+    assert api.case_tests(rec) == []  # `args.model` is the model's name, not a constant
+    spec = {
+        "name": "prompt_lookup_min",
+        "kind": "engine-arg",
+        "field": "prompt_lookup_min",
+        "flag": "--speculative-config",
+        "key": "prompt_lookup_min",
+    }
+    rec = record(
+        "prompt_lookup_min={prompt_lookup_min} must be >= 1", "self.prompt_lookup_min < 1", [spec]
+    )
+    said = answer(doc_of(rec), {"prompt_lookup_min": "0"})
+    assert said["lines"][1] == (
+        "To pass it, set --speculative-config '{\"prompt_lookup_min\": …}' to at least 1."
+    )
+
+
 def test_where_nothing_is_computed_the_answer_says_why_in_one_line():
     rec = record("Model {arch} is not supported.", "arch not in registry")
     said = answer(doc_of(rec), {"arch": "Foo"})
@@ -306,6 +329,33 @@ CASES = [
         {"x": "1"},
     ),
     ([[{"setting": "--q {}", "op": "!=", "value": 3}]], {"x": "1"}),
+    (
+        [
+            [
+                {
+                    "left": "m",
+                    "op": "<",
+                    "right": 1,
+                    "set": {"left": "--speculative-config '{\"prompt_lookup_min\": {}}'"},
+                }
+            ]
+        ],
+        {"m": "0"},
+    ),
+    ([[{"left": "t", "op": ">", "right": 0, "set": {"left": '"max_tokens": {}'}}]], {"t": "5"}),
+    (
+        [
+            [
+                {
+                    "left": "f",
+                    "op": "<",
+                    "right": "r",
+                    "scale": {"u": {"write": "--u {}", "by": ["t"]}},
+                }
+            ]
+        ],
+        {"f": "1", "t": "4", "u": "2", "r": "8"},
+    ),
     (
         [[{"left": "a", "op": ">=", "right": "b"}, {"setting": "--t {}", "op": "off"}]],
         {"a": "5", "b": "4"},

@@ -377,7 +377,7 @@ def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | N
     written = {k: settings[c] for k, c in (("left", ca), ("right", cb)) if c in settings}
     if written:
         out["set"] = written
-    elif symbol != "%":
+    elif symbol in (">", ">=", "<", "<=") and isinstance(a, str) and isinstance(b, str):
         # A setting the message prints beside them, which may scale a side (the memory
         # requested is --gpu-memory-utilization × the total): answer.py checks on the
         # values whether it does, by which other value (`by`).
@@ -414,11 +414,14 @@ def _capability(node: ast.expr, names: set[str]) -> dict | None:
 
 
 def _constant(node: ast.expr) -> object:
-    """A constant the code compares a setting with: a literal, or an enum's or a module's
-    member by its name (`torch.bfloat16`: bfloat16); a tuple or list of them; else None."""
+    """A constant the code compares a setting with: a literal, an enum's member by its name
+    (`_Backend.FLASH_ATTN`), a torch dtype (`torch.bfloat16`: bfloat16); a tuple or list of
+    them; else None (`args.model` is another value, not a constant)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str | int | float):
         return node.value
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name | ast.Attribute):
+    if isinstance(node, ast.Attribute) and (
+        node.attr.isupper() or (isinstance(node.value, ast.Name) and node.value.id == "torch")
+    ):
         return node.attr
     if isinstance(node, ast.Tuple | ast.List | ast.Set) and node.elts:
         found = [_constant(e) for e in node.elts]

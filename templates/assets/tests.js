@@ -26,7 +26,7 @@ function bound(op, side, a, b) {
   return `${below ? "below" : "above"} ${fmt(other)}`;
 }
 
-const handle = (write) => write.replace(/(:? |=)?\{\}.*$/, "").replace(/:$/, "");
+const handle = (write) => (write.endsWith("{}") ? write.replace(/(: | |=)?\{\}$/, "") : write.replace("{}", "…"));
 
 // A divisibility test: the nearest passing values of the side the user sets (answer.py's).
 function moduloChange(t, a, b, values) {
@@ -80,7 +80,7 @@ function scaled(t, a, b, values) {
   const out = [];
   for (const [name, how] of Object.entries(t.scale || {})) {
     const u = number(values, name);
-    if (!u || u <= 0) continue;
+    if (!u || u <= 0 || u > 1) continue; // a fraction of a whole (a utilization)
     for (const [k, v] of [["left", a], ["right", b]]) {
       if (typeof t[k] !== "string") continue;
       const fit = how.by.filter((n) => (number(values, n) || 0) > 0).filter((n) => Math.abs(v - u * number(values, n)) <= 0.001 * Math.abs(v) + 0.011);
