@@ -222,6 +222,8 @@ def test_another_value_is_no_constant_and_a_json_key_is_written_whole():
         [{"name": "tokenizer", "kind": "engine-arg", "field": "tokenizer", "flag": "--tokenizer"}],
     )
     assert api.case_tests(rec) == []  # `args.model` is the model's name, not a constant
+    rec = record("Block of {size} bytes is too small.", "block.size < size")
+    assert api.case_tests(rec) == []  # two values named alike: the message prints one of them
     spec = {
         "name": "prompt_lookup_min",
         "kind": "engine-arg",

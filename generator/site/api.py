@@ -373,6 +373,8 @@ def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | N
     (a, ua, ca), (b, ub, cb) = sides  # type: ignore[misc]
     if ua != ub:
         return None  # bytes against GiB, or a constant in the code's unit
+    if a == b:
+        return None  # two values of one name (`block.size < size`): the message prints one
     out: dict = {"left": a, "op": symbol, "right": b}
     written = {k: settings[c] for k, c in (("left", ca), ("right", cb)) if c in settings}
     if written:
