@@ -295,7 +295,7 @@ def case_relation(record: Record) -> dict | None:
         return None
     names = set(template.placeholders(record.message))
     sides = [_side(side, names) for side in (left, right)]
-    if None in sides or not any(isinstance(side, str) for side in sides):
+    if None in sides or not any(isinstance(side, str) for side in sides) or sides[0] == sides[1]:
         return None
     return {"left": sides[0], "op": symbol, "right": sides[1]}
 
