@@ -1,14 +1,16 @@
 """The answer for a user's values: what their values mean for the check that printed the
 message, and what to change, to what. One answer for the terminal (`errorkb match`), the
 bot and the JSON they print; the error page computes the same in the browser (try.js,
-divisors.js, case.js's relation), from the same facts of the record:
+divisors.js, tests.js), from the same facts of the record:
 
 - its divisibility (`derived.divisibility`): the valid values of a divisor the user sets,
   nearest either side of theirs (a GPU count within one node, 8 GPUs assumed until they
   give theirs); of a divisor the model fixes (a checkpoint's `block_n`), never that divisor
   but the setting that splits the value (`--tp-size`) and by how much;
 - the settings that would pass (`computed.derived.passes`);
-- the check's condition tested on the values (`computed.derived.relation`).
+- the check's condition tested on the values (`computed.derived.tests`, api.case_tests):
+  which of its parts fail, the values of the settings they compare that pass, the settings
+  it compares with constants; else, in one line, why nothing is computed (`why_not`).
 
 Pure functions over the record's JSON document (api.py's) and the values search found."""
 
@@ -41,7 +43,11 @@ def divisor_role(derived: dict) -> dict:
     settings = [f for f in derived.get("flags") or [] if f.get("kind") != "model-config"]
     names = {_tail(f.get(k, "")) for f in settings for k in ("name", "field")} - {""}
     divisor = _tail(div.get("divisor", ""))
-    if divisor in names or GPU_COUNT.search(divisor) or re.fullmatch(r"tp(_size)?", divisor):
+    if (
+        divisor in names
+        or GPU_COUNT.search(divisor)
+        or re.fullmatch(r"(tp|pp|dp|ep)(_size)?", divisor)
+    ):
         mine = [f for f in settings if divisor in (_tail(f.get("name")), _tail(f.get("field")))]
         return {"fixed": False, "setting": mine[0].get("flag", "") if mine else ""}
     splits = [f for f in settings if PARALLEL.search(f.get("name", "") + " " + f.get("flag", ""))]
@@ -142,7 +148,7 @@ def _divisibility(derived: dict, values: dict) -> dict | None:
         }
     valid = _divisors(value)
     gpus = GPU_COUNT.search(f"{div.get('divisor', '')} {dname}") or re.fullmatch(
-        r"tp(_size)?", _tail(shown_d or "")
+        r"(tp|pp|dp|ep)(_size)?", _tail(shown_d or "")
     )
     node, given = _node(values)
     fit = [d for d in valid if d <= node] if gpus else valid
@@ -227,6 +233,224 @@ def _relation(spec: dict | None, values: dict) -> dict | None:
     }
 
 
+# What a raise test's parts say, and what passes instead: raised when `left op right`.
+_WORDS = {
+    ">": "is greater than",
+    ">=": "is at least",
+    "<": "is less than",
+    "<=": "is at most",
+    "==": "equals",
+    "!=": "differs from",
+    "%": "is not a multiple of",
+}
+
+
+def fmt(n: float) -> str:
+    """A number as the page prints it (try.js's fmt): an integer whole, else 6 digits."""
+    r = float(f"{n:.6g}")
+    return str(int(r)) if r == int(r) else repr(r)
+
+
+def _bound(op: str, side: str, a: float, b: float) -> str:
+    """What values of one side (`left`/`right`) make `a op b` false, in words: "at most 6048"."""
+    whole = a == int(a) and b == int(b)
+    if op in ("==", "!="):
+        shown = fmt(b if side == "left" else a)
+        return shown if op == "!=" else f"anything but {shown}"
+    # The other side's value, and whether the passing side must stay below it.
+    other, below = (b, op in (">", ">=")) if side == "left" else (a, op in ("<", "<="))
+    if op in (">", "<"):  # a > b passes at a <= b
+        return f"at most {fmt(other)}" if below else f"at least {fmt(other)}"
+    if whole:  # a >= b passes only at a < b
+        return f"at most {fmt(other - 1)}" if below else f"at least {fmt(other + 1)}"
+    return f"below {fmt(other)}" if below else f"above {fmt(other)}"
+
+
+def _handle(write: str) -> str:
+    """A setting as its pattern writes it, without the value: `--max-model-len`, `VLLM_X`;
+    a key of a JSON option with … for the value (`--speculative-config '{"k": …}'`)."""
+    if not write.endswith("{}"):
+        return write.replace("{}", "…")
+    return re.sub(r"(: | |=)?\{\}$", "", write)
+
+
+def _side(side: object, values: dict) -> float | None:
+    """A test's side: a number, a placeholder's value, or a GPU's compute capability from
+    its two placeholders ({"major", "minor"}: 7 and 5 are 75, as the code compares it)."""
+    if isinstance(side, dict):
+        major, minor = _number(values, side.get("major")), _number(values, side.get("minor"))
+        return None if major is None or minor is None else major * 10 + minor
+    return _number(values, side) if isinstance(side, str) else side  # type: ignore[return-value]
+
+
+def _named(side: object, value: float) -> str:
+    if isinstance(side, dict):
+        return f"compute capability {value / 10:.1f}"
+    return fmt(value) if not isinstance(side, str) else f"{side} = {fmt(value)}"
+
+
+def _shown(test: dict, side: str, value: float) -> str:
+    """A side in words; the number a capability is compared with as the GPU's (80: 8.0)."""
+    other = test["right" if side == "left" else "left"]
+    return f"{value / 10:.1f}" if isinstance(other, dict) else _named(test[side], value)
+
+
+# A setting the condition compares with a constant (`dtype == torch.bfloat16`, `not
+# self.allow_auto_truncate`): raised only with it so; what passes, whatever the values.
+def _setting_way(test: dict) -> tuple[str, str]:
+    """(when it raises, how to pass) in words."""
+    name, op, value = _handle(test["setting"]), test["op"], test.get("value")
+    listed = ", ".join(map(str, value[:MAX_SHOWN])) if isinstance(value, list) else str(value)
+    return {
+        "==": (f"{name} is {listed}", f"set {name} to anything but {listed}"),
+        "!=": (f"{name} is not {listed}", f"set {name} to {listed}"),
+        "in": (f"{name} is one of {listed}", f"set {name} to anything but {listed}"),
+        "not in": (f"{name} is none of {listed}", f"set {name} to one of {listed}"),
+        "on": (f"{name} is on", f"turn {name} off"),
+        "off": (f"{name} is off", f"turn {name} on"),
+    }[op]
+
+
+def _modulo_change(test: dict, a: int, b: int, values: dict) -> str:
+    """A divisibility test (a % b != 0 raises): the nearest passing values of the side the
+    user sets, either side of theirs; the divisor a GPU count within one node."""
+    ways = []
+    written = test.get("set") or {}
+    if "right" in written and 0 < a <= MAX_DIVIDEND:
+        found, where = _divisors(a), ""
+        if GPU_COUNT.search(written["right"]):
+            node, given = _node(values)
+            found = [d for d in found if d <= node]
+            where = f" (within one {node}-GPU node{'' if given else ', assumed'})"
+        near = _nearest(found, b)
+        if near:
+            ways.append(" or ".join(written["right"].replace("{}", str(d)) for d in near) + where)
+    if "left" in written and b > 0:
+        down = a // b * b
+        near = [m for m in (down, down + b) if m > 0 and m != a]
+        ways += [" or ".join(written["left"].replace("{}", str(m)) for m in near)] if near else []
+    return " or ".join(ways)
+
+
+def _scaled(t: dict, a: float, b: float, values: dict) -> list[str]:
+    """Of a failing part no setting decides: a setting the message prints that one side is
+    a multiple of in the user's values (requested 19.84 GiB = 0.9 × 22.05 GiB total), and the
+    value of the setting that passes: that side's passing bound over the multiplier, to two
+    decimals inward ("set --gpu-memory-utilization to at most 0.89")."""
+    out = []
+    for name, how in (t.get("scale") or {}).items():
+        u = _number(values, name)
+        if not u or u <= 0 or u > 1:
+            continue  # a fraction of a whole (a utilization), as the scaled side is of another
+        for k, v in (("left", a), ("right", b)):
+            if not isinstance(t[k], str):
+                continue
+            by = [n for n in how["by"] if (_number(values, n) or 0) > 0]
+            fit = [
+                n for n in by if abs(v - u * (_number(values, n) or 0)) <= 0.001 * abs(v) + 0.011
+            ]
+            if not fit:
+                continue
+            words, number = _bound(t["op"], k, a, b).rsplit(" ", 1)
+            limit = float(number) / (_number(values, fit[0]) or 1)
+            down = words in ("at most", "below")
+            limit = (math.floor if down else math.ceil)(limit * 100) / 100
+            out.append(
+                f"set {_handle(how['write'])} to {'at most' if down else 'at least'} "
+                f"{fmt(limit)} ({t[k]} is {name} × {fit[0]} in your values)"
+            )
+            break
+    return out
+
+
+def _tests(groups: list[list[dict]], values: dict) -> dict | None:
+    """The derived condition tested on the values (api.case_tests): of the first condition
+    with a part the values test or a setting it compares, whether it holds (the check
+    raises) and, when it does, what passes: the values of each part's sides the user sets,
+    by their setting, and the settings the condition compares with constants."""
+    for group in groups:
+        tried, ways = [], [_setting_way(t) for t in group if "setting" in t]
+        for test in (t for t in group if "setting" not in t):
+            a, b = _side(test["left"], values), _side(test["right"], values)
+            if a is None or b is None:
+                continue
+            if test["op"] == "%" and (b == 0 or a != int(a) or b != int(b)):
+                continue
+            holds = {
+                ">": a > b,
+                ">=": a >= b,
+                "<": a < b,
+                "<=": a <= b,
+                "==": a == b,
+                "!=": a != b,
+                "%": test["op"] == "%" and b != 0 and a % b != 0,
+            }[test["op"]]
+            tried.append((test, a, b, holds))
+        if not tried and not ways:
+            continue
+        said = [
+            f"{_shown(t, 'left', a)} {_WORDS[t['op']]} {_shown(t, 'right', b)}"
+            for t, a, b, _ in tried
+        ]
+        passing = [i for i, (*_, holds) in enumerate(tried) if not holds]
+        if passing:
+            return {
+                "verdict": f"With your values this check passes: {said[passing[0]]} is false. "
+                "The paste may hold other values, or another check printed the message.",
+                "computed": True,
+            }
+        changes = []
+        for t, a, b, _ in tried:
+            written = t.get("set") or {}
+            if t["op"] == "%":
+                found = _modulo_change(t, int(a), int(b), values)
+                changes += [f"set {found}"] if found else []
+                continue
+            for side in ("left", "right"):
+                if side in written:
+                    bound = _bound(t["op"], side, a, b)
+                    to = "" if bound.startswith(("below", "above")) else "to "
+                    changes.append(f"set {_handle(written[side])} {to}{bound}")
+            if not written:
+                changes += _scaled(t, a, b, values)
+        changes += [how for _, how in ways]
+        if tried:
+            verdict = "With your values the check fails: " + "; ".join(said) + "."
+        else:
+            verdict = "It is raised only when " + "; ".join(when for when, _ in ways) + "."
+        out = {"verdict": verdict, "computed": True}
+        free = [x for x in tried if not x[0].get("set") and x[0]["op"] != "%"]
+        if changes:
+            out["change"] = "To pass it, " + ", or ".join(changes) + "."
+            if free and all(
+                isinstance(free[0][0][k], str | int | float) for k in ("left", "right")
+            ):
+                t, a, b, _ = free[0]  # a part no setting decides: its values that pass too
+                sides = [
+                    f"{t[k]} {_bound(t['op'], k, a, b)}"
+                    for k in ("left", "right")
+                    if isinstance(t[k], str)
+                ]
+                out["change"] = f"{out['change']} It also passes with {' or '.join(sides)}."
+            return out
+        t, a, b, _ = tried[0]
+        if t["op"] == "%":
+            out["why_not"] = "no setting the check names changes these values"
+            return out
+        if isinstance(t["left"], dict) or isinstance(t["right"], dict):
+            side = "left" if isinstance(t["left"], dict) else "right"
+            words, number = _bound(t["op"], side, a, b).rsplit(" ", 1)
+            shown = f"{float(number) / 10:.1f}"
+            out["change"] = f"It passes on a GPU of compute capability {words} {shown}."
+            return out
+        sides = [
+            f"{t[k]} {_bound(t['op'], k, a, b)}" for k in ("left", "right") if isinstance(t[k], str)
+        ]
+        out["change"] = "It passes with " + " or ".join(sides) + "."
+        return out
+    return None
+
+
 def page_values(values: dict) -> dict:
     """The values under the names the page reads (an old wording's `x_div_GiB_bytes`: `x`)."""
     out = dict(values)
@@ -235,14 +459,60 @@ def page_values(values: dict) -> dict:
     return out
 
 
+def _tested_names(groups: list[list[dict]]) -> set[str]:
+    """The placeholders the tests compare (case.js's testedNames)."""
+    sides = [t.get(k) for group in groups for t in group for k in ("left", "right")]
+    return {
+        n
+        for s in sides
+        for n in ((s or {}).values() if isinstance(s, dict) else [s])
+        if isinstance(n, str)
+    }
+
+
+def why_not(derived: dict, computed: dict) -> str:
+    """Why nothing is computed from the values, in a few words (the page's one line)."""
+    condition = derived.get("condition") or ""
+    if computed.get("tests"):
+        return "the values its condition compares are not numbers in your paste"
+    if condition:
+        shown = condition if len(condition) <= 90 else condition[:89] + "…"
+        return f"its condition ({shown}) compares no value the message prints"
+    if derived.get("unconditional"):
+        return "the check raises whenever the code reaches it, whatever the values"
+    if derived.get("quantities"):
+        return "its condition is too long to test on the values"
+    return "the site has no condition of this check to test the values on"
+
+
 def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | None:
-    """What the page answers for these values (the record's JSON document; of an old wording
-    without a derived block of its own, that of `today_doc`, the check printed today):
-    {"lines": [...], "computed": bool, ...}, or None when the values say nothing more."""
+    """What the page answers for these values (the record's JSON document; of an old wording,
+    `today_doc`, the check printed today that took over, whose answer its page shows when
+    its own derived block answers nothing): {"lines": [...], "computed": bool, ...}; when
+    nothing can be computed, one line that says why (`why_not`). None without values."""
     if not values:
         return None
     values = page_values({k: str(v) for k, v in values.items()})
-    derived = doc.get("derived") or (today_doc or {}).get("derived") or {}
+    docs = [d for d in (doc, today_doc) if d]
+    if not doc.get("derived") and today_doc:
+        docs = [today_doc]
+    for one in docs:
+        said = _answer(one, values)
+        if said["computed"]:
+            return said
+    derived = docs[0].get("derived") or {}
+    said = _answer(docs[0], values)
+    computed = (docs[0].get("computed") or {}).get("derived") or {}
+    reason = said.get("why_not") or why_not(derived, computed)
+    if computed.get("tests") and not _tested_names(computed["tests"]) & set(values):
+        reason = "the wording you pasted prints none of the values its condition compares"
+    said["why_not"] = reason
+    said["lines"].append(f"No answer computed from these values: {reason}.")
+    return said
+
+
+def _answer(doc: dict, values: dict) -> dict:
+    derived = doc.get("derived") or {}
     computed = (doc.get("computed") or {}).get("derived") or {}
     out: dict = {"lines": [], "computed": False}
     div = _divisibility(derived, values)
@@ -252,10 +522,21 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
         for key in ("change", "setting", "factor", "nearest", "why_not"):
             if key in div:
                 out[key] = div[key]
+        if div.get("computed"):
+            return out
+    tests = _tests(computed.get("tests") or [], values)
+    if tests:
+        out["lines"] += [line for line in (tests.get("verdict"), tests.get("change")) if line]
+        out["computed"] = True
+        for key in ("change", "why_not"):
+            if key in tests:
+                out[key] = tests[key]
+        if "passes" in tests["verdict"]:
+            return out  # what would pass it is beside the point
     if not div or "change" not in div:
         for item in computed.get("passes") or []:
             found = values_to_try(item, values)
-            if found:
+            if found and not tests:
                 tried = " or ".join(item["write"].replace("{}", v) for v in found)
                 out["lines"].append(f"To pass this check: {tried}.")
                 out["computed"] = True
@@ -263,4 +544,4 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
         rel = _relation(computed.get("relation"), values)
         if rel:
             out["lines"].append(rel["verdict"])
-    return out if out["lines"] else None
+    return out

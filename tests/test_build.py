@@ -360,6 +360,11 @@ _STATIC_IMPORT = re.compile(r"""^import\b[^;]*?["']\./([\w.-]+\.js)["']""", re.M
 _DYNAMIC_IMPORT = re.compile(r"""\bimport\(\s*["']\./([\w.-]+\.js)["']\s*\)""")
 
 
+# A module case.js loads only on a page with an element of this id: counted only there
+# (tests.js, the condition tested on the values: Your case with tests, never a calculator's).
+ONLY_WITH = {"/assets/tests.js": "case-tests"}
+
+
 def own_weight(facts, size, source) -> tuple[int, int]:
     """The bytes of our CSS and JS an error page loads before anyone types or clicks, as the
     page loads them: without values in its address, and with them. Without: the stylesheet
@@ -374,7 +379,7 @@ def own_weight(facts, size, source) -> tuple[int, int]:
         todo, seen = list(urls_), set()
         while todo:
             url = todo.pop()
-            if url in seen:
+            if url in seen or (url in ONLY_WITH and ONLY_WITH[url] not in ids):
                 continue
             seen.add(url)
             if url.endswith(".js"):
@@ -430,6 +435,13 @@ def test_own_weight_counts_imports_and_what_a_page_with_values_loads():
     )
     with_values = base + size("/assets/case.js") + size("/assets/try.js")
     assert own_weight([["message"], links, []], size, source) == (base, with_values)
+    # tests.js counts on a page whose Your case has tests (#case-tests), there only.
+    sources["/assets/case.js"] += 'await import("./tests.js");\n'
+    sources["/assets/tests.js"] = "t" * 300
+    with_values = base + size("/assets/case.js") + size("/assets/try.js")
+    assert own_weight([["message"], links, []], size, source) == (base, with_values)
+    tested = own_weight([["message", "case-tests"], links, []], size, source)
+    assert tested == (base, with_values + 300)
     assert own_weight([[], links, []], size, source) == (base, base)  # no message box
     assert own_weight([["message"], links[:1], []], size, source) == (100, 100)  # no search.js
 

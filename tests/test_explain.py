@@ -706,6 +706,17 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
                 "param": "num_heads",
             }
         ],
+        # the condition as the page tests it (api.case_tests): the divisor a setting
+        "tests": [
+            [
+                {
+                    "left": "num_heads",
+                    "op": "%",
+                    "right": "tp_size",
+                    "set": {"right": "--tensor-parallel-size {}"},
+                }
+            ]
+        ],
     }
     assert "<code>num_heads</code>" in doc["html"]["derived_explanation"]
 
@@ -757,7 +768,9 @@ def test_a_stub_page_tests_its_condition_on_the_values(divisor_site):
     relation = {"left": "head_size", "op": ">", "right": 256}
     assert doc["computed"]["derived"]["relation"] == relation
     html = (divisor_site / "site/errors" / rid / "index.html").read_text()
-    assert 'data-condition="head_size &gt; 256"' in html and "data-relation=" in html
+    tests = [[{"left": "head_size", "op": ">", "right": 256}]]
+    assert doc["computed"]["derived"]["tests"] == tests  # what the page tests (case_tests)
+    assert "data-tests=" in html
     rid = record_id(divisor_site, "num_heads")  # a remainder test
     doc = json.loads((divisor_site / f"site/api/errors/{rid}.json").read_text())
     relation = {"left": "num_heads", "op": "%", "right": "tp_size"}

@@ -92,7 +92,8 @@ def settings_server(tmp_path_factory):
         (
             "max_model_len ({max_",
             "?max_model_len=8192&max_position_embeddings=4096",
-            "To pass this check: --max-model-len 4096 (an engine argument).",
+            "With your values the check fails: max_model_len = 8192 is greater than"
+            " max_position_embeddings = 4096. To pass it, set --max-model-len to at most 4096.",
         ),
     ],
 )
@@ -101,7 +102,7 @@ def test_your_case_computes_the_value_that_passes_from_the_paste(
 ):
     page.goto(settings_server.base + settings_server.pages[start] + query)
     out = page.locator("#your-case [data-case-try]")
-    out.get_by_text("To pass this check").wait_for(timeout=LOAD)
+    out.get_by_text("To pass it").wait_for(timeout=LOAD)  # the condition tested (tests.js)
     assert out.inner_text() == said
     assert page.errors == []
 

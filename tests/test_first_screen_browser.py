@@ -11,7 +11,7 @@ import yaml
 
 REAL = Path(__file__).resolve().parent.parent / "content"
 RECORDS = {
-    "vllm": ["f644a7c8e4fdc46c", "b3a6e27a21d4acc5"],
+    "vllm": ["f644a7c8e4fdc46c", "b3a6e27a21d4acc5", "4f175e9d6620ba83"],
     "sglang": ["c7b1dc1b4d2169ad", "38c89da5ffba1b76"],
 }
 PHONE = {"width": 390, "height": 844}
@@ -133,3 +133,27 @@ def test_calculate_loads_python_only_on_a_click(browser, base):
     assert not [u for u, _ in page.fetched if "pyodide" in u]
     text = page.locator("main").inner_text()
     assert "should start" not in text  # the memory part never contradicts "TP 3 fails"
+
+
+def test_the_message_shows_the_wording_the_values_fill_and_dims_the_rest(browser, base):
+    """Item 3: bfloat16's values (a capability) open the older wording that prints them, and
+    the condition tested on them answers; the KV page's values leave {estimated_max_len}
+    unfilled in every wording: the message stays, that placeholder dimmed."""
+    page = open_page(
+        browser,
+        base + "/errors/4f175e9d6620ba83/?gpu_name=Tesla+T4&compute_capability_0=7"
+        "&compute_capability_1=5",
+    )
+    message = page.locator("#message code.message").inner_text()
+    assert "Your Tesla T4 GPU has compute capability 7.5." in message and "{" not in message
+    text = page.locator("[data-your-case] [data-case-try]").inner_text()
+    assert "compute capability 7.5 is less than 8.0" in text and "--dtype" in text
+    assert answer_top(page) < PHONE["height"]
+    page = open_page(
+        browser,
+        base + "/errors/b3a6e27a21d4acc5/?max_model_len=100000&needed_memory=4.26"
+        "&available_memory=4.25",
+    )
+    assert page.locator("#message var.ph-none").count() == 1
+    assert page.locator("#message var.ph-none").get_attribute("data-param") == "estimated_max_len"
+    assert not page.errors

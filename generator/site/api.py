@@ -15,6 +15,7 @@ from functools import lru_cache
 import orjson
 
 from errorkb import urls
+from errorkb.answer import why_not
 from errorkb.content import template
 from errorkb.content.derived import CATEGORIES, KINDS, STAGES, handle, write_pattern
 from errorkb.content.load import EACH, load_schema, markdown_fields
@@ -77,14 +78,27 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
         },
     }
     if record.derived:
-        doc["computed"]["derived"] = _derived_labels(record.derived, _today_flags(record, content))
-        relation = case_relation(record)
-        if relation:
-            doc["computed"]["derived"]["relation"] = relation
-        passes = values_to_try(record)
-        if passes:
-            doc["computed"]["derived"]["passes"] = passes
+        doc["computed"]["derived"] = derived_document(record, _today_flags(record, content))
     return doc
+
+
+def derived_document(record: Record, today: list[dict] | None = None) -> dict:
+    """computed.derived: the derived block's keys in words (_derived_labels), and what the
+    page and errorkb/answer.py turn values into an answer with: the condition as a relation
+    they can test (case_relation), the settings with a value that passes (values_to_try)."""
+    out = _derived_labels(record.derived, today)
+    relation = case_relation(record)
+    if relation:
+        out["relation"] = relation
+    passes = values_to_try(record)
+    if passes:
+        out["passes"] = passes
+    tests = case_tests(record)
+    if tests:
+        out["tests"] = tests
+    elif not passes and not record.derived.get("divisibility"):
+        out["why_not"] = why_not(record.derived, out)  # nothing turns values into an answer
+    return out
 
 
 def values_to_try(record: Record) -> list[dict]:
@@ -218,13 +232,7 @@ def answer_document(record: Record, content: Content) -> dict:
         "project": {"key": record.project, "name": content.projects[record.project].name},
     }
     if record.derived:
-        computed["derived"] = _derived_labels(record.derived)
-        relation = case_relation(record)
-        if relation:
-            computed["derived"]["relation"] = relation
-        passes = values_to_try(record)
-        if passes:
-            computed["derived"]["passes"] = passes
+        computed["derived"] = derived_document(record)
     return {
         **record.data,
         "html_url": urls.absolute(base, urls.error(record.id)),
@@ -287,15 +295,191 @@ def case_relation(record: Record) -> dict | None:
         return None
     names = set(template.placeholders(record.message))
     sides = [_side(side, names) for side in (left, right)]
-    if None in sides or not any(isinstance(side, str) for side in sides):
+    if None in sides or not any(isinstance(side, str) for side in sides) or sides[0] == sides[1]:
         return None
     return {"left": sides[0], "op": symbol, "right": sides[1]}
+
+
+# A quantity the code holds in one unit and the message prints in another: `free_memory`
+# (bytes) printed as `{free_memory_gib}`. Two sides compare only in the same unit.
+_UNITS = ("_gib", "_gb", "_mib", "_mb", "_kib", "_kb", "_bytes")
+
+
+def case_tests(record: Record) -> list[list[dict]]:
+    """The derived conditions (the record's, then its old wordings' own) as tests the page
+    and errorkb/answer.py run on the values in the address: per condition, its comparisons of
+    the message's values (a condition is raised when all of its `and` parts hold; each
+    comparison that can be tested is one test): {"left", "op", "right"}, a side a
+    placeholder's name or a number, op a comparison or "%" (left is not a multiple of right);
+    `set`: the sides the user sets, each as they write it (`--max-model-len {}`). A name
+    matches a placeholder by its last part, or by that part and a unit (`free_memory` is
+    `{free_memory_gib}`, when the other side is in the same unit)."""
+    names = {n for text in record.messages for n in template.placeholders(text)}
+    blocks = [record.derived] + [
+        v["derived"]
+        for v in record.data.get("variants", [])
+        if isinstance(v, dict) and v.get("derived")
+    ]
+    groups, seen = [], set()
+    for block in blocks:
+        test = _condition(block.get("condition") or "")
+        parts = (
+            test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        )
+        settings = {
+            part: write_pattern(f)
+            for f in block.get("flags", [])
+            if f.get("kind") != "model-config"
+            for part in (_last(f.get("name", "")), _last(f.get("field", "")))
+            if part
+        }
+        group = [t for t in (_test(p, names, settings) for p in parts if p is not None) if t]
+        key = json.dumps(group, sort_keys=True)
+        if group and key not in seen:
+            seen.add(key)
+            groups.append(group)
+    return groups
+
+
+def _last(name: str) -> str:
+    return re.split(r"[.\[]", name.strip("-").replace("-", "_"))[-1]
+
+
+def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | None:
+    """One comparison of a condition as a test of the values (case_tests), else None; or a
+    setting the condition compares with a constant ({"setting", "op", "value"}: raised only
+    with it so), or the GPU's compute capability the message prints in two placeholders."""
+    capability = _capability(node, names)
+    if capability:
+        return capability
+    way = _setting_test(node, names, settings)
+    if way:
+        return way
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return None
+    left, op, right = node.left, type(node.ops[0]), node.comparators[0]
+    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod):
+        if op is not ast.NotEq or not (isinstance(right, ast.Constant) and right.value == 0):
+            return None
+        remainder = left
+        left, right, symbol = remainder.left, remainder.right, "%"
+    elif op in _OPS:
+        symbol = _OPS[op]
+    else:
+        return None
+    sides = [_unit_side(side, names) for side in (left, right)]
+    if None in sides or not any(isinstance(side[0], str) for side in sides):  # type: ignore[index]
+        return None
+    (a, ua, ca), (b, ub, cb) = sides  # type: ignore[misc]
+    if ua != ub:
+        return None  # bytes against GiB, or a constant in the code's unit
+    if a == b:
+        return None  # two values of one name (`block.size < size`): the message prints one
+    out: dict = {"left": a, "op": symbol, "right": b}
+    written = {k: settings[c] for k, c in (("left", ca), ("right", cb)) if c in settings}
+    if written:
+        out["set"] = written
+    elif symbol in (">", ">=", "<", "<=") and isinstance(a, str) and isinstance(b, str):
+        # A setting the message prints beside them, which may scale a side (the memory
+        # requested is --gpu-memory-utilization × the total): answer.py checks on the
+        # values whether it does, by which other value (`by`).
+        scale = {
+            n: {"write": settings[n], "by": sorted(names - {n, a, b})}
+            for n in sorted(names)
+            if n in settings and n not in (a, b)
+        }
+        if scale:
+            out["scale"] = scale
+    return out
+
+
+def _capability(node: ast.expr, names: set[str]) -> dict | None:
+    """`not current_platform.has_device_capability(80)` with the message's
+    `{compute_capability_0}.{compute_capability_1}`: the GPU's capability is below 8.0."""
+    negated = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+    call = node.operand if isinstance(node, ast.UnaryOp) and negated else node
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "has_device_capability"
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Constant)
+        and type(call.args[0].value) is int
+    ):
+        return None
+    major = sorted(n for n in names if n.endswith("capability_0"))
+    minor = [n[:-1] + "1" for n in major if n[:-1] + "1" in names]
+    if not minor:
+        return None
+    side = {"major": minor[0][:-1] + "0", "minor": minor[0]}
+    return {"left": side, "op": "<" if negated else ">=", "right": call.args[0].value}
+
+
+def _constant(node: ast.expr) -> object:
+    """A constant the code compares a setting with: a literal, an enum's member by its name
+    (`_Backend.FLASH_ATTN`), a torch dtype (`torch.bfloat16`: bfloat16); a tuple or list of
+    them; else None (`args.model` is another value, not a constant)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str | int | float):
+        return node.value
+    if isinstance(node, ast.Attribute) and (
+        node.attr.isupper() or (isinstance(node.value, ast.Name) and node.value.id == "torch")
+    ):
+        return node.attr
+    if isinstance(node, ast.Tuple | ast.List | ast.Set) and node.elts:
+        found = [_constant(e) for e in node.elts]
+        return None if None in found or any(isinstance(f, list) for f in found) else found
+    return None
+
+
+def _setting_test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | None:
+    """A part of the condition over one setting alone, which the message does not print:
+    `dtype == torch.bfloat16` (raised only with it so), `not self.allow_auto_truncate`."""
+
+    def setting(n: ast.expr) -> str | None:
+        if not isinstance(n, ast.Name | ast.Attribute):
+            return None
+        last = n.id if isinstance(n, ast.Name) else n.attr
+        return settings.get(last) if last not in names else None
+
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        write = setting(node.operand)
+        return {"setting": write, "op": "off"} if write else None
+    if setting(node):
+        return {"setting": setting(node), "op": "on"}
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return None
+    ops = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in", ast.Is: "=="}
+    op = ops.get(type(node.ops[0]))
+    write, value = setting(node.left), _constant(node.comparators[0])
+    if not op or not write or value is None or isinstance(value, list) != op.endswith("in"):
+        return None
+    return {"setting": write, "op": op, "value": value}
+
+
+def _unit_side(node: ast.expr, names: set[str]) -> tuple[object, str, str] | None:
+    """A side of a test: (a placeholder's name or a number, its unit suffix, the code's
+    name), else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _unit_side(node.operand, names)
+        return (-inner[0], "", "") if inner and isinstance(inner[0], int | float) else None
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value, "", ""
+    if isinstance(node, ast.Name | ast.Attribute):
+        last = node.id if isinstance(node, ast.Name) else node.attr
+        if last in names:
+            return last, "", last
+        for unit in _UNITS:
+            if last + unit in names:
+                return last + unit, unit, last
+    return None
 
 
 @lru_cache(maxsize=1 << 14)
 def _condition(text: str) -> ast.expr | None:
     """A condition's expression (read, never changed), parsed once: a condition recurs in
     each release's twin of a record."""
+    # "RuntimeError was raised": the extractor's words for an except branch, not Python.
+    text = re.sub(r"\b[\w.]+ was raised\b", "_raised", text)
     try:
         return ast.parse(text, mode="eval").body
     except SyntaxError:
@@ -705,6 +889,54 @@ def error_document_schema(base_url: str) -> dict:
                                     "op": {"enum": [">", ">=", "<", "<=", "==", "!=", "%"]},
                                     "right": {"type": ["string", "integer"]},
                                 },
+                            },
+                            "tests": {
+                                "type": "array",
+                                "description": "the derived conditions (the record's, then "
+                                "its old wordings' own) as tests of the values: per "
+                                "condition, its `and` parts that compare the message's "
+                                "placeholders (left op right, a side a placeholder, a number "
+                                "or a GPU's compute capability {major, minor}; `set`: the "
+                                "sides the user sets, as written with {} for the value; "
+                                "`scale`: settings the message prints that may scale a side, "
+                                "by which other placeholder), or a setting compared with a "
+                                "constant (setting, op, value; op on/off: raised when set, "
+                                "unset). The check raises when all parts hold",
+                                "items": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "required": ["op"],
+                                        "properties": {
+                                            "left": {"type": ["string", "number", "object"]},
+                                            "op": {
+                                                "enum": [
+                                                    ">",
+                                                    ">=",
+                                                    "<",
+                                                    "<=",
+                                                    "==",
+                                                    "!=",
+                                                    "%",
+                                                    "in",
+                                                    "not in",
+                                                    "on",
+                                                    "off",
+                                                ]
+                                            },
+                                            "right": {"type": ["string", "number", "object"]},
+                                            "set": {"type": "object"},
+                                            "scale": {"type": "object"},
+                                            "setting": {"type": "string"},
+                                            "value": {},
+                                        },
+                                    },
+                                },
+                            },
+                            "why_not": {
+                                "type": "string",
+                                "description": "why no answer is computed from values, when "
+                                "nothing of the record's turns them into one",
                             },
                         },
                     },

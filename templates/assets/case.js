@@ -48,19 +48,34 @@ function yourValues(box) {
   // The summary says in general what the answer says for these values: after it.
   const lead = document.querySelector(".error-top > p.lead");
   if (lead) box.parentElement.append(lead);
-  const given = Object.fromEntries(mine.map(([k, v]) => [pageName(k), v]));
-  const said = relation(box.dataset, given);
-  if (said) box.querySelector("[data-case-relation]").replaceChildren(...said);
-  box.querySelector("[data-case-relation]").hidden = !said;
-  const passes = box.dataset.passes && tellWhatPasses(box, { ...given, gpus_per_node: params.get("gpus_per_node") });
-  Promise.resolve(passes).then(() => said || whyNot(box));
+  const given = { ...Object.fromEntries(mine.map(([k, v]) => [pageName(k), v])), gpus_per_node: params.get("gpus_per_node") };
+  const tested = box.dataset.tests && tellTests(box, given); // the condition tested (try.js)
+  Promise.resolve(tested).then((done) => done || (box.dataset.passes && tellWhatPasses(box, given))).then(() => whyNot(box));
 }
 
-// No calculator, no test of the condition, nothing that passes: the page says why.
+// The derived condition tested on the values (answer.py's _tests): whether the check fails
+// with them, and the values of the settings it compares that pass.
+async function tellTests(box, values) {
+  const { testsAnswer } = await import("./tests.js"); // only where #case-tests is
+  const said = testsAnswer(JSON.parse(box.dataset.tests), values);
+  if (!said) return false;
+  const out = box.querySelector("[data-case-try]");
+  out.replaceChildren(el("strong", "", said.verdict), ...(said.change ? [" ", said.change] : []));
+  out.hidden = false;
+  return true;
+}
+
+// No calculator, nothing computed from the values: the page says why, in one line.
 function whyNot(box) {
   if (document.querySelector("[data-calc], [data-divisors], [data-memory]")) return; // they answer
   if (!box.querySelector("[data-case-try]").hidden) return;
-  const text = "No answer computed from these values: the site has no test of this check to run them through. What it means and what to try follow.";
+  const tests = JSON.parse(box.dataset.tests || "[]").flat();
+  const names = tests.flatMap((t) => [t.left, t.right]).flatMap((s) => (s && typeof s === "object" ? Object.values(s) : [s]));
+  const given = new Set([...new URLSearchParams(location.search).keys()].flatMap((k) => [k, pageName(k)]));
+  const why = !tests.length ? box.dataset.why : names.some((n) => given.has(n))
+    ? "the values its condition compares are not numbers in your paste"
+    : "the wording you pasted prints none of the values its condition compares";
+  const text = `No answer computed from these values: ${why || "the site has no condition of this check to test the values on"}.`;
   box.querySelector("[data-case-answer]").replaceChildren(el("p", "case-source", text));
 }
 
@@ -80,34 +95,6 @@ async function tellWhatPasses(box, values) {
   const out = box.querySelector("[data-case-try]");
   out.replaceChildren(...lines);
   out.hidden = !lines.length;
-}
-
-const WORDS = {
-  ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most",
-  "==": "equals", "!=": "differs from", "%": "is not a multiple of",
-};
-
-// What the values say of the check that raises the error, on a page not yet reviewed: the
-// derived condition, tested when it is one comparison of the message's values (computed at
-// build time: data-relation), else said as it is written.
-function relation({ relation: spec, condition }, values) {
-  if (!condition) return null;
-  const code = el("code", "", condition);
-  const test = spec && JSON.parse(spec);
-  const side = (s) => (typeof s === "number" ? s : Number(values[s]));
-  const [a, b] = test ? [side(test.left), side(test.right)] : [NaN, NaN];
-  if (!Number.isFinite(a) || !Number.isFinite(b) || (test.op === "%" && b === 0)) {
-    return ["It is raised when ", code, ": compare your values with that."];
-  }
-  const holds = {
-    ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a === b, "!=": a !== b, "%": a % b !== 0,
-  }[test.op];
-  if (!holds) {
-    return ["With these values the check that raises it, ", code, ", does not hold: the paste may hold other values, or another check printed the message."];
-  }
-  const name = (s) => (typeof s === "number" ? [`${s}`] : [el("code", "", s), ` (${values[s]})`]);
-  const words = el("strong", "", ...name(test.left), ` ${WORDS[test.op]} `, ...name(test.right));
-  return [words, ": that is the check that raises it, ", code, "."];
 }
 
 // ?v=<release> (a search result names the release the paste names): the message box shows
@@ -133,5 +120,28 @@ function releaseWording(box) {
   box.querySelector(".message-head").after(el("p", "muted wording-note", `As ${v} printed it (the wording of ${first === last ? first : `${first} to ${last}`}).`));
 }
 
+// Values without ?v=: of the message and its older wordings (the History section), the one
+// whose placeholders the values all fill, filling most of them (the shortest of equals);
+// the message as it is when none does. Its placeholders without a value are dimmed.
+function filledWording(box) {
+  const params = new URLSearchParams(location.search);
+  if (![...params.keys()].length) return;
+  const given = new Set([...params.keys()].map(pageName));
+  const fit = (code) => {
+    const names = [...code.querySelectorAll("var.ph")].map((v) => pageName(v.dataset.param));
+    return names.every((n) => given.has(n)) ? new Set(names).size * 1e6 - code.textContent.length : -1;
+  };
+  const own = box.querySelector("code.message");
+  const best = [own, ...document.querySelectorAll("#history li[data-first] code.message")]
+    .reduce((a, b) => (fit(b) > fit(a) ? b : a));
+  if (!params.has("v") && best !== own && fit(best) >= 0) {
+    own.replaceWith(best.cloneNode(true));
+    const exception = best.closest("li")?.dataset.exception;
+    if (exception) box.querySelector(".message-head .exc").textContent = `${exception}:`;
+  }
+  for (const v of box.querySelectorAll("code.message var.ph")) v.classList.toggle("ph-none", !given.has(pageName(v.dataset.param)));
+}
+
 document.querySelectorAll("#message").forEach(releaseWording);
+document.querySelectorAll("#message").forEach(filledWording);
 document.querySelectorAll("[data-your-case]").forEach(yourValues);

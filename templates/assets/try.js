@@ -5,15 +5,15 @@
 
 import { divisors, nearest } from "./nearest.js";
 
-const MAX_DIVIDEND = 10_000_000; // beyond, listing divisors is not worth the wait
-const MAX_SHOWN = 12;
+export const MAX_DIVIDEND = 10_000_000; // beyond, listing divisors is not worth the wait
+export const MAX_SHOWN = 12;
 // A parallel size is a GPU count: its values are capped at one node of 8 GPUs, the node the
 // wings' calculators advise for, so that the two never disagree on one page (40 heads at
 // TP 16: 8, not 10 or 20).
 const GPU_COUNT = /(tensor|pipeline|data|expert|context)[-_]parallel[-_]size|--(tp|pp|dp|ep|attn-dp)-size\b/;
 const NODE_GPUS = 8;
 
-function number(values, name) {
+export function number(values, name) {
   if (!name || !(name in values)) return null;
   const n = Number(String(values[name]).trim());
   return Number.isFinite(n) ? n : null;
@@ -26,7 +26,7 @@ function nodeSize(values) {
   return given > 0 ? given : NODE_GPUS;
 }
 
-function fitting(item, candidates, values) {
+export function fitting(item, candidates, values) {
   return GPU_COUNT.test(item.write) ? candidates.filter((c) => c <= nodeSize(values)) : candidates;
 }
 

@@ -1,0 +1,149 @@
+// "Your case" on an error page: the derived condition tested on the values in the address
+// (the build's `tests`, api.case_tests), as errorkb/answer.py's _tests says it, word for word:
+// whether the check fails with them, and what passes. Loaded by case.js only on a page
+// whose Your case has tests. Pure functions: tests/test_answer_tests.py runs them under Node.
+
+import { divisors, nearest } from "./nearest.js";
+import { MAX_DIVIDEND, MAX_SHOWN, fitting, nodeOf, number } from "./try.js";
+
+// A number as the page prints it (answer.py's fmt): an integer whole, else 6 digits.
+export const fmt = (n) => (Number.isInteger(n) ? String(n) : String(Number(n.toPrecision(6))));
+
+const WORDS = {
+  ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most",
+  "==": "equals", "!=": "differs from", "%": "is not a multiple of",
+};
+
+// What values of one side make `a op b` false, in words (answer.py's _bound).
+function bound(op, side, a, b) {
+  if (op === "==" || op === "!=") {
+    const other = fmt(side === "left" ? b : a);
+    return op === "!=" ? other : `anything but ${other}`;
+  }
+  const [other, below] = side === "left" ? [b, op[0] === ">"] : [a, op[0] === "<"];
+  if (op.length === 1) return `${below ? "at most" : "at least"} ${fmt(other)}`;
+  if (Number.isInteger(a) && Number.isInteger(b)) return below ? `at most ${fmt(other - 1)}` : `at least ${fmt(other + 1)}`;
+  return `${below ? "below" : "above"} ${fmt(other)}`;
+}
+
+const handle = (write) => (write.endsWith("{}") ? write.replace(/(: | |=)?\{\}$/, "") : write.replace("{}", "…"));
+
+// A divisibility test: the nearest passing values of the side the user sets (answer.py's).
+function moduloChange(t, a, b, values) {
+  const ways = [];
+  const w = t.set || {};
+  const each = (write, list) => list.map((v) => write.replace("{}", v)).join(" or ");
+  if (w.right && a > 0 && a <= MAX_DIVIDEND) {
+    const near = nearest(fitting({ write: w.right }, divisors(a), values), b);
+    const node = nodeOf({ write: w.right, op: "divides" }, values);
+    if (near.length) ways.push(each(w.right, near) + (node ? ` (within ${node})` : ""));
+  }
+  if (w.left && b > 0) {
+    const down = Math.floor(a / b) * b;
+    const near = [down, down + b].filter((m) => m > 0 && m !== a);
+    if (near.length) ways.push(each(w.left, near));
+  }
+  return ways.join(" or ");
+}
+
+// A side: a number, a placeholder's value, or a GPU's compute capability (7 and 5: 75).
+function sideOf(s, values) {
+  if (s && typeof s === "object") {
+    const [major, minor] = [number(values, s.major), number(values, s.minor)];
+    return major === null || minor === null ? null : major * 10 + minor;
+  }
+  return typeof s === "string" ? number(values, s) : s;
+}
+const shown = (t, s, v) => {
+  const other = t[s === "left" ? "right" : "left"];
+  if (other && typeof other === "object") return (v / 10).toFixed(1);
+  if (t[s] && typeof t[s] === "object") return `compute capability ${(v / 10).toFixed(1)}`;
+  return typeof t[s] === "string" ? `${t[s]} = ${fmt(v)}` : fmt(v);
+};
+
+// A setting the condition compares with a constant: [when it raises, how to pass].
+function settingWay(t) {
+  const name = handle(t.setting);
+  const listed = Array.isArray(t.value) ? t.value.slice(0, MAX_SHOWN).join(", ") : String(t.value);
+  return {
+    "==": [`${name} is ${listed}`, `set ${name} to anything but ${listed}`],
+    "!=": [`${name} is not ${listed}`, `set ${name} to ${listed}`],
+    in: [`${name} is one of ${listed}`, `set ${name} to anything but ${listed}`],
+    "not in": [`${name} is none of ${listed}`, `set ${name} to one of ${listed}`],
+    on: [`${name} is on`, `turn ${name} off`],
+    off: [`${name} is off`, `turn ${name} on`],
+  }[t.op];
+}
+
+// A setting the message prints that one side is a multiple of (answer.py's _scaled).
+function scaled(t, a, b, values) {
+  const out = [];
+  for (const [name, how] of Object.entries(t.scale || {})) {
+    const u = number(values, name);
+    if (!u || u <= 0 || u > 1) continue; // a fraction of a whole (a utilization)
+    for (const [k, v] of [["left", a], ["right", b]]) {
+      if (typeof t[k] !== "string") continue;
+      const fit = how.by.filter((n) => (number(values, n) || 0) > 0).filter((n) => Math.abs(v - u * number(values, n)) <= 0.001 * Math.abs(v) + 0.011);
+      if (!fit.length) continue;
+      const words = bound(t.op, k, a, b);
+      const at = words.lastIndexOf(" ");
+      const down = ["at most", "below"].includes(words.slice(0, at));
+      const limit = (down ? Math.floor : Math.ceil)((Number(words.slice(at + 1)) / number(values, fit[0])) * 100) / 100;
+      out.push(`set ${handle(how.write)} to ${down ? "at most" : "at least"} ${fmt(limit)} (${t[k]} is ${name} × ${fit[0]} in your values)`);
+      break;
+    }
+  }
+  return out;
+}
+
+// The derived condition tested on the values (answer.py's _tests): {verdict, change, whyNot}.
+export function testsAnswer(groups, values) {
+  for (const group of groups) {
+    const tried = [];
+    const ways = group.filter((t) => t.setting).map(settingWay);
+    for (const t of group.filter((t) => !t.setting)) {
+      const [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
+      if (a === null || b === null || (t.op === "%" && (b === 0 || !Number.isInteger(a) || !Number.isInteger(b)))) continue;
+      const holds = { ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a === b, "!=": a !== b, "%": a % b !== 0 }[t.op];
+      tried.push([t, a, b, holds]);
+    }
+    if (!tried.length && !ways.length) continue;
+    const said = tried.map(([t, a, b]) => `${shown(t, "left", a)} ${WORDS[t.op]} ${shown(t, "right", b)}`);
+    const pass = tried.findIndex((x) => !x[3]);
+    if (pass >= 0) {
+      return { verdict: `With your values this check passes: ${said[pass]} is false. The paste may hold other values, or another check printed the message.` };
+    }
+    const changes = [];
+    for (const [t, a, b] of tried) {
+      if (t.op === "%") {
+        const found = moduloChange(t, a, b, values);
+        if (found) changes.push(`set ${found}`);
+        continue;
+      }
+      for (const s of ["left", "right"]) {
+        if (!(t.set || {})[s]) continue;
+        const words = bound(t.op, s, a, b);
+        changes.push(`set ${handle(t.set[s])} ${/^(below|above)/.test(words) ? "" : "to "}${words}`);
+      }
+      if (!t.set) changes.push(...scaled(t, a, b, values));
+    }
+    changes.push(...ways.map((w) => w[1]));
+    const verdict = tried.length ? `With your values the check fails: ${said.join("; ")}.` : `It is raised only when ${ways.map((w) => w[0]).join("; ")}.`;
+    const free = tried.filter(([t]) => !t.set && t.op !== "%" && ![t.left, t.right].some((s) => s && typeof s === "object"));
+    const sidesOf = ([t, a, b]) => ["left", "right"].filter((s) => typeof t[s] === "string").map((s) => `${t[s]} ${bound(t.op, s, a, b)}`);
+    if (changes.length) {
+      const also = free.length && tried.find(([t]) => !t.set && t.op !== "%") === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
+      return { verdict, change: `To pass it, ${changes.join(", or ")}.${also}` };
+    }
+    const [t, a, b] = tried[0];
+    if (t.op === "%") return { verdict, whyNot: "no setting the check names changes these values" };
+    const cap = ["left", "right"].find((s) => t[s] && typeof t[s] === "object");
+    if (cap) {
+      const words = bound(t.op, cap, a, b);
+      const at = words.lastIndexOf(" ");
+      return { verdict, change: `It passes on a GPU of compute capability ${words.slice(0, at)} ${(Number(words.slice(at + 1)) / 10).toFixed(1)}.` };
+    }
+    return { verdict, change: `It passes with ${sidesOf(tried[0]).join(" or ")}.` };
+  }
+  return null;
+}

@@ -1,0 +1,454 @@
+"""The derived condition tested on a user's values (api.case_tests, answer._tests): which part
+fails, what value of the setting it names passes, the nearest passing values of a divisibility,
+why nothing is computed; and try.js's testsAnswer says the same, word for word (parity)."""
+
+import json
+import shutil
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+
+from errorkb.answer import _tests, answer, fmt
+from errorkb.site import api
+from tests.conftest import REPO
+
+MAX_LEN = {
+    "name": "max_model_len",
+    "kind": "engine-arg",
+    "field": "model_config.max_model_len",
+    "flag": "--max-model-len",
+}
+TP = {"name": "tp_size", "kind": "server-arg", "field": "server_args.tp_size", "flag": "--tp-size"}
+
+
+def record(message: str, condition: str, flags=(), variants=()) -> SimpleNamespace:
+    derived = {"ref": "v1", "condition": condition, "flags": list(flags)}
+    data = {"message": message, "variants": list(variants)}
+    return SimpleNamespace(
+        derived=derived,
+        data=data,
+        message=message,
+        messages=[message, *[v if isinstance(v, str) else v["message"] for v in variants]],
+    )
+
+
+def doc_of(rec) -> dict:
+    return {"derived": rec.derived, "computed": {"derived": {"tests": api.case_tests(rec)}}}
+
+
+KV = record(
+    "The model's max seq len ({max_model_len}) is larger than the KV cache ({max_seq_len}).",
+    "not is_attention_free and max_model_len > max_seq_len",
+    [MAX_LEN],
+)
+
+
+def test_a_failing_comparison_names_the_setting_and_the_value_that_passes():
+    assert api.case_tests(KV) == [
+        [
+            {
+                "left": "max_model_len",
+                "op": ">",
+                "right": "max_seq_len",
+                "set": {"left": "--max-model-len {}"},
+            }
+        ]
+    ]
+    said = answer(doc_of(KV), {"max_model_len": "8192", "max_seq_len": "6048"})
+    assert said["computed"]
+    assert said["lines"] == [
+        "With your values the check fails: max_model_len = 8192 is greater than "
+        "max_seq_len = 6048.",
+        "To pass it, set --max-model-len to at most 6048.",
+    ]
+
+
+def test_values_that_pass_the_condition_say_so_and_nothing_else():
+    said = answer(doc_of(KV), {"max_model_len": "4096", "max_seq_len": "6048"})
+    assert said["computed"] and len(said["lines"]) == 1
+    assert said["lines"][0].startswith("With your values this check passes: max_model_len = 4096")
+
+
+def test_without_a_setting_both_sides_bound_strictly_for_integers():
+    rec = record(
+        "The input ({input_token_num} tokens) is longer than the context ({context_len} tokens).",
+        "input_token_num >= self.context_len and (not self.allow_auto_truncate)",
+    )
+    said = answer(doc_of(rec), {"input_token_num": "61709", "context_len": "40960"})
+    assert (
+        said["lines"][1]
+        == "It passes with input_token_num at most 40959 or context_len at least 61710."
+    )
+
+
+def test_a_unit_suffix_matches_the_code_name_and_floats_bound_openly():
+    rec = record(
+        "Free memory ({free_memory_gib}/{total_memory_gib} GiB) is less than desired "
+        "({gpu_memory_utilization}, {requested_memory_gib} GiB).",
+        "external_weight_memory <= 0 and init_snapshot.free_memory < requested_memory",
+    )
+    assert api.case_tests(rec) == [
+        [{"left": "free_memory_gib", "op": "<", "right": "requested_memory_gib"}]
+    ]
+    said = answer(doc_of(rec), {"free_memory_gib": "19.77", "requested_memory_gib": "19.84"})
+    assert "free_memory_gib = 19.77 is less than requested_memory_gib = 19.84" in said["lines"][0]
+    # A constant in the code's unit (bytes) is never compared with a value in GiB.
+    assert api.case_tests(record("Free {free_memory_gib} GiB", "free_memory < 1024")) == []
+
+
+UTIL = {
+    "name": "gpu_memory_utilization",
+    "kind": "engine-arg",
+    "field": "cache_config.gpu_memory_utilization",
+    "flag": "--gpu-memory-utilization",
+}
+
+
+def test_a_setting_a_side_scales_by_in_the_users_values_gets_the_value_that_passes():
+    rec = record(
+        "Free memory ({free_memory_gib}/{total_memory_gib} GiB) is less than desired "
+        "({gpu_memory_utilization}, {requested_memory_gib} GiB).",
+        "init_snapshot.free_memory < requested_memory",
+        [UTIL],
+    )
+    values = {
+        "free_memory_gib": "19.77",
+        "total_memory_gib": "22.05",
+        "gpu_memory_utilization": "0.9",
+        "requested_memory_gib": "19.84",
+    }
+    said = answer(doc_of(rec), values)
+    assert said["lines"][1].startswith(
+        "To pass it, set --gpu-memory-utilization to at most 0.89 (requested_memory_gib is "
+        "gpu_memory_utilization × total_memory_gib in your values)."
+    )
+    # Values where the side is no such multiple: no value of the setting is claimed.
+    said = answer(doc_of(rec), {**values, "requested_memory_gib": "12"})
+    assert "gpu-memory-utilization" not in " ".join(said["lines"])
+
+
+def test_an_except_branch_condition_still_yields_its_comparisons():
+    rec = record(
+        "Attempted to assign {num_actual_tokens} tokens to {num_expected_tokens} placeholders",
+        "len(embeddings) != 0 and RuntimeError was raised"
+        " and (num_actual_tokens != num_expected_tokens)",
+    )
+    said = answer(doc_of(rec), {"num_actual_tokens": "10", "num_expected_tokens": "12"})
+    assert said["computed"] and "10 differs from num_expected_tokens = 12" in said["lines"][0]
+
+
+def test_divisibility_offers_the_setting_never_a_divisor_the_model_fixes():
+    split = record("{heads} heads, TP {tp_size}", "heads % tp_size != 0", [TP])
+    said = answer(doc_of(split), {"heads": "40", "tp_size": "3"})
+    assert said["lines"][1] == (
+        "To pass it, set --tp-size 2 or --tp-size 4 (within one 8-GPU node, assumed)."
+    )
+    fixed = record("{size} by {block_n}", "size % block_n != 0")  # no setting: a verdict only
+    said = answer(doc_of(fixed), {"size": "576", "block_n": "128"})
+    assert said["computed"] and len(said["lines"]) == 1 and "96" not in said["lines"][0]
+    assert said["why_not"] == "no setting the check names changes these values"
+
+
+def test_an_old_wordings_own_condition_answers_its_values():
+    rec = record(
+        "Context is {max_total_tokens}; prompt {token_count}.",
+        "max_input_tokens is not None and len(tokens) > max_input_tokens",
+        variants=[
+            {
+                "message": "Context is {max_len}; asked {asked}.",
+                "derived": {"ref": "v0", "condition": "asked > max_len"},
+            }
+        ],
+    )
+    said = answer(doc_of(rec), {"max_len": "100", "asked": "120"})
+    assert (
+        said["computed"]
+        and said["lines"][1] == "It passes with asked at most 100 or max_len at least 120."
+    )
+
+
+DTYPE = {"name": "--dtype", "kind": "engine-arg", "field": "model_config.dtype", "flag": "--dtype"}
+TRUNC = {
+    "name": "allow_auto_truncate",
+    "kind": "server-arg",
+    "field": "server_args.allow_auto_truncate",
+    "flag": "--allow-auto-truncate",
+}
+
+
+def test_a_setting_compared_with_a_constant_is_a_way_to_pass_and_capability_is_tested():
+    rec = record(
+        "Bfloat16 needs capability 8.0. Your {gpu_name} GPU does not have it.",
+        "dtype == torch.bfloat16 and (not cls.has_device_capability(80))",
+        [DTYPE],
+        variants=[
+            "Your {gpu_name} GPU has compute capability "
+            "{compute_capability_0}.{compute_capability_1}."
+        ],
+    )
+    major_minor = {"major": "compute_capability_0", "minor": "compute_capability_1"}
+    assert api.case_tests(rec) == [
+        [
+            {"setting": "--dtype {}", "op": "==", "value": "bfloat16"},
+            {"left": major_minor, "op": "<", "right": 80},
+        ]
+    ]
+    said = answer(
+        doc_of(rec), {"gpu_name": "T4", "compute_capability_0": "7", "compute_capability_1": "5"}
+    )
+    assert said["lines"] == [
+        "With your values the check fails: compute capability 7.5 is less than 8.0.",
+        "To pass it, set --dtype to anything but bfloat16.",
+    ]
+    said = answer(doc_of(rec), {"gpu_name": "T4"})  # the condition alone: still what passes
+    assert said["computed"] and said["lines"][0] == "It is raised only when --dtype is bfloat16."
+    rec = record(
+        "The input ({n} tokens) is longer than ({context_len} tokens).",
+        "n >= self.context_len and (not self.allow_auto_truncate)",
+        [TRUNC],
+    )
+    said = answer(doc_of(rec), {"n": "5", "context_len": "4"})
+    assert said["lines"][1] == (
+        "To pass it, turn --allow-auto-truncate on. It also passes with n at most 3 "
+        "or context_len at least 6."
+    )
+
+
+def test_another_value_is_no_constant_and_a_json_key_is_written_whole():
+    rec = record(
+        "Tokenizer {tokenizer} for mii.",
+        "args.backend == 'mii' and args.tokenizer != args.model",
+        [{"name": "tokenizer", "kind": "engine-arg", "field": "tokenizer", "flag": "--tokenizer"}],
+    )
+    assert api.case_tests(rec) == []  # `args.model` is the model's name, not a constant
+    rec = record("Block of {size} bytes is too small.", "block.size < size")
+    assert api.case_tests(rec) == []  # two values named alike: the message prints one of them
+    spec = {
+        "name": "prompt_lookup_min",
+        "kind": "engine-arg",
+        "field": "prompt_lookup_min",
+        "flag": "--speculative-config",
+        "key": "prompt_lookup_min",
+    }
+    rec = record(
+        "prompt_lookup_min={prompt_lookup_min} must be >= 1", "self.prompt_lookup_min < 1", [spec]
+    )
+    said = answer(doc_of(rec), {"prompt_lookup_min": "0"})
+    assert said["lines"][1] == (
+        "To pass it, set --speculative-config '{\"prompt_lookup_min\": …}' to at least 1."
+    )
+
+
+def test_where_nothing_is_computed_the_answer_says_why_in_one_line():
+    rec = record("Model {arch} is not supported.", "arch not in registry")
+    said = answer(doc_of(rec), {"arch": "Foo"})
+    assert not said["computed"] and len(said["lines"]) == 1
+    assert said["lines"][0].startswith("No answer computed from these values: its condition")
+    said = answer({"derived": {"ref": "v", "unconditional": True}}, {"x": "1"})
+    assert "whatever the values" in said["lines"][0]
+    said = answer(doc_of(KV), {"max_model_len": "auto", "max_seq_len": "6048"})
+    assert said["why_not"] == "the values its condition compares are not numbers in your paste"
+    said = answer(doc_of(KV), {"other": "1"})  # an old wording that prints none of them
+    assert (
+        said["why_not"] == "the wording you pasted prints none of the values its condition compares"
+    )
+
+
+def test_a_removed_record_answers_with_its_successors_tests():
+    old = {"derived": {"ref": "v0", "unconditional": True}, "computed": {}}
+    said = answer(old, {"max_model_len": "8192", "max_seq_len": "6048"}, doc_of(KV))
+    assert said["computed"] and "--max-model-len to at most 6048" in said["lines"][1]
+
+
+# Parity: try.js's testsAnswer on the same tests and values.
+CASES = [
+    (
+        [[{"left": "a", "op": ">", "right": "b", "set": {"left": "--a {}"}}]],
+        {"a": "8192", "b": "6048"},
+    ),
+    ([[{"left": "a", "op": ">=", "right": "b"}]], {"a": "61709", "b": "40960"}),
+    ([[{"left": "a", "op": "<", "right": "b"}]], {"a": "19.77", "b": "19.84"}),
+    (
+        [[{"left": "a", "op": "<=", "right": "b", "set": {"right": "VLLM_B={}"}}]],
+        {"a": "0.5", "b": "0.75"},
+    ),
+    ([[{"left": "a", "op": "<", "right": 1, "set": {"left": '"max_tokens": {}'}}]], {"a": "-186"}),
+    ([[{"left": "a", "op": "!=", "right": "b"}]], {"a": "10", "b": "12"}),
+    ([[{"left": "a", "op": "==", "right": "b", "set": {"left": "--a {}"}}]], {"a": "3", "b": "3"}),
+    (
+        [[{"left": "h", "op": "%", "right": "t", "set": {"right": "--tp-size {}"}}]],
+        {"h": "40", "t": "3"},
+    ),
+    (
+        [[{"left": "h", "op": "%", "right": "t", "set": {"right": "--tp-size {}"}}]],
+        {"h": "40", "t": "16", "gpus_per_node": "4"},
+    ),
+    (
+        [[{"left": "n", "op": "%", "right": "m", "set": {"left": "--n {}"}}]],
+        {"n": "100", "m": "16"},
+    ),
+    ([[{"left": "n", "op": "%", "right": "m"}]], {"n": "576", "m": "128"}),
+    ([[{"left": "n", "op": "%", "right": "m"}]], {"n": "512", "m": "128"}),
+    (
+        [[{"left": "x", "op": ">", "right": "y"}], [{"left": "a", "op": ">", "right": "b"}]],
+        {"a": "2", "b": "1"},
+    ),
+    (
+        [[{"left": "a", "op": ">", "right": "b"}, {"left": "c", "op": ">", "right": 0}]],
+        {"a": "2", "b": "1", "c": "5"},
+    ),
+    ([[{"left": "a", "op": ">", "right": "b"}]], {"a": "big", "b": "1"}),
+    ([[{"left": "a", "op": ">", "right": "b"}]], {"a": "1234567.5", "b": "1"}),
+    (
+        [
+            [
+                {"setting": "--dtype {}", "op": "==", "value": "bfloat16"},
+                {"left": {"major": "c0", "minor": "c1"}, "op": "<", "right": 80},
+            ]
+        ],
+        {"c0": "7", "c1": "5"},
+    ),
+    (
+        [
+            [
+                {"setting": "--dtype {}", "op": "==", "value": "bfloat16"},
+                {"left": {"major": "c0", "minor": "c1"}, "op": "<", "right": 80},
+            ]
+        ],
+        {"c0": "9", "c1": "0"},
+    ),
+    ([[{"left": {"major": "c0", "minor": "c1"}, "op": "<", "right": 80}]], {"c0": "7", "c1": "0"}),
+    ([[{"setting": "--q {}", "op": "not in", "value": ["fp8", "awq"]}]], {"x": "1"}),
+    (
+        [
+            [
+                {"setting": "--q {}", "op": "in", "value": ["fp8", "awq"]},
+                {"setting": "VLLM_X={}", "op": "off"},
+                {"setting": "--y {}", "op": "on"},
+            ]
+        ],
+        {"x": "1"},
+    ),
+    ([[{"setting": "--q {}", "op": "!=", "value": 3}]], {"x": "1"}),
+    (
+        [
+            [
+                {
+                    "left": "m",
+                    "op": "<",
+                    "right": 1,
+                    "set": {"left": "--speculative-config '{\"prompt_lookup_min\": {}}'"},
+                }
+            ]
+        ],
+        {"m": "0"},
+    ),
+    ([[{"left": "t", "op": ">", "right": 0, "set": {"left": '"max_tokens": {}'}}]], {"t": "5"}),
+    (
+        [
+            [
+                {
+                    "left": "f",
+                    "op": "<",
+                    "right": "r",
+                    "scale": {"u": {"write": "--u {}", "by": ["t"]}},
+                }
+            ]
+        ],
+        {"f": "1", "t": "4", "u": "2", "r": "8"},
+    ),
+    (
+        [[{"left": "a", "op": ">=", "right": "b"}, {"setting": "--t {}", "op": "off"}]],
+        {"a": "5", "b": "4"},
+    ),
+    (
+        [
+            [
+                {"left": {"major": "c0", "minor": "c1"}, "op": "<", "right": 80},
+                {"left": "a", "op": ">", "right": 2},
+                {"setting": "--t {}", "op": "off"},
+            ]
+        ],
+        {"a": "5", "c0": "7", "c1": "5"},
+    ),
+    ([[{"left": "a", "op": ">", "right": 2}, {"setting": "--t {}", "op": "off"}]], {"a": "5"}),
+    (
+        [
+            [
+                {
+                    "left": "f",
+                    "op": "<",
+                    "right": "r",
+                    "scale": {"u": {"write": "--u {}", "by": ["f", "t", "z"]}},
+                }
+            ]
+        ],
+        {"f": "19.77", "t": "22.05", "u": "0.9", "r": "19.84"},
+    ),
+    (
+        [
+            [
+                {
+                    "left": "f",
+                    "op": "<",
+                    "right": "r",
+                    "scale": {"u": {"write": "--u {}", "by": ["t"]}},
+                }
+            ]
+        ],
+        {"f": "0.22", "t": "30.3", "u": "0.7", "r": "21.21"},
+    ),
+    (
+        [[{"left": "r", "op": ">", "right": "f", "scale": {"u": {"write": "U={}", "by": ["t"]}}}]],
+        {"f": "3", "t": "10", "u": "0.5", "r": "5"},
+    ),
+    (
+        [
+            [
+                {
+                    "left": "f",
+                    "op": ">",
+                    "right": "r",
+                    "scale": {"u": {"write": "--u {}", "by": ["t"]}},
+                }
+            ]
+        ],
+        {"f": "3", "t": "10", "u": "0.1", "r": "1"},
+    ),
+]
+
+
+def python_said(groups, values) -> dict | None:
+    said = _tests(groups, values)
+    if said is None:
+        return None
+    out = {"verdict": said["verdict"]}
+    out |= {"change": said["change"]} if "change" in said else {}
+    out |= {"whyNot": said["why_not"]} if "why_not" in said else {}
+    return out
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="needs Node")
+def test_try_js_tests_answer_says_what_answer_py_says():
+    script = (
+        f'import {{ testsAnswer }} from "{REPO / "templates/assets/tests.js"}";\n'
+        "const cases = JSON.parse(process.argv[1]);\n"
+        "console.log(JSON.stringify(cases.map(([g, v]) => testsAnswer(g, v))));\n"
+    )
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script, json.dumps(CASES)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout) == [python_said(g, v) for g, v in CASES]
+
+
+def test_fmt_prints_integers_whole_and_six_digits_else():
+    assert [fmt(6048.0), fmt(19.77), fmt(0.89659863), fmt(1234567.5)] == [
+        "6048",
+        "19.77",
+        "0.896599",
+        "1234570",
+    ]
