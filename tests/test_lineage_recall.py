@@ -338,3 +338,45 @@ def test_tidy_keeps_the_link_to_the_check_of_a_class_renamed(kb):
 
 def test_tidy_drops_it_when_the_old_class_still_prints(kb):
     assert "superseded_by" not in _tidy_renamed(kb, still_printed=True)
+
+
+def test_a_line_logged_at_another_level_still_takes_over_one_for_one():
+    """The evidence that lets a retyped check take over (its function lost it alone and
+    gained the new one alone) holds for a line logged at another level too."""
+    where = ("ModelOptFp4Config.__init__", "is_checkpoint_nvfp4_serialized")
+    old = at(
+        "Detected nvfp4 checkpoint. Please note that the format is experimental.",
+        *where,
+        exc="WARNING",
+        kind="log",
+    )
+    new = at("Detected nvfp4 checkpoint.", *where, exc="INFO", kind="log")
+    found = lineage.build([("1", [old, ELSEWHERE]), ("2", [new, ELSEWHERE])])
+    was = gone(found, "Detected nvfp4 checkpoint. Please")
+    assert was.superseded_by is not None or was.absorbed
+
+
+def test_the_same_words_about_another_backend_in_the_same_file_did_not_take_over():
+    path = "vllm/engine/async_llm_engine.py"
+    guard = "distributed_executor_backend is None"
+    old = at(
+        "Distributed execution is not supported with the CPU backend.",
+        "AsyncLLMEngine.from_engine_args",
+        guard,
+        exc="AssertionError",
+        kind="assert",
+        path=path,
+    )
+    sibling = at(
+        "Distributed execution is not supported with the OpenVINO backend.",
+        "AsyncLLMEngine._get_executor_cls",
+        guard,
+        exc="AssertionError",
+        kind="assert",
+        path=path,
+        line=40,
+    )
+    kept = at("Kept", "AsyncLLMEngine.other", "x", path=path, line=60)
+    found = lineage.build([("1", [old, kept]), ("2", [sibling, kept])])
+    was = gone(found, "Distributed execution is not supported with the CPU")
+    assert was.superseded_by is None and not was.absorbed

@@ -276,8 +276,9 @@ class Comparison:
         model) is no successor, and no link is better than a wrong one."""
         if self.swapped_name and not self.old.paths & self.new.paths:
             return False  # the same words about another name in another file: a sibling
-        if self.releveled:
-            return False  # a line at another level is the same one reworded, or another
+        # a line logged at another level takes over as a retyped check would: only where
+        # the evidence allows another exception
+        retyped = self.retyped or self.releveled
         same_values = self.place == 1 and self.guard >= 0.5 and not self.swapped_name
         fresh = self.appeared and not self.alongside
         if same_values and fresh and self.guard == 1 and self.kept >= 0.5:
@@ -305,14 +306,14 @@ class Comparison:
         # replaced its file (V1's check for V0's worker)
         shared = bool(self.old.settings & self.new.settings) and self.holes > 0
         replaced = self.file_gone and not self.old.paths & self.new.paths
-        close = self.text >= 0.6 and not self.retyped and not self.swapped_name
+        close = self.text >= 0.6 and not retyped and not self.swapped_name
         if shared and close and (self.appeared or replaced):
             return True
-        if self.named >= 0.5 and self.holes > 0 and self.text >= 0.2 and not self.retyped:
+        if self.named >= 0.5 and self.holes > 0 and self.text >= 0.2 and not retyped:
             # Wholly new words that name the same settings, on a value of the same name:
             # the check that tells the user to change the same thing
             return True
-        if self.retyped:
+        if retyped:
             return False
         if self.alongside:
             # Printed side by side with the old one for releases: a sibling that guarded
@@ -326,8 +327,8 @@ class Comparison:
                 or (self.text >= 0.3 and self.holes >= 0.5)
                 or (self.appeared and self.text >= 0.3 and self.same_opening())
             )
-        if self.place == 0.5:
-            return self.guard >= 0.5 and self.text >= 0.5
+        if self.place == 0.5:  # in its file: not about another name (CPU for OpenVINO)
+            return self.guard >= 0.5 and self.text >= 0.5 and not self.swapped_name
         # Elsewhere: the same quantities guarded, in other words
         return self.guard >= 0.6 and self.holes > 0
 
