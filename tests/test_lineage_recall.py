@@ -354,29 +354,3 @@ def test_a_line_logged_at_another_level_still_takes_over_one_for_one():
     found = lineage.build([("1", [old, ELSEWHERE]), ("2", [new, ELSEWHERE])])
     was = gone(found, "Detected nvfp4 checkpoint. Please")
     assert was.superseded_by is not None or was.absorbed
-
-
-def test_the_same_words_about_another_backend_in_the_same_file_did_not_take_over():
-    path = "vllm/engine/async_llm_engine.py"
-    guard = "distributed_executor_backend is None"
-    old = at(
-        "Distributed execution is not supported with the CPU backend.",
-        "AsyncLLMEngine.from_engine_args",
-        guard,
-        exc="AssertionError",
-        kind="assert",
-        path=path,
-    )
-    sibling = at(
-        "Distributed execution is not supported with the OpenVINO backend.",
-        "AsyncLLMEngine._get_executor_cls",
-        guard,
-        exc="AssertionError",
-        kind="assert",
-        path=path,
-        line=40,
-    )
-    kept = at("Kept", "AsyncLLMEngine.other", "x", path=path, line=60)
-    found = lineage.build([("1", [old, kept]), ("2", [sibling, kept])])
-    was = gone(found, "Distributed execution is not supported with the CPU")
-    assert was.superseded_by is None and not was.absorbed

@@ -327,8 +327,8 @@ class Comparison:
                 or (self.text >= 0.3 and self.holes >= 0.5)
                 or (self.appeared and self.text >= 0.3 and self.same_opening())
             )
-        if self.place == 0.5:  # in its file: not about another name (CPU for OpenVINO)
-            return self.guard >= 0.5 and self.text >= 0.5 and not self.swapped_name
+        if self.place == 0.5:
+            return self.guard >= 0.5 and self.text >= 0.5
         # Elsewhere: the same quantities guarded, in other words
         return self.guard >= 0.6 and self.holes > 0
 
