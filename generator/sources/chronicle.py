@@ -39,6 +39,7 @@ from errorkb.sources.lineage import (
     Wording,
     common_functions,
     compare,
+    compare_faint,
 )
 from errorkb.sources.scaffold import new_id
 
@@ -144,6 +145,7 @@ def write(
         _literal(lin.current.template): rid for lin, rid in ids.items() if lin.last == latest
     }
     default_ref = content.projects[project].ref
+    explained = explained_ways(index.records)
 
     def refs(version: str) -> str:
         return release_ref(version, latest, default_ref)
@@ -154,6 +156,7 @@ def write(
         removed = lineage.last != latest
         end = _terminal(lineage, latest)
         successor = ids.get(end) if end is not None else None
+        successor = explained.get(successor or "", successor)
         done.removed += removed
         done.superseded += bool(removed and successor)
         done.reworded += len(lineage.wordings) > 1
@@ -179,6 +182,30 @@ def write(
         if not dry_run:
             write_text(path, new)
     return done
+
+
+def explained_ways(records: dict[str, Record]) -> dict[str, str]:
+    """For an active record a program prints at a site that prints another active record
+    too (one check, its message built one of two ways), the other one when a person
+    explained it and not this one: the explained way is where an old wording of the check
+    leads ("The model's max seq len ... KV cache" to the check that today says "To serve at
+    least one request ...", with or without its estimate of the maximum model length)."""
+    at: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for rid, record in sorted(records.items()):
+        if record.status == "active":
+            source = record.data.get("source") or {}
+            for place in [source, *source.get("sites", [])]:
+                if place.get("line"):
+                    at[(place["path"], place["line"])].append(rid)
+    out: dict[str, str] = {}
+    for rids in at.values():
+        written = [rid for rid in rids if _by_person(records[rid].data.get("analysis"))]
+        if len(written) != 1:
+            continue
+        for rid in rids:
+            if _extracted(records[rid]):
+                out.setdefault(rid, written[0])
+    return out
 
 
 def _terminal(lineage: Lineage, latest: str) -> Lineage | None:
@@ -728,11 +755,12 @@ def _linked(
         theirs = Features.of(Wording(match_key(exception, message), sites, "", "", 0, 0), common)
         first = (versions or {}).get("first") or _first(new)
         turn = seen.turn(old, new, mine, theirs, first)
-        found = compare(mine, theirs, loose=turn[0])
+        found = compare(mine, theirs, loose=turn[0]) or compare_faint(mine, theirs)
         if found is None:
             continue
         _when(found, old, first, seen.releases)
-        found.one_for_one, found.file_gone = turn
+        found.one_for_one, found.file_gone = turn[:2]
+        found.renamed = found.renamed and turn[2]
         if found.same_check() or found.took_over():
             return True
     return False
@@ -740,13 +768,11 @@ def _linked(
 
 def _wordings(record: Record) -> list[tuple[str, str, dict | None, str]]:
     """A record's wordings: (exception, message, releases, condition), its message first."""
-    derived = record.data.get("derived") or {}
-    out = [(record.exception, record.message, record.versions, derived.get("condition", ""))]
+    out = [(record.exception, record.message, record.versions, _guard(record.data))]
     for variant in record.data.get("variants", []):
         text, exception = _variant(variant, record.exception)
         if isinstance(variant, dict):
-            guard = (variant.get("derived") or {}).get("condition", "")
-            out.append((exception, text, variant.get("versions"), guard))
+            out.append((exception, text, variant.get("versions"), _guard(variant)))
         else:
             out.append((exception, text, None, ""))
     return out
@@ -774,12 +800,14 @@ class _Printed:
     ended: dict[tuple[str, str], list[str]]  # (release, qualified function) -> record ids
     began: dict[tuple[str, str], list[str]]
     files: dict[str, list[tuple[Version, Version]]]
+    classes: dict[str, list[tuple[Version, Version]]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, records: dict[str, Record], feats: dict[str, Features], releases: list[str]):
         ended: dict[tuple[str, str], list[str]] = defaultdict(list)
         began: dict[tuple[str, str], list[str]] = defaultdict(list)
         files: dict[str, list[tuple[Version, Version]]] = defaultdict(list)
+        classes: dict[str, list[tuple[Version, Version]]] = defaultdict(list)
         for rid, record in sorted(records.items()):
             first, last = _first(record), (record.versions or {}).get("last")
             if not first or not last:
@@ -793,17 +821,20 @@ class _Printed:
                     began[(start, name)].append(rid)
             for path in feats[rid].paths:
                 files[path].append((Version(first), Version(last)))
-        return cls(releases, ended, began, files)
+            for name in feats[rid].qualified:
+                if ":" not in name and "." in name:
+                    classes[name.rpartition(".")[0]].append((Version(first), Version(last)))
+        return cls(releases, ended, began, files, classes)
 
     def turn(
         self, old: Record, new: Record, mine: Features, theirs: Features, first: str | None
     ) -> tuple:
-        """(one for one, file gone): in the release after the old record's last, its function
-        lost it alone and gained the new one alone (a wording of it first printed then,
-        `first`); nothing is printed from its file."""
+        """(one for one, file gone, class gone): in the release after the old record's last,
+        its function lost it alone and gained the new one alone (a wording of it first
+        printed then, `first`); nothing is printed from its file; nor by its class."""
         last = (old.versions or {}).get("last")
         if last not in self.releases or self.releases.index(last) + 1 >= len(self.releases):
-            return False, False
+            return False, False, False
         after = self.releases[self.releases.index(last) + 1]
         one = first == after and any(
             self.ended[(last, name)] == [old.id] and self.began[(after, name)] == [new.id]
@@ -811,12 +842,22 @@ class _Printed:
         )
         at = Version(after)
         gone = not any(lo <= at <= hi for path in mine.paths for lo, hi in self.files[path])
-        return one, gone
+        owners = {n.rpartition(".")[0] for n in mine.qualified if ":" not in n and "." in n}
+        spans = [span for name in owners for span in self.classes.get(name, [])]
+        return one, gone, not any(lo <= at <= hi for lo, hi in spans)
+
+
+def _guard(data: dict) -> str:
+    """The condition a record's (or a variant's) `derived` says its check tests; where it
+    says none, the quantities it found the check testing, as a condition on them all: the
+    guard `lineage` compared, as near as the record keeps it."""
+    derived = data.get("derived") or {}
+    return derived.get("condition") or ", ".join(derived.get("quantities") or [])
 
 
 def _record_sites(record: Record) -> list[Site]:
     source = record.data["source"]
-    guard = (record.data.get("derived") or {}).get("condition", "")
+    guard = _guard(record.data)
     return [
         Site(
             record.exception,

@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 from errorkb.content import template
 from errorkb.sources.extract import DEBUG, Site, group_sites
@@ -108,6 +109,7 @@ class Features:
     names: frozenset[str] = frozenset()  # the settings its words name, as `max_model_len`
     qualified: frozenset[str] = frozenset()  # its functions' qualified names (`Class.method`)
     settings: frozenset[str] = frozenset()  # the names it quotes, flags, environment variables
+    tested: frozenset[str] = frozenset()  # the names its conditions test, word by word
 
     @classmethod
     def of(cls, wording: Wording, common: frozenset[str] = frozenset()) -> "Features":
@@ -133,6 +135,12 @@ class Features:
             names=named(literal),
             qualified=frozenset(qualified(s) for s in sites if s.function),
             settings=named(literal, quoted=True),
+            tested=frozenset(
+                n
+                for s in sites
+                for n in _IDENT.findall(s.guard)
+                if n not in _NOISE and not keyword.iskeyword(n)
+            ),
         )
 
 
@@ -140,6 +148,11 @@ def qualified(site: Site) -> str:
     """A site's function by its qualified name (`AriaProjector.forward`); a module-level
     function with its file, since its bare name says less."""
     return site.function if "." in site.function else f"{site.path}:{site.function}"
+
+
+def owner_class(site: Site) -> str:
+    """The class whose method a site is in (`AriaProjector`), or ''."""
+    return site.function.rpartition(".")[0]
 
 
 def named(text: str, quoted: bool = False) -> frozenset[str]:
@@ -212,6 +225,10 @@ class Comparison:
     file_gone: bool = False  # nothing is printed from the old check's file any more
     nocase: float = 0.0  # `text` in lower case (computed for `loose` comparisons only)
     kept: float = 0.0  # the share of the old text's telling words the new one has (`loose`)
+    renamed: bool = False  # the one name swapped is its class's, renamed with its method
+    guarded: bool = False  # the new text names every value the old one's condition tested
+    faint: bool = False  # compared only for sharing its function and condition: few words alike
+    releveled: bool = False  # a log line at another level in its own function: reworded only
 
     @property
     def score(self) -> float:
@@ -224,8 +241,13 @@ class Comparison:
 
     def same_check(self) -> bool:
         """The same check, reworded, moved or retyped (ValueError to TypeError)."""
+        if self.faint:
+            return False
         if self.swapped_name:
-            return False  # a sibling check about another thing (backend, field, mode)
+            # A sibling check about another thing (backend, field, mode), unless the thing
+            # is the class that prints it, renamed: its method under the new name, first
+            # printed in the release the old one went
+            return self.renamed and self.appeared and not self.alongside and self.text >= 0.8
         long = len(self.old.literal) >= 20 and len(self.new.literal) >= 20
         if self.exact:  # the same words copied into another model or parser are another check
             # ... unless they appear, alone, in the very release the old ones are gone:
@@ -254,12 +276,27 @@ class Comparison:
         model) is no successor, and no link is better than a wrong one."""
         if self.swapped_name and not self.old.paths & self.new.paths:
             return False  # the same words about another name in another file: a sibling
+        # a line logged at another level takes over as a retyped check would: only where
+        # the evidence allows another exception
+        retyped = self.retyped or self.releveled
+        same_values = self.place == 1 and self.guard >= 0.5 and not self.swapped_name
+        fresh = self.appeared and not self.alongside
+        if same_values and fresh and self.guard == 1 and self.kept >= 0.5:
+            # Appeared in its function, in the release the old one went, under the very same
+            # condition, keeping the old text's telling words in a longer message ("Abort
+            # request {rid}", then "Request is disconnected ... Abort request obj.rid={rid}")
+            return True
+        if self.faint:
+            return False  # few words alike: only the rule above may link them
         if self.one_for_one and not self.swapped_name and (self.nocase >= 0.4 or self.kept >= 0.5):
             # Where one check vanished from a function, the one that appeared there in the
             # same release, in words much alike or keeping half the old one's telling words:
             # its exception may have changed (an assert became a KeyError), its words with it
             return True
-        same_values = self.place == 1 and self.guard >= 0.5 and not self.swapped_name
+        if self.place == 1 and fresh and self.guarded and self.text >= 0.3:
+            # Appeared in its function when the old one went, naming every value the old
+            # check's condition tested: the same rule over more values, reworded
+            return True
         if same_values and self.appeared and self.text >= 0.4:
             # Appeared in the same function, in the release the old one went, under the same
             # guard, in words much alike: the same values checked, whatever it raises now
@@ -269,14 +306,14 @@ class Comparison:
         # replaced its file (V1's check for V0's worker)
         shared = bool(self.old.settings & self.new.settings) and self.holes > 0
         replaced = self.file_gone and not self.old.paths & self.new.paths
-        close = self.text >= 0.6 and not self.retyped and not self.swapped_name
+        close = self.text >= 0.6 and not retyped and not self.swapped_name
         if shared and close and (self.appeared or replaced):
             return True
-        if self.named >= 0.5 and self.holes > 0 and self.text >= 0.2 and not self.retyped:
+        if self.named >= 0.5 and self.holes > 0 and self.text >= 0.2 and not retyped:
             # Wholly new words that name the same settings, on a value of the same name:
             # the check that tells the user to change the same thing
             return True
-        if self.retyped:
+        if retyped:
             return False
         if self.alongside:
             # Printed side by side with the old one for releases: a sibling that guarded
@@ -331,7 +368,10 @@ def compare(old: Features, new: Features, loose: bool = False) -> Comparison | N
     exception type, unless in the very same words. `loose`: one check in place of another
     in its function, where far fewer words in common are worth comparing."""
     retyped = old.kind != new.kind or old.exception != new.exception
-    if not old.words & new.words:
+    # loose: words alike by their stems too ("connector" and "connectors", "KV transfer
+    # params" and "kv_transfer_params")
+    stems = _stems(old.words) & _stems(new.words) if loose else set()
+    if not old.words & new.words and not stems:
         return None
     if old.functions & new.functions:
         place = 1.0
@@ -339,6 +379,9 @@ def compare(old: Features, new: Features, loose: bool = False) -> Comparison | N
         place = 0.5
     else:
         place = 0.0
+    releveled = retyped and old.kind == new.kind == "log" and place == 1
+    if releveled:
+        retyped = False  # a log line's level changed in its own function (INFO to WARNING)
     if retyped and old.literal != new.literal and place < 1:
         return None  # another exception in other words, elsewhere: another check
     guard = 1.0 if old.guards & new.guards else _jaccard(old.guard_names, new.guard_names)
@@ -347,16 +390,48 @@ def compare(old: Features, new: Features, loose: bool = False) -> Comparison | N
     if not place and guard < 0.5 and names < 0.5 and _jaccard(old.words, new.words) < 0.25:
         return None  # nothing in common but a few words: not worth comparing the texts
     matcher = SequenceMatcher(None, old.tokens, new.tokens, autojunk=False)
-    if matcher.quick_ratio() < (0.15 if loose else 0.2 if names >= 0.5 else 0.3):
+    floor = 0.15 if loose else 0.2 if names >= 0.5 else 0.3
+    if matcher.quick_ratio() < floor and len(stems) < 2:
         return None
     text, holes = matcher.ratio(), _jaccard(old.holes, new.holes)
-    swapped = _swapped_name(matcher, old.tokens, new.tokens)
-    found = Comparison(old, new, text, place, guard, holes, swapped, retyped, names)
+    pair = _swapped_pair(matcher, old.tokens, new.tokens)
+    found = Comparison(old, new, text, place, guard, holes, pair is not None, retyped, names)
+    found.renamed = pair is not None and _renamed_owner(old, new, pair)
+    found.releveled = releveled
+    found.guarded = _guard_named(old, new)
     if loose:
         lower = SequenceMatcher(None, _lower(old.tokens), _lower(new.tokens), autojunk=False)
         found.nocase = lower.ratio()
         telling = {w for w in old.words if len(w) >= 4 and w not in _COMMON}
-        found.kept = len(telling & new.words) / len(telling) if telling else 0.0
+        theirs = _stems(new.words)
+        kept = [w for w in telling if _stems(frozenset([w])) <= theirs]
+        found.kept = len(kept) / len(telling) if telling else 0.0
+    return found
+
+
+def _stems(words: frozenset[str]) -> set[str]:
+    """Words' parts (a snake_case name's words), a plural's final s taken off."""
+    out = set()
+    for word in words:
+        for part in word.split("_"):
+            if len(part) >= 2:
+                out.add(part[:-1] if len(part) > 4 and part.endswith("s") else part)
+    return out
+
+
+def same_condition(old: Features, new: Features) -> bool:
+    """Whether two checks are printed by the same function under the very same condition."""
+    return bool(old.functions & new.functions and old.guards & new.guards)
+
+
+def compare_faint(old: Features, new: Features) -> Comparison | None:
+    """Two checks of one function under the very same condition, compared though their
+    words have too little in common to be compared otherwise (`Comparison.faint`)."""
+    if not same_condition(old, new):
+        return None
+    found = compare(old, new, loose=True)
+    if found is not None:
+        found.faint = True
     return found
 
 
@@ -364,18 +439,55 @@ def _lower(tokens: tuple[str, ...]) -> list[str]:
     return [t.lower() for t in tokens]
 
 
-def _swapped_name(matcher: SequenceMatcher, a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """Whether two token lists differ in one token only, and that token names a thing."""
+def _swapped_pair(
+    matcher: SequenceMatcher, a: tuple[str, ...], b: tuple[str, ...]
+) -> tuple[str, str] | None:
+    """The one token two token lists differ in, when that token names a thing; else None."""
     changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
     if len(changes) != 1 or changes[0][0] != "replace":
-        return False
+        return None
     _, i1, i2, j1, j2 = changes[0]
     if i2 - i1 != 1 or j2 - j1 != 1:
-        return False
+        return None
     pair = (a[i1], b[j1])
     if pair[0].lower() == pair[1].lower():
-        return False  # the same name in other capitals ("VLLM" -> "vLLM"): no other thing
-    return any(re.fullmatch(r"\w*(?:[A-Z]\w*[A-Z]|_|[A-Z]{2})\w*", t) for t in pair)
+        return None  # the same name in other capitals ("VLLM" -> "vLLM"): no other thing
+    if any(re.fullmatch(r"\w*(?:[A-Z]\w*[A-Z]|_|[A-Z]{2})\w*", t) for t in pair):
+        return pair
+    return None
+
+
+def _renamed_owner(old: Features, new: Features, pair: tuple[str, str]) -> bool:
+    """Whether the one name two texts differ in is the name of the class whose method
+    prints them, renamed with it: `MuseGlimmerToolParser._tool_channel_text` printing
+    "MuseGlimmer: ..." became `MuseToolParser._tool_channel_text` printing "Muse: ...".
+    The same method of the class under its new name: the same check, not a sibling."""
+    before, after = pair
+    if not _family(before) or _family(before) != _family(after):
+        return False  # another model or backend (Bamba for Lfm2Moe, HPU for Tree)
+    for a in old.qualified:
+        owner, _, method = a.rpartition(".")
+        if not owner or ":" in a or before not in owner.rsplit(".", 1)[-1]:
+            continue
+        renamed = owner.replace(before, after)
+        if f"{renamed}.{method}" in new.qualified:
+            return True
+    return False
+
+
+def _family(name: str) -> str:
+    """A class name's first word, what it is named after: `Mistral` of `MistralToolParser`,
+    `Muse` of `MuseGlimmer`, `Quark` of `QuarkW4A4MXFP4`; '' when shorter than 3 letters."""
+    found = re.match(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+\d*", name)
+    return found.group().lower() if found and len(found.group()) >= 3 else ""
+
+
+def _guard_named(old: Features, new: Features) -> bool:
+    """Whether the new text names every value the old check's condition tested (two or
+    more): "regex and json_schema cannot be both set" under `regex is not None and
+    json_schema is not None`, and "Only one of regex, json_schema, or ebnf can be set"."""
+    names = {n.lower() for n in old.tested if len(n) >= 4}
+    return len(names) >= 2 and names <= new.words
 
 
 @dataclass
@@ -426,12 +538,90 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
                 lin.demoted = True
                 now.add(lin)
         gone = [lin for lin in gone if lin not in now]
+        covering = _by_function(
+            [s for s in sites if by_key[s.key].first_index < index]  # printed beside it
+        )
+        for lin in gone:  # a wording a template of its function prints whole: still printed,
+            covered = _cover(lin.current, covering)  # an older wording of that template's check
+            if covered is not None:
+                _absorb(history, lin, owner[id(by_key[covered])], owner, version, "covered")
+        gone = [lin for lin in gone if not lin.absorbed]
         printed = {site.path for site in sites} | {
             s.path for found in quiet.values() for s in found
         }
-        _follow(history, gone, now, version, owner, cache, printed)
+        classes = {owner_class(s) for s in sites} | {
+            owner_class(s) for found in quiet.values() for s in found
+        }
+        _follow(history, gone, now, version, owner, cache, printed, classes)
         alive = {owner[id(lin.wordings[0])] for lin in now}
     return history
+
+
+def _by_function(sites: list[Site]) -> dict[str, list[Site]]:
+    """A release's sites whose templates have placeholders, by qualified function."""
+    out: dict[str, list[Site]] = defaultdict(list)
+    for site in sites:
+        if site.function and "{" in site.template:
+            out[qualified(site)].append(site)
+    return out
+
+
+def _cover(wording: Wording, covering: dict[str, list[Site]]) -> tuple[str, str] | None:
+    """The key of a template printed by the wording's function (its exception, its kind)
+    that prints the wording's whole text, a placeholder standing for the part that varies:
+    "VLLM_USE_V2_MODEL_RUNNER does not yet support: hybrid/mamba models", read once from a
+    list of literal pieces, printed now by "... does not yet support: {unsupported}", which
+    the release before printed beside it: one site read two ways. The template must say
+    most of the wording in its own words. None when there is none."""
+    text = wording.template
+    for name in sorted({qualified(s) for s in wording.sites if s.function}):
+        for site in covering.get(name, []):
+            if site.key == wording.key or (site.exception, site.kind) != (
+                wording.key[0],
+                wording.site.kind,
+            ):
+                continue
+            literal = "".join(seg for seg in template.parse(site.template) if isinstance(seg, str))
+            if len(literal) < 20 or len(literal) < 0.4 * len(text):
+                continue
+            if _pattern(site.template).fullmatch(text):
+                return site.key
+    return None
+
+
+def _absorb(
+    history: History,
+    old: Lineage,
+    new: Lineage,
+    owner: dict[int, Lineage],
+    version: str,
+    why: str,
+) -> None:
+    """Merge a check gone in this release into the one that prints it now: its wordings
+    become the new one's older wordings."""
+    new.wordings = sorted(old.wordings + new.wordings, key=lambda w: w.first_index)
+    new.first_index = min(new.first_index, old.first_index)
+    for wording in old.wordings:
+        owner[id(wording)] = new
+    old.absorbed, old.superseded_by = True, new
+    history.log.append(
+        {
+            "release": version,
+            "decision": "same",
+            "old": old.current.key[1],
+            "new": new.current.key[1],
+            "why": why,
+        }
+    )
+
+
+@lru_cache(maxsize=1 << 14)
+def _pattern(message: str) -> re.Pattern:
+    parts = [
+        ".+?" if isinstance(seg, template.Hole) else re.escape(seg)
+        for seg in template.parse(message)
+    ]
+    return re.compile("".join(parts), re.S)
 
 
 def _part_side_by_side(
@@ -514,6 +704,7 @@ def _follow(
     owner: dict,
     cache: _Cache,
     printed: set[str] = frozenset(),  # type: ignore[assignment]
+    classes: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> None:
     """Pair the checks gone in this release with newer checks that took their place
     (`printed`: the files this release prints from)."""
@@ -558,11 +749,17 @@ def _follow(
                 for name in feats.qualified & new_feats.qualified
             )
             found = compare(feats, new_feats, loose=one_for_one)
+            if not one_for_one and found and found.text < (0.2 if found.named >= 0.5 else 0.3):
+                found = None
+            if found is None:
+                found = compare_faint(feats, new_feats)
             if found is None:
                 continue
-            if not one_for_one and found.text < (0.2 if found.named >= 0.5 else 0.3):
-                continue
             found.one_for_one = one_for_one
+            # a class renamed prints nothing under its old name any more
+            found.renamed = found.renamed and not any(
+                owner_class(s) in classes for s in old.current.sites
+            )
             found.file_gone = not feats.paths & printed
             found.appeared = new.first_index == index
             found.alongside = new.first_index <= old.last_index
