@@ -290,7 +290,7 @@ def test_written_yaml_reads_back_as_written(message, variants):
         "variants": variants,
         "source": {"path": message or "x.py", "line": 3, "sites": [{"path": "y.py", "line": 1}]},
     }
-    assert yaml.load(ex._dump(data), Loader=yaml.SafeLoader) == data
+    assert yaml.load(ex.dump_yaml(data), Loader=yaml.SafeLoader) == data
 
 
 def test_duplicates_across_files_make_one_record(kb):

@@ -246,3 +246,43 @@ def test_the_core_never_imports_a_wing():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         reached = {t for stmt in _all_imports(tree) for t in _targets(stmt)}
         assert not [t for t in reached if t.startswith("errorkb.projects")], name
+
+
+def _private_uses(name: str, tree: ast.Module) -> list[str]:
+    """Names starting with one underscore that a module takes from another of the package:
+    imported by name, or read as an attribute of a module it imported."""
+    found, modules = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("errorkb"):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if full in MODULES:
+                    modules[alias.asname or alias.name] = full
+                elif alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{name} imports {node.module}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in MODULES:
+                    modules[alias.asname or alias.name] = alias.name
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and modules[node.value.id] != name
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            found.append(f"{name} reads {modules[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_no_module_uses_another_ones_private_names():
+    """What one module needs of another is public: a private name is free to change (issue 46:
+    the quick rebuild reached into 11 private functions of the build)."""
+    found = [
+        use
+        for name, path in MODULES.items()
+        for use in _private_uses(name, ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert found == []

@@ -22,13 +22,13 @@ from errorkb.content.model import Content, Record
 from errorkb.sources.extract import (
     RecordIndex,
     Site,
-    _dump,
-    _reread,
-    _variant,
+    dump_yaml,
     group_sites,
     location,
     match_key,
+    reread,
     rewrite,
+    variant_text,
     write_text,
 )
 from errorkb.sources.lineage import (
@@ -322,7 +322,7 @@ def _merged_wordings(survivor: Record, twin: Record) -> tuple[list, dict | None]
     versions = survivor.versions
     first = {"message": twin.message, "versions": twin.versions}
     for variant in [first] + twin.data.get("variants", []):
-        text, exception = _variant(variant, twin.exception)
+        text, exception = variant_text(variant, twin.exception)
         seen = variant.get("versions") if isinstance(variant, dict) else None
         if (exception, _literal(text)) == (survivor.exception, _literal(survivor.message)):
             versions = _widen(versions, seen)  # the very message: its releases widen
@@ -373,7 +373,7 @@ def _merged_params(
         name: {} for name in template.placeholders(survivor.message)
     }
     params = {name: dict(entry) for name, entry in before.items()}
-    wordings = [survivor.message, *(_variant(v, "")[0] for v in variants)]
+    wordings = [survivor.message, *(variant_text(v, "")[0] for v in variants)]
     used = {name for text in wordings for name in template.placeholders(text)}
     renamed = _same_holes(twin.message, survivor.message)
     for name, entry in theirs.items():
@@ -412,7 +412,7 @@ def _holes(message: str) -> list[str]:
 
 
 def _wording_key(variant: str | dict, exception: str) -> tuple[str, str]:
-    text, exception = _variant(variant, exception)
+    text, exception = variant_text(variant, exception)
     return exception, _literal(text)
 
 
@@ -429,7 +429,7 @@ def _merge(
     """The survivor's text with `twin` merged into it (the twin's comments carried to its
     end), and the twin's file deleted; None, and a warning naming what would be lost, when
     the merge cannot keep every field a person wrote and every comment."""
-    survivor = _reread(path, text)
+    survivor = reread(path, text)
     changes, conflicts = merge_changes(survivor, twin)
     new = rewrite(survivor, text, **changes)
     lost = Counter(comments(text)) - Counter(comments(new))
@@ -483,15 +483,17 @@ def _drop_printed_elsewhere(
 ) -> str:
     """The record's text without the variants another record's check prints today: they are
     not older wordings of this one."""
-    record = _reread(path, text)
+    record = reread(path, text)
     own = _literal(record.message)
     variants = record.data.get("variants", [])
-    words = [_literal(_variant(v, "")[0]) for v in variants]
+    words = [_literal(variant_text(v, "")[0]) for v in variants]
     pairs = zip(variants, words, strict=True)
     kept = [v for v, w in pairs if w == own or printed.get(w, rid) == rid]
     if len(kept) == len(variants):
         return text
-    used = {h for v in [record.message, *kept] for h in template.placeholders(_variant(v, "")[0])}
+    used = {
+        h for v in [record.message, *kept] for h in template.placeholders(variant_text(v, "")[0])
+    }
     params = record.data.get("params", {})
     unused = [name for name in params if name not in used]
     if any("about" in params[name] for name in unused):
@@ -539,7 +541,7 @@ def _stub(
         if successor:
             data["superseded_by"] = successor
     ordered = {name: data[name] for name in record_fields() if name in data}
-    return f"{SCHEMA_LINE}\n{_dump(ordered)}"
+    return f"{SCHEMA_LINE}\n{dump_yaml(ordered)}"
 
 
 def _params(wordings: list[Wording]) -> dict:
@@ -577,7 +579,7 @@ def _changes(record: Record, lineage: Lineage, removed: bool, successor: str | N
             changes["derived"] = explained
     variants = []
     for variant in record.data.get("variants", []):
-        text, exception = _variant(variant, record.exception)
+        text, exception = variant_text(variant, record.exception)
         key = match_key(exception, text)
         if key in by_key:
             variants.append(_variant_of(by_key.pop(key), record.exception, refs, text))
@@ -627,7 +629,7 @@ def _whole_message(record: Record, wording: Wording) -> dict:
     for name, kind in wording.site.types:
         new[name] = old.get(name, {"type": kind})
     for variant in record.data.get("variants", []):  # the placeholders its variants still use
-        for name in template.placeholders(_variant(variant, record.exception)[0]):
+        for name in template.placeholders(variant_text(variant, record.exception)[0]):
             if name in old:
                 new.setdefault(name, old[name])
     if new != old:
@@ -719,7 +721,7 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
                 record, records[successor], feats[rid], common, seen
             )
             if not linked:
-                text = rewrite(_reread(record.path, text), text, superseded_by=None)
+                text = rewrite(reread(record.path, text), text, superseded_by=None)
                 done.unlinked += 1
             else:
                 done.superseded += 1
@@ -770,7 +772,7 @@ def _wordings(record: Record) -> list[tuple[str, str, dict | None, str]]:
     """A record's wordings: (exception, message, releases, condition), its message first."""
     out = [(record.exception, record.message, record.versions, _guard(record.data))]
     for variant in record.data.get("variants", []):
-        text, exception = _variant(variant, record.exception)
+        text, exception = variant_text(variant, record.exception)
         if isinstance(variant, dict):
             out.append((exception, text, variant.get("versions"), _guard(variant)))
         else:
@@ -940,7 +942,7 @@ def backfill(
         variants, changed = [], False
         for variant in record.data.get("variants", []):
             if isinstance(variant, dict):
-                text, exception = _variant(variant, record.exception)
+                text, exception = variant_text(variant, record.exception)
                 explained = found(exception, text, variant.get("versions"))
                 if explained and explained != variant.get("derived"):
                     variant = {**variant, "derived": explained}

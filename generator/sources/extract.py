@@ -2019,7 +2019,7 @@ class RecordIndex:
         for rid, record in self.records.items():
             self.by_key[match_key(record.exception, record.message)].append((0, rid))
             for variant in record.data.get("variants", []):
-                text, exception = _variant(variant, record.exception)
+                text, exception = variant_text(variant, record.exception)
                 self.by_key[match_key(exception, text)].append((1, rid))
         # Records of `assert` messages, log lines and API error responses: the tree's asserts
         # and logger calls must be read to find them.
@@ -2039,7 +2039,7 @@ class RecordIndex:
         return "", 0, []
 
 
-def _variant(variant: str | dict, exception: str) -> tuple[str, str]:
+def variant_text(variant: str | dict, exception: str) -> tuple[str, str]:
     """A variant's text and the exception it is raised as (the record's, unless it says)."""
     if isinstance(variant, str):
         return variant, exception
@@ -2214,7 +2214,7 @@ class _Dumper(yaml.SafeDumper):
         return super().increase_indent(flow, False)
 
 
-def _dump(data: dict) -> str:
+def dump_yaml(data: dict) -> str:
     """YAML for a mapping: stable, and read back exactly as written."""
     text = "\n".join(_emit(data)) + "\n"
     if _load(text) == data:
@@ -2261,7 +2261,7 @@ def new_record(project: str, sites: list[Site], ref: str, snippets: bool) -> tup
         data["tags"] = tags
     data["analysis"] = {"method": "extracted", "ref": ref}
     ordered = {name: data[name] for name in record_fields() if name in data}
-    return rid, f"{SCHEMA_LINE}\n{_dump(ordered)}"
+    return rid, f"{SCHEMA_LINE}\n{dump_yaml(ordered)}"
 
 
 def replace_field(record: Record, text: str, name: str, value) -> str:
@@ -2271,7 +2271,7 @@ def replace_field(record: Record, text: str, name: str, value) -> str:
     tops = sorted((line, keys[0]) for keys, line in record.source.lines.items() if len(keys) == 1)
     if value is None and name not in record.data:
         return text
-    block = "" if value is None else _dump({name: value})
+    block = "" if value is None else dump_yaml({name: value})
     if name in record.data:
         start = record.source.lines[(name,)] - 1
         later = [line - 1 for line, key in tops if line - 1 > start]
@@ -2300,11 +2300,11 @@ def rewrite(record: Record, text: str, **fields) -> str:
     """The record's file text with these top-level fields rewritten, one after the other."""
     for name, value in fields.items():
         text = replace_field(record, text, name, value)
-        record = _reread(record.path, text)
+        record = reread(record.path, text)
     return text
 
 
-def _reread(path: str, text: str) -> Record:
+def reread(path: str, text: str) -> Record:
     """A record's text read anew (replace_field has read it back already: it is one)."""
     source = parse_yaml(text, path, [])
     if source is None or not isinstance(source.data, dict):
