@@ -459,12 +459,12 @@ def test_the_cli_refuses_a_folder_that_is_not_our_site_in_one_line(kb, tmp_path)
 
 KILLED_IN_PAGEFIND = """
 import pathlib, subprocess, sys, time
-from errorkb.search import engine
+from errorkb.search import index
 from errorkb.site.build import build
 def stalled(command, **kwargs):
     pathlib.Path(sys.argv[2]).write_text("in pagefind")
     time.sleep(60)
-engine.subprocess.run = stalled
+index.subprocess.run = stalled
 build(pathlib.Path(sys.argv[1]))
 """
 

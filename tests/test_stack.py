@@ -383,3 +383,15 @@ def test_the_menu_names_the_engines_and_the_home_page_lists_the_stack_apart(stac
     assert 'href="/projects/torch/"' in stack.split("</section>")[0]
     engines = home[home.index('id="projects"') : home.index('id="stack"')]
     assert 'href="/projects/torch/"' not in engines and 'href="/projects/vllm/"' in engines
+
+
+def test_the_report_title_is_the_error_not_the_wrapper_line_read_beside_it(stack_index):
+    """Search reads the last lines beside a paste's errors (ranked after them); the report's
+    title is still the error's own message (match.js alike: test_stack_browser)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from errorkb.search.engine import report_url
+
+    paste = VLLM_FRAME + "triton.runtime.errors.OutOfResources: out of resource: shared memory"
+    title = parse_qs(urlsplit(report_url(stack_index, paste)).query)["title"][0]
+    assert title.startswith("triton error: out of resource: shared memory"), title

@@ -1383,8 +1383,9 @@ def report_url(index: Index, text: str) -> str | None:
     if not report:
         return None
     blocks = clean(text)
-    first = blocks[-1].text if blocks else template.squash(text)
-    program = guess_program(text, blocks, index.meta.get("programs", {}))
+    errors = [b for b in blocks if not b.beside] or blocks  # a line beside them names none
+    first = errors[-1].text if errors else template.squash(text)
+    program = guess_program(text, errors, index.meta.get("programs", {}))
     title = f"{program or 'Unknown'} error: " + first[: QUERY["report_title"]]
     body = QUERY["report_body"].replace("{}", text[: QUERY["report_chars"]].strip("\n"))
     encode = lambda s: quote(s, safe="!~*'()")  # noqa: E731 (encodeURIComponent's set)

@@ -783,8 +783,10 @@ export class Index {
     const { meta, rules, settings } = await this.context();
     if (!meta.report) return null;
     const blocks = clean(text, rules, settings);
-    const first = blocks.length ? blocks.at(-1).text : squash(text);
-    const program = guessProgram(text, blocks, meta.programs || {});
+    const errors = blocks.filter((b) => !b.beside);  // a line beside them names none
+    const named = errors.length ? errors : blocks;
+    const first = named.length ? named.at(-1).text : squash(text);
+    const program = guessProgram(text, named, meta.programs || {});
     const title = `${program || "Unknown"} error: ${first.slice(0, settings.report_title)}`;
     const body = settings.report_body.replace("{}", text.slice(0, settings.report_chars).replace(/^\n+|\n+$/g, ""));
     return meta.report.replace("%7Btitle%7D", encodeURIComponent(title)).replace("%7Bbody%7D", encodeURIComponent(body));
