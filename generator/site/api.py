@@ -274,25 +274,29 @@ def _renamed(flag: dict, today: list[dict]) -> dict:
 _OPS = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
 
 
+def _comparison(node: ast.expr | None) -> tuple[ast.expr, str, ast.expr] | None:
+    """One comparison of a condition as (left, symbol, right): a comparison of _OPS, or
+    `a % b != 0` as (a, "%", b), left not a multiple of right; None for anything else."""
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return None
+    left, op, right = node.left, type(node.ops[0]), node.comparators[0]
+    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod):
+        if op is not ast.NotEq or not (isinstance(right, ast.Constant) and right.value == 0):
+            return None
+        return left.left, "%", left.right
+    return (left, _OPS[op], right) if op in _OPS else None
+
+
 def case_relation(record: Record) -> dict | None:
     """The derived condition as a relation the page can test on the values in its address:
     {"left", "op", "right"}, each side a placeholder's name or an integer, op a comparison or
     "%" (left is not a multiple of right). None unless the condition is one such test over
     the message's own placeholders (a name matches by its last part: `self.tp_size` is
     `tp_size`)."""
-    test = _condition(record.derived.get("condition") or "")
-    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+    compared = _comparison(_condition(record.derived.get("condition") or ""))
+    if compared is None:
         return None
-    left, op, right = test.left, type(test.ops[0]), test.comparators[0]
-    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod):
-        if op is not ast.NotEq or not (isinstance(right, ast.Constant) and right.value == 0):
-            return None
-        remainder = left
-        left, right, symbol = remainder.left, remainder.right, "%"
-    elif op in _OPS:
-        symbol = _OPS[op]
-    else:
-        return None
+    left, symbol, right = compared
     names = set(template.placeholders(record.message))
     sides = [_side(side, names) for side in (left, right)]
     if None in sides or not any(isinstance(side, str) for side in sides) or sides[0] == sides[1]:
@@ -355,18 +359,10 @@ def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | N
     way = _setting_test(node, names, settings)
     if way:
         return way
-    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+    compared = _comparison(node)
+    if compared is None:
         return None
-    left, op, right = node.left, type(node.ops[0]), node.comparators[0]
-    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod):
-        if op is not ast.NotEq or not (isinstance(right, ast.Constant) and right.value == 0):
-            return None
-        remainder = left
-        left, right, symbol = remainder.left, remainder.right, "%"
-    elif op in _OPS:
-        symbol = _OPS[op]
-    else:
-        return None
+    left, symbol, right = compared
     sides = [_unit_side(side, names) for side in (left, right)]
     if None in sides or not any(isinstance(side[0], str) for side in sides):  # type: ignore[index]
         return None
