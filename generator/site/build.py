@@ -267,16 +267,18 @@ class Plan:
         self.content = content
         self.links = links
         self.assets = assets
-        # Third-party files the wings ship, copied as they are; the service worker keeps
-        # them under a cache named after their digests. Wings may share one (Pyodide).
-        shipped = {
-            url: source
-            for w in wings(content.projects.values())
-            for url, source in w.vendored(content.root)
-        }
-        self.vendored = sorted(shipped.items())
         self.code_key = code_key or code_digest()
+        # Third-party files the wings ship, copied as they are; the service worker keeps
+        # them under a cache named after their digests. Wings may share one (Pyodide). A
+        # plan of a few records (`known`) copies none: the full build did.
+        self.vendored: list[tuple[str, Path]] = []
         if known is None:
+            shipped = {
+                url: source
+                for w in wings(content.projects.values())
+                for url, source in w.vendored(content.root)
+            }
+            self.vendored = sorted(shipped.items())
             digests = {url: publish.digest(source) for url, source in self.vendored}
             known = digests, _base_key(content, assets, self.code_key)
         digests, self.base_key = known
