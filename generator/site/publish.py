@@ -584,6 +584,13 @@ def _own_site(out: Path) -> dict[str, list]:
     return {}
 
 
+def spare_follows(out: Path, live: Keys) -> bool:
+    """Whether the spare holds what the live site (its keys `live`) holds, as its manifest
+    says: then a quick rebuild links nothing into it before writing its edit."""
+    spare = read_keys(spare_path(out), out)
+    return spare.keys() == live.keys() and all(spare[u][0] == e[0] for u, e in live.items())
+
+
 def spare_path(out: Path) -> Path:
     return out.parent / f".{out.name}-spare"
 
