@@ -129,6 +129,21 @@ def test_the_title_names_the_error_the_body_does_not_show(site):
     assert [f.result.id for f in triage("", site, title=quoted)] == ["00000000000000a1"]
 
 
+def test_an_engine_s_repository_is_never_answered_with_another_engine_s_page(site, monkeypatch):
+    programs = site.index.meta["programs"]
+    assert programs["Demo"]["engine"] and programs["Demo"]["repo"] == "example/demo"
+    other = {"key": "other", "engine": True, "repo": "example/other"}
+    monkeypatch.setitem(site.index.meta, "programs", {**programs, "Other": other})
+    title = "[Bug]: ValueError: Widget count (10) must be divisible by group size (3)."
+
+    def named(repo: str) -> list[str]:
+        return [f.result.id for f in triage("", site, hint=repo, title=title)]
+
+    assert named("example/demo") == ["00000000000000a1"]
+    assert named("example/other") == []  # Demo's page answers for Demo, not for Other
+    assert named("someone/app") == ["00000000000000a1"]  # a repository of no engine
+
+
 def test_a_title_may_hold_a_message_among_the_user_s_words(site):
     def named(title: str) -> list[str]:
         return [f.result.id for f in triage("", site, title=title)]

@@ -274,7 +274,8 @@ def _sure(
     """The record a message is, when search is sure of it: its best result is an exact
     or partial match and no other fits as well (a quote in a sentence: the message, or
     its first sentence, exactly). Of a message two projects print, the copy of the engine
-    `key` (the issue's repository), else of the project the body names."""
+    `key` (the issue's repository), else of the project the body names; in an engine's
+    repository, never a message only another engine prints."""
     results = engine.search(site.index, query, engine=key)
     if not results or results[0].match not in tiers or results[0].tied:
         return None
@@ -292,6 +293,11 @@ def _sure(
             lead = engine.Result(**{**best.__dict__, "also": []})
             lead.id, lead.project = twin["id"], twin["project"]
             return lead
+    if keyed and programs.get(best.project, {}).get("engine"):
+        # Another engine's own message, in this engine's repository: its page answers for
+        # the other engine (its settings, its fix), never for this one's user ("Cannot use
+        # chat template functions ..." is on a vLLM page; an SGLang issue is no vLLM one)
+        return None
     # The same message printed by two projects: the one the issue is about.
     for twin in best.also:
         if twin["project"] in named:
