@@ -178,6 +178,42 @@ def test_an_error_log_line_is_named_when_nothing_known_was_raised(site):
     assert [f.result.id for f in triage(raised, site)] == ["00000000000000a1"]
 
 
+def _announced(site, monkeypatch, wrapper: bool, last: str) -> list[str]:
+    """What triage names of a log whose first line announces a traceback, with search's
+    answers made up: the announcing line is an ERROR record's (or a wrapper's), `last`
+    the traceback's last line, an error of a record (a1) or of none."""
+
+    def sure(site, query, tiers, named, key, kind="code"):
+        if query.startswith("Initialization failed"):
+            result = engine.Result("e5", "t", "ERROR", "Demo", "", "partial", "prefix", {})
+            result.wrapper = wrapper
+            return result
+        return (
+            engine.Result("a1", "t", "ValueError", "Demo", "", "exact", "", {})
+            if ("Widget" in query)
+            else None
+        )
+
+    monkeypatch.setattr("errorkb.triage._sure", sure)
+    log = (
+        "```\n[2025-10-22 10:29:28] Initialization failed. warmup error: Traceback (most recent "
+        'call last):\n  File "/usr/lib/demo/warmup.py", line 9, in warmup\n' + last + "\n```"
+    )
+    return [f.result.id for f in triage(log, site)]
+
+
+def test_a_line_that_announces_a_traceback_is_named_when_nothing_after_it_is(site, monkeypatch):
+    cut = "    assert res.status_code == 200, f"
+    assert _announced(site, monkeypatch, False, cut) == ["e5"]  # the traceback was cut
+    unknown = "OSError: [Errno 111] Connection refused"
+    assert _announced(site, monkeypatch, False, unknown) == ["e5"]  # its error has no record
+    known = "ValueError: Widget count (10) must be divisible by group size (3)."
+    assert _announced(site, monkeypatch, False, known) == ["a1"]  # the error itself
+    # A wrapper's line ("Scheduler hit an exception: Traceback ...") only says that
+    # something failed: never named on its own
+    assert _announced(site, monkeypatch, True, cut) == []
+
+
 def test_a_title_that_is_a_flattened_log_is_read_whole():
     title = '[Bug] Scheduler hit an exception: Traceback (most recent call last):   File "x.py"'
     assert extract.title_spans(title) == []
