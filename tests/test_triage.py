@@ -129,6 +129,21 @@ def test_the_title_names_the_error_the_body_does_not_show(site):
     assert [f.result.id for f in triage("", site, title=quoted)] == ["00000000000000a1"]
 
 
+def test_an_engine_s_repository_is_never_answered_with_another_engine_s_page(site, monkeypatch):
+    programs = site.index.meta["programs"]
+    assert programs["Demo"]["engine"] and programs["Demo"]["repo"] == "example/demo"
+    other = {"key": "other", "engine": True, "repo": "example/other"}
+    monkeypatch.setitem(site.index.meta, "programs", {**programs, "Other": other})
+    title = "[Bug]: ValueError: Widget count (10) must be divisible by group size (3)."
+
+    def named(repo: str) -> list[str]:
+        return [f.result.id for f in triage("", site, hint=repo, title=title)]
+
+    assert named("example/demo") == ["00000000000000a1"]
+    assert named("example/other") == []  # Demo's page answers for Demo, not for Other
+    assert named("someone/app") == ["00000000000000a1"]  # a repository of no engine
+
+
 def test_a_title_may_hold_a_message_among_the_user_s_words(site):
     def named(title: str) -> list[str]:
         return [f.result.id for f in triage("", site, title=title)]
@@ -161,6 +176,42 @@ def test_an_error_log_line_is_named_when_nothing_known_was_raised(site):
         "ValueError: Widget count (10) must be divisible by group size (3).",
     )
     assert [f.result.id for f in triage(raised, site)] == ["00000000000000a1"]
+
+
+def _announced(site, monkeypatch, wrapper: bool, last: str) -> list[str]:
+    """What triage names of a log whose first line announces a traceback, with search's
+    answers made up: the announcing line is an ERROR record's (or a wrapper's), `last`
+    the traceback's last line, an error of a record (a1) or of none."""
+
+    def sure(site, query, tiers, named, key, kind="code"):
+        if query.startswith("Initialization failed"):
+            result = engine.Result("e5", "t", "ERROR", "Demo", "", "partial", "prefix", {})
+            result.wrapper = wrapper
+            return result
+        return (
+            engine.Result("a1", "t", "ValueError", "Demo", "", "exact", "", {})
+            if ("Widget" in query)
+            else None
+        )
+
+    monkeypatch.setattr("errorkb.triage._sure", sure)
+    log = (
+        "```\n[2025-10-22 10:29:28] Initialization failed. warmup error: Traceback (most recent "
+        'call last):\n  File "/usr/lib/demo/warmup.py", line 9, in warmup\n' + last + "\n```"
+    )
+    return [f.result.id for f in triage(log, site)]
+
+
+def test_a_line_that_announces_a_traceback_is_named_when_nothing_after_it_is(site, monkeypatch):
+    cut = "    assert res.status_code == 200, f"
+    assert _announced(site, monkeypatch, False, cut) == ["e5"]  # the traceback was cut
+    unknown = "OSError: [Errno 111] Connection refused"
+    assert _announced(site, monkeypatch, False, unknown) == ["e5"]  # its error has no record
+    known = "ValueError: Widget count (10) must be divisible by group size (3)."
+    assert _announced(site, monkeypatch, False, known) == ["a1"]  # the error itself
+    # A wrapper's line ("Scheduler hit an exception: Traceback ...") only says that
+    # something failed: never named on its own
+    assert _announced(site, monkeypatch, True, cut) == []
 
 
 def test_a_title_that_is_a_flattened_log_is_read_whole():

@@ -70,38 +70,56 @@ def triage(
     lone = _lone(candidates)
     found: dict[str, Finding] = {}
 
-    def read(n: int, candidate: extract.Candidate) -> bool:
-        """Adds the findings of one candidate; whether it had any."""
+    def keep(n: int, m: int, candidate: extract.Candidate, block, result, final: bool) -> None:
+        project = result.project
+        if project in releases and not result.release and "v" not in result.values:
+            result.release = releases[project]  # its page opens on the user's wording
+        document, page = site.document(result.id), site.page(result)
+        finding = Finding(result, block.text, document, page, final, (n, m))
+        finding.in_title = candidate.in_title
+        if result.today:
+            finding.today = site.document(result.today["id"])
+            finding.today_page = site.page_url.replace("{}", result.today["id"])
+        found[result.id] = finding
+
+    def read(n: int, candidate: extract.Candidate, held: list | None = None) -> bool:
+        """Adds the findings of one candidate; whether it had any. The error log lines that
+        announce a traceback go to `held` instead (when given)."""
         before = len(found)
         # The lines search reads beside the errors (Block.beside) are left to the reading
-        # of error log lines below, when nothing known was raised
-        blocks = [b for b in engine.clean(candidate.text) if not b.beside]
-        for m, block in enumerate(blocks):
+        # of error log lines below, when nothing known was raised; but for a line that
+        # announces a traceback (it ends at its colon), held
+        cleaned = engine.clean(candidate.text)
+        blocks = [b for b in cleaned if not b.beside]
+        aside = [b for b in cleaned if b.beside and b.text.rstrip().endswith(":")]
+        for m, block in enumerate(blocks + (aside if held is not None else [])):
             result = _sure(site, _query(block), TIERS[minimum], named, key, candidate.kind)
             if not result or result.id in found:
                 continue
-            if not _speaks(result, candidate, block, lone):
-                continue
-            project = result.project
-            if project in releases and not result.release and "v" not in result.values:
-                result.release = releases[project]  # its page opens on the user's wording
             final = candidate.traceback and m == len(blocks) - 1
-            document, page = site.document(result.id), site.page(result)
-            finding = Finding(result, block.text, document, page, final, (n, m))
-            finding.in_title = candidate.in_title
-            if result.today:
-                finding.today = site.document(result.today["id"])
-                finding.today_page = site.page_url.replace("{}", result.today["id"])
-            found[result.id] = finding
+            if block.beside or not _speaks(result, candidate, block, lone):
+                if held is not None and _announces(result, candidate, block) and not result.wrapper:
+                    held.append((m, block, result, final))
+                continue
+            keep(n, m, candidate, block, result, final)
         return len(found) > before
 
     for n, candidate in enumerate(candidates):
-        if not read(n, candidate) and candidate.kind in ("code", "text"):
+        announcers: list = []
+        if not read(n, candidate, announcers) and candidate.kind in ("code", "text"):
             # Nothing known raised: the error log lines the search set aside for the
             # exception ("Error in inspecting model architecture 'X'" before a traceback
             # that ends in a CalledProcessError), each on its own
             for line in extract.logged_errors(candidate)[-LOGGED:]:
                 read(n, extract.Candidate(line, candidate.kind, False))
+        if announcers and not any(f.position[0] == n for f in found.values()):
+            # Nor anything else: the traceback a line announces was cut, or ends in an
+            # error search is not sure of ("Initialization failed. warmup error:
+            # Traceback ..." then a cut frame). The line says what failed and is all the
+            # issue shows of it: its last is named. A wrapper's line ("Scheduler hit an
+            # exception: Traceback ...") says only that something did: never named so
+            m, block, result, final = announcers[-1]
+            keep(n, m, candidate, block, result, final)
     if title and not any(f.in_title for f in found.values()):
         # A title that is no message as a whole may hold one among the user's words: the
         # first of its parts that is all of a message, or of its first sentence
@@ -184,6 +202,14 @@ def _speaks(
     if candidate.kind in ("title", "span"):  # the line: all of it, or of its first sentence
         return level not in ("DEBUG",) and _whole(result)
     return level in ("WARNING", "WARN") and lone and candidate.kind not in QUOTES
+
+
+def _announces(result: engine.Result, candidate: extract.Candidate, block: engine.Block) -> bool:
+    """Whether a sure result is an error's log line that announces the traceback after it
+    ("Initialization failed. warmup error: Traceback ..."): named only when nothing else of
+    its candidate is, and when it is no wrapper's line."""
+    level = result.exception
+    return level in LOG_LEVELS and candidate.traceback and block.text.rstrip().endswith(":")
 
 
 def _older(result: engine.Result) -> bool:
@@ -274,7 +300,8 @@ def _sure(
     """The record a message is, when search is sure of it: its best result is an exact
     or partial match and no other fits as well (a quote in a sentence: the message, or
     its first sentence, exactly). Of a message two projects print, the copy of the engine
-    `key` (the issue's repository), else of the project the body names."""
+    `key` (the issue's repository), else of the project the body names; in an engine's
+    repository, never a message only another engine prints."""
     results = engine.search(site.index, query, engine=key)
     if not results or results[0].match not in tiers or results[0].tied:
         return None
@@ -292,6 +319,11 @@ def _sure(
             lead = engine.Result(**{**best.__dict__, "also": []})
             lead.id, lead.project = twin["id"], twin["project"]
             return lead
+    if keyed and programs.get(best.project, {}).get("engine"):
+        # Another engine's own message, in this engine's repository: its page answers for
+        # the other engine (its settings, its fix), never for this one's user ("Cannot use
+        # chat template functions ..." is on a vLLM page; an SGLang issue is no vLLM one)
+        return None
     # The same message printed by two projects: the one the issue is about.
     for twin in best.also:
         if twin["project"] in named:

@@ -86,7 +86,8 @@ class Vllm(Wing):
             r"See stack trace (?:\(above\) )?for (?:the )?root cause",
             r"stack trace above for (?:the )?(?:root|actual) cause",
             r"^Worker failed with error",
-            r"^EngineCore (?:failed to start|encountered an issue|encountered a fatal error)",
+            r"^EngineCore (?:failed to start|encountered an issue|encountered a fatal error"
+            r"|hit an exception)",
             r"^WorkerProc (?:failed to start|hit an exception|initialization failed)",
             # multiproc_worker_utils (0.5-0.7): the worker's error after a colon, or after it
             r"^Exception in worker \S+ while processing method",
