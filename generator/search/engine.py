@@ -69,6 +69,9 @@ QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "wrap_width": 40,  # lines this long and alike are a terminal's hard wrap: glued, not spaced
     "near_coverage": 150,  # ...when nothing fits: the nearest few, even if not that near
     "nearest": 3,  # similar patterns shown at most
+    # Log levels that report, not complain: a fit of such a line ranks after the fits of a
+    # warning's, an error's or an exception's of its tier (a paste shows them beside it)
+    "quiet": ["INFO", "DEBUG"],
     "results": 10,
     # "Report this error": the issue's title (the message's start) and body (the paste)
     "report_title": 80,
@@ -1028,7 +1031,7 @@ def _with_releases(results: list[Result], releases: dict[str, str]) -> list[Resu
     return results
 
 
-FIT = 3  # a sort key's first items: how a pattern fits (tier, text shown, cut)
+FIT = 4  # a sort key's first items: how a pattern fits (tier, quiet, text shown, cut)
 
 
 def _unwrapped(
@@ -1263,6 +1266,7 @@ def _rate(
     words the paste has (per mille), as a similar one (showing and holding none)."""
     pat = doc["pattern"]
     removed = int(doc.get("removed", False))
+    quiet = int(doc["exception"] in QUERY["quiet"])
     standing = _standing(doc, said)
     best = None
     for block in blocks:
@@ -1276,7 +1280,7 @@ def _rate(
                 if tier == "exact" and doc.get("cut"):
                     tier = "partial"  # the program prints more than a cut template holds
                 rank = RANKS["aside"] if block.beside else RANKS[tier]
-                fits = (rank, -_shown(pat, fit.stop), int(bool(fit.stop)))
+                fits = (rank, quiet, -_shown(pat, fit.stop), int(bool(fit.stop)))
                 key = (*fits, removed, other, *standing, pid)
                 if best is None or key < best[0]:
                     result = _result(doc, tier, how, fit.values, engines)
@@ -1286,7 +1290,7 @@ def _rate(
     shown, _ = _fragment(pat, blocks) if fragments and not doc.get("generic") else (0, [])
     if shown:
         # A fragment: as a partial fit that shows this much, behind the paste's exception
-        key = (RANKS["fragment"], -shown, 1, removed, 1, *standing, pid)
+        key = (RANKS["fragment"], quiet, -shown, 1, removed, 1, *standing, pid)
         return key, _result(doc, "partial", HOW["fragment"], {}, engines), [], []
     coverage = 1000 * score // doc["weight"] if doc["weight"] else 0
     similar = _result(doc, "similar", HOW["similar"], {}, engines)
@@ -1340,11 +1344,24 @@ def _shown(pat, stop) -> int:
 
 
 def _names(block: Block, exception: str) -> bool:
-    """Whether the paste names this exception before the message: matches that print
+    """Whether the paste names this exception with the message: matches that print
     the same text are told apart by it (vLLM raises some messages as two exceptions)."""
     if block.exception is None:
-        return block.text.startswith(exception + ": ")
+        # Named anywhere in the line: "E   RuntimeError: ..." (pytest), a title's
+        # 'RuntimeError("...")', a raise statement's
+        at = block.text.find(exception) if exception else -1
+        while at >= 0:
+            after = block.text[at + len(exception) : at + len(exception) + 2]
+            alone = at == 0 or not _word_char(block.text[at - 1])
+            if alone and (after == ": " or after[:1] == "("):
+                return True
+            at = block.text.find(exception, at + 1)
+        return False
     return ("." + block.exception).endswith("." + exception)
+
+
+def _word_char(ch: str) -> bool:
+    return ch.isascii() and (ch.isalnum() or ch == "_")
 
 
 def _unprefixed(block: Block, text: str, exception: str) -> str:

@@ -645,7 +645,7 @@ function led(copies) {
   return out;
 }
 
-const FIT = 3; // a sort key's first items: how a pattern fits (search.FIT)
+const FIT = 4; // a sort key's first items: how a pattern fits (search.FIT)
 
 // search.titled_projects: the projects whose tracker's issue titles open as the paste does
 function titledProjects(text, programs) {
@@ -868,12 +868,14 @@ function ownText(pat, stop) {
 function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
   const pat = doc.pattern;
   const removed = doc.removed ? 1 : 0;
+  // A log level that reports (INFO): after the fits of warnings, errors, exceptions
+  const quiet = ctx.settings.quiet.includes(doc.exception) ? 1 : 0;
   const rest = standing(doc, said);
   const head = `${doc.exception}: `;
   let best = null;
   for (const block of blocks) {
-    // The exception's name also when it did not look like an exception.
-    const named = block.exception ? `.${block.exception}`.endsWith(`.${doc.exception}`) : block.text.startsWith(head);
+    // The exception's name also when it did not look like an exception (search._names).
+    const named = block.exception ? `.${block.exception}`.endsWith(`.${doc.exception}`) : namesIn(block.text, doc.exception);
     for (let form of block.forms) {
       if (form.kind !== "source" && !block.exception && form.text.startsWith(head)) {
         form = { ...form, text: form.text.slice(head.length) };
@@ -884,7 +886,7 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
       // search: a cut template (the program prints more than it holds) is never exact
       const tier = fitTier === "exact" && doc.cut ? "partial" : fitTier;
       const rank = block.beside ? ctx.meta.ranks.aside : ctx.meta.ranks[tier];
-      const key = [rank, -shownOf(pat, fit.stop), fit.stop ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
+      const key = [rank, quiet, -shownOf(pat, fit.stop), fit.stop ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
       if (!best || byKey([key], best) < 0) {
         best = [key, hit(ctx.meta, doc, tier, how, fit.values, engines), ownText(pat, fit.stop), held(pat, fit.values)];
       }
@@ -893,11 +895,21 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
   if (best) return best;
   const [shown] = fragments && !doc.generic ? fragment(ctx.settings, pat, blocks) : [0];
   if (shown) {
-    const key = [ctx.meta.ranks.fragment, -shown, 1, removed, 1, ...rest, pid];
+    const key = [ctx.meta.ranks.fragment, quiet, -shown, 1, removed, 1, ...rest, pid];
     return [key, hit(ctx.meta, doc, "partial", ctx.how.fragment, {}, engines), [], []];
   }
   const coverage = doc.weight ? Math.floor((1000 * score) / doc.weight) : 0;
   return [[ctx.meta.ranks.similar, -coverage, -score, removed, 0, ...rest, pid], hit(ctx.meta, doc, "similar", ctx.how.similar, {}, engines), [], []];
+}
+
+// search._names, of a line that opens with no exception: the name anywhere in it, followed by
+// ": " or "(" ("E   RuntimeError: ..." in pytest's output, 'RuntimeError("...")' in a title)
+function namesIn(text, exception) {
+  for (let at = exception ? text.indexOf(exception) : -1; at >= 0; at = text.indexOf(exception, at + 1)) {
+    const after = text.slice(at + exception.length, at + exception.length + 2);
+    if ((at === 0 || !/[A-Za-z0-9_]/.test(text[at - 1])) && (after === ": " || after[0] === "(")) return true;
+  }
+  return false;
 }
 
 function hit(meta, doc, match, how, found, engines) {
