@@ -57,6 +57,9 @@ QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "lead_chars": 60,  # where those two words are looked for
     "wrapper_words": 8,  # a wrapper's own text ("Exception in worker ...: {error}") at most
     "candidates": 10,  # patterns fetched and verified
+    # ...and those whose opening words a paste holds in a row (a lead key's): a title
+    # quoting a message's start among other words, whose common words list it not
+    "openings": 3,
     "quoted": 4,  # a word seen only in quotes or brackets, as values print, weighs 1/4
     "hedge": 3,  # ...but the best few on full weights are fetched too: a template's own
     # brackets ("shape [num_images, C, H, W]") look like values
@@ -495,15 +498,22 @@ def query_words(blocks: list[Block]) -> list[str]:
     # A short paste (an issue title) leaves keys unfetched: its pairs of words, in order, as
     # lead keys too (a message quoted among other words starts at one of them); not of a
     # message for sure (an exception's): that one starts where its text does
-    pairs = (
-        f"{a} {b}"
-        for blk in blocks
-        if not blk.starts
-        for f in blk.forms
-        for a, b in itertools.pairwise(template.words(f.text))
-    )
+    runs = [template.words(f.text) for blk in blocks if not blk.starts for f in blk.forms]
+    pairs = (f"{a} {b}" for ws in runs for a, b in itertools.pairwise(ws))
     leads.update(dict.fromkeys(pairs))
+    # ...then its runs of three (probes: a template's first three words are a lead key too)
+    leads.update(dict.fromkeys(_probes(blocks)))
     return words + list(leads)[: QUERY["lead_keys"] + QUERY["words"] - len(words)]
+
+
+def _probes(blocks: list[Block]) -> list[str]:
+    """A short paste's runs of three words (not of a message for sure), as lead keys that
+    only find the templates they open (_opened): scored as words, a title's common runs
+    ("is not divisible") would crowd out the candidates its rarer words find."""
+    runs = [template.words(f.text) for blk in blocks if not blk.starts for f in blk.forms]
+    own = {key for b in blocks for f in b.forms for key in _leads(f.text)}
+    found = (" ".join(ws[n : n + 3]) for ws in runs for n in range(len(ws) - 2))
+    return [key for key in dict.fromkeys(found) if key not in own]
 
 
 def _leads(text: str) -> list[str]:
@@ -968,7 +978,12 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     meta = index.meta
     hints = meta.get("hints", {})
     blocks = clean(text)
-    scores, full = _scores(index, query_words(blocks), quoted_words(blocks))
+    keys = query_words(blocks)
+    probes = set(_probes(blocks))
+    scores, full = _scores(index, [k for k in keys if k not in probes], quoted_words(blocks))
+    # (A short paste's, an issue title's: a long one's lead keys are among its scores' best)
+    short = sum(" " not in k for k in keys) <= QUERY["words"] // 2
+    opened = _opened(index, [k for k in keys if " " in k]) if short else {}
     said = said_versions(text, hints)
     named = named_projects(text, hints)
     programs = meta.get("programs", {})
@@ -976,7 +991,7 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     chosen = {name for name, p in programs.items() if engine and p.get("key") == engine}
     lead = _lead_order(named, chosen, titled_projects(text, programs), programs)
     starts = meta.get("starts", [])
-    top = _candidates(scores, full, lambda pid: lead(_project_of(pid, starts), 0))
+    top = _candidates(scores, full, lambda pid: lead(_project_of(pid, starts), 0), opened)
     rated = []
     mets: dict[str, int] = {}
     flagged: set[str] = set()  # wrappers' lines
@@ -989,7 +1004,7 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
         # Fragments of an engine's own messages (the stack's are other programs' texts, of
         # common words: "No such file or directory")
         engine_doc = programs.get(doc["project"], {}).get("engine", True)
-        rated.append(_rate(doc, blocks, scores[pid], pid, said, engines, engine_doc))
+        rated.append(_rate(doc, blocks, scores.get(pid, 0), pid, said, engines, engine_doc))
     rated = _unwrapped(rated, programs, flagged)
     fitted = any(key[0] < RANKS["similar"] for key, _ in rated)
     least = QUERY["coverage"] if fitted else QUERY["near_coverage"]
@@ -1226,6 +1241,19 @@ def _scores(index: Index, words: list[str], quoted: set[str]) -> tuple[dict, dic
     return scores, full
 
 
+def _opened(index: Index, keys: list[str]) -> dict[int, int]:
+    """Each pattern's sum of the weights of the lead keys it is listed under: its opening
+    words, which the paste holds in a row (the shards are fetched already)."""
+    meta = index.meta
+    opened: dict[int, int] = {}
+    for key in keys:
+        rows = index.get(meta["words_url"].replace("{}", str(shard_of(key, meta["shards"]))))
+        weight, *ids = rows.get(key, [0])
+        for pid in ids:
+            opened[pid] = opened.get(pid, 0) + weight
+    return opened
+
+
 def project_starts(names: list[str]) -> list[list]:
     """[first position, name] of each run of one name."""
     return [[n, name] for n, name in enumerate(names) if n == 0 or names[n - 1] != name]
@@ -1241,15 +1269,19 @@ def _project_of(pid: int, starts: list) -> str:
     return found
 
 
-def _candidates(scores: dict[int, int], full: dict[int, int], order: Callable) -> list[int]:
-    """The best patterns with quoted words cut, then the best few in full not among them;
-    of those that score alike, the patterns of the project `order` puts first."""
+def _candidates(
+    scores: dict[int, int], full: dict[int, int], order: Callable, opened: dict | None = None
+) -> list[int]:
+    """The best patterns with quoted words cut, then the best few in full not among them,
+    then the few whose opening words the paste holds in a row the most (lead keys), not
+    among them; of those that score alike, the patterns of the project `order` puts first."""
 
     def best(table: dict[int, int]) -> list[int]:
         return sorted(table, key=lambda pid: (-table[pid], order(pid), pid))
 
     top = best(scores)[: QUERY["candidates"]]
-    return top + [pid for pid in best(full) if pid not in top][: QUERY["hedge"]]
+    top += [pid for pid in best(full) if pid not in top][: QUERY["hedge"]]
+    return top + [pid for pid in best(opened or {}) if pid not in top][: QUERY["openings"]]
 
 
 def _rate(

@@ -242,10 +242,12 @@ function leadsOf(settings, text) {
     .flatMap((first) => [2, 3].filter((n) => first.length >= n).map((n) => first.slice(0, n).join(" ")));
 }
 
-function candidates(scores, full, settings, order) {
+function candidates(scores, full, settings, order, opened) {
   const best = (table) => [...table.keys()].sort((a, b) => table.get(b) - table.get(a) || compare(order(a), order(b)) || a - b);
   const top = best(scores).slice(0, settings.candidates);
-  return top.concat(best(full).filter((pid) => !top.includes(pid)).slice(0, settings.hedge));
+  top.push(...best(full).filter((pid) => !top.includes(pid)).slice(0, settings.hedge));
+  // ...and those whose opening words the paste holds in a row the most (search._candidates)
+  return top.concat(best(opened).filter((pid) => !top.includes(pid)).slice(0, settings.openings));
 }
 
 // search.quoted_words
@@ -717,11 +719,18 @@ export class Index {
     }));
     const byBeside = [...blocks.filter((b) => !b.beside), ...blocks.filter((b) => b.beside)];
     const leadsOnly = [...new Set(byBeside.flatMap((b) => b.forms.flatMap((f) => leadsOf(settings, f.text))))];
-    const leads = [...new Set([...leadsOnly, ...pairs])];
+    // ...then its runs of three, probes that only find the templates they open (search._probes)
+    const own = new Set(leadsOnly);
+    const probes = new Set(blocks.filter((b) => !b.starts).flatMap((b) => b.forms.flatMap((f) => {
+      const ws = words(f.text);
+      return ws.slice(2).map((w, n) => `${ws[n]} ${ws[n + 1]} ${w}`);
+    })).filter((key) => !own.has(key)));
+    const leads = [...new Set([...leadsOnly, ...pairs, ...probes])];
     const few = wanted.slice(0, settings.words);
     const short = few.length <= Math.floor(settings.words / 2);
     const keys = [...few, ...(short ? leads : leadsOnly).slice(0, short ? settings.lead_keys + settings.words - few.length : settings.lead_keys)];
-    const [scores, full] = await this.scores(meta, keys, quotedWords(blocks, rules.quoted));
+    const [scores, full] = await this.scores(meta, keys.filter((k) => !probes.has(k)), quotedWords(blocks, rules.quoted));
+    const opened = short ? await this.opened(meta, keys.filter((k) => k.includes(" "))) : new Map();
     const hints = meta.hints || {};
     const said = saidVersions(rules, text, hints);
     const named = namedProjects(text, hints);
@@ -730,7 +739,7 @@ export class Index {
     const chosen = new Set(Object.entries(programs).filter(([, p]) => engine && p.key === engine).map(([name]) => name));
     const order = leadOrder(named, chosen, titledProjects(text, programs), programs);
     const starts = meta.starts || [];
-    const top = candidates(scores, full, settings, (pid) => order(projectOf(pid, starts), 0));
+    const top = candidates(scores, full, settings, (pid) => order(projectOf(pid, starts), 0), opened);
     const docs = await Promise.all(top.map(async (pid) => {
       const page = await this.get(meta.patterns_url.replace("{}", Math.floor(pid / meta.page)));
       return page[pid % meta.page];
@@ -743,7 +752,7 @@ export class Index {
     }
     // Fragments of an engine's own messages only (the stack's are other programs' texts)
     const engineDoc = (doc) => programs[doc.project]?.engine ?? true;
-    const rated = unwrapped(ctx, top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid), pid, said, engines, engineDoc(docs[i]))), flagged).sort(byKey);
+    const rated = unwrapped(ctx, top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid) || 0, pid, said, engines, engineDoc(docs[i]))), flagged).sort(byKey);
     const similarRank = meta.ranks.similar;
     const least = rated.some(([key]) => key[0] < similarRank) ? settings.coverage : settings.near_coverage;
     const results = new Map();
@@ -776,6 +785,17 @@ export class Index {
       }
     }));
     return [scores, full];
+  }
+
+  // search._opened: each pattern's sum of the weights of the lead keys it is listed under
+  async opened(meta, keys) {
+    const opened = new Map();
+    for (const key of keys) {
+      const rows = await this.get(meta.words_url.replace("{}", shardOf(key, meta.shards)));
+      const [w, ...ids] = has(rows, key) ? rows[key] : [0];
+      for (const pid of ids) opened.set(pid, (opened.get(pid) || 0) + w);
+    }
+    return opened;
   }
 
   // A new issue on the knowledge base's repository with the paste in it (search.report_url).
