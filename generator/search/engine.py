@@ -963,8 +963,9 @@ class Index:
 def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     """Ranked results: exact fits, partial ones, generic ones, then similar patterns.
 
-    Of the fits of one tier the one that shows more of its template's text ranks first
-    (partial and generic fits compete so), then a whole fit before a cut one, then
+    Of the fits of one tier a warning's, an error's or an exception's rank before a line
+    that only reports (INFO: QUERY["quiet"]), then the one that shows more of its
+    template's text (partial and generic fits compete so), then a whole fit before a cut one, then
     an active check before a removed one, then the one raised as the exception the paste
     names, then an explained record before a stub, and a wording the release the paste
     names printed. Two projects' fits alike are one result (the same code, copied): the
