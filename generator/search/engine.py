@@ -215,6 +215,9 @@ RULES: dict[str, Any] = {  # JSON for the browser: patterns, and patterns by typ
     # An error quoted in prose or wrapped in Markdown: "...", `...`, **...** (a closing mark
     # the paste cut off may be missing).
     "quoted_message": r"[\"`]\**([^\"`*]+)\**(?:[\"`]|$)",
+    # A message in a JSON body (an API's error response): the string value of a key, whose
+    # quotes pair up where a scan for quoted spans would pair them off
+    "json_value": r'"[A-Za-z_][\w.-]*" ?: ?"((?:\\.|[^"\\])*)"',
     # An exception named within a line of prose or a title ("[Bug]: InternVL2 with tp=4,
     # AssertionError: 25 is not divisible by 4"): its message follows it.
     "named_exception": r"(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ",
@@ -245,6 +248,7 @@ _TUPLE = re.compile(RULES["tuple"], re.ASCII)
 _TUPLE_ITEM = re.compile(RULES["tuple_item"], re.ASCII)
 _ELLIPSIS = re.compile(RULES["ellipsis"], re.ASCII)
 _QUOTED_MESSAGE = re.compile(RULES["quoted_message"], re.ASCII)
+_JSON_VALUE = re.compile(RULES["json_value"], re.ASCII)
 _NAMED_EXCEPTION = re.compile(RULES["named_exception"], re.ASCII)
 _EMPHASIS = re.compile(RULES["emphasis"], re.ASCII)
 _LINE_MARK = re.compile(RULES["line_mark"], re.ASCII)
@@ -417,6 +421,7 @@ def _with_forms(block: Block, text: str) -> Block:
         out.forms.append(Form(_tuple_text(text), "tuple"))
     # (A span of one token in quotes is a value, `tensor_parallel_size`: no message.)
     inners = [q[1].strip(" ") for q in _QUOTED_MESSAGE.finditer(text) if " " in q[1].strip(" ")]
+    inners += [j[1].strip(" ") for j in _JSON_VALUE.finditer(text) if " " in j[1].strip(" ")]
     # In a line that opens with no exception (a title, prose), the message after the last
     # exception it names
     named = [m for m in _NAMED_EXCEPTION.finditer(text) if m.start() > 0]

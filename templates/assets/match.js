@@ -43,6 +43,7 @@ function compile(rules) {
     tupleItem: new RegExp(rules.tuple_item, "g"),
     ellipsis: new RegExp(rules.ellipsis),
     quotedMessage: new RegExp(rules.quoted_message, "g"),
+    jsonValue: new RegExp(rules.json_value, "g"),
     namedException: new RegExp(rules.named_exception, "g"),
     whole: Object.fromEntries(types.map(([k, src]) => [k, re(src, "$")])),
     leading: Object.fromEntries(types.map(([k, src]) => [k, re(src)])),
@@ -190,6 +191,8 @@ function withForms(rules, settings, block, text) {
   if (rules.tuple.test(text)) out.forms.push({ text: tupleText(rules, text), kind: "tuple" });
   // (A span of one token in quotes is a value, `tensor_parallel_size`: no message.)
   const inners = [...text.matchAll(rules.quotedMessage)].map((q) => q[1].replace(/^ +| +$/g, "")).filter((q) => q.includes(" "));
+  // A message in a JSON body: a key's string value (search._with_forms)
+  inners.push(...[...text.matchAll(rules.jsonValue)].map((j) => j[1].replace(/^ +| +$/g, "")).filter((j) => j.includes(" ")));
   // In a line that opens with no exception (a title, prose), the message after the last
   // exception it names
   const named = [...text.matchAll(rules.namedException)].filter((m) => m.index > 0);
