@@ -260,7 +260,7 @@ def test_a_query_fetches_a_few_small_files_not_the_index(real):
         total = 1 + meta["shards"] + -(-meta["patterns"] // meta["page"])
         search.search(fresh, row["text"])
         words = search.query_words(search.clean(row["text"]))
-        candidates = search.QUERY["candidates"] + search.QUERY["hedge"]
+        candidates = search.QUERY["candidates"] + search.QUERY["hedge"] + search.QUERY["openings"]
         assert fresh.requests <= 1 + len(words) + candidates < total
         assert fresh.bytes < 100_000  # DESIGN §5: 100 KB a query (at 100,000 records)
         fetched.append(fresh.bytes)

@@ -57,6 +57,9 @@ QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "lead_chars": 60,  # where those two words are looked for
     "wrapper_words": 8,  # a wrapper's own text ("Exception in worker ...: {error}") at most
     "candidates": 10,  # patterns fetched and verified
+    # ...and those whose opening words a paste holds in a row (a lead key's): a title
+    # quoting a message's start among other words, whose common words list it not
+    "openings": 3,
     "quoted": 4,  # a word seen only in quotes or brackets, as values print, weighs 1/4
     "hedge": 3,  # ...but the best few on full weights are fetched too: a template's own
     # brackets ("shape [num_images, C, H, W]") look like values
@@ -69,6 +72,9 @@ QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     "wrap_width": 40,  # lines this long and alike are a terminal's hard wrap: glued, not spaced
     "near_coverage": 150,  # ...when nothing fits: the nearest few, even if not that near
     "nearest": 3,  # similar patterns shown at most
+    # Log levels that report, not complain: a fit of such a line ranks after the fits of a
+    # warning's, an error's or an exception's of its tier (a paste shows them beside it)
+    "quiet": ["INFO", "DEBUG"],
     "results": 10,
     # "Report this error": the issue's title (the message's start) and body (the paste)
     "report_title": 80,
@@ -209,6 +215,9 @@ RULES: dict[str, Any] = {  # JSON for the browser: patterns, and patterns by typ
     # An error quoted in prose or wrapped in Markdown: "...", `...`, **...** (a closing mark
     # the paste cut off may be missing).
     "quoted_message": r"[\"`]\**([^\"`*]+)\**(?:[\"`]|$)",
+    # A message in a JSON body (an API's error response): the string value of a key, whose
+    # quotes pair up where a scan for quoted spans would pair them off
+    "json_value": r'"[A-Za-z_][\w.-]*" ?: ?"((?:\\.|[^"\\])*)"',
     # An exception named within a line of prose or a title ("[Bug]: InternVL2 with tp=4,
     # AssertionError: 25 is not divisible by 4"): its message follows it.
     "named_exception": r"(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ",
@@ -239,6 +248,7 @@ _TUPLE = re.compile(RULES["tuple"], re.ASCII)
 _TUPLE_ITEM = re.compile(RULES["tuple_item"], re.ASCII)
 _ELLIPSIS = re.compile(RULES["ellipsis"], re.ASCII)
 _QUOTED_MESSAGE = re.compile(RULES["quoted_message"], re.ASCII)
+_JSON_VALUE = re.compile(RULES["json_value"], re.ASCII)
 _NAMED_EXCEPTION = re.compile(RULES["named_exception"], re.ASCII)
 _EMPHASIS = re.compile(RULES["emphasis"], re.ASCII)
 _LINE_MARK = re.compile(RULES["line_mark"], re.ASCII)
@@ -411,6 +421,7 @@ def _with_forms(block: Block, text: str) -> Block:
         out.forms.append(Form(_tuple_text(text), "tuple"))
     # (A span of one token in quotes is a value, `tensor_parallel_size`: no message.)
     inners = [q[1].strip(" ") for q in _QUOTED_MESSAGE.finditer(text) if " " in q[1].strip(" ")]
+    inners += [j[1].strip(" ") for j in _JSON_VALUE.finditer(text) if " " in j[1].strip(" ")]
     # In a line that opens with no exception (a title, prose), the message after the last
     # exception it names
     named = [m for m in _NAMED_EXCEPTION.finditer(text) if m.start() > 0]
@@ -492,15 +503,22 @@ def query_words(blocks: list[Block]) -> list[str]:
     # A short paste (an issue title) leaves keys unfetched: its pairs of words, in order, as
     # lead keys too (a message quoted among other words starts at one of them); not of a
     # message for sure (an exception's): that one starts where its text does
-    pairs = (
-        f"{a} {b}"
-        for blk in blocks
-        if not blk.starts
-        for f in blk.forms
-        for a, b in itertools.pairwise(template.words(f.text))
-    )
+    runs = [template.words(f.text) for blk in blocks if not blk.starts for f in blk.forms]
+    pairs = (f"{a} {b}" for ws in runs for a, b in itertools.pairwise(ws))
     leads.update(dict.fromkeys(pairs))
+    # ...then its runs of three (probes: a template's first three words are a lead key too)
+    leads.update(dict.fromkeys(_probes(blocks)))
     return words + list(leads)[: QUERY["lead_keys"] + QUERY["words"] - len(words)]
+
+
+def _probes(blocks: list[Block]) -> list[str]:
+    """A short paste's runs of three words (not of a message for sure), as lead keys that
+    only find the templates they open (_opened): scored as words, a title's common runs
+    ("is not divisible") would crowd out the candidates its rarer words find."""
+    runs = [template.words(f.text) for blk in blocks if not blk.starts for f in blk.forms]
+    own = {key for b in blocks for f in b.forms for key in _leads(f.text)}
+    found = (" ".join(ws[n : n + 3]) for ws in runs for n in range(len(ws) - 2))
+    return [key for key in dict.fromkeys(found) if key not in own]
 
 
 def _leads(text: str) -> list[str]:
@@ -950,8 +968,9 @@ class Index:
 def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     """Ranked results: exact fits, partial ones, generic ones, then similar patterns.
 
-    Of the fits of one tier the one that shows more of its template's text ranks first
-    (partial and generic fits compete so), then a whole fit before a cut one, then
+    Of the fits of one tier a warning's, an error's or an exception's rank before a line
+    that only reports (INFO: QUERY["quiet"]), then the one that shows more of its
+    template's text (partial and generic fits compete so), then a whole fit before a cut one, then
     an active check before a removed one, then the one raised as the exception the paste
     names, then an explained record before a stub, and a wording the release the paste
     names printed. Two projects' fits alike are one result (the same code, copied): the
@@ -965,7 +984,12 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     meta = index.meta
     hints = meta.get("hints", {})
     blocks = clean(text)
-    scores, full = _scores(index, query_words(blocks), quoted_words(blocks))
+    keys = query_words(blocks)
+    probes = set(_probes(blocks))
+    scores, full = _scores(index, [k for k in keys if k not in probes], quoted_words(blocks))
+    # (A short paste's, an issue title's: a long one's lead keys are among its scores' best)
+    short = sum(" " not in k for k in keys) <= QUERY["words"] // 2
+    opened = _opened(index, [k for k in keys if " " in k]) if short else {}
     said = said_versions(text, hints)
     named = named_projects(text, hints)
     programs = meta.get("programs", {})
@@ -973,7 +997,7 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     chosen = {name for name, p in programs.items() if engine and p.get("key") == engine}
     lead = _lead_order(named, chosen, titled_projects(text, programs), programs)
     starts = meta.get("starts", [])
-    top = _candidates(scores, full, lambda pid: lead(_project_of(pid, starts), 0))
+    top = _candidates(scores, full, lambda pid: lead(_project_of(pid, starts), 0), opened)
     rated = []
     mets: dict[str, int] = {}
     flagged: set[str] = set()  # wrappers' lines
@@ -986,7 +1010,7 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
         # Fragments of an engine's own messages (the stack's are other programs' texts, of
         # common words: "No such file or directory")
         engine_doc = programs.get(doc["project"], {}).get("engine", True)
-        rated.append(_rate(doc, blocks, scores[pid], pid, said, engines, engine_doc))
+        rated.append(_rate(doc, blocks, scores.get(pid, 0), pid, said, engines, engine_doc))
     rated = _unwrapped(rated, programs, flagged)
     fitted = any(key[0] < RANKS["similar"] for key, _ in rated)
     least = QUERY["coverage"] if fitted else QUERY["near_coverage"]
@@ -1028,7 +1052,7 @@ def _with_releases(results: list[Result], releases: dict[str, str]) -> list[Resu
     return results
 
 
-FIT = 3  # a sort key's first items: how a pattern fits (tier, text shown, cut)
+FIT = 4  # a sort key's first items: how a pattern fits (tier, quiet, text shown, cut)
 
 
 def _unwrapped(
@@ -1223,6 +1247,19 @@ def _scores(index: Index, words: list[str], quoted: set[str]) -> tuple[dict, dic
     return scores, full
 
 
+def _opened(index: Index, keys: list[str]) -> dict[int, int]:
+    """Each pattern's sum of the weights of the lead keys it is listed under: its opening
+    words, which the paste holds in a row (the shards are fetched already)."""
+    meta = index.meta
+    opened: dict[int, int] = {}
+    for key in keys:
+        rows = index.get(meta["words_url"].replace("{}", str(shard_of(key, meta["shards"]))))
+        weight, *ids = rows.get(key, [0])
+        for pid in ids:
+            opened[pid] = opened.get(pid, 0) + weight
+    return opened
+
+
 def project_starts(names: list[str]) -> list[list]:
     """[first position, name] of each run of one name."""
     return [[n, name] for n, name in enumerate(names) if n == 0 or names[n - 1] != name]
@@ -1238,15 +1275,19 @@ def _project_of(pid: int, starts: list) -> str:
     return found
 
 
-def _candidates(scores: dict[int, int], full: dict[int, int], order: Callable) -> list[int]:
-    """The best patterns with quoted words cut, then the best few in full not among them;
-    of those that score alike, the patterns of the project `order` puts first."""
+def _candidates(
+    scores: dict[int, int], full: dict[int, int], order: Callable, opened: dict | None = None
+) -> list[int]:
+    """The best patterns with quoted words cut, then the best few in full not among them,
+    then the few whose opening words the paste holds in a row the most (lead keys), not
+    among them; of those that score alike, the patterns of the project `order` puts first."""
 
     def best(table: dict[int, int]) -> list[int]:
         return sorted(table, key=lambda pid: (-table[pid], order(pid), pid))
 
     top = best(scores)[: QUERY["candidates"]]
-    return top + [pid for pid in best(full) if pid not in top][: QUERY["hedge"]]
+    top += [pid for pid in best(full) if pid not in top][: QUERY["hedge"]]
+    return top + [pid for pid in best(opened or {}) if pid not in top][: QUERY["openings"]]
 
 
 def _rate(
@@ -1263,6 +1304,7 @@ def _rate(
     words the paste has (per mille), as a similar one (showing and holding none)."""
     pat = doc["pattern"]
     removed = int(doc.get("removed", False))
+    quiet = int(doc["exception"] in QUERY["quiet"])
     standing = _standing(doc, said)
     best = None
     for block in blocks:
@@ -1276,7 +1318,7 @@ def _rate(
                 if tier == "exact" and doc.get("cut"):
                     tier = "partial"  # the program prints more than a cut template holds
                 rank = RANKS["aside"] if block.beside else RANKS[tier]
-                fits = (rank, -_shown(pat, fit.stop), int(bool(fit.stop)))
+                fits = (rank, quiet, -_shown(pat, fit.stop), int(bool(fit.stop)))
                 key = (*fits, removed, other, *standing, pid)
                 if best is None or key < best[0]:
                     result = _result(doc, tier, how, fit.values, engines)
@@ -1286,7 +1328,7 @@ def _rate(
     shown, _ = _fragment(pat, blocks) if fragments and not doc.get("generic") else (0, [])
     if shown:
         # A fragment: as a partial fit that shows this much, behind the paste's exception
-        key = (RANKS["fragment"], -shown, 1, removed, 1, *standing, pid)
+        key = (RANKS["fragment"], quiet, -shown, 1, removed, 1, *standing, pid)
         return key, _result(doc, "partial", HOW["fragment"], {}, engines), [], []
     coverage = 1000 * score // doc["weight"] if doc["weight"] else 0
     similar = _result(doc, "similar", HOW["similar"], {}, engines)
@@ -1340,11 +1382,24 @@ def _shown(pat, stop) -> int:
 
 
 def _names(block: Block, exception: str) -> bool:
-    """Whether the paste names this exception before the message: matches that print
+    """Whether the paste names this exception with the message: matches that print
     the same text are told apart by it (vLLM raises some messages as two exceptions)."""
     if block.exception is None:
-        return block.text.startswith(exception + ": ")
+        # Named anywhere in the line: "E   RuntimeError: ..." (pytest), a title's
+        # 'RuntimeError("...")', a raise statement's
+        at = block.text.find(exception) if exception else -1
+        while at >= 0:
+            after = block.text[at + len(exception) : at + len(exception) + 2]
+            alone = at == 0 or not _word_char(block.text[at - 1])
+            if alone and (after == ": " or after[:1] == "("):
+                return True
+            at = block.text.find(exception, at + 1)
+        return False
     return ("." + block.exception).endswith("." + exception)
+
+
+def _word_char(ch: str) -> bool:
+    return ch.isascii() and (ch.isalnum() or ch == "_")
 
 
 def _unprefixed(block: Block, text: str, exception: str) -> str:

@@ -43,6 +43,7 @@ function compile(rules) {
     tupleItem: new RegExp(rules.tuple_item, "g"),
     ellipsis: new RegExp(rules.ellipsis),
     quotedMessage: new RegExp(rules.quoted_message, "g"),
+    jsonValue: new RegExp(rules.json_value, "g"),
     namedException: new RegExp(rules.named_exception, "g"),
     whole: Object.fromEntries(types.map(([k, src]) => [k, re(src, "$")])),
     leading: Object.fromEntries(types.map(([k, src]) => [k, re(src)])),
@@ -190,6 +191,8 @@ function withForms(rules, settings, block, text) {
   if (rules.tuple.test(text)) out.forms.push({ text: tupleText(rules, text), kind: "tuple" });
   // (A span of one token in quotes is a value, `tensor_parallel_size`: no message.)
   const inners = [...text.matchAll(rules.quotedMessage)].map((q) => q[1].replace(/^ +| +$/g, "")).filter((q) => q.includes(" "));
+  // A message in a JSON body: a key's string value (search._with_forms)
+  inners.push(...[...text.matchAll(rules.jsonValue)].map((j) => j[1].replace(/^ +| +$/g, "")).filter((j) => j.includes(" ")));
   // In a line that opens with no exception (a title, prose), the message after the last
   // exception it names
   const named = [...text.matchAll(rules.namedException)].filter((m) => m.index > 0);
@@ -242,10 +245,12 @@ function leadsOf(settings, text) {
     .flatMap((first) => [2, 3].filter((n) => first.length >= n).map((n) => first.slice(0, n).join(" ")));
 }
 
-function candidates(scores, full, settings, order) {
+function candidates(scores, full, settings, order, opened) {
   const best = (table) => [...table.keys()].sort((a, b) => table.get(b) - table.get(a) || compare(order(a), order(b)) || a - b);
   const top = best(scores).slice(0, settings.candidates);
-  return top.concat(best(full).filter((pid) => !top.includes(pid)).slice(0, settings.hedge));
+  top.push(...best(full).filter((pid) => !top.includes(pid)).slice(0, settings.hedge));
+  // ...and those whose opening words the paste holds in a row the most (search._candidates)
+  return top.concat(best(opened).filter((pid) => !top.includes(pid)).slice(0, settings.openings));
 }
 
 // search.quoted_words
@@ -645,7 +650,7 @@ function led(copies) {
   return out;
 }
 
-const FIT = 3; // a sort key's first items: how a pattern fits (search.FIT)
+const FIT = 4; // a sort key's first items: how a pattern fits (search.FIT)
 
 // search.titled_projects: the projects whose tracker's issue titles open as the paste does
 function titledProjects(text, programs) {
@@ -717,11 +722,18 @@ export class Index {
     }));
     const byBeside = [...blocks.filter((b) => !b.beside), ...blocks.filter((b) => b.beside)];
     const leadsOnly = [...new Set(byBeside.flatMap((b) => b.forms.flatMap((f) => leadsOf(settings, f.text))))];
-    const leads = [...new Set([...leadsOnly, ...pairs])];
+    // ...then its runs of three, probes that only find the templates they open (search._probes)
+    const own = new Set(leadsOnly);
+    const probes = new Set(blocks.filter((b) => !b.starts).flatMap((b) => b.forms.flatMap((f) => {
+      const ws = words(f.text);
+      return ws.slice(2).map((w, n) => `${ws[n]} ${ws[n + 1]} ${w}`);
+    })).filter((key) => !own.has(key)));
+    const leads = [...new Set([...leadsOnly, ...pairs, ...probes])];
     const few = wanted.slice(0, settings.words);
     const short = few.length <= Math.floor(settings.words / 2);
     const keys = [...few, ...(short ? leads : leadsOnly).slice(0, short ? settings.lead_keys + settings.words - few.length : settings.lead_keys)];
-    const [scores, full] = await this.scores(meta, keys, quotedWords(blocks, rules.quoted));
+    const [scores, full] = await this.scores(meta, keys.filter((k) => !probes.has(k)), quotedWords(blocks, rules.quoted));
+    const opened = short ? await this.opened(meta, keys.filter((k) => k.includes(" "))) : new Map();
     const hints = meta.hints || {};
     const said = saidVersions(rules, text, hints);
     const named = namedProjects(text, hints);
@@ -730,7 +742,7 @@ export class Index {
     const chosen = new Set(Object.entries(programs).filter(([, p]) => engine && p.key === engine).map(([name]) => name));
     const order = leadOrder(named, chosen, titledProjects(text, programs), programs);
     const starts = meta.starts || [];
-    const top = candidates(scores, full, settings, (pid) => order(projectOf(pid, starts), 0));
+    const top = candidates(scores, full, settings, (pid) => order(projectOf(pid, starts), 0), opened);
     const docs = await Promise.all(top.map(async (pid) => {
       const page = await this.get(meta.patterns_url.replace("{}", Math.floor(pid / meta.page)));
       return page[pid % meta.page];
@@ -743,7 +755,7 @@ export class Index {
     }
     // Fragments of an engine's own messages only (the stack's are other programs' texts)
     const engineDoc = (doc) => programs[doc.project]?.engine ?? true;
-    const rated = unwrapped(ctx, top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid), pid, said, engines, engineDoc(docs[i]))), flagged).sort(byKey);
+    const rated = unwrapped(ctx, top.map((pid, i) => rate(ctx, docs[i], blocks, scores.get(pid) || 0, pid, said, engines, engineDoc(docs[i]))), flagged).sort(byKey);
     const similarRank = meta.ranks.similar;
     const least = rated.some(([key]) => key[0] < similarRank) ? settings.coverage : settings.near_coverage;
     const results = new Map();
@@ -776,6 +788,17 @@ export class Index {
       }
     }));
     return [scores, full];
+  }
+
+  // search._opened: each pattern's sum of the weights of the lead keys it is listed under
+  async opened(meta, keys) {
+    const opened = new Map();
+    for (const key of keys) {
+      const rows = await this.get(meta.words_url.replace("{}", shardOf(key, meta.shards)));
+      const [w, ...ids] = has(rows, key) ? rows[key] : [0];
+      for (const pid of ids) opened.set(pid, (opened.get(pid) || 0) + w);
+    }
+    return opened;
   }
 
   // A new issue on the knowledge base's repository with the paste in it (search.report_url).
@@ -868,12 +891,14 @@ function ownText(pat, stop) {
 function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
   const pat = doc.pattern;
   const removed = doc.removed ? 1 : 0;
+  // A log level that reports (INFO): after the fits of warnings, errors, exceptions
+  const quiet = ctx.settings.quiet.includes(doc.exception) ? 1 : 0;
   const rest = standing(doc, said);
   const head = `${doc.exception}: `;
   let best = null;
   for (const block of blocks) {
-    // The exception's name also when it did not look like an exception.
-    const named = block.exception ? `.${block.exception}`.endsWith(`.${doc.exception}`) : block.text.startsWith(head);
+    // The exception's name also when it did not look like an exception (search._names).
+    const named = block.exception ? `.${block.exception}`.endsWith(`.${doc.exception}`) : namesIn(block.text, doc.exception);
     for (let form of block.forms) {
       if (form.kind !== "source" && !block.exception && form.text.startsWith(head)) {
         form = { ...form, text: form.text.slice(head.length) };
@@ -884,7 +909,7 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
       // search: a cut template (the program prints more than it holds) is never exact
       const tier = fitTier === "exact" && doc.cut ? "partial" : fitTier;
       const rank = block.beside ? ctx.meta.ranks.aside : ctx.meta.ranks[tier];
-      const key = [rank, -shownOf(pat, fit.stop), fit.stop ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
+      const key = [rank, quiet, -shownOf(pat, fit.stop), fit.stop ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
       if (!best || byKey([key], best) < 0) {
         best = [key, hit(ctx.meta, doc, tier, how, fit.values, engines), ownText(pat, fit.stop), held(pat, fit.values)];
       }
@@ -893,11 +918,21 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
   if (best) return best;
   const [shown] = fragments && !doc.generic ? fragment(ctx.settings, pat, blocks) : [0];
   if (shown) {
-    const key = [ctx.meta.ranks.fragment, -shown, 1, removed, 1, ...rest, pid];
+    const key = [ctx.meta.ranks.fragment, quiet, -shown, 1, removed, 1, ...rest, pid];
     return [key, hit(ctx.meta, doc, "partial", ctx.how.fragment, {}, engines), [], []];
   }
   const coverage = doc.weight ? Math.floor((1000 * score) / doc.weight) : 0;
   return [[ctx.meta.ranks.similar, -coverage, -score, removed, 0, ...rest, pid], hit(ctx.meta, doc, "similar", ctx.how.similar, {}, engines), [], []];
+}
+
+// search._names, of a line that opens with no exception: the name anywhere in it, followed by
+// ": " or "(" ("E   RuntimeError: ..." in pytest's output, 'RuntimeError("...")' in a title)
+function namesIn(text, exception) {
+  for (let at = exception ? text.indexOf(exception) : -1; at >= 0; at = text.indexOf(exception, at + 1)) {
+    const after = text.slice(at + exception.length, at + exception.length + 2);
+    if ((at === 0 || !/[A-Za-z0-9_]/.test(text[at - 1])) && (after === ": " || after[0] === "(")) return true;
+  }
+  return false;
 }
 
 function hit(meta, doc, match, how, found, engines) {

@@ -28,6 +28,7 @@ STACK_PASTES = REPO / "bench" / "stack-pastes.jsonl"
 HOLDOUT = REPO / "bench" / "stack-pastes-holdout.jsonl"
 R3_PASTES = REPO / "bench" / "search-r3-pastes.jsonl"  # issue #42's (twins, wrappers, fragments)
 R3_HOLDOUT = REPO / "bench" / "search-r3-holdout.jsonl"
+R4_HOLDOUT = REPO / "bench" / "holdout-r4-pastes.jsonl"  # spent: tuned on since round 5
 # Set to 1: the fixtures alone (make test-fast); the real content's index takes 6 s to make.
 FIXTURES_ONLY = "ERRORKB_PARITY_FIXTURES_ONLY"
 
@@ -75,7 +76,7 @@ def main(out: Path) -> None:
     if os.environ.get(FIXTURES_ONLY) != "1":
         real = write_index(REPO, out / "real")
         texts = [row["text"] for row in corpus_rows()] + json.loads(NEGATIVES.read_text())
-        for pastes in (PASTES, STACK_PASTES, HOLDOUT, R3_PASTES, R3_HOLDOUT):
+        for pastes in (PASTES, STACK_PASTES, HOLDOUT, R3_PASTES, R3_HOLDOUT, R4_HOLDOUT):
             if pastes.exists():
                 texts += [json.loads(line)["text"] for line in pastes.read_text().splitlines()]
         doc["real"] = answers(real, texts)
