@@ -49,8 +49,27 @@ function yourValues(box) {
   const lead = document.querySelector(".error-top > p.lead");
   if (lead) box.parentElement.append(lead);
   const given = { ...Object.fromEntries(mine.map(([k, v]) => [pageName(k), v])), gpus_per_node: params.get("gpus_per_node") };
-  const tested = box.dataset.tests && tellTests(box, given); // the condition tested (try.js)
-  Promise.resolve(tested).then((done) => done || (box.dataset.passes && tellWhatPasses(box, given))).then(() => whyNot(box));
+  settled().then(async () => {
+    if ("answering" in box.dataset) return; // the page's own section answers for these values
+    const tested = box.dataset.tests && (await tellTests(box, given)); // the condition tested
+    const passes = !tested && box.dataset.passes && (await tellWhatPasses(box, given));
+    if (tested || passes) box.dataset.answering = "case"; // no section's second answer
+    else whyNot(box);
+  });
+}
+
+// A section of the page that may answer for the values itself (a calculator, the memory
+// estimate): its script claims the answer (box.dataset.answering) or not, then marks its
+// root settled. Your case decides once each has: theirs, else the condition's tests. A
+// section whose script never settles (it failed to load) is waited for a few seconds.
+const SECTIONS = "[data-calc], [data-divisors], [data-memory]";
+function settled() {
+  const pending = [...document.querySelectorAll(SECTIONS)].filter((s) => !("settled" in s.dataset));
+  const one = (s) => new Promise((done) => {
+    s.addEventListener("case:settled", done, { once: true });
+    setTimeout(done, 4000);
+  });
+  return Promise.all(pending.map(one));
 }
 
 // The derived condition tested on the values (answer.py's _tests): whether the check fails
@@ -65,10 +84,10 @@ async function tellTests(box, values) {
   return true;
 }
 
-// No calculator, nothing computed from the values: the page says why, in one line.
+// No section's answer, nothing computed from the values: the page says why, in one line.
 function whyNot(box) {
-  if (document.querySelector("[data-calc], [data-divisors], [data-memory]")) return; // they answer
-  if (!box.querySelector("[data-case-try]").hidden) return;
+  if ("answering" in box.dataset || !box.querySelector("[data-case-try]").hidden) return;
+  if (!box.dataset.tests && document.querySelector("[data-calc]")) return; // it answers on input
   const tests = JSON.parse(box.dataset.tests || "[]").flat();
   const names = tests.flatMap((t) => [t.left, t.right]).flatMap((s) => (s && typeof s === "object" ? Object.values(s) : [s]));
   const given = new Set([...new URLSearchParams(location.search).keys()].flatMap((k) => [k, pageName(k)]));
@@ -95,6 +114,7 @@ async function tellWhatPasses(box, values) {
   const out = box.querySelector("[data-case-try]");
   out.replaceChildren(...lines);
   out.hidden = !lines.length;
+  return lines.length > 0;
 }
 
 // ?v=<release> (a search result names the release the paste names): the message box shows
