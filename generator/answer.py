@@ -16,6 +16,7 @@ Pure functions over the record's JSON document (api.py's) and the values search 
 
 import math
 import re
+from typing import Any
 
 NODE_GPUS = 8  # the node the advice assumes until the user gives theirs (gpus_per_node)
 MAX_DIVIDEND = 10_000_000  # beyond, listing divisors is not worth the wait (try.js's too)
@@ -242,6 +243,8 @@ _WORDS = {
     "==": "equals",
     "!=": "differs from",
     "%": "is not a multiple of",
+    "in": "is among",
+    "not in": "is not among",
 }
 
 
@@ -251,8 +254,15 @@ def fmt(n: float) -> str:
     return str(int(r)) if r == int(r) else repr(r)
 
 
-def _bound(op: str, side: str, a: float, b: float) -> str:
-    """What values of one side (`left`/`right`) make `a op b` false, in words: "at most 6048"."""
+def _bound(op: str, side: str, a, b) -> str:
+    """What values of one side (`left`/`right`) make `a op b` false, in words: "at most 6048";
+    of a membership test, the left side's ("one of awq, gptq"); of text, the other's text."""
+    if op in ("in", "not in"):
+        listed = _listed(b)
+        return f"one of {listed}" if op == "not in" else f"none of {listed}"
+    if isinstance(a, str) or isinstance(b, str):
+        shown = str(b if side == "left" else a)
+        return shown if op == "!=" else f"anything but {shown}"
     whole = a == int(a) and b == int(b)
     if op in ("==", "!="):
         shown = fmt(b if side == "left" else a)
@@ -283,10 +293,48 @@ def _side(side: object, values: dict) -> float | None:
     return _number(values, side) if isinstance(side, str) else side  # type: ignore[return-value]
 
 
-def _named(side: object, value: float) -> str:
+def _named(side: object, value) -> str:
     if isinstance(side, dict):
         return f"compute capability {value / 10:.1f}"
-    return fmt(value) if not isinstance(side, str) else f"{side} = {fmt(value)}"
+    if isinstance(value, list):  # a collection the message prints, as the code held it
+        return f"{side} ({_listed(value)})"
+    shown = value if isinstance(value, str) else fmt(value)
+    return shown if not isinstance(side, str) else f"{side} = {shown}"
+
+
+def _listed(items: list) -> str:
+    more = f", … {len(items)} in all" if len(items) > MAX_SHOWN else ""
+    return ", ".join(items[:MAX_SHOWN]) + more
+
+
+# A value as the message prints it: `'awq'`, `"awq"` or awq. A collection: a list, tuple, set
+# or dict's keys as Python prints them (`['awq', 'gptq']`, `dict_keys([...])`); None when cut
+# short (a paste that ends inside it) or not one: what is missing may hold the value.
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
+_WRAPPED = re.compile(r"(?:dict_keys|set|frozenset)\((.*)\)", re.S)
+_COLLECTION = re.compile(r"([\[({])(.*)([\])}])", re.S)
+
+
+def _text(values: dict, name: object) -> str | None:
+    if not isinstance(name, str) or name not in values:
+        return None
+    text = str(values[name]).strip()
+    quoted = _QUOTED.fullmatch(text)
+    return next(g for g in quoted.groups() if g is not None) if quoted else text
+
+
+def _collection(values: dict, name: object) -> list[str] | None:
+    if not isinstance(name, str) or name not in values:
+        return None
+    text = str(values[name]).strip()
+    wrapped = _WRAPPED.fullmatch(text)
+    found = _COLLECTION.fullmatch(wrapped[1] if wrapped else text)
+    if not found or "([{".index(found[1]) != ")]}".index(found[3]):
+        return None
+    inner = found[2].strip()
+    items = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(inner)]
+    rest = _QUOTED.sub("", inner).replace(",", "").strip()
+    return items if items and not rest else None  # quoted names only: no numbers, no dict
 
 
 def _shown(test: dict, side: str, value: float) -> str:
@@ -369,12 +417,30 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
     raises) and, when it does, what passes: the values of each part's sides the user sets,
     by their setting, and the settings the condition compares with constants."""
     for group in groups:
-        tried, ways = [], [_setting_way(t) for t in group if "setting" in t]
+        ways = [_setting_way(t) for t in group if "setting" in t]
+        tried: list[tuple[dict, Any, Any, bool]] = []  # a part, its sides' values, whether it holds
         for test in (t for t in group if "setting" not in t):
-            a, b = _side(test["left"], values), _side(test["right"], values)
+            if test["op"] in ("in", "not in"):  # a value the message prints, in a collection
+                text, among = _text(values, test["left"]), _collection(values, test["right"])
+                if text is not None and among is not None:
+                    tried.append((test, text, among, (text in among) == (test["op"] == "in")))
+                continue
+            a: Any = _side(test["left"], values)
+            b: Any = _side(test["right"], values)
+            if (a is None or b is None) and test["op"] in ("==", "!="):
+                # two values the message prints that are not numbers (a method's name): the
+                # code compares them as the message prints them
+                a, b = _text(values, test["left"]), _text(values, test["right"])
+                if not isinstance(test["left"], str) or not isinstance(test["right"], str):
+                    continue
+                if a is None or b is None:
+                    continue
             if a is None or b is None:
                 continue
             if test["op"] == "%" and (b == 0 or a != int(a) or b != int(b)):
+                continue
+            if isinstance(a, str) or isinstance(b, str):
+                tried.append((test, a, b, (a == b) == (test["op"] == "==")))
                 continue
             holds = {
                 ">": a > b,
@@ -426,11 +492,7 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
                 isinstance(free[0][0][k], str | int | float) for k in ("left", "right")
             ):
                 t, a, b, _ = free[0]  # a part no setting decides: its values that pass too
-                sides = [
-                    f"{t[k]} {_bound(t['op'], k, a, b)}"
-                    for k in ("left", "right")
-                    if isinstance(t[k], str)
-                ]
+                sides = _passing_sides(t, a, b)
                 out["change"] = f"{out['change']} It also passes with {' or '.join(sides)}."
             return out
         t, a, b, _ = tried[0]
@@ -443,12 +505,16 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
             shown = f"{float(number) / 10:.1f}"
             out["change"] = f"It passes on a GPU of compute capability {words} {shown}."
             return out
-        sides = [
-            f"{t[k]} {_bound(t['op'], k, a, b)}" for k in ("left", "right") if isinstance(t[k], str)
-        ]
-        out["change"] = "It passes with " + " or ".join(sides) + "."
+        out["change"] = "It passes with " + " or ".join(_passing_sides(t, a, b)) + "."
         return out
     return None
+
+
+def _passing_sides(t: dict, a, b) -> list[str]:
+    """Each side's values that pass a part, in words; of a membership test, the value's
+    alone (the collection is what the code accepts)."""
+    sides = ("left",) if t["op"] in ("in", "not in") else ("left", "right")
+    return [f"{t[k]} {_bound(t['op'], k, a, b)}" for k in sides if isinstance(t[k], str)]
 
 
 def page_values(values: dict) -> dict:

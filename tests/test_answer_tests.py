@@ -261,6 +261,75 @@ def test_a_removed_record_answers_with_its_successors_tests():
     assert said["computed"] and "--max-model-len to at most 6048" in said["lines"][1]
 
 
+QUANT = {
+    "name": "quantization",
+    "kind": "engine-arg",
+    "field": "model_config.quantization",
+    "flag": "--quantization",
+}
+
+
+def test_a_value_and_the_collection_the_message_prints_are_a_membership_test():
+    """`quantization not in supported_quantization` with both printed: the values decide,
+    and what passes is a name of the printed list (a dict printed by its keys is what `in`
+    tests); a list cut short (a paste that ends inside it) decides nothing."""
+    rec = record(
+        "Unknown quantization method: {quantization}. Must be one of {supported_quantization}.",
+        "self.quantization is not None and self.quantization not in supported_quantization",
+        [QUANT],
+    )
+    assert api.case_tests(rec) == [
+        [
+            {
+                "left": "quantization",
+                "op": "not in",
+                "right": "supported_quantization",
+                "set": {"left": "--quantization {}"},
+            }
+        ]
+    ]
+    listed = "['awq', 'squeezellm']"
+    said = answer(doc_of(rec), {"quantization": "gptq", "supported_quantization": listed})
+    assert said["computed"] and said["lines"] == [
+        "With your values the check fails: quantization = gptq is not among "
+        "supported_quantization (awq, squeezellm).",
+        "To pass it, set --quantization to one of awq, squeezellm.",
+    ]
+    said = answer(doc_of(rec), {"quantization": "awq", "supported_quantization": listed})
+    assert said["lines"][0].startswith("With your values this check passes")
+    cut = answer(doc_of(rec), {"quantization": "gptq", "supported_quantization": listed[:-1]})
+    assert not cut["computed"]
+    keys = record(  # the record's name of `{model_arch_name_to_cls.keys()}`
+        "Unsupported architectures: {model_arch}. Supported list: {model_arch_name_to_cls_keys}",
+        "model_arch not in model_arch_name_to_cls",
+    )
+    tested = {"left": "model_arch", "op": "not in", "right": "model_arch_name_to_cls_keys"}
+    assert api.case_tests(keys) == [[tested]]
+    values = {"model_arch": "X", "model_arch_name_to_cls_keys": "dict_keys(['A', 'B'])"}
+    assert answer(doc_of(keys), values)["lines"] == [
+        "With your values the check fails: model_arch = X is not among "
+        "model_arch_name_to_cls_keys (A, B).",
+        "It passes with model_arch one of A, B.",
+    ]
+
+
+def test_two_printed_values_that_are_not_numbers_compare_as_printed():
+    rec = record(
+        "Quantization method in the model config ({quant_method}) does not match the "
+        "`quantization` argument ({quantization}).",
+        "quant_cfg is not None and self.quantization is not None "
+        "and (self.quantization != quant_method)",
+        [QUANT],
+    )
+    said = answer(doc_of(rec), {"quant_method": "fp8", "quantization": "gguf"})
+    assert said["computed"] and said["lines"] == [
+        "With your values the check fails: quantization = gguf differs from quant_method = fp8.",
+        "To pass it, set --quantization to fp8.",
+    ]
+    said = answer(doc_of(rec), {"quant_method": "'fp8'", "quantization": "fp8"})
+    assert said["lines"][0].startswith("With your values this check passes")
+
+
 # Parity: try.js's testsAnswer on the same tests and values.
 CASES = [
     (
@@ -416,6 +485,27 @@ CASES = [
         ],
         {"f": "3", "t": "10", "u": "0.1", "r": "1"},
     ),
+    # a membership test of a printed value in a printed collection; cut short: nothing
+    (
+        [[{"left": "q", "op": "not in", "right": "qs", "set": {"left": "--q {}"}}]],
+        {"q": "gptq", "qs": "['awq', \"squeezellm\", 'fp8']"},
+    ),
+    ([[{"left": "q", "op": "not in", "right": "qs"}]], {"q": "'x'", "qs": "dict_keys(['a', 'b'])"}),
+    ([[{"left": "q", "op": "in", "right": "qs"}]], {"q": "a", "qs": "('a', 'b')"}),
+    ([[{"left": "q", "op": "in", "right": "qs"}]], {"q": "c", "qs": "{'a', 'b'}"}),
+    ([[{"left": "q", "op": "not in", "right": "qs"}]], {"q": "c", "qs": "['a', 'b'"}),
+    ([[{"left": "q", "op": "not in", "right": "qs"}]], {"q": "c", "qs": "{'a': 'c'}"}),
+    (
+        [[{"left": "q", "op": "not in", "right": "qs"}]],
+        {"q": "z", "qs": str([f"m{i}" for i in range(14)])},
+    ),
+    # two printed values that are not numbers: compared as printed
+    (
+        [[{"left": "q", "op": "!=", "right": "m", "set": {"left": "--q {}"}}]],
+        {"q": "gguf", "m": "fp8"},
+    ),
+    ([[{"left": "q", "op": "==", "right": "m"}]], {"q": "a", "m": "'a'"}),
+    ([[{"left": "q", "op": "!=", "right": 0}]], {"q": "abc"}),
 ]
 
 

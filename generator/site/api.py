@@ -359,6 +359,9 @@ def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | N
     way = _setting_test(node, names, settings)
     if way:
         return way
+    member = _membership(node, names, settings)
+    if member:
+        return member
     compared = _comparison(node)
     if compared is None:
         return None
@@ -386,6 +389,30 @@ def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | N
         }
         if scale:
             out["scale"] = scale
+    return out
+
+
+def _membership(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | None:
+    """`quantization not in supported_quantization` where the message prints both: the value
+    and the collection it must (or must not) be in, as the code held them (a dict printed by
+    its keys, `{d.keys()}`, holds what `in d` tests). The values decide it where the printed
+    collection is whole (answer.py)."""
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return None
+    op = {ast.In: "in", ast.NotIn: "not in"}.get(type(node.ops[0]))
+    left, right = node.left, node.comparators[0]
+    if not op or not isinstance(left, ast.Name | ast.Attribute):
+        return None
+    if not isinstance(right, ast.Name | ast.Attribute):
+        return None
+    a = left.id if isinstance(left, ast.Name) else left.attr
+    b = right.id if isinstance(right, ast.Name) else right.attr
+    b = b if b in names else b + "_keys" if b + "_keys" in names else ""
+    if a not in names or not b or a == b:
+        return None
+    out: dict = {"left": a, "op": op, "right": b}
+    if a in settings:
+        out["set"] = {"left": settings[a]}
     return out
 
 
@@ -892,7 +919,10 @@ def error_document_schema(base_url: str) -> dict:
                                 "its old wordings' own) as tests of the values: per "
                                 "condition, its `and` parts that compare the message's "
                                 "placeholders (left op right, a side a placeholder, a number "
-                                "or a GPU's compute capability {major, minor}; `set`: the "
+                                "or a GPU's compute capability {major, minor}; op in / not "
+                                "in: the left placeholder's value in the collection the "
+                                "right one prints; == and != compare values that are not "
+                                "numbers as printed; `set`: the "
                                 "sides the user sets, as written with {} for the value; "
                                 "`scale`: settings the message prints that may scale a side, "
                                 "by which other placeholder), or a setting compared with a "

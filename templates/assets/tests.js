@@ -12,10 +12,37 @@ export const fmt = (n) => (Number.isInteger(n) ? String(n) : String(Number(n.toP
 const WORDS = {
   ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most",
   "==": "equals", "!=": "differs from", "%": "is not a multiple of",
+  in: "is among", "not in": "is not among",
 };
+const listed = (items) => items.slice(0, MAX_SHOWN).join(", ") + (items.length > MAX_SHOWN ? `, … ${items.length} in all` : "");
+
+// A value as the message prints it, unquoted; a collection as Python prints it (a list,
+// tuple, set, dict's keys) of quoted names, null when cut short (answer.py's _text, _collection).
+const QUOTED = /'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"/gs;
+function text(values, name) {
+  if (typeof name !== "string" || !(name in values)) return null;
+  const v = String(values[name]).trim();
+  const quoted = v.match(/^(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")$/s);
+  return quoted ? (quoted[1] ?? quoted[2]) : v;
+}
+function collection(values, name) {
+  if (typeof name !== "string" || !(name in values)) return null;
+  let v = String(values[name]).trim();
+  v = v.match(/^(?:dict_keys|set|frozenset)\((.*)\)$/s)?.[1] ?? v;
+  const found = v.match(/^([[({])(.*)([\])}])$/s);
+  if (!found || "([{".indexOf(found[1]) !== ")]}".indexOf(found[3])) return null;
+  const inner = found[2].trim();
+  const items = [...inner.matchAll(QUOTED)].map((m) => m[1] ?? m[2]);
+  return items.length && !inner.replace(QUOTED, "").replaceAll(",", "").trim() ? items : null;
+}
 
 // What values of one side make `a op b` false, in words (answer.py's _bound).
 function bound(op, side, a, b) {
+  if (op === "in" || op === "not in") return `${op === "in" ? "none" : "one"} of ${listed(b)}`;
+  if (typeof a === "string" || typeof b === "string") {
+    const other = String(side === "left" ? b : a);
+    return op === "!=" ? other : `anything but ${other}`;
+  }
   if (op === "==" || op === "!=") {
     const other = fmt(side === "left" ? b : a);
     return op === "!=" ? other : `anything but ${other}`;
@@ -58,7 +85,9 @@ const shown = (t, s, v) => {
   const other = t[s === "left" ? "right" : "left"];
   if (other && typeof other === "object") return (v / 10).toFixed(1);
   if (t[s] && typeof t[s] === "object") return `compute capability ${(v / 10).toFixed(1)}`;
-  return typeof t[s] === "string" ? `${t[s]} = ${fmt(v)}` : fmt(v);
+  if (Array.isArray(v)) return `${t[s]} (${listed(v)})`; // a collection the message prints
+  const printed = typeof v === "string" ? v : fmt(v);
+  return typeof t[s] === "string" ? `${t[s]} = ${printed}` : printed;
 };
 
 // A setting the condition compares with a constant: [when it raises, how to pass].
@@ -102,7 +131,20 @@ export function testsAnswer(groups, values) {
     const tried = [];
     const ways = group.filter((t) => t.setting).map(settingWay);
     for (const t of group.filter((t) => !t.setting)) {
-      const [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
+      if (t.op === "in" || t.op === "not in") { // a value the message prints, in a collection
+        const [v, among] = [text(values, t.left), collection(values, t.right)];
+        if (v !== null && among !== null) tried.push([t, v, among, among.includes(v) === (t.op === "in")]);
+        continue;
+      }
+      let [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
+      if ((a === null || b === null) && (t.op === "==" || t.op === "!=")) {
+        // two values the message prints that are not numbers: compared as printed
+        if (typeof t.left !== "string" || typeof t.right !== "string") continue;
+        [a, b] = [text(values, t.left), text(values, t.right)];
+        if (a === null || b === null) continue;
+        tried.push([t, a, b, (a === b) === (t.op === "==")]);
+        continue;
+      }
       if (a === null || b === null || (t.op === "%" && (b === 0 || !Number.isInteger(a) || !Number.isInteger(b)))) continue;
       const holds = { ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a === b, "!=": a !== b, "%": a % b !== 0 }[t.op];
       tried.push([t, a, b, holds]);
@@ -130,7 +172,8 @@ export function testsAnswer(groups, values) {
     changes.push(...ways.map((w) => w[1]));
     const verdict = tried.length ? `With your values the check fails: ${said.join("; ")}.` : `It is raised only when ${ways.map((w) => w[0]).join("; ")}.`;
     const free = tried.filter(([t]) => !t.set && t.op !== "%" && ![t.left, t.right].some((s) => s && typeof s === "object"));
-    const sidesOf = ([t, a, b]) => ["left", "right"].filter((s) => typeof t[s] === "string").map((s) => `${t[s]} ${bound(t.op, s, a, b)}`);
+    const sides = (t) => (t.op === "in" || t.op === "not in" ? ["left"] : ["left", "right"]); // the value's alone
+    const sidesOf = ([t, a, b]) => sides(t).filter((s) => typeof t[s] === "string").map((s) => `${t[s]} ${bound(t.op, s, a, b)}`);
     if (changes.length) {
       const also = free.length && tried.find(([t]) => !t.set && t.op !== "%") === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
       return { verdict, change: `To pass it, ${changes.join(", or ")}.${also}` };
