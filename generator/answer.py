@@ -525,6 +525,17 @@ def page_values(values: dict) -> dict:
     return out
 
 
+def renamed(values: dict, renames: dict | None) -> dict:
+    """The values of an older wording's placeholders also under the names the tests read
+    (computed.derived.renames: `GiB` is `free_memory_gib`), where the paste has none of
+    those names itself."""
+    out = dict(values)
+    for old, new in (renames or {}).items():
+        if old in values and new not in values:
+            out[new] = values[old]
+    return out
+
+
 def _tested_names(groups: list[list[dict]]) -> set[str]:
     """The placeholders the tests compare (case.js's testedNames)."""
     sides = [t.get(k) for group in groups for t in group for k in ("left", "right")]
@@ -559,6 +570,7 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
     if not values:
         return None
     values = page_values({k: str(v) for k, v in values.items()})
+    values = renamed(values, ((doc.get("computed") or {}).get("derived") or {}).get("renames"))
     docs = [d for d in (doc, today_doc) if d]
     if not doc.get("derived") and today_doc:
         docs = [today_doc]

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from errorkb.answer import _tests, answer, fmt
+from errorkb.content import template
 from errorkb.site import api
 from tests.conftest import REPO
 
@@ -328,6 +329,60 @@ def test_two_printed_values_that_are_not_numbers_compare_as_printed():
     ]
     said = answer(doc_of(rec), {"quant_method": "'fp8'", "quantization": "fp8"})
     assert said["lines"][0].startswith("With your values this check passes")
+
+
+FREE = (
+    "Free memory on device {device_} ({free_memory_gib}/{total_memory_gib} GiB) on startup is "
+    "less than desired GPU memory utilization ({gpu_memory_utilization}, "
+    "{requested_memory_gib} GiB). Decrease GPU memory utilization."
+)
+FREE_OLD = (
+    "Free memory on device ({GiB}/{GiB_2} GiB) on startup is less than desired GPU memory "
+    "utilization ({gpu_memory_utilization}, {GiB_3} GiB). Decrease GPU memory utilization."
+)
+
+
+def test_an_older_wordings_placeholders_map_by_their_place_in_both_messages():
+    assert template.aligned(FREE_OLD, FREE) == {
+        "GiB": "free_memory_gib",
+        "GiB_2": "total_memory_gib",
+        "GiB_3": "requested_memory_gib",
+    }
+    # no shared text beside it, a name placed twice, a name the new wording prints: nothing
+    assert template.aligned("Rank {a} hung", "Rank {r} failed") == {"a": "r"}
+    assert template.aligned("It hung: {a}", "It failed: {r}") == {}
+    assert template.aligned("x ({a}) y ({a})", "x ({b}) y ({c})") == {}
+    assert template.aligned("x ({b}) y", "x ({a}) y {b}") == {}
+
+
+def test_a_paste_of_an_older_wording_runs_the_tests_through_its_renames():
+    """vLLM's free memory check (8781d26106e06c95): a paste of the 0.9-0.13 wording names its
+    values GiB, GiB_2, GiB_3; its own condition and today's compare free_memory and
+    requested_memory, which the older wording prints in the same places."""
+    rec = record(
+        FREE,
+        "external_weight_memory <= 0 and init_snapshot.free_memory < requested_memory",
+        [{**MAX_LEN, "name": "gpu_memory_utilization", "flag": "--gpu-memory-utilization"}],
+        [FREE_OLD],
+    )
+    assert api.wording_renames(rec) == {
+        "GiB": "free_memory_gib",
+        "GiB_2": "total_memory_gib",
+        "GiB_3": "requested_memory_gib",
+    }
+    doc = doc_of(rec)
+    doc["computed"]["derived"]["renames"] = api.wording_renames(rec)
+    values = {"GiB": "31.44", "GiB_2": "47.38", "gpu_memory_utilization": "0.95", "GiB_3": "45.01"}
+    said = answer(doc, values)
+    assert said["computed"] and said["lines"] == [
+        "With your values the check fails: free_memory_gib = 31.44 is less than "
+        "requested_memory_gib = 45.01.",
+        "To pass it, set --gpu-memory-utilization to at most 0.66 (requested_memory_gib is "
+        "gpu_memory_utilization × GiB_2 in your values). It also passes with "
+        "free_memory_gib at least 45.01 or requested_memory_gib at most 31.44.",
+    ]
+    del doc["computed"]["derived"]["renames"]
+    assert not answer(doc, values)["computed"]
 
 
 # Parity: try.js's testsAnswer on the same tests and values.

@@ -17,15 +17,16 @@ pytestmark = pytest.mark.slow
 
 OLD = "c876b0a1d28a0855"  # The model's max seq len ({max_model_len}) is larger than ...
 NEW = "b3a6e27a21d4acc5"  # its successor: the KV cache needed and available, in GiB
+FREE = "8781d26106e06c95"  # free memory at start-up: its 0.9-0.13 wording names {GiB}, {GiB_2}
 
 
 def fill(path):
-    """content/ with the two records and every record they relate to or check against."""
+    """content/ with the records and every record they relate to or check against."""
     real = REPO / "content"
     for name in ("site.yaml", "models.yaml", "projects/vllm.yaml"):
         (path / "content" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(real / name, path / "content" / name)
-    records, wanted, todo = real / "errors" / "vllm", set(), [OLD, NEW]
+    records, wanted, todo = real / "errors" / "vllm", set(), [OLD, NEW, FREE]
     while todo:
         rid = todo.pop()
         if rid in wanted or not (records / f"{rid}.yaml").exists():
@@ -77,4 +78,19 @@ def test_the_memory_section_that_claims_the_answer_is_the_only_one(page, server)
     page.wait_for_timeout(300)  # case.js has decided by now: it waited for the section
     assert page.locator("#your-case [data-case-try]").inner_text().strip() == ""
     assert page.locator("#your-case").get_attribute("data-answering") == ""
+    assert page.errors == []
+
+
+def test_a_paste_of_an_older_wording_is_answered_through_its_renames(page, server):
+    """The values of the older wording's {GiB}, {GiB_2}, {GiB_3} are what the condition's
+    free_memory_gib, total_memory_gib and requested_memory_gib print (their place in both
+    messages): the page computes the answer answer.py gives."""
+    query = "?GiB=31.44&GiB_2=47.38&gpu_memory_utilization=0.95&GiB_3=45.01"
+    page.goto(f"{server.base}/errors/{FREE}/{query}")
+    out = page.locator("#your-case [data-case-try]")
+    out.get_by_text("To pass it").wait_for(timeout=LOAD)
+    assert out.inner_text().startswith(
+        "With your values the check fails: free_memory_gib = 31.44 is less than "
+        "requested_memory_gib = 45.01. To pass it, set --gpu-memory-utilization to at most 0.66"
+    )
     assert page.errors == []

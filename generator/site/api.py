@@ -78,15 +78,24 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
         },
     }
     if record.derived:
-        doc["computed"]["derived"] = derived_document(record, _today_flags(record, content))
+        live, _ = answer(content, record)
+        today = live.derived.get("flags", []) if live is not None else []
+        doc["computed"]["derived"] = derived_document(record, today, live)
     return doc
 
 
-def derived_document(record: Record, today: list[dict] | None = None) -> dict:
+def derived_document(
+    record: Record, today: list[dict] | None = None, live: Record | None = None
+) -> dict:
     """computed.derived: the derived block's keys in words (_derived_labels), and what the
     page and errorkb/answer.py turn values into an answer with: the condition as a relation
-    they can test (case_relation), the settings with a value that passes (values_to_try)."""
+    they can test (case_relation), the settings with a value that passes (values_to_try),
+    the older wordings' placeholders by the names the tests read (renames; of a removed
+    record, also by the names of `live`, the check printed today that took over)."""
     out = _derived_labels(record.derived, today)
+    renames = wording_renames(record, live)
+    if renames:
+        out["renames"] = renames
     relation = case_relation(record)
     if relation:
         out["relation"] = relation
@@ -99,6 +108,21 @@ def derived_document(record: Record, today: list[dict] | None = None) -> dict:
     elif not passes and not record.derived.get("divisibility"):
         out["why_not"] = why_not(record.derived, out)  # nothing turns values into an answer
     return out
+
+
+def wording_renames(record: Record, live: Record | None = None) -> dict[str, str]:
+    """Each placeholder of the record's older wordings that prints what a placeholder of its
+    message prints, by its place in both (template.aligned): old name -> the name the tests
+    read. Of a removed record, its wordings' placeholders onto the message of the check
+    printed today (`live`) too. A name two wordings place differently maps to nothing."""
+    pairs = [(old, record.message) for old in record.messages if old != record.message]
+    if live is not None:
+        pairs += [(old, live.message) for old in record.messages if old != live.message]
+    found: dict[str, set[str]] = {}
+    for old, new in pairs:
+        for name, other in template.aligned(old, new).items():
+            found.setdefault(name, set()).add(other)
+    return {name: next(iter(o)) for name, o in sorted(found.items()) if len(o) == 1}
 
 
 def values_to_try(record: Record) -> list[dict]:
@@ -958,6 +982,16 @@ def error_document_schema(base_url: str) -> dict:
                                         },
                                     },
                                 },
+                            },
+                            "renames": {
+                                "type": "object",
+                                "additionalProperties": {"type": "string"},
+                                "description": "generated, never written by hand: each "
+                                "placeholder of an older wording (or, of a removed record, of "
+                                "its own wording) that prints what a placeholder the tests "
+                                "read prints, by its place in the two messages: old name -> "
+                                "that name. The tests run on a paste of the older wording "
+                                "through it",
                             },
                             "why_not": {
                                 "type": "string",

@@ -49,12 +49,16 @@ function yourValues(box) {
   const lead = document.querySelector(".error-top > p.lead");
   if (lead) box.parentElement.append(lead);
   const given = { ...Object.fromEntries(mine.map(([k, v]) => [pageName(k), v])), gpus_per_node: params.get("gpus_per_node") };
+  // An older wording's placeholders under the names the tests read (answer.py's renamed).
+  for (const [old, name] of Object.entries(JSON.parse(box.dataset.renames || "{}"))) {
+    if (old in given && !(name in given)) given[name] = given[old];
+  }
   settled().then(async () => {
     if ("answering" in box.dataset) return; // the page's own section answers for these values
     const tested = box.dataset.tests && (await tellTests(box, given)); // the condition tested
     const passes = !tested && box.dataset.passes && (await tellWhatPasses(box, given));
     if (tested || passes) box.dataset.answering = "case"; // no section's second answer
-    else whyNot(box);
+    else whyNot(box, given);
   });
 }
 
@@ -85,12 +89,12 @@ async function tellTests(box, values) {
 }
 
 // No section's answer, nothing computed from the values: the page says why, in one line.
-function whyNot(box) {
+function whyNot(box, values) {
   if ("answering" in box.dataset || !box.querySelector("[data-case-try]").hidden) return;
   if (!box.dataset.tests && document.querySelector("[data-calc]")) return; // it answers on input
   const tests = JSON.parse(box.dataset.tests || "[]").flat();
   const names = tests.flatMap((t) => [t.left, t.right]).flatMap((s) => (s && typeof s === "object" ? Object.values(s) : [s]));
-  const given = new Set([...new URLSearchParams(location.search).keys()].flatMap((k) => [k, pageName(k)]));
+  const given = new Set([...new URLSearchParams(location.search).keys(), ...Object.keys(values)].flatMap((k) => [k, pageName(k)]));
   const why = !tests.length ? box.dataset.why : names.some((n) => given.has(n))
     ? "the values its condition compares are not numbers in your paste"
     : "the wording you pasted prints none of the values its condition compares";
