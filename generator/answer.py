@@ -296,8 +296,8 @@ def _side(side: object, values: dict) -> float | None:
 def _named(side: object, value) -> str:
     if isinstance(side, dict):
         return f"compute capability {value / 10:.1f}"
-    if isinstance(value, list):  # a collection the message prints, as the code held it
-        return f"{side} ({_listed(value)})"
+    if isinstance(value, list):  # the code's own collection, or the one the message prints
+        return _listed(value) if isinstance(side, list) else f"{side} ({_listed(value)})"
     shown = value if isinstance(value, str) else fmt(value)
     return shown if not isinstance(side, str) else f"{side} = {shown}"
 
@@ -321,6 +321,23 @@ def _text(values: dict, name: object) -> str | None:
     text = str(values[name]).strip()
     quoted = _QUOTED.fullmatch(text)
     return next(g for g in quoted.groups() if g is not None) if quoted else text
+
+
+def _among(values: dict, right: object) -> list | None:
+    """The collection of a membership test: the code's own (a list), or the one the message
+    prints."""
+    return right if isinstance(right, list) else _collection(values, right)
+
+
+def _member(text: str | None, among: list | None) -> bool | None:
+    """Whether a printed value is one of the collection's items: as a number among numbers,
+    else as printed; None when a number is compared with text (nothing is said)."""
+    if text is None or among is None:
+        return None
+    if all(isinstance(c, int | float) and not isinstance(c, bool) for c in among):
+        n = _number({"v": text}, "v")
+        return None if n is None else n in among
+    return text in [str(c) for c in among]
 
 
 def _collection(values: dict, name: object) -> list[str] | None:
@@ -421,9 +438,11 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
         tried: list[tuple[dict, Any, Any, bool]] = []  # a part, its sides' values, whether it holds
         for test in (t for t in group if "setting" not in t):
             if test["op"] in ("in", "not in"):  # a value the message prints, in a collection
-                text, among = _text(values, test["left"]), _collection(values, test["right"])
-                if text is not None and among is not None:
-                    tried.append((test, text, among, (text in among) == (test["op"] == "in")))
+                text, among = _text(values, test["left"]), _among(values, test["right"])
+                member = _member(text, among)
+                if text is not None and among is not None and member is not None:
+                    printed = [c if isinstance(c, str) else fmt(c) for c in among]
+                    tried.append((test, text, printed, member == (test["op"] == "in")))
                 continue
             a: Any = _side(test["left"], values)
             b: Any = _side(test["right"], values)

@@ -314,6 +314,69 @@ def test_a_value_and_the_collection_the_message_prints_are_a_membership_test():
     ]
 
 
+def test_a_collection_the_code_spells_out_is_a_membership_test_of_the_printed_value():
+    """`head_size not in (64, 128, 256)`: the code's own collection (numbers compared as
+    numbers; a torch dtype as torch prints it, never offered as what to write)."""
+    rec = record(
+        "Unknown head_size {head_size}.", "head_size <= 256 and head_size not in (64, 128, 256)"
+    )
+    assert api.case_tests(rec) == [
+        [
+            {"left": "head_size", "op": "<=", "right": 256},
+            {"left": "head_size", "op": "not in", "right": [64, 128, 256]},
+        ]
+    ]
+    assert answer(doc_of(rec), {"head_size": "72"})["lines"] == [
+        "With your values the check fails: head_size = 72 is at most 256; head_size = 72 is "
+        "not among 64, 128, 256.",
+        "It passes with head_size at least 257.",
+    ]
+    said = answer(doc_of(rec), {"head_size": "128.0"})["lines"][0]
+    assert said.startswith("With your values this check passes: head_size = 128.0 is not among")
+    dtype = record(
+        "Unsupported dtype {dtype}.",
+        "dtype not in (torch.float16, torch.bfloat16)",
+        [{"name": "dtype", "kind": "engine-arg", "field": "model_config.dtype", "flag": "--dtype"}],
+    )
+    assert api.case_tests(dtype) == [
+        [{"left": "dtype", "op": "not in", "right": ["torch.float16", "torch.bfloat16"]}]
+    ]
+    assert answer(doc_of(dtype), {"dtype": "torch.float32"})["lines"][1] == (
+        "It passes with dtype one of torch.float16, torch.bfloat16."
+    )
+
+
+def test_a_long_conditions_comparisons_of_printed_values_are_tested():
+    """Of a condition too long to quote, the derived block keeps the comparisons of values
+    the message prints (`compares`), and an expression it prints under another name
+    (`printed`): vLLM's quantization capability check."""
+    from errorkb.sources import explain
+    from errorkb.sources import extract as ex
+
+    code = (
+        "def f(model_config, quant_config, platform, a_long_setting, another_setting):\n"
+        "    if model_config.quantization is not None and a_long_setting and another_setting:\n"
+        "        capability = platform.get_device_capability().to_int()\n"
+        "        if capability < quant_config.get_min_capability():\n"
+        "            raise ValueError(\n"
+        "                f'The method {model_config.quantization} is not supported. '\n"
+        "                f'Minimum capability: {quant_config.get_min_capability()}. '\n"
+        "                f'Current capability: {capability}.')\n"
+    )
+    (site,) = ex.scan_file("m.py", code.encode(), knowledge=explain.Knowledge()).sites
+    assert "condition" not in site.derived
+    assert site.derived["compares"] == ["capability < quant_config.get_min_capability()"]
+    assert site.derived["printed"] == {"quant_config.get_min_capability()": "min_capability"}
+    rec = record(site.template, "")
+    rec.derived = site.derived
+    assert api.case_tests(rec) == [[{"left": "capability", "op": "<", "right": "min_capability"}]]
+    said = answer(doc_of(rec), {"quantization": "fp8", "min_capability": "89", "capability": "86"})
+    assert said["lines"] == [
+        "With your values the check fails: capability = 86 is less than min_capability = 89.",
+        "It passes with capability at least 89 or min_capability at most 86.",
+    ]
+
+
 def test_two_printed_values_that_are_not_numbers_compare_as_printed():
     rec = record(
         "Quantization method in the model config ({quant_method}) does not match the "
@@ -553,6 +616,24 @@ CASES = [
     (
         [[{"left": "q", "op": "not in", "right": "qs"}]],
         {"q": "z", "qs": str([f"m{i}" for i in range(14)])},
+    ),
+    # the code's own collection: numbers as numbers, else as printed
+    ([[{"left": "h", "op": "not in", "right": [64, 128, 256]}]], {"h": "72"}),
+    ([[{"left": "h", "op": "not in", "right": [64, 128, 256]}]], {"h": " 128.0"}),
+    ([[{"left": "h", "op": "not in", "right": [64, 128]}]], {"h": "big"}),
+    ([[{"left": "h", "op": "in", "right": [0.5, 1]}]], {"h": "0.5"}),
+    (
+        [
+            [
+                {
+                    "left": "d",
+                    "op": "not in",
+                    "right": ["torch.float16", "auto"],
+                    "set": {"left": "--d {}"},
+                }
+            ]
+        ],
+        {"d": "'torch.float32'"},
     ),
     # two printed values that are not numbers: compared as printed
     (

@@ -350,7 +350,9 @@ def case_tests(record: Record) -> list[list[dict]]:
     ]
     groups, seen = [], set()
     for block in blocks:
-        test = _condition(block.get("condition") or "")
+        # a condition too long to quote: its comparisons of printed values (`compares`)
+        test = _condition(block.get("condition") or " and ".join(block.get("compares") or []))
+        printed = block.get("printed") or {}
         parts = (
             test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
         )
@@ -361,7 +363,9 @@ def case_tests(record: Record) -> list[list[dict]]:
             for part in (_last(f.get("name", "")), _last(f.get("field", "")))
             if part
         }
-        group = [t for t in (_test(p, names, settings) for p in parts if p is not None) if t]
+        group = [
+            t for t in (_test(p, names, settings, printed) for p in parts if p is not None) if t
+        ]
         key = json.dumps(group, sort_keys=True)
         if group and key not in seen:
             seen.add(key)
@@ -373,7 +377,9 @@ def _last(name: str) -> str:
     return re.split(r"[.\[]", name.strip("-").replace("-", "_"))[-1]
 
 
-def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | None:
+def _test(
+    node: ast.expr, names: set[str], settings: dict[str, str], printed: dict | None = None
+) -> dict | None:
     """One comparison of a condition as a test of the values (case_tests), else None; or a
     setting the condition compares with a constant ({"setting", "op", "value"}: raised only
     with it so), or the GPU's compute capability the message prints in two placeholders."""
@@ -390,7 +396,7 @@ def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | N
     if compared is None:
         return None
     left, symbol, right = compared
-    sides = [_unit_side(side, names) for side in (left, right)]
+    sides = [_unit_side(side, names, printed) for side in (left, right)]
     if None in sides or not any(isinstance(side[0], str) for side in sides):  # type: ignore[index]
         return None
     (a, ua, ca), (b, ub, cb) = sides  # type: ignore[misc]
@@ -427,16 +433,41 @@ def _membership(node: ast.expr, names: set[str], settings: dict[str, str]) -> di
     left, right = node.left, node.comparators[0]
     if not op or not isinstance(left, ast.Name | ast.Attribute):
         return None
+    a = left.id if isinstance(left, ast.Name) else left.attr
+    choices = _choices(right)
+    if choices is not None and a in names:  # a collection the code spells out
+        out: dict = {"left": a, "op": op, "right": choices}
+        if a in settings and not any(str(c).startswith("torch.") for c in choices):
+            out["set"] = {"left": settings[a]}  # (a dtype is not written as torch prints it)
+        return out
     if not isinstance(right, ast.Name | ast.Attribute):
         return None
-    a = left.id if isinstance(left, ast.Name) else left.attr
     b = right.id if isinstance(right, ast.Name) else right.attr
     b = b if b in names else b + "_keys" if b + "_keys" in names else ""
     if a not in names or not b or a == b:
         return None
-    out: dict = {"left": a, "op": op, "right": b}
+    out = {"left": a, "op": op, "right": b}
     if a in settings:
         out["set"] = {"left": settings[a]}
+    return out
+
+
+def _choices(node: ast.expr) -> list | None:
+    """A literal collection of the condition (`(64, 128, 256)`, `{'fl2va', 'ref2va'}`), its
+    items as printed: numbers, strings, torch dtypes as `torch.float16`; None for anything
+    else (an enum's members print as the enum chooses)."""
+    if not isinstance(node, ast.Tuple | ast.List | ast.Set) or not node.elts:
+        return None
+    out: list = []
+    for e in node.elts:
+        if isinstance(e, ast.Constant) and type(e.value) in (int, float, str):
+            out.append(e.value)
+        elif (
+            isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "torch"
+        ):
+            out.append(f"torch.{e.attr}")
+        else:
+            return None
     return out
 
 
@@ -503,9 +534,15 @@ def _setting_test(node: ast.expr, names: set[str], settings: dict[str, str]) -> 
     return {"setting": write, "op": op, "value": value}
 
 
-def _unit_side(node: ast.expr, names: set[str]) -> tuple[object, str, str] | None:
+def _unit_side(
+    node: ast.expr, names: set[str], printed: dict | None = None
+) -> tuple[object, str, str] | None:
     """A side of a test: (a placeholder's name or a number, its unit suffix, the code's
-    name), else None."""
+    name), else None; an expression the message prints under another name (`printed`:
+    `quant_config.get_min_capability()` is `{min_capability}`) is that placeholder."""
+    shown = (printed or {}).get(re.sub(r"\s+", " ", ast.unparse(node)))
+    if shown in names:
+        return shown, "", shown
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         inner = _unit_side(node.operand, names)
         return (-inner[0], "", "") if inner and isinstance(inner[0], int | float) else None
@@ -945,8 +982,9 @@ def error_document_schema(base_url: str) -> dict:
                                 "placeholders (left op right, a side a placeholder, a number "
                                 "or a GPU's compute capability {major, minor}; op in / not "
                                 "in: the left placeholder's value in the collection the "
-                                "right one prints; == and != compare values that are not "
-                                "numbers as printed; `set`: the "
+                                "right one prints, or in the code's own (an array); == "
+                                "and != compare values that are not numbers as printed; "
+                                "`set`: the "
                                 "sides the user sets, as written with {} for the value; "
                                 "`scale`: settings the message prints that may scale a side, "
                                 "by which other placeholder), or a setting compared with a "
@@ -974,7 +1012,9 @@ def error_document_schema(base_url: str) -> dict:
                                                     "off",
                                                 ]
                                             },
-                                            "right": {"type": ["string", "number", "object"]},
+                                            "right": {
+                                                "type": ["string", "number", "object", "array"]
+                                            },
                                             "set": {"type": "object"},
                                             "scale": {"type": "object"},
                                             "setting": {"type": "string"},

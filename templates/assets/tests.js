@@ -25,6 +25,15 @@ function text(values, name) {
   const quoted = v.match(/^(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")$/s);
   return quoted ? (quoted[1] ?? quoted[2]) : v;
 }
+// Whether a printed value is one of the items: a number among numbers, else as printed.
+function member(v, among) {
+  if (v === null || among === null) return null;
+  if (among.every((c) => typeof c === "number")) {
+    const n = number({ v }, "v");
+    return n === null ? null : among.includes(n);
+  }
+  return among.map(String).includes(v);
+}
 function collection(values, name) {
   if (typeof name !== "string" || !(name in values)) return null;
   let v = String(values[name]).trim();
@@ -81,11 +90,12 @@ function sideOf(s, values) {
   }
   return typeof s === "string" ? number(values, s) : s;
 }
+const capability = (s) => s && typeof s === "object" && !Array.isArray(s); // {major, minor}
 const shown = (t, s, v) => {
   const other = t[s === "left" ? "right" : "left"];
-  if (other && typeof other === "object") return (v / 10).toFixed(1);
-  if (t[s] && typeof t[s] === "object") return `compute capability ${(v / 10).toFixed(1)}`;
-  if (Array.isArray(v)) return `${t[s]} (${listed(v)})`; // a collection the message prints
+  if (capability(other)) return (v / 10).toFixed(1);
+  if (capability(t[s])) return `compute capability ${(v / 10).toFixed(1)}`;
+  if (Array.isArray(v)) return Array.isArray(t[s]) ? listed(v) : `${t[s]} (${listed(v)})`; // the code's, or printed
   const printed = typeof v === "string" ? v : fmt(v);
   return typeof t[s] === "string" ? `${t[s]} = ${printed}` : printed;
 };
@@ -132,8 +142,9 @@ export function testsAnswer(groups, values) {
     const ways = group.filter((t) => t.setting).map(settingWay);
     for (const t of group.filter((t) => !t.setting)) {
       if (t.op === "in" || t.op === "not in") { // a value the message prints, in a collection
-        const [v, among] = [text(values, t.left), collection(values, t.right)];
-        if (v !== null && among !== null) tried.push([t, v, among, among.includes(v) === (t.op === "in")]);
+        const [v, among] = [text(values, t.left), Array.isArray(t.right) ? t.right : collection(values, t.right)];
+        const found = member(v, among);
+        if (found !== null) tried.push([t, v, among.map((c) => (typeof c === "string" ? c : fmt(c))), found === (t.op === "in")]);
         continue;
       }
       let [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
@@ -180,7 +191,7 @@ export function testsAnswer(groups, values) {
     }
     const [t, a, b] = tried[0];
     if (t.op === "%") return { verdict, whyNot: "no setting the check names changes these values" };
-    const cap = ["left", "right"].find((s) => t[s] && typeof t[s] === "object");
+    const cap = ["left", "right"].find((s) => capability(t[s]));
     if (cap) {
       const words = bound(t.op, cap, a, b);
       const at = words.lastIndexOf(" ");
