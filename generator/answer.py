@@ -603,6 +603,17 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
     reason = said.get("why_not") or why_not(derived, computed)
     if computed.get("tests") and not _tested_names(computed["tests"]) & set(values):
         reason = "the wording you pasted prints none of the values its condition compares"
+    cut = [
+        t["right"]
+        for group in computed.get("tests") or []
+        for t in group
+        if t["op"] in ("in", "not in") and isinstance(t["right"], str) and t["right"] in values
+    ]
+    if cut and _collection(values, cut[0]) is None:
+        reason = (
+            f"{cut[0]} in your paste is cut short (or not a list of names): what is missing "
+            "may hold the value"
+        )
     said["why_not"] = reason
     said["lines"].append(f"No answer computed from these values: {reason}.")
     return said

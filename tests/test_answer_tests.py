@@ -299,7 +299,10 @@ def test_a_value_and_the_collection_the_message_prints_are_a_membership_test():
     said = answer(doc_of(rec), {"quantization": "awq", "supported_quantization": listed})
     assert said["lines"][0].startswith("With your values this check passes")
     cut = answer(doc_of(rec), {"quantization": "gptq", "supported_quantization": listed[:-1]})
-    assert not cut["computed"]
+    assert not cut["computed"] and cut["why_not"] == (
+        "supported_quantization in your paste is cut short (or not a list of names): what is "
+        "missing may hold the value"
+    )
     keys = record(  # the record's name of `{model_arch_name_to_cls.keys()}`
         "Unsupported architectures: {model_arch}. Supported list: {model_arch_name_to_cls_keys}",
         "model_arch not in model_arch_name_to_cls",

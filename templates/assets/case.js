@@ -89,15 +89,19 @@ async function tellTests(box, values) {
 }
 
 // No section's answer, nothing computed from the values: the page says why, in one line.
-function whyNot(box, values) {
+async function whyNot(box, values) {
   if ("answering" in box.dataset || !box.querySelector("[data-case-try]").hidden) return;
   if (!box.dataset.tests && document.querySelector("[data-calc]")) return; // it answers on input
   const tests = JSON.parse(box.dataset.tests || "[]").flat();
   const names = tests.flatMap((t) => [t.left, t.right]).flatMap((s) => (s && typeof s === "object" ? Object.values(s) : [s]));
   const given = new Set([...new URLSearchParams(location.search).keys(), ...Object.keys(values)].flatMap((k) => [k, pageName(k)]));
-  const why = !tests.length ? box.dataset.why : names.some((n) => given.has(n))
+  let why = !tests.length ? box.dataset.why : names.some((n) => given.has(n))
     ? "the values its condition compares are not numbers in your paste"
     : "the wording you pasted prints none of the values its condition compares";
+  const cut = tests.find((t) => ["in", "not in"].includes(t.op) && typeof t.right === "string" && t.right in values);
+  if (cut && !(await import("./tests.js")).collection(values, cut.right)) {
+    why = `${cut.right} in your paste is cut short (or not a list of names): what is missing may hold the value`;
+  }
   const text = `No answer computed from these values: ${why || "the site has no condition of this check to test the values on"}.`;
   box.querySelector("[data-case-answer]").replaceChildren(el("p", "case-source", text));
 }

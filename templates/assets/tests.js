@@ -34,7 +34,7 @@ function member(v, among) {
   }
   return among.map(String).includes(v);
 }
-function collection(values, name) {
+export function collection(values, name) {
   if (typeof name !== "string" || !(name in values)) return null;
   let v = String(values[name]).trim();
   v = v.match(/^(?:dict_keys|set|frozenset)\((.*)\)$/s)?.[1] ?? v;
