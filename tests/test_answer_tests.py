@@ -662,8 +662,9 @@ def python_said(groups, values) -> dict | None:
 def test_try_js_tests_answer_says_what_answer_py_says():
     script = (
         f'import {{ testsAnswer }} from "{REPO / "templates/assets/tests.js"}";\n'
+        f'import * as members from "{REPO / "templates/assets/members.js"}";\n'
         "const cases = JSON.parse(process.argv[1]);\n"
-        "console.log(JSON.stringify(cases.map(([g, v]) => testsAnswer(g, v))));\n"
+        "console.log(JSON.stringify(cases.map(([g, v]) => testsAnswer(g, v, members))));\n"
     )
     done = subprocess.run(
         ["node", "--input-type=module", "-e", script, json.dumps(CASES)],

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.slow
 OLD = "c876b0a1d28a0855"  # The model's max seq len ({max_model_len}) is larger than ...
 NEW = "b3a6e27a21d4acc5"  # its successor: the KV cache needed and available, in GiB
 FREE = "8781d26106e06c95"  # free memory at start-up: its 0.9-0.13 wording names {GiB}, {GiB_2}
+QUANT = "2d26123a2d510064"  # Unknown quantization method: {quantization}. Must be one of ...
 
 
 def fill(path):
@@ -26,7 +27,7 @@ def fill(path):
     for name in ("site.yaml", "models.yaml", "projects/vllm.yaml"):
         (path / "content" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(real / name, path / "content" / name)
-    records, wanted, todo = real / "errors" / "vllm", set(), [OLD, NEW, FREE]
+    records, wanted, todo = real / "errors" / "vllm", set(), [OLD, NEW, FREE, QUANT]
     while todo:
         rid = todo.pop()
         if rid in wanted or not (records / f"{rid}.yaml").exists():
@@ -93,4 +94,22 @@ def test_a_paste_of_an_older_wording_is_answered_through_its_renames(page, serve
         "With your values the check fails: free_memory_gib = 31.44 is less than "
         "requested_memory_gib = 45.01. To pass it, set --gpu-memory-utilization to at most 0.66"
     )
+    assert page.errors == []
+
+
+def test_a_membership_test_runs_on_the_printed_collection(page, server):
+    """The value and the list the message prints decide it (members.js, loaded there only);
+    a list cut short decides nothing, and the page says why."""
+    listed = "%5B%27awq%27%2C%20%27squeezellm%27%5D"  # ['awq', 'squeezellm']
+    page.goto(f"{server.base}/errors/{QUANT}/?quantization=gptq&supported_quantization={listed}")
+    out = page.locator("#your-case [data-case-try]")
+    out.get_by_text("To pass it").wait_for(timeout=LOAD)
+    assert out.inner_text() == (
+        "With your values the check fails: quantization = gptq is not among "
+        "supported_quantization (awq, squeezellm). To pass it, set --quantization to one of "
+        "awq, squeezellm."
+    )
+    page.goto(f"{server.base}/errors/{QUANT}/?quantization=gptq&supported_quantization=%5B%27awq")
+    why = page.locator("#your-case [data-case-answer]")
+    why.get_by_text("cut short").wait_for(timeout=LOAD)
     assert page.errors == []

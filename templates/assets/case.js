@@ -19,7 +19,8 @@ function yourValues(box) {
   const vars = [...document.querySelectorAll("#message code.message var.ph")];
   const named = new Map([...params].map(([k, v]) => [pageName(k), v]));
   const value = (name) => params.get(name) ?? named.get(pageName(name)) ?? null;
-  const names = new Set(vars.map((v) => pageName(v.dataset.param)));
+  const renames = JSON.parse(box.dataset.renames || "{}"); // an older wording's names: its values too
+  const names = new Set([...vars.map((v) => pageName(v.dataset.param)), ...Object.keys(renames)]);
   const mine = [...params].filter(([name]) => names.has(pageName(name)));
   if (!mine.length) return;
   for (const v of vars) {
@@ -50,7 +51,7 @@ function yourValues(box) {
   if (lead) box.parentElement.append(lead);
   const given = { ...Object.fromEntries(mine.map(([k, v]) => [pageName(k), v])), gpus_per_node: params.get("gpus_per_node") };
   // An older wording's placeholders under the names the tests read (answer.py's renamed).
-  for (const [old, name] of Object.entries(JSON.parse(box.dataset.renames || "{}"))) {
+  for (const [old, name] of Object.entries(renames)) {
     if (old in given && !(name in given)) given[name] = given[old];
   }
   settled().then(async () => {
@@ -66,27 +67,28 @@ function yourValues(box) {
 // estimate): its script claims the answer (box.dataset.answering) or not, then marks its
 // root settled. Your case decides once each has: theirs, else the condition's tests. A
 // section whose script never settles (it failed to load) is waited for a few seconds.
-const SECTIONS = "[data-calc], [data-divisors], [data-memory]";
-function settled() {
-  const pending = [...document.querySelectorAll(SECTIONS)].filter((s) => !("settled" in s.dataset));
-  const one = (s) => new Promise((done) => {
-    s.addEventListener("case:settled", done, { once: true });
+const settled = () => Promise.all([...document.querySelectorAll("[data-calc],[data-divisors],[data-memory]")]
+  .filter((s) => !("settled" in s.dataset))
+  .map((s) => new Promise((done) => {
+    s.addEventListener("case:settled", done);
     setTimeout(done, 4000);
-  });
-  return Promise.all(pending.map(one));
-}
+  })));
 
 // The derived condition tested on the values (answer.py's _tests): whether the check fails
 // with them, and the values of the settings it compares that pass.
 async function tellTests(box, values) {
   const { testsAnswer } = await import("./tests.js"); // only where #case-tests is
-  const said = testsAnswer(JSON.parse(box.dataset.tests), values);
+  const groups = JSON.parse(box.dataset.tests);
+  const said = testsAnswer(groups, values, await members(groups));
   if (!said) return false;
   const out = box.querySelector("[data-case-try]");
   out.replaceChildren(el("strong", "", said.verdict), ...(said.change ? [" ", said.change] : []));
   out.hidden = false;
   return true;
 }
+
+// A membership test's side (members.js): only where the page's tests have one (#case-members).
+const members = (groups) => (groups.flat().some((t) => ["in", "not in"].includes(t.op)) ? import("./members.js") : null);
 
 // No section's answer, nothing computed from the values: the page says why, in one line.
 async function whyNot(box, values) {
@@ -98,10 +100,7 @@ async function whyNot(box, values) {
   let why = !tests.length ? box.dataset.why : names.some((n) => given.has(n))
     ? "the values its condition compares are not numbers in your paste"
     : "the wording you pasted prints none of the values its condition compares";
-  const cut = tests.find((t) => ["in", "not in"].includes(t.op) && typeof t.right === "string" && t.right in values);
-  if (cut && !(await import("./tests.js")).collection(values, cut.right)) {
-    why = `${cut.right} in your paste is cut short (or not a list of names): what is missing may hold the value`;
-  }
+  why = (await members([tests]))?.cutShort(tests, values) || why;
   const text = `No answer computed from these values: ${why || "the site has no condition of this check to test the values on"}.`;
   box.querySelector("[data-case-answer]").replaceChildren(el("p", "case-source", text));
 }

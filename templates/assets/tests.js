@@ -14,47 +14,20 @@ const WORDS = {
   "==": "equals", "!=": "differs from", "%": "is not a multiple of",
   in: "is among", "not in": "is not among",
 };
-const listed = (items) => items.slice(0, MAX_SHOWN).join(", ") + (items.length > MAX_SHOWN ? `, … ${items.length} in all` : "");
-
-// A value as the message prints it, unquoted; a collection as Python prints it (a list,
-// tuple, set, dict's keys) of quoted names, null when cut short (answer.py's _text, _collection).
-const QUOTED = /'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"/gs;
+// A value as the message prints it, unquoted (answer.py's _text).
 function text(values, name) {
   if (typeof name !== "string" || !(name in values)) return null;
   const v = String(values[name]).trim();
   const quoted = v.match(/^(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")$/s);
   return quoted ? (quoted[1] ?? quoted[2]) : v;
 }
-// Whether a printed value is one of the items: a number among numbers, else as printed.
-function member(v, among) {
-  if (v === null || among === null) return null;
-  if (among.every((c) => typeof c === "number")) {
-    const n = number({ v }, "v");
-    return n === null ? null : among.includes(n);
-  }
-  return among.map(String).includes(v);
-}
-export function collection(values, name) {
-  if (typeof name !== "string" || !(name in values)) return null;
-  let v = String(values[name]).trim();
-  v = v.match(/^(?:dict_keys|set|frozenset)\((.*)\)$/s)?.[1] ?? v;
-  const found = v.match(/^([[({])(.*)([\])}])$/s);
-  if (!found || "([{".indexOf(found[1]) !== ")]}".indexOf(found[3])) return null;
-  const inner = found[2].trim();
-  const items = [...inner.matchAll(QUOTED)].map((m) => m[1] ?? m[2]);
-  return items.length && !inner.replace(QUOTED, "").replaceAll(",", "").trim() ? items : null;
-}
 
-// What values of one side make `a op b` false, in words (answer.py's _bound).
 function bound(op, side, a, b) {
-  if (op === "in" || op === "not in") return `${op === "in" ? "none" : "one"} of ${listed(b)}`;
-  if (typeof a === "string" || typeof b === "string") {
-    const other = String(side === "left" ? b : a);
-    return op === "!=" ? other : `anything but ${other}`;
-  }
+  if (op === "in" || op === "not in") return `${op === "in" ? "none" : "one"} of ${b}`; // b: the items listed
   if (op === "==" || op === "!=") {
-    const other = fmt(side === "left" ? b : a);
-    return op === "!=" ? other : `anything but ${other}`;
+    const other = side === "left" ? b : a;
+    const shown = typeof other === "string" ? other : fmt(other); // text as printed
+    return op === "!=" ? shown : `anything but ${shown}`;
   }
   const [other, below] = side === "left" ? [b, op[0] === ">"] : [a, op[0] === "<"];
   if (op.length === 1) return `${below ? "at most" : "at least"} ${fmt(other)}`;
@@ -95,7 +68,7 @@ const shown = (t, s, v) => {
   const other = t[s === "left" ? "right" : "left"];
   if (capability(other)) return (v / 10).toFixed(1);
   if (capability(t[s])) return `compute capability ${(v / 10).toFixed(1)}`;
-  if (Array.isArray(v)) return Array.isArray(t[s]) ? listed(v) : `${t[s]} (${listed(v)})`; // the code's, or printed
+  if (s === "right" && ["in", "not in"].includes(t.op)) return Array.isArray(t[s]) ? v : `${t[s]} (${v})`; // the code's, or printed
   const printed = typeof v === "string" ? v : fmt(v);
   return typeof t[s] === "string" ? `${t[s]} = ${printed}` : printed;
 };
@@ -136,26 +109,21 @@ function scaled(t, a, b, values) {
 }
 
 // The derived condition tested on the values (answer.py's _tests): {verdict, change, whyNot}.
-export function testsAnswer(groups, values) {
+// `members`: members.js, where a test is a membership (case.js loads it only then).
+export function testsAnswer(groups, values, members = null) {
   for (const group of groups) {
     const tried = [];
     const ways = group.filter((t) => t.setting).map(settingWay);
     for (const t of group.filter((t) => !t.setting)) {
       if (t.op === "in" || t.op === "not in") { // a value the message prints, in a collection
-        const [v, among] = [text(values, t.left), Array.isArray(t.right) ? t.right : collection(values, t.right)];
-        const found = member(v, among);
-        if (found !== null) tried.push([t, v, among.map((c) => (typeof c === "string" ? c : fmt(c))), found === (t.op === "in")]);
+        const v = text(values, t.left);
+        const found = v === null || !members ? null : members.membership(t, v, values);
+        if (found) tried.push([t, v, found[1], found[0]]);
         continue;
       }
       let [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
-      if ((a === null || b === null) && (t.op === "==" || t.op === "!=")) {
-        // two values the message prints that are not numbers: compared as printed
-        if (typeof t.left !== "string" || typeof t.right !== "string") continue;
-        [a, b] = [text(values, t.left), text(values, t.right)];
-        if (a === null || b === null) continue;
-        tried.push([t, a, b, (a === b) === (t.op === "==")]);
-        continue;
-      }
+      // two values the message prints that are not numbers: compared as printed
+      if ((a === null || b === null) && t.op[1] === "=" && typeof t.left === "string" && typeof t.right === "string") [a, b] = [text(values, t.left), text(values, t.right)];
       if (a === null || b === null || (t.op === "%" && (b === 0 || !Number.isInteger(a) || !Number.isInteger(b)))) continue;
       const holds = { ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a === b, "!=": a !== b, "%": a % b !== 0 }[t.op];
       tried.push([t, a, b, holds]);
