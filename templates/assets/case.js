@@ -63,11 +63,12 @@ function yourValues(box) {
   });
 }
 
-// A section of the page that may answer for the values itself (a calculator, the memory
-// estimate): its script claims the answer (box.dataset.answering) or not, then marks its
-// root settled. Your case decides once each has: theirs, else the condition's tests. A
-// section whose script never settles (it failed to load) is waited for a few seconds.
-const settled = () => Promise.all([...document.querySelectorAll("[data-calc],[data-divisors],[data-memory]")]
+// A section of the page that may answer for the values itself (the divisor calculator, the
+// memory estimate): its script claims the answer (box.dataset.answering) or not, then marks
+// its root settled. Your case decides once each has: theirs, else the condition's tests. A
+// section whose script never settles (it failed to load) is waited for a few seconds. (The
+// full calculator's page has no tests nor passes here: it answers alone, as it always did.)
+const settled = () => Promise.all([...document.querySelectorAll("[data-divisors],[data-memory]")]
   .filter((s) => !("settled" in s.dataset))
   .map((s) => new Promise((done) => {
     s.addEventListener("case:settled", done);
@@ -79,7 +80,7 @@ const settled = () => Promise.all([...document.querySelectorAll("[data-calc],[da
 async function tellTests(box, values) {
   const { testsAnswer } = await import("./tests.js"); // only where #case-tests is
   const groups = JSON.parse(box.dataset.tests);
-  const said = testsAnswer(groups, values, await members(groups));
+  const said = testsAnswer(groups, values, await members());
   if (!said) return false;
   const out = box.querySelector("[data-case-try]");
   out.replaceChildren(el("strong", "", said.verdict), ...(said.change ? [" ", said.change] : []));
@@ -87,8 +88,8 @@ async function tellTests(box, values) {
   return true;
 }
 
-// A membership test's side (members.js): only where the page's tests have one (#case-members).
-const members = (groups) => (groups.flat().some((t) => ["in", "not in"].includes(t.op)) ? import("./members.js") : null);
+// A membership test's side (members.js): only where the page's tests have one.
+const members = () => document.getElementById("case-members") && import("./members.js");
 
 // No section's answer, nothing computed from the values: the page says why, in one line.
 async function whyNot(box, values) {
@@ -100,7 +101,7 @@ async function whyNot(box, values) {
   let why = !tests.length ? box.dataset.why : names.some((n) => given.has(n))
     ? "the values its condition compares are not numbers in your paste"
     : "the wording you pasted prints none of the values its condition compares";
-  why = (await members([tests]))?.cutShort(tests, values) || why;
+  why = (await members())?.cutShort(tests, values) || why;
   const text = `No answer computed from these values: ${why || "the site has no condition of this check to test the values on"}.`;
   box.querySelector("[data-case-answer]").replaceChildren(el("p", "case-source", text));
 }
