@@ -444,7 +444,7 @@ def test_a_paste_of_an_older_wording_runs_the_tests_through_its_renames():
         "With your values the check fails: free_memory_gib = 31.44 is less than "
         "requested_memory_gib = 45.01.",
         "To pass it, set --gpu-memory-utilization to at most 0.66 (requested_memory_gib is "
-        "gpu_memory_utilization × GiB_2 in your values). It also passes with "
+        "gpu_memory_utilization × total_memory_gib in your values). It also passes with "
         "free_memory_gib at least 45.01 or requested_memory_gib at most 31.44.",
     ]
     del doc["computed"]["derived"]["renames"]

@@ -121,7 +121,8 @@ def wording_renames(record: Record, live: Record | None = None) -> dict[str, str
     found: dict[str, set[str]] = {}
     for old, new in pairs:
         for name, other in template.aligned(old, new).items():
-            found.setdefault(name, set()).add(other)
+            if template.page_name(name, {other}) != other:  # else the page's own already
+                found.setdefault(name, set()).add(other)
     return {name: next(iter(o)) for name, o in sorted(found.items()) if len(o) == 1}
 
 
@@ -343,6 +344,11 @@ def case_tests(record: Record) -> list[list[dict]]:
     matches a placeholder by its last part, or by that part and a unit (`free_memory` is
     `{free_memory_gib}`, when the other side is in the same unit)."""
     names = {n for text in record.messages for n in template.placeholders(text)}
+    params = record.data.get("params") or {}
+    whole = frozenset(
+        n for n, p in params.items() if isinstance(p, dict) and p.get("type") == "int"
+    )
+    renamed = frozenset(wording_renames(record))  # an older wording's, read by today's names
     blocks = [record.derived] + [
         v["derived"]
         for v in record.data.get("variants", [])
@@ -364,7 +370,7 @@ def case_tests(record: Record) -> list[list[dict]]:
             if part
         }
         group = [
-            t for t in (_test(p, names, settings, printed) for p in parts if p is not None) if t
+            t for t in (_test(p, names, settings, printed, whole, renamed) for p in parts if p) if t
         ]
         key = json.dumps(group, sort_keys=True)
         if group and key not in seen:
@@ -378,7 +384,12 @@ def _last(name: str) -> str:
 
 
 def _test(
-    node: ast.expr, names: set[str], settings: dict[str, str], printed: dict | None = None
+    node: ast.expr,
+    names: set[str],
+    settings: dict[str, str],
+    printed: dict | None = None,
+    whole: frozenset[str] = frozenset(),
+    renamed: frozenset[str] = frozenset(),
 ) -> dict | None:
     """One comparison of a condition as a test of the values (case_tests), else None; or a
     setting the condition compares with a constant ({"setting", "op", "value"}: raised only
@@ -412,10 +423,13 @@ def _test(
         # A setting the message prints beside them, which may scale a side (the memory
         # requested is --gpu-memory-utilization × the total): answer.py checks on the
         # values whether it does, by which other value (`by`).
+        # Not a whole number (a fraction scales); an old wording's `x_div_GiB_bytes` is the
+        # page's `x` (answer.page_values), and its renamed ones today's: each named once.
+        shown = {n for n in names if template.page_name(n, names - {n}) == n} - renamed
         scale = {
-            n: {"write": settings[n], "by": sorted(names - {n, a, b})}
-            for n in sorted(names)
-            if n in settings and n not in (a, b)
+            n: {"write": settings[n], "by": sorted(shown - {n, a, b})}
+            for n in sorted(shown)
+            if n in settings and n not in (a, b) and n not in whole
         }
         if scale:
             out["scale"] = scale
