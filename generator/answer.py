@@ -428,6 +428,17 @@ def _scaled(t: dict, a: float, b: float, values: dict) -> list[str]:
     return out
 
 
+def _tie(test: dict, values: dict) -> bool:
+    """Whether an order test's sides are equal as printed and one was printed with decimals
+    (rounded): which is larger is not in the paste."""
+    if test.get("op") not in ("<", "<=", ">", ">="):
+        return False
+    a, b = _side(test["left"], values), _side(test["right"], values)
+    sides = [test[k] for k in ("left", "right") if isinstance(test[k], str)]
+    rounded = any(re.search(r"[.eE]", str(values.get(s, ""))) for s in sides)
+    return a is not None and a == b and rounded
+
+
 def _tests(groups: list[list[dict]], values: dict) -> dict | None:
     """The derived condition tested on the values (api.case_tests): of the first condition
     with a part the values test or a setting it compares, whether it holds (the check
@@ -458,6 +469,8 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
                 continue
             if test["op"] == "%" and (b == 0 or a != int(a) or b != int(b)):
                 continue
+            if a == b and _tie(test, values):
+                continue  # equal as printed, rounded: which is larger is not in the paste
             if isinstance(a, str) or isinstance(b, str):
                 tried.append((test, a, b, (a == b) == (test["op"] == "==")))
                 continue
@@ -570,7 +583,10 @@ def why_not(derived: dict, computed: dict) -> str:
     """Why nothing is computed from the values, in a few words (the page's one line)."""
     condition = derived.get("condition") or ""
     if computed.get("tests"):
-        return "the values its condition compares are not numbers in your paste"
+        return (
+            "the values its condition compares settle nothing in your paste (not numbers, or "
+            "equal once rounded)"
+        )
     if condition:
         shown = condition if len(condition) <= 90 else condition[:89] + "…"
         return f"its condition ({shown}) compares no value the message prints"

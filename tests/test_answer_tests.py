@@ -249,7 +249,11 @@ def test_where_nothing_is_computed_the_answer_says_why_in_one_line():
     said = answer({"derived": {"ref": "v", "unconditional": True}}, {"x": "1"})
     assert "whatever the values" in said["lines"][0]
     said = answer(doc_of(KV), {"max_model_len": "auto", "max_seq_len": "6048"})
-    assert said["why_not"] == "the values its condition compares are not numbers in your paste"
+    assert (
+        said["why_not"]
+        == "the values its condition compares settle nothing in your paste (not numbers, or "
+        "equal once rounded)"
+    )
     said = answer(doc_of(KV), {"other": "1"})  # an old wording that prints none of them
     assert (
         said["why_not"] == "the wording you pasted prints none of the values its condition compares"
@@ -378,6 +382,22 @@ def test_a_long_conditions_comparisons_of_printed_values_are_tested():
         "With your values the check fails: capability = 86 is less than min_capability = 89.",
         "It passes with capability at least 89 or min_capability at most 86.",
     ]
+
+
+def test_values_equal_as_printed_with_decimals_decide_no_order():
+    """vLLM's memory profiling assert (init_free_memory >= free_gpu_memory) pasted with both
+    printed as 30.3 GiB: rounded, the paste does not say which was larger."""
+    rec = record(
+        "Initial free memory {init_free_memory} GiB, current free memory {free_gpu_memory} GiB.",
+        "init_free_memory < free_gpu_memory",
+    )
+    said = answer(doc_of(rec), {"init_free_memory": "30.3", "free_gpu_memory": "30.3"})
+    assert not said["computed"] and "equal once rounded" in said["why_not"]
+    said = answer(doc_of(rec), {"init_free_memory": "82.94", "free_gpu_memory": "90.17"})
+    assert said["lines"][0] == (
+        "With your values the check fails: init_free_memory = 82.94 is less than "
+        "free_gpu_memory = 90.17."
+    )
 
 
 def test_two_printed_values_that_are_not_numbers_compare_as_printed():
@@ -638,6 +658,10 @@ CASES = [
         ],
         {"d": "'torch.float32'"},
     ),
+    # equal as printed with decimals: rounding hides which is larger, nothing is said
+    ([[{"left": "a", "op": "<", "right": "b"}]], {"a": "30.3", "b": "30.30"}),
+    ([[{"left": "a", "op": ">=", "right": "b"}]], {"a": "30", "b": "30"}),
+    ([[{"left": "a", "op": "<=", "right": 2}]], {"a": "2.0"}),
     # two printed values that are not numbers: compared as printed
     (
         [[{"left": "q", "op": "!=", "right": "m", "set": {"left": "--q {}"}}]],

@@ -67,10 +67,13 @@ function ask() {
   asking.then(({ estimate }) => estimate(root, config, inputs, FIELDS));
 }
 
+// The section's inputs and the placeholders that fill them ("needed=needed_memory ...").
+const inputPairs = () => (root.dataset.inputs || "").split(" ").filter(Boolean).map((p) => p.split("="));
+
 // Values of the error in the address (the placeholders a search result fills).
 function fillFromQuery() {
   const query = new URLSearchParams(location.search);
-  const pairs = (root.dataset.inputs || "").split(" ").filter(Boolean).map((p) => p.split("="));
+  const pairs = inputPairs();
   let given = false;
   for (const [name, param] of [...pairs, ...FIELDS.map(([name]) => [name, name])]) {
     if (inputs[name] && query.has(param)) {
@@ -102,7 +105,7 @@ async function build() {
 // cache grows with the length, so the longest that fits is the length times available/needed.
 function fromTheError() {
   const query = new URLSearchParams(location.search);
-  const pairs = Object.fromEntries((root.dataset.inputs || "").split(" ").filter(Boolean).map((p) => p.split("=")));
+  const pairs = Object.fromEntries(inputPairs());
   // An old wording's `needed_memory_div_GiB_bytes` is the page's `needed_memory` (template.page_name).
   const named = new Map([...query].map(([k, v]) => [k.split(/_div_/)[0], v]));
   const [len, needed, had] = ["max_model_len", "needed", "available"].map((k) => Number.parseFloat(named.get(pairs[k] || k)));

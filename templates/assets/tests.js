@@ -109,6 +109,12 @@ function scaled(t, a, b, values) {
 }
 
 // The derived condition tested on the values (answer.py's _tests): {verdict, change, whyNot}.
+// An order test whose sides are equal as printed, one with decimals (answer.py's _tie).
+function tie(t, values) {
+  const [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
+  return "<>".includes(t.op[0]) && a !== null && a === b && [t.left, t.right].some((s) => /[.eE]/.test(values[s] ?? ""));
+}
+
 // `members`: members.js, where a test is a membership (case.js loads it only then).
 export function testsAnswer(groups, values, members = null) {
   for (const group of groups) {
@@ -125,6 +131,7 @@ export function testsAnswer(groups, values, members = null) {
       // two values the message prints that are not numbers: compared as printed
       if ((a === null || b === null) && t.op[1] === "=" && typeof t.left === "string" && typeof t.right === "string") [a, b] = [text(values, t.left), text(values, t.right)];
       if (a === null || b === null || (t.op === "%" && (b === 0 || !Number.isInteger(a) || !Number.isInteger(b)))) continue;
+      if (tie(t, values)) continue; // equal as printed, rounded: which is larger is not in the paste
       const holds = { ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a === b, "!=": a !== b, "%": a % b !== 0 }[t.op];
       tried.push([t, a, b, holds]);
     }
@@ -151,8 +158,8 @@ export function testsAnswer(groups, values, members = null) {
     changes.push(...ways.map((w) => w[1]));
     const verdict = tried.length ? `With your values the check fails: ${said.join("; ")}.` : `It is raised only when ${ways.map((w) => w[0]).join("; ")}.`;
     const free = tried.filter(([t]) => !t.set && t.op !== "%" && ![t.left, t.right].some((s) => s && typeof s === "object"));
-    const sides = (t) => (t.op === "in" || t.op === "not in" ? ["left"] : ["left", "right"]); // the value's alone
-    const sidesOf = ([t, a, b]) => sides(t).filter((s) => typeof t[s] === "string").map((s) => `${t[s]} ${bound(t.op, s, a, b)}`);
+    // a membership's: the value's alone
+    const sidesOf = ([t, a, b]) => ["left", "right"].filter((s) => typeof t[s] === "string" && !(s === "right" && t.op.includes("in"))).map((s) => `${t[s]} ${bound(t.op, s, a, b)}`);
     if (changes.length) {
       const also = free.length && tried.find(([t]) => !t.set && t.op !== "%") === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
       return { verdict, change: `To pass it, ${changes.join(", or ")}.${also}` };
