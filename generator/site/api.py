@@ -78,6 +78,8 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
         },
     }
     if record.derived:
+        # of a removed record, the check printed today that took over: its settings name
+        # the record's own by today's names too, its message its placeholders (renames)
         live, _ = answer(content, record)
         today = live.derived.get("flags", []) if live is not None else []
         doc["computed"]["derived"] = derived_document(record, today, live)
@@ -236,13 +238,6 @@ def _printed(record: Record) -> dict | None:
         "first": min((s["first"] for s in seen), key=release_key),
         "last": max((s["last"] for s in seen), key=release_key),
     }
-
-
-def _today_flags(record: Record, content: Content) -> list[dict]:
-    """For a removed record: the settings of the check printed today that took over (its
-    derived flags), to name each of the record's own settings by today's name too."""
-    live, _ = answer(content, record)
-    return live.derived.get("flags", []) if live is not None else []
 
 
 def answer_document(record: Record, content: Content) -> dict:
