@@ -16,6 +16,7 @@ Pure functions over the record's JSON document (api.py's) and the values search 
 
 import math
 import re
+from typing import Any
 
 NODE_GPUS = 8  # the node the advice assumes until the user gives theirs (gpus_per_node)
 MAX_DIVIDEND = 10_000_000  # beyond, listing divisors is not worth the wait (try.js's too)
@@ -242,6 +243,8 @@ _WORDS = {
     "==": "equals",
     "!=": "differs from",
     "%": "is not a multiple of",
+    "in": "is among",
+    "not in": "is not among",
 }
 
 
@@ -251,8 +254,15 @@ def fmt(n: float) -> str:
     return str(int(r)) if r == int(r) else repr(r)
 
 
-def _bound(op: str, side: str, a: float, b: float) -> str:
-    """What values of one side (`left`/`right`) make `a op b` false, in words: "at most 6048"."""
+def _bound(op: str, side: str, a, b) -> str:
+    """What values of one side (`left`/`right`) make `a op b` false, in words: "at most 6048";
+    of a membership test, the left side's ("one of awq, gptq"); of text, the other's text."""
+    if op in ("in", "not in"):
+        listed = _listed(b)
+        return f"one of {listed}" if op == "not in" else f"none of {listed}"
+    if isinstance(a, str) or isinstance(b, str):
+        shown = str(b if side == "left" else a)
+        return shown if op == "!=" else f"anything but {shown}"
     whole = a == int(a) and b == int(b)
     if op in ("==", "!="):
         shown = fmt(b if side == "left" else a)
@@ -283,10 +293,65 @@ def _side(side: object, values: dict) -> float | None:
     return _number(values, side) if isinstance(side, str) else side  # type: ignore[return-value]
 
 
-def _named(side: object, value: float) -> str:
+def _named(side: object, value) -> str:
     if isinstance(side, dict):
         return f"compute capability {value / 10:.1f}"
-    return fmt(value) if not isinstance(side, str) else f"{side} = {fmt(value)}"
+    if isinstance(value, list):  # the code's own collection, or the one the message prints
+        return _listed(value) if isinstance(side, list) else f"{side} ({_listed(value)})"
+    shown = value if isinstance(value, str) else fmt(value)
+    return shown if not isinstance(side, str) else f"{side} = {shown}"
+
+
+def _listed(items: list) -> str:
+    more = f", … {len(items)} in all" if len(items) > MAX_SHOWN else ""
+    return ", ".join(items[:MAX_SHOWN]) + more
+
+
+# A value as the message prints it: `'awq'`, `"awq"` or awq. A collection: a list, tuple, set
+# or dict's keys as Python prints them (`['awq', 'gptq']`, `dict_keys([...])`); None when cut
+# short (a paste that ends inside it) or not one: what is missing may hold the value.
+_QUOTED = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
+_WRAPPED = re.compile(r"(?:dict_keys|set|frozenset)\((.*)\)", re.S)
+_COLLECTION = re.compile(r"([\[({])(.*)([\])}])", re.S)
+
+
+def _text(values: dict, name: object) -> str | None:
+    if not isinstance(name, str) or name not in values:
+        return None
+    text = str(values[name]).strip()
+    quoted = _QUOTED.fullmatch(text)
+    return next(g for g in quoted.groups() if g is not None) if quoted else text
+
+
+def _among(values: dict, right: object) -> list | None:
+    """The collection of a membership test: the code's own (a list), or the one the message
+    prints."""
+    return right if isinstance(right, list) else _collection(values, right)
+
+
+def _member(text: str | None, among: list | None) -> bool | None:
+    """Whether a printed value is one of the collection's items: as a number among numbers,
+    else as printed; None when a number is compared with text (nothing is said)."""
+    if text is None or among is None:
+        return None
+    if all(isinstance(c, int | float) and not isinstance(c, bool) for c in among):
+        n = _number({"v": text}, "v")
+        return None if n is None else n in among
+    return text in [str(c) for c in among]
+
+
+def _collection(values: dict, name: object) -> list[str] | None:
+    if not isinstance(name, str) or name not in values:
+        return None
+    text = str(values[name]).strip()
+    wrapped = _WRAPPED.fullmatch(text)
+    found = _COLLECTION.fullmatch(wrapped[1] if wrapped else text)
+    if not found or "([{".index(found[1]) != ")]}".index(found[3]):
+        return None
+    inner = found[2].strip()
+    items = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(inner)]
+    rest = _QUOTED.sub("", inner).replace(",", "").strip()
+    return items if items and not rest else None  # quoted names only: no numbers, no dict
 
 
 def _shown(test: dict, side: str, value: float) -> str:
@@ -363,18 +428,51 @@ def _scaled(t: dict, a: float, b: float, values: dict) -> list[str]:
     return out
 
 
+def _tie(test: dict, values: dict) -> bool:
+    """Whether an order test's sides are equal as printed and one was printed with decimals
+    (rounded): which is larger is not in the paste."""
+    if test.get("op") not in ("<", "<=", ">", ">="):
+        return False
+    a, b = _side(test["left"], values), _side(test["right"], values)
+    sides = [test[k] for k in ("left", "right") if isinstance(test[k], str)]
+    rounded = any(re.search(r"[.eE]", str(values.get(s, ""))) for s in sides)
+    return a is not None and a == b and rounded
+
+
 def _tests(groups: list[list[dict]], values: dict) -> dict | None:
     """The derived condition tested on the values (api.case_tests): of the first condition
     with a part the values test or a setting it compares, whether it holds (the check
     raises) and, when it does, what passes: the values of each part's sides the user sets,
     by their setting, and the settings the condition compares with constants."""
     for group in groups:
-        tried, ways = [], [_setting_way(t) for t in group if "setting" in t]
+        ways = [_setting_way(t) for t in group if "setting" in t]
+        tried: list[tuple[dict, Any, Any, bool]] = []  # a part, its sides' values, whether it holds
         for test in (t for t in group if "setting" not in t):
-            a, b = _side(test["left"], values), _side(test["right"], values)
+            if test["op"] in ("in", "not in"):  # a value the message prints, in a collection
+                text, among = _text(values, test["left"]), _among(values, test["right"])
+                member = _member(text, among)
+                if text is not None and among is not None and member is not None:
+                    printed = [c if isinstance(c, str) else fmt(c) for c in among]
+                    tried.append((test, text, printed, member == (test["op"] == "in")))
+                continue
+            a: Any = _side(test["left"], values)
+            b: Any = _side(test["right"], values)
+            if (a is None or b is None) and test["op"] in ("==", "!="):
+                # two values the message prints that are not numbers (a method's name): the
+                # code compares them as the message prints them
+                a, b = _text(values, test["left"]), _text(values, test["right"])
+                if not isinstance(test["left"], str) or not isinstance(test["right"], str):
+                    continue
+                if a is None or b is None:
+                    continue
             if a is None or b is None:
                 continue
             if test["op"] == "%" and (b == 0 or a != int(a) or b != int(b)):
+                continue
+            if a == b and _tie(test, values):
+                continue  # equal as printed, rounded: which is larger is not in the paste
+            if isinstance(a, str) or isinstance(b, str):
+                tried.append((test, a, b, (a == b) == (test["op"] == "==")))
                 continue
             holds = {
                 ">": a > b,
@@ -426,11 +524,7 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
                 isinstance(free[0][0][k], str | int | float) for k in ("left", "right")
             ):
                 t, a, b, _ = free[0]  # a part no setting decides: its values that pass too
-                sides = [
-                    f"{t[k]} {_bound(t['op'], k, a, b)}"
-                    for k in ("left", "right")
-                    if isinstance(t[k], str)
-                ]
+                sides = _passing_sides(t, a, b)
                 out["change"] = f"{out['change']} It also passes with {' or '.join(sides)}."
             return out
         t, a, b, _ = tried[0]
@@ -443,12 +537,16 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
             shown = f"{float(number) / 10:.1f}"
             out["change"] = f"It passes on a GPU of compute capability {words} {shown}."
             return out
-        sides = [
-            f"{t[k]} {_bound(t['op'], k, a, b)}" for k in ("left", "right") if isinstance(t[k], str)
-        ]
-        out["change"] = "It passes with " + " or ".join(sides) + "."
+        out["change"] = "It passes with " + " or ".join(_passing_sides(t, a, b)) + "."
         return out
     return None
+
+
+def _passing_sides(t: dict, a, b) -> list[str]:
+    """Each side's values that pass a part, in words; of a membership test, the value's
+    alone (the collection is what the code accepts)."""
+    sides = ("left",) if t["op"] in ("in", "not in") else ("left", "right")
+    return [f"{t[k]} {_bound(t['op'], k, a, b)}" for k in sides if isinstance(t[k], str)]
 
 
 def page_values(values: dict) -> dict:
@@ -456,6 +554,17 @@ def page_values(values: dict) -> dict:
     out = dict(values)
     for name, value in values.items():
         out.setdefault(_EXPRESSION.split(name, maxsplit=1)[0], value)
+    return out
+
+
+def renamed(values: dict, renames: dict | None) -> dict:
+    """The values of an older wording's placeholders also under the names the tests read
+    (computed.derived.renames: `GiB` is `free_memory_gib`), where the paste has none of
+    those names itself."""
+    out = dict(values)
+    for old, new in (renames or {}).items():
+        if old in values and new not in values:
+            out[new] = values[old]
     return out
 
 
@@ -474,7 +583,10 @@ def why_not(derived: dict, computed: dict) -> str:
     """Why nothing is computed from the values, in a few words (the page's one line)."""
     condition = derived.get("condition") or ""
     if computed.get("tests"):
-        return "the values its condition compares are not numbers in your paste"
+        return (
+            "the values its condition compares settle nothing in your paste (not numbers, or "
+            "equal once rounded)"
+        )
     if condition:
         shown = condition if len(condition) <= 90 else condition[:89] + "…"
         return f"its condition ({shown}) compares no value the message prints"
@@ -493,6 +605,7 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
     if not values:
         return None
     values = page_values({k: str(v) for k, v in values.items()})
+    values = renamed(values, ((doc.get("computed") or {}).get("derived") or {}).get("renames"))
     docs = [d for d in (doc, today_doc) if d]
     if not doc.get("derived") and today_doc:
         docs = [today_doc]
@@ -506,6 +619,17 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
     reason = said.get("why_not") or why_not(derived, computed)
     if computed.get("tests") and not _tested_names(computed["tests"]) & set(values):
         reason = "the wording you pasted prints none of the values its condition compares"
+    cut = [
+        t["right"]
+        for group in computed.get("tests") or []
+        for t in group
+        if t["op"] in ("in", "not in") and isinstance(t["right"], str) and t["right"] in values
+    ]
+    if cut and _collection(values, cut[0]) is None:
+        reason = (
+            f"{cut[0]} in your paste is cut short (or not a list of names): what is missing "
+            "may hold the value"
+        )
     said["why_not"] = reason
     said["lines"].append(f"No answer computed from these values: {reason}.")
     return said

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from errorkb.answer import _tests, answer, fmt
+from errorkb.content import template
 from errorkb.site import api
 from tests.conftest import REPO
 
@@ -248,7 +249,11 @@ def test_where_nothing_is_computed_the_answer_says_why_in_one_line():
     said = answer({"derived": {"ref": "v", "unconditional": True}}, {"x": "1"})
     assert "whatever the values" in said["lines"][0]
     said = answer(doc_of(KV), {"max_model_len": "auto", "max_seq_len": "6048"})
-    assert said["why_not"] == "the values its condition compares are not numbers in your paste"
+    assert (
+        said["why_not"]
+        == "the values its condition compares settle nothing in your paste (not numbers, or "
+        "equal once rounded)"
+    )
     said = answer(doc_of(KV), {"other": "1"})  # an old wording that prints none of them
     assert (
         said["why_not"] == "the wording you pasted prints none of the values its condition compares"
@@ -259,6 +264,211 @@ def test_a_removed_record_answers_with_its_successors_tests():
     old = {"derived": {"ref": "v0", "unconditional": True}, "computed": {}}
     said = answer(old, {"max_model_len": "8192", "max_seq_len": "6048"}, doc_of(KV))
     assert said["computed"] and "--max-model-len to at most 6048" in said["lines"][1]
+
+
+QUANT = {
+    "name": "quantization",
+    "kind": "engine-arg",
+    "field": "model_config.quantization",
+    "flag": "--quantization",
+}
+
+
+def test_a_value_and_the_collection_the_message_prints_are_a_membership_test():
+    """`quantization not in supported_quantization` with both printed: the values decide,
+    and what passes is a name of the printed list (a dict printed by its keys is what `in`
+    tests); a list cut short (a paste that ends inside it) decides nothing."""
+    rec = record(
+        "Unknown quantization method: {quantization}. Must be one of {supported_quantization}.",
+        "self.quantization is not None and self.quantization not in supported_quantization",
+        [QUANT],
+    )
+    assert api.case_tests(rec) == [
+        [
+            {
+                "left": "quantization",
+                "op": "not in",
+                "right": "supported_quantization",
+                "set": {"left": "--quantization {}"},
+            }
+        ]
+    ]
+    listed = "['awq', 'squeezellm']"
+    said = answer(doc_of(rec), {"quantization": "gptq", "supported_quantization": listed})
+    assert said["computed"] and said["lines"] == [
+        "With your values the check fails: quantization = gptq is not among "
+        "supported_quantization (awq, squeezellm).",
+        "To pass it, set --quantization to one of awq, squeezellm.",
+    ]
+    said = answer(doc_of(rec), {"quantization": "awq", "supported_quantization": listed})
+    assert said["lines"][0].startswith("With your values this check passes")
+    cut = answer(doc_of(rec), {"quantization": "gptq", "supported_quantization": listed[:-1]})
+    assert not cut["computed"] and cut["why_not"] == (
+        "supported_quantization in your paste is cut short (or not a list of names): what is "
+        "missing may hold the value"
+    )
+    keys = record(  # the record's name of `{model_arch_name_to_cls.keys()}`
+        "Unsupported architectures: {model_arch}. Supported list: {model_arch_name_to_cls_keys}",
+        "model_arch not in model_arch_name_to_cls",
+    )
+    tested = {"left": "model_arch", "op": "not in", "right": "model_arch_name_to_cls_keys"}
+    assert api.case_tests(keys) == [[tested]]
+    values = {"model_arch": "X", "model_arch_name_to_cls_keys": "dict_keys(['A', 'B'])"}
+    assert answer(doc_of(keys), values)["lines"] == [
+        "With your values the check fails: model_arch = X is not among "
+        "model_arch_name_to_cls_keys (A, B).",
+        "It passes with model_arch one of A, B.",
+    ]
+
+
+def test_a_collection_the_code_spells_out_is_a_membership_test_of_the_printed_value():
+    """`head_size not in (64, 128, 256)`: the code's own collection (numbers compared as
+    numbers; a torch dtype as torch prints it, never offered as what to write)."""
+    rec = record(
+        "Unknown head_size {head_size}.", "head_size <= 256 and head_size not in (64, 128, 256)"
+    )
+    assert api.case_tests(rec) == [
+        [
+            {"left": "head_size", "op": "<=", "right": 256},
+            {"left": "head_size", "op": "not in", "right": [64, 128, 256]},
+        ]
+    ]
+    assert answer(doc_of(rec), {"head_size": "72"})["lines"] == [
+        "With your values the check fails: head_size = 72 is at most 256; head_size = 72 is "
+        "not among 64, 128, 256.",
+        "It passes with head_size at least 257.",
+    ]
+    said = answer(doc_of(rec), {"head_size": "128.0"})["lines"][0]
+    assert said.startswith("With your values this check passes: head_size = 128.0 is not among")
+    dtype = record(
+        "Unsupported dtype {dtype}.",
+        "dtype not in (torch.float16, torch.bfloat16)",
+        [{"name": "dtype", "kind": "engine-arg", "field": "model_config.dtype", "flag": "--dtype"}],
+    )
+    assert api.case_tests(dtype) == [
+        [{"left": "dtype", "op": "not in", "right": ["torch.float16", "torch.bfloat16"]}]
+    ]
+    assert answer(doc_of(dtype), {"dtype": "torch.float32"})["lines"][1] == (
+        "It passes with dtype one of torch.float16, torch.bfloat16."
+    )
+
+
+def test_a_long_conditions_comparisons_of_printed_values_are_tested():
+    """Of a condition too long to quote, the derived block keeps the comparisons of values
+    the message prints (`compares`), and an expression it prints under another name
+    (`printed`): vLLM's quantization capability check."""
+    from errorkb.sources import explain
+    from errorkb.sources import extract as ex
+
+    code = (
+        "def f(model_config, quant_config, platform, a_long_setting, another_setting):\n"
+        "    if model_config.quantization is not None and a_long_setting and another_setting:\n"
+        "        capability = platform.get_device_capability().to_int()\n"
+        "        if capability < quant_config.get_min_capability():\n"
+        "            raise ValueError(\n"
+        "                f'The method {model_config.quantization} is not supported. '\n"
+        "                f'Minimum capability: {quant_config.get_min_capability()}. '\n"
+        "                f'Current capability: {capability}.')\n"
+    )
+    (site,) = ex.scan_file("m.py", code.encode(), knowledge=explain.Knowledge()).sites
+    assert "condition" not in site.derived
+    assert site.derived["compares"] == ["capability < quant_config.get_min_capability()"]
+    assert site.derived["printed"] == {"quant_config.get_min_capability()": "min_capability"}
+    rec = record(site.template, "")
+    rec.derived = site.derived
+    assert api.case_tests(rec) == [[{"left": "capability", "op": "<", "right": "min_capability"}]]
+    said = answer(doc_of(rec), {"quantization": "fp8", "min_capability": "89", "capability": "86"})
+    assert said["lines"] == [
+        "With your values the check fails: capability = 86 is less than min_capability = 89.",
+        "It passes with capability at least 89 or min_capability at most 86.",
+    ]
+
+
+def test_values_equal_as_printed_with_decimals_decide_no_order():
+    """vLLM's memory profiling assert (init_free_memory >= free_gpu_memory) pasted with both
+    printed as 30.3 GiB: rounded, the paste does not say which was larger."""
+    rec = record(
+        "Initial free memory {init_free_memory} GiB, current free memory {free_gpu_memory} GiB.",
+        "init_free_memory < free_gpu_memory",
+    )
+    said = answer(doc_of(rec), {"init_free_memory": "30.3", "free_gpu_memory": "30.3"})
+    assert not said["computed"] and "equal once rounded" in said["why_not"]
+    said = answer(doc_of(rec), {"init_free_memory": "82.94", "free_gpu_memory": "90.17"})
+    assert said["lines"][0] == (
+        "With your values the check fails: init_free_memory = 82.94 is less than "
+        "free_gpu_memory = 90.17."
+    )
+
+
+def test_two_printed_values_that_are_not_numbers_compare_as_printed():
+    rec = record(
+        "Quantization method in the model config ({quant_method}) does not match the "
+        "`quantization` argument ({quantization}).",
+        "quant_cfg is not None and self.quantization is not None "
+        "and (self.quantization != quant_method)",
+        [QUANT],
+    )
+    said = answer(doc_of(rec), {"quant_method": "fp8", "quantization": "gguf"})
+    assert said["computed"] and said["lines"] == [
+        "With your values the check fails: quantization = gguf differs from quant_method = fp8.",
+        "To pass it, set --quantization to fp8.",
+    ]
+    said = answer(doc_of(rec), {"quant_method": "'fp8'", "quantization": "fp8"})
+    assert said["lines"][0].startswith("With your values this check passes")
+
+
+FREE = (
+    "Free memory on device {device_} ({free_memory_gib}/{total_memory_gib} GiB) on startup is "
+    "less than desired GPU memory utilization ({gpu_memory_utilization}, "
+    "{requested_memory_gib} GiB). Decrease GPU memory utilization."
+)
+FREE_OLD = (
+    "Free memory on device ({GiB}/{GiB_2} GiB) on startup is less than desired GPU memory "
+    "utilization ({gpu_memory_utilization}, {GiB_3} GiB). Decrease GPU memory utilization."
+)
+
+
+def test_an_older_wordings_placeholders_map_by_their_place_in_both_messages():
+    assert template.aligned(FREE_OLD, FREE) == {
+        "GiB": "free_memory_gib",
+        "GiB_2": "total_memory_gib",
+        "GiB_3": "requested_memory_gib",
+    }
+    # no shared text beside it, a name placed twice, a name the new wording prints: nothing
+    assert template.aligned("Rank {a} hung", "Rank {r} failed") == {"a": "r"}
+    assert template.aligned("It hung: {a}", "It failed: {r}") == {}
+    assert template.aligned("x ({a}) y ({a})", "x ({b}) y ({c})") == {}
+    assert template.aligned("x ({b}) y", "x ({a}) y {b}") == {}
+
+
+def test_a_paste_of_an_older_wording_runs_the_tests_through_its_renames():
+    """vLLM's free memory check (8781d26106e06c95): a paste of the 0.9-0.13 wording names its
+    values GiB, GiB_2, GiB_3; its own condition and today's compare free_memory and
+    requested_memory, which the older wording prints in the same places."""
+    rec = record(
+        FREE,
+        "external_weight_memory <= 0 and init_snapshot.free_memory < requested_memory",
+        [{**MAX_LEN, "name": "gpu_memory_utilization", "flag": "--gpu-memory-utilization"}],
+        [FREE_OLD],
+    )
+    assert api.wording_renames(rec) == {
+        "GiB": "free_memory_gib",
+        "GiB_2": "total_memory_gib",
+        "GiB_3": "requested_memory_gib",
+    }
+    doc = doc_of(rec)
+    doc["computed"]["derived"]["renames"] = api.wording_renames(rec)
+    values = {"GiB": "31.44", "GiB_2": "47.38", "gpu_memory_utilization": "0.95", "GiB_3": "45.01"}
+    said = answer(doc, values)
+    assert said["computed"] and said["lines"] == [
+        "With your values the check fails: free_memory_gib = 31.44 is less than "
+        "requested_memory_gib = 45.01.",
+        "To pass it, set --gpu-memory-utilization to at most 0.66 (requested_memory_gib is "
+        "gpu_memory_utilization × total_memory_gib in your values). It also passes with "
+        "free_memory_gib at least 45.01 or requested_memory_gib at most 31.44.",
+    ]
+    del doc["computed"]["derived"]["renames"]
+    assert not answer(doc, values)["computed"]
 
 
 # Parity: try.js's testsAnswer on the same tests and values.
@@ -416,6 +626,49 @@ CASES = [
         ],
         {"f": "3", "t": "10", "u": "0.1", "r": "1"},
     ),
+    # a membership test of a printed value in a printed collection; cut short: nothing
+    (
+        [[{"left": "q", "op": "not in", "right": "qs", "set": {"left": "--q {}"}}]],
+        {"q": "gptq", "qs": "['awq', \"squeezellm\", 'fp8']"},
+    ),
+    ([[{"left": "q", "op": "not in", "right": "qs"}]], {"q": "'x'", "qs": "dict_keys(['a', 'b'])"}),
+    ([[{"left": "q", "op": "in", "right": "qs"}]], {"q": "a", "qs": "('a', 'b')"}),
+    ([[{"left": "q", "op": "in", "right": "qs"}]], {"q": "c", "qs": "{'a', 'b'}"}),
+    ([[{"left": "q", "op": "not in", "right": "qs"}]], {"q": "c", "qs": "['a', 'b'"}),
+    ([[{"left": "q", "op": "not in", "right": "qs"}]], {"q": "c", "qs": "{'a': 'c'}"}),
+    (
+        [[{"left": "q", "op": "not in", "right": "qs"}]],
+        {"q": "z", "qs": str([f"m{i}" for i in range(14)])},
+    ),
+    # the code's own collection: numbers as numbers, else as printed
+    ([[{"left": "h", "op": "not in", "right": [64, 128, 256]}]], {"h": "72"}),
+    ([[{"left": "h", "op": "not in", "right": [64, 128, 256]}]], {"h": " 128.0"}),
+    ([[{"left": "h", "op": "not in", "right": [64, 128]}]], {"h": "big"}),
+    ([[{"left": "h", "op": "in", "right": [0.5, 1]}]], {"h": "0.5"}),
+    (
+        [
+            [
+                {
+                    "left": "d",
+                    "op": "not in",
+                    "right": ["torch.float16", "auto"],
+                    "set": {"left": "--d {}"},
+                }
+            ]
+        ],
+        {"d": "'torch.float32'"},
+    ),
+    # equal as printed with decimals: rounding hides which is larger, nothing is said
+    ([[{"left": "a", "op": "<", "right": "b"}]], {"a": "30.3", "b": "30.30"}),
+    ([[{"left": "a", "op": ">=", "right": "b"}]], {"a": "30", "b": "30"}),
+    ([[{"left": "a", "op": "<=", "right": 2}]], {"a": "2.0"}),
+    # two printed values that are not numbers: compared as printed
+    (
+        [[{"left": "q", "op": "!=", "right": "m", "set": {"left": "--q {}"}}]],
+        {"q": "gguf", "m": "fp8"},
+    ),
+    ([[{"left": "q", "op": "==", "right": "m"}]], {"q": "a", "m": "'a'"}),
+    ([[{"left": "q", "op": "!=", "right": 0}]], {"q": "abc"}),
 ]
 
 
@@ -433,8 +686,9 @@ def python_said(groups, values) -> dict | None:
 def test_try_js_tests_answer_says_what_answer_py_says():
     script = (
         f'import {{ testsAnswer }} from "{REPO / "templates/assets/tests.js"}";\n'
+        f'import * as members from "{REPO / "templates/assets/members.js"}";\n'
         "const cases = JSON.parse(process.argv[1]);\n"
-        "console.log(JSON.stringify(cases.map(([g, v]) => testsAnswer(g, v))));\n"
+        "console.log(JSON.stringify(cases.map(([g, v]) => testsAnswer(g, v, members))));\n"
     )
     done = subprocess.run(
         ["node", "--input-type=module", "-e", script, json.dumps(CASES)],

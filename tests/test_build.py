@@ -361,8 +361,10 @@ _DYNAMIC_IMPORT = re.compile(r"""\bimport\(\s*["']\./([\w.-]+\.js)["']\s*\)""")
 
 
 # A module case.js loads only on a page with an element of this id: counted only there
-# (tests.js, the condition tested on the values: Your case with tests, never a calculator's).
-ONLY_WITH = {"/assets/tests.js": "case-tests"}
+# (tests.js, the condition tested on the values: Your case with tests, which it runs unless
+# the page's own section, a calculator, answers for the values; members.js, its membership
+# tests, where it has one).
+ONLY_WITH = {"/assets/tests.js": "case-tests", "/assets/members.js": "case-members"}
 
 
 def own_weight(facts, size, source) -> tuple[int, int]:

@@ -7,6 +7,7 @@ that print dicts or sets need no escaping.
 
 import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_.]*)\}")
@@ -50,6 +51,40 @@ def placeholders(message: str) -> list[str]:
     """Placeholder names in order of first appearance."""
     names = (seg.name for seg in parse(message) if isinstance(seg, Hole))
     return list(dict.fromkeys(names))
+
+
+# A message's tokens for aligning two wordings: words, marks, and each placeholder as one.
+_ALIGN_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_.]*)\}|\w+|[^\w\s]")
+_HOLE_TOKEN = "\0"
+
+
+def aligned(old: str, new: str) -> dict[str, str]:
+    """The placeholders of an older wording `old` that print what a placeholder of `new`
+    prints, by their place in the two messages: each that stands, in a run of text the two
+    wordings share, where a placeholder of `new` stands, with shared text beside it
+    ("Free memory on device ({GiB}/{GiB_2} GiB)" and "... ({free_memory_gib}/{total_memory_gib}
+    GiB)": GiB is free_memory_gib; a run with a word in it). A name found in two places, or
+    a name `new` prints itself, maps to nothing; a name maps only to another."""
+
+    def tokens(message: str) -> tuple[list[str], list[str | None]]:
+        found = list(_ALIGN_TOKEN.finditer(message))
+        return [_HOLE_TOKEN if m[1] else m[0] for m in found], [m[1] for m in found]
+
+    (a, a_names), (b, b_names) = tokens(old), tokens(new)
+    pairs: dict[str, set[str]] = {}
+    for i, j, n in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
+        # shared text: a word of it (a lone placeholder, or one beside a colon, has none)
+        shared = any(t != _HOLE_TOKEN and t[0].isalnum() for t in a[i : i + n])
+        for k in range(n if shared else 0):
+            name, other = a_names[i + k], b_names[j + k]
+            if name and other:
+                pairs.setdefault(name, set()).add(other)
+    mine = set(b_names) - {None}
+    return {
+        name: next(iter(others))
+        for name, others in pairs.items()
+        if len(others) == 1 and name not in mine and next(iter(others)) != name
+    }
 
 
 def fill(message: str, values: dict[str, object]) -> str:

@@ -78,15 +78,26 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
         },
     }
     if record.derived:
-        doc["computed"]["derived"] = derived_document(record, _today_flags(record, content))
+        # of a removed record, the check printed today that took over: its settings name
+        # the record's own by today's names too, its message its placeholders (renames)
+        live, _ = answer(content, record)
+        today = live.derived.get("flags", []) if live is not None else []
+        doc["computed"]["derived"] = derived_document(record, today, live)
     return doc
 
 
-def derived_document(record: Record, today: list[dict] | None = None) -> dict:
+def derived_document(
+    record: Record, today: list[dict] | None = None, live: Record | None = None
+) -> dict:
     """computed.derived: the derived block's keys in words (_derived_labels), and what the
     page and errorkb/answer.py turn values into an answer with: the condition as a relation
-    they can test (case_relation), the settings with a value that passes (values_to_try)."""
+    they can test (case_relation), the settings with a value that passes (values_to_try),
+    the older wordings' placeholders by the names the tests read (renames; of a removed
+    record, also by the names of `live`, the check printed today that took over)."""
     out = _derived_labels(record.derived, today)
+    renames = wording_renames(record, live)
+    if renames:
+        out["renames"] = renames
     relation = case_relation(record)
     if relation:
         out["relation"] = relation
@@ -99,6 +110,22 @@ def derived_document(record: Record, today: list[dict] | None = None) -> dict:
     elif not passes and not record.derived.get("divisibility"):
         out["why_not"] = why_not(record.derived, out)  # nothing turns values into an answer
     return out
+
+
+def wording_renames(record: Record, live: Record | None = None) -> dict[str, str]:
+    """Each placeholder of the record's older wordings that prints what a placeholder of its
+    message prints, by its place in both (template.aligned): old name -> the name the tests
+    read. Of a removed record, its wordings' placeholders onto the message of the check
+    printed today (`live`) too. A name two wordings place differently maps to nothing."""
+    pairs = [(old, record.message) for old in record.messages if old != record.message]
+    if live is not None:
+        pairs += [(old, live.message) for old in record.messages if old != live.message]
+    found: dict[str, set[str]] = {}
+    for old, new in pairs:
+        for name, other in template.aligned(old, new).items():
+            if template.page_name(name, {other}) != other:  # else the page's own already
+                found.setdefault(name, set()).add(other)
+    return {name: next(iter(o)) for name, o in sorted(found.items()) if len(o) == 1}
 
 
 def values_to_try(record: Record) -> list[dict]:
@@ -213,13 +240,6 @@ def _printed(record: Record) -> dict | None:
     }
 
 
-def _today_flags(record: Record, content: Content) -> list[dict]:
-    """For a removed record: the settings of the check printed today that took over (its
-    derived flags), to name each of the record's own settings by today's name too."""
-    live, _ = answer(content, record)
-    return live.derived.get("flags", []) if live is not None else []
-
-
 def answer_document(record: Record, content: Content) -> dict:
     """What the page of an old wording shows of the check printed today that took over
     (`record`): its fields, its Markdown as HTML, and the computed values its explanation,
@@ -319,6 +339,11 @@ def case_tests(record: Record) -> list[list[dict]]:
     matches a placeholder by its last part, or by that part and a unit (`free_memory` is
     `{free_memory_gib}`, when the other side is in the same unit)."""
     names = {n for text in record.messages for n in template.placeholders(text)}
+    params = record.data.get("params") or {}
+    whole = frozenset(
+        n for n, p in params.items() if isinstance(p, dict) and p.get("type") == "int"
+    )
+    renamed = frozenset(wording_renames(record))  # an older wording's, read by today's names
     blocks = [record.derived] + [
         v["derived"]
         for v in record.data.get("variants", [])
@@ -326,7 +351,9 @@ def case_tests(record: Record) -> list[list[dict]]:
     ]
     groups, seen = [], set()
     for block in blocks:
-        test = _condition(block.get("condition") or "")
+        # a condition too long to quote: its comparisons of printed values (`compares`)
+        test = _condition(block.get("condition") or " and ".join(block.get("compares") or []))
+        printed = block.get("printed") or {}
         parts = (
             test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
         )
@@ -337,7 +364,9 @@ def case_tests(record: Record) -> list[list[dict]]:
             for part in (_last(f.get("name", "")), _last(f.get("field", "")))
             if part
         }
-        group = [t for t in (_test(p, names, settings) for p in parts if p is not None) if t]
+        group = [
+            t for t in (_test(p, names, settings, printed, whole, renamed) for p in parts if p) if t
+        ]
         key = json.dumps(group, sort_keys=True)
         if group and key not in seen:
             seen.add(key)
@@ -349,7 +378,14 @@ def _last(name: str) -> str:
     return re.split(r"[.\[]", name.strip("-").replace("-", "_"))[-1]
 
 
-def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | None:
+def _test(
+    node: ast.expr,
+    names: set[str],
+    settings: dict[str, str],
+    printed: dict | None = None,
+    whole: frozenset[str] = frozenset(),
+    renamed: frozenset[str] = frozenset(),
+) -> dict | None:
     """One comparison of a condition as a test of the values (case_tests), else None; or a
     setting the condition compares with a constant ({"setting", "op", "value"}: raised only
     with it so), or the GPU's compute capability the message prints in two placeholders."""
@@ -359,11 +395,14 @@ def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | N
     way = _setting_test(node, names, settings)
     if way:
         return way
+    member = _membership(node, names, settings)
+    if member:
+        return member
     compared = _comparison(node)
     if compared is None:
         return None
     left, symbol, right = compared
-    sides = [_unit_side(side, names) for side in (left, right)]
+    sides = [_unit_side(side, names, printed) for side in (left, right)]
     if None in sides or not any(isinstance(side[0], str) for side in sides):  # type: ignore[index]
         return None
     (a, ua, ca), (b, ub, cb) = sides  # type: ignore[misc]
@@ -379,13 +418,65 @@ def _test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | N
         # A setting the message prints beside them, which may scale a side (the memory
         # requested is --gpu-memory-utilization × the total): answer.py checks on the
         # values whether it does, by which other value (`by`).
+        # Not a whole number (a fraction scales); an old wording's `x_div_GiB_bytes` is the
+        # page's `x` (answer.page_values), and its renamed ones today's: each named once.
+        shown = {n for n in names if template.page_name(n, names - {n}) == n} - renamed
         scale = {
-            n: {"write": settings[n], "by": sorted(names - {n, a, b})}
-            for n in sorted(names)
-            if n in settings and n not in (a, b)
+            n: {"write": settings[n], "by": sorted(shown - {n, a, b})}
+            for n in sorted(shown)
+            if n in settings and n not in (a, b) and n not in whole
         }
         if scale:
             out["scale"] = scale
+    return out
+
+
+def _membership(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | None:
+    """`quantization not in supported_quantization` where the message prints both: the value
+    and the collection it must (or must not) be in, as the code held them (a dict printed by
+    its keys, `{d.keys()}`, holds what `in d` tests). The values decide it where the printed
+    collection is whole (answer.py)."""
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return None
+    op = {ast.In: "in", ast.NotIn: "not in"}.get(type(node.ops[0]))
+    left, right = node.left, node.comparators[0]
+    if not op or not isinstance(left, ast.Name | ast.Attribute):
+        return None
+    a = left.id if isinstance(left, ast.Name) else left.attr
+    choices = _choices(right)
+    if choices is not None and a in names:  # a collection the code spells out
+        out: dict = {"left": a, "op": op, "right": choices}
+        if a in settings and not any(str(c).startswith("torch.") for c in choices):
+            out["set"] = {"left": settings[a]}  # (a dtype is not written as torch prints it)
+        return out
+    if not isinstance(right, ast.Name | ast.Attribute):
+        return None
+    b = right.id if isinstance(right, ast.Name) else right.attr
+    b = b if b in names else b + "_keys" if b + "_keys" in names else ""
+    if a not in names or not b or a == b:
+        return None
+    out = {"left": a, "op": op, "right": b}
+    if a in settings:
+        out["set"] = {"left": settings[a]}
+    return out
+
+
+def _choices(node: ast.expr) -> list | None:
+    """A literal collection of the condition (`(64, 128, 256)`, `{'fl2va', 'ref2va'}`), its
+    items as printed: numbers, strings, torch dtypes as `torch.float16`; None for anything
+    else (an enum's members print as the enum chooses)."""
+    if not isinstance(node, ast.Tuple | ast.List | ast.Set) or not node.elts:
+        return None
+    out: list = []
+    for e in node.elts:
+        if isinstance(e, ast.Constant) and type(e.value) in (int, float, str):
+            out.append(e.value)
+        elif (
+            isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "torch"
+        ):
+            out.append(f"torch.{e.attr}")
+        else:
+            return None
     return out
 
 
@@ -452,9 +543,15 @@ def _setting_test(node: ast.expr, names: set[str], settings: dict[str, str]) -> 
     return {"setting": write, "op": op, "value": value}
 
 
-def _unit_side(node: ast.expr, names: set[str]) -> tuple[object, str, str] | None:
+def _unit_side(
+    node: ast.expr, names: set[str], printed: dict | None = None
+) -> tuple[object, str, str] | None:
     """A side of a test: (a placeholder's name or a number, its unit suffix, the code's
-    name), else None."""
+    name), else None; an expression the message prints under another name (`printed`:
+    `quant_config.get_min_capability()` is `{min_capability}`) is that placeholder."""
+    shown = (printed or {}).get(re.sub(r"\s+", " ", ast.unparse(node)))
+    if shown in names:
+        return shown, "", shown
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         inner = _unit_side(node.operand, names)
         return (-inner[0], "", "") if inner and isinstance(inner[0], int | float) else None
@@ -892,7 +989,11 @@ def error_document_schema(base_url: str) -> dict:
                                 "its old wordings' own) as tests of the values: per "
                                 "condition, its `and` parts that compare the message's "
                                 "placeholders (left op right, a side a placeholder, a number "
-                                "or a GPU's compute capability {major, minor}; `set`: the "
+                                "or a GPU's compute capability {major, minor}; op in / not "
+                                "in: the left placeholder's value in the collection the "
+                                "right one prints, or in the code's own (an array); == "
+                                "and != compare values that are not numbers as printed; "
+                                "`set`: the "
                                 "sides the user sets, as written with {} for the value; "
                                 "`scale`: settings the message prints that may scale a side, "
                                 "by which other placeholder), or a setting compared with a "
@@ -920,7 +1021,9 @@ def error_document_schema(base_url: str) -> dict:
                                                     "off",
                                                 ]
                                             },
-                                            "right": {"type": ["string", "number", "object"]},
+                                            "right": {
+                                                "type": ["string", "number", "object", "array"]
+                                            },
                                             "set": {"type": "object"},
                                             "scale": {"type": "object"},
                                             "setting": {"type": "string"},
@@ -928,6 +1031,16 @@ def error_document_schema(base_url: str) -> dict:
                                         },
                                     },
                                 },
+                            },
+                            "renames": {
+                                "type": "object",
+                                "additionalProperties": {"type": "string"},
+                                "description": "generated, never written by hand: each "
+                                "placeholder of an older wording (or, of a removed record, of "
+                                "its own wording) that prints what a placeholder the tests "
+                                "read prints, by its place in the two messages: old name -> "
+                                "that name. The tests run on a paste of the older wording "
+                                "through it",
                             },
                             "why_not": {
                                 "type": "string",

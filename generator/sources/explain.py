@@ -1235,11 +1235,16 @@ def derive(ctx: Context) -> dict:
         out["unconditional"] = True
     else:
         text = _text(condition)
+        parts, printed = compares(ctx, condition)
         if len(text) <= MAX_CONDITION:
             out["condition"] = text
         else:
             summary = checked(_own(ctx), condition)
             out["quantities"] = summary[:8] or ["(see the source)"]
+            if parts:
+                out["compares"] = parts
+        if printed:
+            out["printed"] = printed
     found = flags(ctx, condition)
     passing(ctx, condition, found)
     if found:
@@ -1254,6 +1259,37 @@ def derive(ctx: Context) -> dict:
     if div:
         out["divisibility"] = div
     return out
+
+
+def compares(ctx: Context, condition: ast.expr) -> tuple[list[str], dict[str, str]]:
+    """Of the condition's `and` parts, the comparisons of a value the message prints (a side
+    that is the expression a placeholder prints, or a name a placeholder is named after), as
+    code; and each such expression printed under another name, with its placeholder
+    (`capability < quant_config.get_min_capability()` with the message's `{min_capability}`).
+    What the pages test on the user's values (api.case_tests)."""
+    holes = {_text(expr): name for name, expr in ctx.holes if name}
+    names = set(holes.values())
+    is_and = isinstance(condition, ast.BoolOp) and isinstance(condition.op, ast.And)
+    kept: list[str] = []
+    printed: dict[str, str] = {}
+    for part in condition.values if is_and else [condition]:  # type: ignore[attr-defined]
+        if not isinstance(part, ast.Compare) or len(part.ops) != 1:
+            continue
+        if isinstance(part.ops[0], ast.Is | ast.IsNot):
+            continue  # `x is not None`: no value to test
+        left = part.left
+        sides = [part.comparators[0]]
+        sides += [left.left, left.right] if isinstance(left, ast.BinOp) else [left]
+        hit = False
+        for side in sides:
+            text, chain = _text(side), _chain(side)
+            last = chain[-1] if chain else ""
+            if text in holes and holes[text] != last:
+                printed[text] = holes[text]
+            hit = hit or text in holes or last in names
+        if hit:
+            kept.append(_text(part))
+    return kept, printed
 
 
 # Stages from the call graph ------------------------------------------------------------

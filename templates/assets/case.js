@@ -19,7 +19,8 @@ function yourValues(box) {
   const vars = [...document.querySelectorAll("#message code.message var.ph")];
   const named = new Map([...params].map(([k, v]) => [pageName(k), v]));
   const value = (name) => params.get(name) ?? named.get(pageName(name)) ?? null;
-  const names = new Set(vars.map((v) => pageName(v.dataset.param)));
+  const renames = JSON.parse(box.dataset.renames || "{}"); // an older wording's names: its values too
+  const names = new Set([...vars.map((v) => pageName(v.dataset.param)), ...Object.keys(renames)]);
   const mine = [...params].filter(([name]) => names.has(pageName(name)));
   if (!mine.length) return;
   for (const v of vars) {
@@ -49,15 +50,37 @@ function yourValues(box) {
   const lead = document.querySelector(".error-top > p.lead");
   if (lead) box.parentElement.append(lead);
   const given = { ...Object.fromEntries(mine.map(([k, v]) => [pageName(k), v])), gpus_per_node: params.get("gpus_per_node") };
-  const tested = box.dataset.tests && tellTests(box, given); // the condition tested (try.js)
-  Promise.resolve(tested).then((done) => done || (box.dataset.passes && tellWhatPasses(box, given))).then(() => whyNot(box));
+  // An older wording's placeholders under the names the tests read (answer.py's renamed).
+  for (const [old, name] of Object.entries(renames)) {
+    if (old in given && !(name in given)) given[name] = given[old];
+  }
+  settled().then(async () => {
+    if ("answering" in box.dataset) return; // the page's own section answers for these values
+    const tested = box.dataset.tests && (await tellTests(box, given)); // the condition tested
+    const passes = !tested && box.dataset.passes && (await tellWhatPasses(box, given));
+    if (tested || passes) box.dataset.answering = "case"; // no section's second answer
+    else whyNot(box, given);
+  });
 }
+
+// A section of the page that may answer for the values itself (the divisor calculator, the
+// memory estimate): its script claims the answer (box.dataset.answering) or not, then marks
+// its root settled. Your case decides once each has: theirs, else the condition's tests. A
+// section whose script never settles (it failed to load) is waited for a few seconds. (The
+// full calculator's page has no tests nor passes here: it answers alone, as it always did.)
+const settled = () => Promise.all([...document.querySelectorAll("[data-divisors],[data-memory]")]
+  .filter((s) => !("settled" in s.dataset))
+  .map((s) => new Promise((done) => {
+    s.addEventListener("case:settled", done);
+    setTimeout(done, 4000);
+  })));
 
 // The derived condition tested on the values (answer.py's _tests): whether the check fails
 // with them, and the values of the settings it compares that pass.
 async function tellTests(box, values) {
   const { testsAnswer } = await import("./tests.js"); // only where #case-tests is
-  const said = testsAnswer(JSON.parse(box.dataset.tests), values);
+  const groups = JSON.parse(box.dataset.tests);
+  const said = testsAnswer(groups, values, await members());
   if (!said) return false;
   const out = box.querySelector("[data-case-try]");
   out.replaceChildren(el("strong", "", said.verdict), ...(said.change ? [" ", said.change] : []));
@@ -65,16 +88,20 @@ async function tellTests(box, values) {
   return true;
 }
 
-// No calculator, nothing computed from the values: the page says why, in one line.
-function whyNot(box) {
-  if (document.querySelector("[data-calc], [data-divisors], [data-memory]")) return; // they answer
-  if (!box.querySelector("[data-case-try]").hidden) return;
+// A membership test's side (members.js): only where the page's tests have one.
+const members = () => document.getElementById("case-members") && import("./members.js");
+
+// No section's answer, nothing computed from the values: the page says why, in one line.
+async function whyNot(box, values) {
+  if ("answering" in box.dataset || !box.querySelector("[data-case-try]").hidden) return;
+  if (!box.dataset.tests && document.querySelector("[data-calc]")) return; // it answers on input
   const tests = JSON.parse(box.dataset.tests || "[]").flat();
   const names = tests.flatMap((t) => [t.left, t.right]).flatMap((s) => (s && typeof s === "object" ? Object.values(s) : [s]));
-  const given = new Set([...new URLSearchParams(location.search).keys()].flatMap((k) => [k, pageName(k)]));
-  const why = !tests.length ? box.dataset.why : names.some((n) => given.has(n))
-    ? "the values its condition compares are not numbers in your paste"
+  const given = new Set(Object.keys(values)); // the page's names of the paste's values
+  let why = !tests.length ? box.dataset.why : names.some((n) => given.has(n))
+    ? "the values its condition compares settle nothing in your paste (not numbers, or equal once rounded)"
     : "the wording you pasted prints none of the values its condition compares";
+  why = (await members())?.cutShort(tests, values) || why;
   const text = `No answer computed from these values: ${why || "the site has no condition of this check to test the values on"}.`;
   box.querySelector("[data-case-answer]").replaceChildren(el("p", "case-source", text));
 }
@@ -95,6 +122,7 @@ async function tellWhatPasses(box, values) {
   const out = box.querySelector("[data-case-try]");
   out.replaceChildren(...lines);
   out.hidden = !lines.length;
+  return lines.length > 0;
 }
 
 // ?v=<release> (a search result names the release the paste names): the message box shows

@@ -1,9 +1,9 @@
 // The memory estimate: memory.py (the file the build computed the table with) runs in the
-// calculator's worker (calc-client.js), started only when asked (Estimate, or a value changed).
+// calculator's worker (calc-client.js), started only when asked (Estimate, or a value changed;
+// memory-ask.js, loaded then).
 // Its answers are an estimate, and say so. The error's own figures (the KV cache it needed and
 // had, for its --max-model-len) answer at once, without Python: the length that fits.
 
-const GIB = 2 ** 30;
 const FIELDS = [
   // [input, label, hint, default, kind]
   ["params_b", "Parameters (billions)", "the model's size: 70 for a 70B", "70.6"],
@@ -20,16 +20,10 @@ const FIELDS = [
   ["max_model_len", "Max model length", "--max-model-len", "8192"],
   ["overhead_gib", "Overhead (GiB)", "activations, CUDA graphs, NCCL: a guess", "2"],
 ];
-const VERDICT = {
-  oom: "torch's CUDA out of memory while loading the weights: they are larger than the GPU.",
-  no_cache_memory: "vLLM stops: No available memory for the cache blocks.",
-  max_model_len: "vLLM stops: one request of --max-model-len does not fit in the KV cache.",
-};
 
 const root = document.querySelector("[data-memory]");
 let config = null;
-let client = null;
-let asked = 0;
+let asking = null;
 const inputs = {};
 
 function el(tag, props, ...children) {
@@ -37,8 +31,6 @@ function el(tag, props, ...children) {
   node.append(...children);
   return node;
 }
-
-const gib = (bytes) => `${(bytes / GIB).toFixed(1)} GiB`;
 
 function field([name, text, hint, value, kind]) {
   const id = `memory-${name}`;
@@ -69,65 +61,19 @@ function preset() {
   return el("div", { className: "calc-model" }, el("label", { htmlFor: select.id }, "Model preset"), select, note);
 }
 
-// The request: numbers as numbers (a value from the address may carry its unit: "79.15 GiB").
-function request() {
-  const out = { module: "memory", op: "estimate" };
-  for (const [name, , , , kind] of FIELDS) {
-    const input = inputs[name];
-    if (kind === "bool") out[name] = input.checked;
-    else if (Array.isArray(kind)) out[name] = input.value;
-    else {
-      const number = Number.parseFloat(input.value);
-      const whole = ["layers", "kv_heads", "head_dim", "tp", "pp", "max_model_len"].includes(name);
-      out[name] = Number.isNaN(number) ? input.value : whole ? Math.round(number) : number;
-    }
-  }
-  return out;
+// Python's side (memory-ask.js: the worker, the estimate in words) loads on the first question.
+function ask() {
+  asking ??= import("./memory-ask.js");
+  asking.then(({ estimate }) => estimate(root, config, inputs, FIELDS));
 }
 
-function start() {
-  client ??= import(config.client).then(({ connect }) => connect(config, [root.dataset.src]));
-  return client;
-}
-
-async function ask() {
-  const mine = ++asked;
-  const out = root.querySelector("[data-out=memory]");
-  if (!out.childElementCount) out.textContent = "Loading Python (Pyodide) to run the estimate…";
-  let answer;
-  try {
-    answer = await (await start()).ask(request());
-  } catch (error) {
-    answer = { error: error.message };
-  }
-  if (mine === asked) out.replaceChildren(...show(answer));
-}
-
-function show({ result, error }) {
-  if (error) return [el("p", { className: "calc-bad" }, error)];
-  const r = result;
-  const lines = [
-    el("p", {}, `Budget per GPU: ${gib(r.budget)} of ${gib(r.total)}; weights per GPU: ${gib(r.weights)}; overhead: ${gib(r.overhead)}.`),
-  ];
-  if (r.error?.kind !== "oom") {
-    const left = r.available > 0 ? gib(r.available) : "nothing";
-    const perToken = `${(r.kv_per_token / 1024).toFixed(0)} KiB a token over its ${r.stage_layers} layers`;
-    lines.push(el("p", {}, `Left for the KV cache: ${left} (${perToken}): about ${r.tokens.toLocaleString("en")} tokens, ${r.concurrency.toFixed(1)} requests of the full length at once.`));
-  }
-  if (r.error) {
-    const verdict = el("p", { className: "calc-bad" }, VERDICT[r.error.kind]);
-    const title = r.error.id && config.records[r.error.id];
-    if (title) verdict.append(" Its page: ", el("a", { href: config.errors_url.replace("{}", r.error.id) }, title));
-    lines.push(verdict);
-  } else lines.push(el("p", { className: "calc-good" }, "Memory is enough for these values (the other checks are not made here)."));
-  lines.push(el("p", { className: "calc-note" }, "An estimate: real weights and overhead differ by model and release."));
-  return lines;
-}
+// The section's inputs and the placeholders that fill them ("needed=needed_memory ...").
+const inputPairs = () => (root.dataset.inputs || "").split(" ").filter(Boolean).map((p) => p.split("="));
 
 // Values of the error in the address (the placeholders a search result fills).
 function fillFromQuery() {
   const query = new URLSearchParams(location.search);
-  const pairs = (root.dataset.inputs || "").split(" ").filter(Boolean).map((p) => p.split("="));
+  const pairs = inputPairs();
   let given = false;
   for (const [name, param] of [...pairs, ...FIELDS.map(([name]) => [name, name])]) {
     if (inputs[name] && query.has(param)) {
@@ -159,7 +105,7 @@ async function build() {
 // cache grows with the length, so the longest that fits is the length times available/needed.
 function fromTheError() {
   const query = new URLSearchParams(location.search);
-  const pairs = Object.fromEntries((root.dataset.inputs || "").split(" ").filter(Boolean).map((p) => p.split("=")));
+  const pairs = Object.fromEntries(inputPairs());
   // An old wording's `needed_memory_div_GiB_bytes` is the page's `needed_memory` (template.page_name).
   const named = new Map([...query].map(([k, v]) => [k.split(/_div_/)[0], v]));
   const [len, needed, had] = ["max_model_len", "needed", "available"].map((k) => Number.parseFloat(named.get(pairs[k] || k)));
@@ -179,4 +125,10 @@ function fromTheError() {
   box.querySelector("[data-case-answer]").replaceChildren(...lines);
 }
 
-if (root) build();
+// Your case (case.js) waits for this section to say whether it answers for the values.
+function settle() {
+  root.dataset.settled = "";
+  root.dispatchEvent(new Event("case:settled"));
+}
+
+if (root) build().finally(settle);

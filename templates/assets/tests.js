@@ -12,13 +12,22 @@ export const fmt = (n) => (Number.isInteger(n) ? String(n) : String(Number(n.toP
 const WORDS = {
   ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most",
   "==": "equals", "!=": "differs from", "%": "is not a multiple of",
+  in: "is among", "not in": "is not among",
 };
+// A value as the message prints it, unquoted (answer.py's _text).
+function text(values, name) {
+  if (typeof name !== "string" || !(name in values)) return null;
+  const v = String(values[name]).trim();
+  const quoted = v.match(/^(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")$/s);
+  return quoted ? (quoted[1] ?? quoted[2]) : v;
+}
 
-// What values of one side make `a op b` false, in words (answer.py's _bound).
 function bound(op, side, a, b) {
+  if (op === "in" || op === "not in") return `${op === "in" ? "none" : "one"} of ${b}`; // b: the items listed
   if (op === "==" || op === "!=") {
-    const other = fmt(side === "left" ? b : a);
-    return op === "!=" ? other : `anything but ${other}`;
+    const other = side === "left" ? b : a;
+    const shown = typeof other === "string" ? other : fmt(other); // text as printed
+    return op === "!=" ? shown : `anything but ${shown}`;
   }
   const [other, below] = side === "left" ? [b, op[0] === ">"] : [a, op[0] === "<"];
   if (op.length === 1) return `${below ? "at most" : "at least"} ${fmt(other)}`;
@@ -54,11 +63,14 @@ function sideOf(s, values) {
   }
   return typeof s === "string" ? number(values, s) : s;
 }
+const capability = (s) => s && typeof s === "object" && !Array.isArray(s); // {major, minor}
 const shown = (t, s, v) => {
   const other = t[s === "left" ? "right" : "left"];
-  if (other && typeof other === "object") return (v / 10).toFixed(1);
-  if (t[s] && typeof t[s] === "object") return `compute capability ${(v / 10).toFixed(1)}`;
-  return typeof t[s] === "string" ? `${t[s]} = ${fmt(v)}` : fmt(v);
+  if (capability(other)) return (v / 10).toFixed(1);
+  if (capability(t[s])) return `compute capability ${(v / 10).toFixed(1)}`;
+  if (s === "right" && ["in", "not in"].includes(t.op)) return Array.isArray(t[s]) ? v : `${t[s]} (${v})`; // the code's, or printed
+  const printed = typeof v === "string" ? v : fmt(v);
+  return typeof t[s] === "string" ? `${t[s]} = ${printed}` : printed;
 };
 
 // A setting the condition compares with a constant: [when it raises, how to pass].
@@ -97,13 +109,29 @@ function scaled(t, a, b, values) {
 }
 
 // The derived condition tested on the values (answer.py's _tests): {verdict, change, whyNot}.
-export function testsAnswer(groups, values) {
+// An order test whose sides are equal as printed, one with decimals (answer.py's _tie).
+function tie(t, values) {
+  const [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
+  return "<>".includes(t.op[0]) && a !== null && a === b && [t.left, t.right].some((s) => /[.eE]/.test(values[s] ?? ""));
+}
+
+// `members`: members.js, where a test is a membership (case.js loads it only then).
+export function testsAnswer(groups, values, members = null) {
   for (const group of groups) {
     const tried = [];
     const ways = group.filter((t) => t.setting).map(settingWay);
     for (const t of group.filter((t) => !t.setting)) {
-      const [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
+      if (t.op === "in" || t.op === "not in") { // a value the message prints, in a collection
+        const v = text(values, t.left);
+        const found = v === null || !members ? null : members.membership(t, v, values);
+        if (found) tried.push([t, v, found[1], found[0]]);
+        continue;
+      }
+      let [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
+      // two values the message prints that are not numbers: compared as printed
+      if ((a === null || b === null) && t.op[1] === "=" && typeof t.left === "string" && typeof t.right === "string") [a, b] = [text(values, t.left), text(values, t.right)];
       if (a === null || b === null || (t.op === "%" && (b === 0 || !Number.isInteger(a) || !Number.isInteger(b)))) continue;
+      if (tie(t, values)) continue; // equal as printed, rounded: which is larger is not in the paste
       const holds = { ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a === b, "!=": a !== b, "%": a % b !== 0 }[t.op];
       tried.push([t, a, b, holds]);
     }
@@ -130,14 +158,15 @@ export function testsAnswer(groups, values) {
     changes.push(...ways.map((w) => w[1]));
     const verdict = tried.length ? `With your values the check fails: ${said.join("; ")}.` : `It is raised only when ${ways.map((w) => w[0]).join("; ")}.`;
     const free = tried.filter(([t]) => !t.set && t.op !== "%" && ![t.left, t.right].some((s) => s && typeof s === "object"));
-    const sidesOf = ([t, a, b]) => ["left", "right"].filter((s) => typeof t[s] === "string").map((s) => `${t[s]} ${bound(t.op, s, a, b)}`);
+    // a membership's: the value's alone
+    const sidesOf = ([t, a, b]) => ["left", "right"].filter((s) => typeof t[s] === "string" && !(s === "right" && t.op.includes("in"))).map((s) => `${t[s]} ${bound(t.op, s, a, b)}`);
     if (changes.length) {
       const also = free.length && tried.find(([t]) => !t.set && t.op !== "%") === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
       return { verdict, change: `To pass it, ${changes.join(", or ")}.${also}` };
     }
     const [t, a, b] = tried[0];
     if (t.op === "%") return { verdict, whyNot: "no setting the check names changes these values" };
-    const cap = ["left", "right"].find((s) => t[s] && typeof t[s] === "object");
+    const cap = ["left", "right"].find((s) => capability(t[s]));
     if (cap) {
       const words = bound(t.op, cap, a, b);
       const at = words.lastIndexOf(" ");

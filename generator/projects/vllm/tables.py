@@ -32,6 +32,10 @@ def record_calculator(record: Record, content: Content) -> dict | None:
         "data": CALC_DATA,
         "inputs": spec.get("inputs", {}),
         "tables": calc_tables(spec["name"], presets.models(content)),
+        # Your case answers with the calculator (it runs the check's rules on any values),
+        # not with the condition's tests or what passes: tests.js beside calc.js is over the
+        # pages' budget, and the calculator's answer needs no second one.
+        "case_answers": False,
     }
 
 
