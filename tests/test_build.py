@@ -42,9 +42,9 @@ def test_error_page_has_every_section_in_order(fixture_site):
     order = [
         'example/demo</a> · error · <span class="exc">ValueError</span>',
         'id="message"',
-        'id="meaning"',
-        'id="solutions"',
+        'id="solutions"',  # what to change first (issue 44), then why
         'id="example-fix"',
+        'id="meaning"',
         'id="source"',
         'id="defensive"',
         'id="prevention"',

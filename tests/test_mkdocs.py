@@ -518,7 +518,7 @@ def test_tables_of_contents_list_the_sections_with_names(file_urls):
 def test_record_page_toc_names_the_seeds_sections(file_urls):
     page = (file_urls / "errors" / f"{SEED}.html").read_text()
     names = [text for _, text in toc_entries(page, "material")]
-    assert names[:3] == ["What it means", "Solutions", "Example fix"]
+    assert names[:3] == ["Solutions", "Example fix", "What it means"]  # what to change first
     assert "Calculator" in names and "Source" in names
 
 

@@ -10,7 +10,7 @@ function el(tag, className, ...children) {
 }
 
 // An error page opened from a search result: the pasted message as it was printed (the
-// values in its placeholders; Copy copies that), the placeholders' glossary folded below it,
+// values in its placeholders; Copy copies that), the placeholders' glossary (folded below it),
 // then Your case: what the values mean for the check, and what to change.
 // An old wording's `{needed_memory_div_GiB_bytes}` takes the page's name (template.page_name).
 const pageName = (name) => name.split(/_(?:div|times|pow|mod|mul|plus|minus)_/)[0];
@@ -37,12 +37,6 @@ function yourValues(box) {
     printed.querySelectorAll("var.ph:not(:has(mark))").forEach((v) => v.remove()); // not in the paste
     copy.dataset.copyText = `${exc} ${printed.textContent}`;
     copy.setAttribute("aria-label", "Copy the message with your values");
-  }
-  const glossary = message.querySelector(":scope > dl.params");
-  if (glossary) {
-    const fold = el("details", "glossary", el("summary", "", "What the placeholders mean"));
-    glossary.replaceWith(fold);
-    fold.append(glossary);
   }
   box.querySelector("dl").append(...mine.flatMap(([k, v]) => [el("dt", "", k), el("dd", "", el("mark", "", v))]));
   box.hidden = false;
