@@ -120,6 +120,18 @@ class Knowledge:
         what it calls runs at every stage, so its own stage dates none of its callees."""
         return False
 
+    def undated(self, path: str, function: str) -> bool:
+        """Whether no stage of a run applies to this code (a separate program's, or the
+        shutdown's): it gets none, not even from its callers, and dates none of its callees."""
+        return False
+
+    def by_default(self, path: str, function: str) -> frozenset[str]:
+        """The stages that may replace the one `stage` gives, where that is only its module's
+        default (code that is set up at one stage and used at another): where every caller of
+        the function is of one of these, the callers' stage is the function's. Empty: the
+        stage is the code's own."""
+        return frozenset()
+
 
 # The context extract hands over -------------------------------------------------------
 
@@ -621,7 +633,8 @@ def passing(ctx: Context, condition: ast.expr | None, found: list[dict]) -> None
     """Give each setting of `found` that a test of the condition bounds the value that would
     pass (its `passes`); the tests of an `and` are each enough to change."""
     attrs = ctx.attrs or Attrs(ctx.owner)
-    results = [_passes(_truthy(t), ctx, attrs) for t in _conjuncts(condition)] if condition else []
+    tests = list(_conjuncts(condition)) if condition else []
+    results = [_passes(_truthy(t), ctx, attrs) for t in tests if not _reaches_in(t, tests)]
     # A bound says more than presence: `x is not None and x not in (8, 16)` -> one of 8, 16.
     results.sort(key=lambda r: r is not None and r[1]["op"] in ("set", "unset"))
     for setting, passes in filter(None, results):
@@ -639,6 +652,24 @@ def passing(ctx: Context, condition: ast.expr | None, found: list[dict]) -> None
         for entry in found:
             if value and "passes" not in entry and said.same(entry, hit.setting):
                 entry["passes"] = value
+
+
+def _reaches_in(test: ast.expr, tests: list[ast.expr]) -> bool:
+    """Whether a test of presence (`x is not None`, `x`) only lets another test of the same
+    `and` read inside its value (`x.stop`): the other test is what fails, so leaving `x` out
+    passes nothing."""
+    inner = test.operand if isinstance(test, ast.UnaryOp) else test
+    if isinstance(inner, ast.Compare) and isinstance(inner.ops[0], ast.Is | ast.IsNot):
+        inner = inner.left
+    if not isinstance(inner, ast.Name | ast.Attribute) or isinstance(test, ast.UnaryOp):
+        return False
+    prefix = _text(inner)
+    return any(
+        isinstance(node, ast.Attribute) and _text(node.value) == prefix
+        for other in tests
+        if other is not test
+        for node in ast.walk(other)
+    )
 
 
 # Divisibility -------------------------------------------------------------------------
@@ -731,14 +762,17 @@ _WORDS = {
         r"|must match|same length"
         r"|same size|same number|expected type|must be an? (?:instance|list|dict|tuple|str"
         r"|string|int|integer|bool|float|tensor)|expect(?:s|ed)? .*\bgot|but only|rank-\d"
-        r"|inconsistent|different|must have \d+ dim|out of sync)\b",
+        r"|inconsistent|different|must have \d+ dim|out of sync|disagrees?|not equal|equality"
+        r"|(?:invalid|bad|wrong|corrupt(?:ed)?) (?:[\w-]+ )?(?:digest|checksum|hash))\b",
         re.I,
     ),
     "unsupported-combination": re.compile(
-        r"\b(not supported (?:with|when|for|together|in combination|on|in)|cannot be used with"
+        r"\b(not supported (?:with|when|for|together|in combination|on|in|by)|cannot be used with"
         r"|can't be used with|can only be used with|incompatible|not compatible|together with"
         r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires?"
         r"|only supports?|not available (?:for|with|when|on|in)|(?:does not|doesn't) support `?--"
+        r"|(?:does not|doesn't) support (?:it|this|that)\b"
+        r"|must be (?:specified|used|set|given|provided|passed|enabled) (?:together )?with"
         r"|when using\b[^.;]*?,[^.;]*\b(?:must|should|needs? to|has to)"
         r"|(?:must|should|needs? to|has to|cannot|can't)\b[^.;]*\bwhen using)\b",
         re.I,
@@ -746,7 +780,10 @@ _WORDS = {
     "invalid-choice": re.compile(
         r"\b(unknown|unrecognized|unrecognised|invalid|must be one of|choose from|"
         r"supported (?:values|options|types|methods|backends) (?:are|is)|not a valid|"
-        r"unsupported|not supported|expected one of|not valid|does not support)\b",
+        r"unsupported|not supported|expected one of|not valid|does not support"
+        r"|removed (?:\w+ )?(?:argument|option|flag|parameter)s?|no longer (?:supported|accepted)"
+        r"|(?:cannot|can't|must not) (?:have|contain) duplicate"
+        r"|duplicate (?:values|entries|keys))\b",
         re.I,
     ),
     "limit": re.compile(
@@ -772,7 +809,7 @@ _WORDS = {
         r"|(?:failed to|could not|cannot|can't|couldn't|unable to) connect"
         r"|unreachable|(?:process|server|worker|subprocess|scheduler|detokenizer) (?:has )?"
         r"(?:exited|died|crashed|terminated|was killed)|exited (?:unexpectedly|with (?:code"
-        r"|status|exit code))|timed out|(?:transfer|handshake|rpc) failed)\b",
+        r"|status|exit code))|timed out|(?:transfer|handshake|rpc)(?: \w+)? failed)\b",
         re.I,
     ),
 }
@@ -844,6 +881,66 @@ def _constant_compare(test: ast.expr | None) -> bool:
     )
 
 
+def _is_not(test: ast.expr) -> bool:
+    """`not x`, `not self.x`: a test that a value was not given."""
+    return (
+        isinstance(test, ast.UnaryOp)
+        and isinstance(test.op, ast.Not)
+        and isinstance(test.operand, ast.Name | ast.Attribute)
+    )
+
+
+# A message asking for one of the values tested (`not a and not b`): "a or b must be provided".
+_ASKED = re.compile(r"\b(must be (?:provided|given|specified|set)|(?:is|are) required)\b", re.I)
+_REGISTERED = re.compile(r"\balready (?:been )?registered\b", re.I)
+_DUPLICATES = re.compile(
+    r"\b((?:cannot|can't|must not|may not) (?:have|contain) duplicate|duplicate (?:values|entries"
+    r"|items))\b",
+    re.I,
+)
+
+
+def _subset_test(test: ast.expr | None) -> bool:
+    """`a <= b.keys()`, `set(a) >= {...}`: a comparison of sets, a test of membership."""
+    for node in ast.walk(test) if test is not None else ():
+        if isinstance(node, ast.Compare) and any(
+            isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE) for op in node.ops
+        ):
+            for side in (node.left, *node.comparators):
+                if isinstance(side, ast.Set | ast.SetComp):
+                    return True
+                name = (_chain(side.func) or ("",))[-1] if isinstance(side, ast.Call) else ""
+                if name in ("keys", "set", "frozenset"):
+                    return True
+    return False
+
+
+def _range_test(test: ast.expr | None) -> bool:
+    """Whether a test compares with <, <=, > or >= other than `len(x) > 0` (or `>= 1`,
+    `0 < len(x)`): a collection that is not empty is no range."""
+    for node in ast.walk(test) if test is not None else ():
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = (node.left, *node.comparators)
+        for op, left, right in zip(node.ops, sides, sides[1:], strict=False):
+            if not isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE):
+                continue
+            if isinstance(op, ast.Lt | ast.LtE):
+                left, right = right, left
+                op = ast.Gt() if isinstance(op, ast.Lt) else ast.GtE()
+            bound = 0 if isinstance(op, ast.Gt) else 1
+            is_len = isinstance(left, ast.Call) and (_chain(left.func) or ("",))[-1] == "len"
+            if not (is_len and isinstance(right, ast.Constant) and right.value == bound):
+                return True
+    return False
+
+
+def _names_variable(found: list[dict]) -> bool:
+    """Whether the message names an environment variable of the project's: an assert that
+    speaks of a variable the user sets checks its value, not the code's own state."""
+    return any(f.get("kind") == "env-var" and f.get("named") == "text" for f in found)
+
+
 def _is_none(test: ast.expr) -> bool:
     """`x is None`."""
     return (
@@ -901,12 +998,19 @@ def category(
         return "not-implemented"
     if ctx.exception == "NotImplementedError":  # "A is not compatible with B" says more
         combination = _WORDS["unsupported-combination"].search(text)
-        return "unsupported-combination" if combination else "not-implemented"
+        # ("X is not supported by Y": Y lacks X, a feature not written yet)
+        if combination and not combination.group(0).lower().endswith(" by"):
+            return "unsupported-combination"
+        return "not-implemented"
     configuring = ctx.knowledge.stage(ctx.path, ctx.function) in _CONFIGURING
     if ctx.exception == "AssertionError" and not (
-        configuring and _reads_user_setting(tests, found or [])
+        (configuring and _reads_user_setting(tests, found or [])) or _names_variable(found or [])
     ):
         return "invariant"
+    if _REGISTERED.search(text):  # the same name registered twice: the code's own doing
+        return "invariant"
+    if _DUPLICATES.search(text):  # a list of the user's with a value twice
+        return "invalid-choice"
     if _WORDS["exclusive"].search(text):
         return "unsupported-combination"
     if _WORDS["runtime-failure"].search(text):
@@ -918,7 +1022,9 @@ def category(
         return "mismatch"
     if said_so := _WORDS["unsupported-combination"].search(text):
         # "X only supports 'a' and 'b'" tested as membership: a value outside a list
-        only = said_so.group(0).lower().startswith("only support")
+        # ... and "method 'x' is not supported by this model", tested the same way
+        said = said_so.group(0).lower()
+        only = said.startswith("only support") or said.endswith(" by")
         membership = _compares(own) & {ast.In, ast.NotIn}
         return "invalid-choice" if only and membership else "unsupported-combination"
     if ctx.exception == "TypeError" or calls & {"isinstance", "issubclass"}:
@@ -926,11 +1032,12 @@ def category(
     compares = _compares(own)
     if calls & {"isfinite", "isnan", "isinf"}:  # NaN or infinity: outside every range
         return "limit"
-    if compares & {ast.In, ast.NotIn}:
+    if compares & {ast.In, ast.NotIn} or _subset_test(own):
         return "invalid-choice"
     # A test of a range is a limit, even when the message calls the value invalid ("Invalid
-    # h_bar: h_bar * w_bar must be >= min_pixels and <= max_pixels").
-    if compares & {ast.Lt, ast.LtE, ast.Gt, ast.GtE}:
+    # h_bar: h_bar * w_bar must be >= min_pixels and <= max_pixels"); not a test that a
+    # collection is not empty (`len(errors) > 0`).
+    if _range_test(own):
         return "limit"
     if _WORDS["invalid-choice"].search(text):
         return "invalid-choice"
@@ -938,6 +1045,10 @@ def category(
         return "limit"
     if ctx.exception == "KeyError" or _constant_compare(own):
         return "invalid-choice"
+    # `not a and not b` (in one test or nested) with "a or b must be provided": neither given
+    unset = own.values if isinstance(own, ast.BoolOp) and isinstance(own.op, ast.And) else tests
+    if len(unset) > 1 and all(_is_not(v) for v in unset) and _ASKED.search(text):
+        return "not-found"
     if isinstance(own, ast.BoolOp) and isinstance(own.op, ast.And) and len(own.values) > 1:
         if all(_is_none(v) for v in own.values):  # none of the ways to find it was given
             return "not-found"
@@ -1261,6 +1372,7 @@ def derive(ctx: Context) -> dict:
 MAX_CALLERS = 30  # a name called from more places is too common to say where it runs
 MAX_DEPTH = 3  # calls followed up from a site towards code whose stage is known
 VALIDATOR = re.compile(r"^_?(validate|check|verify)_\w+$")
+UNDATED = ""  # what code no stage applies to reaches: a stage of its own that is none
 
 
 def stages_from_callers(
@@ -1285,8 +1397,16 @@ def stages_from_callers(
         if key not in memo:
             memo[key] = frozenset()  # a recursion in the graph ends here
             known = knowledge.stage(path, function)
-            if known and depth < MAX_DEPTH and knowledge.dispatches(path, function):
+            if knowledge.undated(path, function):
+                # A separate program's or the shutdown's code: what it calls may run there, so
+                # it disagrees with every stage (UNDATED is none).
+                memo[key] = frozenset({UNDATED})
+            elif known and depth < MAX_DEPTH and knowledge.dispatches(path, function):
                 memo[key] = frozenset()  # a caller that runs everything dates nothing
+            elif known and (instead := knowledge.by_default(path, function)):
+                # A module's default: callers all of a stage it may give way to say better.
+                up = _callers(path, function, depth)
+                memo[key] = up if len(up) == 1 and up <= instead else frozenset({known})
             else:
                 memo[key] = frozenset({known}) if known else _callers(path, function, depth)
         return memo[key]
@@ -1305,10 +1425,14 @@ def stages_from_callers(
 
     def stage_of(path: str, function: str) -> str | None:
         stages = reached(path, function, MAX_DEPTH)
-        return next(iter(stages)) if len(stages) == 1 else None
+        return next(iter(stages)) if len(stages) == 1 and UNDATED not in stages else None
 
     for site in sites:
-        if site.derived is not None and "stage" not in site.derived:
+        if site.derived is not None and knowledge.undated(site.path, site.function):
+            site.derived.pop("stage", None)
+        elif site.derived is not None and (
+            "stage" not in site.derived or knowledge.by_default(site.path, site.function)
+        ):
             stage = stage_of(site.path, site.function)
             if stage:
                 site.derived["stage"] = stage

@@ -148,9 +148,41 @@ _MODELS_CONFIG = "vllm/model_executor/models/config.py"
 _TRANSFER = tuple(f"vllm/distributed/{kind}_transfer/" for kind in ("kv", "ec", "weight"))
 # ... and the handshake metadata the engine core hands its connector once the workers have
 # registered their caches (EngineCore.__init__, and wake_up).
-_REGISTER = re.compile(r"(^|\.)(register_\w*caches?|set_xfer_handshake_metadata\w*)$")
-# The API server's routes, attached while the app is built (entrypoints/serve/__init__.py).
-_APP_SETUP = re.compile(r"(^|\.)(attach_\w*router|register_\w*routes?)$")
+# A connector's set-up also registers its runtimes and buffers (UMBPRuntimeFactory.register,
+# ShardedRDTWeightTransferEngine._preregister_at_init).
+_REGISTER = re.compile(
+    r"(^|\.)(register_\w*caches?|set_xfer_handshake_metadata\w*|register|_?pre_?register\w*"
+    r"|_?\w*_at_init)$"
+)
+# The API server's routes, attached while the app is built (entrypoints/serve/__init__.py),
+# and the state, IO processors and plug-ins the app's serving classes are built with
+# (init_app_state, ServingEmbedding.init_io_processor): not a request's tool sessions.
+_APP_SETUP = re.compile(
+    r"(^|\.)(attach_\w*router|register_\w*routes?"
+    r"|init_\w*(?:_state|io_processors?|middleware|handler|plugin|tool_server|loras))$"
+)
+# What no stage of a run is: closing and shutting down.
+_TEARDOWN = re.compile(r"(^|\.)(close|shutdown|__del__|__exit__|__aexit__|_?cleanup\w*)$")
+# Modules whose stage is a default for code that is set up at one stage and used at another:
+# where every caller of a function is of another stage, the function is of the callers'
+# (a connector's layout helper called from register_kv_caches, a serving class's IO
+# processor built by its init_io_processor, a layer's custom op called from its forward).
+_DEFAULTS = (
+    "vllm/distributed/kv_transfer/",
+    "vllm/distributed/ec_transfer/",
+    "vllm/distributed/weight_transfer/",
+    *(f"vllm/entrypoints/{d}/" for d in ("openai", "serve", "pooling", "scale_out", "generate")),
+    "vllm/entrypoints/anthropic/",
+    "vllm/model_executor/layers/",
+)
+_STARTUP = frozenset({"engine-startup"})  # what those defaults give way to: set-up, a forward
+# Elastic EP: the API asks a running server to scale (AsyncLLM.scale_elastic_ep), and the
+# engine drains, prepares and commits while it serves.
+_ELASTIC_EP = re.compile(r"(^|\.)_?\w*elastic_ep$")
+# The threads that watch the engine cores and the workers, started once they are up
+# (MPClient.start_engine_core_monitor, MultiprocExecutor.start_worker_monitor): a process
+# they see die died while the server served.
+_MONITOR = re.compile(r"(^|\.)(?!start_)(monitor_\w+|\w+_monitor|watchdog\w*)$")
 # The peer-to-peer KV offload tier: its sessions, transports and roles exchange blocks with
 # peers while serving (the manager's poll loop, accept_new_peers, recv); built at start-up.
 _P2P_TIER = "vllm/v1/kv_offload/tiering/p2p/"
@@ -465,7 +497,34 @@ class VllmKnowledge(Knowledge):
             return True  # builds the process, then serves from its loop until shutdown
         return path.startswith(_CLI) and bool(_CLI_RUNS.search(function))
 
+    def undated(self, path: str, function: str) -> bool:
+        return path.startswith(OTHER_PROGRAMS) or bool(_TEARDOWN.search(function))
+
+    def by_default(self, path: str, function: str) -> frozenset[str]:
+        if not path.startswith(_DEFAULTS) or self._named(path, function) is not _UNNAMED:
+            return frozenset()
+        best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
+        # (not a kernel folder of layers/, whose stage is its own)
+        return _STARTUP if best in _DEFAULTS else frozenset()
+
     def stage(self, path: str, function: str) -> str | None:
+        named = self._named(path, function)
+        if named is not _UNNAMED:
+            return named  # type: ignore[return-value]
+        best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
+        return STAGE_PATHS.get(best)
+
+    def _named(self, path: str, function: str) -> str | None | object:
+        """The stage the rules by name give (None: none applies, its callers say), or
+        _UNNAMED where only the module's path says."""
+        if _TEARDOWN.search(function):
+            return None
+        if path.startswith(("vllm/v1/engine/", "vllm/v1/executor/")) and _ELASTIC_EP.search(
+            function
+        ):
+            return "request-handling"
+        if path.startswith(("vllm/v1/engine/", "vllm/v1/executor/")) and _MONITOR.search(function):
+            return "request-handling"
         if path == _MODELS_CONFIG:  # models' config fix-ups, run while VllmConfig is validated
             return "config-validation"
         if WARMUP.search(function):
@@ -512,8 +571,16 @@ class VllmKnowledge(Knowledge):
                 if _INIT.search(function) or _OWN_INIT.search(function)
                 else ("request-handling")
             )
-        best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
-        return STAGE_PATHS.get(best)
+        if path.startswith(_LAYERS) and _FORWARD.search(function):
+            # A layer's forward first runs in the memory-profiling run, as a model's does
+            # (not a kernel layer's: its folder's stage is its own).
+            best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
+            if STAGE_PATHS.get(best) == "model-loading":
+                return "engine-startup"
+        return _UNNAMED
+
+
+_UNNAMED = object()  # no rule by name applies: the module's path says
 
 
 def _index(parts: tuple[str, ...], names: tuple[str, ...]) -> int | None:

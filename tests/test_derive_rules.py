@@ -1,0 +1,345 @@
+"""Issue 40, round 3: the rules behind the derived fields that sample B (derived-audit-7302)
+and the writers found wrong, each on a made-up site shaped like the release's code: stages of
+set-up code in modules that serve, categories of checks on the user's input, titles that kept
+a dropped value's label, a request field's presence traced as its fix."""
+
+from pathlib import Path
+
+from errorkb.content import template
+from errorkb.projects.sglang.knowledge import SglangKnowledge
+from errorkb.projects.vllm.knowledge import VllmKnowledge
+from errorkb.sources import explain
+from errorkb.sources import extract as ex
+
+
+def _derived(code: str, path: str = "m.py", knowledge=None) -> dict[str, dict]:
+    """Each site's derived block, by its message, in one file (no callers)."""
+    scan = ex.scan_file(
+        path, code.encode(), printed=True, knowledge=knowledge or explain.Knowledge()
+    )
+    return {site.template: site.derived or {} for site in scan.sites}
+
+
+def _scan(root: Path, files: dict[str, str], knowledge: explain.Knowledge) -> dict[str, dict]:
+    """Each site's derived block, by its message, in a tree of these files (with callers)."""
+    for path, code in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(code, encoding="utf-8")
+    scan = ex.scan_tree(root, knowledge=lambda _files: knowledge, printed=True, jobs=1)
+    return {site.template: site.derived or {} for site in scan.sites}
+
+
+# Stages ------------------------------------------------------------------------------
+
+
+def test_a_connector_s_registration_and_set_up_run_at_start_up():
+    """fc90a845ecaa6505 (UMBPRuntimeFactory.register), 0788467ecdf44aec
+    (ShardedRDTWeightTransferEngine._preregister_at_init): set-up in kv_transfer/ and
+    weight_transfer/, whose modules default to request handling."""
+    k = VllmKnowledge()
+    umbp = "vllm/distributed/kv_transfer/kv_connector/v1/umbp/runtime/factory.py"
+    assert k.stage(umbp, "UMBPRuntimeFactory.register") == "engine-startup"
+    rdt = "vllm/distributed/weight_transfer/sharded_rdt_engine.py"
+    assert k.stage(rdt, "ShardedRDTWeightTransferEngine._preregister_at_init") == ("engine-startup")
+    assert k.stage(umbp, "UMBPRuntime.lookup") == "request-handling"  # the default stays
+
+
+def test_shutdown_has_no_stage_even_from_callers(tmp_path):
+    """6ecfee4bf00fe22c: HF3FSKVConnector.close logs at shutdown, not per request."""
+    k = VllmKnowledge()
+    hf3fs = "vllm/distributed/kv_transfer/kv_connector/v1/hf3fs/hf3fs_connector.py"
+    assert k.stage(hf3fs, "HF3FSKVConnector.close") is None
+    assert k.undated(hf3fs, "HF3FSKVConnector.close")
+    code = (
+        "class C:\n"
+        "    def close(self):\n"
+        "        logger.info('clients closed')\n"
+        "        _release(self)\n"
+        "    def step(self):\n"
+        "        self.close()\n"
+        "\n"
+        "class Other:\n"
+        "    def __init__(self):\n"
+        "        _release(self)\n"
+    )
+    helper = "def _release(x):\n    logger.warning('context unusable at teardown')\n"
+    files = {"vllm/v1/executor/runtime_like.py": code, "vllm/v1/hisparse/pins.py": helper}
+    found = _scan(tmp_path, files, k)
+    assert "stage" not in found["clients closed"]
+    # called at shutdown and at start-up: no stage, not start-up's
+    assert "stage" not in found["context unusable at teardown"]
+
+
+def test_a_module_default_gives_way_to_callers_of_one_other_stage(tmp_path):
+    """e6e7a13c7c5e6ffe: a connector's layout helper called (through a private helper) only
+    from register_kv_caches runs at start-up; 4d1edb5679346951: a serving class's IO processor
+    is built by init_io_processor, at start-up; 597249c3fb7d568c: a layer's custom op called
+    from its forward runs in the forward pass, first at start-up, not while loading."""
+    k = VllmKnowledge()
+    layout = "vllm/distributed/kv_transfer/kv_connector/v1/moriio/moriio_layout.py"
+    connector = "vllm/distributed/kv_transfer/kv_connector/v1/moriio/moriio_connector.py"
+    io = "vllm/entrypoints/pooling/embed/io_processor.py"
+    serving = "vllm/entrypoints/pooling/embed/serving.py"
+    layer = "vllm/model_executor/layers/sparse_like.py"
+    files = {
+        layout: (
+            "def get_layer_head_layout(shape, block_size):\n"
+            "    if shape[0] != block_size:\n"
+            "        raise ValueError(f'cannot slice {shape}')\n"
+            "\n"
+            "def shared_layout(x):\n"
+            "    if x is None:\n"
+            "        raise ValueError('no layout')\n"
+        ),
+        connector: (
+            "class Worker:\n"
+            "    def register_kv_caches(self, caches):\n"
+            "        self._record_slice_layouts(caches)\n"
+            "        shared_layout(caches)\n"
+            "    def _record_slice_layouts(self, caches):\n"
+            "        get_layer_head_layout(caches, 16)\n"
+            "    def start_load_kv(self, ctx):\n"
+            "        shared_layout(ctx)\n"
+        ),
+        io: (
+            "class EmbedIOProcessor:\n"
+            "    def __init__(self, prefixes):\n"
+            "        if prefixes:\n"
+            "            logger.info('Loaded prompt prefixes for %s', prefixes)\n"
+            "    def pre_process(self, request):\n"
+            "        if not request:\n"
+            "            raise ValueError('empty request')\n"
+        ),
+        serving: (
+            "class ServingEmbedding:\n"
+            "    def init_io_processor(self, *args):\n"
+            "        return EmbedIOProcessor(*args)\n"
+        ),
+        layer: (
+            "def sparse_like_op(x, use_fp4):\n"
+            "    assert not use_fp4, 'Unfused FP4 Insert is not supported yet'\n"
+            "\n"
+            "class SparseLike:\n"
+            "    def forward_cuda(self, x):\n"
+            "        return torch.ops.vllm.sparse_like_op(x, False)\n"
+        ),
+    }
+    found = _scan(tmp_path, files, k)
+    assert found["cannot slice {shape}"]["stage"] == "engine-startup"
+    assert found["no layout"]["stage"] == "request-handling"  # callers disagree: the default
+    assert found["Loaded prompt prefixes for {prefixes}"]["stage"] == "engine-startup"
+    assert found["empty request"]["stage"] == "request-handling"  # no caller: the default
+    assert found["Unfused FP4 Insert is not supported yet"]["stage"] == "engine-startup"
+    assert k.stage(layer, "SparseLike.__init__") == "model-loading"
+
+
+def test_elastic_ep_scaling_and_the_process_monitors_run_while_serving():
+    """94b4144d616be124: AsyncLLM._drain_requests_for_elastic_ep runs when a running server is
+    asked to scale; 5e9bb0be92627434: the engine cores' monitor thread sees them die after
+    start-up."""
+    k = VllmKnowledge()
+    assert k.stage("vllm/v1/engine/async_llm.py", "AsyncLLM._drain_requests_for_elastic_ep") == (
+        "request-handling"
+    )
+    client = "vllm/v1/engine/core_client.py"
+    monitor = "MPClient.start_engine_core_monitor.monitor_engine_cores"
+    assert k.stage(client, monitor) == "request-handling"
+    assert k.stage(client, "MPClient.start_engine_core_monitor") == "engine-startup"
+    assert k.stage(client, "MPClient.__init__") == "engine-startup"
+
+
+def test_sglang_tools_have_no_stage_and_weight_checks_serve(tmp_path):
+    """d519bb94a6b8af85: a stand-alone calibration tool; b7449212a08a0ed7: /check_weights
+    reaches the model runner's check_weights while the server runs."""
+    k = SglangKnowledge(root="python/")
+    tool = "python/sglang/multimodal_gen/tools/quantize_like.py"
+    runner = "python/sglang/srt/model_executor/model_runner.py"
+    checker = "python/sglang/srt/utils/weight_checker.py"
+    files = {
+        tool: (
+            "def main():\n"
+            "    if not ok():\n"
+            "        raise ValueError('calibration requires an SM89+ CUDA GPU')\n"
+            "\n"
+            "def run():\n"
+            "    main()\n"
+        ),
+        "python/sglang/srt/entrypoints/http_server.py": (
+            "async def generate_request(obj):\n    main()\n"
+        ),
+        runner: (
+            "class ModelRunner:\n"
+            "    def check_weights(self, action):\n"
+            "        compare_tensors(action)\n"
+        ),
+        checker: (
+            "def compare_tensors(x):\n"
+            "    _check_tensors(x)\n"
+            "\n"
+            "def _check_tensors(x):\n"
+            "    errors = [n for n in x if n]\n"
+            "    if len(errors) > 0:\n"
+            "        raise Exception('check tensor equality failed')\n"
+        ),
+    }
+    found = _scan(tmp_path, files, k)
+    assert "stage" not in found["calibration requires an SM89+ CUDA GPU"]
+    assert found["check tensor equality failed"]["stage"] == "request-handling"
+    assert k.stage(runner, "ModelRunner.initialize") == "engine-startup"
+
+
+# Categories ---------------------------------------------------------------------------
+
+
+def _category(code: str, path: str = "m.py", knowledge=None) -> str:
+    (found,) = _derived(code, path, knowledge).values()
+    return found["category"]
+
+
+def test_a_name_registered_twice_is_the_code_s_own_fault():
+    """fc90a845ecaa6505: `mode in cls._builders` is no value outside the choices."""
+    code = (
+        "def register(mode):\n"
+        "    if mode in _builders:\n"
+        "        raise ValueError(f'runtime mode {mode} is already registered')\n"
+    )
+    assert _category(code) == "invariant"
+
+
+def test_an_assert_on_an_environment_variable_the_message_names_is_the_user_s_value():
+    """cbf62251159b15b5: VLLM_RAY_BUNDLE_INDICES with a value twice: a bad value of the
+    user's, not an internal invariant."""
+    k = VllmKnowledge(envs={"VLLM_RAY_BUNDLE_INDICES"})
+    code = (
+        "def get_bundles(indices):\n"
+        "    assert len(set(indices)) == len(indices), (\n"
+        "        f'VLLM_RAY_BUNDLE_INDICES cannot have duplicate values, got {indices}')\n"
+    )
+    assert _category(code, "vllm/v1/executor/ray_utils.py", k) == "invalid-choice"
+    internal = "def f(xs):\n    assert len(set(xs)) == len(xs), 'ids must be unique'\n"
+    assert _category(internal, "vllm/v1/executor/ray_utils.py", k) == "invariant"
+
+
+def test_words_of_combinations_and_of_disagreement():
+    """7b59d217d55472b6 ("not supported by streaming"), 8ccd97028221119b ("must be
+    specified with 'tools'"), 77e74efa2c13b1b4 ("is turned on, but the model does not support
+    it"), 3353757b6a544585 (an invalid digest), b7449212a08a0ed7 (tensor equality)."""
+    stop = (
+        "def f(request, stream):\n"
+        "    if request.stop and stream:\n"
+        "        raise ValueError('stop strings are not supported by streaming derender')\n"
+    )
+    assert _category(stop) == "unsupported-combination"
+    tools = (
+        "def f(tool_choice, tools):\n"
+        "    if not tools and tool_choice == 'required':\n"
+        "        raise ValueError(\"Tool choice 'required' must be specified with 'tools'.\")\n"
+    )
+    assert _category(tools) == "unsupported-combination"
+    compile_ = (
+        "def f(model, n):\n"
+        "    if n == 0:\n"
+        "        logger.warning('compile is turned on, but the model %s does not support it',"
+        " model)\n"
+    )
+    assert _category(compile_) == "unsupported-combination"
+    digest = (
+        "def f(errors):\n"
+        "    if errors:\n"
+        "        raise RuntimeError('rank 1: invalid complete-plan digest')\n"
+    )
+    assert _category(digest) == "mismatch"
+    equal = (
+        "def f(errors):\n"
+        "    if len(errors) > 0:\n"
+        "        raise Exception('check tensor equality failed')\n"
+    )
+    assert _category(equal) == "mismatch"
+
+
+def test_a_collection_not_empty_is_no_range_and_a_subset_test_is_membership():
+    """b7449212a08a0ed7: `len(x) > 0` is no limit; c1ad999538e99eee: `not k <= d.keys()`
+    asks whether every value is among the known ones."""
+    nonempty = "def f(xs):\n    if len(xs) > 0:\n        raise Exception('some went wrong')\n"
+    assert _category(nonempty) == "invariant"
+    ranged = "def f(xs):\n    if len(xs) > 8:\n        raise Exception('some went wrong')\n"
+    assert _category(ranged) == "limit"
+    subset = (
+        "def f(k):\n"
+        "    if not k <= SPLITS.keys():\n"
+        "        raise ValueError('unsupported skinny-K warmup token count')\n"
+    )
+    assert _category(subset) == "invalid-choice"
+
+
+def test_neither_of_two_ways_given_is_not_found():
+    """48c515f614ff84c0: `not uri` then `not dir` (nested), "a valid uri or dir must be
+    provided"."""
+    code = (
+        "class C:\n"
+        "    def __post_init__(self):\n"
+        "        if not self.uri:\n"
+        "            if self.dir:\n"
+        "                self.uri = self.dir\n"
+        "            else:\n"
+        "                raise ValueError('Unable to resolve uri. A valid uri or dir must be"
+        " provided.')\n"
+    )
+    assert _category(code) == "not-found"
+
+
+def test_a_retired_argument_is_an_invalid_choice():
+    """d497156e7f11485e: `if removed:` tells the user an argument is gone."""
+    code = (
+        "def f(kwargs):\n"
+        "    removed = [n for n in RETIRED if n in kwargs]\n"
+        "    if removed:\n"
+        "        raise ValueError(f'Removed server argument(s): {removed}')\n"
+    )
+    assert _category(code) == "invalid-choice"
+
+
+def test_a_transfer_step_that_failed_is_a_runtime_failure():
+    """f298d92fd07c34a3: a KV transfer's submission failed while it ran ("transfer
+    submission failed"), whatever it raised."""
+    code = (
+        "def f(self):\n"
+        "    try:\n"
+        "        self.submit()\n"
+        "    except Exception as exc:\n"
+        "        raise SubmissionError(f'Transfer submission failed: {exc}') from exc\n"
+    )
+    assert _category(code) == "runtime-failure"
+
+
+# Titles and flags -----------------------------------------------------------------------
+
+
+def test_titles_lose_a_dropped_value_s_label_and_keep_what_is_counted():
+    """1504c6e082cad74d ("but got type"), e6e7a13c7c5e6ffe ("the -token block"), the
+    `At most {n} {modality}(s)` titles ("At most (s) may be provided")."""
+    assert template.title(
+        "expect `cfg` to be instance of PreTrainedConfig or dict, but got {t} type"
+    ) == ("Expect `cfg` to be instance of PreTrainedConfig or dict")
+    assert template.title("kernel blocks {shape} split the {block_size}-token block") == (
+        "Kernel blocks split the token block"
+    )
+    assert template.title("At most {limit} {modality}(s) may be provided in one prompt.") == (
+        "At most limit modality(s) may be provided in one prompt"
+    )
+
+
+def test_a_presence_test_that_only_reaches_the_failing_field_passes_nothing():
+    """7b59d217d55472b6: `request.chat is not None and request.chat.stop`: leaving `chat` out
+    is no fix; the stop strings are what fail."""
+    k = VllmKnowledge(requests={"ChatRequest": {"chat_request", "stop"}})
+    k.serving = {"Serving"}
+    code = (
+        "class Serving:\n"
+        "    def f(self, request):\n"
+        "        if request.chat_request is not None and request.chat_request.stop:\n"
+        "            raise ValueError('stop strings are not supported by streaming')\n"
+    )
+    (found,) = _derived(code, "vllm/entrypoints/x/serving.py", k).values()
+    entries = [f for f in found.get("flags", []) if f["name"] == "request.chat_request"]
+    assert entries and "passes" not in entries[0]
