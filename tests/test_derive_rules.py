@@ -343,3 +343,82 @@ def test_a_presence_test_that_only_reaches_the_failing_field_passes_nothing():
     (found,) = _derived(code, "vllm/entrypoints/x/serving.py", k).values()
     entries = [f for f in found.get("flags", []) if f["name"] == "request.chat_request"]
     assert entries and "passes" not in entries[0]
+
+
+# Sample 7305 (drawn after the fixes above) ------------------------------------------------
+
+
+def test_a_backend_that_does_not_support_a_feature_is_a_combination():
+    """f705a2b279d00df8: "b12x TP MoE does not support expert maps" (`expert_map is not
+    None`) is a backend with expert parallelism, not a value outside a list; a value tested
+    against the choices stays an invalid choice."""
+    maps = (
+        "def apply(expert_map):\n"
+        "    if expert_map is not None:\n"
+        "        raise ValueError('b12x TP MoE does not support expert maps')\n"
+    )
+    assert _category(maps) == "unsupported-combination"
+    choice = (
+        "def f(backend):\n"
+        "    if backend not in ('flash', 'triton'):\n"
+        "        raise ValueError(f'This layer does not support {backend}')\n"
+    )
+    assert _category(choice) == "invalid-choice"
+
+
+def test_a_kernel_not_supported_here_is_a_combination():
+    """294934b521b94db3: `if not is_supported:` after `force_kernel.is_supported()`, "Forced
+    NVFP4 kernel X is not supported: {reason}": the kernel on this GPU."""
+    code = (
+        "def init(force_kernel):\n"
+        "    is_supported, reason = force_kernel.is_supported()\n"
+        "    if not is_supported:\n"
+        "        raise ValueError(f'Forced kernel {force_kernel} is not supported: {reason}')\n"
+    )
+    assert _category(code) == "unsupported-combination"
+
+
+def test_two_settings_of_the_user_tested_together_are_a_combination():
+    """524ee70377193261: `if not cfg.a: return`, then `if cfg.b is not None: raise`: the
+    two flags together, not an internal invariant."""
+    k = SglangKnowledge(root="python/")
+    k.args = {
+        "enable_aux": (("--enable-aux",), None),
+        "draft_path": (("--draft-path",), None),
+    }
+    code = (
+        "def handle(cfg):\n"
+        "    if not cfg.enable_aux:\n"
+        "        return\n"
+        "    if cfg.draft_path is not None:\n"
+        "        raise ValueError('captures without a draft; drop it.')\n"
+    )
+    found = _derived(code, "python/sglang/srt/arg_groups/validation_hook.py", k)
+    (derived,) = found.values()
+    if len(derived.get("flags", [])) > 1:  # the wing traced both flags
+        assert derived["category"] == "unsupported-combination"
+
+
+def test_dunder_methods_are_not_dated_by_calls_of_their_name(tmp_path):
+    """70d6eea928b34368: ConstantList.__setitem__ runs on `x[i] = v` anywhere; a call of
+    another class's `__setitem__` in a kernel module does not date it. An unconditional
+    TypeError of a read-only list is no mismatch of types."""
+    k = VllmKnowledge()
+    files = {
+        "vllm/v1/utils_like.py": (
+            "class ConstantList:\n"
+            "    def __setitem__(self, item, value):\n"
+            "        raise TypeError('Cannot set item in a constant list')\n"
+        ),
+        "vllm/platforms/cuda_like.py": ("def pick(d):\n    d.__setitem__('backend', 1)\n"),
+    }
+    found = _scan(tmp_path, files, k)["Cannot set item in a constant list"]
+    assert "stage" not in found
+    assert found["category"] == "invariant"
+
+
+def test_the_clause_reporting_the_value_found_goes_to_its_end():
+    """76be925631d8d82f: "Expected one length per row, got {a} for indices {b}"."""
+    assert template.title("Expected one length per row, got {a} for indices {b}") == (
+        "Expected one length per row"
+    )

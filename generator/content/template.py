@@ -220,12 +220,10 @@ def title(message: str) -> str:
         "",
         text,
     )
-    # "..., but got {t} type": the value and the word that labelled it ("type", "instead").
+    # "..., but got {t} type", ", got {a} for indices {b}": the clause that reports the
+    # value found, to its end.
     text = re.sub(
-        r"[,;]?\s*\b(?:but )?(?:got|received)\s+(?:an? )?[`'\"]?\{[^{}]*\}[`'\"]?"
-        r"(?:\s+(?:type|instead))?(?=\s*(?:$|[.;,]))",
-        "",
-        text,
+        r"[,;]?\s*\b(?:but )?(?:got|received)\s+(?:an? )?[`'\"]?\{[^{}]*\}[`'\"]?[^.;:]*", "", text
     )
     text = re.split(r":\s*[`'\"]?\{(?!\{)", text, maxsplit=1)[0]  # "...: {details}" ends it
     # "... but {reason} Falling back ...": a capital after a value starts another sentence.

@@ -771,7 +771,7 @@ _WORDS = {
         r"|can't be used with|can only be used with|incompatible|not compatible|together with"
         r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires?"
         r"|only supports?|not available (?:for|with|when|on|in)|(?:does not|doesn't) support `?--"
-        r"|(?:does not|doesn't) support (?:it|this|that)\b"
+        r"|(?:does not|doesn't) support\b"
         r"|must be (?:specified|used|set|given|provided|passed|enabled) (?:together )?with"
         r"|when using\b[^.;]*?,[^.;]*\b(?:must|should|needs? to|has to)"
         r"|(?:must|should|needs? to|has to|cannot|can't)\b[^.;]*\bwhen using)\b",
@@ -900,6 +900,25 @@ _DUPLICATES = re.compile(
 )
 
 
+def _asks_supported(test: ast.expr | None) -> bool:
+    """`not is_supported`, `not backend_supports_x()`: a test of what is supported here."""
+    if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
+        return False
+    inner = test.operand.func if isinstance(test.operand, ast.Call) else test.operand
+    last = (_chain(inner) or ("",))[-1].rstrip("()")
+    return bool(re.fullmatch(r"_?(?:is_)?\w*supported\w*|_?\w*supports?_\w*", last))
+
+
+def _user_settings_read(tests: list[ast.expr], found: list[dict]) -> set[str]:
+    """The settings the user sets that the tests read (traced, not named by the message)."""
+    read = {_short(node) for test in tests for node in ast.walk(test) if reads(node)}
+    return {
+        f["name"]
+        for f in found
+        if f.get("kind") in _USER_KINDS and not f.get("named") and f["name"] in read
+    }
+
+
 def _subset_test(test: ast.expr | None) -> bool:
     """`a <= b.keys()`, `set(a) >= {...}`: a comparison of sets, a test of membership."""
     for node in ast.walk(test) if test is not None else ():
@@ -1022,12 +1041,15 @@ def category(
         return "mismatch"
     if said_so := _WORDS["unsupported-combination"].search(text):
         # "X only supports 'a' and 'b'" tested as membership: a value outside a list
-        # ... and "method 'x' is not supported by this model", tested the same way
+        # ... and "method 'x' is not supported by this model", "X does not support 'y'",
+        # tested the same way (or against a constant)
         said = said_so.group(0).lower()
         only = said.startswith("only support") or said.endswith(" by")
         membership = _compares(own) & {ast.In, ast.NotIn}
+        if said.endswith("support") and (membership or _constant_compare(own)):
+            return "invalid-choice"
         return "invalid-choice" if only and membership else "unsupported-combination"
-    if ctx.exception == "TypeError" or calls & {"isinstance", "issubclass"}:
+    if (ctx.exception == "TypeError" and tests) or calls & {"isinstance", "issubclass"}:
         return "mismatch"
     compares = _compares(own)
     if calls & {"isfinite", "isnan", "isinf"}:  # NaN or infinity: outside every range
@@ -1039,6 +1061,8 @@ def category(
     # collection is not empty (`len(errors) > 0`).
     if _range_test(own):
         return "limit"
+    if _asks_supported(own):  # `not is_supported`: what this platform or kernel lacks
+        return "unsupported-combination"
     if _WORDS["invalid-choice"].search(text):
         return "invalid-choice"
     if _WORDS["limit"].search(text):
@@ -1052,6 +1076,8 @@ def category(
     if isinstance(own, ast.BoolOp) and isinstance(own.op, ast.And) and len(own.values) > 1:
         if all(_is_none(v) for v in own.values):  # none of the ways to find it was given
             return "not-found"
+        return "unsupported-combination"
+    if len(_user_settings_read(tests, found or [])) > 1:  # `if not a: return` then `if b:`
         return "unsupported-combination"
     return "invariant"
 
@@ -1414,6 +1440,8 @@ def stages_from_callers(
     def _callers(path: str, function: str, depth: int) -> frozenset[str]:
         parts = function.split(".")
         name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+        if name.startswith("__") and name.endswith("__"):
+            return frozenset()  # `x[i] = v` runs __setitem__: no call names it
         found = callers.get(name, [])
         if name.startswith("_") and not name.startswith("__"):
             # A private name is its module's own: where the module calls it, only those
