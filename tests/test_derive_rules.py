@@ -422,3 +422,19 @@ def test_the_clause_reporting_the_value_found_goes_to_its_end():
     assert template.title("Expected one length per row, got {a} for indices {b}") == (
         "Expected one length per row"
     )
+
+
+def test_a_separate_program_s_calls_date_nothing(tmp_path):
+    """`vllm bench` also calls the tokenizers' encoders: its calls neither give them a stage
+    nor take away the one the server's calls give (shutdown's calls do)."""
+    k = VllmKnowledge()
+    files = {
+        "vllm/tokenizers/encoding_like.py": (
+            "def encode_messages(m):\n    if not m:\n        raise ValueError('no messages')\n"
+        ),
+        "vllm/benchmarks/datasets/like.py": "def sample(m):\n    encode_messages(m)\n",
+        "vllm/entrypoints/openai/chat_like.py": (
+            "class Serving:\n    def create_chat(self, m):\n        encode_messages(m)\n"
+        ),
+    }
+    assert _scan(tmp_path, files, k)["no messages"]["stage"] == "request-handling"

@@ -125,6 +125,11 @@ class Knowledge:
         shutdown's): it gets none, not even from its callers, and dates none of its callees."""
         return False
 
+    def shutdown(self, path: str, function: str) -> bool:
+        """Whether this function closes or shuts down (undated): what it calls may run then,
+        so it disagrees with every stage its callees' other callers give."""
+        return False
+
     def by_default(self, path: str, function: str) -> frozenset[str]:
         """The stages that may replace the one `stage` gives, where that is only its module's
         default (code that is set up at one stage and used at another): where every caller of
@@ -1424,9 +1429,10 @@ def stages_from_callers(
             memo[key] = frozenset()  # a recursion in the graph ends here
             known = knowledge.stage(path, function)
             if knowledge.undated(path, function):
-                # A separate program's or the shutdown's code: what it calls may run there, so
-                # it disagrees with every stage (UNDATED is none).
-                memo[key] = frozenset({UNDATED})
+                # A separate program's code dates nothing of the server's; the shutdown's does:
+                # what it calls may run then, so it disagrees with every stage (UNDATED).
+                shutdown = knowledge.shutdown(path, function)
+                memo[key] = frozenset({UNDATED}) if shutdown else frozenset()
             elif known and depth < MAX_DEPTH and knowledge.dispatches(path, function):
                 memo[key] = frozenset()  # a caller that runs everything dates nothing
             elif known and (instead := knowledge.by_default(path, function)):

@@ -500,6 +500,9 @@ class VllmKnowledge(Knowledge):
     def undated(self, path: str, function: str) -> bool:
         return path.startswith(OTHER_PROGRAMS) or bool(_TEARDOWN.search(function))
 
+    def shutdown(self, path: str, function: str) -> bool:
+        return bool(_TEARDOWN.search(function))
+
     def by_default(self, path: str, function: str) -> frozenset[str]:
         if not path.startswith(_DEFAULTS) or self._named(path, function) is not _UNNAMED:
             return frozenset()
