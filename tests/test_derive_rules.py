@@ -438,3 +438,32 @@ def test_a_separate_program_s_calls_date_nothing(tmp_path):
         ),
     }
     assert _scan(tmp_path, files, k)["no messages"]["stage"] == "request-handling"
+
+
+def test_a_loop_started_at_start_up_is_not_of_start_up(tmp_path):
+    """1fd8dc9a5364ebe8 (moved by the rule above, then back): MooncakeConnectorWorker's
+    `_sender_worker` is started in __init__ and sends KV per request; a private helper that
+    its own module never calls is not dated by another module's `_save`."""
+    k = VllmKnowledge()
+    connector = "vllm/distributed/kv_transfer/kv_connector/v1/like/connector.py"
+    files = {
+        connector: (
+            "class Worker:\n"
+            "    def __init__(self, sock):\n"
+            "        run(self._sender_worker(sock))\n"
+            "    async def _sender_worker(self, sock):\n"
+            "        await self.send_kv_to_decode(sock)\n"
+            "    async def send_kv_to_decode(self, sock):\n"
+            "        if sock is None:\n"
+            "            raise RuntimeError('no socket to send KV on')\n"
+            "    def _save(self, key):\n"
+            "        if key is None:\n"
+            "            raise RuntimeError('nothing to save')\n"
+        ),
+        "vllm/distributed/kv_transfer/other.py": (
+            "class Other:\n    def __init__(self):\n        self._save(1)\n"
+        ),
+    }
+    found = _scan(tmp_path, files, k)
+    assert found["no socket to send KV on"]["stage"] == "request-handling"
+    assert found["nothing to save"]["stage"] == "request-handling"

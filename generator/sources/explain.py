@@ -1437,13 +1437,13 @@ def stages_from_callers(
                 memo[key] = frozenset()  # a caller that runs everything dates nothing
             elif known and (instead := knowledge.by_default(path, function)):
                 # A module's default: callers all of a stage it may give way to say better.
-                up = _callers(path, function, depth)
+                up = _callers(path, function, depth, strict=True)
                 memo[key] = up if len(up) == 1 and up <= instead else frozenset({known})
             else:
                 memo[key] = frozenset({known}) if known else _callers(path, function, depth)
         return memo[key]
 
-    def _callers(path: str, function: str, depth: int) -> frozenset[str]:
+    def _callers(path: str, function: str, depth: int, strict: bool = False) -> frozenset[str]:
         parts = function.split(".")
         name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
         if name.startswith("__") and name.endswith("__"):
@@ -1452,7 +1452,8 @@ def stages_from_callers(
         if name.startswith("_") and not name.startswith("__"):
             # A private name is its module's own: where the module calls it, only those
             # calls are its (another module's `_compare` is another function).
-            found = [place for place in found if place[0] == path] or found
+            # (strict: only those, when a module's default is to give way to them)
+            found = [place for place in found if place[0] == path] or ([] if strict else found)
         if depth == 0 or not found or len(found) > MAX_CALLERS:
             return frozenset()
         return frozenset().union(*(reached(path, caller, depth - 1) for path, caller in found))

@@ -175,6 +175,11 @@ _DEFAULTS = (
     "vllm/entrypoints/anthropic/",
     "vllm/model_executor/layers/",
 )
+# Loops, workers and listeners started while the server starts run while it serves: the call
+# that starts them (`_sender_worker(sock)` in __init__) does not date them.
+_RUNS_ON = re.compile(
+    r"(^|\.)_?\w*(worker|loop|thread|listener|sender|receiver|serve\w*|poll\w*|_run)$"
+)
 _STARTUP = frozenset({"engine-startup"})  # what those defaults give way to: set-up, a forward
 # Elastic EP: the API asks a running server to scale (AsyncLLM.scale_elastic_ep), and the
 # engine drains, prepares and commits while it serves.
@@ -505,6 +510,8 @@ class VllmKnowledge(Knowledge):
 
     def by_default(self, path: str, function: str) -> frozenset[str]:
         if not path.startswith(_DEFAULTS) or self._named(path, function) is not _UNNAMED:
+            return frozenset()
+        if _RUNS_ON.search(function):  # a thread's or a task's body, started at start-up
             return frozenset()
         best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
         # (not a kernel folder of layers/, whose stage is its own)
