@@ -257,12 +257,14 @@ def test_words_of_combinations_and_of_disagreement():
     assert _category(equal) == "mismatch"
 
 
-def test_a_collection_not_empty_is_no_range_and_a_subset_test_is_membership():
-    """b7449212a08a0ed7: `len(x) > 0` is no limit; c1ad999538e99eee: `not k <= d.keys()`
-    asks whether every value is among the known ones."""
-    nonempty = "def f(xs):\n    if len(xs) > 0:\n        raise Exception('some went wrong')\n"
-    assert _category(nonempty) == "invariant"
-    ranged = "def f(xs):\n    if len(xs) > 8:\n        raise Exception('some went wrong')\n"
+def test_a_subset_test_is_membership_unless_of_a_range():
+    """c1ad999538e99eee: `not k <= d.keys()` asks whether every value is among the known ones;
+    `not ids <= set(range(n))` whether each is within [0, n)."""
+    ranged = (
+        "def f(ids, n):\n"
+        "    if not ids <= set(range(n)):\n"
+        "        raise ValueError(f'experts must be within [0, {n})')\n"
+    )
     assert _category(ranged) == "limit"
     subset = (
         "def f(k):\n"

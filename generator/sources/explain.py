@@ -778,6 +778,7 @@ _WORDS = {
         r"|only supports?|not available (?:for|with|when|on|in)|(?:does not|doesn't) support `?--"
         r"|(?:does not|doesn't) support\b"
         r"|must be (?:specified|used|set|given|provided|passed|enabled) (?:together )?with"
+        r"(?! (?:\w+ )?(?:caution|care)\b)"
         r"|when using\b[^.;]*?,[^.;]*\b(?:must|should|needs? to|has to)"
         r"|(?:must|should|needs? to|has to|cannot|can't)\b[^.;]*\bwhen using)\b",
         re.I,
@@ -934,28 +935,11 @@ def _subset_test(test: ast.expr | None) -> bool:
                 if isinstance(side, ast.Set | ast.SetComp):
                     return True
                 name = (_chain(side.func) or ("",))[-1] if isinstance(side, ast.Call) else ""
-                if name in ("keys", "set", "frozenset"):
+                ranged = isinstance(side, ast.Call) and any(  # set(range(n)): a range
+                    isinstance(a, ast.Call) and _chain(a.func) == ("range",) for a in side.args
+                )
+                if name in ("keys", "set", "frozenset") and not ranged:
                     return True
-    return False
-
-
-def _range_test(test: ast.expr | None) -> bool:
-    """Whether a test compares with <, <=, > or >= other than `len(x) > 0` (or `>= 1`,
-    `0 < len(x)`): a collection that is not empty is no range."""
-    for node in ast.walk(test) if test is not None else ():
-        if not isinstance(node, ast.Compare):
-            continue
-        sides = (node.left, *node.comparators)
-        for op, left, right in zip(node.ops, sides, sides[1:], strict=False):
-            if not isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE):
-                continue
-            if isinstance(op, ast.Lt | ast.LtE):
-                left, right = right, left
-                op = ast.Gt() if isinstance(op, ast.Lt) else ast.GtE()
-            bound = 0 if isinstance(op, ast.Gt) else 1
-            is_len = isinstance(left, ast.Call) and (_chain(left.func) or ("",))[-1] == "len"
-            if not (is_len and isinstance(right, ast.Constant) and right.value == bound):
-                return True
     return False
 
 
@@ -1062,9 +1046,8 @@ def category(
     if compares & {ast.In, ast.NotIn} or _subset_test(own):
         return "invalid-choice"
     # A test of a range is a limit, even when the message calls the value invalid ("Invalid
-    # h_bar: h_bar * w_bar must be >= min_pixels and <= max_pixels"); not a test that a
-    # collection is not empty (`len(errors) > 0`).
-    if _range_test(own):
+    # h_bar: h_bar * w_bar must be >= min_pixels and <= max_pixels").
+    if compares & {ast.Lt, ast.LtE, ast.Gt, ast.GtE}:
         return "limit"
     if _asks_supported(own):  # `not is_supported`: what this platform or kernel lacks
         return "unsupported-combination"
