@@ -469,3 +469,24 @@ def test_a_loop_started_at_start_up_is_not_of_start_up(tmp_path):
     found = _scan(tmp_path, files, k)
     assert found["no socket to send KV on"]["stage"] == "request-handling"
     assert found["nothing to save"]["stage"] == "request-handling"
+
+
+def test_does_not_support_keeps_not_implemented_and_a_size_s_limit():
+    """The rederive of the rule above: a NotImplementedError "X does not support streaming"
+    stays not implemented; "doesn't support feature dim >= 64KB" (`D > BD`) is a limit;
+    `not self.supported_dtypes` is no test of what is supported here."""
+    stream = "def f(self):\n    raise NotImplementedError('X does not support streaming')\n"
+    assert _category(stream) == "not-implemented"
+    dim = (
+        "def f(D, BD):\n"
+        "    if D > BD:\n"
+        '        raise RuntimeError("This layer doesn\'t support feature dim >= 64KB.")\n'
+    )
+    assert _category(dim) == "limit"
+    empty = (
+        "class A:\n"
+        "    def check(self):\n"
+        "        if not self.supported_dtypes:\n"
+        "            raise ValueError('Algorithm supported dtypes cannot be empty')\n"
+    )
+    assert _category(empty) != "unsupported-combination"

@@ -912,7 +912,10 @@ def _asks_supported(test: ast.expr | None) -> bool:
         return False
     inner = test.operand.func if isinstance(test.operand, ast.Call) else test.operand
     last = (_chain(inner) or ("",))[-1].rstrip("()")
-    return bool(re.fullmatch(r"_?(?:is_)?\w*supported\w*|_?\w*supports?_\w*", last))
+    return bool(re.fullmatch(r"_?(?:is_\w*)?supported|_?\w*_supported|_?\w*supports?_\w+", last))
+
+
+_BOUND_SAID = re.compile(r"\bsupport\b[^.;]*?(?:[<>]=?\s*[\d{]|\d+\s*(?:[KMGT]i?B|bytes))", re.I)
 
 
 def _user_settings_read(tests: list[ast.expr], found: list[dict]) -> set[str]:
@@ -1006,8 +1009,9 @@ def category(
         return "not-implemented"
     if ctx.exception == "NotImplementedError":  # "A is not compatible with B" says more
         combination = _WORDS["unsupported-combination"].search(text)
-        # ("X is not supported by Y": Y lacks X, a feature not written yet)
-        if combination and not combination.group(0).lower().endswith(" by"):
+        # ("X is not supported by Y", "Y does not support X": Y lacks X, not written yet)
+        said = combination.group(0).lower() if combination else ""
+        if combination and not (said.endswith(" by") or said.endswith("support")):
             return "unsupported-combination"
         return "not-implemented"
     configuring = ctx.knowledge.stage(ctx.path, ctx.function) in _CONFIGURING
@@ -1037,6 +1041,10 @@ def category(
         membership = _compares(own) & {ast.In, ast.NotIn}
         if said.endswith("support") and (membership or _constant_compare(own)):
             return "invalid-choice"
+        # "doesn't support feature dim >= 64KB", tested as a range: a limit
+        ranged = _compares(own) & {ast.Lt, ast.LtE, ast.Gt, ast.GtE}
+        if said.endswith("support") and ranged and _BOUND_SAID.search(text):
+            return "limit"
         return "invalid-choice" if only and membership else "unsupported-combination"
     if (ctx.exception == "TypeError" and tests) or calls & {"isinstance", "issubclass"}:
         return "mismatch"
