@@ -424,6 +424,10 @@ def test_the_clause_reporting_the_value_found_goes_to_its_end():
     assert template.title("Expected one length per row, got {a} for indices {b}") == (
         "Expected one length per row"
     )
+    # b846bd44c2e57c07
+    assert template.title("activation must be None, silu, or swish, actual: {activation}") == (
+        "Activation must be None, silu, or swish"
+    )
 
 
 def test_a_separate_program_s_calls_date_nothing(tmp_path):
@@ -490,3 +494,14 @@ def test_does_not_support_keeps_not_implemented_and_a_size_s_limit():
         "            raise ValueError('Algorithm supported dtypes cannot be empty')\n"
     )
     assert _category(empty) != "unsupported-combination"
+
+
+def test_a_title_keeps_got_as_its_own_verb():
+    """Measured over every record's title: "Pool got {n} indices, expected ..." is the
+    sentence itself; "mismatch: got {a}, but model expects {b}. Shape: {s}" loses the clause."""
+    assert template.title("Pool got {n} indices, expected a multiple of page_size") == (
+        "Pool got indices, expected a multiple of page_size"
+    )
+    assert template.title(
+        "Embedding hidden dimension mismatch: got {a}, but model expects {b}. Shape: {s}"
+    ) == ("Embedding hidden dimension mismatch")

@@ -220,10 +220,14 @@ def title(message: str) -> str:
         "",
         text,
     )
-    # "..., but got {t} type", ", got {a} for indices {b}": the clause that reports the
-    # value found, to its end.
+    # "..., but got {t} type", ", got {a} for indices {b}", ", actual: {x}": the clause that
+    # reports the value found, to its end.
     text = re.sub(
-        r"[,;]?\s*\b(?:but )?(?:got|received)\s+(?:an? )?[`'\"]?\{[^{}]*\}[`'\"]?[^.;:]*", "", text
+        r"(?:\s*[,;:]\s*(?:but\s+)?|\s+but\s+)(?:got|received|actual)\s*:?\s+(?:an? )?[`'\"]?"
+        r"\{[^{}]*\}[`'\"]?"
+        r"[^.;:]*",
+        "",
+        text,
     )
     text = re.split(r":\s*[`'\"]?\{(?!\{)", text, maxsplit=1)[0]  # "...: {details}" ends it
     # "... but {reason} Falling back ...": a capital after a value starts another sentence.
