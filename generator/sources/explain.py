@@ -915,6 +915,7 @@ def _asks_supported(test: ast.expr | None) -> bool:
     return bool(re.fullmatch(r"_?(?:is_\w*)?supported|_?\w*_supported|_?\w*supports?_\w+", last))
 
 
+_INTERNAL = re.compile(r"\b(should (?:not|never) happen|unreachable|this is a bug)\b", re.I)
 _BOUND_SAID = re.compile(r"\bsupport\b[^.;]*?(?:[<>]=?\s*[\d{]|\d+\s*(?:[KMGT]i?B|bytes))", re.I)
 
 
@@ -1073,7 +1074,8 @@ def category(
         if all(_is_none(v) for v in own.values):  # none of the ways to find it was given
             return "not-found"
         return "unsupported-combination"
-    if len(_user_settings_read(tests, found or [])) > 1:  # `if not a: return` then `if b:`
+    two = len(_user_settings_read(tests, found or [])) > 1  # `if not a: return` then `if b:`
+    if two and not _INTERNAL.search(text):
         return "unsupported-combination"
     return "invariant"
 
