@@ -148,8 +148,10 @@ _MODELS_CONFIG = "vllm/model_executor/models/config.py"
 _TRANSFER = tuple(f"vllm/distributed/{kind}_transfer/" for kind in ("kv", "ec", "weight"))
 # ... and the handshake metadata the engine core hands its connector once the workers have
 # registered their caches (EngineCore.__init__, and wake_up).
-# A connector's set-up also registers its runtimes and buffers (UMBPRuntimeFactory.register,
-# ShardedRDTWeightTransferEngine._preregister_at_init).
+# A KV or encoder-cache connector's set-up also registers its runtimes and buffers
+# (UMBPRuntimeFactory.register). Not a weight-transfer engine's: a trainer sets it up on a
+# running server (POST /init_weight_transfer_engine -> Worker.init_weight_transfer_engine ->
+# init_transfer_engine -> ShardedRDTWeightTransferEngine._preregister_at_init).
 _REGISTER = re.compile(
     r"(^|\.)(register_\w*caches?|set_xfer_handshake_metadata\w*|register|_?pre_?register\w*"
     r"|_?\w*_at_init)$"
@@ -170,7 +172,6 @@ _TEARDOWN = re.compile(r"(^|\.)(close|shutdown|__del__|__exit__|__aexit__|_?clea
 _DEFAULTS = (
     "vllm/distributed/kv_transfer/",
     "vllm/distributed/ec_transfer/",
-    "vllm/distributed/weight_transfer/",
     *(f"vllm/entrypoints/{d}/" for d in ("openai", "serve", "pooling", "scale_out", "generate")),
     "vllm/entrypoints/anthropic/",
     "vllm/model_executor/layers/",
@@ -223,6 +224,7 @@ _WORKER_SETUP = re.compile(
 )
 _WORKER_STEP = re.compile(
     r"(^|\.)(execute_model|sample_tokens|_update_states|_prepare_inputs"
+    r"|init_weight_transfer_engine|start_weight_update|update_weights\w*"
     r"|_?update_streaming_request|add_request|remove_request)$"
 )
 # A platform's check of the config runs inside VllmConfig.__post_init__.
@@ -573,7 +575,9 @@ class VllmKnowledge(Knowledge):
             return "engine-startup"
         if path.startswith(_EPLB) and (_INIT.search(function) or _EPLB_SETUP.search(function)):
             return "engine-startup"
-        if path.startswith(_TRANSFER) and (_INIT.search(function) or _REGISTER.search(function)):
+        if path.startswith(_TRANSFER) and _INIT.search(function):
+            return "engine-startup"
+        if path.startswith(_TRANSFER[:2]) and _REGISTER.search(function):
             return "engine-startup"
         if path.startswith(_P2P_TIER):  # peers connect, fetch and store while serving
             return (
