@@ -32,15 +32,23 @@ def _scan(root: Path, files: dict[str, str], knowledge: explain.Knowledge) -> di
 # Stages ------------------------------------------------------------------------------
 
 
-def test_a_connector_s_registration_and_set_up_run_at_start_up():
-    """fc90a845ecaa6505 (UMBPRuntimeFactory.register), 0788467ecdf44aec
-    (ShardedRDTWeightTransferEngine._preregister_at_init): set-up in kv_transfer/ and
-    weight_transfer/, whose modules default to request handling."""
+def test_a_connector_s_registration_runs_at_start_up_a_weight_transfer_s_while_serving():
+    """fc90a845ecaa6505 (UMBPRuntimeFactory.register): a KV connector's set-up, in kv_transfer/
+    whose modules default to request handling. 0788467ecdf44aec
+    (ShardedRDTWeightTransferEngine._preregister_at_init), labelled start-up by sample 7302:
+    a trainer sets the weight-transfer engine up on a running server (POST
+    /init_weight_transfer_engine -> Worker.init_weight_transfer_engine -> init_transfer_engine),
+    as sample 7301 labelled parse_wire_params (c913f3ee874308e0): request handling."""
     k = VllmKnowledge()
     umbp = "vllm/distributed/kv_transfer/kv_connector/v1/umbp/runtime/factory.py"
     assert k.stage(umbp, "UMBPRuntimeFactory.register") == "engine-startup"
     rdt = "vllm/distributed/weight_transfer/sharded_rdt_engine.py"
-    assert k.stage(rdt, "ShardedRDTWeightTransferEngine._preregister_at_init") == ("engine-startup")
+    preregister = "ShardedRDTWeightTransferEngine._preregister_at_init"
+    assert k.stage(rdt, preregister) == "request-handling"
+    assert not k.by_default(rdt, "ShardedRDTWeightTransferEngine._resolve_producers")
+    worker = "vllm/v1/worker/gpu_worker.py"
+    assert k.stage(worker, "Worker.init_weight_transfer_engine") == "request-handling"
+    assert k.stage(worker, "Worker.init_device") == "engine-startup"
     assert k.stage(umbp, "UMBPRuntime.lookup") == "request-handling"  # the default stays
 
 
