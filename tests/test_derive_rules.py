@@ -401,7 +401,7 @@ def test_two_settings_of_the_user_tested_together_are_a_combination():
         "    if not cfg.enable_aux:\n"
         "        return\n"
         "    if cfg.draft_path is not None:\n"
-        "        raise ValueError('captures without a draft; drop it.')\n"
+        "        raise ValueError('captures without a draft; drop --draft-path.')\n"
     )
     found = _derived(code, "python/sglang/srt/arg_groups/validation_hook.py", k)
     (derived,) = found.values()

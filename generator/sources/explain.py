@@ -915,6 +915,7 @@ def _asks_supported(test: ast.expr | None) -> bool:
     return bool(re.fullmatch(r"_?(?:is_\w*)?supported|_?\w*_supported|_?\w*supports?_\w+", last))
 
 
+_FLAG_SAID = re.compile(r"(?<![\w-])--[a-z][\w-]*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 _INTERNAL = re.compile(r"\b(should (?:not|never) happen|unreachable|this is a bug)\b", re.I)
 _BOUND_SAID = re.compile(r"\bsupport\b[^.;]*?(?:[<>]=?\s*[\d{]|\d+\s*(?:[KMGT]i?B|bytes))", re.I)
 
@@ -1074,8 +1075,9 @@ def category(
         if all(_is_none(v) for v in own.values):  # none of the ways to find it was given
             return "not-found"
         return "unsupported-combination"
-    two = len(_user_settings_read(tests, found or [])) > 1  # `if not a: return` then `if b:`
-    if two and not _INTERNAL.search(text):
+    # `if not a: return` then `if b:`, the message naming a flag or a variable ("drop --b")
+    two = len(_user_settings_read(tests, found or [])) > 1
+    if two and _FLAG_SAID.search(text) and not _INTERNAL.search(text):
         return "unsupported-combination"
     return "invariant"
 
