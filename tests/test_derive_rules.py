@@ -513,3 +513,27 @@ def test_a_title_keeps_got_as_its_own_verb():
     assert template.title(
         "Embedding hidden dimension mismatch: got {a}, but model expects {b}. Shape: {s}"
     ) == ("Embedding hidden dimension mismatch")
+
+
+def test_an_engine_setting_left_unset_still_passes_an_incompatibility():
+    """Measured on the rederive of the rule above: "--use-replayssm is incompatible with KV
+    connectors" (`kv_transfer_config is not None and kv_transfer_config.x`): leaving
+    --kv-transfer-config unset is a fix, as it was; only a request's field keeps its presence."""
+
+    class Knows(explain.Knowledge):
+        def setting(self, chain, owner):
+            if chain[-1] == "kv_transfer_config":
+                return explain.Setting(
+                    "kv_transfer_config", "--kv-transfer-config", kind="engine-arg"
+                )
+            return None
+
+    code = (
+        "class C:\n"
+        "    def check(self):\n"
+        "        if self.kv_transfer_config is not None and self.kv_transfer_config.role:\n"
+        "            raise ValueError('--use-replayssm is incompatible with KV connectors')\n"
+    )
+    (found,) = _derived(code, knowledge=Knows()).values()
+    (entry,) = [f for f in found["flags"] if f["flag"] == "--kv-transfer-config"]
+    assert entry["passes"] == {"op": "unset"}

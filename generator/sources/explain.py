@@ -639,7 +639,11 @@ def passing(ctx: Context, condition: ast.expr | None, found: list[dict]) -> None
     pass (its `passes`); the tests of an `and` are each enough to change."""
     attrs = ctx.attrs or Attrs(ctx.owner)
     tests = list(_conjuncts(condition)) if condition else []
-    results = [_passes(_truthy(t), ctx, attrs) for t in tests if not _reaches_in(t, tests)]
+    results = [
+        None if found_ and found_[0].kind == "request-field" and _reaches_in(t, tests) else found_
+        for t in tests
+        for found_ in [_passes(_truthy(t), ctx, attrs)]
+    ]
     # A bound says more than presence: `x is not None and x not in (8, 16)` -> one of 8, 16.
     results.sort(key=lambda r: r is not None and r[1]["op"] in ("set", "unset"))
     for setting, passes in filter(None, results):
@@ -661,8 +665,9 @@ def passing(ctx: Context, condition: ast.expr | None, found: list[dict]) -> None
 
 def _reaches_in(test: ast.expr, tests: list[ast.expr]) -> bool:
     """Whether a test of presence (`x is not None`, `x`) only lets another test of the same
-    `and` read inside its value (`x.stop`): the other test is what fails, so leaving `x` out
-    passes nothing."""
+    `and` read inside its value (`x.stop`): the other test is what fails, so for a field of
+    the request, leaving `x` out is no fix (an engine's `--kv-transfer-config` left unset
+    still is one: the features are incompatible)."""
     inner = test.operand if isinstance(test, ast.UnaryOp) else test
     if isinstance(inner, ast.Compare) and isinstance(inner.ops[0], ast.Is | ast.IsNot):
         inner = inner.left
