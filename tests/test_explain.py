@@ -398,7 +398,9 @@ def test_combinations_said_in_words_and_asserts_on_the_users_settings():
     )
     code += "def serve(cfg):\n    assert not (cfg.cp_size > 1), 'cp state went wrong'\n"
     checked, serving = _derived(code, Knows())
-    assert checked["category"] == "limit"  # as a raise of that test would be, not an invariant
+    # not an invariant: what a raise of that test would be, a backend that does not support a
+    # feature (issue 40, sample 7305: "does not support" says a combination, not a range)
+    assert checked["category"] == "unsupported-combination"
     assert serving["category"] == "invariant"  # code that runs later guards its own state
     # "when using" says a combination only with what must hold
     assert explain._WORDS["unsupported-combination"].search("n must be 1 when using greedy")

@@ -224,6 +224,13 @@ _MUST_RANGE = re.compile(
     r"([\[(][^\[\]()]*[\])])"
 )
 _OPERAND = re.compile(r"(?<=[%*/+-] )\{(\w+)\}(?= ?(?:==|!=|<=|>=|<|>))")
+# A count and the things counted, both values ("At most {limit} {modality}(s) may be
+# provided"): without them "At most (s) may be provided" is left, so their names stay.
+_COUNTED = re.compile(
+    r"\b((?:at most|at least|up to|more than|fewer than|less than) )\{(\w+)[^{}]*\}"
+    r" \{(\w+)[^{}]*\}\(s\)",
+    re.I,
+)
 
 
 def _named_operands(text: str) -> str:
@@ -231,6 +238,7 @@ def _named_operands(text: str) -> str:
     text = _MUST_RANGE.sub(
         lambda m: m.group(1) + re.sub(r"\{(\w+)[^{}]*\}", r"\1", m.group(2)), text
     )
+    text = _COUNTED.sub(r"\1\2 \3(s)", text)
     return _OPERAND.sub(r"\1", text)
 
 
@@ -244,6 +252,15 @@ def title(message: str) -> str:
     text = re.sub(r":\s*(?:" + _LABELLED + r"[,;]?\s*)+(?=$|[.;])", "", text)
     text = re.sub(
         r"[,;]?\s*\b(?:but )?got\s+" + _LABELLED + r"(?:\s*(?:,|;|and|vs\.?)\s*" + _LABELLED + ")*",
+        "",
+        text,
+    )
+    # "..., but got {t} type", ", got {a} for indices {b}", ", actual: {x}": the clause that
+    # reports the value found, to its end.
+    text = re.sub(
+        r"(?:\s*[,;:]\s*(?:but\s+)?|\s+but\s+)(?:got|received|actual)\s*:?\s+(?:an? )?[`'\"]?"
+        r"\{[^{}]*\}[`'\"]?"
+        r"[^.;:]*",
         "",
         text,
     )
@@ -273,6 +290,8 @@ def title(message: str) -> str:
         text,
     )
     text = re.sub(r"\s*\(\{[^{}]*\}[^(),{}]*\)", "", text)  # "({n} left)": a value's aside
+    # "the {n}-token block": the value goes, the word it made a compound with stays.
+    text = re.sub(r"\{[^{}]*\}-(?=[A-Za-z])", "", text)
     text = re.sub(r"\s*\(see [^()]*\)", "", text)  # a pointer to read more is no title
     # Drop a value with what frames it: " ({x})", "={x}", ": {x}", "'{x}'", "`{x}`", "{x}".
     text = re.sub(r"\s*[([][\w ,.]*[=:]?\s*[`'\"]?\{[^{}]*\}[`'\"]?\s*[)\]]", "", text)

@@ -120,6 +120,23 @@ class Knowledge:
         what it calls runs at every stage, so its own stage dates none of its callees."""
         return False
 
+    def undated(self, path: str, function: str) -> bool:
+        """Whether no stage of a run applies to this code (a separate program's, or the
+        shutdown's): it gets none, not even from its callers, and dates none of its callees."""
+        return False
+
+    def shutdown(self, path: str, function: str) -> bool:
+        """Whether this function closes or shuts down (undated): what it calls may run then,
+        so it disagrees with every stage its callees' other callers give."""
+        return False
+
+    def by_default(self, path: str, function: str) -> frozenset[str]:
+        """The stages that may replace the one `stage` gives, where that is only its module's
+        default (code that is set up at one stage and used at another): where every caller of
+        the function is of one of these, the callers' stage is the function's. Empty: the
+        stage is the code's own."""
+        return frozenset()
+
 
 # The context extract hands over -------------------------------------------------------
 
@@ -621,7 +638,12 @@ def passing(ctx: Context, condition: ast.expr | None, found: list[dict]) -> None
     """Give each setting of `found` that a test of the condition bounds the value that would
     pass (its `passes`); the tests of an `and` are each enough to change."""
     attrs = ctx.attrs or Attrs(ctx.owner)
-    results = [_passes(_truthy(t), ctx, attrs) for t in _conjuncts(condition)] if condition else []
+    tests = list(_conjuncts(condition)) if condition else []
+    results = [
+        None if found_ and found_[0].kind == "request-field" and _reaches_in(t, tests) else found_
+        for t in tests
+        for found_ in [_passes(_truthy(t), ctx, attrs)]
+    ]
     # A bound says more than presence: `x is not None and x not in (8, 16)` -> one of 8, 16.
     results.sort(key=lambda r: r is not None and r[1]["op"] in ("set", "unset"))
     for setting, passes in filter(None, results):
@@ -639,6 +661,25 @@ def passing(ctx: Context, condition: ast.expr | None, found: list[dict]) -> None
         for entry in found:
             if value and "passes" not in entry and said.same(entry, hit.setting):
                 entry["passes"] = value
+
+
+def _reaches_in(test: ast.expr, tests: list[ast.expr]) -> bool:
+    """Whether a test of presence (`x is not None`, `x`) only lets another test of the same
+    `and` read inside its value (`x.stop`): the other test is what fails, so for a field of
+    the request, leaving `x` out is no fix (an engine's `--kv-transfer-config` left unset
+    still is one: the features are incompatible)."""
+    inner = test.operand if isinstance(test, ast.UnaryOp) else test
+    if isinstance(inner, ast.Compare) and isinstance(inner.ops[0], ast.Is | ast.IsNot):
+        inner = inner.left
+    if not isinstance(inner, ast.Name | ast.Attribute) or isinstance(test, ast.UnaryOp):
+        return False
+    prefix = _text(inner)
+    return any(
+        isinstance(node, ast.Attribute) and _text(node.value) == prefix
+        for other in tests
+        if other is not test
+        for node in ast.walk(other)
+    )
 
 
 # Divisibility -------------------------------------------------------------------------
@@ -731,14 +772,18 @@ _WORDS = {
         r"|must match|same length"
         r"|same size|same number|expected type|must be an? (?:instance|list|dict|tuple|str"
         r"|string|int|integer|bool|float|tensor)|expect(?:s|ed)? .*\bgot|but only|rank-\d"
-        r"|inconsistent|different|must have \d+ dim|out of sync)\b",
+        r"|inconsistent|different|must have \d+ dim|out of sync|disagrees?|not equal|equality"
+        r"|(?:invalid|bad|wrong|corrupt(?:ed)?) (?:[\w-]+ )?(?:digest|checksum|hash))\b",
         re.I,
     ),
     "unsupported-combination": re.compile(
-        r"\b(not supported (?:with|when|for|together|in combination|on|in)|cannot be used with"
+        r"\b(not supported (?:with|when|for|together|in combination|on|in|by)|cannot be used with"
         r"|can't be used with|can only be used with|incompatible|not compatible|together with"
         r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires?"
         r"|only supports?|not available (?:for|with|when|on|in)|(?:does not|doesn't) support `?--"
+        r"|(?:does not|doesn't) support\b"
+        r"|must be (?:specified|used|set|given|provided|passed|enabled) (?:together )?with"
+        r"(?! (?:\w+ )?(?:caution|care)\b)"
         r"|when using\b[^.;]*?,[^.;]*\b(?:must|should|needs? to|has to)"
         r"|(?:must|should|needs? to|has to|cannot|can't)\b[^.;]*\bwhen using)\b",
         re.I,
@@ -746,7 +791,10 @@ _WORDS = {
     "invalid-choice": re.compile(
         r"\b(unknown|unrecognized|unrecognised|invalid|must be one of|choose from|"
         r"supported (?:values|options|types|methods|backends) (?:are|is)|not a valid|"
-        r"unsupported|not supported|expected one of|not valid|does not support)\b",
+        r"unsupported|not supported|expected one of|not valid|does not support"
+        r"|removed (?:\w+ )?(?:argument|option|flag|parameter)s?|no longer (?:supported|accepted)"
+        r"|(?:cannot|can't|must not) (?:have|contain) duplicate"
+        r"|duplicate (?:values|entries|keys))\b",
         re.I,
     ),
     "limit": re.compile(
@@ -772,7 +820,7 @@ _WORDS = {
         r"|(?:failed to|could not|cannot|can't|couldn't|unable to) connect"
         r"|unreachable|(?:process|server|worker|subprocess|scheduler|detokenizer) (?:has )?"
         r"(?:exited|died|crashed|terminated|was killed)|exited (?:unexpectedly|with (?:code"
-        r"|status|exit code))|timed out|(?:transfer|handshake|rpc) failed)\b",
+        r"|status|exit code))|timed out|(?:transfer|handshake|rpc)(?: \w+)? failed)\b",
         re.I,
     ),
 }
@@ -844,6 +892,73 @@ def _constant_compare(test: ast.expr | None) -> bool:
     )
 
 
+def _is_not(test: ast.expr) -> bool:
+    """`not x`, `not self.x`: a test that a value was not given."""
+    return (
+        isinstance(test, ast.UnaryOp)
+        and isinstance(test.op, ast.Not)
+        and isinstance(test.operand, ast.Name | ast.Attribute)
+    )
+
+
+# A message asking for one of the values tested (`not a and not b`): "a or b must be provided".
+_ASKED = re.compile(r"\b(must be (?:provided|given|specified|set)|(?:is|are) required)\b", re.I)
+_REGISTERED = re.compile(r"\balready (?:been )?registered\b", re.I)
+_DUPLICATES = re.compile(
+    r"\b((?:cannot|can't|must not|may not) (?:have|contain) duplicate|duplicate (?:values|entries"
+    r"|items))\b",
+    re.I,
+)
+
+
+def _asks_supported(test: ast.expr | None) -> bool:
+    """`not is_supported`, `not backend_supports_x()`: a test of what is supported here."""
+    if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
+        return False
+    inner = test.operand.func if isinstance(test.operand, ast.Call) else test.operand
+    last = (_chain(inner) or ("",))[-1].rstrip("()")
+    return bool(re.fullmatch(r"_?(?:is_\w*)?supported|_?\w*_supported|_?\w*supports?_\w+", last))
+
+
+_FLAG_SAID = re.compile(r"(?<![\w-])--[a-z][\w-]*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+_INTERNAL = re.compile(r"\b(should (?:not|never) happen|unreachable|this is a bug)\b", re.I)
+_BOUND_SAID = re.compile(r"\bsupport\b[^.;]*?(?:[<>]=?\s*[\d{]|\d+\s*(?:[KMGT]i?B|bytes))", re.I)
+
+
+def _user_settings_read(tests: list[ast.expr], found: list[dict]) -> set[str]:
+    """The settings the user sets that the tests read (traced, not named by the message)."""
+    read = {_short(node) for test in tests for node in ast.walk(test) if reads(node)}
+    return {
+        f["name"]
+        for f in found
+        if f.get("kind") in _USER_KINDS and not f.get("named") and f["name"] in read
+    }
+
+
+def _subset_test(test: ast.expr | None) -> bool:
+    """`a <= b.keys()`, `set(a) >= {...}`: a comparison of sets, a test of membership."""
+    for node in ast.walk(test) if test is not None else ():
+        if isinstance(node, ast.Compare) and any(
+            isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE) for op in node.ops
+        ):
+            for side in (node.left, *node.comparators):
+                if isinstance(side, ast.Set | ast.SetComp):
+                    return True
+                name = (_chain(side.func) or ("",))[-1] if isinstance(side, ast.Call) else ""
+                ranged = isinstance(side, ast.Call) and any(  # set(range(n)): a range
+                    isinstance(a, ast.Call) and _chain(a.func) == ("range",) for a in side.args
+                )
+                if name in ("keys", "set", "frozenset") and not ranged:
+                    return True
+    return False
+
+
+def _names_variable(found: list[dict]) -> bool:
+    """Whether the message names an environment variable of the project's: an assert that
+    speaks of a variable the user sets checks its value, not the code's own state."""
+    return any(f.get("kind") == "env-var" and f.get("named") == "text" for f in found)
+
+
 def _is_none(test: ast.expr) -> bool:
     """`x is None`."""
     return (
@@ -901,12 +1016,20 @@ def category(
         return "not-implemented"
     if ctx.exception == "NotImplementedError":  # "A is not compatible with B" says more
         combination = _WORDS["unsupported-combination"].search(text)
-        return "unsupported-combination" if combination else "not-implemented"
+        # ("X is not supported by Y", "Y does not support X": Y lacks X, not written yet)
+        said = combination.group(0).lower() if combination else ""
+        if combination and not (said.endswith(" by") or said.endswith("support")):
+            return "unsupported-combination"
+        return "not-implemented"
     configuring = ctx.knowledge.stage(ctx.path, ctx.function) in _CONFIGURING
     if ctx.exception == "AssertionError" and not (
-        configuring and _reads_user_setting(tests, found or [])
+        (configuring and _reads_user_setting(tests, found or [])) or _names_variable(found or [])
     ):
         return "invariant"
+    if _REGISTERED.search(text):  # the same name registered twice: the code's own doing
+        return "invariant"
+    if _DUPLICATES.search(text):  # a list of the user's with a value twice
+        return "invalid-choice"
     if _WORDS["exclusive"].search(text):
         return "unsupported-combination"
     if _WORDS["runtime-failure"].search(text):
@@ -918,29 +1041,48 @@ def category(
         return "mismatch"
     if said_so := _WORDS["unsupported-combination"].search(text):
         # "X only supports 'a' and 'b'" tested as membership: a value outside a list
-        only = said_so.group(0).lower().startswith("only support")
+        # ... and "method 'x' is not supported by this model", "X does not support 'y'",
+        # tested the same way (or against a constant)
+        said = said_so.group(0).lower()
+        only = said.startswith("only support") or said.endswith(" by")
         membership = _compares(own) & {ast.In, ast.NotIn}
+        if said.endswith("support") and (membership or _constant_compare(own)):
+            return "invalid-choice"
+        # "doesn't support feature dim >= 64KB", tested as a range: a limit
+        ranged = _compares(own) & {ast.Lt, ast.LtE, ast.Gt, ast.GtE}
+        if said.endswith("support") and ranged and _BOUND_SAID.search(text):
+            return "limit"
         return "invalid-choice" if only and membership else "unsupported-combination"
-    if ctx.exception == "TypeError" or calls & {"isinstance", "issubclass"}:
+    if (ctx.exception == "TypeError" and tests) or calls & {"isinstance", "issubclass"}:
         return "mismatch"
     compares = _compares(own)
     if calls & {"isfinite", "isnan", "isinf"}:  # NaN or infinity: outside every range
         return "limit"
-    if compares & {ast.In, ast.NotIn}:
+    if compares & {ast.In, ast.NotIn} or _subset_test(own):
         return "invalid-choice"
     # A test of a range is a limit, even when the message calls the value invalid ("Invalid
     # h_bar: h_bar * w_bar must be >= min_pixels and <= max_pixels").
     if compares & {ast.Lt, ast.LtE, ast.Gt, ast.GtE}:
         return "limit"
+    if _asks_supported(own):  # `not is_supported`: what this platform or kernel lacks
+        return "unsupported-combination"
     if _WORDS["invalid-choice"].search(text):
         return "invalid-choice"
     if _WORDS["limit"].search(text):
         return "limit"
     if ctx.exception == "KeyError" or _constant_compare(own):
         return "invalid-choice"
+    # `not a and not b` (in one test or nested) with "a or b must be provided": neither given
+    unset = own.values if isinstance(own, ast.BoolOp) and isinstance(own.op, ast.And) else tests
+    if len(unset) > 1 and all(_is_not(v) for v in unset) and _ASKED.search(text):
+        return "not-found"
     if isinstance(own, ast.BoolOp) and isinstance(own.op, ast.And) and len(own.values) > 1:
         if all(_is_none(v) for v in own.values):  # none of the ways to find it was given
             return "not-found"
+        return "unsupported-combination"
+    # `if not a: return` then `if b:`, the message naming a flag or a variable ("drop --b")
+    two = len(_user_settings_read(tests, found or [])) > 1
+    if two and _FLAG_SAID.search(text) and not _INTERNAL.search(text):
         return "unsupported-combination"
     return "invariant"
 
@@ -1297,6 +1439,7 @@ def compares(ctx: Context, condition: ast.expr) -> tuple[list[str], dict[str, st
 MAX_CALLERS = 30  # a name called from more places is too common to say where it runs
 MAX_DEPTH = 3  # calls followed up from a site towards code whose stage is known
 VALIDATOR = re.compile(r"^_?(validate|check|verify)_\w+$")
+UNDATED = ""  # what code no stage applies to reaches: a stage of its own that is none
 
 
 def stages_from_callers(
@@ -1321,30 +1464,46 @@ def stages_from_callers(
         if key not in memo:
             memo[key] = frozenset()  # a recursion in the graph ends here
             known = knowledge.stage(path, function)
-            if known and depth < MAX_DEPTH and knowledge.dispatches(path, function):
+            if knowledge.undated(path, function):
+                # A separate program's code dates nothing of the server's; the shutdown's does:
+                # what it calls may run then, so it disagrees with every stage (UNDATED).
+                shutdown = knowledge.shutdown(path, function)
+                memo[key] = frozenset({UNDATED}) if shutdown else frozenset()
+            elif known and depth < MAX_DEPTH and knowledge.dispatches(path, function):
                 memo[key] = frozenset()  # a caller that runs everything dates nothing
+            elif known and (instead := knowledge.by_default(path, function)):
+                # A module's default: callers all of a stage it may give way to say better.
+                up = _callers(path, function, depth, strict=True)
+                memo[key] = up if len(up) == 1 and up <= instead else frozenset({known})
             else:
                 memo[key] = frozenset({known}) if known else _callers(path, function, depth)
         return memo[key]
 
-    def _callers(path: str, function: str, depth: int) -> frozenset[str]:
+    def _callers(path: str, function: str, depth: int, strict: bool = False) -> frozenset[str]:
         parts = function.split(".")
         name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+        if name.startswith("__") and name.endswith("__"):
+            return frozenset()  # `x[i] = v` runs __setitem__: no call names it
         found = callers.get(name, [])
         if name.startswith("_") and not name.startswith("__"):
             # A private name is its module's own: where the module calls it, only those
             # calls are its (another module's `_compare` is another function).
-            found = [place for place in found if place[0] == path] or found
+            # (strict: only those, when a module's default is to give way to them)
+            found = [place for place in found if place[0] == path] or ([] if strict else found)
         if depth == 0 or not found or len(found) > MAX_CALLERS:
             return frozenset()
         return frozenset().union(*(reached(path, caller, depth - 1) for path, caller in found))
 
     def stage_of(path: str, function: str) -> str | None:
         stages = reached(path, function, MAX_DEPTH)
-        return next(iter(stages)) if len(stages) == 1 else None
+        return next(iter(stages)) if len(stages) == 1 and UNDATED not in stages else None
 
     for site in sites:
-        if site.derived is not None and "stage" not in site.derived:
+        if site.derived is not None and knowledge.undated(site.path, site.function):
+            site.derived.pop("stage", None)
+        elif site.derived is not None and (
+            "stage" not in site.derived or knowledge.by_default(site.path, site.function)
+        ):
             stage = stage_of(site.path, site.function)
             if stage:
                 site.derived["stage"] = stage

@@ -224,6 +224,14 @@ _CACHE_WORK = re.compile(
     r"|write_back|evict(?!ion_(?:strategy|policy)))\w*$"
 )
 
+# Stand-alone tools (a checkpoint's calibration, a weight repack), run by hand with their own
+# arguments: no stage of a server's run is theirs.
+_TOOLS = ("sglang/multimodal_gen/tools/",)
+# What the API asks of a running server's model runner (/check_weights, /update_weights_*,
+# /get_weights_by_name, through the scheduler's weight updater): while serving.
+_RUNNER = "sglang/srt/model_executor/"
+_WEIGHTS_API = re.compile(r"(^|\.)(check_weights|update_weights\w*|get_weights_by_name)$")
+
 
 @dataclass(frozen=True)
 class Place:
@@ -342,8 +350,16 @@ class SglangKnowledge(Knowledge):
         path = path[len(self.root) :] if self.root and path.startswith(self.root) else path
         return path.startswith(_LAUNCH) and bool(_LAUNCH_RUNS.search(function))
 
+    def undated(self, path: str, function: str) -> bool:
+        path = path[len(self.root) :] if self.root and path.startswith(self.root) else path
+        return path.startswith(_TOOLS)
+
     def stage(self, path: str, function: str) -> str | None:
         path = path[len(self.root) :] if self.root and path.startswith(self.root) else path
+        if path.startswith(_TOOLS):
+            return None
+        if path.startswith(_RUNNER) and _WEIGHTS_API.search(function):
+            return "request-handling"
         if path.startswith(_MODELS) and _PROCESSOR.search(function):
             return "request-handling"
         if path.startswith(_ATTENTION) and _BACKEND_CLASS.search(function):

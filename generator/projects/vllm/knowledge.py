@@ -148,9 +148,47 @@ _MODELS_CONFIG = "vllm/model_executor/models/config.py"
 _TRANSFER = tuple(f"vllm/distributed/{kind}_transfer/" for kind in ("kv", "ec", "weight"))
 # ... and the handshake metadata the engine core hands its connector once the workers have
 # registered their caches (EngineCore.__init__, and wake_up).
-_REGISTER = re.compile(r"(^|\.)(register_\w*caches?|set_xfer_handshake_metadata\w*)$")
-# The API server's routes, attached while the app is built (entrypoints/serve/__init__.py).
-_APP_SETUP = re.compile(r"(^|\.)(attach_\w*router|register_\w*routes?)$")
+# A KV or encoder-cache connector's set-up also registers its runtimes and buffers
+# (UMBPRuntimeFactory.register). Not a weight-transfer engine's: a trainer sets it up on a
+# running server (POST /init_weight_transfer_engine -> Worker.init_weight_transfer_engine ->
+# init_transfer_engine -> ShardedRDTWeightTransferEngine._preregister_at_init).
+_REGISTER = re.compile(
+    r"(^|\.)(register_\w*caches?|set_xfer_handshake_metadata\w*|register|_?pre_?register\w*"
+    r"|_?\w*_at_init)$"
+)
+# The API server's routes, attached while the app is built (entrypoints/serve/__init__.py),
+# and the state, IO processors and plug-ins the app's serving classes are built with
+# (init_app_state, ServingEmbedding.init_io_processor): not a request's tool sessions.
+_APP_SETUP = re.compile(
+    r"(^|\.)(attach_\w*router|register_\w*routes?"
+    r"|init_\w*(?:_state|io_processors?|middleware|handler|plugin|tool_server|loras))$"
+)
+# What no stage of a run is: closing and shutting down.
+_TEARDOWN = re.compile(r"(^|\.)(close|shutdown|__del__|__exit__|__aexit__|_?cleanup\w*)$")
+# Modules whose stage is a default for code that is set up at one stage and used at another:
+# where every caller of a function is of another stage, the function is of the callers'
+# (a connector's layout helper called from register_kv_caches, a serving class's IO
+# processor built by its init_io_processor, a layer's custom op called from its forward).
+_DEFAULTS = (
+    "vllm/distributed/kv_transfer/",
+    "vllm/distributed/ec_transfer/",
+    *(f"vllm/entrypoints/{d}/" for d in ("openai", "serve", "pooling", "scale_out", "generate")),
+    "vllm/entrypoints/anthropic/",
+    "vllm/model_executor/layers/",
+)
+# Loops, workers and listeners started while the server starts run while it serves: the call
+# that starts them (`_sender_worker(sock)` in __init__) does not date them.
+_RUNS_ON = re.compile(
+    r"(^|\.)_?\w*(worker|loop|thread|listener|sender|receiver|serve\w*|poll\w*|_run)$"
+)
+_STARTUP = frozenset({"engine-startup"})  # what those defaults give way to: set-up, a forward
+# Elastic EP: the API asks a running server to scale (AsyncLLM.scale_elastic_ep), and the
+# engine drains, prepares and commits while it serves.
+_ELASTIC_EP = re.compile(r"(^|\.)_?\w*elastic_ep$")
+# The threads that watch the engine cores and the workers, started once they are up
+# (MPClient.start_engine_core_monitor, MultiprocExecutor.start_worker_monitor): a process
+# they see die died while the server served.
+_MONITOR = re.compile(r"(^|\.)(?!start_)(monitor_\w+|\w+_monitor|watchdog\w*)$")
 # The peer-to-peer KV offload tier: its sessions, transports and roles exchange blocks with
 # peers while serving (the manager's poll loop, accept_new_peers, recv); built at start-up.
 _P2P_TIER = "vllm/v1/kv_offload/tiering/p2p/"
@@ -186,6 +224,7 @@ _WORKER_SETUP = re.compile(
 )
 _WORKER_STEP = re.compile(
     r"(^|\.)(execute_model|sample_tokens|_update_states|_prepare_inputs"
+    r"|init_weight_transfer_engine|start_weight_update|update_weights\w*"
     r"|_?update_streaming_request|add_request|remove_request)$"
 )
 # A platform's check of the config runs inside VllmConfig.__post_init__.
@@ -465,7 +504,39 @@ class VllmKnowledge(Knowledge):
             return True  # builds the process, then serves from its loop until shutdown
         return path.startswith(_CLI) and bool(_CLI_RUNS.search(function))
 
+    def undated(self, path: str, function: str) -> bool:
+        return path.startswith(OTHER_PROGRAMS) or bool(_TEARDOWN.search(function))
+
+    def shutdown(self, path: str, function: str) -> bool:
+        return bool(_TEARDOWN.search(function))
+
+    def by_default(self, path: str, function: str) -> frozenset[str]:
+        if not path.startswith(_DEFAULTS) or self._named(path, function) is not _UNNAMED:
+            return frozenset()
+        if _RUNS_ON.search(function):  # a thread's or a task's body, started at start-up
+            return frozenset()
+        best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
+        # (not a kernel folder of layers/, whose stage is its own)
+        return _STARTUP if best in _DEFAULTS else frozenset()
+
     def stage(self, path: str, function: str) -> str | None:
+        named = self._named(path, function)
+        if named is not _UNNAMED:
+            return named  # type: ignore[return-value]
+        best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
+        return STAGE_PATHS.get(best)
+
+    def _named(self, path: str, function: str) -> str | None | object:
+        """The stage the rules by name give (None: none applies, its callers say), or
+        _UNNAMED where only the module's path says."""
+        if _TEARDOWN.search(function):
+            return None
+        if path.startswith(("vllm/v1/engine/", "vllm/v1/executor/")) and _ELASTIC_EP.search(
+            function
+        ):
+            return "request-handling"
+        if path.startswith(("vllm/v1/engine/", "vllm/v1/executor/")) and _MONITOR.search(function):
+            return "request-handling"
         if path == _MODELS_CONFIG:  # models' config fix-ups, run while VllmConfig is validated
             return "config-validation"
         if WARMUP.search(function):
@@ -504,7 +575,9 @@ class VllmKnowledge(Knowledge):
             return "engine-startup"
         if path.startswith(_EPLB) and (_INIT.search(function) or _EPLB_SETUP.search(function)):
             return "engine-startup"
-        if path.startswith(_TRANSFER) and (_INIT.search(function) or _REGISTER.search(function)):
+        if path.startswith(_TRANSFER) and _INIT.search(function):
+            return "engine-startup"
+        if path.startswith(_TRANSFER[:2]) and _REGISTER.search(function):
             return "engine-startup"
         if path.startswith(_P2P_TIER):  # peers connect, fetch and store while serving
             return (
@@ -512,8 +585,16 @@ class VllmKnowledge(Knowledge):
                 if _INIT.search(function) or _OWN_INIT.search(function)
                 else ("request-handling")
             )
-        best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
-        return STAGE_PATHS.get(best)
+        if path.startswith(_LAYERS) and _FORWARD.search(function):
+            # A layer's forward first runs in the memory-profiling run, as a model's does
+            # (not a kernel layer's: its folder's stage is its own).
+            best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
+            if STAGE_PATHS.get(best) == "model-loading":
+                return "engine-startup"
+        return _UNNAMED
+
+
+_UNNAMED = object()  # no rule by name applies: the module's path says
 
 
 def _index(parts: tuple[str, ...], names: tuple[str, ...]) -> int | None:
