@@ -193,3 +193,27 @@ def test_the_bot_names_the_releases_and_the_check_that_took_over(old_site):
     assert "set with `--tp` (an engine argument; today `--tensor-parallel-size`)" in line
     gone = comment.render(triage("`ValueError: Chunked prefill is unsupported with lora.`", site))
     assert gone is not None and "not printed since 0.6.6.post1: upgrading is one fix" in gone
+
+
+@pytest.mark.slow
+def test_an_old_wording_explained_for_its_releases_keeps_its_own_answer(tmp_path):
+    """A person's explanation of the old wording is for the releases that printed it: the
+    page shows it, and links today's check instead of showing that one's (it hid SGLang's
+    45c76a0d0c037f15's own solutions behind a successor nobody had explained)."""
+
+    def kb_with_explained_old(path: Path) -> Path:
+        kb = old_wording_kb(path)
+        file = kb / "content" / "errors" / "vllm" / f"{MIDDLE}.yaml"
+        data = yaml.safe_load(file.read_text())
+        data["meaning"] = "Before 0.7 the heads had to split evenly over the old TP flag."
+        data["solutions"] = ["Pick a tensor-parallel size that divides the heads, in 0.6."]
+        file.write_text(HEAD + yaml.safe_dump(data, sort_keys=False))
+        return kb
+
+    kb = make_kb(tmp_path / "kb", kb_with_explained_old)
+    build(kb)
+    page = _page(kb / "site", MIDDLE)
+    assert "Pick a tensor-parallel size that divides the heads, in 0.6." in page
+    assert "Explained below, as on" not in page and f'href="/errors/{SEED}/"' in page
+    # An old wording nobody explained still answers with today's check.
+    assert 'id="solutions"' in _page(kb / "site", OLD)
