@@ -5,6 +5,8 @@ the check that took over when the two test the same comparisons (read from the g
 sit in a method of the same name; the look-alikes beside each (printed alongside, a swapped
 name the guard does not follow) are not."""
 
+from dataclasses import replace as dataclass_replace
+
 import yaml
 
 from errorkb.content.load import load_content
@@ -345,3 +347,60 @@ def test_a_twin_of_its_class_making_the_very_same_test_took_over():
     was = gone(found, "max_queued")
     assert was.superseded_by is not None
     assert was.superseded_by.current.template == "max_running_request is zero"
+
+
+def test_the_very_same_guard_in_its_function_took_over_in_other_words():
+    """A log line under `use_mla` gone, a refusal under `use_mla` appeared in its function:
+    the branch now refuses what it used to log."""
+    where = ("CpuPlatform.get_attn_backend_cls", "use_mla")
+    old = at("Using CPU MLA backend.", *where, exc="INFO", kind="log", path="vllm/cpu.py")
+    new = at("MLA is not supported on CPU.", *where, exc="NotImplementedError", path="vllm/cpu.py")
+    other = at(
+        "Using Torch SDPA backend.", where[0], "", exc="INFO", kind="log", path="vllm/cpu.py"
+    )
+    found = lineage.build([("1", [old, other]), ("2", [new, other])])
+    assert gone(found, "Using CPU MLA").superseded_by is not None
+    # ... not under another guard
+    elsewhere = at("MLA is not supported on CPU.", where[0], "use_sparse", path="vllm/cpu.py")
+    found = lineage.build([("1", [old, other]), ("2", [elsewhere, other])])
+    assert gone(found, "Using CPU MLA").superseded_by is None
+
+
+def _memory(cls: str, path: str, line: int = 10) -> Site:
+    return at(
+        "Error in memory profiling. Initial free memory {init}, current free memory {free}."
+        " This happens when the GPU memory was not properly cleaned up.",
+        f"{cls}.determine_available_memory",
+        "self.init_gpu_memory > free_gpu_memory",
+        exc="AssertionError",
+        kind="assert",
+        path=path,
+        line=line,
+    )
+
+
+def test_a_method_a_subclass_no_longer_has_is_its_bases():
+    """XPUWorker dropped its own determine_available_memory: it runs Worker's, whose
+    assert says much the same; XPUWorker itself still prints."""
+    old = _memory("XPUWorker", "vllm/xpu_worker.py")
+    base = at(
+        "Error in memory profiling. Initial free memory {free_memory} GiB, current free memory"
+        " {free} GiB. This happens when other processes sharing the container release memory.",
+        "Worker.determine_available_memory",
+        "self.init_snapshot.free_memory >= free_gpu_memory",
+        exc="AssertionError",
+        kind="assert",
+        path="vllm/gpu_worker.py",
+    )
+    kept = at("XPU stays", "XPUWorker.init_device", path="vllm/xpu_worker.py", line=50)
+    found = lineage.build([("1", [old, base, kept]), ("2", [base, kept])])
+    was = gone(found, "Error in memory profiling. Initial free memory {init}")
+    assert was.superseded_by is not None and was.superseded_by.current.site.path.endswith(
+        "gpu_worker.py"
+    )
+    # a sibling class (not named as its base) is no base
+    other = dataclass_replace(base, function="HPUWorker.determine_available_memory")
+    found = lineage.build([("1", [old, other, kept]), ("2", [other, kept])])
+    assert (
+        gone(found, "Error in memory profiling. Initial free memory {init}").superseded_by is None
+    )

@@ -543,6 +543,9 @@ class Comparison:
         told = any(specific(a) for a in telling_atoms(self.old.atoms) & self.new.atoms)
         if fresh and tests and self.place == 1 and (self.atoms == "same" or self.text >= 0.2):
             return True  # in its function
+        if fresh and self.place == 1 and self.old.guards & self.new.guards and self.text >= 0.3:
+            return True  # the very same guard in its function ("Using CPU MLA backend." under
+            # `use_mla`, then "MLA is not supported on CPU." under it)
         worded = self.text >= 0.6 or (self.holes > 0 and told)
         if fresh and tests and (self.place == 0.5 or self.moved) and worded:
             return True  # in its file or class, or its method moved
@@ -554,7 +557,7 @@ class Comparison:
         alike = self.text >= 0.8 or (self.text >= 0.6 and self.holes > 0)
         if self.moved == "method" and self.new_method and fresh and alike:
             return True  # its method moved to another class, where it prints for the first time
-        if self.inherited and self.text >= 0.6 and not self.retyped:
+        if self.inherited and self.text >= 0.5 and not self.retyped:
             return True
         return self.twin()
 
@@ -1197,7 +1200,7 @@ def _by_guard(
                 found.new_method = not new_feats.qualified & earlier
                 _moved_place(found)
                 if not found.by_guard() or (
-                    new.first_index <= old.first_index and not found.twin()
+                    new.first_index <= old.first_index and not (found.twin() or found.inherited)
                 ):
                     continue  # not newer: only a twin that made the same test beside it
                 rank = (found.atoms == "same", found.atoms == "alike", found.score)
