@@ -547,8 +547,9 @@ class Comparison:
             return True  # the very same guard in its function ("Using CPU MLA backend." under
             # `use_mla`, then "MLA is not supported on CPU." under it)
         worded = self.text >= 0.6 or (self.holes > 0 and told)
-        if fresh and tests and (self.place == 0.5 or self.moved) and worded:
-            return True  # in its file or class, or its method moved
+        moved = self.moved == "class" or (self.moved == "method" and self.new_method)
+        if fresh and tests and (self.place == 0.5 or moved) and worded:
+            return True  # in its file or class, or its method moved where it is new
         if fresh and self.atoms == "same" and told and (self.text >= 0.5 or self.holes > 0):
             return True  # a telling test moved elsewhere (into a shared helper)
         near = self.place > 0 or bool(self.moved) or self.file_gone
@@ -563,9 +564,8 @@ class Comparison:
 
     def twin(self) -> bool:
         """A twin its class printed beside it, making the very same test, that still does."""
-        return (
-            self.atoms == "same" and self.moved == "class" and self.alongside and not self.retyped
-        )
+        same = self.atoms == "same" and self.moved == "class" and self.text >= 0.2
+        return same and self.alongside and not self.retyped
 
     def same_opening(self) -> bool:
         """Both texts open with the same three words ("Transformers modeling backend only
