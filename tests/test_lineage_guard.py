@@ -404,3 +404,20 @@ def test_a_method_a_subclass_no_longer_has_is_its_bases():
     assert (
         gone(found, "Error in memory profiling. Initial free memory {init}").superseded_by is None
     )
+
+
+def test_tidy_judges_a_link_to_the_end_of_a_chain_through_its_first_link(kb):
+    """History links a check gone to the check printed today, through the removed one that
+    took over first: the scans judge the first link (the helper of release 2.0), not the
+    check of 3.0 the chain ends on."""
+    old, first, last = "00000000000000c1", "00000000000000c2", "00000000000000c3"
+    today = at("member {key} is not an object", "parse_member", path="vllm/json.py")
+    _write(kb, old, INKLING.template, INKLING, ("1.0", "1.0"), status="removed", superseded_by=last)
+    _write(kb, first, HELPER.template, HELPER, ("2.0", "2.0"), status="removed", superseded_by=last)
+    _write(kb, last, today.template, today, ("3.0", "3.0"))
+    project = kb / "content" / "projects" / "demo.yaml"
+    project.write_text(project.read_text() + 'releases_scanned: ["1.0", "2.0", "3.0"]\n')
+    releases = {"1.0": [INKLING, ELSEWHERE], "2.0": [HELPER, ELSEWHERE], "3.0": [today, ELSEWHERE]}
+    chronicle.tidy(kb, load_content(kb), "demo", scans=releases.get)
+    data = yaml.safe_load((kb / "content" / "errors" / "demo" / f"{old}.yaml").read_text())
+    assert data.get("superseded_by") == last

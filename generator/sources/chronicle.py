@@ -706,6 +706,24 @@ def tidy(
     releases = content.projects[project].releases_scanned
     seen = _Printed.of(records, feats, releases)
     reader = _Scans(scans) if scans is not None else None
+    # the records that took over from one another in turn: history links a check gone to the
+    # check printed at the end of that chain, which the scans judge through its first link
+    took_from: dict[str, list[str]] = defaultdict(list)
+    for rid, record in sorted(records.items()):
+        if record.superseded_by:
+            took_from[index.aliases.get(record.superseded_by, record.superseded_by)].append(rid)
+
+    def by_scans(record: Record, successor: str) -> bool:
+        if reader is None:
+            return False
+        found, queue = [], [successor]
+        while queue and len(found) < 50:
+            rid = queue.pop(0)
+            if rid in found or rid == record.id or rid not in records:
+                continue
+            found.append(rid)
+            queue.extend(took_from.get(rid, []))
+        return any(reader.linked(record, records[rid], releases) for rid in found)
 
     def text_of(rid: str) -> str:
         if rid not in texts:
@@ -739,7 +757,7 @@ def tidy(
         if successor and _extracted(record):
             linked = successor in feats and (
                 _linked(record, records[successor], feats[rid], common, seen)
-                or (reader is not None and reader.linked(record, records[successor], releases))
+                or by_scans(record, successor)
             )
             if not linked:
                 text = rewrite(reread(record.path, text), text, superseded_by=None)
