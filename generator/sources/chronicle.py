@@ -716,7 +716,8 @@ def tidy(
     def by_scans(record: Record, successor: str) -> bool:
         if reader is None:
             return False
-        found, queue = [], [successor]
+        found: list[str] = []
+        queue = [successor]
         while queue and len(found) < 50:
             rid = queue.pop(0)
             if rid in found or rid == record.id or rid not in records:
