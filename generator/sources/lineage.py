@@ -1083,7 +1083,6 @@ def _follow(
             found.unique = len(words) == 1 and len(new.current.sites) <= len(old.current.sites)
             found.atoms = guard_evidence(feats, new_feats)
             found.moved = moved_with(feats, new_feats)
-            _moved_place(found)
             pairs.append((found.score, old, new, found))
     pairs.sort(key=lambda p: (-p[0], _order(p[1]), _order(p[2])))
     taken: set[Lineage] = set()
