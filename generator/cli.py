@@ -491,14 +491,22 @@ def cmd_extract(args) -> int:
 def cmd_tidy(args) -> int:
     from errorkb.content.load import load_content
     from errorkb.content.model import ContentError
-    from errorkb.sources import chronicle
+    from errorkb.sources import chronicle, history
 
     try:
         content = load_content(args.root)
         if args.project not in content.projects:
             _log(f"error: no project {args.project!r} in content/projects/")
             return 1
-        done = chronicle.tidy(args.root, content, args.project, dry_run=args.dry_run)
+        project = content.projects[args.project]
+        package = project.package or project.key
+        where = (project.source_prefix, project.source_exclude)
+
+        def scanned(version: str) -> list | None:  # the scan cache only: never a download
+            found = history.load_scan(package, version)
+            return history.in_repository(found.sites, *where) if found is not None else None
+
+        done = chronicle.tidy(args.root, content, args.project, dry_run=args.dry_run, scans=scanned)
     except ContentError as exc:
         return _report(exc)
     for line in done.warnings:

@@ -10,6 +10,7 @@ import dataclasses
 import re
 from bisect import bisect_right
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from errorkb.content import template
 from errorkb.content.load import SCHEMA_LINE, record_fields, thread_key
 from errorkb.content.model import Content, Record
 from errorkb.sources.extract import (
+    DEBUG,
     RecordIndex,
     Site,
     dump_yaml,
@@ -37,9 +39,15 @@ from errorkb.sources.lineage import (
     History,
     Lineage,
     Wording,
+    base_of,
     common_functions,
     compare,
     compare_faint,
+    compare_guard,
+    guard_evidence,
+    moved_with,
+    owner_class,
+    qualified,
 )
 from errorkb.sources.scaffold import new_id
 
@@ -668,12 +676,23 @@ def derived_at(sites: list[Site], ref: str) -> dict | None:
 # The records alone --------------------------------------------------------------------
 
 
-def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -> Written:
+def tidy(
+    root: Path,
+    content: Content,
+    project: str,
+    *,
+    dry_run: bool = False,
+    scans: "Callable[[str], list[Site] | None] | None" = None,
+) -> Written:
     """The identity rules of `write`, applied to the records without scanning a release:
     a removed record whose words an active record prints is merged into it, a variant
     another active record prints is dropped, and an extracted `superseded_by` that the
     records give no strong evidence for is taken out (the guard of a removed record is not
-    kept, so fewer links pass here than in `errorkb history`: no link beats a wrong one)."""
+    kept, so fewer links pass here than in `errorkb history`: no link beats a wrong one).
+    `scans`: a release's scanned sites where they are at hand (the scan cache, never a
+    download): a link the records alone do not bear out is then judged as `errorkb history`
+    judged it, from the sites of the release the old check was last printed in and the
+    next one (their guards, which the records do not keep)."""
     index = RecordIndex(content, project)
     records = index.records
     common = common_functions([s for r in records.values() for s in _record_sites(r)])
@@ -686,6 +705,26 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
     texts: dict[str, str] = {}
     releases = content.projects[project].releases_scanned
     seen = _Printed.of(records, feats, releases)
+    reader = _Scans(scans) if scans is not None else None
+    # the records that took over from one another in turn: history links a check gone to the
+    # check printed at the end of that chain, which the scans judge through its first link
+    took_from: dict[str, list[str]] = defaultdict(list)
+    for rid, record in sorted(records.items()):
+        if record.superseded_by:
+            took_from[index.aliases.get(record.superseded_by, record.superseded_by)].append(rid)
+
+    def by_scans(record: Record, successor: str) -> bool:
+        if reader is None:
+            return False
+        found: list[str] = []
+        queue = [successor]
+        while queue and len(found) < 50:
+            rid = queue.pop(0)
+            if rid in found or rid == record.id or rid not in records:
+                continue
+            found.append(rid)
+            queue.extend(took_from.get(rid, []))
+        return any(reader.linked(record, records[rid], releases) for rid in found)
 
     def text_of(rid: str) -> str:
         if rid not in texts:
@@ -717,8 +756,9 @@ def tidy(root: Path, content: Content, project: str, *, dry_run: bool = False) -
         text = _drop_printed_elsewhere(root, record.path, text_of(rid), rid, printed, done)
         successor = index.aliases.get(record.superseded_by or "", record.superseded_by)
         if successor and _extracted(record):
-            linked = successor in feats and _linked(
-                record, records[successor], feats[rid], common, seen
+            linked = successor in feats and (
+                _linked(record, records[successor], feats[rid], common, seen)
+                or by_scans(record, successor)
             )
             if not linked:
                 text = rewrite(reread(record.path, text), text, superseded_by=None)
@@ -757,15 +797,130 @@ def _linked(
         theirs = Features.of(Wording(match_key(exception, message), sites, "", "", 0, 0), common)
         first = (versions or {}).get("first") or _first(new)
         turn = seen.turn(old, new, mine, theirs, first)
-        found = compare(mine, theirs, loose=turn[0]) or compare_faint(mine, theirs)
+        found = (
+            compare(mine, theirs, loose=turn[0])
+            or compare_faint(mine, theirs)
+            or compare_guard(mine, theirs)
+        )
         if found is None:
             continue
         _when(found, old, first, seen.releases)
         found.one_for_one, found.file_gone = turn[:2]
         found.renamed = found.renamed and turn[2]
+        # the records keep the whole condition, not the guard: its tests are read from the
+        # scans alone (`_Scans.linked`)
+        found.atoms, found.moved = "", moved_with(mine, theirs)
+        # its method gone from a class that still prints: inherited from the namesake
+        found.inherited = (
+            found.moved == "method" and not turn[2] and turn[3] and base_of(mine, theirs)
+        )
+        if (
+            found.place < 1
+            and found.file_gone
+            and {q for q in mine.qualified if ":" not in q and "." in q} & theirs.qualified
+        ):
+            found.place = 1.0  # the same method of the same class, moved with its file
         if found.same_check() or found.took_over():
             return True
     return False
+
+
+@dataclass
+class _Release:
+    """One release's scan as `lineage.build` reads it: its sites by message shape (DEBUG
+    lines left out), the functions that print in many files, the files, qualified
+    functions (with the message shapes each prints) and classes it prints from."""
+
+    by_key: dict[tuple[str, str], list[Site]]
+    common: frozenset[str]
+    paths: set[str]
+    functions: dict[str, set[tuple[str, str]]]
+    classes: set[str]
+
+    @classmethod
+    def of(cls, sites: list[Site]) -> "_Release":
+        sites = [s for s in sites if s.level != DEBUG]
+        functions: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        for site in sites:
+            if site.function:
+                functions[qualified(site)].add(site.key)
+        return cls(
+            group_sites(sites),
+            common_functions(sites),
+            {s.path for s in sites},
+            functions,
+            {owner_class(s) for s in sites},
+        )
+
+
+@dataclass
+class _Scans:
+    """Releases' scans read on demand, for `tidy` to judge a link as history did."""
+
+    load: Callable[[str], list[Site] | None]
+    found: dict[str, "_Release | None"] = field(default_factory=dict)
+
+    def release(self, version: str) -> "_Release | None":
+        if version not in self.found:
+            sites = self.load(version)
+            self.found[version] = _Release.of(sites) if sites is not None else None
+        return self.found[version]
+
+    def linked(self, old: Record, new: Record, releases: list[str]) -> bool:
+        """Whether history's rules let `new` take over from `old` in the release after the
+        old one's last, compared on the sites the two releases' scans hold."""
+        last = (old.versions or {}).get("last")
+        if last not in releases or releases.index(last) + 1 >= len(releases):
+            return False
+        after = releases[releases.index(last) + 1]
+        before, now = self.release(last), self.release(after)
+        if before is None or now is None:
+            return False
+        key = match_key(old.exception, old.message)
+        sites = before.by_key.get(key)
+        if not sites:
+            return False
+        mine = Features.of(Wording(key, sites, last, last, 0, 0), before.common)
+        for exception, message, versions, _ in _wordings(new):
+            their_key = match_key(exception, message)
+            found_sites = now.by_key.get(their_key)
+            if not found_sites:
+                continue
+            theirs = Features.of(Wording(their_key, found_sites, after, after, 0, 0), now.common)
+            one = any(
+                before.functions.get(name, set()) - now.functions.get(name, set()) == {key}
+                and now.functions.get(name, set()) - before.functions.get(name, set())
+                == {their_key}
+                for name in mine.qualified & theirs.qualified
+            )
+            found = compare(mine, theirs, loose=one)
+            if not one and found and found.text < (0.2 if found.named >= 0.5 else 0.3):
+                found = None
+            found = found or compare_faint(mine, theirs) or compare_guard(mine, theirs)
+            if found is None:
+                continue
+            _when(found, old, (versions or {}).get("first") or _first(new), releases)
+            found.one_for_one = one
+            found.file_gone = not mine.paths & now.paths
+            kept = any(owner_class(s) in now.classes for s in sites if owner_class(s))
+            found.renamed = found.renamed and not kept
+            found.atoms, found.moved = guard_evidence(mine, theirs), moved_with(mine, theirs)
+            found.inherited = (
+                found.moved == "method"
+                and kept
+                and not mine.qualified & set(now.functions)
+                and base_of(mine, theirs)
+            )
+            found.new_method = not theirs.qualified & set(before.functions)
+            if (
+                found.place < 1
+                and found.file_gone
+                and {q for q in mine.qualified if ":" not in q and "." in q} & theirs.qualified
+            ):
+                found.place = 1.0
+            if found.same_check() or found.took_over():
+                return True
+        return False
 
 
 def _wordings(record: Record) -> list[tuple[str, str, dict | None, str]]:
@@ -803,6 +958,7 @@ class _Printed:
     began: dict[tuple[str, str], list[str]]
     files: dict[str, list[tuple[Version, Version]]]
     classes: dict[str, list[tuple[Version, Version]]] = field(default_factory=dict)
+    functions: dict[str, list[tuple[Version, Version]]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, records: dict[str, Record], feats: dict[str, Features], releases: list[str]):
@@ -810,6 +966,7 @@ class _Printed:
         began: dict[tuple[str, str], list[str]] = defaultdict(list)
         files: dict[str, list[tuple[Version, Version]]] = defaultdict(list)
         classes: dict[str, list[tuple[Version, Version]]] = defaultdict(list)
+        functions: dict[str, list[tuple[Version, Version]]] = defaultdict(list)
         for rid, record in sorted(records.items()):
             first, last = _first(record), (record.versions or {}).get("last")
             if not first or not last:
@@ -824,19 +981,21 @@ class _Printed:
             for path in feats[rid].paths:
                 files[path].append((Version(first), Version(last)))
             for name in feats[rid].qualified:
+                functions[name].append((Version(first), Version(last)))
                 if ":" not in name and "." in name:
                     classes[name.rpartition(".")[0]].append((Version(first), Version(last)))
-        return cls(releases, ended, began, files, classes)
+        return cls(releases, ended, began, files, classes, functions)
 
     def turn(
         self, old: Record, new: Record, mine: Features, theirs: Features, first: str | None
     ) -> tuple:
-        """(one for one, file gone, class gone): in the release after the old record's last,
-        its function lost it alone and gained the new one alone (a wording of it first
-        printed then, `first`); nothing is printed from its file; nor by its class."""
+        """(one for one, file gone, class gone, function gone): in the release after the old
+        record's last, its function lost it alone and gained the new one alone (a wording of
+        it first printed then, `first`); nothing is printed from its file; nor by its class;
+        nor by its function."""
         last = (old.versions or {}).get("last")
         if last not in self.releases or self.releases.index(last) + 1 >= len(self.releases):
-            return False, False, False
+            return False, False, False, False
         after = self.releases[self.releases.index(last) + 1]
         one = first == after and any(
             self.ended[(last, name)] == [old.id] and self.began[(after, name)] == [new.id]
@@ -846,7 +1005,13 @@ class _Printed:
         gone = not any(lo <= at <= hi for path in mine.paths for lo, hi in self.files[path])
         owners = {n.rpartition(".")[0] for n in mine.qualified if ":" not in n and "." in n}
         spans = [span for name in owners for span in self.classes.get(name, [])]
-        return one, gone, not any(lo <= at <= hi for lo, hi in spans)
+        mine_spans = [span for name in mine.qualified for span in self.functions.get(name, [])]
+        return (
+            one,
+            gone,
+            not any(lo <= at <= hi for lo, hi in spans),
+            not any(lo <= at <= hi for lo, hi in mine_spans),
+        )
 
 
 def _guard(data: dict) -> str:

@@ -15,6 +15,7 @@ two checks: a merge that joined them is undone (`parted`). Every comparison past
 logged with its features, so that the decisions can be read and checked by hand.
 """
 
+import ast
 import keyword
 import re
 from collections import defaultdict
@@ -110,6 +111,9 @@ class Features:
     qualified: frozenset[str] = frozenset()  # its functions' qualified names (`Class.method`)
     settings: frozenset[str] = frozenset()  # the names it quotes, flags, environment variables
     tested: frozenset[str] = frozenset()  # the names its conditions test, word by word
+    # The comparisons its guard makes (the innermost `if`, the assert's test), read from
+    # their syntax (`guard_atoms`): what the check tests, whatever file it moved to
+    atoms: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, wording: Wording, common: frozenset[str] = frozenset()) -> "Features":
@@ -140,6 +144,9 @@ class Features:
                 for s in sites
                 for n in _IDENT.findall(s.guard)
                 if n not in _NOISE and not keyword.iskeyword(n)
+            ),
+            atoms=frozenset(
+                atom for s in sites for atom in guard_atoms(s.guard, holds=s.kind == "assert")
             ),
         )
 
@@ -197,6 +204,181 @@ def common_functions(sites: list[Site], files: int = 4) -> frozenset[str]:
     return frozenset(name for name, found in paths.items() if len(found) >= files)
 
 
+# The guard's syntax ------------------------------------------------------------------
+
+# The names a value is reached through that say nothing of which value it is: `self.`,
+# `cls.`, argparse's `args.`
+_OWNERS = frozenset({"self", "cls", "args"})
+
+
+@lru_cache(maxsize=1 << 15)
+def guard_atoms(text: str, holds: bool = False) -> frozenset[str]:
+    """The comparisons a condition makes, each in one spelling: its `and`-ed parts, `a > b`,
+    `b < a` and `not a <= b` all `>|a|b`, `a != b` and `b != a` both `!=|a|b`, `x is not None`
+    `is not|None|x`; a value reached through `self.`, `args.` or an object they hold by its
+    last name (`self.model_runner.max_running_requests` is `max_running_requests`). A part
+    that compares nothing (a flag, a call) is kept as its text, `!` before it when negated.
+    `holds`: the text is what must hold (an assert's test): each of its parts failing is a
+    way to fail, so each part is read negated and the atoms say when the check refuses, as a
+    raise's guard does. Empty when the text is no Python expression."""
+    if not text.strip():
+        return frozenset()
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    out = set()
+    for part in _conjuncts(tree):
+        atom = _atom(part, holds)
+        if atom:
+            out.add(atom)
+    return frozenset(out)
+
+
+def _conjuncts(node: ast.AST) -> Iterable[ast.AST]:
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        for value in node.values:
+            yield from _conjuncts(value)
+    else:
+        yield node
+
+
+# Each comparison and its negation; an order by its greater side first.
+_NEGATED = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
+_SPELLED = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.In: "in",
+    ast.NotIn: "not in",
+}
+
+
+def _atom(node: ast.AST, negated: bool = False) -> str:
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node, negated = node.operand, not negated
+    try:
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _NEGATED:
+            left, right = _value(node.left), _value(node.comparators[0])
+            op = type(node.ops[0])
+            if negated:
+                op = _NEGATED[op]
+            if op in (ast.Lt, ast.LtE):  # a < b is b > a
+                left, right = right, left
+                op = ast.Gt if op is ast.Lt else ast.GtE
+            if op in (ast.Gt, ast.GtE):
+                return f"{'>' if op is ast.Gt else '>='}|{left}|{right}"
+            if op in (ast.In, ast.NotIn):
+                return f"{_SPELLED[op]}|{left}|{right}"
+            a, b = sorted((left, right))
+            return f"{_SPELLED[op]}|{a}|{b}"
+        return ("!" if negated else "") + _value(node)
+    except (ValueError, RecursionError):
+        return ""
+
+
+def _value(node: ast.AST) -> str:
+    return ast.unparse(_Owners().visit(_copy(node))).replace(" ", "")
+
+
+def _copy(node: ast.AST) -> ast.AST:
+    return ast.parse(ast.unparse(node), mode="eval").body
+
+
+class _Owners(ast.NodeTransformer):
+    """`self.a.b` -> `b`: a value held by the object, by its own name."""
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        root: ast.AST = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in _OWNERS:
+            return ast.copy_location(ast.Name(node.attr, ast.Load()), node)
+        return self.generic_visit(node)
+
+
+def telling_atoms(atoms: frozenset[str]) -> frozenset[str]:
+    """The atoms that compare something (`=|0|x`), not a bare flag or call."""
+    return frozenset(a for a in atoms if "|" in a)
+
+
+def _same_name(a: str, b: str) -> bool:
+    """Two spellings of one value: equal, or one the other with a word put before or after
+    it (`ngram_prompt_lookup_min` and `prompt_lookup_min`, `cuda_device_count()` and
+    `cuda_device_count_stateless()`); a call's parentheses do not count."""
+    a, b = a.removesuffix("()"), b.removesuffix("()")
+    if a == b:
+        return True
+    short, long = sorted((a, b), key=len)
+    if len(short) < 6 or not re.fullmatch(r"\w+", short) or not re.fullmatch(r"\w+", long):
+        return False
+    return long.endswith("_" + short) or long.startswith(short + "_")
+
+
+def _alike(a: str, b: str) -> bool:
+    """Two atoms that make the same comparison on two named values spelled alike."""
+    op, _, sides = a.partition("|")
+    op2, _, sides2 = b.partition("|")
+    if op != op2 or not sides:
+        return False
+    x, y = sides.split("|", 1)
+    u, v = sides2.split("|", 1)
+    if not all(re.fullmatch(r"[a-z_]\w*(?:\(\))?", s) for s in (x, y, u, v)):
+        return False  # two named values (variables, settings), not a constant
+    pairs = [((x, u), (y, v))]
+    if op not in (">", ">="):  # an order's sides keep their places; the others any way
+        pairs.append(((x, v), (y, u)))
+    return any(
+        all(_same_name(a, b) for a, b in pair) and len({_longer(a, b) for a, b in pair} - {0}) <= 1
+        for pair in pairs
+    )
+
+
+def _longer(old: str, new: str) -> int:
+    """Which of two spellings of a value is the longer: 1 the old, -1 the new, 0 neither."""
+    return (len(old) > len(new)) - (len(old) < len(new))
+
+
+def guard_evidence(old: "Features", new: "Features") -> str:
+    """What the two checks' guards share: `same` when they make the same comparisons,
+    `part` when the comparisons of one are all comparisons of the other (a test split or
+    joined with another), `alike` when one comparison of two named values is made on values
+    spelled alike (a prefix dropped, a suffix added), else ''."""
+    mine, theirs = telling_atoms(old.atoms), telling_atoms(new.atoms)
+    if mine and mine == theirs:
+        return "same"
+    if mine & theirs and (mine <= theirs or theirs <= mine):
+        return "part"
+    if any(_alike(a, b) for a in mine for b in theirs):
+        return "alike"
+    return ""
+
+
+def specific(atom: str) -> bool:
+    """Whether a comparison says which value it tests beyond a flag checked against a
+    constant (`x is None`, `bits != 4` are made in many places): an expression on a side
+    (`raw[value_start]`, `head_dim_v % alignment`, a call), or two named values compared."""
+    _, _, sides = atom.partition("|")
+    if not sides:
+        return False
+    parts = sides.split("|", 1)
+    if any(re.search(r"[%\[(+*/-]", side) for side in parts):
+        return True
+    return all(re.fullmatch(r"[a-z_]\w*", side) and side != "None" for side in parts)
+
+
 def _norm_guard(text: str) -> str:
     return re.sub(r"\b(?:self|cls)\.", "", text).replace(" ", "")
 
@@ -229,6 +411,13 @@ class Comparison:
     guarded: bool = False  # the new text names every value the old one's condition tested
     faint: bool = False  # compared only for sharing its function and condition: few words alike
     releveled: bool = False  # a log line at another level in its own function: reworded only
+    atoms: str = ""  # what the guards share (`guard_evidence`): same, alike or ''
+    moved: str = ""  # the new check is in a method of the old one's name ("method") or class
+    inherited: bool = False  # the old one's method is gone from its class, which still prints
+    new_method: bool = False  # the new check's function printed nothing in the release before
+    # the one name swapped is a setting's, and the guard tests the new name where the old one
+    # tested the old (`dcp_kv_cache_interleave_size` to `cp_kv_cache_interleave_size`)
+    setting_renamed: bool = False
 
     @property
     def score(self) -> float:
@@ -276,12 +465,16 @@ class Comparison:
         model) is no successor, and no link is better than a wrong one."""
         if self.swapped_name and not self.old.paths & self.new.paths:
             return False  # the same words about another name in another file: a sibling
+        if self.swapped_name and self.setting_renamed and self.appeared and not self.alongside:
+            return True  # a setting renamed in its words and in its guard alike
         # a line logged at another level takes over as a retyped check would: only where
         # the evidence allows another exception
         retyped = self.retyped or self.releveled
         same_values = self.place == 1 and self.guard >= 0.5 and not self.swapped_name
         fresh = self.appeared and not self.alongside
-        if same_values and fresh and self.guard == 1 and self.kept >= 0.5:
+        if self.by_guard():
+            return True
+        if same_values and fresh and self.guard == 1 and (self.kept >= 0.5 or self.one_for_one):
             # Appeared in its function, in the release the old one went, under the very same
             # condition, keeping the old text's telling words in a longer message ("Abort
             # request {rid}", then "Request is disconnected ... Abort request obj.rid={rid}")
@@ -332,6 +525,48 @@ class Comparison:
         # Elsewhere: the same quantities guarded, in other words
         return self.guard >= 0.6 and self.holes > 0
 
+    def by_guard(self) -> bool:
+        """Took over on the evidence of the guard itself, wherever the new check is: the
+        same comparisons (`atoms`), first printed in the release the old one went, with its
+        values or words (a check moved into a shared helper: "Inkling tool call args must be
+        a JSON object" under `raw[value_start] != '{'`, then "member {key} must be ..." under
+        the very same test); the same comparison on values spelled alike (a prefix dropped:
+        `ngram_prompt_lookup_min > ngram_prompt_lookup_max`, then `prompt_lookup_min >
+        prompt_lookup_max`), near it or in place of a file gone; a method moved to another
+        class or a class's check moved to another method, in much the same words; a method
+        a class no longer has, whose words its namesake in another class prints (inherited);
+        and a twin printed beside it by its class, testing the very same comparisons."""
+        if self.swapped_name:
+            return False
+        fresh = self.appeared and not self.alongside
+        tests = self.atoms in ("same", "part")
+        told = any(specific(a) for a in telling_atoms(self.old.atoms) & self.new.atoms)
+        if fresh and tests and self.place == 1 and (self.atoms == "same" or self.text >= 0.2):
+            return True  # in its function
+        if fresh and self.place == 1 and self.old.guards & self.new.guards and self.text >= 0.3:
+            return True  # the very same guard in its function ("Using CPU MLA backend." under
+            # `use_mla`, then "MLA is not supported on CPU." under it)
+        worded = self.text >= 0.6 or (self.holes > 0 and told)
+        moved = self.moved == "class" or (self.moved == "method" and self.new_method)
+        if fresh and tests and (self.place == 0.5 or moved) and worded:
+            return True  # in its file or class, or its method moved where it is new
+        if fresh and self.atoms == "same" and told and (self.text >= 0.5 or self.holes > 0):
+            return True  # a telling test moved elsewhere (into a shared helper)
+        near = self.place > 0 or bool(self.moved) or self.file_gone
+        if self.atoms == "alike" and fresh and near and (self.holes > 0 or self.text >= 0.4):
+            return True
+        alike = self.text >= 0.8 or (self.text >= 0.6 and self.holes > 0)
+        if self.moved == "method" and self.new_method and fresh and alike:
+            return True  # its method moved to another class, where it prints for the first time
+        if self.inherited and self.text >= 0.5 and not self.retyped:
+            return True
+        return self.twin()
+
+    def twin(self) -> bool:
+        """A twin its class printed beside it, making the very same test, that still does."""
+        same = self.atoms == "same" and self.moved == "class" and self.text >= 0.2
+        return same and self.alongside and not self.retyped
+
     def same_opening(self) -> bool:
         """Both texts open with the same three words ("Transformers modeling backend only
         supports images" and "... does not support audio inputs"): what the check is about."""
@@ -360,18 +595,24 @@ class Comparison:
             "nocase": round(self.nocase, 2),
             "kept": round(self.kept, 2),
             "file_gone": self.file_gone,
+            "atoms": self.atoms,
+            "moved": self.moved,
+            "inherited": self.inherited,
         }
 
 
-def compare(old: Features, new: Features, loose: bool = False) -> Comparison | None:
+def compare(
+    old: Features, new: Features, loose: bool = False, force: bool = False
+) -> Comparison | None:
     """The features two checks share; None when they cannot be one: another kind or
     exception type, unless in the very same words. `loose`: one check in place of another
-    in its function, where far fewer words in common are worth comparing."""
+    in its function, where far fewer words in common are worth comparing. `force`: compared
+    whatever they share (the guards' evidence is weighed apart, `compare_guard`)."""
     retyped = old.kind != new.kind or old.exception != new.exception
     # loose: words alike by their stems too ("connector" and "connectors", "KV transfer
     # params" and "kv_transfer_params")
     stems = _stems(old.words) & _stems(new.words) if loose else set()
-    if not old.words & new.words and not stems:
+    if not old.words & new.words and not stems and not force:
         return None
     if old.functions & new.functions:
         place = 1.0
@@ -382,21 +623,28 @@ def compare(old: Features, new: Features, loose: bool = False) -> Comparison | N
     releveled = retyped and old.kind == new.kind == "log" and place == 1
     if releveled:
         retyped = False  # a log line's level changed in its own function (INFO to WARNING)
-    if retyped and old.literal != new.literal and place < 1:
+    if retyped and old.literal != new.literal and place < 1 and not force:
         return None  # another exception in other words, elsewhere: another check
     guard = 1.0 if old.guards & new.guards else _jaccard(old.guard_names, new.guard_names)
     both = old.names & new.names
     names = _jaccard(old.names, new.names) if len(both) >= 2 else 0.0
-    if not place and guard < 0.5 and names < 0.5 and _jaccard(old.words, new.words) < 0.25:
+    if (
+        not place
+        and guard < 0.5
+        and names < 0.5
+        and _jaccard(old.words, new.words) < 0.25
+        and not force
+    ):
         return None  # nothing in common but a few words: not worth comparing the texts
     matcher = SequenceMatcher(None, old.tokens, new.tokens, autojunk=False)
     floor = 0.15 if loose else 0.2 if names >= 0.5 else 0.3
-    if matcher.quick_ratio() < floor and len(stems) < 2:
+    if matcher.quick_ratio() < floor and len(stems) < 2 and not force:
         return None
     text, holes = matcher.ratio(), _jaccard(old.holes, new.holes)
     pair = _swapped_pair(matcher, old.tokens, new.tokens)
     found = Comparison(old, new, text, place, guard, holes, pair is not None, retyped, names)
     found.renamed = pair is not None and _renamed_owner(old, new, pair)
+    found.setting_renamed = pair is not None and _renamed_setting(old, new, pair)
     found.releveled = releveled
     found.guarded = _guard_named(old, new)
     if loose:
@@ -432,6 +680,53 @@ def compare_faint(old: Features, new: Features) -> Comparison | None:
     found = compare(old, new, loose=True)
     if found is not None:
         found.faint = True
+    return found
+
+
+# Method names too common to say that a check moved with its method.
+_GENERIC_METHODS = frozenset(
+    {"__init__", "__post_init__", "__call__", "forward", "apply", "run", "main", "validate"}
+)
+
+
+def _methods(qualified: frozenset[str]) -> frozenset[str]:
+    """Methods by their class and name (`FusedMoE.weight_loader`), not module functions."""
+    return frozenset(q for q in qualified if ":" not in q and "." in q)
+
+
+def moved_with(old: Features, new: Features) -> str:
+    """Whether the new check is in a method of the old one's name in another class
+    ("method": `CPUExecutor.initialize_cache` and `ExecutorBase.initialize_cache`), or in
+    another method of the old one's class ("class"); '' else."""
+    mine, theirs = _methods(old.qualified), _methods(new.qualified)
+    if mine & theirs:
+        return ""
+    names = {q.rpartition(".")[2] for q in mine} - _GENERIC_METHODS
+    if names & {q.rpartition(".")[2] for q in theirs}:
+        return "method"
+    owners = {q.rpartition(".")[0].rsplit(".", 1)[-1] for q in mine}
+    if owners & {q.rpartition(".")[0].rsplit(".", 1)[-1] for q in theirs}:
+        return "class"
+    return ""
+
+
+def base_of(old: Features, new: Features) -> bool:
+    """Whether the new check's class is named as a base of the old one's (`Worker` of
+    `XPUWorker`): the method the subclass no longer has is the base's, inherited."""
+    mine = {q.rpartition(".")[0].rsplit(".", 1)[-1] for q in _methods(old.qualified)}
+    theirs = {q.rpartition(".")[0].rsplit(".", 1)[-1] for q in _methods(new.qualified)}
+    return any(a != b and len(b) >= 4 and a.endswith(b) for a in mine for b in theirs)
+
+
+def compare_guard(old: Features, new: Features) -> Comparison | None:
+    """Two checks compared on what their guards test and where their methods went, whatever
+    their words and exceptions (`Comparison.by_guard`); None when neither says anything."""
+    atoms, moved = guard_evidence(old, new), moved_with(old, new)
+    if not atoms and not moved:
+        return None
+    found = compare(old, new, loose=True, force=True)
+    if found is not None:
+        found.atoms, found.moved = atoms, moved
     return found
 
 
@@ -475,6 +770,23 @@ def _renamed_owner(old: Features, new: Features, pair: tuple[str, str]) -> bool:
     return False
 
 
+def _renamed_setting(old: Features, new: Features, pair: tuple[str, str]) -> bool:
+    """Whether the one name two texts differ in is a setting's or a variable's (snake_case:
+    `tpu_commons`, `dcp_kv_cache_interleave_size`), and the old guard, that name replaced by
+    the new one, is the new guard (`not USE_TPU_COMMONS`, `not USE_TPU_INFERENCE`): the same
+    test of a value renamed, not a sibling test of another value."""
+    before, after = (name.lower() for name in pair)
+    if "_" not in before or "_" not in after:
+        return False
+    a, b = before.split("_"), after.split("_")
+    if a[0] != b[0] and a[-1] != b[-1]:
+        return False  # another value, not one renamed (`ngram_prompt_lookup_min` for `..._max`)
+    theirs = {g.lower() for g in new.guards}
+    return any(
+        before in g.lower() and g.lower().replace(before, after) in theirs for g in old.guards
+    )
+
+
 def _family(name: str) -> str:
     """A class name's first word, what it is named after: `Mistral` of `MistralToolParser`,
     `Muse` of `MuseGlimmer`, `Quark` of `QuarkW4A4MXFP4`; '' when shorter than 3 letters."""
@@ -510,6 +822,7 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
     born: dict[int, Lineage] = {}  # id(wording) -> the lineage it started
     alive: set[Lineage] = set()
     cache = _Cache()  # every wording is kept by `by_key`, so ids are never reused
+    earlier: set[str] = set()  # the functions the release before printed from
     for index, (version, sites) in enumerate(releases):
         history.releases.append(version)
         quiet: dict[str, list[Site]] = {}  # DEBUG lines by their words: they start no check
@@ -552,8 +865,9 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
         classes = {owner_class(s) for s in sites} | {
             owner_class(s) for found in quiet.values() for s in found
         }
-        _follow(history, gone, now, version, owner, cache, printed, classes)
+        _follow(history, gone, now, version, owner, cache, printed, classes, earlier)
         alive = {owner[id(lin.wordings[0])] for lin in now}
+        earlier = {qualified(s) for s in sites if s.function}
     return history
 
 
@@ -705,9 +1019,11 @@ def _follow(
     cache: _Cache,
     printed: set[str] = frozenset(),  # type: ignore[assignment]
     classes: set[str] = frozenset(),  # type: ignore[assignment]
+    earlier: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> None:
     """Pair the checks gone in this release with newer checks that took their place
-    (`printed`: the files this release prints from)."""
+    (`printed`: the files this release prints from; `earlier`: the functions the release
+    before printed from)."""
     if not gone:
         return
     index = len(history.releases) - 1
@@ -765,6 +1081,8 @@ def _follow(
             found.alongside = new.first_index <= old.last_index
             # ... and the only copy of those words: no more sites than the old check had
             found.unique = len(words) == 1 and len(new.current.sites) <= len(old.current.sites)
+            found.atoms = guard_evidence(feats, new_feats)
+            found.moved = moved_with(feats, new_feats)
             pairs.append((found.score, old, new, found))
     pairs.sort(key=lambda p: (-p[0], _order(p[1]), _order(p[2])))
     taken: set[Lineage] = set()
@@ -793,6 +1111,100 @@ def _follow(
             judged.add(old)
             old.superseded_by = new
             history.log.append(found.row("superseded", version))
+    left = [old for old in gone if old not in merged and old not in judged]
+    for old, (new, found) in _by_guard(left, now, index, cache, printed, classes, earlier):
+        judged.add(old)
+        old.superseded_by = new
+        history.log.append(found.row("superseded", version))
+        best.pop(old, None)
     for old, found in best.items():
         if old not in judged:
             history.log.append(found.row("different", version))
+
+
+def _moved_place(found: Comparison) -> None:
+    """The same method of the same class, in another file, where the old file prints
+    nothing any more: moved with its class (`FusedMoE.weight_loader` from fused_moe/ to
+    fused_moe_triton/), the same place."""
+    if (
+        found.place < 1
+        and found.file_gone
+        and _methods(found.old.qualified) & _methods(found.new.qualified)
+    ):
+        found.place = 1.0
+
+
+def _keys(feats: Features) -> set[tuple[str, str]]:
+    """What a check is found by in the guard pass: its comparisons, the words of the values
+    they compare (for values spelled alike), its methods' names and classes."""
+    out: set[tuple[str, str]] = set()
+    for atom in telling_atoms(feats.atoms):
+        out.add(("atom", atom))
+        op, _, sides = atom.partition("|")
+        for side in sides.split("|"):
+            words = side.removesuffix("()").split("_")
+            if re.fullmatch(r"[A-Za-z_]\w*", side.removesuffix("()")) and len(words) > 1:
+                out.add(("first", op + words[0]))
+                out.add(("last", op + words[-1]))
+    for name in _methods(feats.qualified):
+        owner, _, method = name.rpartition(".")
+        if method not in _GENERIC_METHODS:
+            out.add(("method", method))
+        out.add(("class", owner.rsplit(".", 1)[-1]))
+    return out
+
+
+def _by_guard(
+    left: list[Lineage],
+    now: set[Lineage],
+    index: int,
+    cache: _Cache,
+    printed: set[str],
+    classes: set[str],
+    earlier: set[str],
+) -> list[tuple[Lineage, tuple[Lineage, Comparison]]]:
+    """The checks gone in this release that no check took over by its words, each with the
+    one that took over by its guard (`Comparison.by_guard`): the best of those, one each."""
+    if not left:
+        return []
+    functions = {q for lin in now for q in cache.features(lin.current).qualified}
+    found_by: dict[tuple[str, str], list[Lineage]] = defaultdict(list)
+    for lin in sorted(now, key=_order):
+        keys = _keys(cache.features(lin.current))
+        if lin.first_index != index:  # printed before: a namesake method inherited, a twin
+            keys = {k for k in keys if k[0] in ("method", "atom")}
+        for key in keys:
+            found_by[key].append(lin)
+    out = []
+    for old in left:
+        feats = cache.features(old.current)
+        kept = any(owner_class(s) in classes for s in old.current.sites if owner_class(s))
+        gone_here = not feats.qualified & functions
+        seen: set[int] = set()
+        best: tuple[tuple, Lineage, Comparison] | None = None
+        for key in sorted(_keys(feats)):
+            for new in found_by.get(key, []):
+                if id(new) in seen or new is old:
+                    continue
+                seen.add(id(new))
+                new_feats = cache.features(new.current)
+                found = compare_guard(feats, new_feats)
+                if found is None:
+                    continue
+                found.file_gone = not feats.paths & printed
+                found.appeared = new.first_index == index
+                found.alongside = new.first_index <= old.last_index
+                found.inherited = found.moved == "method" and kept and gone_here
+                found.inherited = found.inherited and base_of(feats, new_feats)
+                found.new_method = not new_feats.qualified & earlier
+                _moved_place(found)
+                if not found.by_guard() or (
+                    new.first_index <= old.first_index and not (found.twin() or found.inherited)
+                ):
+                    continue  # not newer: only a twin that made the same test beside it
+                rank = (found.atoms == "same", found.atoms == "alike", found.score)
+                if best is None or rank > best[0]:
+                    best = (rank, new, found)
+        if best is not None:
+            out.append((old, (best[1], best[2])))
+    return out
