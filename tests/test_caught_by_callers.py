@@ -83,6 +83,8 @@ def test_a_caller_that_passes_the_message_on_lets_it_reach(tmp_path):
         "logger.exception('bad shape'); return False, None",
         "logger.warning('bad shape', exc_info=True); return False, None",
         "return self.create_error_response(e)",
+        "tb = get_exception_traceback(); logger.error(tb); return False, None",
+        "traceback.print_exc(); return False, None",
     ):
         check = CHECK.replace("return False, str(e)", handler)
         found = _scan(tmp_path, {"pkg/verify.py": VERIFY, "pkg/check.py": check})

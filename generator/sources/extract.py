@@ -1673,7 +1673,10 @@ class Uses:
     bases: dict[str, set[str]] = field(default_factory=dict)
 
 
-RAISES, PASSES, DROPS = "raises", "passes", "drops"  # what a handler does with the error
+RAISES, PASSES, DROPS = "raises", "passes", "drops"
+_TRACEBACK = re.compile(
+    r"(?i)exception$|traceback|exc_info|print_exc|format_exc|print_last"
+)  # what a handler does with the error
 
 
 def _fate(handler: ast.ExceptHandler) -> tuple[frozenset[str], object]:
@@ -1699,10 +1702,11 @@ def _fate(handler: ast.ExceptHandler) -> tuple[frozenset[str], object]:
         if isinstance(node, ast.Raise):
             return names, RAISES
         if isinstance(node, ast.Call) and (
-            _func_name(node) in ("exception", "print_exc", "format_exc", "exc_info")
-            or any(k.arg == "exc_info" for k in node.keywords)
+            _TRACEBACK.search(_func_name(node)) or any(k.arg == "exc_info" for k in node.keywords)
         ):
-            return names, PASSES  # the traceback, with the message, goes to a log
+            # the traceback, with the message, goes to a log (`logger.exception(...)`,
+            # `traceback.format_exc()`, sglang's `get_exception_traceback()`)
+            return names, PASSES
         if isinstance(node, ast.Name) and node.id == handler.name:
             used.add(id(node))
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
