@@ -17,6 +17,7 @@ what the user pastes after stripping the quotes, and what search looks for.
 
 import ast
 import builtins
+import contextlib
 import json
 import os
 import posixpath
@@ -1642,7 +1643,9 @@ def scan_file(
     result.seen, result.asserts = scanner.seen, scanner.asserts
     result.calls = scanner.calls
     if knowledge is not None:
-        result.uses = file_uses(tree)
+        # too deep to walk: no uses, and caught_by_callers marks nothing in this tree
+        with contextlib.suppress(RecursionError):
+            result.uses = file_uses(tree)
     return result
 
 
