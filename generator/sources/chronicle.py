@@ -24,6 +24,7 @@ from errorkb.sources.extract import (
     DEBUG,
     RecordIndex,
     Site,
+    derived,
     dump_yaml,
     group_sites,
     location,
@@ -670,7 +671,7 @@ def derived_of(wording: Wording, ref: str) -> dict | None:
 
 def derived_at(sites: list[Site], ref: str) -> dict | None:
     found = sites[0].derived if sites else None
-    return {"ref": ref, **found} if found else None
+    return derived(sites, ref) if found else None
 
 
 # The records alone --------------------------------------------------------------------

@@ -16,6 +16,8 @@ what the user pastes after stripping the quotes, and what search looks for.
 """
 
 import ast
+import builtins
+import contextlib
 import json
 import os
 import posixpath
@@ -1604,6 +1606,7 @@ class FileScan:
     error: str = ""
     calls: dict[str, set[str]] = field(default_factory=dict)  # function -> names it calls
     refused: list[tuple[str, str]] = field(default_factory=list)  # (path or path:line, why)
+    uses: "Uses | None" = None  # with knowledge: what caught_by_callers needs
 
 
 def scan_file(
@@ -1639,6 +1642,10 @@ def scan_file(
     result.sites, result.skipped, result.refused = scanner.sites, scanner.skipped, scanner.refused
     result.seen, result.asserts = scanner.seen, scanner.asserts
     result.calls = scanner.calls
+    if knowledge is not None:
+        # too deep to walk: no uses, and caught_by_callers marks nothing in this tree
+        with contextlib.suppress(RecursionError):
+            result.uses = file_uses(tree)
     return result
 
 
@@ -1650,6 +1657,206 @@ def _scan_batch(
     knowledge=None,
 ) -> list[FileScan]:
     return [scan_file(path, data, snippets, asserts, printed, knowledge) for path, data in batch]
+
+
+# Raises their callers catch ------------------------------------------------------------
+
+
+@dataclass
+class Uses:
+    """How one file uses names: every load of a name (`f`, `x.f`, in a call or not: a
+    function passed as a value may be called anywhere), the calls of a name made inside a
+    `try` of the calling function with the handlers around them (innermost first), the
+    index each call of a name is subscripted with (`f(x)[0]`, or None), and the bases of the
+    file's classes (by last name)."""
+
+    loads: Counter = field(default_factory=Counter)
+    caught: dict[str, list[tuple[str, tuple]]] = field(default_factory=dict)
+    picked: dict[str, list[int | None]] = field(default_factory=dict)
+    bases: dict[str, set[str]] = field(default_factory=dict)
+
+
+RAISES, PASSES, DROPS = "raises", "passes", "drops"
+_TRACEBACK = re.compile(
+    r"(?i)exception$|traceback|exc_info|print_exc|format_exc|print_last"
+)  # what a handler does with the error
+
+
+def _fate(handler: ast.ExceptHandler) -> tuple[frozenset[str], object]:
+    """The last names of what a handler catches (a bare `except`: BaseException), and what
+    it does with the error: RAISES (a `raise` anywhere in it), PASSES (it logs the traceback
+    or uses the error in any other way than below: the message goes on), DROPS (it never
+    reads the error), or the positions of a returned tuple that hold the error (`return
+    False, str(e)`): the message goes on only where a caller reads them."""
+    types = [] if handler.type is None else [handler.type]
+    if isinstance(handler.type, ast.Tuple):
+        types = handler.type.elts
+    names = frozenset(
+        t.id if isinstance(t, ast.Name) else t.attr
+        for t in types
+        if isinstance(t, ast.Name | ast.Attribute)
+    ) or (frozenset() if types else frozenset({"BaseException"}))
+    used: set[int] = set()
+    returned: set[int] = set()
+    spared: set[int] = set()  # the error's uses in a returned tuple
+    stack: list[ast.AST] = list(handler.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Raise):
+            return names, RAISES
+        if isinstance(node, ast.Call) and (
+            _TRACEBACK.search(_func_name(node)) or any(k.arg == "exc_info" for k in node.keywords)
+        ):
+            # the traceback, with the message, goes to a log (`logger.exception(...)`,
+            # `traceback.format_exc()`, sglang's `get_exception_traceback()`)
+            return names, PASSES
+        if isinstance(node, ast.Name) and node.id == handler.name:
+            used.add(id(node))
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
+            for at, elt in enumerate(node.value.elts):
+                inside = [n for n in ast.walk(elt) if isinstance(n, ast.Name)]
+                if any(n.id == handler.name for n in inside):
+                    returned.add(at)
+                    spared.update(id(n) for n in inside)
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+    if used - spared:
+        return names, PASSES
+    return names, frozenset(returned) if returned else DROPS
+
+
+def file_uses(tree: ast.Module) -> Uses:
+    """What the callers rule (caught_by_callers) needs of one file."""
+    uses = Uses()
+
+    def visit(node: ast.AST, qual: list[str], held: tuple) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            for sub in (*node.decorator_list, *getattr(node, "bases", ())):
+                visit(sub, qual, held)
+            if isinstance(node, ast.ClassDef):
+                uses.bases.setdefault(node.name, set()).update(
+                    b.id if isinstance(b, ast.Name) else b.attr
+                    for b in node.bases
+                    if isinstance(b, ast.Name | ast.Attribute)
+                )
+            inner = [*qual, node.name]
+            # A `try` around a definition does not catch what its body raises later.
+            fresh = held if isinstance(node, ast.ClassDef) else ()
+            for sub in node.body:
+                visit(sub, inner, fresh)
+            return
+        if isinstance(node, ast.Lambda):
+            visit(node.body, qual, ())
+            return
+        if isinstance(node, ast.Try | ast.TryStar):
+            handlers = tuple(_fate(h) for h in node.handlers)
+            for sub in node.body:
+                visit(sub, qual, (handlers, *held))
+            for sub in (*node.handlers, *node.orelse, *node.finalbody):
+                visit(sub, qual, held)
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            uses.loads[node.id] += 1
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            uses.loads[node.attr] += 1
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call):
+            index = node.slice
+            name = _func_name(node.value)
+            if name and isinstance(index, ast.Constant) and type(index.value) is int:
+                uses.picked.setdefault(name, []).append(index.value)
+        if isinstance(node, ast.Call) and held and qual:
+            name = _func_name(node)
+            if name:
+                uses.caught.setdefault(name, []).append((".".join(qual), held))
+        for sub in ast.iter_child_nodes(node):
+            visit(sub, qual, held)
+
+    for stmt in tree.body:
+        visit(stmt, [], ())
+    return uses
+
+
+def _lineage(exception: str, bases: dict[str, set[str]]) -> set[str]:
+    """The last names of an exception class and of its bases: Python's own classes by their
+    MRO, the tree's by its class statements (a name defined twice: the bases of both)."""
+    found: set[str] = set()
+    todo = [exception]
+    while todo:
+        name = todo.pop()
+        if name in found:
+            continue
+        found.add(name)
+        builtin = getattr(builtins, name, None)
+        if isinstance(builtin, type) and issubclass(builtin, BaseException):
+            found.update(c.__name__ for c in builtin.__mro__)
+        todo.extend(bases.get(name, ()))
+    if "BaseException" not in found:
+        found |= {"Exception", "BaseException"}  # a library's class, bases unread: these
+    return found
+
+
+def caught_by_callers(sites: Iterable[Site], results: list[tuple[str, Uses]]) -> int:
+    """Mark the raises that never reach the user: the function that raises is called only
+    where a `try` of the calling function catches the exception (its class or a base) and
+    neither raises again nor passes the error on (a log of it or its traceback, a response
+    made of it); a handler that returns the error's text in a tuple counts when every call
+    of the catching function takes another item of it (`check(...)[0]`). Every load of the
+    function's name in the tree must be such a call (a name passed as a value, or called
+    from module code, may raise anywhere); a name also another function's counts all their
+    loads, so a doubt leaves the site as it was. Raises only (not asserts or logs), of a
+    named function. Returns how many sites it marked."""
+    loads: Counter = Counter()
+    caught: dict[str, list[tuple[str, str, tuple]]] = defaultdict(list)
+    picked: dict[str, list[int | None]] = defaultdict(list)
+    bases: dict[str, set[str]] = defaultdict(set)
+    for path, uses in results:
+        loads.update(uses.loads)
+        for name, made in uses.caught.items():
+            caught[name] += [(path, function, held) for function, held in made]
+        for name, indexes in uses.picked.items():
+            picked[name] += indexes
+        for name, of in uses.bases.items():
+            bases[name] |= of
+
+    def kept(held: tuple, lineage: set[str], function: str) -> bool:
+        """Whether the innermost handler that catches it goes on without its message."""
+        for handlers in held:
+            for names, fate in handlers:
+                if not names & lineage or fate == RAISES:
+                    continue  # not this one; a handler that raises again: the next try out
+                if fate == DROPS:
+                    return True
+                if fate == PASSES:
+                    return False
+                # returned in a tuple: every call of the function takes another item
+                name = function.rsplit(".", 1)[-1]
+                took = picked.get(name, [])
+                return len(took) == loads[name] > 0 and not set(took) & fate
+        return False
+
+    marked = 0
+    for site in sites:
+        if site.kind != "raise" or site.derived is None or not site.function:
+            continue
+        parts = site.function.split(".")
+        name = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+        if name.startswith("__"):
+            continue
+        calls = caught.get(name, [])
+        if not calls or len(calls) != loads[name]:
+            continue
+        lineage = _lineage(site.exception, bases)
+        if not all(kept(held, lineage, function) for _, function, held in calls):
+            continue
+        where = sorted({f"{function} ({posixpath.basename(path)})" for path, function, _ in calls})
+        shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+        site.derived["reaches"] = False
+        site.derived["caught"] = (
+            f"Every call of {name} in this release is inside a try that catches "
+            f"{site.exception} and goes on without its message: {shown}."
+        )
+        marked += 1
+    return marked
 
 
 # Reading a source tree ----------------------------------------------------------
@@ -1963,6 +2170,11 @@ def scan_tree(
     if known is not None:
         calls = {(r.path, name): called for r in results for name, called in r.calls.items()}
         explain.stages_from_callers(sites, calls, known)
+        # Only when every parsed file was read for its uses (a file skipped for having no
+        # `raise` may call without catching).
+        read = [(r.path, r.uses) for r in results if r.uses is not None]
+        if len(read) == sum(1 for r in results if not r.error and not r.refused):
+            caught_by_callers(sites, read)
     return Scan(
         sites=sites,
         files=len(tree.files),
@@ -2236,8 +2448,13 @@ def _render_batch(project: str, groups: list[list[Site]], ref: str, snippets: bo
 
 
 def derived(sites: list[Site], ref: str) -> dict:
-    """A record's `derived`: what explain found at its first site, marked with the ref."""
-    return {"ref": ref, **(sites[0].derived or {})}
+    """A record's `derived`: what explain found at its first site, marked with the ref; not
+    reaching the user only when no site of it does (caught_by_callers)."""
+    out = {"ref": ref, **(sites[0].derived or {})}
+    if any((site.derived or {}).get("reaches", True) for site in sites):
+        out.pop("reaches", None)
+        out.pop("caught", None)
+    return out
 
 
 def new_record(project: str, sites: list[Site], ref: str, snippets: bool) -> tuple[str, str]:
