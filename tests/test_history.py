@@ -593,6 +593,7 @@ def test_a_placeholder_named_items_renders(kb):
     (kb / "content" / "errors" / DEMO / f"{rid}.yaml").write_text(
         f"id: {rid}\nproject: demo\nexception: WARNING\nkind: log\nlevel: warning\n"
         "message: Dropped {items} of the batch\nparams:\n  items:\n    type: any\n"
+        "    about: How many requests were dropped.\n"
         "source:\n  path: vllm/batch.py\n"
     )
     build(kb)
