@@ -17,9 +17,9 @@ def test_error_page_sections_are_visible(page, base):
     assert page.locator("h1").inner_text() == "Widget count not divisible by group size"
     headings = page.locator("section.section h2").all_inner_texts()
     assert [h.strip() for h in headings] == [
-        "What it means",
         "Solutions",
         "Example fix",
+        "What it means",
         "Source",
         "Defensive patterns",
         "Prevention",

@@ -293,7 +293,7 @@ def headings(html: str) -> list[str]:
 @pytest.mark.slow
 def test_a_stack_page_gives_each_engines_advice_then_what_any_engine_can_do(stack_site):
     html = (stack_site / "errors/aec1c60254c32faa/index.html").read_text()
-    assert headings(html)[:4] == ["meaning", "in-vllm", "in-sglang", "solutions"]
+    assert headings(html)[:4] == ["in-vllm", "in-sglang", "solutions", "meaning"]
     vllm = html[html.index('id="in-vllm"') : html.index('id="in-sglang"')]
     assert "<code>--gpu-memory-utilization</code>" in vllm and "--mem-fraction-static" not in vllm
     assert 'class="before-after"' in vllm and "Llama-3.1-70B-Instruct" in vllm  # its example fix

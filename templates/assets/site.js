@@ -119,37 +119,9 @@ function initEngines() {
   if (entry && head && entry !== head) head.before(entry);
 }
 
-// The page's contents, folded on a phone (the answer comes first), open beside the page where
-// the screen is wide enough to hold them there (the style sheet's 68rem).
-function initContents() {
-  const wide = matchMedia("(min-width: 68rem)");
-  const fold = () => document.querySelectorAll("[data-toc]").forEach((d) => { d.open = wide.matches; });
-  fold();
-  wide.addEventListener("change", fold);
-}
-
-// A long message folded to its first lines on a phone, where it would push the answer below
-// the first screen: the user has it in their log already. One tap shows it whole.
-function initLongMessages() {
-  if (!matchMedia("(max-width: 40rem)").matches) return;
-  for (const code of document.querySelectorAll("#message > code.message")) {
-    const lines = code.scrollHeight / parseFloat(getComputedStyle(code).lineHeight);
-    if (lines <= FOLDED_LINES + 2) continue;
-    code.classList.add("folded");
-    const more = Object.assign(document.createElement("button"), {
-      type: "button", className: "unfold", textContent: "Show the whole message",
-    });
-    more.addEventListener("click", () => { code.classList.remove("folded"); more.remove(); });
-    code.after(more);
-  }
-}
-const FOLDED_LINES = 6;
-
 initTheme();
 initCopyButtons();
 initEngines();
-initContents();
-initLongMessages();
 
 // A message two engines print: the switch between their pages keeps the values in the
 // address, and remembers the engine chosen (search opens its copy first from then on).

@@ -63,6 +63,7 @@ def record_section(record: Record) -> dict | None:
             "data": CALC_DATA,
             "inputs": {k: v for k, v in inputs.items() if v in record.params},
             "tables": [],
+            "case_answers": False,  # the calculator answers Your case alone, as vLLM's does
         }
     role = answer.divisor_role(record.derived)  # a divisor the model fixes is not changed
     return {
@@ -74,6 +75,7 @@ def record_section(record: Record) -> dict | None:
         **names,
         **role,
         "rows": [],
+        "case_answers": False,  # divisors.js answers Your case alone, as on vLLM's pages
     }
 
 
