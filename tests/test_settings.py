@@ -254,13 +254,10 @@ def test_what_to_try_and_your_case_carry_the_value_that_passes(settings_site):
     text = page(settings_site, "Total number of attention")
     section = text[text.index('id="what-to-try"') :]
     assert "Set <code>--tensor-parallel-size</code> to a divisor of the" in section
-    # The page's calculator answers Your case, the condition's values only where it does not
-    # claim the answer (case.js waits for its section: tests/test_case_sections_browser.py):
-    # the full calculator answers alone; the API document still carries what passes.
-    if 'id="calculator"' in text:
-        assert re.search(r"data-passes=", text) is None
-    else:
-        assert 'id="divisors"' in text and "data-divisors" in text
+    # The page's calculator (or divisor section) answers Your case alone: no second list of
+    # values beside it; the API document still carries what passes.
+    assert re.search(r"data-passes=", text) is None
+    assert 'id="calculator"' in text or 'id="divisors"' in text
     rid = re.search(r'<link rel="canonical" href="[^"]*/errors/([0-9a-f]{16})/"', text)
     assert rid, "the page names its id"
     doc = json.loads((settings_site / f"site/api/errors/{rid.group(1)}.json").read_text())

@@ -638,7 +638,7 @@ def passing(ctx: Context, condition: ast.expr | None, found: list[dict]) -> None
     """Give each setting of `found` that a test of the condition bounds the value that would
     pass (its `passes`); the tests of an `and` are each enough to change."""
     attrs = ctx.attrs or Attrs(ctx.owner)
-    tests = list(_conjuncts(condition)) if condition else []
+    tests = list(conjuncts(condition)) if condition else []
     results = [
         None if found_ and found_[0].kind == "request-field" and _reaches_in(t, tests) else found_
         for t in tests
@@ -685,11 +685,11 @@ def _reaches_in(test: ast.expr, tests: list[ast.expr]) -> bool:
 # Divisibility -------------------------------------------------------------------------
 
 
-def _conjuncts(test: ast.expr) -> Iterable[ast.expr]:
+def conjuncts(test: ast.expr) -> Iterable[ast.expr]:
     """The tests that all hold when `test` does: itself, or the parts of an `and`."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         for value in test.values:
-            yield from _conjuncts(value)
+            yield from conjuncts(value)
     else:
         yield test
 
@@ -701,7 +701,7 @@ def divisibility(condition: ast.expr | None, ctx: Context) -> dict | None:
     raised, so it says nothing."""
     if condition is None:
         return None
-    for node in _conjuncts(condition):
+    for node in conjuncts(condition):
         if (
             isinstance(node, ast.Compare)
             and len(node.ops) == 1

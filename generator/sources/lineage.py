@@ -25,6 +25,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from errorkb.content import template
+from errorkb.sources.explain import conjuncts
 from errorkb.sources.extract import DEBUG, Site, group_sites
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -228,19 +229,11 @@ def guard_atoms(text: str, holds: bool = False) -> frozenset[str]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
     out = set()
-    for part in _conjuncts(tree):
+    for part in conjuncts(tree):
         atom = _atom(part, holds)
         if atom:
             out.add(atom)
     return frozenset(out)
-
-
-def _conjuncts(node: ast.AST) -> Iterable[ast.AST]:
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-        for value in node.values:
-            yield from _conjuncts(value)
-    else:
-        yield node
 
 
 # Each comparison and its negation; an order by its greater side first.
