@@ -609,6 +609,8 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
     docs = [d for d in (doc, today_doc) if d]
     if not doc.get("derived") and today_doc:
         docs = [today_doc]
+    if not docs:  # no document to answer from (the bot could not fetch the page's JSON)
+        return None
     for one in docs:
         said = _answer(one, values)
         if said["computed"]:

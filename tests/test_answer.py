@@ -121,3 +121,11 @@ def test_a_divisor_printed_under_another_name_is_read_by_the_placeholders_name()
     said = answer(doc, {"input_size_per_partition": "10944", "min_thread_k": "128"})
     assert said["factor"] == 2 and "the tensor parallel size" in said["change"]
     assert "21888 = 171 × 128" in said["change"]
+
+
+def test_no_document_to_answer_from_says_nothing():
+    """The bot whose site's API it cannot reach has no document: it names the page, and
+    answers nothing for the values (it raised IndexError, and the Action posted nothing)."""
+    from errorkb import answer as shared
+
+    assert shared.answer({}, {"tp_size": "3"}) is None
