@@ -109,6 +109,8 @@ def test_a_stub_page_says_it_is_not_explained_and_how_to_improve_it(site):
     assert f"https://github.com/example/kb/issues/new?title=%5B{rid(0)}%5D" in box
     assert doc(site, rid(0))["computed"]["edit_url"] == edit
     assert doc(site, rid(0))["computed"]["curated"] is False
+    # The note's links are the page's: the footer does not repeat them (the page budget).
+    assert page.count(edit) == 1 and page.count("/issues/new?title=") == 1
 
 
 def test_a_stub_page_lists_every_place_it_is_raised(site):
