@@ -38,7 +38,7 @@ from errorkb.content import template
 # The index's format: what its files hold and how the matcher reads them. A reader refuses
 # another; bump it with any change it would misread. (The rules the index carries are no
 # part of it: a reader matches by the index's own.)
-VERSION = 2
+VERSION = 3
 PAGE = 8  # patterns per file: a candidate costs a file of this many (the writer's; index.json says)
 
 squash = template.squash
@@ -335,7 +335,8 @@ def with_forms(rules: Rules, settings: dict, block: Block, text: str) -> Block:
     """The block as one line of text, with the readings it allows."""
     out = Block(block.exception, block.starts, [text], source=block.source, beside=block.beside)
     if block.source:
-        out.forms = [Form(source_text(rules, text), "source")]
+        kind = "statement" if whole_statement(rules, text) else "source"
+        out.forms = [Form(source_text(rules, text), kind)]
         return out
     stripped = rules.ellipsis.sub("", text)
     out.forms = [Form(text, "message" if stripped == text else "whole")]
@@ -391,6 +392,19 @@ def source_text(rules: Rules, statement: str) -> str:
         out.append(re.sub(r"\{[^{}]*\}", "{}", body) if "f" in m[1].lower() else body)
         end = m.end()
     return template.squash("".join(out))
+
+
+def whole_statement(rules: Rules, statement: str) -> bool:
+    """Whether the raise statement shows its whole message: its last string literal closes,
+    and so does the call (raise ValueError(f"...: {x}.{y}")). Its text is then all of the
+    template, never the start of a longer one."""
+    raise_ = rules.raise_.match(statement)
+    found = list(rules.literal.finditer(statement, raise_.end() if raise_ else 0))
+    if not found:
+        return False
+    last = found[-1]
+    closed = len(last[0]) > len(last[1]) + 1 and last[0].endswith(last[2])
+    return closed and statement[last.end() :].strip(" ") == ")"
 
 
 def tuple_text(rules: Rules, text: str) -> str:
@@ -579,6 +593,7 @@ class Fit:
         self.spans: dict[str, tuple[int, int]] = {}
         self.values: dict[str, str] = {}
         self.stop: tuple[int, int] | None = None  # (segment, its characters read) of a cut
+        self.start = 0  # where the text's fit begins (the pattern's first literal)
 
     def at(self, i: int, pos: int) -> bool:
         """Whether segments i... fit the text from pos on."""
@@ -596,6 +611,7 @@ class Fit:
             start = text.find(seg)
             while start >= 0 and self.spend():
                 if self.at(1, start + len(seg)):
+                    self.start = start
                     return True
                 start = text.find(seg, start + 1)
             return self.cut and self.cut_first(seg)
@@ -670,14 +686,19 @@ class Fit:
 
 
 FITS = ("exact", "partial")  # the tiers that claim a paste is this error
+SOURCES = ("source", "statement")  # a raise statement's readings: cut short, or whole
 
 
 def try_form(ctx: Context, pat, form: Form, generic: bool):
     """(tier, how, fit) of the best way the form fits the pattern, or None."""
     rules, settings, how = ctx.rules, ctx.settings, ctx.how
     kind, text = form.kind, form.text
-    if kind == "source":
-        fit = None if generic else fit_of(rules, settings, pat, text, False, True)
+    if kind in SOURCES:
+        # A whole statement is the template's whole text (even a generic one's: the code's
+        # own words tell it apart); a statement cut short, its start
+        whole = kind == "statement"
+        fit = None if generic and not whole else fit_of(rules, settings, pat, text, False, True)
+        fit = fit if not (fit and whole and fit.stop) else None
         return fit and partial(ctx, pat, fit, text, how["source"], values=False)
     if kind == "tuple":
         fit = None
@@ -743,7 +764,7 @@ def fragment(settings: dict, pat, blocks: list[Block]) -> tuple[int, list[str]]:
     best: list[str] = []
     for block in blocks:
         for form in [] if block.beside else block.forms:
-            if form.kind == "source":
+            if form.kind in SOURCES:
                 continue
             have = template.words(form.text)
             if block.starts and (not opening or have[:OPENING] != opening):
@@ -1288,14 +1309,18 @@ def rate(
     for block in blocks:
         other = int(not names_in(block, doc["exception"]))
         for form in block.forms:
-            if form.kind != "source":
+            if form.kind not in SOURCES:
                 form = Form(unprefixed(block, form.text, doc["exception"]), form.kind)
             found = try_form(ctx, pat, form, doc.get("generic", False))
             if found:
                 tier, said_how, fit = found
                 if tier == "exact" and doc.get("cut"):
                     tier = "partial"  # the program prints more than a cut template holds
-                rank = ranks["aside"] if block.beside else ranks[tier]
+                # A logger's line that a message for sure (an exception's) runs on into,
+                # after its own text (a blank line parted them): a line beside the error
+                inside = bool(block.exception) and doc["exception"] in ctx.settings["levels"]
+                aside = block.beside or (inside and fit.start > 0)
+                rank = ranks["aside"] if aside else ranks[tier]
                 fits = (rank, quiet, -shown_of(pat, fit.stop), int(bool(fit.stop)))
                 key = (*fits, removed, other, *rest, pid)
                 if best is None or key < best[0]:

@@ -181,7 +181,7 @@ function clean(text, rules, settings) {
 function withForms(rules, settings, block, text) {
   const out = { exception: block.exception, starts: block.starts, beside: Boolean(block.beside), text, forms: [] };
   if (block.source) {
-    out.forms.push({ text: sourceText(rules, text), kind: "source" });
+    out.forms.push({ text: sourceText(rules, text), kind: wholeStatement(rules, text) ? "statement" : "source" });
     return out;
   }
   const stripped = text.replace(rules.ellipsis, "");
@@ -229,6 +229,18 @@ function sourceText(rules, statement) {
     end = m.index + m[0].length;
   }
   return squash(out.join(""));
+}
+
+// engine.whole_statement: the raise statement shows its whole message (its last string
+// literal closes, and so does the call): its text is all of the template
+function wholeStatement(rules, statement) {
+  const literal = new RegExp(rules.literal, "g");
+  literal.lastIndex = rules.raise.exec(statement)?.[0].length ?? 0;
+  let last = null;
+  for (let m; (m = literal.exec(statement));) last = m;
+  if (!last) return false;
+  const closed = last[0].length > last[1].length + 1 && last[0].endsWith(last[2]);
+  return closed && statement.slice(last.index + last[0].length).replace(/^ +| +$/g, "") === ")";
 }
 
 function tupleText(rules, text) {
@@ -315,7 +327,7 @@ function fitOf(rules, settings, pat, text, strict, cut, folded = "") {
 
 class Fit {
   constructor(rules, settings, pat, text, strict, anchored, cut, inner) {
-    Object.assign(this, { rules, pat, text, anchored, cut, inner, budget: settings.budget, stop: null });
+    Object.assign(this, { rules, pat, text, anchored, cut, inner, budget: settings.budget, stop: null, start: 0 });
     this.kinds = pat.map((seg) => (typeof seg === "string" ? "" : strict ? seg[1] : "text"));
     this.spans = new Map();
   }
@@ -331,7 +343,10 @@ class Fit {
         return this.cut && seg.startsWith(text.slice(pos)) && this.stopped(i, text.length - pos);
       }
       for (let s = text.indexOf(seg); s >= 0 && this.spend(); s = text.indexOf(seg, s + 1)) {
-        if (this.at(1, s + seg.length)) return true;
+        if (this.at(1, s + seg.length)) {
+          this.start = s; // where the text's fit begins (engine.Fit.start)
+          return true;
+        }
       }
       return this.cut && this.cutFirst(seg);
     }
@@ -402,12 +417,16 @@ class Fit {
 }
 
 // engine.try_form: [tier, how, fit] of the best way a form fits the pattern, or null
+const SOURCES = ["source", "statement"]; // a raise statement's readings: cut short, or whole (engine.SOURCES)
 function tryForm(ctx, pat, form, generic) {
   const { rules, settings, how } = ctx;
   const fit = (...args) => fitOf(rules, settings, pat, form.text, ...args);
   const { kind, text } = form;
-  if (kind === "source") {
-    const f = generic ? null : fit(false, true);
+  if (SOURCES.includes(kind)) {
+    // A whole statement is the template's whole text (a generic one's too); a cut one, its start
+    const whole = kind === "statement";
+    const found = generic && !whole ? null : fit(false, true);
+    const f = found && whole && found.stop ? null : found;
     return f && partial(ctx, pat, f, text, how.source, { values: false });
   }
   if (kind === "tuple") {
@@ -460,7 +479,7 @@ function fragment(settings, pat, blocks) {
   let best = [];
   for (const block of blocks) {
     for (const form of block.beside ? [] : block.forms) {
-      if (form.kind === "source") continue;
+      if (SOURCES.includes(form.kind)) continue;
       const have = words(form.text);
       if (block.starts && (!opening.length || opening.some((w, n) => have[n] !== w))) continue;
       const at = new Map();
@@ -901,7 +920,7 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
     // The exception's name also when it did not look like an exception (engine.names_in).
     const named = block.exception ? `.${block.exception}`.endsWith(`.${doc.exception}`) : namesIn(block.text, doc.exception);
     for (let form of block.forms) {
-      if (form.kind !== "source" && !block.exception && form.text.startsWith(head)) {
+      if (!SOURCES.includes(form.kind) && !block.exception && form.text.startsWith(head)) {
         form = { ...form, text: form.text.slice(head.length) };
       }
       const found = tryForm(ctx, pat, form, Boolean(doc.generic));
@@ -909,7 +928,9 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
       const [fitTier, how, fit] = found;
       // search: a cut template (the program prints more than it holds) is never exact
       const tier = fitTier === "exact" && doc.cut ? "partial" : fitTier;
-      const rank = block.beside ? ctx.meta.ranks.aside : ctx.meta.ranks[tier];
+      // A logger's line an exception's message runs on into, after its own text: beside it
+      const inside = Boolean(block.exception) && ctx.settings.levels.includes(doc.exception);
+      const rank = block.beside || (inside && fit.start > 0) ? ctx.meta.ranks.aside : ctx.meta.ranks[tier];
       const key = [rank, quiet, -shownOf(pat, fit.stop), fit.stop ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
       if (!best || byKey([key], best) < 0) {
         best = [key, hit(ctx.meta, doc, tier, how, fit.values, engines), ownText(pat, fit.stop), held(pat, fit.values)];
