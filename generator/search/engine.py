@@ -316,10 +316,17 @@ def clean(text: str, rules: Rules, settings: dict) -> list[Block]:
             blocks.append(current)
         add(current, line, rest, settings)
         last_prefix = prefix or last_prefix
-    # A raise statement whose message is not on its first lines (raise X(\n) has none.
-    blocks = [
-        b for b in blocks if not b.source or source_text(rules, b.text[: settings["block_chars"]])
-    ]
+    # A raise statement whose message is not on its first lines (raise X(\n) has none; but
+    # one a paste ran on into the exception's line (its line breaks lost) is read as prose.
+    kept = []
+    for b in blocks:
+        statement = b.text[: settings["block_chars"]]
+        if b.source and ran_on(rules, statement):
+            b.source = b.starts = False
+        elif b.source and not source_text(rules, statement):
+            continue
+        kept.append(b)
+    blocks = kept
     starting = [b for b in blocks if b.starts]
     chosen: dict[str, Block] = {}
     for block in (starting or blocks)[-settings["blocks"] :]:
@@ -392,6 +399,17 @@ def source_text(rules: Rules, statement: str) -> str:
         out.append(re.sub(r"\{[^{}]*\}", "{}", body) if "f" in m[1].lower() else body)
         end = m.end()
     return template.squash("".join(out))
+
+
+def ran_on(rules: Rules, statement: str) -> bool:
+    """Whether a raise line is one a paste ran on into the exception's line, its line breaks
+    lost ("raise RuntimeError( RuntimeError: Cannot ..."): an exception is named in it
+    before any string literal of the call."""
+    raise_ = rules.raise_.match(statement)
+    start = raise_.end() if raise_ else 0
+    named = rules.named_exception.search(statement, start)
+    literal = rules.literal.search(statement, start)
+    return bool(named and (not literal or named.start() < literal.start()))
 
 
 def whole_statement(rules: Rules, statement: str) -> bool:
@@ -833,6 +851,16 @@ def cut_how(how: dict, pat, stop, text: str, rest: str, cut: bool) -> str:
     if not cut and text[-1:] in ".!?" and (rest[:1] == " " or not rest):
         return how["sentence"]
     return how["prefix"]
+
+
+def cut_short(pat, stop) -> bool:
+    """Whether a fit stops before its template's end: more than its closing punctuation is
+    left (a paste of all of a message but its full stop is as whole as the message)."""
+    if stop is None:
+        return False
+    i, read = stop
+    rest = pat[i][read:] if i < len(pat) and isinstance(pat[i], str) else "{}"
+    return not (i == len(pat) - 1 and re.fullmatch(r"[.!?,;:]+", rest))
 
 
 def shown_of(pat, stop) -> int:
@@ -1321,7 +1349,7 @@ def rate(
                 inside = bool(block.exception) and doc["exception"] in ctx.settings["levels"]
                 aside = block.beside or (inside and fit.start > 0)
                 rank = ranks["aside"] if aside else ranks[tier]
-                fits = (rank, quiet, -shown_of(pat, fit.stop), int(bool(fit.stop)))
+                fits = (rank, quiet, -shown_of(pat, fit.stop), int(cut_short(pat, fit.stop)))
                 key = (*fits, removed, other, *rest, pid)
                 if best is None or key < best[0]:
                     result = hit(doc, tier, said_how, fit.values, engines)

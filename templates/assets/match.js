@@ -160,7 +160,17 @@ function clean(text, rules, settings) {
     add(current, line, rest, settings);
     lastPrefix = prefix || lastPrefix;
   }
-  const kept = blocks.filter((b) => !b.source || sourceText(rules, b.lines.join(" ").slice(0, settings.block_chars)));
+  // A raise statement with no message on its first lines has none; but one a paste ran on
+  // into the exception's line is read as prose (engine.clean)
+  const kept = [];
+  for (const b of blocks) {
+    const statement = b.lines.join(" ").slice(0, settings.block_chars);
+    if (b.source && ranOn(rules, statement)) {
+      b.source = false;
+      b.starts = false;
+    } else if (b.source && !sourceText(rules, statement)) continue;
+    kept.push(b);
+  }
   const starting = kept.filter((b) => b.starts);
   const chosen = new Map();
   for (const block of (starting.length ? starting : kept).slice(-settings.blocks)) {
@@ -229,6 +239,17 @@ function sourceText(rules, statement) {
     end = m.index + m[0].length;
   }
   return squash(out.join(""));
+}
+
+// engine.ran_on: a raise line a paste ran on into the exception's line (its breaks lost): an
+// exception named in it before any string literal of the call
+function ranOn(rules, statement) {
+  const start = rules.raise.exec(statement)?.[0].length ?? 0;
+  const named = new RegExp(rules.namedException.source, "g");
+  const literal = new RegExp(rules.literal, "g");
+  named.lastIndex = literal.lastIndex = start;
+  const [n, l] = [named.exec(statement), literal.exec(statement)];
+  return Boolean(n && (!l || n.index < l.index));
 }
 
 // engine.whole_statement: the raise statement shows its whole message (its last string
@@ -537,6 +558,14 @@ function cutHow(how, pat, stop, text, rest, cut) {
   if (!cut && last && /^[.!?,;:]+$/.test(rest)) return how.punctuation;
   if (!cut && ".!?".includes(text.slice(-1)) && (rest[0] === " " || !rest)) return how.sentence;
   return how.prefix;
+}
+
+// engine.cut_short: a fit stops before its template's end, more than its closing punctuation left
+function cutShort(pat, stop) {
+  if (!stop) return false;
+  const [i, read] = stop;
+  const rest = i < pat.length && typeof pat[i] === "string" ? pat[i].slice(read) : "{}";
+  return !(i === pat.length - 1 && /^[.!?,;:]+$/.test(rest));
 }
 
 // How many characters of the template's own text a fit shows.
@@ -931,7 +960,7 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
       // A logger's line an exception's message runs on into, after its own text: beside it
       const inside = Boolean(block.exception) && ctx.settings.levels.includes(doc.exception);
       const rank = block.beside || (inside && fit.start > 0) ? ctx.meta.ranks.aside : ctx.meta.ranks[tier];
-      const key = [rank, quiet, -shownOf(pat, fit.stop), fit.stop ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
+      const key = [rank, quiet, -shownOf(pat, fit.stop), cutShort(pat, fit.stop) ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
       if (!best || byKey([key], best) < 0) {
         best = [key, hit(ctx.meta, doc, tier, how, fit.values, engines), ownText(pat, fit.stop), held(pat, fit.values)];
       }
