@@ -304,6 +304,21 @@ def test_a_line_below_error_is_named_only_as_the_subject():
     )
 
 
+def test_warnings_in_a_block_the_prose_says_warns_are_the_subject():
+    """vllm#11842: "it warns that:" above a block of two WARNING lines: they are what the
+    issue is about, though neither is the body's lone error-like line."""
+    from errorkb.triage import _speaks
+
+    lines = "WARNING 01-08 18:59:14 a.py:1] First.\nWARNING 01-08 18:59:32 b.py:2] Second."
+    said = candidates(f"When I run it, it warns that:\n\n```text\n{lines}\n```\n")
+    plain = candidates(f"When I run it:\n\n```text\n{lines}\n```\n")
+    assert [c.warned for c in said] == [True] and [c.warned for c in plain] == [False]
+    block = engine.clean(lines, CTX.rules, CTX.settings)[0]
+    assert _speaks(_result("WARNING"), said[0], block, lone=False, how=HOW)
+    assert not _speaks(_result("WARNING"), plain[0], block, lone=False, how=HOW)
+    assert not _speaks(_result("INFO"), said[0], block, lone=False, how=HOW)
+
+
 def test_a_quote_is_named_when_it_is_all_of_a_message_s_first_sentence(site):
     whole = 'It says "Widget count (10) must be divisible by group size (3)" and stops.'
     assert [f.result.id for f in triage(whole, site)] == ["00000000000000a1"]

@@ -97,6 +97,9 @@ class Candidate:
     kind: str
     traceback: bool  # holds a traceback: its last error is what the issue is about
     in_title: bool = False  # the issue's title, or a quote in it
+    # A code block the prose just above says warns ("it warns that:", "with this warning"):
+    # its warnings are what the issue is about
+    warned: bool = False
 
 
 def candidates(body: str, rules: Reading, title: str = "") -> list[Candidate]:
@@ -110,13 +113,22 @@ def candidates(body: str, rules: Reading, title: str = "") -> list[Candidate]:
         _quotes(found, subject)
         for candidate in found:
             candidate.in_title = True
+    said = ""  # the last line of prose above a block
     for kind, lines in _sections(body.split("\n")):
         if kind == "code":
             if not _environment(lines):
+                before = len(found)
                 _keep(found, "\n".join(lines), "code")
+                if len(found) > before and _WARNS.search(said):
+                    found[-1].warned = True
         else:
             _prose(found, _without_environment(lines), rules)
+            said = next((line for line in reversed(lines) if line.strip()), "")
     return found
+
+
+# Prose that says the block below it is a warning: "it warns that:", "I get this warning:"
+_WARNS = re.compile(r"\bwarn(?:s|ed|ing|ings)?\b[^.!?]*:?\s*$", re.I)
 
 
 def _environment(lines: list[str]) -> bool:
