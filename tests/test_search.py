@@ -409,6 +409,15 @@ def test_match_shows_a_tie(search_kb):
     )
 
 
+def test_match_refuses_a_site_of_another_index_format_in_one_line(search_kb, tmp_path):
+    shutil.copytree(search_kb / "site" / "search", tmp_path / "search")
+    path = tmp_path / "search" / "index.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "version": 1}))
+    out = errorkb(search_kb, "match", "--site", str(tmp_path), "x")
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1 and "an index of format 1; this errorkb" in out.stderr
+
+
 def test_match_json_from_a_built_site_and_stdin(search_kb):
     out = errorkb(
         search_kb,
