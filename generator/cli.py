@@ -166,6 +166,13 @@ def cmd_match(args) -> int:
         if not isinstance(exc, ContentError):
             raise
         return _report(exc)
+    found = index.meta.get("version") if isinstance(index.meta, dict) else None
+    if found != search.VERSION:  # a site built by another errorkb: its rules, another format
+        _log(
+            f"error: {args.site}: an index of format {found}; this errorkb reads format "
+            f"{search.VERSION}: run the errorkb release the site was built with"
+        )
+        return 1
     _tolerant_stdio()
     try:
         if args.batch:

@@ -115,6 +115,17 @@ def test_the_graph_sees_the_imports_the_package_has():
     assert "errorkb.content.load" not in graph["errorkb.cli"]
 
 
+def test_the_query_side_of_search_reads_its_rules_from_the_index_not_the_wings():
+    """engine.py (the bot's and `errorkb match`'s matcher) builds no rule from the installed
+    wings: it reads those the index carries. rules.py, the writer's side, builds them."""
+    graph = import_graph()
+    assert "errorkb.registry" not in graph["errorkb.search.engine"]
+    assert "errorkb.search.rules" not in graph["errorkb.search.engine"]
+    assert "errorkb.registry" in graph["errorkb.search.rules"]
+    for bot in ("errorkb.triage", "errorkb.triage.extract", "errorkb.triage.site"):
+        assert "errorkb.search.rules" not in graph[bot], bot
+
+
 def test_the_content_package_stands_on_its_own():
     """Content is read and checked without the search engine, the site or the sources, not
     even by a lazy import: the stages after it depend on it, never the other way round."""

@@ -15,7 +15,16 @@ from errorkb.content import template
 from errorkb.content.load import load_content
 from errorkb.search import engine as search
 from errorkb.search import index as search_index
+from errorkb.search import rules as search_rules
 from tests.conftest import REPO, corpus_rows
+
+# The rules of this errorkb, as an index built by it carries them
+CTX = search.context(search_rules.carried())
+
+
+def clean(text: str) -> list[search.Block]:
+    return search.clean(text, CTX.rules, CTX.settings)
+
 
 CASES = json.loads(Path(__file__).with_name("search_cases.json").read_text())
 
@@ -175,8 +184,8 @@ def test_quoted_values_do_not_outscore_the_template(real):
     keys = "['mp', 'ray', 'uni', 'external_launcher']"
     message = "moe_backend='FLASH_ATTN' is not supported for FP8 MoE. Expected one of"
     text = f"ValueError: {message} {keys}."
-    blocks = search.clean(text)
-    assert search.quoted_words(blocks) == {
+    blocks = clean(text)
+    assert search.quoted_words(blocks, CTX.rules) == {
         "flash",
         "attn",
         "mp",
@@ -192,8 +201,10 @@ def test_quoted_values_do_not_outscore_the_template(real):
         ids = [index.get(urls.search_patterns(str(p // page)))[p % page]["id"] for p in ranked]
         return ids.index("012a16cf712e0c52")
 
-    cut, full = search._scores(index, search.query_words(blocks), search.quoted_words(blocks))
-    assert rank(cut) < rank(full) and rank(cut) < search.QUERY["candidates"]
+    cut, full = index.scores(
+        search.query_words(blocks, CTX.settings), search.quoted_words(blocks, CTX.rules)
+    )
+    assert rank(cut) < rank(full) and rank(cut) < CTX.settings["candidates"]
     found = search.search(index, text)[0]
     assert (found.id, found.exact) == ("012a16cf712e0c52", True)
     assert found.values == {"runner_backend": "FLASH_ATTN", "mapping_keys": keys}
@@ -207,15 +218,17 @@ def test_a_template_whose_own_brackets_look_like_values_is_still_a_candidate(rea
         "Expected `pixel_values` tensor with shape [num_images, num_crops, C, H, W], "
         "got ['generate', 'pooling']."
     )
-    blocks = search.clean(text)
-    assert {"num", "images", "crops"} <= search.quoted_words(blocks)
-    words = [key for key in search.query_words(blocks) if " " not in key]  # no lead keys
-    cut, full = search._scores(index, words, search.quoted_words(blocks))
+    blocks = clean(text)
+    assert {"num", "images", "crops"} <= search.quoted_words(blocks, CTX.rules)
+    words = [
+        key for key in search.query_words(blocks, CTX.settings) if " " not in key
+    ]  # no lead keys
+    cut, full = index.scores(words, search.quoted_words(blocks, CTX.rules))
     page = index.meta["page"]
     best = [
         index.get(urls.search_patterns(str(p // page)))[p % page]["id"]
         for p in sorted(cut, key=lambda pid: (-cut[pid], pid))
-    ][: search.QUERY["candidates"]]
+    ][: CTX.settings["candidates"]]
     found = search.search(index, text)[0]
     assert (found.id, found.exact) == ("403f5def909d8b69", True) and found.id not in best
 
@@ -231,24 +244,24 @@ def test_a_message_of_common_words_is_found_by_its_first_two(real):
         "available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
         "when initializing the engine."
     )
-    blocks = search.clean(text)
-    keys = search.query_words(blocks)
+    blocks = clean(text)
+    keys = search.query_words(blocks, CTX.settings)
     assert "no available" in keys
     words = [key for key in keys if " " not in key]
-    cut, full = search._scores(index, words, search.quoted_words(blocks))
+    cut, full = index.scores(words, search.quoted_words(blocks, CTX.rules))
     page = index.meta["page"]
     without = {
         index.get(urls.search_patterns(str(p // page)))[p % page]["id"]
-        for p in search._candidates(cut, full, lambda pid: 0)
+        for p in search.candidates(cut, full, CTX.settings, lambda pid: 0)
     }
     found = search.search(index, text)[0]
     assert found.id == "30efd80ca0c42d57" and found.id not in without
 
 
 def test_quotes_are_values_but_apostrophes_are_not():
-    blocks = search.clean("""the model's "dtype" isn't ok: [Alpha, beta] 'gamma' 'delta'""")
-    assert search.quoted_words(blocks) == {"dtype", "alpha", "beta", "gamma", "delta"}
-    assert search.quoted_words(search.clean("'auto' then auto")) == set()
+    blocks = clean("""the model's "dtype" isn't ok: [Alpha, beta] 'gamma' 'delta'""")
+    assert search.quoted_words(blocks, CTX.rules) == {"dtype", "alpha", "beta", "gamma", "delta"}
+    assert search.quoted_words(clean("'auto' then auto"), CTX.rules) == set()
 
 
 def test_a_query_fetches_a_few_small_files_not_the_index(real):
@@ -259,8 +272,8 @@ def test_a_query_fetches_a_few_small_files_not_the_index(real):
         meta = fresh.meta
         total = 1 + meta["shards"] + -(-meta["patterns"] // meta["page"])
         search.search(fresh, row["text"])
-        words = search.query_words(search.clean(row["text"]))
-        candidates = search.QUERY["candidates"] + search.QUERY["hedge"] + search.QUERY["openings"]
+        words = search.query_words(clean(row["text"]), CTX.settings)
+        candidates = CTX.settings["candidates"] + CTX.settings["hedge"] + CTX.settings["openings"]
         assert fresh.requests <= 1 + len(words) + candidates < total
         assert fresh.bytes < 100_000  # DESIGN §5: 100 KB a query (at 100,000 records)
         fetched.append(fresh.bytes)
@@ -288,19 +301,19 @@ def test_pattern_words_leave_out_words_that_touch_a_hole():
 def test_a_value_in_backticks_is_no_quoted_message():
     """A span in quotes is read as a message quoted in the paste only when it has spaces: one
     token is a value ("tensor_parallel_size": three words, and a prefix of other templates)."""
-    (block,) = search.clean("TypeError: `tensor_parallel_size` must be a mapping")
+    (block,) = clean("TypeError: `tensor_parallel_size` must be a mapping")
     assert [f.kind for f in block.forms] == ["message"]
-    (block,) = search.clean('It fails with "Widget count must be even" at load')
+    (block,) = clean('It fails with "Widget count must be even" at load')
     assert [(f.kind, f.text) for f in block.forms][1:] == [("quoted", "Widget count must be even")]
 
 
 def test_a_glog_warning_is_no_exception_line():
     glog = "[rank0]:[W1101 09:43:09.123456 ProcessGroupNCCL.cpp:1479] Warning: process group"
-    got = search.clean("ValueError: first\n" + glog)
+    got = clean("ValueError: first\n" + glog)
     assert [(b.exception, b.text) for b in got if not b.beside] == [("ValueError", "first")]
     # read beside the error, as a line that is no exception's (its fits rank after)
     assert [(b.exception, b.text) for b in got if b.beside] == [(None, "Warning: process group")]
-    assert [(b.exception, b.text) for b in search.clean("UserWarning: x")] == [("UserWarning", "x")]
+    assert [(b.exception, b.text) for b in clean("UserWarning: x")] == [("UserWarning", "x")]
 
 
 def test_cleaning_keeps_the_exception_lines_of_a_log():
@@ -310,7 +323,7 @@ def test_cleaning_keeps_the_exception_lines_of_a_log():
         "(EngineCore_DP0 pid=1508) ERROR 11-01 09:43:08 [base.py:96] and its second line\n"
         "ERROR:root:TypeError: second"
     )
-    blocks = search.clean(text)
+    blocks = clean(text)
     assert [(b.exception, b.text) for b in blocks if not b.beside] == [
         ("ValueError", "first and its second line"),
         ("TypeError", "second"),
@@ -341,7 +354,7 @@ def test_verification_gives_up_within_its_budget():
     pat = [["a", "any"], " x ", ["b", "any"], " y ", ["c", "any"], " z"]
     text = " x " * 300 + " y " * 300
     started = time.perf_counter()
-    assert search.verify(pat, text) is None
+    assert search.verify(CTX, pat, text) is None
     assert time.perf_counter() - started < 0.5
 
 
@@ -396,6 +409,15 @@ def test_match_shows_a_tie(search_kb):
     )
 
 
+def test_match_refuses_a_site_of_another_index_format_in_one_line(search_kb, tmp_path):
+    shutil.copytree(search_kb / "site" / "search", tmp_path / "search")
+    path = tmp_path / "search" / "index.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "version": 1}))
+    out = errorkb(search_kb, "match", "--site", str(tmp_path), "x")
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1 and "an index of format 1; this errorkb" in out.stderr
+
+
 def test_match_json_from_a_built_site_and_stdin(search_kb):
     out = errorkb(
         search_kb,
@@ -442,7 +464,7 @@ def test_a_paste_nothing_fits_gets_the_nearest_few_and_a_report_link(index):
     text = "ValueError: the sprocket cache of the engine overflowed; try a larger fraction"
     results = search.search(index, text)
     assert [(r.id, r.match) for r in results][:1] == [("00000000000005e9", "similar")]
-    assert len(results) <= search.QUERY["nearest"]
+    assert len(results) <= CTX.settings["nearest"]
     url = search.report_url(index, text)
     assert url.startswith("https://github.com/example/kb/issues/new?title=Unknown%20error%3A%20")
     assert "sprocket%20cache%20of" in url and "%60%60%60" in url  # the paste, fenced

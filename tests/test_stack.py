@@ -352,8 +352,10 @@ def test_vllms_older_log_prefix_is_stripped_so_the_exception_leads():
     """vLLM's logger printed `ERROR 05-07 05:58:46 core.py:291]` before it put the file in
     brackets: stripped as a prefix, the exception line starts a block, and the engine's own
     closing line ("Got fatal signal ...") is no longer matched as the paste's error."""
-    from errorkb.search.engine import clean
+    from errorkb.search import rules
+    from errorkb.search.engine import clean, context
 
+    ctx = context(rules.carried())
     paste = (
         'ERROR 05-07 05:58:46 core.py:291]     raise AssertionError("Torch not compiled with '
         'CUDA enabled")\n'
@@ -362,7 +364,7 @@ def test_vllms_older_log_prefix_is_stripped_so_the_exception_leads():
         "CRITICAL 05-07 05:58:46 core_client.py:191] Got fatal signal from worker processes, "
         "shutting down. See stack trace above for root cause issue."
     )
-    found = clean(paste)
+    found = clean(paste, ctx.rules, ctx.settings)
     errors = [(b.exception, b.text) for b in found if not b.beside]
     assert errors[-1] == ("AssertionError", "Torch not compiled with CUDA enabled")
     assert not any("fatal signal" in text for _, text in errors)

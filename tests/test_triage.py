@@ -6,10 +6,12 @@ keeps the issue's comments, reached through GITHUB_API_URL as in Actions."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
@@ -17,11 +19,22 @@ import yaml
 
 from errorkb import cli
 from errorkb.search import engine
+from errorkb.search import rules as search_rules
 from errorkb.serve import make_server
 from errorkb.site.build import build
 from errorkb.triage import comment, extract, github, triage
 from errorkb.triage import site as sites
 from tests.conftest import REPO, make_kb, serve_in_thread
+
+# The rules of this errorkb, as an index built by it carries them (the bot reads an index's)
+CTX = engine.context(search_rules.carried())
+READING = extract.reading(CTX.rules)
+HOW = CTX.how
+
+
+def candidates(body: str, title: str = "") -> list[extract.Candidate]:
+    return extract.candidates(body, READING, title)
+
 
 ISSUE = 7
 TEMPLATE = """### Your current environment
@@ -61,9 +74,7 @@ def site(fixture_site):
 
 
 def test_candidates_are_the_code_and_error_lines_not_the_template():
-    found = extract.candidates(
-        body() + "\n**RuntimeError: Group size must be positive, got 0** then"
-    )
+    found = candidates(body() + "\n**RuntimeError: Group size must be positive, got 0** then")
     texts = [c.text for c in found]
     assert any(c.text.startswith("Traceback") and c.traceback for c in found)
     assert "RuntimeError: Group size must be positive, got 0" in texts
@@ -82,27 +93,25 @@ ValueError: Widget count (10) must be divisible by group size (3).
 
 def test_the_environment_dump_is_never_read_fenced_or_not():
     fenced = f"### Your current environment\n\n```text\n{ENV_DUMP}```\n\nNo error here."
-    assert extract.candidates(fenced) == []
+    assert candidates(fenced) == []
     bare = f"### Your current environment\n\n{ENV_DUMP}\n### 🐛 Describe the bug\n\nIt hangs."
-    assert extract.candidates(bare) == []
+    assert candidates(bare) == []
 
 
 def test_an_error_in_a_prose_section_counts_whatever_the_section():
     error = "RuntimeError: Group size must be positive, got 0"
     text = f"### 🚀 The feature, motivation and pitch\n\n{error}"
-    assert [c.text for c in extract.candidates(text)] == [
+    assert [c.text for c in candidates(text)] == [
         "RuntimeError: Group size must be positive, got 0"
     ]
 
 
 def test_the_title_is_a_candidate_without_its_template_tags():
-    found = extract.candidates(
-        "", "[Bug][ROCm]: `RuntimeError: Group size must be positive, got 0`"
-    )
+    found = candidates("", "[Bug][ROCm]: `RuntimeError: Group size must be positive, got 0`")
     assert [(c.text, c.kind, c.in_title) for c in found] == [
         ("RuntimeError: Group size must be positive, got 0", "title", True)
     ]
-    assert extract.candidates("", "[Bug]: ") == []
+    assert candidates("", "[Bug]: ") == []
 
 
 def test_quotes_and_log_lines_in_prose():
@@ -111,7 +120,7 @@ def test_quotes_and_log_lines_in_prose():
         'then "a phrase".\n'
         "[2025-06-26 07:25:31 DP4 TP4] Watchdog timeout (self.watchdog_timeout=300)"
     )
-    found = [(c.kind, c.text) for c in extract.candidates(text)]
+    found = [(c.kind, c.text) for c in candidates(text)]
     assert ("quote", "Widget count (10) must be divisible by group size (3).") in found
     assert (
         "text",
@@ -169,8 +178,10 @@ ERROR 10-26 11:35:32 demo.py:267] subprocess.CalledProcessError: Command 'demo' 
 
 def test_an_error_log_line_is_named_when_nothing_known_was_raised(site):
     assert [f.result.id for f in triage(LOGGED, site)] == ["00000000000000b2"]
-    (candidate,) = extract.candidates(LOGGED)
-    assert extract.logged_errors(candidate) == [LOGGED.split("\n")[1]]  # no frame, no header
+    (candidate,) = candidates(LOGGED)
+    assert extract.logged_errors(candidate, READING) == [
+        LOGGED.split("\n")[1]
+    ]  # no frame, no header
     raised = LOGGED.replace(
         "subprocess.CalledProcessError: Command 'demo' returned 1.",
         "ValueError: Widget count (10) must be divisible by group size (3).",
@@ -222,13 +233,13 @@ def test_a_title_that_is_a_flattened_log_is_read_whole():
 def test_a_part_of_a_title_is_not_named_where_a_value_was_cut():
     from errorkb.triage import _edged
 
-    prefix = engine.HOW["prefix"]
+    prefix = HOW["prefix"]
     cut = engine.Result("x", "t", "ValueError", "vLLM", "", "partial", prefix, {"expr": "25"})
-    assert _edged(cut, "Attempted to assign 25")  # the message goes on after the value
+    assert _edged(cut, "Attempted to assign 25", HOW)  # the message goes on after the value
     opening = engine.Result("x", "t", "ValueError", "vLLM", "", "exact", "", {"option": "V2"})
-    assert _edged(opening, "V2 does not yet support ngram")  # any word would open it
+    assert _edged(opening, "V2 does not yet support ngram", HOW)  # any word would open it
     whole = engine.Result("x", "t", "ValueError", "vLLM", "", "exact", "", {"group_size": "0"})
-    assert not _edged(whole, "Group size must be positive, got 0")  # its last value ends it
+    assert not _edged(whole, "Group size must be positive, got 0", HOW)  # its last value ends it
 
 
 def test_a_title_whose_message_start_ends_in_a_value_is_not_named():
@@ -236,16 +247,18 @@ def test_a_title_whose_message_start_ends_in_a_value_is_not_named():
 
     text = "Support for Qwen3-Next with tensor parallel size 16"
     title = extract.Candidate(text, "title", False, True)
-    block = engine.clean(text)[0]
+    block = engine.clean(text, CTX.rules, CTX.settings)[0]
     values = {"tensor_parallel_size": "16"}
     start = engine.Result(
         "x", "t", "AssertionError", "vLLM", "", "partial", "a prefix of the message", values
     )
-    assert not _speaks(start, title, block, lone=False)  # "... must be greater than ..." cut
+    assert not _speaks(
+        start, title, block, lone=False, how=HOW
+    )  # "... must be greater than ..." cut
     sentence = engine.Result(
-        "x", "t", "AssertionError", "vLLM", "", "partial", engine.HOW["sentence"], values
+        "x", "t", "AssertionError", "vLLM", "", "partial", HOW["sentence"], values
     )
-    assert _speaks(sentence, title, block, lone=False)
+    assert _speaks(sentence, title, block, lone=False, how=HOW)
 
 
 def _result(level: str) -> "engine.Result":
@@ -255,30 +268,55 @@ def _result(level: str) -> "engine.Result":
 def test_a_line_below_error_is_named_only_as_the_subject():
     from errorkb.triage import _speaks
 
-    block = engine.clean("No available block found in 60 second.")[0]
+    block = engine.clean("No available block found in 60 second.", CTX.rules, CTX.settings)[0]
     title = extract.Candidate("No available block found in 60 second.", "title", False, True)
     code = extract.Candidate("WARNING ... No available block found in 60 second.", "code", False)
     quote = extract.Candidate("No available block found in 60 second.", "quote", False)
-    assert _speaks(_result("WARNING"), title, block, lone=False)
-    assert _speaks(_result("INFO"), title, block, lone=False)
-    start = engine.Result("x", "t", "INFO", "SGLang", "", "partial", engine.HOW["prefix"], {})
-    assert not _speaks(start, title, block, lone=False)  # "... when using fa3 as attention backend"
-    assert _speaks(_result("WARNING"), code, block, lone=True)
-    assert not _speaks(_result("WARNING"), code, block, lone=False)  # one line among others
-    assert not _speaks(_result("INFO"), code, block, lone=True)
-    assert not _speaks(_result("WARNING"), quote, block, lone=True)
-    assert _speaks(_result("ValueError"), code, block, lone=False)
-    run = engine.HOW["fragment"]
+    assert _speaks(_result("WARNING"), title, block, lone=False, how=HOW)
+    assert _speaks(_result("INFO"), title, block, lone=False, how=HOW)
+    start = engine.Result("x", "t", "INFO", "SGLang", "", "partial", HOW["prefix"], {})
+    assert not _speaks(
+        start, title, block, lone=False, how=HOW
+    )  # "... when using fa3 as attention backend"
+    assert _speaks(_result("WARNING"), code, block, lone=True, how=HOW)
+    assert not _speaks(
+        _result("WARNING"), code, block, lone=False, how=HOW
+    )  # one line among others
+    assert not _speaks(_result("INFO"), code, block, lone=True, how=HOW)
+    assert not _speaks(_result("WARNING"), quote, block, lone=True, how=HOW)
+    assert _speaks(_result("ValueError"), code, block, lone=False, how=HOW)
+    run = HOW["fragment"]
     fragment = engine.Result("x", "t", "WARNING", "vLLM", "", "partial", run, {})
-    assert not _speaks(fragment, title, block, lone=True)  # a run of its words: not the subject
+    assert not _speaks(
+        fragment, title, block, lone=True, how=HOW
+    )  # a run of its words: not the subject
     raised = engine.Result("x", "t", "ValueError", "vLLM", "", "partial", run, {})
-    assert not _speaks(raised, title, block, lone=False)  # a title that asks about a message
-    assert _speaks(raised, code, block, lone=False)
+    assert not _speaks(
+        raised, title, block, lone=False, how=HOW
+    )  # a title that asks about a message
+    assert _speaks(raised, code, block, lone=False, how=HOW)
     # ...but a title that is the record's own (its message without the values) is it
     own = "Waiting for creating a placement group of specs for seconds"
     titled = engine.Result("x", own, "INFO", "vLLM", "", "partial", run, {})
-    said = engine.clean(own + ".")[0]
-    assert _speaks(titled, extract.Candidate(own + ".", "title", False, True), said, lone=False)
+    said = engine.clean(own + ".", CTX.rules, CTX.settings)[0]
+    assert _speaks(
+        titled, extract.Candidate(own + ".", "title", False, True), said, lone=False, how=HOW
+    )
+
+
+def test_warnings_in_a_block_the_prose_says_warns_are_the_subject():
+    """vllm#11842: "it warns that:" above a block of two WARNING lines: they are what the
+    issue is about, though neither is the body's lone error-like line."""
+    from errorkb.triage import _speaks
+
+    lines = "WARNING 01-08 18:59:14 a.py:1] First.\nWARNING 01-08 18:59:32 b.py:2] Second."
+    said = candidates(f"When I run it, it warns that:\n\n```text\n{lines}\n```\n")
+    plain = candidates(f"When I run it:\n\n```text\n{lines}\n```\n")
+    assert [c.warned for c in said] == [True] and [c.warned for c in plain] == [False]
+    block = engine.clean(lines, CTX.rules, CTX.settings)[0]
+    assert _speaks(_result("WARNING"), said[0], block, lone=False, how=HOW)
+    assert not _speaks(_result("WARNING"), plain[0], block, lone=False, how=HOW)
+    assert not _speaks(_result("INFO"), said[0], block, lone=False, how=HOW)
 
 
 def test_a_quote_is_named_when_it_is_all_of_a_message_s_first_sentence(site):
@@ -296,9 +334,9 @@ def test_the_lone_line_is_the_body_s_one_error_like_line_however_often_repeated(
         "No available block found in 60 second. "
         for pid in (1, 2, 3)
     )
-    assert _lone(extract.candidates(f"```\n{repeated}\n```", "[Bug]: it hangs"))
+    assert _lone(candidates(f"```\n{repeated}\n```", "[Bug]: it hangs"), READING)
     other = repeated + "\nINFO 11-26 13:07:40 metrics.py:1] Avg prompt throughput: 0.0 tokens/s"
-    assert not _lone(extract.candidates(f"```\n{other}\n```"))
+    assert not _lone(candidates(f"```\n{other}\n```"), READING)
 
 
 def test_a_template_s_placeholder_is_no_error_like_line():
@@ -306,12 +344,12 @@ def test_a_template_s_placeholder_is_no_error_like_line():
 
     line = "WARNING 06-13 11:42:20 _custom_ops.py:11] Failed to import from vllm._C with X('y')"
     text = f"```text\nThe output of `python collect_env.py`\n```\n{line}\n\n### Bug\n\n{line}"
-    assert _lone(extract.candidates(text))
+    assert _lone(candidates(text), READING)
 
 
 def test_three_backticks_around_one_line_are_inline_code():
     text = "- error\n  ```RuntimeError: Group size must be positive, got 0```\n- then this"
-    assert [(c.kind, c.text) for c in extract.candidates(text)] == [
+    assert [(c.kind, c.text) for c in candidates(text)] == [
         ("inline", "RuntimeError: Group size must be positive, got 0")
     ]
 
@@ -811,6 +849,53 @@ def test_a_site_under_a_sub_path_is_read_and_linked_there(tmp_path):
     assert links(comment.render(found)) == [page]
 
 
+# --- the rules it matches by: the index's ---------------------------------------------
+
+# A logger's line no installed wing knows, and the message of the fixture's a1 after it
+OTHER_LOG = "MYLOG[7] "
+OTHER_PASTE = OTHER_LOG + "ValueError: Widget count (10) must be divisible by group size (3)."
+SAID = "the message, as this site's own rules say"
+
+
+def _site_with_other_rules(fixture_site, folder: Path) -> Path:
+    """The fixture site, its index built (as if) by another errorkb: another log prefix
+    among its rules, other words for an exact fit, one result a query at most."""
+    shutil.copytree(fixture_site, folder)
+    path = folder / "search" / "index.json"
+    index = json.loads(path.read_text())
+    mark = r"MYLOG\[\d+\] ?"
+    index["rules"]["prefix"] = f"(?:(?:{mark})|{index['rules']['prefix'][3:]}"
+    index["rules"]["line_mark"] = f"(?:(?:{mark})|{index['rules']['line_mark'][3:]}"
+    index["how"]["message"] = SAID
+    index["query"]["results"] = 1
+    path.write_text(json.dumps(index))
+    return folder
+
+
+def test_search_and_the_bot_match_by_the_index_s_rules_not_the_installed_ones(
+    fixture_site, tmp_path, capsys
+):
+    """A bot (or `errorkb match`) of one release reading a site built by another matches by
+    the rules the site's index carries, as the site's own search (match.js) does."""
+    from errorkb.search import index as search_index
+
+    assert not CTX.rules.prefix.match(OTHER_LOG)[0]  # the installed rules: no log prefix
+    ours = engine.search(search_index.open_index(tmp_path, fixture_site), OTHER_PASTE)
+    assert ours[0].how != SAID and len(ours) > 1  # by the rules it was built with
+    other = _site_with_other_rules(fixture_site, tmp_path / "other")
+    # errorkb match: the prefix is a log's, the exception line fits exactly, said as the
+    # index says it, and one result only
+    assert cli.main(["match", "--site", str(other), "--json", OTHER_PASTE]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert [(r["id"], r["match"], r["how"]) for r in found] == [("00000000000000a1", "exact", SAID)]
+    assert found[0]["values"] == {"count": "10", "group_size": "3"}
+    # the bot: the same, from the body of an issue, by the same rules
+    body = f"### Describe the bug\n\n```\n{OTHER_PASTE}\n```\n"
+    (finding,) = triage(body, sites.from_folder(other))
+    assert (finding.result.id, finding.result.how) == ("00000000000000a1", SAID)
+    assert finding.quote == "Widget count (10) must be divisible by group size (3)."
+
+
 # --- an index it cannot read --------------------------------------------------------------
 
 
@@ -818,6 +903,10 @@ def _index_with(fixture_site, **changes) -> bytes:
     index = json.loads((fixture_site / "search" / "index.json").read_text())
     index.update(changes)
     return json.dumps({k: v for k, v in index.items() if v is not None}).encode()
+
+
+def _rules(fixture_site) -> dict:
+    return json.loads((fixture_site / "search" / "index.json").read_text())["rules"]
 
 
 BAD_INDEXES = {
@@ -828,10 +917,15 @@ BAD_INDEXES = {
     "nested 100k deep": (lambda site: b"[" * 100_000 + b"]" * 100_000, "not JSON"),
     "another format": (lambda site: _index_with(site, version=1), "format 1; this errorkb"),
     "a version of another type": (lambda site: _index_with(site, version="2"), "no format"),
-    "other rules": (
+    "rules it lacks": (
         lambda site: _index_with(site, rules={"prefix": "x"}),
-        "other matching rules (rules)",
+        "its rules do not compile (KeyError",
     ),
+    "a rule that is no pattern": (
+        lambda site: _index_with(site, rules={**_rules(site), "exception": "("}),
+        "its rules do not compile (error",
+    ),
+    "no settings": (lambda site: _index_with(site, query=None), "'query' is no table"),
     "no shards": (lambda site: _index_with(site, shards=None), "'shards' is no power of two"),
     "shards as text": (lambda site: _index_with(site, shards="8"), "'shards'"),
     "shards as a bool": (lambda site: _index_with(site, shards=True), "'shards'"),

@@ -1,7 +1,10 @@
 """Tier-1 search, the query side: which record's template a pasted error fits, and with
-which values. The index it reads is written by index.py (the build's side): patterns made
-from every record's message and variants (template.pattern: squashed literal text and
-typed holes), in word shards and pages of patterns, with the query settings in index.json.
+which values. It reads only the index that index.py (the build's side) writes: patterns made
+from every record's message and variants (template.pattern: squashed literal text and typed
+holes), in word shards and pages of patterns, and in index.json the rules it matches with
+(rules.py's QUERY, RULES, HOW and RANKS, as the site was built with them). A reader of
+another errorkb release (the issue bot, `errorkb match` on a published site) so matches by
+the site's own rules; it refuses only an index of another format (VERSION).
 
 A query is cleaned of log noise into a few message blocks, each with the readings it
 allows (as pasted, rejoined where a terminal cut words, without a trailing "...", from
@@ -12,251 +15,136 @@ against the readings and their values extracted. A result is exact (the message 
 its template, each value of its placeholder's type), partial (a prefix, a first
 sentence, other letter case, a tuple, a raise line), generic (a template with little
 text of its own, or a fit only with values unlike their placeholders') or similar
-(shared rare words). templates/assets/match.js is the same algorithm, step for step;
-tests/js runs it against this one on tests/search_cases.json and the corpus.
+(shared rare words).
+
+templates/assets/match.js is the same algorithm in the browser: its functions have the
+same names (in snake case here) and come in the same order, so the two read side by side;
+tests/js runs it against this one on tests/search_cases.json and the corpus. Standard
+library only: the issue bot's Action installs errorkb without its dependencies.
 """
 
 import itertools
 import json
-import math
 import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
-from errorkb import registry, urls
+from errorkb import urls
 from errorkb.content import template
 
-if TYPE_CHECKING:  # the matcher itself is stdlib only: load imports this module
-    pass
+# The index's format: what its files hold and how the matcher reads them. A reader refuses
+# another; bump it with any change it would misread. (The rules the index carries are no
+# part of it: a reader matches by the index's own.)
+VERSION = 3
+PAGE = 8  # patterns per file: a candidate costs a file of this many (the writer's; index.json says)
 
-# The index's format: what its files hold and how the matcher reads them. Readers (the
-# issue bot) refuse another; bump it with any change they would misread.
-VERSION = 2
-PAGE = 8  # patterns per file: a candidate costs a file of this many
-SHARD_BYTES = 1024  # aim of a word shard's size; sets the number of shards
-POSTINGS_CAP = 100  # a word listed in more patterns keeps only those it is among the rarest of
-RAREST_KEPT = 3  # ...which are each pattern's 3 rarest words, so every pattern stays findable
+squash = template.squash
+words = template.words
 
-# The query side's settings; index.json carries them to the browser's matcher.
-QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
-    "blocks": 4,  # message blocks of a paste that are matched (the last ones)
-    # ...and when some start at an exception, the last lines beside them that do not (a
-    # warning above the error, a wrapper's line): their fits rank after the others'
-    "beside": 2,
-    "block_chars": 2000,  # a block's length cap: keeps a 1 MB paste fast
-    # The lines of a paste read, its last ones (the matched blocks are the last few): a
-    # megabyte of short or empty lines stays under a second, and a real log's error is at
-    # its end. Counted again after a flattened line is split into its log lines.
-    "lines": 5000,
-    "words": 24,  # words whose shards a query fetches at most (longest first)
-    "leads": 6,  # ...and lead keys: the first two words of a message, and after a colon
-    "lead_keys": 12,  # ...and its first three: lead keys fetched at most
-    "lead_chars": 60,  # where those two words are looked for
-    "wrapper_words": 8,  # a wrapper's own text ("Exception in worker ...: {error}") at most
-    "candidates": 10,  # patterns fetched and verified
-    # ...and those whose opening words a paste holds in a row (a lead key's): a title
-    # quoting a message's start among other words, whose common words list it not
-    "openings": 3,
-    "quoted": 4,  # a word seen only in quotes or brackets, as values print, weighs 1/4
-    "hedge": 3,  # ...but the best few on full weights are fetched too: a template's own
-    # brackets ("shape [num_images, C, H, W]") look like values
-    "budget": 2000,  # steps one verification may take (it backtracks)
-    "coverage": 500,  # per mille of a pattern's word weight a query needs to show unverified
-    "partial_words": 3,  # words of a template's own text a partial match must show at least
-    # A paste that holds this many words of a template's own text in a row, among other
-    # words (an issue title quoting a message), finds it as partial: a fragment
-    "fragment_words": 5,
-    "wrap_width": 40,  # lines this long and alike are a terminal's hard wrap: glued, not spaced
-    "near_coverage": 150,  # ...when nothing fits: the nearest few, even if not that near
-    "nearest": 3,  # similar patterns shown at most
-    # Log levels that report, not complain: a fit of such a line ranks after the fits of a
-    # warning's, an error's or an exception's of its tier (a paste shows them beside it)
-    "quiet": ["INFO", "DEBUG"],
-    "results": 10,
-    # "Report this error": the issue's title (the message's start) and body (the paste)
-    "report_title": 80,
-    "report_chars": 2000,
-    "report_body": "I searched for this error and the knowledge base has no page for it:"
-    "\n\n```\n{}\n```\n",
+_LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
+_FOLDS = {
+    "case": str.maketrans(*_LOWER),
+    "quotes": str.maketrans(_LOWER[0] + '"`', _LOWER[1] + "''"),
 }
-_QUOTES = "'\"`"
-GENERIC_WORDS = 4  # a template with fewer words of its own is generic: anyone's text fits it
-# Messages Python itself prints, which a template may restate: generic, whatever their length.
-_BUILTIN = re.compile(
-    r"\{\} object has no attribute \{\}|\{\} object is not (?:subscriptable|callable|iterable)"
-    r"|\{\} is not divisible by \{\}|name \{\} is not defined|no module named \{\}"
-    r"|unsupported operand type|takes \{\} positional arguments? but \{\} (?:was|were) given"
-    r"|got an unexpected keyword argument \{\}|invalid literal for int\(\)"
-    r"|list index out of range|division by zero|\{\} is not a valid \{\}",
-)
 
 
-# --- the index -------------------------------------------------------------------------
+def fold(text: str, how: str) -> str:
+    """ASCII letters in lower case, and ("quotes") every quote mark as ': the same length,
+    so positions carry over."""
+    return text.translate(_FOLDS[how])
 
 
-def generic(pat: template.Pattern, words: list[str]) -> bool:
-    """Whether a template has too little text of its own to tell a message apart, or
-    restates one of Python's own messages: a fit is then no claim that this is the error."""
-    skeleton = "".join(seg if isinstance(seg, str) else "{}" for seg in pat)
-    skeleton = re.sub(r"['\"`]?\{\}['\"`]?", "{}", skeleton.lower())
-    return len(words) < GENERIC_WORDS or bool(_BUILTIN.search(skeleton))
+QUOTES = "'\"`"
 
 
-def lead(pat: template.Pattern) -> list[str]:
-    """A template's first two words as one index key ("unrecognized model"), when it starts
-    with them: a paste keeps a message's start, and two words together are rare where each
-    alone is common (none when the template starts with a value). And its first three when
-    it starts with three: many messages open with the same two ("unable to", "no available"),
-    and a long template's common words are not listed (_kept_postings), so an error quoted
-    among other words is found by the third."""
-    if not pat or not isinstance(pat[0], str):
-        return []
-    first = template.pattern_words(pat[:2])
-    return [" ".join(first[:n]) for n in (2, 3) if len(first) >= n]
+def alnum(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
 
 
-def weight(patterns: int, df: int) -> int:
-    """A word's rarity as an integer, so that both matchers add up the same scores."""
-    return max(1, round(100 * math.log2((patterns + 1) / df)))
+class Rules:
+    """The index's rules (its "rules": regular expressions that Python, with re.ASCII, and
+    JavaScript read alike), compiled."""
+
+    def __init__(self, rules: dict[str, Any]):
+        def rx(key: str) -> re.Pattern:
+            return re.compile(rules[key], re.ASCII)
+
+        self.source = rules  # as the index has them
+
+        self.prefix = rx("prefix")
+        self.emphasis = rx("emphasis")
+        self.line_mark = rx("line_mark")
+        self.loose_mark = rx("loose_mark")
+        self.flat_traceback = rx("flat_traceback")
+        self.flat_frame = rx("flat_frame")
+        self.box = re.compile(rules["box"])
+        self.exception = rx("exception")
+        self.noise = rx("noise")
+        self.pydantic = rx("pydantic")
+        self.rank_suffix = rx("rank_suffix")
+        self.escape = rx("escape")
+        self.version: str = rules["version"]  # after a project's name (said_releases)
+        self.quoted = rx("quoted")
+        self.raise_ = rx("raise")
+        self.literal_line = rx("literal_line")
+        self.literal = rx("literal")
+        self.tuple = rx("tuple")
+        self.tuple_item = rx("tuple_item")
+        self.ellipsis = rx("ellipsis")
+        self.quoted_message = rx("quoted_message")
+        self.json_value = rx("json_value")
+        self.named_exception = rx("named_exception")
+        types = rules["types"].items()
+        self.whole = {k: re.compile(f"(?:{v})$", re.ASCII) for k, v in types}
+        self.leading = {k: re.compile(f"(?:{v})", re.ASCII) for k, v in types}
 
 
-def shard_of(word: str, shards: int) -> int:
-    """FNV-1a (32 bit) of the ASCII word, modulo the power-of-two shard count."""
-    h = 0x811C9DC5
-    for ch in word:
-        h = ((h ^ ord(ch)) * 0x01000193) & 0xFFFFFFFF
-    return h & (shards - 1)
+def compile(rules: dict[str, Any]) -> Rules:  # noqa: A001 (match.js's name)
+    return Rules(rules)
 
 
-# --- cleaning a paste ------------------------------------------------------------------
+@dataclass
+class Context:
+    """What a search reads from the index besides its words and patterns (match.js's ctx):
+    the index's settings, its rules compiled, the settings of a query (`query`) and the
+    words that say how a result matched (`how`), and its tiers of results (`ranks`)."""
 
-# Prefixes that loggers put before a line. Each eats one space at most: the indentation
-# left is how a traceback's frames are told apart.
-# The projects' wings add their own (vLLM's logger: ERROR 11-01 09:43:08 [model.py:1560]).
-_LOG_PREFIXES = [
-    r"\([^()\n]*\bpid=\d+\) ?",  # a Ray actor's or named process's: (EngineCore_DP0 pid=1508)
-    r"\[rank\d+\]: ?",  # torch.distributed: [rank0]:
-    *(prefix for key in registry.available() for prefix in registry.wing(key).log_prefixes()),
-    r"\[[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ [^\]\n]*\] ?",  # glog (PyTorch's C++): [W1101 09:43...]
-    # ISO timestamps, optionally with a logger name (2025-11-01 09:43:08,123 - vllm -) or
-    # loguru's bars (2025-04-29 22:14:28.456 | ERROR    | )
-    r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"
-    r"(?: - [\w.]+ -| \|(?: [A-Z]+ +\|)?)? ?",
-    # NCCL's own log lines: host:pid:tid [gpu] NCCL INFO ... (at a word's start, and the
-    # host without colons: a search through a line stays linear)
-    r"(?<!\S)[^\s:]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|ERROR) ?",
-    # A logger's source location alone, what is left of a line whose level and time a
-    # paste cut off: [multiproc_executor.py:492]
-    r"\[[\w.-]+\.py:\d+\] ?",
-    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?::[\w.]*:| - |: | )",  # logging: ERROR:root:
-]
-# All but the last two (a source location, the bare level name) tell a log line's start
-# even in the middle of a line.
-_LINE_MARKS = _LOG_PREFIXES[:-2]
+    meta: dict
+    rules: Rules
+    settings: dict[str, Any]
+    how: dict[str, str]
+    ranks: dict[str, float]
 
-# The rules of cleaning and of typed values, as regular expressions that Python (with
-# re.ASCII) and JavaScript read alike; index.json carries them to match.js.
-RULES: dict[str, Any] = {  # JSON for the browser: patterns, and patterns by type
-    "prefix": "(?:" + "|".join(f"(?:{p})" for p in _LOG_PREFIXES) + ")*",  # any number of them
-    # A log pasted with its line breaks lost runs its lines together: where one starts is a
-    # run of log prefixes (but a message may mention a "(pid=12)": that one only when it
-    # repeats on the line), a traceback's header or its frame.
-    "line_mark": "(?:" + "|".join(f"(?:{p})" for p in _LINE_MARKS) + ")+",
-    "loose_mark": _LOG_PREFIXES[0],
-    # (A run of spaces is tried from its start alone, (?<! ): tried from each of its spaces,
-    # a long run costs its length squared.)
-    "flat_traceback": r"(?<! ) +(?=Traceback \(most recent call last\)|File \"[^\"]*\", line \d+)",
-    # ...and after the last frame's code, the exception line: "in f     raise KeyError(key)
-    # KeyError: 'x'"
-    "flat_frame": r"( *File \"[^\"]*\", line \d+.*?) ((?:[A-Za-z_]\w*\.)*[A-Z]\w*"
-    r"(?:Error|Exception|Exit|Interrupt|Warning): .*)$",
-    # Box drawing (rich's panels, tables): a frame, never part of a message.
-    "box": "[\u2500-\u257f]+",
-    # An exception line: ValueError: ..., pydantic_core._pydantic_core.ValidationError: ...
-    # A bare "Warning:" is not one: C++ logs put it after their glog prefix.
-    # Or a class of a module's, named in full: huggingface_hub.errors.OfflineModeIsEnabled: ...
-    "exception": r"((?:[A-Za-z_]\w*\.)*(?:(?:[A-Z]\w*)?"
-    r"(?:Error|Exception|Exit|Interrupt|Iteration)|[A-Z]\w*Warning)|(?:[a-z_]\w*\.)+[A-Z]\w*(?=: ))"
-    r"(?:: |:?$)",
-    # Markdown's bold marks around a line (an issue title in bold).
-    "emphasis": r"^\*\*(?=\S)(?!.*\*\*.)|(?<=\S)\*\*$",
-    # Whole lines that are no part of a message; they end the one above.
-    "noise": r"Traceback \(most recent call last\):?"
-    r"|The above exception was the direct cause of the following exception:"
-    r"|During handling of the above exception, another exception occurred:"
-    r"|\d+ validation errors? for [\w.]+"
-    r"|For further information visit \S+"
-    r"|Process [\w-]+:",  # multiprocessing, before a child's traceback
-    # pydantic wraps a validator's message: "Value error, <message> [type=value_error, ...]".
-    "pydantic": r"(?:Value error|Assertion failed), (.*?)(?: \[type=.*)?$",
-    "rank_suffix": r" \(rank \d+\)$",  # added to messages in distributed runs
-    # A message inside a JSON or repr body, escaped once or more: model\\'s, \\", \\n.
-    # (From a run of backslashes' start alone, as flat_traceback's spaces.)
-    "escape": r"(?<!\\)\\+(?:(['\"])|[nrt])",
-    # A release the paste names after a project's name: "vllm 0.6.3", "vLLM version 0.10.1".
-    "version": r"[^0-9\n]{0,24}?\bv?(\d+(?:\.\d+)+)",
-    # Quoted or bracketed text, as repr() prints values: 'auto', ['mp', 'ray'], "x".
-    # An apostrophe within a word ("model's") opens no quote.
-    "quoted": r"(?<![A-Za-z0-9])'[^']*'(?![A-Za-z0-9])"
-    r'|(?<![A-Za-z0-9])"[^"]*"(?![A-Za-z0-9])'
-    r"|\[[^\[\]]*\]",
-    # The statement a traceback shows for its last frame: raise ValueError("...
-    "raise": r"raise [A-Za-z_][\w.]*\(",
-    # A line that goes on the statement: more string literals ("..." f"..." + "...").
-    "literal_line": r"(?:\+ ?)?[rRbBuUfF]{0,2}[\"']",
-    # One string literal; the last may be cut off, with the paste.
-    "literal": r"([rRbBuUfF]{0,2})(\"|')((?:\\.|(?!\2)[^\\])*)(?:\2|$)",
-    # A multi-argument exception prints its arguments as a tuple: ('...', '...', 80)
-    "tuple": r"\((?:'[^']*'|\"[^\"]*\"), ",
-    "tuple_item": r"'((?:\\.|[^'\\])*)'?|\"((?:\\.|[^\"\\])*)\"?|([^,()'\" ][^,()'\"]*)",
-    # An error quoted in prose or wrapped in Markdown: "...", `...`, **...** (a closing mark
-    # the paste cut off may be missing).
-    "quoted_message": r"[\"`]\**([^\"`*]+)\**(?:[\"`]|$)",
-    # A message in a JSON body (an API's error response): the string value of a key, whose
-    # quotes pair up where a scan for quoted spans would pair them off
-    "json_value": r'"[A-Za-z_][\w.-]*" ?: ?"((?:\\.|[^"\\])*)"',
-    # An exception named within a line of prose or a title ("[Bug]: InternVL2 with tp=4,
-    # AssertionError: 25 is not divisible by 4"): its message follows it.
-    "named_exception": r"(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ",
-    # A cut paste's mark: "...", "…", "[...]", "(truncated)"
-    "ellipsis": r" ?(?:\.\.\.|\u2026|\[\.\.\.\]|\[truncated\]|\(truncated\))+ ?$",
-    # What a typed hole's value looks like. Untyped holes (any, str, list) hold one token,
-    # quoted string, bracketed group or comma-separated list of them (search._token_len);
-    # a `text` hole holds anything.
-    "types": {
-        "int": r"[-+]?[0-9]+",
-        "float": r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?inf|nan",
-        "bool": r"True|False|true|false",
-        "path": r"[^ ]+",
-    },
-}
-_PREFIX = re.compile(RULES["prefix"], re.ASCII)
-_BOX = re.compile(RULES["box"])
-_EXCEPTION = re.compile(RULES["exception"], re.ASCII)
-_NOISE = re.compile(RULES["noise"], re.ASCII)
-_PYDANTIC = re.compile(RULES["pydantic"], re.ASCII)
-_RANK_SUFFIX = re.compile(RULES["rank_suffix"], re.ASCII)
-_ESCAPE = re.compile(RULES["escape"], re.ASCII)
-_QUOTED = re.compile(RULES["quoted"], re.ASCII)
-_RAISE = re.compile(RULES["raise"], re.ASCII)
-_LITERAL_LINE = re.compile(RULES["literal_line"], re.ASCII)
-_LITERAL = re.compile(RULES["literal"], re.ASCII)
-_TUPLE = re.compile(RULES["tuple"], re.ASCII)
-_TUPLE_ITEM = re.compile(RULES["tuple_item"], re.ASCII)
-_ELLIPSIS = re.compile(RULES["ellipsis"], re.ASCII)
-_QUOTED_MESSAGE = re.compile(RULES["quoted_message"], re.ASCII)
-_JSON_VALUE = re.compile(RULES["json_value"], re.ASCII)
-_NAMED_EXCEPTION = re.compile(RULES["named_exception"], re.ASCII)
-_EMPHASIS = re.compile(RULES["emphasis"], re.ASCII)
-_LINE_MARK = re.compile(RULES["line_mark"], re.ASCII)
-_LOOSE_MARK = re.compile(RULES["loose_mark"], re.ASCII)
-_FLAT_TRACEBACK = re.compile(RULES["flat_traceback"], re.ASCII)
-_FLAT_FRAME = re.compile(RULES["flat_frame"], re.ASCII)
-_PAREN_GROUP = re.compile(r"\([^()]*\)")
-_TRACEBACK = "Traceback (most recent call last):"
+
+def context(meta: dict) -> Context:
+    """The context of an index's settings (index.json, or rules.carried() alone)."""
+    return Context(meta, compile(meta["rules"]), meta["query"], meta["how"], meta["ranks"])
+
+
+# --- search.clean ------------------------------------------------------------------------
+
+TRACEBACK = "Traceback (most recent call last):"
+
+
+def prefix_of(rules: Rules, line: str) -> str:
+    """The log prefixes a line starts with ("" when none)."""
+    match = rules.prefix.match(line)
+    assert match is not None  # `(...)*`: it matches at the start of every line
+    return match[0]
+
+
+def exception_of(rules: Rules, line: str) -> tuple[str | None, str]:
+    m = rules.exception.match(line)
+    if not m:
+        return None, line
+    name, message = m.group(1), line[m.end() :]
+    # str(KeyError(x)) is repr(x): the message arrives quoted.
+    if name.endswith("KeyError") and len(message) > 1 and message[0] == message[-1] in "'\"":
+        message = message[1:-1]
+    return name, message
 
 
 @dataclass
@@ -286,622 +174,6 @@ class Block:
     @property
     def text(self) -> str:
         return " ".join(self.lines)
-
-
-def _prefix(line: str) -> str:
-    """The log prefixes a line starts with ("" when none)."""
-    match = _PREFIX.match(line)
-    assert match is not None  # `(...)*`: it matches at the start of every line
-    return match[0]
-
-
-def _unflatten(line: str) -> list[str]:
-    """The lines a pasted line ran together (RULES["line_mark"], "flat_traceback" and
-    "flat_frame"): a log whose line breaks a GitHub title or a chat window lost."""
-    start = len(_prefix(line))
-    marks = [m for m in _LINE_MARK.finditer(line) if m.start() > start]
-    groups = _paren_groups(line) if marks else Counter()
-    cuts = [m.start() for m in marks if not _LOOSE_MARK.fullmatch(m[0]) or groups[m[0].strip()] > 1]
-    pieces = [line[a:b] for a, b in zip([0, *cuts], [*cuts, len(line)], strict=True)]
-    out: list[str] = []
-    for piece in pieces:
-        at = len(_prefix(piece))
-        for part in _split_at(
-            piece, [m for m in _FLAT_TRACEBACK.finditer(piece) if m.start() > at]
-        ):
-            frame = _FLAT_FRAME.match(part)
-            out += [frame[1], frame[2]] if frame and part.startswith(" ") else [part]
-    return out
-
-
-def _paren_groups(line: str) -> Counter[str]:
-    """How many times each innermost group "(...)" occurs in the line. A loose mark is one
-    ("(Worker pid=12)": no parens inside), so this counts its repeats as line.count(mark)
-    does, in one pass for all marks: a count per mark is quadratic on a line of marks."""
-    return Counter(_PAREN_GROUP.findall(line))
-
-
-def _split_at(text: str, spaces: list[re.Match]) -> list[str]:
-    """The text cut where each run of spaces is; a frame's line keeps a frame's indent."""
-    parts, last = [], 0
-    for m in spaces:
-        parts.append(text[last : m.start()])
-        last = m.end()
-    parts.append(text[last:])
-    return [parts[0], *("  " + p if p.startswith("File ") else p for p in parts[1:])]
-
-
-def clean(text: str) -> list[Block]:
-    """The message blocks of a paste, log noise removed; the last few, exception lines first."""
-    blocks: list[Block] = []
-    current: Block | None = None
-    held: Block | None = None  # an exception's message a blank line may have parted
-    in_traceback = False
-    last_prefix = None
-    last = QUERY["lines"]
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")[-last:]
-    for raw in [piece for line in lines for piece in _unflatten(line)][-last:]:
-        raw = _BOX.sub(" ", raw)
-        prefix = _prefix(raw)
-        rest = raw[len(prefix) :]
-        line = _EMPHASIS.sub("", template.squash(rest))
-        if current and current.source and _LITERAL_LINE.match(line):
-            _add(current, line, rest)  # the raise statement goes on
-            continue
-        if _RAISE.match(line):
-            current = Block(None, True, source=True)
-            blocks.append(current)
-            _add(current, line, rest)
-            continue
-        if in_traceback and rest[:1] in (" ", "\t"):
-            continue  # a frame of the traceback: File "...", its code line, ^^^^ markers
-        in_traceback = False
-        line = _ESCAPE.sub(lambda m: m[1] or " ", line)
-        exception, line = _exception(line)
-        if not line or _NOISE.fullmatch(line):
-            in_traceback = line.startswith(_TRACEBACK[:-1])
-            # Paragraphs of one message ("401 Client Error. ...\n\nRepository Not Found
-            # for url: ...") part at a blank line; anything else ends the message.
-            held = current if not line and current and current.starts else None
-            current = None
-            last_prefix = prefix or last_prefix
-            continue
-        line = _RANK_SUFFIX.sub("", line)
-        wrapped = _PYDANTIC.match(line)
-        line = wrapped.group(1) if wrapped else line
-        if current is None and held and not exception and not (prefix and prefix != last_prefix):
-            current = held
-        held = None
-        # A line goes on the message above unless it starts a message or another log record.
-        if (
-            exception
-            or wrapped
-            or current is None
-            or current.source
-            or (prefix and prefix != last_prefix)
-        ):
-            current = Block(exception, bool(exception or wrapped))
-            blocks.append(current)
-        _add(current, line, rest)
-        last_prefix = prefix or last_prefix
-    # A raise statement whose message is not on its first lines (raise X(\n) has none.
-    blocks = [b for b in blocks if not b.source or _source_text(b.text[: QUERY["block_chars"]])]
-    starting = [b for b in blocks if b.starts]
-    chosen: dict[str, Block] = {}
-    for block in (starting or blocks)[-QUERY["blocks"] :]:
-        chosen.setdefault(block.text[: QUERY["block_chars"]], block)
-    beside = [b for b in blocks if not b.starts and not b.source] if starting else []
-    for block in beside[-QUERY["beside"] :]:
-        block.beside = True
-        chosen.setdefault(block.text[: QUERY["block_chars"]], block)
-    return [_with_forms(b, t) for t, b in chosen.items()]
-
-
-def _add(block: Block, line: str, raw: str) -> None:
-    if block.size < QUERY["block_chars"]:
-        block.lines.append(line)
-        block.raws.append(raw)
-        block.size += len(line) + 1
-
-
-def _with_forms(block: Block, text: str) -> Block:
-    """The block as one line of text, with the readings it allows."""
-    out = Block(block.exception, block.starts, [text], source=block.source, beside=block.beside)
-    if block.source:
-        out.forms = [Form(_source_text(text), "source")]
-        return out
-    stripped = _ELLIPSIS.sub("", text)
-    out.forms = [Form(text, "message" if stripped == text else "whole")]
-    glued = _glued(block.raws)
-    if glued:
-        out.forms.append(Form(glued[: QUERY["block_chars"]], "glued"))
-    if stripped != text and stripped:
-        out.forms.append(Form(stripped, "cut"))
-    if _TUPLE.match(text):
-        out.forms.append(Form(_tuple_text(text), "tuple"))
-    # (A span of one token in quotes is a value, `tensor_parallel_size`: no message.)
-    inners = [q[1].strip(" ") for q in _QUOTED_MESSAGE.finditer(text) if " " in q[1].strip(" ")]
-    inners += [j[1].strip(" ") for j in _JSON_VALUE.finditer(text) if " " in j[1].strip(" ")]
-    # In a line that opens with no exception (a title, prose), the message after the last
-    # exception it names
-    named = [m for m in _NAMED_EXCEPTION.finditer(text) if m.start() > 0]
-    if block.exception is None and named:
-        inners.append(text[named[-1].end() :].strip(" "))
-    for inner in inners:
-        if inner != text and len(template.words(inner)) >= QUERY["partial_words"]:
-            out.forms.append(Form(inner, "quoted"))
-    return out
-
-
-def _glued(raws: list[str]) -> str | None:
-    """The lines a terminal wrapped at its width, joined without a space where a line
-    fills the width (the cut may fall inside a word), or None when none does."""
-    width = max((len(raw) for raw in raws[:-1]), default=0)
-    if width < QUERY["wrap_width"]:
-        return None
-    joined = "".join(raw if len(raw) == width else raw + " " for raw in raws[:-1])
-    return template.squash(joined + raws[-1])
-
-
-def _unescape(body: str) -> str:
-    """A string literal's escapes, as far as a message shows them."""
-    return re.sub(r"\\(.)", lambda m: " " if m[1] in "nrt" else m[1], body)
-
-
-def _source_text(statement: str) -> str:
-    """The message a raise statement's string literals spell, joined as Python joins
-    adjacent literals; what comes between them (+ str(x) +) is a value: {}."""
-    raise_ = _RAISE.match(statement)
-    assert raise_ is not None, "only blocks that are raise statements reach here"
-    out, end = [], raise_.end()
-    for m in _LITERAL.finditer(statement, end):
-        if re.search(r"[A-Za-z0-9_]", statement[end : m.start()]):
-            out.append("{}")
-        body = _unescape(m[3])
-        # An f-string's expressions are values, whose names are no words of the message.
-        out.append(re.sub(r"\{[^{}]*\}", "{}", body) if "f" in m[1].lower() else body)
-        end = m.end()
-    return template.squash("".join(out))
-
-
-def _tuple_text(text: str) -> str:
-    """The arguments of a multi-argument exception's tuple repr, joined with spaces."""
-    items = [m[1] or m[2] or m[3] or "" for m in _TUPLE_ITEM.finditer(text[1:])]
-    joined = template.squash(" ".join(_unescape(item) for item in items))
-    return _ELLIPSIS.sub("", joined)
-
-
-def _exception(line: str) -> tuple[str | None, str]:
-    m = _EXCEPTION.match(line)
-    if not m:
-        return None, line
-    name, message = m.group(1), line[m.end() :]
-    # str(KeyError(x)) is repr(x): the message arrives quoted.
-    if name.endswith("KeyError") and len(message) > 1 and message[0] == message[-1] in "'\"":
-        message = message[1:-1]
-    return name, message
-
-
-def query_words(blocks: list[Block]) -> list[str]:
-    """The words whose shards a query fetches: the longest first, as they tend to be rarest
-    (a line's beside the errors after theirs); then the keys of the two words a message may
-    start with (lead)."""
-    found: dict[str, bool] = {}
-    for b in blocks:
-        for f in b.forms:
-            for w in template.words(f.text):
-                found[w] = found.get(w, True) and b.beside
-    leads = dict.fromkeys(
-        key
-        for b in sorted(blocks, key=lambda b: b.beside)
-        for f in b.forms
-        for key in _leads(f.text)
-    )
-    words = sorted(found, key=lambda w: (found[w], -len(w), w))[: QUERY["words"]]
-    if len(words) > QUERY["words"] // 2:
-        return words + list(leads)[: QUERY["lead_keys"]]
-    # A short paste (an issue title) leaves keys unfetched: its pairs of words, in order, as
-    # lead keys too (a message quoted among other words starts at one of them); not of a
-    # message for sure (an exception's): that one starts where its text does
-    runs = [template.words(f.text) for blk in blocks if not blk.starts for f in blk.forms]
-    pairs = (f"{a} {b}" for ws in runs for a, b in itertools.pairwise(ws))
-    leads.update(dict.fromkeys(pairs))
-    # ...then its runs of three (probes: a template's first three words are a lead key too)
-    leads.update(dict.fromkeys(_probes(blocks)))
-    return words + list(leads)[: QUERY["lead_keys"] + QUERY["words"] - len(words)]
-
-
-def _probes(blocks: list[Block]) -> list[str]:
-    """A short paste's runs of three words (not of a message for sure), as lead keys that
-    only find the templates they open (_opened): scored as words, a title's common runs
-    ("is not divisible") would crowd out the candidates its rarer words find."""
-    runs = [template.words(f.text) for blk in blocks if not blk.starts for f in blk.forms]
-    own = {key for b in blocks for f in b.forms for key in _leads(f.text)}
-    found = (" ".join(ws[n : n + 3]) for ws in runs for n in range(len(ws) - 2))
-    return [key for key in dict.fromkeys(found) if key not in own]
-
-
-def _leads(text: str) -> list[str]:
-    """The first two words of a text and of what follows each of its first colons (where a
-    wrapper puts the message it caught), and its first three, as lead keys."""
-    starts = [0, *(m.end() for m in itertools.islice(re.finditer(": ", text), QUERY["leads"]))]
-    keys = []
-    for start in starts:
-        first = template.words(text[start : start + QUERY["lead_chars"]])
-        keys += [" ".join(first[:n]) for n in (2, 3) if len(first) >= n]
-    return keys
-
-
-def quoted_words(blocks: list[Block]) -> set[str]:
-    """The words a paste has only in quotes or brackets: most likely values, which share
-    rare words with other templates ("one of ['mp', 'ray']") and so weigh less; and those
-    only the lines beside its errors have (Block.beside): the errors' own words lead."""
-    inside = {w for b in blocks for m in _QUOTED.finditer(b.text) for w in template.words(m[0])}
-    quoted = inside - {w for b in blocks for w in template.words(_QUOTED.sub(" ", b.text))}
-    seen = [{w for f in b.forms for w in template.words(f.text)} for b in blocks]
-    beside = set().union(*(ws for b, ws in zip(blocks, seen, strict=True) if b.beside))
-    errors = set().union(*(ws for b, ws in zip(blocks, seen, strict=True) if not b.beside))
-    return quoted | (beside - errors)
-
-
-# --- verification ----------------------------------------------------------------------
-
-_WHOLE = {k: re.compile(f"(?:{v})$", re.ASCII) for k, v in RULES["types"].items()}
-_LEADING = {k: re.compile(f"(?:{v})", re.ASCII) for k, v in RULES["types"].items()}
-_CLOSERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
-
-
-def _alnum(ch: str) -> bool:
-    return ch.isascii() and ch.isalnum()
-
-
-def _token_len(text: str) -> tuple[int, bool]:
-    """How far an untyped value runs from the start of text: to the first space outside
-    quotes and brackets that follows no comma (one token, 'a quoted string', a [list] or
-    `a, b, c`, never a phrase of words); and whether it closes every group it opens."""
-    stack: list[str] = []  # the closers awaited
-    for i, ch in enumerate(text):
-        if stack and stack[-1] in "'\"":
-            if ch == stack[-1]:
-                stack.pop()
-        elif ch in "'\"" and not (i and _alnum(text[i - 1])):
-            stack.append(ch)
-        elif ch in _CLOSERS:
-            stack.append(_CLOSERS[ch])
-        elif ch in ")]}":
-            if not stack or stack[-1] != ch:
-                return i, False
-            stack.pop()
-        elif ch == ">" and stack and stack[-1] == ">":
-            stack.pop()
-        elif ch == " " and not stack and not (i and text[i - 1] == ","):
-            return i, True
-    return len(text), not stack
-
-
-def _valid(kind: str, value: str, cut: bool = False) -> bool:
-    """Whether a hole of this kind holds the value (a cut one: the start of a value)."""
-    if kind == "text":
-        return True
-    if kind in _WHOLE:
-        return bool(_WHOLE[kind].match(value))
-    length, closed = _token_len(value)
-    return value != "" and length == len(value) and (closed or cut)
-
-
-def verify(pat: template.Pattern, text: str, typed: bool = True, cut: bool = False):
-    """The hole values with which the pattern spells the text, or None.
-
-    Holes take the shortest value that lets the rest fit, as a lazy regular
-    expression would, within a step budget. Text before the pattern's first literal
-    is allowed (a prefix the cleaning missed), and so is text after its end, though
-    a fit that ends where the text ends is preferred: "Layer: {prefix}." takes all
-    of "Layer: model.embed_tokens.". Untyped (typed=False), a hole takes any text.
-    Cut, the text may end anywhere in the pattern, even inside a value.
-    """
-    fit = _fit(pat, text, typed, cut)
-    return fit and fit.values
-
-
-def _fit(pat: template.Pattern, text: str, strict: bool, cut: bool, fold: str = ""):
-    """The fit of the text to the pattern (with `stop`, where a cut text ended), or None.
-    Folded ("case"), letter case is ignored, and ("quotes") quote marks too; the values
-    keep the paste's own."""
-    seen = _fold(text, fold) if fold else text
-    folded = [_fold(seg, fold) if isinstance(seg, str) else seg for seg in pat] if fold else pat
-    for anchored in (True,) if cut else (True, False):
-        fit = _Fit(folded, seen, strict, anchored, cut, inner=not fold)
-        if fit.at(0, 0):
-            fit.values = {name: text[a:b] for name, (a, b) in fit.spans.items()}
-            return fit
-    return None
-
-
-def _fold(text: str, how: str) -> str:
-    """ASCII letters in lower case, and ("quotes") every quote mark as ': the same length,
-    so positions carry over."""
-    return text.translate(_FOLDS[how])
-
-
-_LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
-_FOLDS = {
-    "case": str.maketrans(*_LOWER),
-    "quotes": str.maketrans(_LOWER[0] + '"`', _LOWER[1] + "''"),
-}
-
-
-def _unquoted(pat: template.Pattern) -> template.Pattern:
-    """The pattern without the quote marks around its values, which Markdown eats (`x`)."""
-    out = list(pat)
-    for i, seg in enumerate(pat):
-        if isinstance(seg, str):
-            end = len(seg) - (i + 1 < len(pat) and len(seg) > 1 and seg[-1] in _QUOTES)
-            out[i] = seg[int(i > 0 and end > 1 and seg[0] in _QUOTES) : end]
-    return out
-
-
-class _Fit:
-    def __init__(self, pat, text: str, strict: bool, anchored: bool, cut: bool, inner: bool):
-        self.pat = pat
-        self.kinds = ["" if isinstance(seg, str) else seg[1] if strict else "text" for seg in pat]
-        self.text = text
-        self.anchored = anchored
-        self.cut = cut
-        self.inner = inner  # a cut text may end in a message after a colon (cut_first)
-        self.budget = QUERY["budget"]
-        self.spans: dict[str, tuple[int, int]] = {}
-        self.values: dict[str, str] = {}
-        self.stop: tuple[int, int] | None = None  # (segment, its characters read) of a cut
-
-    def at(self, i: int, pos: int) -> bool:
-        """Whether segments i... fit the text from pos on."""
-        pat, text = self.pat, self.text
-        if i == len(pat):
-            return not self.anchored or pos == len(text)
-        if self.cut and i > 0 and pos == len(text):
-            return self.stopped(i, 0)
-        seg = pat[i]
-        if isinstance(seg, str):
-            if i > 0:
-                if text.startswith(seg, pos):
-                    return self.at(i + 1, pos + len(seg))
-                return self.cut and seg.startswith(text[pos:]) and self.stopped(i, len(text) - pos)
-            start = text.find(seg)
-            while start >= 0 and self.spend():
-                if self.at(1, start + len(seg)):
-                    return True
-                start = text.find(seg, start + 1)
-            return self.cut and self.cut_first(seg)
-        if i + 1 == len(pat):
-            return self.take(seg[0], pos, self.final_end(self.kinds[i], pos))
-        nxt = pat[i + 1]
-        end = pos
-        while end <= len(text) and self.spend():
-            if isinstance(nxt, str):
-                end = text.find(nxt, end)
-                if end < 0:
-                    break
-            if _valid(self.kinds[i], text[pos:end]) and self.at(i + 1, end):
-                return self.take(seg[0], pos, end)
-            end += 1
-        return self.cut and self.cut_hole(i, pos)
-
-    def cut_first(self, seg: str) -> bool:
-        """A cut text ends in the pattern's first literal, from its start or after a colon
-        (a wrapper's "Exception in worker ...: " before a cut message), but not when folded:
-        any colon then a few words in lower case would do."""
-        text = self.text
-        start = text.find(seg[0], max(0, len(text) - len(seg)))
-        while start >= 0 and not (
-            (start == 0 or (self.inner and text.endswith(": ", 0, start)))
-            and seg.startswith(text[start:])
-        ):
-            start = text.find(seg[0], start + 1)
-        return start >= 0 and self.stopped(0, len(text) - start)
-
-    def cut_hole(self, i: int, pos: int) -> bool:
-        """A cut text ends in this hole, or in the literal after it."""
-        text, nxt = self.text, self.pat[i + 1]
-        tail = len(nxt) if isinstance(nxt, str) else 0
-        for end in range(max(pos + 1, len(text) - tail + 1), len(text) + 1):
-            fits = not isinstance(nxt, str) or nxt.startswith(text[end:])
-            if fits and _valid(self.kinds[i], text[pos:end], True) and self.at(i + 1, end):
-                return self.take(self.pat[i][0], pos, end)
-        return False
-
-    def final_end(self, kind: str, pos: int) -> int | None:
-        """Where a final hole ends: at the text's end, or when trailing text is allowed,
-        after the longest start of the rest that has the hole's type."""
-        rest = self.text[pos:]
-        if self.anchored:
-            return len(self.text) if _valid(kind, rest, self.cut) else None
-        if kind == "text":
-            return len(self.text)
-        if kind in _LEADING:
-            m = _LEADING[kind].match(rest)
-            return pos + len(m.group()) if m else None
-        length, closed = _token_len(rest)
-        return pos + length if length and closed else None
-
-    def stopped(self, i: int, read: int) -> bool:
-        self.stop = (i, read)
-        return True
-
-    def take(self, name: str, start: int, end: int | None) -> bool:
-        # Set on the way back from a fit, so a placeholder used twice keeps its first value.
-        if end is not None:
-            self.spans[name] = (start, end)
-        return end is not None
-
-    def spend(self) -> bool:
-        self.budget -= 1
-        return self.budget >= 0
-
-
-# --- rating a candidate ------------------------------------------------------------------
-
-# The words that say what a result matched (index.json carries them and RANKS to
-# match.js, so both say the same).
-HOW = {
-    "message": "the message",
-    "whole": "the message",
-    "glued": "the message, rejoined where the terminal cut it",
-    "prefix": "a prefix of the message",
-    "sentence": "the first sentence of the message",
-    "punctuation": "the message without its closing punctuation",
-    "case": ", in other letter case",
-    "quotes": ", with other quotes or none around a value",
-    "tuple": "the exception's arguments, printed as a tuple",
-    "quoted": "the message, quoted in the paste",
-    "bare": "the message, without the quote marks Markdown ate",
-    "fragment": "a run of the message's words, among other words",
-    "source": "the raise statement of the traceback",
-    "generic": "a short message many errors print, so it may not be this one",
-    "loose": "the same words, but a value of another kind than this message prints",
-    "similar": "shares rare words with the paste",
-}
-# The tiers of a result. Partial and generic fits rank together: the one that shows more
-# of its template's text first, and of two that show as much, the whole fit (a generic
-# template) before the cut. A wrapper's fit, and one another fit holds, rank after them
-# (_unwrapped).
-# A fragment (a run of a template's words among other words) is a partial match that ranks
-# after the fits of the message itself.
-RANKS = {"exact": 0, "partial": 1, "generic": 1, "fragment": 1.5, "aside": 2, "similar": 3}
-FITS = ("exact", "partial")  # the tiers that claim a paste is this error
-
-
-def _try(pat, form: Form, generic: bool):
-    """(tier, how, fit) of the best way the form fits the pattern, or None."""
-    kind, text = form.kind, form.text
-    if kind == "source":
-        fit = None if generic else _fit(pat, text, False, True)
-        return fit and _partial(pat, fit, text, HOW["source"], values=False)
-    if kind == "tuple":
-        fit = None if generic else _fit(pat, text, True, False) or _fit(pat, text, True, True)
-        return fit and _partial(pat, fit, text, HOW["tuple"])
-    whole = kind != "cut"  # a cut form only ever fits a prefix
-    fit = whole and _fit(pat, text, True, False)
-    if fit:
-        return ("generic", HOW["generic"], fit) if generic else ("exact", HOW[kind], fit)
-    if generic or kind == "glued":
-        return None
-    fit = whole and _fit_bare(pat, text)
-    if fit:
-        return "exact", HOW["bare"], fit
-    # As printed, then in other letter case, then without the quotes around values (eaten by
-    # Markdown) or with other quote marks (retyped).
-    for fold, shape in (("", pat), ("case", pat), ("quotes", _unquoted(pat))):
-        fit = whole and fold and _fit(shape, text, True, False, fold)
-        fit = fit or (kind != "whole" and _fit(shape, text, True, True, fold))
-        found = fit and _partial(shape, fit, text, None, fold=fold, cut=kind == "cut")
-        if found:
-            return found
-    fit = whole and _fit(pat, text, False, False)
-    return fit and ("generic", HOW["loose"], fit)
-
-
-def _bare(text: str) -> str:
-    return text.translate(_NO_QUOTES)
-
-
-_NO_QUOTES = str.maketrans("", "", _QUOTES)
-
-
-def _fit_bare(pat: template.Pattern, text: str):
-    """The fit of the text to the pattern with the quote marks of both left out (Markdown
-    eats backticks, people retype quotes): the pattern's own are optional, and the values
-    are the paste's, read where they stand in it. None when neither has a quote mark."""
-    literal = "".join(seg for seg in pat if isinstance(seg, str))
-    if not any(q in literal or q in text for q in _QUOTES):
-        return None
-    where = [i for i, ch in enumerate(text) if ch not in _QUOTES]
-    bare = "".join(text[i] for i in where)
-    shape = [_bare(seg) if isinstance(seg, str) else seg for seg in pat]
-    fit = _fit([seg for seg in shape if seg != ""], bare, True, False)
-    if fit:
-        fit.values = {
-            name: text[where[a] : where[b - 1] + 1] if b > a else ""
-            for name, (a, b) in fit.spans.items()
-        }
-    return fit
-
-
-def _fragment(pat, blocks: list[Block]) -> tuple[int, list[str]]:
-    """(characters, words) of the longest run of a template's own words that a paste holds
-    in a row, among any other words: at least QUERY["fragment_words"] of them, or the
-    whole of the template's longest literal part when that has more words than a partial
-    fit must show; (0, []) when there is none. In a message for sure (an exception's), only
-    when it opens with the template's first OPENING words (a terminal may have cut the rest
-    of it): another program's message that shares a few words with a template is no
-    fragment of it. Issue titles and prose quote fragments anywhere."""
-    parts = [template.words(seg) for seg in pat if isinstance(seg, str)]
-    longest = max(map(len, parts), default=0)
-    first = template.words(pat[0]) if pat and isinstance(pat[0], str) else []
-    opening = first[:OPENING] if len(first) >= OPENING else []
-    best: list[str] = []
-    for block in blocks:
-        for form in [] if block.beside else block.forms:
-            if form.kind == "source":
-                continue
-            have = template.words(form.text)
-            if block.starts and (not opening or have[:OPENING] != opening):
-                continue
-            at: dict[str, list[int]] = {}
-            for n, word in enumerate(have):
-                at.setdefault(word, []).append(n)
-            for part in parts:
-                run = _run(part, have, at)
-                enough = QUERY["fragment_words"]
-                whole = len(part) == longest > QUERY["partial_words"]
-                if run and len(run) > len(best) and (len(run) >= enough or (whole and run == part)):
-                    best = run
-    return (len(" ".join(best)), best) if best else (0, [])
-
-
-OPENING = 4  # words a message for sure must open with as its template does to be a fragment
-
-
-def _run(part: list[str], have: list[str], at: dict[str, list[int]]) -> list[str]:
-    """The longest run of part's words that have holds in a row (the first of the longest)."""
-    best = (0, 0)  # (length, start in part)
-    for j, word in enumerate(part):
-        for n in at.get(word, ()):
-            k = 1
-            while j + k < len(part) and n + k < len(have) and part[j + k] == have[n + k]:
-                k += 1
-            if k > best[0]:
-                best = (k, j)
-    return part[best[1] : best[1] + best[0]]
-
-
-def _partial(pat, fit, text: str, how: str | None, values=True, fold="", cut=False):
-    """A partial fit, with what it matched, when it shows enough of the template's text."""
-    i, read = fit.stop or (len(pat), 0)
-    shown = "".join(seg for seg in pat[:i] if isinstance(seg, str))
-    rest = ""
-    if i < len(pat) and isinstance(pat[i], str):
-        shown, rest = shown + pat[i][:read], pat[i][read:]
-    if len(template.words(shown)) < QUERY["partial_words"]:
-        return None
-    if how is None:
-        how = _cut_how(pat, fit.stop, text, rest, cut) + (HOW[fold] if fold else "")
-    if not values:
-        fit.values = {}
-    return "partial", how, fit
-
-
-def _cut_how(pat, stop, text: str, rest: str, cut: bool) -> str:
-    if stop is None:
-        return HOW["message"]
-    last = stop[0] >= len(pat) - 1
-    if not cut and last and re.fullmatch(r"[.!?,;:]+", rest):
-        return HOW["punctuation"]
-    if not cut and text[-1:] in ".!?" and (rest[:1] == " " or not rest):
-        return HOW["sentence"]
-    return HOW["prefix"]
-
-
-# --- querying --------------------------------------------------------------------------
 
 
 @dataclass
@@ -946,179 +218,664 @@ class Result:
         return {**self.__dict__, "exact": self.exact, "url": self.url}
 
 
-class Index:
-    """A built tier-1 index, read file by file through `fetch(url) -> bytes`."""
-
-    def __init__(self, fetch: Callable[[str], bytes]):
-        self._fetch = fetch
-        self._files: dict[str, object] = {}
-        self.requests = 0
-        self.bytes = 0
-        self.meta = self.get(urls.search_index())
-
-    def get(self, url: str):
-        if url not in self._files:
-            body = self._fetch(url)
-            self.requests += 1
-            self.bytes += len(body)
-            self._files[url] = json.loads(body)
-        return self._files[url]
+def add(block: Block, line: str, raw: str, settings: dict) -> None:
+    if block.size < settings["block_chars"]:
+        block.lines.append(line)
+        block.raws.append(raw)
+        block.size += len(line) + 1
 
 
-def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
-    """Ranked results: exact fits, partial ones, generic ones, then similar patterns.
-
-    Of the fits of one tier a warning's, an error's or an exception's rank before a line
-    that only reports (INFO: QUERY["quiet"]), then the one that shows more of its
-    template's text (partial and generic fits compete so), then a whole fit before a cut one, then
-    an active check before a removed one, then the one raised as the exception the paste
-    names, then an explained record before a stub, and a wording the release the paste
-    names printed. Two projects' fits alike are one result (the same code, copied): the
-    project the paste points at leads. Exact matches alike in all that are a tie (two
-    records that print the same text): each is marked tied, and source order ranks them.
-    Similar patterns, when nothing fits, are the nearest few. A message two engines print
-    (a twin) opens the copy of the engine the paste points at, else of `engine` (the key
-    of the one the user runs, when known), else of the one met more often in the wild.
-    A wrapper's line ranks after the other error the paste shows, which names it.
-    """
-    meta = index.meta
-    hints = meta.get("hints", {})
-    blocks = clean(text)
-    keys = query_words(blocks)
-    probes = set(_probes(blocks))
-    scores, full = _scores(index, [k for k in keys if k not in probes], quoted_words(blocks))
-    # (A short paste's, an issue title's: a long one's lead keys are among its scores' best)
-    short = sum(" " not in k for k in keys) <= QUERY["words"] // 2
-    opened = _opened(index, [k for k in keys if " " in k]) if short else {}
-    said = said_versions(text, hints)
-    named = named_projects(text, hints)
-    programs = meta.get("programs", {})
-    engines = named_engines(named, programs)
-    chosen = {name for name, p in programs.items() if engine and p.get("key") == engine}
-    lead = _lead_order(named, chosen, titled_projects(text, programs), programs)
-    starts = meta.get("starts", [])
-    top = _candidates(scores, full, lambda pid: lead(_project_of(pid, starts), 0), opened)
-    rated = []
-    mets: dict[str, int] = {}
-    flagged: set[str] = set()  # wrappers' lines
-    for pid in top:
-        page = index.get(meta["patterns_url"].replace("{}", str(pid // meta["page"])))
-        doc = page[pid % meta["page"]]
-        mets[doc["id"]] = max(mets.get(doc["id"], 0), doc.get("met", 0))
-        if doc.get("wrapper"):
-            flagged.add(doc["id"])
-        # Fragments of an engine's own messages (the stack's are other programs' texts, of
-        # common words: "No such file or directory")
-        engine_doc = programs.get(doc["project"], {}).get("engine", True)
-        rated.append(_rate(doc, blocks, scores.get(pid, 0), pid, said, engines, engine_doc))
-    rated = _unwrapped(rated, programs, flagged)
-    fitted = any(key[0] < RANKS["similar"] for key, _ in rated)
-    least = QUERY["coverage"] if fitted else QUERY["near_coverage"]
-    results: dict[str, tuple[tuple, Result]] = {}
-    similar = 0
-    for key, result in sorted(rated):
-        if result.match == "similar":
-            similar += 1
-            if -key[1] < least or similar > QUERY["nearest"]:
-                continue
-        results.setdefault(result.id, (key[:-1], result))  # the key but for the pattern id
-    ranked = _one_per_message(list(results.values()), lead, mets, programs)
-    alike = [key for key, _ in ranked]
-    for key, result in ranked:
-        result.tied = result.match != "similar" and alike.count(key) > 1
-    out = [result for _, result in ranked][: QUERY["results"]]
-    _follow_on(out, flagged)
-    return _with_releases(out, said_releases(text, hints))
-
-
-def _follow_on(results: list[Result], flagged: set[str]) -> None:
-    """The first result, when it is an error the paste shows beside a wrapper's line, names
-    the best of those lines as its follow-on."""
-    lead = results[0] if results else None
-    if lead is None or lead.id in flagged or lead.match not in FITS:
-        return
-    for result in results[1:]:
-        if result.id in flagged and result.match != "similar":
-            lead.followed_by = {"id": result.id, "title": result.title, "url": result.url}
-            return
-
-
-def _with_releases(results: list[Result], releases: dict[str, str]) -> list[Result]:
-    """The release the paste names of a result's project, in its address (?v=: its page
-    opens on that release's wording), unless a placeholder is named v."""
-    for result in results:
-        if result.project in releases and "v" not in result.values:
-            result.release = releases[result.project]
-    return results
-
-
-FIT = 4  # a sort key's first items: how a pattern fits (tier, quiet, text shown, cut)
-
-
-def _unwrapped(
-    rated: list[tuple[tuple, Result, list[str], list[str]]], programs: dict, flagged: set[str]
-) -> list:
-    """The rated candidates, two kinds of fit set aside, ranked after all the others:
-
-    - a wrapper: a fit whose value after a colon holds the text of a fit of the engines'
-      stack, and whose own text is short and says nothing of what that one is about (no
-      word of theirs alike): "Exception in worker ... while processing method init_device:
-      NCCL error: unhandled cuda error". The inner error says what went wrong, the wrapper
-      only where. "Capture cuda graph failed: CUDA out of memory" says more than the inner
-      error does, and a long message of its own is a check of its own: both stay;
-    - a fit whose whole text is held in a value of another exact or partial fit that is no
-      wrapper: transformers' "You are trying to access a gated repo. ... {hub_error}" holds
-      the Hub's message, SGLang's "Capture cuda graph failed: {error}" the OOM. The outer
-      message is the one raised last, whose page speaks of both;
-    - a project's wrapper line (`flagged`: "Engine core initialization failed. See root
-      cause above"), when the paste shows another error that fits exact or partially (a
-      run of its words too: a terminal may have cut it): that one is the cause. Its fit in
-      a line beside the errors (Block.beside: already ranked after them) is left out
-      when no error fits: the wrapper is no answer to an error the knowledge base lacks.
-    """
-    enough = QUERY["partial_words"]
-    shown = [(result.id, own) for _, result, own, _ in rated if _words(own) >= enough]
-    stack = {r.id for _, r, _, _ in rated if not programs.get(r.project, {}).get("engine", True)}
-    # (A fit of a line beside the errors, ranked after theirs, is no cause nor holder.)
-    first = [(key, r) for key, r, _, _ in rated if key[0] < RANKS["aside"]]
-    causes = [r for _, r in first if r.match in FITS and r.id not in flagged]
-    wrappers = {result.id for _, result, _, _ in rated if causes and result.id in flagged}
-    wrappers |= {
-        result.id
-        for _, result, mine, held in rated
-        if _words(mine) <= QUERY["wrapper_words"]
-        and any(
-            rid != result.id
-            and rid in stack
-            and not _topic(own) & _topic(mine)
-            and _holds(held, own)
-            for rid, own in shown
-        )
-    }
-    holders = [
-        (result.id, [_fold(value, "quotes") for value in result.values.values()])
-        for _, result in first
-        if result.match in ("exact", "partial") and result.id not in wrappers
+def unflatten(rules: Rules, line: str) -> list[str]:
+    """The lines a pasted line ran together (the rules' "line_mark", "flat_traceback" and
+    "flat_frame"): a log whose line breaks a GitHub title or a chat window lost."""
+    start = len(prefix_of(rules, line))
+    marks = [m for m in rules.line_mark.finditer(line) if m.start() > start]
+    groups = paren_groups(line) if marks else Counter()
+    cuts = [
+        m.start() for m in marks if not rules.loose_mark.fullmatch(m[0]) or groups[m[0].strip()] > 1
     ]
-    out = []
-    for key, result, own, _ in rated:
-        if key[0] == RANKS["aside"] and result.id in flagged and not causes:
-            continue  # a wrapper's line beside an error no record fits: no answer of it
-        held = _words(own) >= enough and any(
-            hid != result.id and _holds(values, own) for hid, values in holders
-        )
-        aside = result.id in wrappers or held
-        out.append(((RANKS["aside"], *key[1:]) if aside else key, result))
+    pieces = [line[a:b] for a, b in zip([0, *cuts], [*cuts, len(line)], strict=True)]
+    out: list[str] = []
+    for piece in pieces:
+        at = len(prefix_of(rules, piece))
+        for part in split_at(
+            piece, [m for m in rules.flat_traceback.finditer(piece) if m.start() > at]
+        ):
+            frame = rules.flat_frame.match(part)
+            out += [frame[1], frame[2]] if frame and part.startswith(" ") else [part]
     return out
 
 
-def _words(own: list[str]) -> int:
-    return len(template.words(" ".join(own)))
+def paren_groups(line: str) -> Counter[str]:
+    """How many times each innermost group "(...)" occurs in the line. A loose mark is one
+    ("(Worker pid=12)": no parens inside), so this counts its repeats as line.count(mark)
+    does, in one pass for all marks: a count per mark is quadratic on a line of marks."""
+    return Counter(re.findall(r"\([^()]*\)", line))
 
 
-def _holds(values: list[str], own: list[str]) -> bool:
-    """Whether one of the values holds every piece of a template's own text."""
-    return any(all(piece in value for piece in own) for value in values)
+def split_at(text: str, spaces: list[re.Match]) -> list[str]:
+    """The text cut where each run of spaces is; a frame's line keeps a frame's indent."""
+    parts, last = [], 0
+    for m in spaces:
+        parts.append(text[last : m.start()])
+        last = m.end()
+    parts.append(text[last:])
+    return [parts[0], *("  " + p if p.startswith("File ") else p for p in parts[1:])]
+
+
+def clean(text: str, rules: Rules, settings: dict) -> list[Block]:
+    """The message blocks of a paste, log noise removed; the last few, exception lines first."""
+    blocks: list[Block] = []
+    current: Block | None = None
+    held: Block | None = None  # an exception's message a blank line may have parted
+    in_traceback = False
+    last_prefix = None
+    last = settings["lines"]
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")[-last:]
+    for raw in [piece for line in lines for piece in unflatten(rules, line)][-last:]:
+        raw = rules.box.sub(" ", raw)
+        prefix = prefix_of(rules, raw)
+        rest = raw[len(prefix) :]
+        line = rules.emphasis.sub("", template.squash(rest))
+        if current and current.source and rules.literal_line.match(line):
+            add(current, line, rest, settings)  # the raise statement goes on
+            continue
+        if rules.raise_.match(line):
+            current = Block(None, True, source=True)
+            blocks.append(current)
+            add(current, line, rest, settings)
+            continue
+        if in_traceback and rest[:1] in (" ", "\t"):
+            continue  # a frame of the traceback: File "...", its code line, ^^^^ markers
+        in_traceback = False
+        line = rules.escape.sub(lambda m: m[1] or " ", line)
+        exception, line = exception_of(rules, line)
+        if not line or rules.noise.fullmatch(line):
+            in_traceback = line.startswith(TRACEBACK[:-1])
+            # Paragraphs of one message ("401 Client Error. ...\n\nRepository Not Found
+            # for url: ...") part at a blank line; anything else ends the message.
+            held = current if not line and current and current.starts else None
+            current = None
+            last_prefix = prefix or last_prefix
+            continue
+        line = rules.rank_suffix.sub("", line)
+        wrapped = rules.pydantic.match(line)
+        line = wrapped.group(1) if wrapped else line
+        if current is None and held and not exception and not (prefix and prefix != last_prefix):
+            current = held
+        held = None
+        # A line goes on the message above unless it starts a message or another log record.
+        if (
+            exception
+            or wrapped
+            or current is None
+            or current.source
+            or (prefix and prefix != last_prefix)
+        ):
+            current = Block(exception, bool(exception or wrapped))
+            blocks.append(current)
+        add(current, line, rest, settings)
+        last_prefix = prefix or last_prefix
+    # A raise statement whose message is not on its first lines (raise X(\n) has none; but
+    # one a paste ran on into the exception's line (its line breaks lost) is read as prose.
+    kept = []
+    for b in blocks:
+        statement = b.text[: settings["block_chars"]]
+        if b.source and ran_on(rules, statement):
+            b.source = b.starts = False
+        elif b.source and not source_text(rules, statement):
+            continue
+        kept.append(b)
+    blocks = kept
+    starting = [b for b in blocks if b.starts]
+    chosen: dict[str, Block] = {}
+    for block in (starting or blocks)[-settings["blocks"] :]:
+        chosen.setdefault(block.text[: settings["block_chars"]], block)
+    beside = [b for b in blocks if not b.starts and not b.source] if starting else []
+    for block in beside[-settings["beside"] :]:
+        block.beside = True
+        chosen.setdefault(block.text[: settings["block_chars"]], block)
+    return [with_forms(rules, settings, b, t) for t, b in chosen.items()]
+
+
+def with_forms(rules: Rules, settings: dict, block: Block, text: str) -> Block:
+    """The block as one line of text, with the readings it allows."""
+    out = Block(block.exception, block.starts, [text], source=block.source, beside=block.beside)
+    if block.source:
+        kind = "statement" if whole_statement(rules, text) else "source"
+        out.forms = [Form(source_text(rules, text), kind)]
+        return out
+    stripped = rules.ellipsis.sub("", text)
+    out.forms = [Form(text, "message" if stripped == text else "whole")]
+    joined = glued(block.raws, settings)
+    if joined:
+        out.forms.append(Form(joined[: settings["block_chars"]], "glued"))
+    if stripped != text and stripped:
+        out.forms.append(Form(stripped, "cut"))
+    if rules.tuple.match(text):
+        out.forms.append(Form(tuple_text(rules, text), "tuple"))
+    # (A span of one token in quotes is a value, `tensor_parallel_size`: no message.)
+    inners = [
+        q[1].strip(" ") for q in rules.quoted_message.finditer(text) if " " in q[1].strip(" ")
+    ]
+    inners += [j[1].strip(" ") for j in rules.json_value.finditer(text) if " " in j[1].strip(" ")]
+    # In a line that opens with no exception (a title, prose), the message after the last
+    # exception it names
+    named = [m for m in rules.named_exception.finditer(text) if m.start() > 0]
+    if block.exception is None and named:
+        inners.append(text[named[-1].end() :].strip(" "))
+    for inner in inners:
+        if inner != text and len(template.words(inner)) >= settings["partial_words"]:
+            out.forms.append(Form(inner, "quoted"))
+    return out
+
+
+def glued(raws: list[str], settings: dict) -> str | None:
+    """The lines a terminal wrapped at its width, joined without a space where a line
+    fills the width (the cut may fall inside a word), or None when none does."""
+    width = max((len(raw) for raw in raws[:-1]), default=0)
+    if width < settings["wrap_width"]:
+        return None
+    joined = "".join(raw if len(raw) == width else raw + " " for raw in raws[:-1])
+    return template.squash(joined + raws[-1])
+
+
+def unescape(body: str) -> str:
+    """A string literal's escapes, as far as a message shows them."""
+    return re.sub(r"\\(.)", lambda m: " " if m[1] in "nrt" else m[1], body)
+
+
+def source_text(rules: Rules, statement: str) -> str:
+    """The message a raise statement's string literals spell, joined as Python joins
+    adjacent literals; what comes between them (+ str(x) +) is a value: {}."""
+    raise_ = rules.raise_.match(statement)
+    assert raise_ is not None, "only blocks that are raise statements reach here"
+    out, end = [], raise_.end()
+    for m in rules.literal.finditer(statement, end):
+        if re.search(r"[A-Za-z0-9_]", statement[end : m.start()]):
+            out.append("{}")
+        body = unescape(m[3])
+        # An f-string's expressions are values, whose names are no words of the message.
+        out.append(re.sub(r"\{[^{}]*\}", "{}", body) if "f" in m[1].lower() else body)
+        end = m.end()
+    return template.squash("".join(out))
+
+
+def ran_on(rules: Rules, statement: str) -> bool:
+    """Whether a raise line is one a paste ran on into the exception's line, its line breaks
+    lost ("raise RuntimeError( RuntimeError: Cannot ..."): an exception is named in it
+    before any string literal of the call."""
+    raise_ = rules.raise_.match(statement)
+    start = raise_.end() if raise_ else 0
+    named = rules.named_exception.search(statement, start)
+    literal = rules.literal.search(statement, start)
+    return bool(named and (not literal or named.start() < literal.start()))
+
+
+def whole_statement(rules: Rules, statement: str) -> bool:
+    """Whether the raise statement shows its whole message: its last string literal closes,
+    and so does the call (raise ValueError(f"...: {x}.{y}")). Its text is then all of the
+    template, never the start of a longer one."""
+    raise_ = rules.raise_.match(statement)
+    found = list(rules.literal.finditer(statement, raise_.end() if raise_ else 0))
+    if not found:
+        return False
+    last = found[-1]
+    closed = len(last[0]) > len(last[1]) + 1 and last[0].endswith(last[2])
+    return closed and statement[last.end() :].strip(" ") == ")"
+
+
+def tuple_text(rules: Rules, text: str) -> str:
+    """The arguments of a multi-argument exception's tuple repr, joined with spaces."""
+    items = [m[1] or m[2] or m[3] or "" for m in rules.tuple_item.finditer(text[1:])]
+    joined = template.squash(" ".join(unescape(item) for item in items))
+    return rules.ellipsis.sub("", joined)
+
+
+def leads_of(settings: dict, text: str) -> list[str]:
+    """The first two words of a text and of what follows each of its first colons (where a
+    wrapper puts the message it caught), and its first three, as lead keys."""
+    starts = [0, *(m.end() for m in itertools.islice(re.finditer(": ", text), settings["leads"]))]
+    keys = []
+    for start in starts:
+        first = template.words(text[start : start + settings["lead_chars"]])
+        keys += [" ".join(first[:n]) for n in (2, 3) if len(first) >= n]
+    return keys
+
+
+def query_words(blocks: list[Block], settings: dict) -> list[str]:
+    """The words whose shards a query fetches: the longest first, as they tend to be rarest
+    (a line's beside the errors after theirs); then the keys of the two words a message may
+    start with (lead)."""
+    found: dict[str, bool] = {}
+    for b in blocks:
+        for f in b.forms:
+            for w in template.words(f.text):
+                found[w] = found.get(w, True) and b.beside
+    leads = dict.fromkeys(
+        key
+        for b in sorted(blocks, key=lambda b: b.beside)
+        for f in b.forms
+        for key in leads_of(settings, f.text)
+    )
+    few = sorted(found, key=lambda w: (found[w], -len(w), w))[: settings["words"]]
+    if len(few) > settings["words"] // 2:
+        return few + list(leads)[: settings["lead_keys"]]
+    # A short paste (an issue title) leaves keys unfetched: its pairs of words, in order, as
+    # lead keys too (a message quoted among other words starts at one of them); not of a
+    # message for sure (an exception's): that one starts where its text does
+    runs = [template.words(f.text) for blk in blocks if not blk.starts for f in blk.forms]
+    pairs = (f"{a} {b}" for ws in runs for a, b in itertools.pairwise(ws))
+    leads.update(dict.fromkeys(pairs))
+    # ...then its runs of three (probes: a template's first three words are a lead key too)
+    leads.update(dict.fromkeys(probes(blocks, settings)))
+    return few + list(leads)[: settings["lead_keys"] + settings["words"] - len(few)]
+
+
+def probes(blocks: list[Block], settings: dict) -> list[str]:
+    """A short paste's runs of three words (not of a message for sure), as lead keys that
+    only find the templates they open (opened): scored as words, a title's common runs
+    ("is not divisible") would crowd out the candidates its rarer words find."""
+    runs = [template.words(f.text) for blk in blocks if not blk.starts for f in blk.forms]
+    own = {key for b in blocks for f in b.forms for key in leads_of(settings, f.text)}
+    found = (" ".join(ws[n : n + 3]) for ws in runs for n in range(len(ws) - 2))
+    return [key for key in dict.fromkeys(found) if key not in own]
+
+
+def candidates(
+    scores: dict[int, int],
+    full: dict[int, int],
+    settings: dict,
+    order: Callable,
+    opened: dict | None = None,
+) -> list[int]:
+    """The best patterns with quoted words cut, then the best few in full not among them,
+    then the few whose opening words the paste holds in a row the most (lead keys), not
+    among them; of those that score alike, the patterns of the project `order` puts first."""
+
+    def best(table: dict[int, int]) -> list[int]:
+        return sorted(table, key=lambda pid: (-table[pid], order(pid), pid))
+
+    top = best(scores)[: settings["candidates"]]
+    top += [pid for pid in best(full) if pid not in top][: settings["hedge"]]
+    return top + [pid for pid in best(opened or {}) if pid not in top][: settings["openings"]]
+
+
+def quoted_words(blocks: list[Block], rules: Rules) -> set[str]:
+    """The words a paste has only in quotes or brackets: most likely values, which share
+    rare words with other templates ("one of ['mp', 'ray']") and so weigh less; and those
+    only the lines beside its errors have (Block.beside): the errors' own words lead."""
+    inside = {
+        w for b in blocks for m in rules.quoted.finditer(b.text) for w in template.words(m[0])
+    }
+    quoted = inside - {w for b in blocks for w in template.words(rules.quoted.sub(" ", b.text))}
+    seen = [{w for f in b.forms for w in template.words(f.text)} for b in blocks]
+    beside = set().union(*(ws for b, ws in zip(blocks, seen, strict=True) if b.beside))
+    errors = set().union(*(ws for b, ws in zip(blocks, seen, strict=True) if not b.beside))
+    return quoted | (beside - errors)
+
+
+CLOSERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def token_len(text: str) -> tuple[int, bool]:
+    """How far an untyped value runs from the start of text: to the first space outside
+    quotes and brackets that follows no comma (one token, 'a quoted string', a [list] or
+    `a, b, c`, never a phrase of words); and whether it closes every group it opens."""
+    stack: list[str] = []  # the closers awaited
+    for i, ch in enumerate(text):
+        if stack and stack[-1] in "'\"":
+            if ch == stack[-1]:
+                stack.pop()
+        elif ch in "'\"" and not (i and alnum(text[i - 1])):
+            stack.append(ch)
+        elif ch in CLOSERS:
+            stack.append(CLOSERS[ch])
+        elif ch in ")]}":
+            if not stack or stack[-1] != ch:
+                return i, False
+            stack.pop()
+        elif ch == ">" and stack and stack[-1] == ">":
+            stack.pop()
+        elif ch == " " and not stack and not (i and text[i - 1] == ","):
+            return i, True
+    return len(text), not stack
+
+
+def valid(rules: Rules, kind: str, value: str, cut: bool = False) -> bool:
+    """Whether a hole of this kind holds the value (a cut one: the start of a value)."""
+    if kind == "text":
+        return True
+    if kind in rules.whole:
+        return bool(rules.whole[kind].match(value))
+    length, closed = token_len(value)
+    return value != "" and length == len(value) and (closed or cut)
+
+
+def verify(ctx: Context, pat: template.Pattern, text: str, typed: bool = True, cut: bool = False):
+    """The hole values with which the pattern spells the text, or None.
+
+    Holes take the shortest value that lets the rest fit, as a lazy regular
+    expression would, within a step budget. Text before the pattern's first literal
+    is allowed (a prefix the cleaning missed), and so is text after its end, though
+    a fit that ends where the text ends is preferred: "Layer: {prefix}." takes all
+    of "Layer: model.embed_tokens.". Untyped (typed=False), a hole takes any text.
+    Cut, the text may end anywhere in the pattern, even inside a value.
+    """
+    fit = fit_of(ctx.rules, ctx.settings, pat, text, typed, cut)
+    return fit and fit.values
+
+
+def fit_of(
+    rules: Rules,
+    settings: dict,
+    pat: template.Pattern,
+    text: str,
+    strict: bool,
+    cut: bool,
+    folded: str = "",
+):
+    """The fit of the text to the pattern (with `stop`, where a cut text ended), or None.
+    Folded ("case"), letter case is ignored, and ("quotes") quote marks too; the values
+    keep the paste's own."""
+    seen = fold(text, folded) if folded else text
+    segs = [fold(seg, folded) if isinstance(seg, str) else seg for seg in pat] if folded else pat
+    for anchored in (True,) if cut else (True, False):
+        fit = Fit(rules, settings, segs, seen, strict, anchored, cut, inner=not folded)
+        if fit.at(0, 0):
+            fit.values = {name: text[a:b] for name, (a, b) in fit.spans.items()}
+            return fit
+    return None
+
+
+class Fit:
+    def __init__(
+        self,
+        rules: Rules,
+        settings: dict,
+        pat,
+        text: str,
+        strict: bool,
+        anchored: bool,
+        cut: bool,
+        inner: bool,
+    ):
+        self.rules = rules
+        self.pat = pat
+        self.kinds = ["" if isinstance(seg, str) else seg[1] if strict else "text" for seg in pat]
+        self.text = text
+        self.anchored = anchored
+        self.cut = cut
+        self.inner = inner  # a cut text may end in a message after a colon (cut_first)
+        self.budget = settings["budget"]
+        self.spans: dict[str, tuple[int, int]] = {}
+        self.values: dict[str, str] = {}
+        self.stop: tuple[int, int] | None = None  # (segment, its characters read) of a cut
+        self.start = 0  # where the text's fit begins (the pattern's first literal)
+
+    def at(self, i: int, pos: int) -> bool:
+        """Whether segments i... fit the text from pos on."""
+        pat, text = self.pat, self.text
+        if i == len(pat):
+            return not self.anchored or pos == len(text)
+        if self.cut and i > 0 and pos == len(text):
+            return self.stopped(i, 0)
+        seg = pat[i]
+        if isinstance(seg, str):
+            if i > 0:
+                if text.startswith(seg, pos):
+                    return self.at(i + 1, pos + len(seg))
+                return self.cut and seg.startswith(text[pos:]) and self.stopped(i, len(text) - pos)
+            start = text.find(seg)
+            while start >= 0 and self.spend():
+                if self.at(1, start + len(seg)):
+                    self.start = start
+                    return True
+                start = text.find(seg, start + 1)
+            return self.cut and self.cut_first(seg)
+        if i + 1 == len(pat):
+            return self.take(seg[0], pos, self.final_end(self.kinds[i], pos))
+        nxt = pat[i + 1]
+        end = pos
+        while end <= len(text) and self.spend():
+            if isinstance(nxt, str):
+                end = text.find(nxt, end)
+                if end < 0:
+                    break
+            if valid(self.rules, self.kinds[i], text[pos:end]) and self.at(i + 1, end):
+                return self.take(seg[0], pos, end)
+            end += 1
+        return self.cut and self.cut_hole(i, pos)
+
+    def cut_first(self, seg: str) -> bool:
+        """A cut text ends in the pattern's first literal, from its start or after a colon
+        (a wrapper's "Exception in worker ...: " before a cut message), but not when folded:
+        any colon then a few words in lower case would do."""
+        text = self.text
+        start = text.find(seg[0], max(0, len(text) - len(seg)))
+        while start >= 0 and not (
+            (start == 0 or (self.inner and text.endswith(": ", 0, start)))
+            and seg.startswith(text[start:])
+        ):
+            start = text.find(seg[0], start + 1)
+        return start >= 0 and self.stopped(0, len(text) - start)
+
+    def cut_hole(self, i: int, pos: int) -> bool:
+        """A cut text ends in this hole, or in the literal after it."""
+        text, nxt = self.text, self.pat[i + 1]
+        tail = len(nxt) if isinstance(nxt, str) else 0
+        for end in range(max(pos + 1, len(text) - tail + 1), len(text) + 1):
+            fits = not isinstance(nxt, str) or nxt.startswith(text[end:])
+            if (
+                fits
+                and valid(self.rules, self.kinds[i], text[pos:end], True)
+                and self.at(i + 1, end)
+            ):
+                return self.take(self.pat[i][0], pos, end)
+        return False
+
+    def final_end(self, kind: str, pos: int) -> int | None:
+        """Where a final hole ends: at the text's end, or when trailing text is allowed,
+        after the longest start of the rest that has the hole's type."""
+        rest = self.text[pos:]
+        if self.anchored:
+            return len(self.text) if valid(self.rules, kind, rest, self.cut) else None
+        if kind == "text":
+            return len(self.text)
+        if kind in self.rules.leading:
+            m = self.rules.leading[kind].match(rest)
+            return pos + len(m.group()) if m else None
+        length, closed = token_len(rest)
+        return pos + length if length and closed else None
+
+    def stopped(self, i: int, read: int) -> bool:
+        self.stop = (i, read)
+        return True
+
+    def take(self, name: str, start: int, end: int | None) -> bool:
+        # Set on the way back from a fit, so a placeholder used twice keeps its first value.
+        if end is not None:
+            self.spans[name] = (start, end)
+        return end is not None
+
+    def spend(self) -> bool:
+        self.budget -= 1
+        return self.budget >= 0
+
+
+FITS = ("exact", "partial")  # the tiers that claim a paste is this error
+SOURCES = ("source", "statement")  # a raise statement's readings: cut short, or whole
+
+
+def try_form(ctx: Context, pat, form: Form, generic: bool):
+    """(tier, how, fit) of the best way the form fits the pattern, or None."""
+    rules, settings, how = ctx.rules, ctx.settings, ctx.how
+    kind, text = form.kind, form.text
+    if kind in SOURCES:
+        # A whole statement is the template's whole text (even a generic one's: the code's
+        # own words tell it apart); a statement cut short, its start
+        whole = kind == "statement"
+        fit = None if generic and not whole else fit_of(rules, settings, pat, text, False, True)
+        fit = fit if not (fit and whole and fit.stop) else None
+        return fit and partial(ctx, pat, fit, text, how["source"], values=False)
+    if kind == "tuple":
+        fit = None
+        if not generic:
+            fit = fit_of(rules, settings, pat, text, True, False)
+            fit = fit or fit_of(rules, settings, pat, text, True, True)
+        return fit and partial(ctx, pat, fit, text, how["tuple"])
+    whole = kind != "cut"  # a cut form only ever fits a prefix
+    fit = whole and fit_of(rules, settings, pat, text, True, False)
+    if fit:
+        return ("generic", how["generic"], fit) if generic else ("exact", how[kind], fit)
+    if generic or kind == "glued":
+        return None
+    fit = whole and fit_bare(rules, settings, pat, text)
+    if fit:
+        return "exact", how["bare"], fit
+    # As printed, then in other letter case, then without the quotes around values (eaten by
+    # Markdown) or with other quote marks (retyped).
+    for folded, shape in (("", pat), ("case", pat), ("quotes", unquoted(pat))):
+        fit = whole and folded and fit_of(rules, settings, shape, text, True, False, folded)
+        fit = fit or (kind != "whole" and fit_of(rules, settings, shape, text, True, True, folded))
+        found = fit and partial(ctx, shape, fit, text, None, folded=folded, cut=kind == "cut")
+        if found:
+            return found
+    fit = whole and fit_of(rules, settings, pat, text, False, False)
+    return fit and ("generic", how["loose"], fit)
+
+
+NO_QUOTES = str.maketrans("", "", QUOTES)
+
+
+def fit_bare(rules: Rules, settings: dict, pat: template.Pattern, text: str):
+    """The fit of the text to the pattern with the quote marks of both left out (Markdown
+    eats backticks, people retype quotes): the pattern's own are optional, and the values
+    are the paste's, read where they stand in it. None when neither has a quote mark."""
+    literal = "".join(seg for seg in pat if isinstance(seg, str))
+    if not any(q in literal or q in text for q in QUOTES):
+        return None
+    where = [i for i, ch in enumerate(text) if ch not in QUOTES]
+    bare = "".join(text[i] for i in where)
+    shape = [seg.translate(NO_QUOTES) if isinstance(seg, str) else seg for seg in pat]
+    fit = fit_of(rules, settings, [seg for seg in shape if seg != ""], bare, True, False)
+    if fit:
+        fit.values = {
+            name: text[where[a] : where[b - 1] + 1] if b > a else ""
+            for name, (a, b) in fit.spans.items()
+        }
+    return fit
+
+
+def fragment(settings: dict, pat, blocks: list[Block]) -> tuple[int, list[str]]:
+    """(characters, words) of the longest run of a template's own words that a paste holds
+    in a row, among any other words: at least settings["fragment_words"] of them, or the
+    whole of the template's longest literal part when that has more words than a partial
+    fit must show; (0, []) when there is none. In a message for sure (an exception's), only
+    when it opens with the template's first OPENING words (a terminal may have cut the rest
+    of it): another program's message that shares a few words with a template is no
+    fragment of it. Issue titles and prose quote fragments anywhere."""
+    parts = [template.words(seg) for seg in pat if isinstance(seg, str)]
+    longest = max(map(len, parts), default=0)
+    first = template.words(pat[0]) if pat and isinstance(pat[0], str) else []
+    opening = first[:OPENING] if len(first) >= OPENING else []
+    best: list[str] = []
+    for block in blocks:
+        for form in [] if block.beside else block.forms:
+            if form.kind in SOURCES:
+                continue
+            have = template.words(form.text)
+            if block.starts and (not opening or have[:OPENING] != opening):
+                continue
+            at: dict[str, list[int]] = {}
+            for n, word in enumerate(have):
+                at.setdefault(word, []).append(n)
+            for part in parts:
+                run = run_of(part, have, at)
+                enough = settings["fragment_words"]
+                whole = len(part) == longest > settings["partial_words"]
+                if run and len(run) > len(best) and (len(run) >= enough or (whole and run == part)):
+                    best = run
+    return (len(" ".join(best)), best) if best else (0, [])
+
+
+OPENING = 4  # words a message for sure must open with as its template does to be a fragment
+
+
+def run_of(part: list[str], have: list[str], at: dict[str, list[int]]) -> list[str]:
+    """The longest run of part's words that have holds in a row (the first of the longest)."""
+    best = (0, 0)  # (length, start in part)
+    for j, word in enumerate(part):
+        for n in at.get(word, ()):
+            k = 1
+            while j + k < len(part) and n + k < len(have) and part[j + k] == have[n + k]:
+                k += 1
+            if k > best[0]:
+                best = (k, j)
+    return part[best[1] : best[1] + best[0]]
+
+
+def unquoted(pat: template.Pattern) -> template.Pattern:
+    """The pattern without the quote marks around its values, which Markdown eats (`x`)."""
+    out = list(pat)
+    for i, seg in enumerate(pat):
+        if isinstance(seg, str):
+            end = len(seg) - (i + 1 < len(pat) and len(seg) > 1 and seg[-1] in QUOTES)
+            out[i] = seg[int(i > 0 and end > 1 and seg[0] in QUOTES) : end]
+    return out
+
+
+def partial(ctx: Context, pat, fit, text: str, said: str | None, values=True, folded="", cut=False):
+    """A partial fit, with what it matched, when it shows enough of the template's text."""
+    i, read = fit.stop or (len(pat), 0)
+    shown = "".join(seg for seg in pat[:i] if isinstance(seg, str))
+    rest = ""
+    if i < len(pat) and isinstance(pat[i], str):
+        shown, rest = shown + pat[i][:read], pat[i][read:]
+    if len(template.words(shown)) < ctx.settings["partial_words"]:
+        return None
+    how = said
+    if how is None:
+        how = cut_how(ctx.how, pat, fit.stop, text, rest, cut) + (ctx.how[folded] if folded else "")
+    if not values:
+        fit.values = {}
+    return "partial", how, fit
+
+
+def cut_how(how: dict, pat, stop, text: str, rest: str, cut: bool) -> str:
+    if stop is None:
+        return how["message"]
+    last = stop[0] >= len(pat) - 1
+    if not cut and last and re.fullmatch(r"[.!?,;:]+", rest):
+        return how["punctuation"]
+    if not cut and text[-1:] in ".!?" and (rest[:1] == " " or not rest):
+        return how["sentence"]
+    return how["prefix"]
+
+
+def cut_short(pat, stop) -> bool:
+    """Whether a fit stops before its template's end: more than its closing punctuation is
+    left (a paste of all of a message but its full stop is as whole as the message)."""
+    if stop is None:
+        return False
+    i, read = stop
+    rest = pat[i][read:] if i < len(pat) and isinstance(pat[i], str) else "{}"
+    return not (i == len(pat) - 1 and re.fullmatch(r"[.!?,;:]+", rest))
+
+
+def shown_of(pat, stop) -> int:
+    """How many characters of the template's own text a fit shows. Quotes around a hole
+    do not count: `'{name}'` prints what `{name!r}` does, so neither shows more."""
+    i, read = stop or (len(pat), 0)
+    return sum(len(seg.strip(QUOTES)) for seg in pat[:i] if isinstance(seg, str)) + read
+
+
+def shard_of(word: str, shards: int) -> int:
+    """FNV-1a (32 bit) of the ASCII word, modulo the power-of-two shard count."""
+    h = 0x811C9DC5
+    for ch in word:
+        h = ((h ^ ord(ch)) * 0x01000193) & 0xFFFFFFFF
+    return h & (shards - 1)
 
 
 def named_projects(text: str, hints: dict) -> set[str]:
@@ -1138,321 +895,16 @@ def named_engines(named: set[str], programs: dict[str, dict]) -> set[str]:
     return {programs[name]["key"] for name in named if programs.get(name, {}).get("engine")}
 
 
-def said_versions(text: str, hints: dict) -> dict[str, list[int]]:
-    """The release the paste names of each project ("vLLM version 0.10.1"), as numbers."""
-    return {project: _release(v) for project, v in said_releases(text, hints).items()}
-
-
-def said_releases(text: str, hints: dict) -> dict[str, str]:
-    """The release the paste names of each project, as written ("0.10.1")."""
-    found = {}
-    for project in hints:
-        m = re.search(r"\b" + re.escape(project) + RULES["version"], text, re.I | re.ASCII)
-        if m:
-            found[project] = m[1]
-    return found
-
-
-def _release(version: str) -> list[int]:
-    return [int(n) for n in re.findall(r"[0-9]+", version)]
-
-
-def titled_projects(text: str, programs: dict[str, dict]) -> set[str]:
-    """The projects whose tracker's issue titles open as the paste does ("[Bug]: " in vLLM's,
-    "[Bug] " in SGLang's: their issue templates'): a pasted title names no engine, but the
-    tracker it was filed in shows through its opening."""
-    opening = text.lstrip()[:40]
-    return {
-        name
-        for name, program in programs.items()
-        if program.get("titles") and re.match(program["titles"], opening, re.ASCII)
-    }
-
-
-def _lead_order(
-    named: set[str], chosen: set[str], titled: set[str], programs: dict[str, dict]
-) -> Callable:
-    """The order in which copies of one message lead, as a sort key of (project, met): the
-    project the paste points at, the one the user runs (`chosen`), the one whose tracker's
-    issue titles open as the paste does (`titled`), the copy met more often in the wild,
-    the site's default engine."""
-
-    def order(project: str, met: int) -> tuple:
-        default = programs.get(project, {}).get("default", False)
-        told = (project not in named, project not in chosen, project not in titled)
-        return (*told, -met, not default)
-
-    return order
-
-
-def _one_per_message(
-    ranked: list[tuple[tuple, Result]], order: Callable, mets: dict, programs: dict
-) -> list:
-    """Results that fit alike from two engines (one copied the other's code) as one, led
-    by the project the paste points at, else by the one the user runs (`chosen`), else by
-    the copy met more often in the wild, else by the site's default engine (else by the
-    first: the better standing); the others are named in its `also`. A stack project's fit
-    is no copy (PyTorch's "CUDA out of memory. Tried to allocate ..." and vLLM's "CUDA out
-    of memory occurred when warming up sampler ..." both start "CUDA out of memory"): it
-    keeps its own place among them."""
-
-    def copied(result: Result) -> bool:
-        return programs.get(result.project, {}).get("engine", True)
-
-    out = []
-    for _, group in itertools.groupby(ranked, key=lambda kr: kr[0][:FIT]):
-        run = list(group)
-        if run[0][1].match == "similar":
-            out += run
-            continue
-        copies = sorted(
-            (kr for kr in run if copied(kr[1])),
-            key=lambda kr: order(kr[1].project, mets.get(kr[1].id, 0)),
-        )
-        placed = False
-        for kr in run:
-            if not copied(kr[1]):
-                out.append(kr)
-            elif not placed:  # the copies, led by one, where the first of them ranks
-                placed = True
-                out += _led(copies)
-    return out
-
-
-def _led(copies: list[tuple[tuple, Result]]) -> list[tuple[tuple, Result]]:
-    """The first copy's results (its project's), the other projects' named in its `also`."""
-    lead = copies[0][1]
-    out = []
-    for key, result in copies:
-        if result is lead or result.project == lead.project:
-            out.append((key, result))
-        elif result.project not in {a["project"] for a in lead.also}:
-            lead.also.append({"id": result.id, "project": result.project, "url": result.url})
-    return out
-
-
-def _scores(index: Index, words: list[str], quoted: set[str]) -> tuple[dict, dict]:
-    """Each pattern's sum of the weights of the query words it has: with a quoted word's
-    weight cut, and in full (words of one shard share a file: Index.get fetches it once)."""
-    meta = index.meta
-    scores: dict[int, int] = {}
-    full: dict[int, int] = {}
-    for word in words:
-        rows = index.get(meta["words_url"].replace("{}", str(shard_of(word, meta["shards"]))))
-        weight, *ids = rows.get(word, [0])
-        cut = weight // QUERY["quoted"] if word in quoted else weight
-        for pid in ids:
-            scores[pid] = scores.get(pid, 0) + cut
-            full[pid] = full.get(pid, 0) + weight
-    return scores, full
-
-
-def _opened(index: Index, keys: list[str]) -> dict[int, int]:
-    """Each pattern's sum of the weights of the lead keys it is listed under: its opening
-    words, which the paste holds in a row (the shards are fetched already)."""
-    meta = index.meta
-    opened: dict[int, int] = {}
-    for key in keys:
-        rows = index.get(meta["words_url"].replace("{}", str(shard_of(key, meta["shards"]))))
-        weight, *ids = rows.get(key, [0])
-        for pid in ids:
-            opened[pid] = opened.get(pid, 0) + weight
-    return opened
-
-
-def project_starts(names: list[str]) -> list[list]:
-    """[first position, name] of each run of one name."""
-    return [[n, name] for n, name in enumerate(names) if n == 0 or names[n - 1] != name]
-
-
-def _project_of(pid: int, starts: list) -> str:
-    """The project whose run of patterns holds this pattern id (index.json's starts)."""
-    found = ""
-    for start, name in starts:
-        if start > pid:
-            break
-        found = name
-    return found
-
-
-def _candidates(
-    scores: dict[int, int], full: dict[int, int], order: Callable, opened: dict | None = None
-) -> list[int]:
-    """The best patterns with quoted words cut, then the best few in full not among them,
-    then the few whose opening words the paste holds in a row the most (lead keys), not
-    among them; of those that score alike, the patterns of the project `order` puts first."""
-
-    def best(table: dict[int, int]) -> list[int]:
-        return sorted(table, key=lambda pid: (-table[pid], order(pid), pid))
-
-    top = best(scores)[: QUERY["candidates"]]
-    top += [pid for pid in best(full) if pid not in top][: QUERY["hedge"]]
-    return top + [pid for pid in best(opened or {}) if pid not in top][: QUERY["openings"]]
-
-
-def _rate(
-    doc: dict,
-    blocks: list[Block],
-    score: int,
-    pid: int,
-    said: dict,
-    engines: set,
-    fragments: bool = True,
-) -> tuple:
-    """(sort key, Result, the template's own text it shows, the values it holds after a
-    colon) of a candidate: its best fit to any reading of any block, or else how much of its
-    words the paste has (per mille), as a similar one (showing and holding none)."""
-    pat = doc["pattern"]
-    removed = int(doc.get("removed", False))
-    quiet = int(doc["exception"] in QUERY["quiet"])
-    standing = _standing(doc, said)
-    best = None
-    for block in blocks:
-        other = int(not _names(block, doc["exception"]))
-        for form in block.forms:
-            if form.kind != "source":
-                form = Form(_unprefixed(block, form.text, doc["exception"]), form.kind)
-            found = _try(pat, form, doc.get("generic", False))
-            if found:
-                tier, how, fit = found
-                if tier == "exact" and doc.get("cut"):
-                    tier = "partial"  # the program prints more than a cut template holds
-                rank = RANKS["aside"] if block.beside else RANKS[tier]
-                fits = (rank, quiet, -_shown(pat, fit.stop), int(bool(fit.stop)))
-                key = (*fits, removed, other, *standing, pid)
-                if best is None or key < best[0]:
-                    result = _result(doc, tier, how, fit.values, engines)
-                    best = key, result, _own(pat, fit.stop), _held(pat, fit.values)
-    if best:
-        return best
-    shown, _ = _fragment(pat, blocks) if fragments and not doc.get("generic") else (0, [])
-    if shown:
-        # A fragment: as a partial fit that shows this much, behind the paste's exception
-        key = (RANKS["fragment"], quiet, -shown, 1, removed, 1, *standing, pid)
-        return key, _result(doc, "partial", HOW["fragment"], {}, engines), [], []
-    coverage = 1000 * score // doc["weight"] if doc["weight"] else 0
-    similar = _result(doc, "similar", HOW["similar"], {}, engines)
-    return (RANKS["similar"], -coverage, -score, removed, 0, *standing, pid), similar, [], []
-
-
-def _topic(own: list[str]) -> set[str]:
-    """The words of four letters or more of a template's own text, in lower case."""
-    return {word.lower() for word in template.words(" ".join(own)) if len(word) >= 4}
-
-
-def _held(pat, values: dict[str, str]) -> list[str]:
-    """The values of the holes after a colon ("...: {error}"), where a wrapper puts the error
-    it caught, folded as _fold does for quotes."""
-    after = [
-        hole[0]
-        for lit, hole in itertools.pairwise(pat)
-        if isinstance(lit, str) and lit.endswith(": ")
-    ]
-    return [_fold(values[name], "quotes") for name in after if name in values]
-
-
-def _own(pat, stop) -> list[str]:
-    """The pieces of the template's own text a fit shows (quotes and spaces around its
-    values cut off), folded as _fold does for quotes."""
-    i, read = stop or (len(pat), 0)
-    shown = [seg for seg in pat[:i] if isinstance(seg, str)]
-    if i < len(pat) and isinstance(pat[i], str):
-        shown.append(pat[i][:read])
-    pieces = (_fold(seg, "quotes").strip(_QUOTES + " ") for seg in shown)
-    return [piece for piece in pieces if piece]
-
-
-def _standing(doc: dict, said: dict) -> tuple[int, int, int]:
-    """What ranks fits alike after an active check before a removed one and the exception
-    the paste names: an explained record, one met more often in the wild, and a wording
-    printed by the release the paste names (when it names one of the record's project)."""
-    release = said.get(doc["project"])
-    versions = doc.get("versions")
-    printed = not release or bool(
-        versions and _release(versions[0]) <= release <= _release(versions[1])
-    )
-    return -doc.get("explained", 0), -doc.get("met", 0), int(not printed)
-
-
-def _shown(pat, stop) -> int:
-    """How many characters of the template's own text a fit shows. Quotes around a hole
-    do not count: `'{name}'` prints what `{name!r}` does, so neither shows more."""
-    i, read = stop or (len(pat), 0)
-    return sum(len(seg.strip(_QUOTES)) for seg in pat[:i] if isinstance(seg, str)) + read
-
-
-def _names(block: Block, exception: str) -> bool:
-    """Whether the paste names this exception with the message: matches that print
-    the same text are told apart by it (vLLM raises some messages as two exceptions)."""
-    if block.exception is None:
-        # Named anywhere in the line: "E   RuntimeError: ..." (pytest), a title's
-        # 'RuntimeError("...")', a raise statement's
-        at = block.text.find(exception) if exception else -1
-        while at >= 0:
-            after = block.text[at + len(exception) : at + len(exception) + 2]
-            alone = at == 0 or not _word_char(block.text[at - 1])
-            if alone and (after == ": " or after[:1] == "("):
-                return True
-            at = block.text.find(exception, at + 1)
-        return False
-    return ("." + block.exception).endswith("." + exception)
-
-
-def _word_char(ch: str) -> bool:
-    return ch.isascii() and (ch.isalnum() or ch == "_")
-
-
-def _unprefixed(block: Block, text: str, exception: str) -> str:
-    """A block without its exception name, also when the name did not look like one."""
-    head = exception + ": "
-    if not block.exception and text.startswith(head):
-        return text[len(head) :]
-    return text
-
-
-def _result(doc: dict, match: str, how: str, values: dict[str, str], engines: set) -> Result:
-    order = [seg[0] for seg in doc["pattern"] if not isinstance(seg, str)]
-    ordered = {name: values[name] for name in dict.fromkeys(order) if name in values}
-    named = [key for key in doc.get("engines", []) if key in engines]
-    return Result(
-        doc["id"],
-        doc["title"],
-        doc["exception"],
-        doc["project"],
-        doc.get("summary", ""),
-        match,
-        how,
-        ordered,
-        doc.get("wording", ""),
-        engine=named[0] if len(named) == 1 else "",
-        today=doc.get("today"),
-        upgrade=doc.get("upgrade", ""),
-        wrapper=bool(doc.get("wrapper")),
-    )
-
-
-def report_url(index: Index, text: str) -> str | None:
-    """A new issue on the knowledge base's repository with the paste in it, or None when
-    the site names no repository."""
-    report = index.meta.get("report")
-    if not report:
-        return None
-    blocks = clean(text)
-    errors = [b for b in blocks if not b.beside] or blocks  # a line beside them names none
-    first = errors[-1].text if errors else template.squash(text)
-    program = guess_program(text, errors, index.meta.get("programs", {}))
-    title = f"{program or 'Unknown'} error: " + first[: QUERY["report_title"]]
-    body = QUERY["report_body"].replace("{}", text[: QUERY["report_chars"]].strip("\n"))
-    encode = lambda s: quote(s, safe="!~*'()")  # noqa: E731 (encodeURIComponent's set)
-    return report.replace("%7Btitle%7D", encode(title)).replace("%7Bbody%7D", encode(body))
-
-
 # Where a paste says which program printed it (the same in match.js): a message that opens
 # with "<name> error" (NCCL error, CUDA error); the package of a dotted exception
 # (torch.OutOfMemoryError, triton.runtime.errors.OutOfResources); the package of the
 # traceback's last frame; a program's name in the message.
 PROGRAM_ERROR = r"^([A-Za-z][\w.-]*) error\b"
+
+
 PACKAGE_FRAME = r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_]\w*)"
+
+
 DOTTED_EXCEPTION = r"[A-Za-z_]\w*(?:\.\w+)+(?=: )"
 
 
@@ -1484,4 +936,483 @@ def guess_program(text: str, blocks: list[Block], programs: dict[str, dict]) -> 
     return min(said)[1] if said else None
 
 
-# Tier 2 ----------------------------------------------------------------------------------
+def release(version: str) -> list[int]:
+    return [int(n) for n in re.findall(r"[0-9]+", version)]
+
+
+def said_releases(rules: Rules, text: str, hints: dict) -> dict[str, str]:
+    """The release the paste names of each project, as written ("0.10.1")."""
+    found = {}
+    for project in hints:
+        m = re.search(r"\b" + re.escape(project) + rules.version, text, re.I | re.ASCII)
+        if m:
+            found[project] = m[1]
+    return found
+
+
+def said_versions(rules: Rules, text: str, hints: dict) -> dict[str, list[int]]:
+    """The release the paste names of each project ("vLLM version 0.10.1"), as numbers."""
+    return {project: release(v) for project, v in said_releases(rules, text, hints).items()}
+
+
+def one_per_message(
+    ranked: list[tuple[tuple, Result]], order: Callable, mets: dict, programs: dict
+) -> list:
+    """Results that fit alike from two engines (one copied the other's code) as one, led
+    by the project the paste points at, else by the one the user runs (`chosen`), else by
+    the copy met more often in the wild, else by the site's default engine (else by the
+    first: the better standing); the others are named in its `also`. A stack project's fit
+    is no copy (PyTorch's "CUDA out of memory. Tried to allocate ..." and vLLM's "CUDA out
+    of memory occurred when warming up sampler ..." both start "CUDA out of memory"): it
+    keeps its own place among them."""
+
+    def copied(result: Result) -> bool:
+        return programs.get(result.project, {}).get("engine", True)
+
+    out = []
+    for _, group in itertools.groupby(ranked, key=lambda kr: kr[0][:FIT]):
+        run = list(group)
+        if run[0][1].match == "similar":
+            out += run
+            continue
+        copies = sorted(
+            (kr for kr in run if copied(kr[1])),
+            key=lambda kr: order(kr[1].project, mets.get(kr[1].id, 0)),
+        )
+        placed = False
+        for kr in run:
+            if not copied(kr[1]):
+                out.append(kr)
+            elif not placed:  # the copies, led by one, where the first of them ranks
+                placed = True
+                out += led(copies)
+    return out
+
+
+def led(copies: list[tuple[tuple, Result]]) -> list[tuple[tuple, Result]]:
+    """The first copy's results (its project's), the other projects' named in its `also`."""
+    lead = copies[0][1]
+    out = []
+    for key, result in copies:
+        if result is lead or result.project == lead.project:
+            out.append((key, result))
+        elif result.project not in {a["project"] for a in lead.also}:
+            lead.also.append({"id": result.id, "project": result.project, "url": result.url})
+    return out
+
+
+FIT = 4  # a sort key's first items: how a pattern fits (tier, quiet, text shown, cut)
+
+
+def titled_projects(text: str, programs: dict[str, dict]) -> set[str]:
+    """The projects whose tracker's issue titles open as the paste does ("[Bug]: " in vLLM's,
+    "[Bug] " in SGLang's: their issue templates'): a pasted title names no engine, but the
+    tracker it was filed in shows through its opening."""
+    opening = text.lstrip()[:40]
+    return {
+        name
+        for name, program in programs.items()
+        if program.get("titles") and re.match(program["titles"], opening, re.ASCII)
+    }
+
+
+def lead_order(
+    named: set[str], chosen: set[str], titled: set[str], programs: dict[str, dict]
+) -> Callable:
+    """The order in which copies of one message lead, as a sort key of (project, met): the
+    project the paste points at, the one the user runs (`chosen`), the one whose tracker's
+    issue titles open as the paste does (`titled`), the copy met more often in the wild,
+    the site's default engine."""
+
+    def order(project: str, met: int) -> tuple:
+        default = programs.get(project, {}).get("default", False)
+        told = (project not in named, project not in chosen, project not in titled)
+        return (*told, -met, not default)
+
+    return order
+
+
+def project_of(pid: int, starts: list) -> str:
+    """The project whose run of patterns holds this pattern id (index.json's starts)."""
+    found = ""
+    for start, name in starts:
+        if start > pid:
+            break
+        found = name
+    return found
+
+
+def follow_on(results: list[Result], flagged: set[str]) -> None:
+    """The first result, when it is an error the paste shows beside a wrapper's line, names
+    the best of those lines as its follow-on."""
+    lead = results[0] if results else None
+    if lead is None or lead.id in flagged or lead.match not in FITS:
+        return
+    for result in results[1:]:
+        if result.id in flagged and result.match != "similar":
+            lead.followed_by = {"id": result.id, "title": result.title, "url": result.url}
+            return
+
+
+# --- querying --------------------------------------------------------------------------
+
+
+class Index:
+    """A built tier-1 index, read file by file through `fetch(url) -> bytes`; its rules and
+    settings are those its index.json carries (context)."""
+
+    def __init__(self, fetch: Callable[[str], bytes]):
+        self._fetch = fetch
+        self._files: dict[str, object] = {}
+        self.requests = 0
+        self.bytes = 0
+        self.meta = self.get(urls.search_index())
+        self._context: Context | None = None
+
+    def get(self, url: str):
+        if url not in self._files:
+            body = self._fetch(url)
+            self.requests += 1
+            self.bytes += len(body)
+            self._files[url] = json.loads(body)
+        return self._files[url]
+
+    def context(self) -> Context:
+        """The index's rules and settings, compiled once."""
+        if self._context is None:
+            self._context = context(self.meta)
+        return self._context
+
+    def search(self, text: str, engine: str | None = None) -> "list[Result]":
+        return search(self, text, engine)
+
+    def scores(self, words: list[str], quoted: set[str]) -> tuple[dict, dict]:
+        """Each pattern's sum of the weights of the query words it has: with a quoted word's
+        weight cut, and in full (words of one shard share a file: get fetches it once)."""
+        meta = self.meta
+        scores: dict[int, int] = {}
+        full: dict[int, int] = {}
+        for word in words:
+            rows = self.get(meta["words_url"].replace("{}", str(shard_of(word, meta["shards"]))))
+            weight, *ids = rows.get(word, [0])
+            cut = weight // meta["query"]["quoted"] if word in quoted else weight
+            for pid in ids:
+                scores[pid] = scores.get(pid, 0) + cut
+                full[pid] = full.get(pid, 0) + weight
+        return scores, full
+
+    def opened(self, keys: list[str]) -> dict[int, int]:
+        """Each pattern's sum of the weights of the lead keys it is listed under: its opening
+        words, which the paste holds in a row (the shards are fetched already)."""
+        meta = self.meta
+        opened: dict[int, int] = {}
+        for key in keys:
+            rows = self.get(meta["words_url"].replace("{}", str(shard_of(key, meta["shards"]))))
+            weight, *ids = rows.get(key, [0])
+            for pid in ids:
+                opened[pid] = opened.get(pid, 0) + weight
+        return opened
+
+    def report_url(self, text: str) -> str | None:
+        return report_url(self, text)
+
+
+def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
+    """Ranked results: exact fits, partial ones, generic ones, then similar patterns.
+
+    Of the fits of one tier a warning's, an error's or an exception's rank before a line
+    that only reports (INFO: the settings' "quiet"), then the one that shows more of its
+    template's text (partial and generic fits compete so), then a whole fit before a cut
+    one, then an active check before a removed one, then the one raised as the exception
+    the paste names, then an explained record before a stub, and a wording the release the
+    paste names printed. Two projects' fits alike are one result (the same code, copied):
+    the project the paste points at leads. Exact matches alike in all that are a tie (two
+    records that print the same text): each is marked tied, and source order ranks them.
+    Similar patterns, when nothing fits, are the nearest few. A message two engines print
+    (a twin) opens the copy of the engine the paste points at, else of `engine` (the key
+    of the one the user runs, when known), else of the one met more often in the wild.
+    A wrapper's line ranks after the other error the paste shows, which names it.
+    """
+    ctx = index.context()
+    meta, rules, settings = ctx.meta, ctx.rules, ctx.settings
+    hints = meta.get("hints", {})
+    blocks = clean(text, rules, settings)
+    keys = query_words(blocks, settings)
+    runs = set(probes(blocks, settings))
+    scores, full = index.scores([k for k in keys if k not in runs], quoted_words(blocks, rules))
+    # (A short paste's, an issue title's: a long one's lead keys are among its scores' best)
+    short = sum(" " not in k for k in keys) <= settings["words"] // 2
+    opened = index.opened([k for k in keys if " " in k]) if short else {}
+    said = said_versions(rules, text, hints)
+    named = named_projects(text, hints)
+    programs = meta.get("programs", {})
+    engines = named_engines(named, programs)
+    chosen = {name for name, p in programs.items() if engine and p.get("key") == engine}
+    order = lead_order(named, chosen, titled_projects(text, programs), programs)
+    starts = meta.get("starts", [])
+    top = candidates(scores, full, settings, lambda pid: order(project_of(pid, starts), 0), opened)
+    rated = []
+    mets: dict[str, int] = {}
+    flagged: set[str] = set()  # wrappers' lines
+    for pid in top:
+        page = index.get(meta["patterns_url"].replace("{}", str(pid // meta["page"])))
+        doc = page[pid % meta["page"]]
+        mets[doc["id"]] = max(mets.get(doc["id"], 0), doc.get("met", 0))
+        if doc.get("wrapper"):
+            flagged.add(doc["id"])
+        # Fragments of an engine's own messages (the stack's are other programs' texts, of
+        # common words: "No such file or directory")
+        engine_doc = programs.get(doc["project"], {}).get("engine", True)
+        rated.append(rate(ctx, doc, blocks, scores.get(pid, 0), pid, said, engines, engine_doc))
+    ranked = unwrapped(ctx, rated, flagged)
+    fitted = any(key[0] < ctx.ranks["similar"] for key, _ in ranked)
+    least = settings["coverage"] if fitted else settings["near_coverage"]
+    results: dict[str, tuple[tuple, Result]] = {}
+    similar = 0
+    for key, result in sorted(ranked):
+        if result.match == "similar":
+            similar += 1
+            if -key[1] < least or similar > settings["nearest"]:
+                continue
+        results.setdefault(result.id, (key[:-1], result))  # the key but for the pattern id
+    led_ = one_per_message(list(results.values()), order, mets, programs)
+    alike = [key for key, _ in led_]
+    for key, result in led_:
+        result.tied = result.match != "similar" and alike.count(key) > 1
+    out = [result for _, result in led_][: settings["results"]]
+    follow_on(out, flagged)
+    return with_releases(out, said_releases(rules, text, hints))
+
+
+def report_url(index: Index, text: str) -> str | None:
+    """A new issue on the knowledge base's repository with the paste in it, or None when
+    the site names no repository."""
+    ctx = index.context()
+    report = ctx.meta.get("report")
+    if not report:
+        return None
+    settings = ctx.settings
+    blocks = clean(text, ctx.rules, settings)
+    errors = [b for b in blocks if not b.beside] or blocks  # a line beside them names none
+    first = errors[-1].text if errors else template.squash(text)
+    program = guess_program(text, errors, ctx.meta.get("programs", {}))
+    title = f"{program or 'Unknown'} error: " + first[: settings["report_title"]]
+    body = settings["report_body"].replace("{}", text[: settings["report_chars"]].strip("\n"))
+    encode = lambda s: quote(s, safe="!~*'()")  # noqa: E731 (encodeURIComponent's set)
+    return report.replace("%7Btitle%7D", encode(title)).replace("%7Bbody%7D", encode(body))
+
+
+def with_releases(results: list[Result], releases: dict[str, str]) -> list[Result]:
+    """The release the paste names of a result's project, in its address (?v=: its page
+    opens on that release's wording), unless a placeholder is named v."""
+    for result in results:
+        if result.project in releases and "v" not in result.values:
+            result.release = releases[result.project]
+    return results
+
+
+def standing(doc: dict, said: dict) -> tuple[int, int, int]:
+    """What ranks fits alike after an active check before a removed one and the exception
+    the paste names: an explained record, one met more often in the wild, and a wording
+    printed by the release the paste names (when it names one of the record's project)."""
+    named = said.get(doc["project"])
+    versions = doc.get("versions")
+    printed = not named or bool(versions and release(versions[0]) <= named <= release(versions[1]))
+    return -doc.get("explained", 0), -doc.get("met", 0), int(not printed)
+
+
+def unwrapped(
+    ctx: Context, rated: list[tuple[tuple, Result, list[str], list[str]]], flagged: set[str]
+) -> list:
+    """The rated candidates, two kinds of fit set aside, ranked after all the others:
+
+    - a wrapper: a fit whose value after a colon holds the text of a fit of the engines'
+      stack, and whose own text is short and says nothing of what that one is about (no
+      word of theirs alike): "Exception in worker ... while processing method init_device:
+      NCCL error: unhandled cuda error". The inner error says what went wrong, the wrapper
+      only where. "Capture cuda graph failed: CUDA out of memory" says more than the inner
+      error does, and a long message of its own is a check of its own: both stay;
+    - a fit whose whole text is held in a value of another exact or partial fit that is no
+      wrapper: transformers' "You are trying to access a gated repo. ... {hub_error}" holds
+      the Hub's message, SGLang's "Capture cuda graph failed: {error}" the OOM. The outer
+      message is the one raised last, whose page speaks of both;
+    - a project's wrapper line (`flagged`: "Engine core initialization failed. See root
+      cause above"), when the paste shows another error that fits exact or partially (a
+      run of its words too: a terminal may have cut it): that one is the cause. Its fit in
+      a line beside the errors (Block.beside: already ranked after them) is left out
+      when no error fits: the wrapper is no answer to an error the knowledge base lacks.
+    """
+    programs, ranks = ctx.meta.get("programs", {}), ctx.ranks
+    enough = ctx.settings["partial_words"]
+    shown = [(result.id, own) for _, result, own, _ in rated if count_words(own) >= enough]
+    stack = {r.id for _, r, _, _ in rated if not programs.get(r.project, {}).get("engine", True)}
+    # (A fit of a line beside the errors, ranked after theirs, is no cause nor holder.)
+    first = [(key, r) for key, r, _, _ in rated if key[0] < ranks["aside"]]
+    causes = [r for _, r in first if r.match in FITS and r.id not in flagged]
+    wrappers = {result.id for _, result, _, _ in rated if causes and result.id in flagged}
+    wrappers |= {
+        result.id
+        for _, result, mine, caught in rated
+        if count_words(mine) <= ctx.settings["wrapper_words"]
+        and any(
+            rid != result.id
+            and rid in stack
+            and not topic(own) & topic(mine)
+            and holds(caught, own)
+            for rid, own in shown
+        )
+    }
+    holders = [
+        (result.id, [fold(value, "quotes") for value in result.values.values()])
+        for _, result in first
+        if result.match in ("exact", "partial") and result.id not in wrappers
+    ]
+    out = []
+    for key, result, own, _ in rated:
+        if key[0] == ranks["aside"] and result.id in flagged and not causes:
+            continue  # a wrapper's line beside an error no record fits: no answer of it
+        inside = count_words(own) >= enough and any(
+            hid != result.id and holds(values, own) for hid, values in holders
+        )
+        aside = result.id in wrappers or inside
+        out.append(((ranks["aside"], *key[1:]) if aside else key, result))
+    return out
+
+
+def count_words(own: list[str]) -> int:
+    return len(template.words(" ".join(own)))
+
+
+def holds(values: list[str], own: list[str]) -> bool:
+    """Whether one of the values holds every piece of a template's own text."""
+    return any(all(piece in value for piece in own) for value in values)
+
+
+def topic(own: list[str]) -> set[str]:
+    """The words of four letters or more of a template's own text, in lower case."""
+    return {word.lower() for word in template.words(" ".join(own)) if len(word) >= 4}
+
+
+def held(pat, values: dict[str, str]) -> list[str]:
+    """The values of the holes after a colon ("...: {error}"), where a wrapper puts the error
+    it caught, folded as fold does for quotes."""
+    after = [
+        hole[0]
+        for lit, hole in itertools.pairwise(pat)
+        if isinstance(lit, str) and lit.endswith(": ")
+    ]
+    return [fold(values[name], "quotes") for name in after if name in values]
+
+
+def own_text(pat, stop) -> list[str]:
+    """The pieces of the template's own text a fit shows (quotes and spaces around its
+    values cut off), folded as fold does for quotes."""
+    i, read = stop or (len(pat), 0)
+    shown = [seg for seg in pat[:i] if isinstance(seg, str)]
+    if i < len(pat) and isinstance(pat[i], str):
+        shown.append(pat[i][:read])
+    pieces = (fold(seg, "quotes").strip(QUOTES + " ") for seg in shown)
+    return [piece for piece in pieces if piece]
+
+
+def rate(
+    ctx: Context,
+    doc: dict,
+    blocks: list[Block],
+    score: int,
+    pid: int,
+    said: dict,
+    engines: set,
+    fragments: bool = True,
+) -> tuple:
+    """(sort key, Result, the template's own text it shows, the values it holds after a
+    colon) of a candidate: its best fit to any reading of any block, or else how much of its
+    words the paste has (per mille), as a similar one (showing and holding none)."""
+    pat = doc["pattern"]
+    removed = int(doc.get("removed", False))
+    ranks, how = ctx.ranks, ctx.how
+    quiet = int(doc["exception"] in ctx.settings["quiet"])
+    rest = standing(doc, said)
+    best = None
+    for block in blocks:
+        other = int(not names_in(block, doc["exception"]))
+        for form in block.forms:
+            if form.kind not in SOURCES:
+                form = Form(unprefixed(block, form.text, doc["exception"]), form.kind)
+            found = try_form(ctx, pat, form, doc.get("generic", False))
+            if found:
+                tier, said_how, fit = found
+                if tier == "exact" and doc.get("cut"):
+                    tier = "partial"  # the program prints more than a cut template holds
+                # A logger's line that a message for sure (an exception's) runs on into,
+                # after its own text (a blank line parted them): a line beside the error
+                inside = bool(block.exception) and doc["exception"] in ctx.settings["levels"]
+                aside = block.beside or (inside and fit.start > 0)
+                rank = ranks["aside"] if aside else ranks[tier]
+                fits = (rank, quiet, -shown_of(pat, fit.stop), int(cut_short(pat, fit.stop)))
+                key = (*fits, removed, other, *rest, pid)
+                if best is None or key < best[0]:
+                    result = hit(doc, tier, said_how, fit.values, engines)
+                    best = key, result, own_text(pat, fit.stop), held(pat, fit.values)
+    if best:
+        return best
+    shown, _ = (
+        fragment(ctx.settings, pat, blocks) if fragments and not doc.get("generic") else (0, [])
+    )
+    if shown:
+        # A fragment: as a partial fit that shows this much, behind the paste's exception
+        key = (ranks["fragment"], quiet, -shown, 1, removed, 1, *rest, pid)
+        return key, hit(doc, "partial", how["fragment"], {}, engines), [], []
+    coverage = 1000 * score // doc["weight"] if doc["weight"] else 0
+    similar = hit(doc, "similar", how["similar"], {}, engines)
+    return (ranks["similar"], -coverage, -score, removed, 0, *rest, pid), similar, [], []
+
+
+def names_in(block: Block, exception: str) -> bool:
+    """Whether the paste names this exception with the message: matches that print
+    the same text are told apart by it (vLLM raises some messages as two exceptions)."""
+    if block.exception is None:
+        # Named anywhere in the line: "E   RuntimeError: ..." (pytest), a title's
+        # 'RuntimeError("...")', a raise statement's
+        at = block.text.find(exception) if exception else -1
+        while at >= 0:
+            after = block.text[at + len(exception) : at + len(exception) + 2]
+            alone = at == 0 or not word_char(block.text[at - 1])
+            if alone and (after == ": " or after[:1] == "("):
+                return True
+            at = block.text.find(exception, at + 1)
+        return False
+    return ("." + block.exception).endswith("." + exception)
+
+
+def word_char(ch: str) -> bool:
+    return ch.isascii() and (ch.isalnum() or ch == "_")
+
+
+def unprefixed(block: Block, text: str, exception: str) -> str:
+    """A block without its exception name, also when the name did not look like one."""
+    head = exception + ": "
+    if not block.exception and text.startswith(head):
+        return text[len(head) :]
+    return text
+
+
+def hit(doc: dict, match: str, how: str, values: dict[str, str], engines: set) -> Result:
+    order = [seg[0] for seg in doc["pattern"] if not isinstance(seg, str)]
+    ordered = {name: values[name] for name in dict.fromkeys(order) if name in values}
+    named = [key for key in doc.get("engines", []) if key in engines]
+    return Result(
+        doc["id"],
+        doc["title"],
+        doc["exception"],
+        doc["project"],
+        doc.get("summary", ""),
+        match,
+        how,
+        ordered,
+        doc.get("wording", ""),
+        engine=named[0] if len(named) == 1 else "",
+        today=doc.get("today"),
+        upgrade=doc.get("upgrade", ""),
+        wrapper=bool(doc.get("wrapper")),
+    )

@@ -1,7 +1,8 @@
 """The search index's writer: every record's patterns, the sharded files the matchers read
 (engine.py in Python, match.js in the browser), the cached copy `errorkb match` and the bench
-read, and the Pagefind full-text index. The build's side of search: it reads the content;
-the query side (engine.py) reads only what this writes, with the standard library alone.
+read, and the Pagefind full-text index. The build's side of search: it reads the content
+and writes the rules of rules.py into index.json; the query side (engine.py) reads only
+what this writes, rules included, with the standard library alone.
 
   /search/index.json             counts, the shard layout and the query settings
   /search/words/<shard>.json     each word hashed to that shard: [weight, pattern ids...]
@@ -23,21 +24,18 @@ from typing import TYPE_CHECKING
 
 from errorkb import registry, urls
 from errorkb.content import template
-from errorkb.search.engine import (
-    HOW,
+from errorkb.search import rules
+from errorkb.search.engine import Index, shard_of
+from errorkb.search.rules import (
     PAGE,
     POSTINGS_CAP,
-    QUERY,
-    RANKS,
     RAREST_KEPT,
-    RULES,
     SHARD_BYTES,
     VERSION,
-    Index,
+    carried,
     generic,
     lead,
     project_starts,
-    shard_of,
     weight,
 )
 
@@ -397,10 +395,8 @@ def _index_head(
         # the JSON API's folder, wherever the site lives (a docs site's sub-path included).
         "page_url": urls.absolute(base_url, urls.error("{}")),
         "api_base": urls.absolute(base_url, urls.api()),
-        "query": QUERY,
-        "rules": RULES,
-        "how": HOW,
-        "ranks": RANKS,
+        # The rules the index was built with: the matchers read them from here
+        **carried(),
         "report": repo and urls.github_new_issue(repo, "{title}", "{body}"),
         "hints": hints or {},
         "programs": programs or {},
@@ -485,7 +481,8 @@ def _content_stamp(root: Path) -> str:
     wings = [
         sys.modules[type(registry.wing(key)).__module__].__file__ for key in registry.available()
     ]
-    code = [os.stat(module or "").st_mtime_ns for module in (__file__, template.__file__, *wings)]
+    modules = (__file__, rules.__file__, template.__file__, *wings)
+    code = [os.stat(module or "").st_mtime_ns for module in modules]
     return f"{VERSION}:{count}:{newest}:{size}:{code}"
 
 

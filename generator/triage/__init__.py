@@ -60,14 +60,16 @@ def triage(
     message as a whole may hold one among the user's words: the first of its parts
     (extract.title_spans) that is all of a message, or of its first sentence, which no
     other message fits, and where no value was cut."""
+    ctx = site.index.context()  # the site's rules, which the bot reads and matches by
+    reading, how = extract.reading(ctx.rules), ctx.how
     hints = site.index.meta["hints"]
     programs = site.index.meta.get("programs", {})
     issue = title[: extract.MAX_TITLE] + "\n" + body[: extract.MAX_BODY]
     named = engine.named_projects(issue + "\n" + hint, hints)
     key = runs or engine_of_repo(hint, programs)
     releases = said_releases(issue, programs)  # the user's, wherever the issue says it
-    candidates = extract.candidates(body, title)
-    lone = _lone(candidates)
+    candidates = extract.candidates(body, reading, title)
+    lone = _lone(candidates, reading)
     found: dict[str, Finding] = {}
 
     def keep(n: int, m: int, candidate: extract.Candidate, block, result, final: bool) -> None:
@@ -89,7 +91,7 @@ def triage(
         # The lines search reads beside the errors (Block.beside) are left to the reading
         # of error log lines below, when nothing known was raised; but for a line that
         # announces a traceback (it ends at its colon), held
-        cleaned = engine.clean(candidate.text)
+        cleaned = engine.clean(candidate.text, ctx.rules, ctx.settings)
         blocks = [b for b in cleaned if not b.beside]
         aside = [b for b in cleaned if b.beside and b.text.rstrip().endswith(":")]
         for m, block in enumerate(blocks + (aside if held is not None else [])):
@@ -97,7 +99,7 @@ def triage(
             if not result or result.id in found:
                 continue
             final = candidate.traceback and m == len(blocks) - 1
-            if block.beside or not _speaks(result, candidate, block, lone):
+            if block.beside or not _speaks(result, candidate, block, lone, how):
                 if held is not None and _announces(result, candidate, block) and not result.wrapper:
                     held.append((m, block, result, final))
                 continue
@@ -110,7 +112,7 @@ def triage(
             # Nothing known raised: the error log lines the search set aside for the
             # exception ("Error in inspecting model architecture 'X'" before a traceback
             # that ends in a CalledProcessError), each on its own
-            for line in extract.logged_errors(candidate)[-LOGGED:]:
+            for line in extract.logged_errors(candidate, reading)[-LOGGED:]:
                 read(n, extract.Candidate(line, candidate.kind, False))
         if announcers and not any(f.position[0] == n for f in found.values()):
             # Nor anything else: the traceback a line announces was cut, or ends in an
@@ -163,7 +165,7 @@ def said_releases(text: str, programs: dict[str, dict]) -> dict[str, str]:
 _RELEASE = r"(?:[\w ]{0,20}? version)?\s*(?:[:=]=?|\s)\s*v?(\d+(?:\.\d+){1,3}(?:\.post\d+)?)\b"
 
 
-def _lone(candidates: list[extract.Candidate]) -> bool:
+def _lone(candidates: list[extract.Candidate], reading: extract.Reading) -> bool:
     """Whether the body shows one error-like line only (as often as it repeats it): its
     candidates, quotes aside, hold one distinct error line once their log prefixes are off
     (a template's placeholder in a code block, or a command, is no error line)."""
@@ -171,24 +173,24 @@ def _lone(candidates: list[extract.Candidate]) -> bool:
         line
         for c in candidates
         if c.kind not in ("title", "quote")
-        for line in extract.error_like(c)
+        for line in extract.error_like(c, reading)
     }
     return len(lines) == 1
 
 
 def _speaks(
-    result: engine.Result, candidate: extract.Candidate, block: engine.Block, lone: bool
+    result: engine.Result, candidate: extract.Candidate, block: engine.Block, lone: bool, how: dict
 ) -> bool:
     """Whether a sure result of this candidate is named: a log line below ERROR only as the
     issue's subject (in the title, or a WARNING that is the body's lone error-like line);
     an error's log line that announces the traceback after it ("Scheduler hit an exception:
     Traceback ...") never: the traceback's own error is what happened."""
     level = result.exception
-    if candidate.kind == "span" and _edged(result, block.text):
+    if candidate.kind == "span" and _edged(result, block.text, how):
         return False
-    if candidate.kind == "title" and _edged(result, block.text, start=False):
+    if candidate.kind == "title" and _edged(result, block.text, how, start=False):
         return False  # "Support for X with tensor parallel size 16": a message's start
-    if candidate.in_title and result.how == engine.HOW["fragment"]:
+    if candidate.in_title and result.how == how["fragment"]:
         # a run of a message's words in a title: a question about it, or another; unless
         # the title is the record's own, its message without the values (a user who left
         # them out: "Waiting for creating a placement group of specs for seconds.")
@@ -197,11 +199,13 @@ def _speaks(
         return not (candidate.traceback and block.text.rstrip().endswith(":"))
     if level not in QUIET_LEVELS:
         return True
-    if result.how == engine.HOW["fragment"]:
+    if result.how == how["fragment"]:
         return False  # a run of a log line's words among others: said in passing, or another
     if candidate.kind in ("title", "span"):  # the line: all of it, or of its first sentence
-        return level not in ("DEBUG",) and _whole(result)
-    return level in ("WARNING", "WARN") and lone and candidate.kind not in QUOTES
+        return level not in ("DEBUG",) and _whole(result, how)
+    # A WARNING as the body's lone error-like line, or in a block its prose says warns
+    subject = lone or candidate.warned
+    return level in ("WARNING", "WARN") and subject and candidate.kind not in QUOTES
 
 
 def _announces(result: engine.Result, candidate: extract.Candidate, block: engine.Block) -> bool:
@@ -227,19 +231,19 @@ def _titled(result: engine.Result, text: str) -> bool:
     return plain(text) == plain(result.title)
 
 
-def _fits(result: engine.Result) -> bool:
+def _fits(result: engine.Result, how: dict) -> bool:
     """Whether a result claims the text is its message: exact, or partial but for a run of
     its words among others."""
-    return result.match in FITS and result.how != engine.HOW["fragment"]
+    return result.match in FITS and result.how != how["fragment"]
 
 
-def _edged(result: engine.Result, text: str, start: bool = True) -> bool:
+def _edged(result: engine.Result, text: str, how: dict, start: bool = True) -> bool:
     """Whether a value of the fit is where a part of a title was cut: at its start (a
     template that opens with a value takes any word before its text), or at its end when
     the message goes on after it (the cut fell on a value: "Attempted to assign 25")."""
     values = [v.strip() for v in result.values.values() if v.strip()]
     end = text.rstrip(".!?:;, ")
-    ends = result.how.startswith(engine.HOW["prefix"])  # not its end, nor a sentence's
+    ends = result.how.startswith(how["prefix"])  # not its end, nor a sentence's
     return any((start and text.startswith(v)) or (ends and end.endswith(v)) for v in values)
 
 
@@ -253,13 +257,13 @@ def engine_of_repo(repo: str, programs: dict[str, dict]) -> str | None:
 
 # How a quote in a sentence may fit its message: all of it, or all of its first sentence
 # (what people quote), as printed or without the closing punctuation Markdown or the
-# sentence took.
-QUOTE_FITS = tuple(engine.HOW[k] for k in ("sentence", "punctuation"))
+# sentence took (the keys of the index's "how").
+QUOTE_FITS = ("sentence", "punctuation")
 QUOTES = ("quote", "span")  # candidates named only when whole: a sentence's quote, a title's part
 
 
-def _whole(result: engine.Result) -> bool:
-    return result.match == "exact" or result.how.startswith(QUOTE_FITS)
+def _whole(result: engine.Result, how: dict) -> bool:
+    return result.match == "exact" or result.how.startswith(tuple(how[k] for k in QUOTE_FITS))
 
 
 # What a quote leaves out of a message it is all of: the first sentence's full stop, or the
@@ -277,7 +281,9 @@ def _quoted_whole(site: Site, quote: str, record: str, key: str | None) -> bool:
         best = results[0] if results else None
         if not best or best.id != record or best.tied or best.match not in FITS:
             continue
-        if _whole(best) or (end != "." and list(best.values.values())[:1] == [VALUE]):
+        if _whole(best, site.index.context().how) or (
+            end != "." and list(best.values.values())[:1] == [VALUE]
+        ):
             return True
     return False
 
@@ -306,9 +312,10 @@ def _sure(
     if not results or results[0].match not in tiers or results[0].tied:
         return None
     best = results[0]
-    if kind in QUOTES and not _whole(best) and not _quoted_whole(site, query, best.id, key):
+    how = site.index.context().how
+    if kind in QUOTES and not _whole(best, how) and not _quoted_whole(site, query, best.id, key):
         return None
-    if kind == "span" and any(_fits(r) and not _older(r) for r in results[1:]):
+    if kind == "span" and any(_fits(r, how) and not _older(r) for r in results[1:]):
         return None  # a part of a title that two messages start alike: a tie
     programs = site.index.meta.get("programs", {})
     keyed = {name for name, p in programs.items() if key and p.get("key") == key}

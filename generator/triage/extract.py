@@ -7,6 +7,7 @@ and HTML tags (<details>) are no part of any error.
 """
 
 import bisect
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,20 +30,40 @@ _QUOTE = re.compile(r"^ {0,3}(?:> ?)+")
 _TITLE_TAGS = re.compile(r"^(?:\s*\[[^\[\]\n]{0,40}\]\s*:?)+\s*")
 _STRONG = re.compile(r"^(\*\*|__|\")(.+)\1")
 _TICKS = re.compile(r"`+")
-# An error line: after its log prefixes, an exception's, a traceback's header, a raise or
-# pydantic's wrap; or a log line of an error, whatever its logger's format. The prefixes
-# are matched on their own: some read the same text ("(EngineCore pid=1) "), and a pattern
-# with more after them tries every way to part a run of them, exponential in its length.
-_PREFIX = re.compile(engine.RULES["prefix"], re.ASCII)
-_ERROR_START = re.compile(
-    engine.RULES["exception"]
-    + r"|Traceback \(most recent call last\)|raise \w|(?:Value error|Assertion failed), ",
-    re.ASCII,
-)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How error lines are told, by the search rules of the site's index (engine.Rules),
+    never by the installed wings': the bot reads a body as the site it answers from does.
+    An error line: after its log prefixes (`prefix`), an exception's, a traceback's header,
+    a raise or pydantic's wrap (`error_start`); or a log line of an error, whatever its
+    logger's format. The prefixes are matched on their own: some read the same text
+    ("(EngineCore pid=1) "), and a pattern with more after them tries every way to part a
+    run of them, exponential in its length. Or a log line by its prefix alone (`log_line`:
+    "[2025-06-26 07:25:31 DP4 TP4] Watchdog timeout ..."): SGLang's logger prints no level.
+    Any level: the triage decides which it names."""
+
+    prefix: re.Pattern
+    error_start: re.Pattern
+    log_line: re.Pattern
+
+
+@functools.cache
+def reading(rules: engine.Rules) -> Reading:
+    """The Reading of an index's rules (engine.Index.context().rules)."""
+    return Reading(
+        rules.prefix,
+        re.compile(
+            rules.source["exception"]
+            + r"|Traceback \(most recent call last\)|raise \w|(?:Value error|Assertion failed), ",
+            re.ASCII,
+        ),
+        rules.line_mark,
+    )
+
+
 _ERROR_LOG = re.compile(r".{0,40}\b(?:ERROR|CRITICAL)\b", re.ASCII)
-# A log line by its prefix alone ("[2025-06-26 07:25:31 DP4 TP4] Watchdog timeout ..."):
-# SGLang's logger prints no level. Any level: the triage decides which it names.
-_LOG_LINE = re.compile(engine.RULES["line_mark"], re.ASCII)
 # The lines of an environment dump (vLLM's collect_env.py, SGLang's check_env, pip and
 # conda lists): what is installed, never the error. A block or a run of prose with
 # ENV_LINES of them is a dump, and is not read.
@@ -63,6 +84,7 @@ ENV_LINES = 3
 # fewer than QUOTE_WORDS words is a phrase, never a message.
 _QUOTED = re.compile(r"\"([^\"\n]{8,300})\"|“([^”\n]{8,300})”|(?<!\w)'([^'\n]{8,300})'(?!\w)")
 QUOTE_WORDS = 3
+INLINE_WORDS = 4  # a code span of this many words is read as a message, error-like or not
 
 
 @dataclass
@@ -75,9 +97,12 @@ class Candidate:
     kind: str
     traceback: bool  # holds a traceback: its last error is what the issue is about
     in_title: bool = False  # the issue's title, or a quote in it
+    # A code block the prose just above says warns ("it warns that:", "with this warning"):
+    # its warnings are what the issue is about
+    warned: bool = False
 
 
-def candidates(body: str, title: str = "") -> list[Candidate]:
+def candidates(body: str, rules: Reading, title: str = "") -> list[Candidate]:
     """The pieces of a body that may hold an error, in the order they appear; the issue's
     title, when it has more than its template's tag, first."""
     body = _untagged(_COMMENT.sub("", body[:MAX_BODY].replace("\r\n", "\n")))
@@ -88,13 +113,22 @@ def candidates(body: str, title: str = "") -> list[Candidate]:
         _quotes(found, subject)
         for candidate in found:
             candidate.in_title = True
+    said = ""  # the last line of prose above a block
     for kind, lines in _sections(body.split("\n")):
         if kind == "code":
             if not _environment(lines):
+                before = len(found)
                 _keep(found, "\n".join(lines), "code")
+                if len(found) > before and _WARNS.search(said):
+                    found[-1].warned = True
         else:
-            _prose(found, _without_environment(lines))
+            _prose(found, _without_environment(lines), rules)
+            said = next((line for line in reversed(lines) if line.strip()), "")
     return found
+
+
+# Prose that says the block below it is a warning: "it warns that:", "I get this warning:"
+_WARNS = re.compile(r"\bwarn(?:s|ed|ing|ings)?\b[^.!?]*:?\s*$", re.I)
 
 
 def _environment(lines: list[str]) -> bool:
@@ -191,7 +225,7 @@ def _sections(lines: list[str]):
     yield "text", text
 
 
-def _prose(found: list[Candidate], lines: list[str]) -> None:
+def _prose(found: list[Candidate], lines: list[str], rules: Reading) -> None:
     """Runs of error lines in the prose (a traceback pasted without a fence), then
     inline code that reads as a message."""
     run: list[str] = []
@@ -200,31 +234,31 @@ def _prose(found: list[Candidate], lines: list[str]) -> None:
         bare = stressed[2] if stressed else line.strip()  # what follows the stress is prose
         if run and bare and not bare.startswith("#"):
             run.append(line)  # as indented as it was: frames of a traceback are skipped so
-        elif _error_line(bare):
+        elif _error_line(bare, rules):
             run = [bare]
         else:
             if run:
                 _keep(found, "\n".join(run), "text")
             run = []
     for line in lines:
-        if not _ERROR_START.match(line.strip()):
+        if not rules.error_start.match(line.strip()):
             _quotes(found, line)
         for span in _code_spans(line):
             code = span.strip()
-            if _error_line(code) or len(code.split()) >= engine.GENERIC_WORDS:
+            if _error_line(code, rules) or len(code.split()) >= INLINE_WORDS:
                 _keep(found, code, "inline")
 
 
-def error_like(candidate: Candidate) -> list[str]:
+def error_like(candidate: Candidate, rules: Reading) -> list[str]:
     """The error-like lines of a candidate, without their log prefixes: its error lines (an
     exception's, a traceback's header, a log line), or all of a code span's one line."""
     lines = [line.strip() for line in candidate.text.split("\n") if line.strip()]
     if candidate.kind == "inline":
-        return [unprefixed(line) for line in lines]
-    return [unprefixed(line) for line in lines if _error_line(line)]
+        return [unprefixed(line, rules) for line in lines]
+    return [unprefixed(line, rules) for line in lines if _error_line(line, rules)]
 
 
-def logged_errors(candidate: Candidate) -> list[str]:
+def logged_errors(candidate: Candidate, rules: Reading) -> list[str]:
     """The error log lines of a candidate, each whole ("ERROR 10-26 11:35:32 registry.py:267]
     Error in inspecting model architecture 'LlamaForCausalLM'"): its ERROR and CRITICAL
     lines but a traceback's (its header, frames and code, logged line by line), an
@@ -234,13 +268,13 @@ def logged_errors(candidate: Candidate) -> list[str]:
     for line in candidate.text.split("\n"):
         if not _ERROR_LOG.match(line):
             continue
-        match = _PREFIX.match(line)
+        match = rules.prefix.match(line)
         assert match is not None
         rest = line[match.end() :]
         text = rest.strip()
         if not text or rest[:1] in (" ", "\t") or text.endswith(":") or text.startswith(_FRAME):
             continue
-        if _ERROR_START.match(text):
+        if rules.error_start.match(text):
             continue  # an exception's line: search read it
         out[line.strip()] = None
     return list(out)
@@ -249,19 +283,21 @@ def logged_errors(candidate: Candidate) -> list[str]:
 _FRAME = ("Traceback (most recent call last)", 'File "', "^")
 
 
-def unprefixed(line: str) -> str:
+def unprefixed(line: str, rules: Reading) -> str:
     """A line without its log prefixes and the spaces around it."""
     line = line.strip()
-    match = _PREFIX.match(line)
+    match = rules.prefix.match(line)
     assert match is not None
     return line[match.end() :].strip()
 
 
-def _error_line(line: str) -> bool:
-    match = _PREFIX.match(line)
+def _error_line(line: str, rules: Reading) -> bool:
+    match = rules.prefix.match(line)
     assert match is not None  # `(...)*`: it matches at the start of every line
     return bool(
-        _ERROR_START.match(line, match.end()) or _ERROR_LOG.match(line) or _LOG_LINE.match(line)
+        rules.error_start.match(line, match.end())
+        or _ERROR_LOG.match(line)
+        or rules.log_line.match(line)
     )
 
 

@@ -5,8 +5,10 @@ first file (search/index.json) is fetched every run, and when it changed, the fi
 from the site as it was are dropped, so that a run never mixes two builds' shards.
 
 The index says where the site lives (its absolute page URL and API base: a docs site's
-sub-path included) and which format it is in; the bot reads only its own format, and
-matches with its own rules, so it refuses an index built with others.
+sub-path included), which format it is in, and the rules it was built with: the bot reads
+only its own format, and matches by the index's rules (not those of the errorkb installed),
+so that a bot of one release answers from a site built by another as the site's search
+does.
 """
 
 import hashlib
@@ -35,11 +37,6 @@ class SiteError(OSError):
 
 class BadIndex(ValueError):
     """The site's index is not one this errorkb reads: the message says why."""
-
-
-# What the bot matches with: the index must have been built with the same, since what
-# runs is the bot's own code (never patterns taken from the index).
-RULES = {"query": engine.QUERY, "rules": engine.RULES, "how": engine.HOW, "ranks": engine.RANKS}
 
 
 class Site:
@@ -92,12 +89,6 @@ def _checked(meta: object, where: str) -> str:
             f"{where}: an index of format {meta['version']}; this errorkb reads format "
             f"{engine.VERSION}: run the errorkb release the site was built with"
         )
-    differ = [key for key, ours in RULES.items() if meta.get(key) != json.loads(json.dumps(ours))]
-    if differ:
-        raise BadIndex(
-            f"{where}: built with other matching rules ({', '.join(differ)}) than this "
-            "errorkb's: run the errorkb release the site was built with"
-        )
     problem = _problem(meta)
     if problem:
         raise BadIndex(f"{where}: not a search index errorkb reads: {problem}")
@@ -124,6 +115,13 @@ def _problem(meta: dict) -> str:
         return "'hints' is no table of patterns"
     if not isinstance(programs, dict) or not all(_program(p) for p in programs.values()):
         return "'programs' is no table of {key, engine}"
+    for key in ("query", "rules", "how", "ranks"):
+        if not isinstance(meta.get(key), dict):
+            return f"'{key}' is no table of the rules it was built with"
+    try:
+        engine.context(meta)
+    except (KeyError, TypeError, AttributeError, re.error) as exc:
+        return f"its rules do not compile ({type(exc).__name__}: {exc})"
     return ""
 
 

@@ -1,5 +1,6 @@
-// Tier-1 search: generator/search.py step for step, and its regular expressions, settings
-// and words from index.json (tests/search_cases.json runs through both: tests/js/).
+// Tier-1 search: generator/search/engine.py step for step, its functions named alike (in
+// snake case there) and in the same order; the rules, settings and words both read from
+// index.json, as the site was built (tests/search_cases.json runs through both: tests/js/).
 
 const SPACE = /[ \t\n\r\f\v\u00a0\u2028\u2029]+/g;
 const WORD = /[A-Za-z0-9]+/g;
@@ -12,7 +13,7 @@ const words = (text) =>
   [...text.matchAll(WORD)].map((m) => m[0]).filter((w) => w.length > 1 && !/^[0-9]+$/.test(w))
     .map((w) => w.toLowerCase());
 
-// search._fold: ASCII letters in lower case, and ("quotes") every quote mark as '
+// engine.fold: ASCII letters in lower case, and ("quotes") every quote mark as '
 const fold = (text, how) =>
   text.replace(how === "quotes" ? /[A-Z"`]/g : /[A-Z]/g, (c) => (c === '"' || c === "`" ? "'" : c.toLowerCase()));
 const QUOTES = "'\"`";
@@ -50,7 +51,7 @@ function compile(rules) {
   };
 }
 
-// search.clean
+// engine.clean
 
 function exceptionOf(rules, line) {
   const m = rules.exception.exec(line);
@@ -70,7 +71,7 @@ function add(block, line, raw, settings) {
   }
 }
 
-// search._unflatten: the lines a pasted line ran together
+// engine.unflatten: the lines a pasted line ran together
 function unflatten(rules, line) {
   const start = rules.prefix.exec(line)[0].length;
   const marks = [...line.matchAll(rules.lineMark)].filter((m) => m.index > start);
@@ -90,7 +91,7 @@ function unflatten(rules, line) {
   return out;
 }
 
-// search._paren_groups: how many times each innermost group "(...)" occurs in the line, a
+// engine.paren_groups: how many times each innermost group "(...)" occurs in the line, a
 // loose mark's repeats among them (one pass: a count per mark is quadratic)
 function parenGroups(line) {
   const counts = new Map();
@@ -98,7 +99,7 @@ function parenGroups(line) {
   return counts;
 }
 
-// search._split_at: the text cut where each run of spaces is; a frame keeps a frame's indent
+// engine.split_at: the text cut where each run of spaces is; a frame keeps a frame's indent
 function splitAt(text, spaces) {
   const parts = [];
   let last = 0;
@@ -120,7 +121,7 @@ function clean(text, rules, settings) {
     current = { exception, starts, source, lines: [], raws: [], size: 0 };
     blocks.push(current);
   };
-  const last = settings.lines; // the paste's last lines (engine.py's QUERY says why)
+  const last = settings.lines; // the paste's last lines (rules.py's QUERY says why)
   const lines = text.replace(/\r\n?/g, "\n").split("\n").slice(-last).flatMap((line) => unflatten(rules, line)).slice(-last);
   for (let raw of lines) {
     raw = raw.replace(rules.box, " ");
@@ -159,7 +160,17 @@ function clean(text, rules, settings) {
     add(current, line, rest, settings);
     lastPrefix = prefix || lastPrefix;
   }
-  const kept = blocks.filter((b) => !b.source || sourceText(rules, b.lines.join(" ").slice(0, settings.block_chars)));
+  // A raise statement with no message on its first lines has none; but one a paste ran on
+  // into the exception's line is read as prose (engine.clean)
+  const kept = [];
+  for (const b of blocks) {
+    const statement = b.lines.join(" ").slice(0, settings.block_chars);
+    if (b.source && ranOn(rules, statement)) {
+      b.source = false;
+      b.starts = false;
+    } else if (b.source && !sourceText(rules, statement)) continue;
+    kept.push(b);
+  }
   const starting = kept.filter((b) => b.starts);
   const chosen = new Map();
   for (const block of (starting.length ? starting : kept).slice(-settings.blocks)) {
@@ -176,11 +187,11 @@ function clean(text, rules, settings) {
   return [...chosen].map(([joined, block]) => withForms(rules, settings, block, joined));
 }
 
-// search._with_forms
+// engine.with_forms
 function withForms(rules, settings, block, text) {
   const out = { exception: block.exception, starts: block.starts, beside: Boolean(block.beside), text, forms: [] };
   if (block.source) {
-    out.forms.push({ text: sourceText(rules, text), kind: "source" });
+    out.forms.push({ text: sourceText(rules, text), kind: wholeStatement(rules, text) ? "statement" : "source" });
     return out;
   }
   const stripped = text.replace(rules.ellipsis, "");
@@ -191,7 +202,7 @@ function withForms(rules, settings, block, text) {
   if (rules.tuple.test(text)) out.forms.push({ text: tupleText(rules, text), kind: "tuple" });
   // (A span of one token in quotes is a value, `tensor_parallel_size`: no message.)
   const inners = [...text.matchAll(rules.quotedMessage)].map((q) => q[1].replace(/^ +| +$/g, "")).filter((q) => q.includes(" "));
-  // A message in a JSON body: a key's string value (search._with_forms)
+  // A message in a JSON body: a key's string value (engine.with_forms)
   inners.push(...[...text.matchAll(rules.jsonValue)].map((j) => j[1].replace(/^ +| +$/g, "")).filter((j) => j.includes(" ")));
   // In a line that opens with no exception (a title, prose), the message after the last
   // exception it names
@@ -230,13 +241,36 @@ function sourceText(rules, statement) {
   return squash(out.join(""));
 }
 
+// engine.ran_on: a raise line a paste ran on into the exception's line (its breaks lost): an
+// exception named in it before any string literal of the call
+function ranOn(rules, statement) {
+  const start = rules.raise.exec(statement)?.[0].length ?? 0;
+  const named = new RegExp(rules.namedException.source, "g");
+  const literal = new RegExp(rules.literal, "g");
+  named.lastIndex = literal.lastIndex = start;
+  const [n, l] = [named.exec(statement), literal.exec(statement)];
+  return Boolean(n && (!l || n.index < l.index));
+}
+
+// engine.whole_statement: the raise statement shows its whole message (its last string
+// literal closes, and so does the call): its text is all of the template
+function wholeStatement(rules, statement) {
+  const literal = new RegExp(rules.literal, "g");
+  literal.lastIndex = rules.raise.exec(statement)?.[0].length ?? 0;
+  let last = null;
+  for (let m; (m = literal.exec(statement));) last = m;
+  if (!last) return false;
+  const closed = last[0].length > last[1].length + 1 && last[0].endsWith(last[2]);
+  return closed && statement.slice(last.index + last[0].length).replace(/^ +| +$/g, "") === ")";
+}
+
 function tupleText(rules, text) {
   const items = [...text.slice(1).matchAll(rules.tupleItem)].map((m) => m[1] || m[2] || m[3] || "");
   return squash(items.map(unescape).join(" ")).replace(rules.ellipsis, "");
 }
 
-// search._candidates: the best with quoted words cut, then the best few in full
-// search._leads: the first two words of a text and of what follows each of its first
+// engine.candidates: the best with quoted words cut, then the best few in full
+// engine.leads_of: the first two words of a text and of what follows each of its first
 // colons, and its first three
 function leadsOf(settings, text) {
   const starts = [0, ...[...text.matchAll(/: /g)].slice(0, settings.leads).map((m) => m.index + 2)];
@@ -249,11 +283,11 @@ function candidates(scores, full, settings, order, opened) {
   const best = (table) => [...table.keys()].sort((a, b) => table.get(b) - table.get(a) || compare(order(a), order(b)) || a - b);
   const top = best(scores).slice(0, settings.candidates);
   top.push(...best(full).filter((pid) => !top.includes(pid)).slice(0, settings.hedge));
-  // ...and those whose opening words the paste holds in a row the most (search._candidates)
+  // ...and those whose opening words the paste holds in a row the most (engine.candidates)
   return top.concat(best(opened).filter((pid) => !top.includes(pid)).slice(0, settings.openings));
 }
 
-// search.quoted_words
+// engine.quoted_words
 function quotedWords(blocks, re) {
   const out = new Set(blocks.flatMap((b) => words(b.text.replace(re, " "))));
   const quoted = words(blocks.flatMap((b) => b.text.match(re) || []).join(" ")).filter((w) => !out.has(w));
@@ -263,7 +297,7 @@ function quotedWords(blocks, re) {
   return new Set([...quoted, ...[...of(true)].filter((w) => !errors.has(w))]);
 }
 
-// search._token_len: an untyped value runs to the first space outside quotes and brackets
+// engine.token_len: an untyped value runs to the first space outside quotes and brackets
 // that follows no comma; [length, whether it closes every group it opens]
 const CLOSERS = { "(": ")", "[": "]", "{": "}", "<": ">" };
 function tokenLen(text) {
@@ -296,7 +330,7 @@ function valid(rules, kind, value, cut = false) {
   return value !== "" && length === value.length && (closed || cut);
 }
 
-// search._fit: the fit of the text to the pattern, or null; folded ("case", "quotes"),
+// engine.fit_of: the fit of the text to the pattern, or null; folded ("case", "quotes"),
 // letter case (and quote marks) are ignored
 function fitOf(rules, settings, pat, text, strict, cut, folded = "") {
   const seen = folded ? fold(text, folded) : text;
@@ -314,7 +348,7 @@ function fitOf(rules, settings, pat, text, strict, cut, folded = "") {
 
 class Fit {
   constructor(rules, settings, pat, text, strict, anchored, cut, inner) {
-    Object.assign(this, { rules, pat, text, anchored, cut, inner, budget: settings.budget, stop: null });
+    Object.assign(this, { rules, pat, text, anchored, cut, inner, budget: settings.budget, stop: null, start: 0 });
     this.kinds = pat.map((seg) => (typeof seg === "string" ? "" : strict ? seg[1] : "text"));
     this.spans = new Map();
   }
@@ -330,7 +364,10 @@ class Fit {
         return this.cut && seg.startsWith(text.slice(pos)) && this.stopped(i, text.length - pos);
       }
       for (let s = text.indexOf(seg); s >= 0 && this.spend(); s = text.indexOf(seg, s + 1)) {
-        if (this.at(1, s + seg.length)) return true;
+        if (this.at(1, s + seg.length)) {
+          this.start = s; // where the text's fit begins (engine.Fit.start)
+          return true;
+        }
       }
       return this.cut && this.cutFirst(seg);
     }
@@ -400,13 +437,17 @@ class Fit {
   }
 }
 
-// search._try: [tier, how, fit] of the best way a form fits the pattern, or null
+// engine.try_form: [tier, how, fit] of the best way a form fits the pattern, or null
+const SOURCES = ["source", "statement"]; // a raise statement's readings: cut short, or whole (engine.SOURCES)
 function tryForm(ctx, pat, form, generic) {
   const { rules, settings, how } = ctx;
   const fit = (...args) => fitOf(rules, settings, pat, form.text, ...args);
   const { kind, text } = form;
-  if (kind === "source") {
-    const f = generic ? null : fit(false, true);
+  if (SOURCES.includes(kind)) {
+    // A whole statement is the template's whole text (a generic one's too); a cut one, its start
+    const whole = kind === "statement";
+    const found = generic && !whole ? null : fit(false, true);
+    const f = found && whole && found.stop ? null : found;
     return f && partial(ctx, pat, f, text, how.source, { values: false });
   }
   if (kind === "tuple") {
@@ -430,7 +471,7 @@ function tryForm(ctx, pat, form, generic) {
   return loose ? ["generic", how.loose, loose] : null;
 }
 
-// search._fit_bare: the fit with the quote marks of both pattern and text left out; the
+// engine.fit_bare: the fit with the quote marks of both pattern and text left out; the
 // values are the paste's, read where they stand in it
 const NO_QUOTES = /['"`]/g;
 function fitBare(rules, settings, pat, text) {
@@ -448,18 +489,18 @@ function fitBare(rules, settings, pat, text) {
   return fit;
 }
 
-// search._fragment: [characters, words] of the longest run of a template's own words a paste
+// engine.fragment: [characters, words] of the longest run of a template's own words a paste
 // holds in a row: at least fragment_words, or the whole of its longest literal part
 function fragment(settings, pat, blocks) {
   const parts = pat.filter((seg) => typeof seg === "string").map((seg) => words(seg));
   const longest = Math.max(0, ...parts.map((part) => part.length));
-  const OPENING = 4; // search.OPENING
+  const OPENING = 4; // engine.OPENING
   const first = pat.length && typeof pat[0] === "string" ? words(pat[0]) : [];
   const opening = first.length >= OPENING ? first.slice(0, OPENING) : [];
   let best = [];
   for (const block of blocks) {
     for (const form of block.beside ? [] : block.forms) {
-      if (form.kind === "source") continue;
+      if (SOURCES.includes(form.kind)) continue;
       const have = words(form.text);
       if (block.starts && (!opening.length || opening.some((w, n) => have[n] !== w))) continue;
       const at = new Map();
@@ -475,7 +516,7 @@ function fragment(settings, pat, blocks) {
   return best.length ? [best.join(" ").length, best] : [0, []];
 }
 
-// search._run: the longest run of part's words that have holds in a row (the first of the longest)
+// engine.run_of: the longest run of part's words that have holds in a row (the first of the longest)
 function runOf(part, have, at) {
   let [size, from] = [0, 0];
   part.forEach((word, j) => {
@@ -488,7 +529,7 @@ function runOf(part, have, at) {
   return part.slice(from, from + size);
 }
 
-// search._unquoted: the pattern without the quote marks around its values
+// engine.unquoted: the pattern without the quote marks around its values
 function unquoted(pat) {
   return pat.map((seg, i) => {
     if (typeof seg !== "string") return seg;
@@ -519,6 +560,14 @@ function cutHow(how, pat, stop, text, rest, cut) {
   return how.prefix;
 }
 
+// engine.cut_short: a fit stops before its template's end, more than its closing punctuation left
+function cutShort(pat, stop) {
+  if (!stop) return false;
+  const [i, read] = stop;
+  const rest = i < pat.length && typeof pat[i] === "string" ? pat[i].slice(read) : "{}";
+  return !(i === pat.length - 1 && /^[.!?,;:]+$/.test(rest));
+}
+
 // How many characters of the template's own text a fit shows.
 function shownOf(pat, stop) {
   const [i, read] = stop || [pat.length, 0];
@@ -526,7 +575,7 @@ function shownOf(pat, stop) {
   return pat.slice(0, i).reduce((n, seg) => n + (typeof seg === "string" ? own(seg) : 0), 0) + read;
 }
 
-// search.shard_of: FNV-1a
+// engine.shard_of: FNV-1a
 function shardOf(word, shards) {
   let h = 0x811c9dc5;
   for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193) >>> 0;
@@ -539,7 +588,7 @@ function byKey([a], [b]) {
   return i < 0 ? 0 : a[i] - b[i];
 }
 
-// The projects a paste points at: its name in the text, or a line of its own logger (search.named_projects).
+// The projects a paste points at: its name in the text, or a line of its own logger (engine.named_projects).
 function namedProjects(text, hints) {
   const said = text.toLowerCase();
   return new Set(Object.entries(hints)
@@ -547,12 +596,12 @@ function namedProjects(text, hints) {
     .map(([project]) => project));
 }
 
-// The keys of the serving engines the paste points at (search.named_engines).
+// The keys of the serving engines the paste points at (engine.named_engines).
 function namedEngines(named, programs) {
   return new Set([...named].filter((name) => programs[name]?.engine).map((name) => programs[name].key));
 }
 
-// The program a paste's error comes from (search.guess_program): a message opening with
+// The program a paste's error comes from (engine.guess_program): a message opening with
 // "<name> error", a dotted exception's package, the traceback's last frame's package, a name
 // in the message.
 function guessProgram(text, blocks, programs) {
@@ -585,8 +634,8 @@ function guessProgram(text, blocks, programs) {
   return best ? best[1] : null;
 }
 
-// The release the paste names of each project, as numbers (search.said_versions), and as
-// written (search.said_releases).
+// The release the paste names of each project, as numbers (engine.said_versions), and as
+// written (engine.said_releases).
 const release = (version) => (version.match(/[0-9]+/g) || []).map(Number);
 function saidReleases(rules, text, hints) {
   const found = {};
@@ -609,7 +658,7 @@ function compare(a, b) {
 
 // Results that fit alike from two engines as one, led by the project the paste points at
 // (else by the first); the others are named in its `also`. A stack project's fit is no copy:
-// it keeps its own place among them (search._one_per_message).
+// it keeps its own place among them (engine.one_per_message).
 function onePerMessage(ranked, order, mets, fitItems, programs) {
   const copied = (hit) => programs[hit.project]?.engine ?? true;
   const out = [];
@@ -637,7 +686,7 @@ function onePerMessage(ranked, order, mets, fitItems, programs) {
   return out;
 }
 
-// search._led: the first copy's results (its project's), the others named in its `also`
+// engine.led: the first copy's results (its project's), the others named in its `also`
 function led(copies) {
   const lead = copies[0][1];
   const out = [];
@@ -650,9 +699,9 @@ function led(copies) {
   return out;
 }
 
-const FIT = 4; // a sort key's first items: how a pattern fits (search.FIT)
+const FIT = 4; // a sort key's first items: how a pattern fits (engine.FIT)
 
-// search.titled_projects: the projects whose tracker's issue titles open as the paste does
+// engine.titled_projects: the projects whose tracker's issue titles open as the paste does
 function titledProjects(text, programs) {
   const opening = text.replace(/^\s+/, "").slice(0, 40);
   return new Set(Object.entries(programs)
@@ -660,13 +709,13 @@ function titledProjects(text, programs) {
     .map(([name]) => name));
 }
 
-// search._lead_order: the order copies of one message lead in, as a key of (project, met)
+// engine.lead_order: the order copies of one message lead in, as a key of (project, met)
 function leadOrder(named, chosen, titled, programs) {
   return (project, met) => [named.has(project) ? 0 : 1, chosen.has(project) ? 0 : 1,
     titled.has(project) ? 0 : 1, -met, programs[project]?.default ? 0 : 1];
 }
 
-// search._project_of: the project whose run of patterns holds this pattern id
+// engine.project_of: the project whose run of patterns holds this pattern id
 function projectOf(pid, starts) {
   let found = "";
   for (const [start, name] of starts) {
@@ -676,7 +725,7 @@ function projectOf(pid, starts) {
   return found;
 }
 
-// search._follow_on: the first result, an error shown beside a wrapper's line, names the line
+// engine.follow_on: the first result, an error shown beside a wrapper's line, names the line
 function followOn(hits, flagged) {
   const lead = hits[0];
   if (!lead || flagged.has(lead.id) || (lead.match !== "exact" && lead.match !== "partial")) return;
@@ -702,13 +751,13 @@ export class Index {
     return this.ctx;
   }
 
-  // Ranked results: exact, partial and generic fits, then similar patterns (search.search);
+  // Ranked results: exact, partial and generic fits, then similar patterns (engine.search);
   // `engine`: the key of the engine the user runs, when known (a twin opens its copy).
   async search(text, engine = null) {
     const ctx = await this.context();
     const { meta, rules, settings } = ctx;
     const blocks = clean(text, rules, settings);
-    // The longest first; a line's beside the errors after theirs (search.query_words)
+    // The longest first; a line's beside the errors after theirs (engine.query_words)
     const besideOnly = new Map();
     for (const b of blocks) {
       for (const f of b.forms) for (const w of words(f.text)) besideOnly.set(w, (besideOnly.get(w) ?? true) && b.beside);
@@ -722,7 +771,7 @@ export class Index {
     }));
     const byBeside = [...blocks.filter((b) => !b.beside), ...blocks.filter((b) => b.beside)];
     const leadsOnly = [...new Set(byBeside.flatMap((b) => b.forms.flatMap((f) => leadsOf(settings, f.text))))];
-    // ...then its runs of three, probes that only find the templates they open (search._probes)
+    // ...then its runs of three, probes that only find the templates they open (engine.probes)
     const own = new Set(leadsOnly);
     const probes = new Set(blocks.filter((b) => !b.starts).flatMap((b) => b.forms.flatMap((f) => {
       const ws = words(f.text);
@@ -774,7 +823,7 @@ export class Index {
     return withReleases(out, saidReleases(rules, text, hints));
   }
 
-  // search._scores: with quoted words cut, and in full
+  // engine.scores: with quoted words cut, and in full
   async scores(meta, wanted, quoted) {
     const scores = new Map();
     const full = new Map();
@@ -790,7 +839,7 @@ export class Index {
     return [scores, full];
   }
 
-  // search._opened: each pattern's sum of the weights of the lead keys it is listed under
+  // engine.opened: each pattern's sum of the weights of the lead keys it is listed under
   async opened(meta, keys) {
     const opened = new Map();
     for (const key of keys) {
@@ -801,7 +850,7 @@ export class Index {
     return opened;
   }
 
-  // A new issue on the knowledge base's repository with the paste in it (search.report_url).
+  // A new issue on the knowledge base's repository with the paste in it (engine.report_url).
   async reportUrl(text) {
     const { meta, rules, settings } = await this.context();
     if (!meta.report) return null;
@@ -816,7 +865,7 @@ export class Index {
   }
 }
 
-// search._with_releases: the release the paste names of a result's project, in its address
+// engine.with_releases: the release the paste names of a result's project, in its address
 // (?v=: its page opens on that release's wording), unless a placeholder is named v
 function withReleases(hits, releases) {
   for (const hit of hits) {
@@ -827,7 +876,7 @@ function withReleases(hits, releases) {
   return hits;
 }
 
-// search._standing: an explained record, then a wording the release the paste names printed
+// engine.standing: an explained record, then a wording the release the paste names printed
 function standing(doc, said) {
   const named = said[doc.project];
   const [first, last] = doc.versions || [];
@@ -835,7 +884,7 @@ function standing(doc, said) {
   return [-(doc.explained || 0), -(doc.met || 0), printed ? 0 : 1];
 }
 
-// search._unwrapped: wrappers' fits (a short text whose value after a colon holds a stack
+// engine.unwrapped: wrappers' fits (a short text whose value after a colon holds a stack
 // fit's text, sharing no word of that one's) and fits another exact or partial fit (no wrapper)
 // holds in a value, ranked after the others
 function unwrapped(ctx, rated, flagged) {
@@ -861,7 +910,7 @@ function unwrapped(ctx, rated, flagged) {
   const holders = first
     .filter(([, hit]) => (hit.match === "exact" || hit.match === "partial") && !wrappers.has(hit.id))
     .map(([, hit]) => [hit.id, Object.values(hit.values).map((value) => fold(value, "quotes"))]);
-  // A wrapper's line beside an error no record fits: no answer of it (search._unwrapped)
+  // A wrapper's line beside an error no record fits: no answer of it (engine.unwrapped)
   const kept = rated.filter(([key, hit]) => !(key[0] === ctx.meta.ranks.aside && flagged.has(hit.id) && !causes));
   return kept.map(([key, hit, own]) => {
     const held = count(own) >= enough && holders.some(([id, values]) => id !== hit.id && holds(values, own));
@@ -869,16 +918,16 @@ function unwrapped(ctx, rated, flagged) {
   });
 }
 
-// search._topic: the words of four letters or more of a template's own text, in lower case
+// engine.topic: the words of four letters or more of a template's own text, in lower case
 const topic = (own) => new Set(words(own.join(" ")).filter((w) => w.length >= 4).map((w) => w.toLowerCase()));
 
-// search._held: the values of the holes after a colon, where a wrapper puts what it caught
+// engine.held: the values of the holes after a colon, where a wrapper puts what it caught
 function held(pat, values) {
   const after = pat.flatMap((seg, i) => (i && typeof pat[i - 1] === "string" && pat[i - 1].endsWith(": ") && typeof seg !== "string" ? [seg[0]] : []));
   return after.filter((name) => has(values, name)).map((name) => fold(values[name], "quotes"));
 }
 
-// search._own: the pieces of the template's own text a fit shows
+// engine.own_text: the pieces of the template's own text a fit shows
 function ownText(pat, stop) {
   const [i, read] = stop || [pat.length, 0];
   const shown = pat.slice(0, i).filter((seg) => typeof seg === "string");
@@ -886,7 +935,7 @@ function ownText(pat, stop) {
   return shown.map((seg) => fold(seg, "quotes").replace(/^['"` ]+|['"` ]+$/g, "")).filter(Boolean);
 }
 
-// search._rate: [key, hit, own text shown, values held after a colon] of a candidate's best
+// engine.rate: [key, hit, own text shown, values held after a colon] of a candidate's best
 // fit, or of how much of its words the paste has
 function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
   const pat = doc.pattern;
@@ -897,10 +946,10 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
   const head = `${doc.exception}: `;
   let best = null;
   for (const block of blocks) {
-    // The exception's name also when it did not look like an exception (search._names).
+    // The exception's name also when it did not look like an exception (engine.names_in).
     const named = block.exception ? `.${block.exception}`.endsWith(`.${doc.exception}`) : namesIn(block.text, doc.exception);
     for (let form of block.forms) {
-      if (form.kind !== "source" && !block.exception && form.text.startsWith(head)) {
+      if (!SOURCES.includes(form.kind) && !block.exception && form.text.startsWith(head)) {
         form = { ...form, text: form.text.slice(head.length) };
       }
       const found = tryForm(ctx, pat, form, Boolean(doc.generic));
@@ -908,8 +957,10 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
       const [fitTier, how, fit] = found;
       // search: a cut template (the program prints more than it holds) is never exact
       const tier = fitTier === "exact" && doc.cut ? "partial" : fitTier;
-      const rank = block.beside ? ctx.meta.ranks.aside : ctx.meta.ranks[tier];
-      const key = [rank, quiet, -shownOf(pat, fit.stop), fit.stop ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
+      // A logger's line an exception's message runs on into, after its own text: beside it
+      const inside = Boolean(block.exception) && ctx.settings.levels.includes(doc.exception);
+      const rank = block.beside || (inside && fit.start > 0) ? ctx.meta.ranks.aside : ctx.meta.ranks[tier];
+      const key = [rank, quiet, -shownOf(pat, fit.stop), cutShort(pat, fit.stop) ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
       if (!best || byKey([key], best) < 0) {
         best = [key, hit(ctx.meta, doc, tier, how, fit.values, engines), ownText(pat, fit.stop), held(pat, fit.values)];
       }
@@ -925,7 +976,7 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
   return [[ctx.meta.ranks.similar, -coverage, -score, removed, 0, ...rest, pid], hit(ctx.meta, doc, "similar", ctx.how.similar, {}, engines), [], []];
 }
 
-// search._names, of a line that opens with no exception: the name anywhere in it, followed by
+// engine.names_in, of a line that opens with no exception: the name anywhere in it, followed by
 // ": " or "(" ("E   RuntimeError: ..." in pytest's output, 'RuntimeError("...")' in a title)
 function namesIn(text, exception) {
   for (let at = exception ? text.indexOf(exception) : -1; at >= 0; at = text.indexOf(exception, at + 1)) {
