@@ -157,13 +157,13 @@ def test_a_refused_flag_stops_the_check_with_its_file_and_line(kb):
         "parser; did you mean --max-model-len or --max-log-len?"
     )
     assert found[1].startswith(
-        f"{path}:16: E126 example_fix.after.code: `--dtype fp16`: invalid choice; "
-        "choose from "
+        f"{path}:16: E126 example_fix.after.code: `--dtype fp16`: invalid choice; choose from "
     )
     assert len(found) == 2
 
 
 # The real content ------------------------------------------------------------------------
+
 
 @pytest.mark.slow  # loads and checks all of content/ (about 45 s)
 def test_the_real_content_has_no_refused_flag():
@@ -181,6 +181,60 @@ def test_the_real_content_has_no_refused_flag():
     assert launches >= 60
 
 
+# The recipes by release -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "project, release, build, launchers",
+    [
+        ("vllm", "0.3.3", "build_api_server", ["vllm.entrypoints.openai.api_server"]),
+        ("vllm", "0.4.3", "build_api_server", ["vllm.entrypoints.openai.api_server"]),
+        ("vllm", "0.5.5", "build_vllm_serve", ["vllm serve", "vllm.entrypoints.openai.api_server"]),
+        (
+            "vllm",
+            "0.10.2",
+            "build_vllm_serve",
+            ["vllm serve", "vllm.entrypoints.openai.api_server"],
+        ),
+        (
+            "vllm",
+            "0.27.1",
+            "build_vllm_serve",
+            ["vllm serve", "vllm.entrypoints.openai.api_server"],
+        ),
+        ("vllm", "0.33.0", "build", ["vllm serve", "vllm.entrypoints.openai.api_server"]),
+        ("vllm", "0.40.0", "build", ["vllm serve", "vllm.entrypoints.openai.api_server"]),
+        ("sglang", "0.3.6.post3", "build_prepare_server_args", ["sglang.launch_server"]),
+        ("sglang", "0.4.10.post2", "build_prepare_server_args", ["sglang.launch_server"]),
+        ("sglang", "0.5.23", "build", ["sglang.launch_server", "sglang serve"]),
+    ],
+)
+def test_each_release_is_built_the_way_its_launcher_builds_it(project, release, build, launchers):
+    facts = flagdata._recipe_facts(flagdata.recipe(project))
+    chosen = flagdata.layout(facts, release)
+    assert chosen["build"] == build
+    named = [o.get("module") or " ".join(o["command"]) for o in chosen["launchers"]]
+    assert named == launchers
+
+
+def test_vllms_rewrites_follow_its_flexible_parser():
+    facts = flagdata._recipe_facts(flagdata.recipe("vllm"))
+    rewrites = {
+        v: list(flagdata.layout(facts, v)["rewrites"]) for v in ("0.4.3", "0.5.5", "0.7.3", "0.9.2")
+    }
+    assert rewrites == {
+        "0.4.3": [],  # a plain argparse parser
+        "0.5.5": ["underscores"],  # FlexibleArgumentParser: --a_b is --a-b
+        "0.7.3": ["underscores", "optimization-level"],  # and -O3 is -O 3
+        "0.9.2": ["underscores", "dotted", "optimization-level"],  # and --x.key value
+    }
+    # each layout names the releases read for it, all at or above its `from`
+    for entry in facts["OLDER"]:
+        assert entry["read"] and all(
+            flagdata.Version(r) >= flagdata.Version(entry["from"]) for r in entry["read"]
+        )
+
+
 # The data's freshness: regenerated from the wheel when it is at hand ----------------------
 
 
@@ -193,8 +247,11 @@ def _wheel(name: str, version: str) -> Path | None:
     return None
 
 
+DATA = sorted(p.stem.split("-", 1) for p in flags.FOLDER.glob("*.json"))
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("project, version", [("vllm", "0.33.0"), ("sglang", "0.5.23")])
+@pytest.mark.parametrize("project, version", DATA, ids=["-".join(d) for d in DATA])
 def test_the_parser_data_is_what_the_wheel_builds(project, version):
     wheel = _wheel(project, version)
     if wheel is None:
