@@ -399,3 +399,26 @@ def test_the_parser_data_is_what_the_wheel_builds(project, version):
         )
     made = flagdata.render(flagdata.dump(wheel, project))
     assert made == flagdata.path(project, version).read_text(encoding="utf-8")
+
+
+def test_an_engines_advice_on_a_stack_record_reads_with_its_checked_release(tmp_path):
+    from tests.conftest import make_stack_kb
+
+    kb = make_stack_kb(tmp_path / "kb")
+    oom = kb / "content" / "errors" / "torch" / "aec1c60254c32faa.yaml"
+    text = oom.read_text()
+    old = text.replace(
+        "    related: [df0e813b3de60b27]\n",
+        "    related: [df0e813b3de60b27]\n    checked: {release: 0.10.2}\n",
+        1,
+    ).replace("--tensor-parallel-size 4", "--tensor-parallel-size 4 --swap-space 8")
+    # --swap-space is vLLM 0.10.2's (gone by 0.33.0): the advice says it was checked there
+    oom.write_text(old)
+    assert _problems(kb) == []
+    # by default, the engine's pinned parser
+    oom.write_text(old.replace("    checked: {release: 0.10.2}\n", ""))
+    (line,) = _problems(kb)
+    assert line.split(" E126 ")[1] == (
+        "engines.vllm.example_fix.after.code: `--swap-space` is not an option of vLLM "
+        "0.33.0's parser"
+    )

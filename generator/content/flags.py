@@ -16,8 +16,8 @@ Which release's parser reads a record's flags:
   in a record checked at vLLM 0.4.3) is refused;
 - its `derived` block: the pinned release's (it is the pinned code's), but a removed record's
   is its last release's (`versions.last`; skipped where that release has no data);
-- a stack record's advice for an engine (`engines.<engine>`), and a guide: the engine's pinned
-  release.
+- a stack record's advice for an engine (`engines.<engine>`): the release its `checked.release`
+  names, else the engine's pinned release; a guide: the engines' pinned releases.
 
 Where flags are written, and whose they are:
 - a command that starts the engine (`vllm serve ...`, `python -m sglang.launch_server ...`,
@@ -508,15 +508,29 @@ def record_problems(record: Record, content: Content) -> list[Problem]:
                     line = record.source.line("derived", "flags", i, "flag")
                     found.append(Problem(record.path, line, CODE, f"derived.flags.{i}.flag", why))
     for key, block in record.engines.items():
-        if key in engines and isinstance(block, dict):
-            advice(engines[key], ("engines", key), block)
+        if key not in engines or not isinstance(block, dict):
+            continue
+        reader, among = engines[key], engines
+        release = str((block.get("checked") or {}).get("release") or "")
+        if release and release != reader.data["release"]:
+            other = engine(content, key, release)
+            if other is None:
+                line = record.source.line("engines", key, "checked", "release")
+                field = f"engines.{key}.checked.release"
+                found.append(
+                    Problem(record.path, line, CODE, field, _no_data(content, key, release))
+                )
+                continue
+            reader = at_release(engines[key], other)
+            among = {**engines, key: reader}
+        advice(reader, ("engines", key), block, among)
     return found
 
 
 def _no_data(content: Content, key: str, release: str) -> str:
     project = content.projects[key]
     return (
-        f"no parser data for {project.name or key} {release}, the release this record was "
+        f"no parser data for {project.name or key} {release}, the release this text was "
         f"checked against: make it from that release's wheel with `python -m "
         f"errorkb.sources.flagdata <wheel> --project {key}` (generator/flags/)"
     )
