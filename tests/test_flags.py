@@ -54,9 +54,11 @@ def test_an_ambiguous_prefix_lists_its_candidates():
 def test_flag_equals_value_is_read_as_argparse_reads_it():
     assert problems("vllm serve m --dtype=float16 --max-model-len=4k") == []
     ((_, why),) = problems("vllm serve m --dtype=fp16")
-    assert why.startswith("`--dtype fp16`: invalid choice; choose from auto, bfloat16,")
+    assert why.startswith(
+        "`--dtype fp16`: invalid choice in vLLM 0.33.0's parser; choose from auto, bfloat16,"
+    )
     ((_, why),) = problems("vllm serve m --enforce-eager=true")
-    assert why == "`--enforce-eager=true`: --enforce-eager takes no value"
+    assert why == "`--enforce-eager=true`: --enforce-eager takes no value in vLLM 0.33.0's parser"
     assert problems("vllm serve m --dtype <dtype>") == []  # a placeholder is not checked
 
 
@@ -157,13 +159,149 @@ def test_a_refused_flag_stops_the_check_with_its_file_and_line(kb):
         "parser; did you mean --max-model-len or --max-log-len?"
     )
     assert found[1].startswith(
-        f"{path}:16: E126 example_fix.after.code: `--dtype fp16`: invalid choice; "
-        "choose from "
+        f"{path}:16: E126 example_fix.after.code: `--dtype fp16`: invalid choice in vLLM "
+        "0.33.0's parser; choose from "
     )
     assert len(found) == 2
 
 
+# The release a record was checked against ------------------------------------------------
+
+OLD = """\
+id: 00000000000000f2
+project: vllm
+exception: ValueError
+message: An old error.
+source: {path: vllm/x.py}
+solutions:
+  - Lower `--swap-space` to 4, or move to `--guided-decoding-backend outlines`.
+example_fix:
+  before:
+    language: bash
+    code: vllm serve m --swap-space 16
+  after:
+    language: bash
+    code: vllm serve m --swap-space 4 --num-lookahead-slots 2
+checked:
+  release: 0.10.2
+"""
+
+
+def _vllm_kb(kb: Path, record: str, name: str = "00000000000000f2") -> None:
+    content = kb / "content"
+    (content / "projects" / "vllm.yaml").write_text(
+        "name: vLLM\nrepo: vllm-project/vllm\nref: v0.33.0\nversion: 0.33.0\n"
+    )
+    (content / "errors" / "vllm").mkdir(exist_ok=True)
+    (content / "errors" / "vllm" / f"{name}.yaml").write_text(record)
+
+
+def _problems(kb: Path) -> list[str]:
+    try:
+        load_content(kb)
+    except ContentError as exc:
+        return [str(p) for p in exc.problems]
+    return []
+
+
+def test_a_record_checked_at_an_old_release_reads_its_flags_with_that_parser(kb):
+    # --swap-space, --guided-decoding-backend and --num-lookahead-slots are vLLM 0.10.2's,
+    # gone by 0.33.0: the text was checked against 0.10.2, so they parse
+    _vllm_kb(kb, OLD)
+    assert _problems(kb) == []
+    # without the checked release the pinned parser reads them, and refuses each
+    _vllm_kb(kb, OLD.replace("checked:\n  release: 0.10.2\n", ""))
+    found = _problems(kb)
+    assert len(found) == 5
+    assert all("of vLLM 0.33.0's parser" in line for line in found)
+
+
+def test_a_flag_the_old_release_lacks_is_refused_naming_that_release(kb):
+    _vllm_kb(kb, OLD.replace("--num-lookahead-slots 2", "--attention-backend FLASHINFER"))
+    assert _problems(kb) == [
+        "content/errors/vllm/00000000000000f2.yaml:14: E126 example_fix.after.code: "
+        "`--attention-backend` is not an option of vLLM 0.10.2's parser"
+    ]
+
+
+def test_a_sentence_that_names_another_release_reads_with_its_parser(kb):
+    text = (
+        "  - In 0.33.0 the backend is chosen with `--attention-backend`; in 0.10.2 with an"
+        " environment variable.\n"
+        "  - Then set `--attention-backend`.\n"
+    )
+    _vllm_kb(kb, OLD.replace("solutions:\n", "solutions:\n" + text))
+    # the first sentence names 0.33.0 before the flag; the second names no release
+    assert [line.split(" E126 ")[1] for line in _problems(kb)] == [
+        "solutions.1: `--attention-backend` is not an option of vLLM 0.10.2's parser"
+    ]
+
+
+def test_a_command_the_old_release_did_not_have_is_refused(kb):
+    record = OLD.replace("release: 0.10.2", "release: 0.4.3")
+    record = record.replace(" --num-lookahead-slots 2", "")
+    record = record.replace(", or move to `--guided-decoding-backend outlines`", "")
+    _vllm_kb(kb, record)
+    why = (
+        "`vllm serve` is not a command of vLLM 0.4.3 (it starts with "
+        "`python -m vllm.entrypoints.openai.api_server`)"
+    )
+    assert [line.split(" E126 ")[1] for line in _problems(kb)] == [
+        f"example_fix.before.code: {why}",
+        f"example_fix.after.code: {why}",
+    ]
+
+
+def test_a_checked_release_without_parser_data_is_a_problem(kb):
+    _vllm_kb(kb, OLD.replace("release: 0.10.2", "release: 0.10.1"))
+    (line,) = _problems(kb)
+    assert ":16: E126 checked.release: no parser data for vLLM 0.10.1" in line
+    assert "python -m errorkb.sources.flagdata <wheel> --project vllm" in line
+
+
+REMOVED = """\
+id: 00000000000000f3
+project: vllm
+exception: ValueError
+message: Set num_speculative_tokens.
+source: {path: vllm/x.py}
+versions: {first: 0.4.3, last: 0.4.3}
+status: removed
+derived:
+  ref: v0.4.3
+  flags:
+    - name: num_speculative_tokens
+      kind: engine-arg
+      field: speculative_config.num_speculative_tokens
+      flag: "--num-speculative-tokens"
+    - name: num_speculative_tokens
+      kind: engine-arg
+      field: speculative_config.num_speculative_tokens
+      flag: "--spec-tokens"
+      named: placeholder
+  try:
+    - Lower `--num-speculative-tokens`.
+"""
+
+
+def test_a_removed_records_derived_flags_are_its_last_releases(kb):
+    # --num-speculative-tokens is 0.4.3's (gone by 0.33.0); the entry said.with_named added
+    # (`named`) is the pinned release's name for the setting, read with the pinned parser
+    _vllm_kb(kb, REMOVED, "00000000000000f3")
+    assert _problems(kb) == []
+    wrong = REMOVED.replace('flag: "--num-speculative-tokens"', 'flag: "--spec-tokens"')
+    _vllm_kb(kb, wrong, "00000000000000f3")
+    (line,) = _problems(kb)
+    assert line.endswith(
+        "E126 derived.flags.0.flag: `--spec-tokens` is not an option of vLLM 0.4.3's parser"
+    )
+    # a last release without parser data: its derived flags are not read (as before)
+    _vllm_kb(kb, wrong.replace("0.4.3, last: 0.4.3", "0.4.1, last: 0.4.2"), "00000000000000f3")
+    assert _problems(kb) == []
+
+
 # The real content ------------------------------------------------------------------------
+
 
 @pytest.mark.slow  # loads and checks all of content/ (about 45 s)
 def test_the_real_content_has_no_refused_flag():
@@ -181,6 +319,60 @@ def test_the_real_content_has_no_refused_flag():
     assert launches >= 60
 
 
+# The recipes by release -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "project, release, build, launchers",
+    [
+        ("vllm", "0.3.3", "build_api_server", ["vllm.entrypoints.openai.api_server"]),
+        ("vllm", "0.4.3", "build_api_server", ["vllm.entrypoints.openai.api_server"]),
+        ("vllm", "0.5.5", "build_vllm_serve", ["vllm serve", "vllm.entrypoints.openai.api_server"]),
+        (
+            "vllm",
+            "0.10.2",
+            "build_vllm_serve",
+            ["vllm serve", "vllm.entrypoints.openai.api_server"],
+        ),
+        (
+            "vllm",
+            "0.27.1",
+            "build_vllm_serve",
+            ["vllm serve", "vllm.entrypoints.openai.api_server"],
+        ),
+        ("vllm", "0.33.0", "build", ["vllm serve", "vllm.entrypoints.openai.api_server"]),
+        ("vllm", "0.40.0", "build", ["vllm serve", "vllm.entrypoints.openai.api_server"]),
+        ("sglang", "0.3.6.post3", "build_prepare_server_args", ["sglang.launch_server"]),
+        ("sglang", "0.4.10.post2", "build_prepare_server_args", ["sglang.launch_server"]),
+        ("sglang", "0.5.23", "build", ["sglang.launch_server", "sglang serve"]),
+    ],
+)
+def test_each_release_is_built_the_way_its_launcher_builds_it(project, release, build, launchers):
+    facts = flagdata._recipe_facts(flagdata.recipe(project))
+    chosen = flagdata.layout(facts, release)
+    assert chosen["build"] == build
+    named = [o.get("module") or " ".join(o["command"]) for o in chosen["launchers"]]
+    assert named == launchers
+
+
+def test_vllms_rewrites_follow_its_flexible_parser():
+    facts = flagdata._recipe_facts(flagdata.recipe("vllm"))
+    rewrites = {
+        v: list(flagdata.layout(facts, v)["rewrites"]) for v in ("0.4.3", "0.5.5", "0.7.3", "0.9.2")
+    }
+    assert rewrites == {
+        "0.4.3": [],  # a plain argparse parser
+        "0.5.5": ["underscores"],  # FlexibleArgumentParser: --a_b is --a-b
+        "0.7.3": ["underscores", "optimization-level"],  # and -O3 is -O 3
+        "0.9.2": ["underscores", "dotted", "optimization-level"],  # and --x.key value
+    }
+    # each layout names the releases read for it, all at or above its `from`
+    for entry in facts["OLDER"]:
+        assert entry["read"] and all(
+            flagdata.Version(r) >= flagdata.Version(entry["from"]) for r in entry["read"]
+        )
+
+
 # The data's freshness: regenerated from the wheel when it is at hand ----------------------
 
 
@@ -193,8 +385,11 @@ def _wheel(name: str, version: str) -> Path | None:
     return None
 
 
+DATA = sorted(p.stem.split("-", 1) for p in flags.FOLDER.glob("*.json"))
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("project, version", [("vllm", "0.33.0"), ("sglang", "0.5.23")])
+@pytest.mark.parametrize("project, version", DATA, ids=["-".join(d) for d in DATA])
 def test_the_parser_data_is_what_the_wheel_builds(project, version):
     wheel = _wheel(project, version)
     if wheel is None:
@@ -204,3 +399,26 @@ def test_the_parser_data_is_what_the_wheel_builds(project, version):
         )
     made = flagdata.render(flagdata.dump(wheel, project))
     assert made == flagdata.path(project, version).read_text(encoding="utf-8")
+
+
+def test_an_engines_advice_on_a_stack_record_reads_with_its_checked_release(tmp_path):
+    from tests.conftest import make_stack_kb
+
+    kb = make_stack_kb(tmp_path / "kb")
+    oom = kb / "content" / "errors" / "torch" / "aec1c60254c32faa.yaml"
+    text = oom.read_text()
+    old = text.replace(
+        "    related: [df0e813b3de60b27]\n",
+        "    related: [df0e813b3de60b27]\n    checked: {release: 0.10.2}\n",
+        1,
+    ).replace("--tensor-parallel-size 4", "--tensor-parallel-size 4 --swap-space 8")
+    # --swap-space is vLLM 0.10.2's (gone by 0.33.0): the advice says it was checked there
+    oom.write_text(old)
+    assert _problems(kb) == []
+    # by default, the engine's pinned parser
+    oom.write_text(old.replace("    checked: {release: 0.10.2}\n", ""))
+    (line,) = _problems(kb)
+    assert line.split(" E126 ")[1] == (
+        "engines.vllm.example_fix.after.code: `--swap-space` is not an option of vLLM "
+        "0.33.0's parser"
+    )

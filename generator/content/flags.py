@@ -1,11 +1,23 @@
-"""E126: every flag written in content parses with its engine's own argument parser.
+"""E126: every flag written in content parses with its engine's own argument parser, at the
+release the text was written for.
 
-Each engine's parser at its pinned release (the project file's `version`) is data,
-`generator/flags/<project>-<version>.json`, which `python -m errorkb.sources.flagdata`
-makes from the release's wheel. From it this module builds an `argparse.ArgumentParser` with
+Each engine's parser at a release is data, `generator/flags/<project>-<version>.json`, which
+`python -m errorkb.sources.flagdata` makes from the release's wheel: for its pinned release
+(the project file's `version`) and for each release an explained record was checked against.
+From it this module builds an `argparse.ArgumentParser` with
 the same option strings, nargs and `allow_abbrev`, and reads each flag with argparse's own
 `_parse_optional` (exact names, unique prefixes when abbreviations are allowed, `--x=value`),
 after the rewrites the engine's parser makes first (vLLM's `--a_b`, `--x.key`, `-O3`).
+
+Which release's parser reads a record's flags:
+- its text (solutions, example fixes, meaning...): the release it was checked against
+  (`checked.release`), else the pinned one; a checked release with no data is a problem (make
+  it). A command the pinned release launches with that the checked one lacks (`vllm serve`
+  in a record checked at vLLM 0.4.3) is refused;
+- its `derived` block: the pinned release's (it is the pinned code's), but a removed record's
+  is its last release's (`versions.last`; skipped where that release has no data);
+- a stack record's advice for an engine (`engines.<engine>`): the release its `checked.release`
+  names, else the engine's pinned release; a guide: the engines' pinned releases.
 
 Where flags are written, and whose they are:
 - a command that starts the engine (`vllm serve ...`, `python -m sglang.launch_server ...`,
@@ -29,7 +41,7 @@ import difflib
 import json
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -124,12 +136,24 @@ def _engine(project: str, version: str, label: str) -> Engine | None:
     return Engine.of(label, data)
 
 
-def engine(content: Content, key: str) -> Engine | None:
-    """The parser of a project of the content, when its release has parser data."""
+def engine(content: Content, key: str, release: str | None = None) -> Engine | None:
+    """The parser of a project of the content at a release (default: its pinned one), when
+    that release has parser data."""
     project = content.projects.get(key)
     if project is None or not project.version:
         return None
-    return _engine(key, project.version, project.name or key)
+    return _engine(key, release or project.version, project.name or key)
+
+
+def at_release(pinned: Engine, other: Engine) -> Engine:
+    """`other` (an engine's parser at an older release), knowing the commands the pinned
+    release launches with that `other`'s lacks: a launch with one of those is refused."""
+    own = list(other.data.get("launchers", []))
+    absent = [dict(one, absent=True) for one in pinned.data.get("launchers", []) if one not in own]
+    if not absent:
+        return other
+    data = {**other.data, "launchers": own + absent}
+    return Engine(other.name, data, other.parser, other.actions)
 
 
 # Reading words -----------------------------------------------------------------------------
@@ -214,7 +238,7 @@ def _placeholder(value: str) -> bool:
     return bool(_PLACEHOLDER.search(value)) or not value
 
 
-def _choice_problem(option: dict, string: str, value: str) -> str | None:
+def _choice_problem(engine: Engine, option: dict, string: str, value: str) -> str | None:
     choices = option.get("choices")
     if not choices or _placeholder(value):
         return None
@@ -222,7 +246,9 @@ def _choice_problem(option: dict, string: str, value: str) -> str | None:
     for one in values:
         if one not in [str(c) for c in choices]:
             listed = ", ".join(str(c) for c in choices)
-            return f"`{string} {one}`: invalid choice; choose from {listed}"
+            return (
+                f"`{string} {one}`: invalid choice in {engine.name}'s parser; choose from {listed}"
+            )
     return None
 
 
@@ -269,8 +295,8 @@ def check_words(
             continue
         if explicit is not None:
             if option["nargs"] == 0:
-                why.append(f"`{raw}`: {string} takes no value")
-            elif (bad := _choice_problem(option, string, explicit)) is not None:
+                why.append(f"`{raw}`: {string} takes no value in {engine.name}'s parser")
+            elif (bad := _choice_problem(engine, option, string, explicit)) is not None:
                 why.append(bad)
             continue
         nargs = option["nargs"]
@@ -283,9 +309,9 @@ def check_words(
             if nargs in (1, "?") or (isinstance(nargs, int) and len(taken) == nargs):
                 break
         if not taken and command and nargs not in ("?", "*"):
-            why.append(f"`{string}` expects a value")
+            why.append(f"`{string}` expects a value in {engine.name}'s parser")
         for value in taken:
-            if (bad := _choice_problem(option, string, value)) is not None:
+            if (bad := _choice_problem(engine, option, string, value)) is not None:
                 why.append(bad)
                 break
     return why
@@ -310,10 +336,16 @@ def _bare(words: list[str]) -> bool:
 
 
 def text_problems(
-    engine: Engine | None, text: str, engines: dict[str, Engine]
+    engine: Engine | None,
+    text: str,
+    engines: dict[str, Engine],
+    named: Callable[[str], Engine | None] | None = None,
 ) -> Iterator[tuple[int, str]]:
     """(line offset, why) for the flags of a Markdown text: commands that start any engine,
-    and mentions of `engine`'s options (None: commands only)."""
+    and mentions of `engine`'s options (None: commands only). `named`: the parser of
+    `engine`'s project at another release, when it has data: inline code in a sentence that
+    names that release before it ("in 0.33.0, `--attention-backend` picks one") is read
+    with that release's parser."""
     for match in _FENCE.finditer(text):
         if match.group(2).lower() not in _SHELL:
             continue
@@ -323,8 +355,30 @@ def text_problems(
     prose = _FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     for match in _SPAN.finditer(prose):
         offset = prose[: match.start()].count("\n")
-        for _, why in code_problems(engine, match.group(2).replace("\n", " "), engines):
+        reader, among = engine, engines
+        if engine is not None and named is not None:
+            other = _sentence_release(prose[: match.start()], named)
+            if other is not None:
+                key = next((k for k, e in engines.items() if e is engine), None)
+                reader = other
+                among = {**engines, key: other} if key is not None else engines
+        for _, why in code_problems(reader, match.group(2).replace("\n", " "), among):
             yield offset, why
+
+
+_RELEASE = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)(?![\w.]*\d)")
+_SENTENCE_END = re.compile(r"[.!?][)\"']?\s+(?=[A-Z`(\"])|\n\s*\n")
+
+
+def _sentence_release(before: str, named: Callable[[str], Engine | None]) -> Engine | None:
+    """The parser of the release named last before a point of its sentence (one with data)."""
+    ends = list(_SENTENCE_END.finditer(before))
+    sentence = before[ends[-1].end() :] if ends else before
+    for match in reversed(list(_RELEASE.finditer(sentence))):
+        found = named(match.group(1))
+        if found is not None:
+            return found
+    return None
 
 
 def code_problems(
@@ -336,11 +390,25 @@ def code_problems(
         found = _launch_of(words, engines)
         if found is not None:
             target, launcher, args = found
+            if launcher.get("absent"):
+                yield offset, _absent(target, launcher)
+                continue
             for why in check_words(target, args, command=True, launcher=launcher):
                 yield offset, why
         elif engine is not None and _bare(words):
             for why in check_words(engine, words, command=False):
                 yield offset, why
+
+
+def _absent(engine: Engine, launcher: dict) -> str:
+    def named(one: dict) -> str:
+        return " ".join(one["command"]) if "command" in one else f"python -m {one['module']}"
+
+    ways = [named(one) for one in engine.data["launchers"] if not one.get("absent")]
+    return (
+        f"`{named(launcher)}` is not a command of {engine.name} (it starts with "
+        f"{' or '.join(f'`{way}`' for way in ways)})"
+    )
 
 
 def _launch_of(words: list[str], engines: dict[str, Engine]):
@@ -358,52 +426,114 @@ def _field_line(record: Record, keys: tuple, text: str) -> int:
 
 
 def record_problems(record: Record, content: Content) -> list[Problem]:
-    """E126 for every flag of a record that its engine's parser refuses."""
+    """E126 for every flag of a record that its engine's parser refuses: the parser of the
+    release the record was checked against (see the module's doc)."""
     engines = _engines(content)
     if not engines:
         return []
     found: list[Problem] = []
 
-    def scan(engine, keys: tuple, text, code: bool = False) -> None:
+    def releases(release: str) -> Engine | None:
+        other = engine(content, record.project, release) if pinned is not None else None
+        return at_release(pinned, other) if pinned is not None and other is not None else None
+
+    def scan(engine, keys: tuple, text, code: bool = False, among=engines) -> None:
         if not isinstance(text, str) or not text:
             return
         first = _field_line(record, keys, text)
-        lines = code_problems if code else text_problems
-        for offset, why in lines(engine, text, engines):
+        if code:
+            lines = code_problems(engine, text, among)
+        else:
+            lines = text_problems(engine, text, among, releases if engine is own else None)
+        for offset, why in lines:
             field = ".".join(str(k) for k in keys)
             found.append(Problem(record.path, first + offset, CODE, field, why))
 
-    def advice(engine, at: tuple, block: dict) -> None:
+    def advice(engine, at: tuple, block: dict, among=engines) -> None:
         for key in _PROSE:
-            scan(engine, (*at, key), block.get(key))
+            scan(engine, (*at, key), block.get(key), among=among)
         for key in _LISTS:
             for i, text in enumerate(block.get(key) or []):
-                scan(engine, (*at, key, i), text)
+                scan(engine, (*at, key, i), text, among=among)
         fix = block.get("example_fix") or {}
-        scan(engine, (*at, "example_fix", "note"), fix.get("note"))
+        scan(engine, (*at, "example_fix", "note"), fix.get("note"), among=among)
         for side in ("before", "after"):
             part = fix.get(side) or {}
             if part.get("language", "") in _SHELL:
-                scan(engine, (*at, "example_fix", side, "code"), part.get("code"), code=True)
+                code = part.get("code")
+                scan(engine, (*at, "example_fix", side, "code"), code, True, among)
         defensive = block.get("defensive") or {}
-        scan(engine, (*at, "defensive", "note"), defensive.get("note"))
+        scan(engine, (*at, "defensive", "note"), defensive.get("note"), among=among)
 
-    own = engines.get(record.project)
-    advice(own, (), record.data)
-    # A removed record's derived block is its last release's: the flags as that release
-    # named them, which the pinned release's parser may no longer hold (`--tp`, say).
-    derived = (record.data.get("derived") or {}) if record.status != "removed" else {}
-    for i, text in enumerate(derived.get("try") or []):
-        scan(own, ("derived", "try", i), text)
-    for i, flag in enumerate(derived.get("flags") or []):
-        if own is not None and flag.get("kind") in ("engine-arg", "server-arg") and "flag" in flag:
-            for why in check_words(own, [flag["flag"]], command=False):
-                line = record.source.line("derived", "flags", i, "flag")
-                found.append(Problem(record.path, line, CODE, f"derived.flags.{i}.flag", why))
+    pinned = engines.get(record.project)
+    own, among = pinned, engines
+    release = str(record.checked.get("release") or "")
+    if pinned is not None and release and release != pinned.data["release"]:
+        checked = engine(content, record.project, release)
+        if checked is None:
+            line = record.source.line("checked", "release")
+            found.append(
+                Problem(
+                    record.path,
+                    line,
+                    CODE,
+                    "checked.release",
+                    _no_data(content, record.project, release),
+                )
+            )
+            own = None
+        else:
+            own = at_release(pinned, checked)
+            among = {**engines, record.project: own}
+    if own is not None:
+        advice(own, (), record.data, among)
+    # The derived block is what the pinned code says; a removed record's, what its last
+    # release said: the flags as that release named them (`--tp`, say), read with that
+    # release's parser where it has data, else not read; but for the settings its message
+    # names, as the pinned release knows them (`named`, said.with_named), the pinned one's.
+    derived = record.data.get("derived") or {}
+    of_derived, derived_among = pinned, engines
+    if pinned is not None and record.status == "removed":
+        last = str((record.data.get("versions") or {}).get("last") or "")
+        older = engine(content, record.project, last) if last else None
+        of_derived = at_release(pinned, older) if older is not None else None
+        derived_among = {**engines, record.project: of_derived} if of_derived else engines
+    if of_derived is not None:
+        for i, text in enumerate(derived.get("try") or []):
+            scan(of_derived, ("derived", "try", i), text, among=derived_among)
+        for i, flag in enumerate(derived.get("flags") or []):
+            if flag.get("kind") in ("engine-arg", "server-arg") and "flag" in flag:
+                reader = pinned if flag.get("named") and pinned is not None else of_derived
+                for why in check_words(reader, [flag["flag"]], command=False):
+                    line = record.source.line("derived", "flags", i, "flag")
+                    found.append(Problem(record.path, line, CODE, f"derived.flags.{i}.flag", why))
     for key, block in record.engines.items():
-        if key in engines and isinstance(block, dict):
-            advice(engines[key], ("engines", key), block)
+        if key not in engines or not isinstance(block, dict):
+            continue
+        reader, among = engines[key], engines
+        release = str((block.get("checked") or {}).get("release") or "")
+        if release and release != reader.data["release"]:
+            other = engine(content, key, release)
+            if other is None:
+                line = record.source.line("engines", key, "checked", "release")
+                field = f"engines.{key}.checked.release"
+                found.append(
+                    Problem(record.path, line, CODE, field, _no_data(content, key, release))
+                )
+                continue
+            reader = at_release(engines[key], other)
+            among = {**engines, key: reader}
+        advice(reader, ("engines", key), block, among)
     return found
+
+
+def _no_data(content: Content, key: str, release: str) -> str:
+    project = content.projects[key]
+    return (
+        f"no parser data for {project.name or key} {release}, the release this text was "
+        f"checked against: make it from that release's wheel with `python -m "
+        f"errorkb.sources.flagdata <wheel> --project {key}` (generator/flags/)"
+    )
 
 
 def guide_problems(guide: Guide, content: Content) -> list[Problem]:

@@ -13,10 +13,16 @@ msgspec for SGLang, whose server arguments are msgspec structs; taken from the w
 else downloaded there with pip). Then a child Python (`flagdump_child.py`, with a timeout and
 no network) imports the engine's own argument modules with the heavy ones (torch,
 transformers, triton...) stubbed, builds the parser the way the engine's launcher does (the
-wing's `parser.py`: its `build()`, and its `LAUNCHERS` and `REWRITES`), and prints every
-option string with its dest, nargs, choices and type. The file is that, with the release and
-how it was made. `tests/test_flags.py` regenerates each file when its wheel is at hand and
-compares.
+wing's `parser.py`: its `build()`, and its `LAUNCHERS` and `REWRITES`; for a release older
+than its `FROM`, the layout of its `OLDER` that holds then), and prints every option string
+with its dest, nargs, choices and type. The file is that, with the release and how it was
+made. A stubbed package answers the lowest version the wheel requires (its `__version__`, and
+importlib.metadata's). `tests/test_flags.py` regenerates each file when its wheel is at hand
+and compares.
+
+There is a file for each project's pinned release, and for each release an explained record
+was checked against (its `checked.release`): E126 reads a record's flags with the parser of
+that release.
 """
 
 import argparse
@@ -29,6 +35,8 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+
+from packaging.version import Version
 
 from errorkb.content import flags
 from errorkb.sources.extract import ExtractError
@@ -73,8 +81,9 @@ def recipe(project: str) -> Path:
 
 
 def _recipe_facts(file: Path) -> dict:
-    """LAUNCHERS, REWRITES and REAL of a recipe (literals), read without running it."""
-    facts: dict = {"LAUNCHERS": (), "REWRITES": (), "REAL": ()}
+    """LAUNCHERS, REWRITES, REAL, FROM and OLDER of a recipe (literals), read without
+    running it."""
+    facts: dict = {"LAUNCHERS": (), "REWRITES": (), "REAL": (), "FROM": "0", "OLDER": ()}
     for node in ast.parse(file.read_text(encoding="utf-8")).body:
         if not isinstance(node, ast.Assign):
             continue
@@ -86,6 +95,23 @@ def _recipe_facts(file: Path) -> dict:
 
 def _wheel_version(wheel: Path) -> str:
     return wheel.name.split("-")[1]
+
+
+def layout(facts: dict, release: str) -> dict:
+    """How a recipe builds a release's parser: {build (a function of the recipe),
+    launchers, rewrites, real}. A recipe's own `build`, LAUNCHERS, REWRITES and REAL hold
+    from its FROM; each entry of its OLDER from that entry's `from` (the oldest release of
+    that layout read) up to the next layout's."""
+    newest = {
+        "from": facts["FROM"],
+        "build": "build",
+        "launchers": facts["LAUNCHERS"],
+        "rewrites": facts["REWRITES"],
+        "real": facts["REAL"],
+    }
+    layouts = sorted([*facts["OLDER"], newest], key=lambda entry: Version(entry["from"]))
+    held = [entry for entry in layouts if Version(entry["from"]) <= Version(release)]
+    return held[-1] if held else layouts[0]
 
 
 def _unpack(wheel: Path, into: Path, whole: bool = False) -> None:
@@ -104,8 +130,19 @@ def _real_wheel(requirement: str, folder: Path) -> Path:
     found = sorted(p for p in folder.iterdir() if fnmatch.fnmatch(p.name, pattern))
     if not found:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", requirement, "--no-deps",
-             "--only-binary", ":all:", "-d", str(folder), "-q"],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                requirement,
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                "-d",
+                str(folder),
+                "-q",
+            ],
             check=True,
         )
         found = sorted(p for p in folder.iterdir() if fnmatch.fnmatch(p.name, pattern))
@@ -117,18 +154,28 @@ def _real_wheel(requirement: str, folder: Path) -> Path:
 def dump(wheel: Path, project: str) -> dict:
     """Build the project's parser from this wheel and describe it (see the module's doc)."""
     file = recipe(project)
-    facts = _recipe_facts(file)
+    chosen = layout(_recipe_facts(file), _wheel_version(wheel))
     with tempfile.TemporaryDirectory(prefix="errorkb-flags-") as tmp:
         tree = Path(tmp) / "tree"
         _unpack(wheel, tree)
-        for requirement in facts["REAL"]:
+        for requirement in chosen["real"]:
             _unpack(_real_wheel(requirement, wheel.parent), tree, whole=True)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, "LANG": "C.UTF-8"}
         env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1")
         try:
             run = subprocess.run(
-                [sys.executable, str(CHILD), str(tree), f"{file}:build", ",".join(HEAVY)],
-                capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=tmp,
+                [
+                    sys.executable,
+                    str(CHILD),
+                    str(tree),
+                    f"{file}:{chosen['build']}",
+                    ",".join(HEAVY),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
+                env=env,
+                cwd=tmp,
             )
         except subprocess.TimeoutExpired as exc:
             raise ExtractError(f"building {project}'s parser took over {TIMEOUT} s") from exc
@@ -141,10 +188,10 @@ def dump(wheel: Path, project: str) -> dict:
         "release": _wheel_version(wheel),
         "made_by": "python -m errorkb.sources.flagdata <wheel> --project " + project,
         "wheel": wheel.name,
-        "real": list(facts["REAL"]),
+        "real": list(chosen["real"]),
         "stubbed": parser.pop("stubbed"),
-        "launchers": list(facts["LAUNCHERS"]),
-        "rewrites": list(facts["REWRITES"]),
+        "launchers": list(chosen["launchers"]),
+        "rewrites": list(chosen["rewrites"]),
         **parser,
     }
 

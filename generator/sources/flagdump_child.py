@@ -22,9 +22,12 @@ import importlib.machinery
 import importlib.metadata
 import importlib.util
 import json
+import re
 import socket
 import sys
 import types
+from collections.abc import Callable
+from pathlib import Path
 
 _IMPORTLIB = importlib.__file__.rsplit("/", 1)[0] + "/"
 ALIASES = {"regex": "re"}  # drop-in modules the standard library provides
@@ -39,10 +42,14 @@ _PROTOCOL_NAMES = (
     "__index__ __complex__ __bytes__ __buffer__ __supertype__ __required_keys__ "
     "__optional_keys__ __total__ __orig_bases__ __orig_class__ __typing_subst__ __value__ "
     "__type_params__ __get_validators__ __modify_schema__ __isabstractmethod__ "
-    "__abstractmethods__ __slots__ __weakref__ __post_init__ __match_args__"
+    "__abstractmethods__ __slots__ __weakref__ __post_init__ __match_args__ "
+    "__typing_unpacked_tuple_args__ __typing_is_unpacked_typevartuple__"
 )
 _PROTOCOL = frozenset(_PROTOCOL_NAMES.split())
 ANSWERS: dict = {}  # stubbed names with a real value: the recipe's STUBS
+VERSIONS: dict[str, str] = {}  # package -> the lowest release the engine's wheel requires
+_REQUIRES = re.compile(r"^Requires-Dist:\s*([A-Za-z0-9_.-]+)\s*\(?([^;]*)")
+_LOWEST = re.compile(r"(?:>=|==|~=)\s*([0-9][^,;)\s]*)")
 
 
 class _Stub(abc.ABCMeta):
@@ -56,6 +63,12 @@ class _Stub(abc.ABCMeta):
 
     def __getitem__(cls, item):
         return cls
+
+    def __setitem__(cls, item, value):
+        pass
+
+    def __delitem__(cls, item):
+        pass
 
     def __new__(mcs, name, bases, namespace, **kwargs):
         namespace.setdefault("__init_subclass__", classmethod(lambda c, **kw: None))
@@ -128,6 +141,13 @@ class _Stub(abc.ABCMeta):
     def __mro_entries__(cls, bases):
         return (object,)
 
+    def register(cls, *args, **kwargs):
+        """ABCMeta's `register(subclass)`, and any library's own registry call of that name
+        (transformers' `AutoProcessor.register(config, processor)`), which a stub ignores."""
+        if len(args) == 1 and not kwargs and isinstance(args[0], type):
+            return super().register(args[0])
+        return args[0] if args else cls
+
 
 def _answer(name: str):
     """The recipe's answer for a stubbed name (AttributeError: it has no such attribute),
@@ -171,7 +191,7 @@ class _Loader(importlib.abc.Loader):
             return importlib.import_module(ALIASES[spec.name])
         module = _StubModule(spec.name)
         module.__path__ = []  # a package: its submodules are stubs too
-        module.__version__ = "0.0.0"
+        module.__version__ = _version(spec.name.split(".")[0])
         return module
 
     def exec_module(self, module):
@@ -181,7 +201,8 @@ class _Loader(importlib.abc.Loader):
 class StubFinder(importlib.abc.MetaPathFinder):
     """Stubs the heavy packages first, and, last in sys.meta_path (`last`: the tree), what
     nothing finds of the modules the engine's own files import (the standard library's
-    probes, `_winapi` and such, still fail as they expect)."""
+    probes, `_winapi` and such, still fail as they expect). A package the recipe's STUBS
+    answer ModuleNotFoundError for is not installed: it is never stubbed."""
 
     def __init__(self, heavy: set[str], last: str | None):
         self.heavy, self.last = heavy, last
@@ -189,11 +210,12 @@ class StubFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname, path=None, target=None):
         top = fullname.split(".")[0]
+        if ANSWERS.get(top) is ModuleNotFoundError:
+            return None
         if top in self.heavy or fullname in ALIASES or (self.last and self._from_tree()):
             self.stubbed.add(top)
             return importlib.machinery.ModuleSpec(fullname, _Loader(), is_package=True)
         return None
-
 
     def _from_tree(self) -> bool:
         frame: types.FrameType | None = sys._getframe(2)
@@ -203,6 +225,44 @@ class StubFinder(importlib.abc.MetaPathFinder):
                 return name.startswith(self.last or "")
             frame = frame.f_back
         return False
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _version(package: str) -> str:
+    """A stubbed package's version: the lowest the engine requires (its wheel's
+    Requires-Dist), else 0.0.0."""
+    return VERSIONS.get(_key(package), "0.0.0")
+
+
+def _required(tree: str) -> dict[str, str]:
+    """The lowest release of each package the engine's wheel requires (>=, == or ~=)."""
+    found: dict[str, str] = {}
+    for metadata in sorted(Path(tree).glob("*.dist-info/METADATA")):
+        for line in metadata.read_text(encoding="utf-8", errors="replace").splitlines():
+            requires = _REQUIRES.match(line)
+            lowest = requires and _LOWEST.search(requires.group(2))
+            if requires and lowest:
+                found.setdefault(_key(requires.group(1)), lowest.group(1))
+    return found
+
+
+def _versions(stubbed: Callable[[], set[str]]):
+    """importlib.metadata.version, which answers a stubbed package's version as its stub
+    module's `__version__` where it has no metadata."""
+    real = importlib.metadata.version
+
+    def version(name: str) -> str:
+        try:
+            return real(name)
+        except importlib.metadata.PackageNotFoundError:
+            if _key(name) in stubbed():
+                return _version(name)
+            raise
+
+    return version
 
 
 def _no_network(*args, **kwargs):
@@ -272,19 +332,22 @@ def main(argv: list[str]) -> None:
     socket.create_connection = _no_network
     importlib.metadata.entry_points = lambda **kw: []  # type: ignore[assignment]
     sys.path.insert(0, tree)
+    VERSIONS.update(_required(tree))
     first, last = StubFinder(heavy, last=None), StubFinder(set(), last=tree.rstrip("/") + "/")
     sys.meta_path.insert(0, first)
     sys.meta_path.append(last)
+    importlib.metadata.version = _versions(lambda: heavy | first.stubbed | last.stubbed)
     path, function = recipe.rsplit(":", 1)
     spec = importlib.util.spec_from_file_location("errorkb_parser_recipe", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     ANSWERS.update(getattr(module, "STUBS", {}))
+    stdout, sys.stdout = sys.stdout, sys.stderr  # what the engine prints is not the answer
     parser = getattr(module, function)()
     out = describe(parser)
     out["stubbed"] = sorted(first.stubbed | last.stubbed)
-    json.dump(out, sys.stdout, indent=1)
+    json.dump(out, stdout, indent=1)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,11 @@ sglang/srt/server_args.py, `prepare_server_args`): a plain argparse.ArgumentPars
 `ServerArgs.add_cli_args`. `sglang serve` parses with the same one, after taking out
 --model-type and reading a first positional word as --model-path (sglang/cli/serve.py).
 
+Older releases: `OLDER` (below) names, per layout, the function of this file that builds the
+parser and its launchers; errorkb.sources.flagdata takes the layout of the newest `from` at or
+below the wheel's release (the module's own `build`, `LAUNCHERS`, `REWRITES` and `REAL` from
+`FROM`).
+
 Loaded by path in errorkb.sources.flagdump_child, with the wheel's tree first on sys.path
 and heavy modules stubbed: it must import nothing of errorkb."""
 
@@ -18,6 +23,23 @@ LAUNCHERS = (
 REWRITES = ()  # a plain argparse.ArgumentParser
 # Packages built for real, not stubbed: the server arguments are msgspec structs.
 REAL = ("msgspec==0.23.0",)
+FROM = "0.5.23"  # the oldest release read that builds its parser as `build` does
+
+# The layouts before FROM, oldest first; each holds from its `from` (the oldest release of it
+# that was read; `read`: the releases whose launcher code was read for it) to the next one's.
+OLDER = (
+    # sglang/launch_server.py runs sglang/srt/server_args.py's `prepare_server_args(argv)`:
+    # a plain argparse.ArgumentParser given to ServerArgs.add_cli_args (a dataclass then).
+    # No `sglang serve` yet.
+    {
+        "from": "0",
+        "read": ["0.3.6.post3", "0.4.10.post2"],
+        "build": "build_prepare_server_args",
+        "launchers": [{"module": "sglang.launch_server"}],
+        "rewrites": [],
+        "real": [],
+    },
+)
 
 
 def build():
@@ -26,6 +48,34 @@ def build():
     parser = argparse.ArgumentParser(prog="sglang serve")
     ServerArgs.add_cli_args(parser)
     return parser
+
+
+class _Built(Exception):
+    """Raised by argparse's parse_known_args while a launcher's own code runs: the parser
+    it built, at the moment it would parse the command line."""
+
+
+def build_prepare_server_args():
+    """`python -m sglang.launch_server` before `sglang serve`: the parser of
+    `prepare_server_args`, taken when it parses."""
+    import argparse
+
+    from sglang.srt.server_args import prepare_server_args
+
+    def built(parser, *_args, **_kwargs):
+        raise _Built(parser)
+
+    original = argparse.ArgumentParser.parse_known_args
+    argparse.ArgumentParser.parse_known_args = built
+    try:
+        prepare_server_args([])
+    except _Built as caught:
+        parser = caught.args[0]
+        parser.prog = "python -m sglang.launch_server"
+        return parser
+    finally:
+        argparse.ArgumentParser.parse_known_args = original
+    raise RuntimeError("prepare_server_args returned without parsing")
 
 
 class _Struct:
