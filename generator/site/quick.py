@@ -25,7 +25,6 @@ from typing import Any
 from errorkb import urls
 from errorkb.content.load import MAX_FILE_KB, ParseCache, list_records, load_site, load_some
 from errorkb.content.model import Content, ContentError, Record
-from errorkb.content.successors import successors
 from errorkb.progress import QUIET, Progress
 from errorkb.search import engine
 from errorkb.search import index as search_index
@@ -149,19 +148,15 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
     place_of = {place: place for place in groups}
     places, linked = {}, {}
     answers: dict[str, list[str]] = {}
-    for rid, record in content.records.items():  # what record_key counts in
-        places[rid] = place_of[(record.project, record.location.path)]
-        chain = successors(content, record)
-        shows = [
-            *links.related[rid],
-            *links.referenced_by.get(rid, []),
-            *links.twins.get(rid, []),
-            *chain,
-        ]
-        if shows:  # one record in sixteen
-            linked[rid] = [r.path for r in shows]
-        if chain and chain[-1].status != "removed":
-            answers.setdefault(chain[-1].id, []).append(record.path)
+    records_of = content.records
+    for rid, record in records_of.items():  # what its page shows (Plan.record_shows)
+        shows = plan.record_shows(record)
+        (place,) = shows.files
+        places[rid] = place_of[place]
+        if shows.rows:  # one record in sixteen
+            linked[rid] = [records_of[r].path for r in shows.rows]
+        for answer in shows.full[1:]:
+            answers.setdefault(answer, []).append(record.path)
     state = State(
         _site_stamp(out),
         plan.inputs,
@@ -496,7 +491,7 @@ def _pattern_units(
         made = search_index.patterns_page(
             number, slots, names, totals, plan.code_key, answers, extras
         )
-        units.append(build.Unit(*made))
+        units.append(plan.patterns_unit(*made))
     return units
 
 
@@ -508,10 +503,11 @@ def _document_unit(
     at = documents.index(record.path) // paging.PER_PAGE
     url = paging.project_page_urls(record.project, len(documents))[at]
     page = documents[at * paging.PER_PAGE : (at + 1) * paging.PER_PAGE]
-    outwards = [_outward(state, plan.content, rel) for rel in page]
-    key = plan.project_page_key(record.project, len(documents), outwards)
+    ids = [state.records[rel][1] for rel in page]
+    plan.kept_rows = {rid: state.records[rel][2] for rid, rel in zip(ids, page, strict=True)}
+    shows = plan.project_page_shows(record.project, len(documents), ids)
     body = api.with_row(_live(writer, url), record, plan.content.site["base_url"])
-    return build.Unit(url, key, body)
+    return plan.unit(url, shows, body)
 
 
 def _project_page(pages: Pages, state: State, content: Content, project: str) -> tuple:
@@ -525,13 +521,6 @@ def _project_page(pages: Pages, state: State, content: Content, project: str) ->
     listed = [ids[rel] for rel in listing.documents.get(project, [])]
     indexed = [(rid, _indexed(state, content, rid)) for rid in listed if rid in state.indexed]
     return pages.project_part(project, len(listed), files, indexed)
-
-
-def _outward(state: State, content: Content, rel: str) -> str:
-    """A record's outward hash: as loaded where it is (the edited records among them), else
-    as the last build kept it."""
-    record = content.records.get(state.records[rel][1])
-    return record.outward if record else state.records[rel][2]
 
 
 def _indexed(state: State, content: Content, rid: str) -> tuple:
