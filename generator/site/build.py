@@ -56,6 +56,9 @@ class BuildResult:
     rendered: int  # outputs rendered (the rest were linked unchanged from the last build)
     problems: list[check.SiteProblem]  # what `check` found wrong with the site
     indexed: dict[str, str] | None = None  # the full-text index's pages (write_full_text)
+    # record id -> the outputs of many records that show it in full, and as a row or one
+    # of a source file's (Listed.inverse)
+    listed: "tuple[dict[str, list[str]], dict[str, list[str]]] | None" = None
 
 
 def build(
@@ -81,7 +84,8 @@ def build(
         content = plan.content
         with publish.locked(out, log):
             with publish.publishing(out, publish.open_spare(out)) as writer:
-                indexed = write_site(writer, plan, progress, indexed)
+                listed = Listed()
+                indexed = write_site(writer, plan, progress, indexed, listed)
             problems = check_site(plan, writer.manifest, out, progress) if checked else []
     result = BuildResult(
         out,
@@ -92,6 +96,7 @@ def build(
         writer.rendered,
         problems,
         indexed,
+        listed.inverse(plan),
     )
     if log:
         log(
@@ -201,9 +206,11 @@ def write_site(
     plan: "Plan",
     progress: Progress = QUIET,
     indexed: dict[str, str] | None = None,
+    listed: "Listed | None" = None,
 ) -> dict[str, str] | None:
     """Every output of the site, into the writer's folder, and its manifest; returns the
-    pages the full-text index holds, by their keys then (write_full_text). When many
+    pages the full-text index holds, by their keys then (write_full_text); into `listed`,
+    what the outputs of many records declare they show. When many
     records changed, workers make the outputs drawn from many records while the records
     are written; after an edit of a few, forking them would cost more than it saves (each
     worker reads the whole plan, copying the pages it touches)."""
@@ -211,14 +218,17 @@ def write_site(
     with _workers(plan, writer, len(todo)) as pool:
         if pool is None:
             for produce in plan.producers().values():
-                write_units(writer, produce())
+                write_units(writer, produce(), listed)
         else:
             shared = [pool.apply_async(_produce_in_worker, (name,)) for name in plan.producers()]
         _write_records(writer, plan, todo, pool, progress)
         if pool is not None:
             progress.stage("pages of many records", len(shared))
             for done in shared:
-                writer.merge(*done.get())
+                manifest, rendered, declared = done.get()
+                writer.merge(manifest, rendered)
+                if listed is not None:
+                    listed.declared += declared
                 progress.advance()
     for url, source in plan.vendored:
         writer.copy(url, source)
@@ -228,11 +238,42 @@ def write_site(
     return indexed if plan.full_text else None
 
 
-def write_units(writer: "Writer", units: Iterable["Unit"]) -> None:
-    """Outputs of one kind: rendered where their key changed, else kept or linked."""
+def write_units(writer: "Writer", units: Iterable["Unit"], listed: "Listed | None" = None) -> None:
+    """Outputs of one kind: rendered where their key changed, else kept or linked; those
+    that show records, declared into `listed`."""
     for unit in units:
+        if listed is not None:
+            listed.add(unit)
         if not writer.reuse([unit.url], unit.key):
             writer.write(unit.url, unit.body(), unit.key)
+
+
+class Listed:
+    """What the outputs of many records (the producers') declare they show of records."""
+
+    def __init__(self) -> None:
+        self.declared: list[tuple[str, Shows]] = []
+
+    def add(self, unit: "Unit") -> None:
+        shows = unit.shows
+        if shows.full or shows.rows or shows.files:
+            self.declared.append((unit.url, shows))
+
+    def inverse(self, plan: "Plan") -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """record id -> the URLs of the outputs that show it in full; record id -> those
+        that show it as a row (or as one of a source file's records). One URL is one object
+        in all its lists: marshal writes it once."""
+        by_file = plan.links.by_file
+        full: dict[str, list[str]] = {}
+        rows: dict[str, list[str]] = {}
+        for url, shows in self.declared:
+            for rid in shows.full:
+                full.setdefault(rid, []).append(url)
+            ids = [*shows.rows]
+            ids += [r.id for project, path in shows.files for r in by_file[project][path]]
+            for rid in dict.fromkeys(ids):
+                rows.setdefault(rid, []).append(url)
+        return full, rows
 
 
 @dataclass(frozen=True)
@@ -628,12 +669,13 @@ def _forked() -> "tuple[Plan, Writer]":
     return _PLAN, _WRITER
 
 
-def _produce_in_worker(name: str) -> tuple[dict, int]:
+def _produce_in_worker(name: str) -> tuple[dict, int, list[tuple[str, Shows]]]:
     """In a worker: write the outputs of one producer; report their manifest entries."""
     plan, writer = _forked()
     local = writer.twin()
-    write_units(local, plan.producers()[name]())
-    return local.manifest, local.rendered
+    listed = Listed()
+    write_units(local, plan.producers()[name](), listed)
+    return local.manifest, local.rendered, listed.declared
 
 
 def _die_with_parent(parent: int) -> None:
