@@ -24,6 +24,7 @@ from errorkb.site import build as build_module
 from errorkb.site import publish
 from errorkb.site.build import CACHE_DIR, build
 from errorkb.site.publish import site_manifest
+from errorkb.site.shows import Shows
 from tests.conftest import fresh_copy, make_kb
 
 A1 = "00000000000000a1"
@@ -319,6 +320,22 @@ def test_incremental_build_gives_exactly_the_output_of_a_full_build(kb, tmp_path
     build(fresh)
     assert _digest(kb / "site") == _digest(fresh / "site")
     assert not (kb / "site/errors/00000000000000c3").exists()
+
+
+def test_every_output_declares_what_it_shows_and_is_keyed_by_that_alone(kb):
+    """Each producer's outputs and each record's page carry a Shows, and their key is
+    key_of that declaration (one recipe for every key)."""
+    plan = build_module.load_plan(kb)
+    for name, produce in plan.producers().items():
+        units = list(produce())
+        assert units, name
+        for unit in units:
+            assert isinstance(unit.shows, Shows), (name, unit.url)
+            assert unit.key == plan.key_of(unit.shows), (name, unit.url)
+    for rid, record in plan.content.records.items():
+        shows = plan.record_shows(record)
+        assert shows.full[0] == rid
+        assert plan.record_parts(record)[build_module.PAGE][1] == plan.key_of(shows)
 
 
 def test_incremental_build_follows_functions_and_file_pages(kb, tmp_path):

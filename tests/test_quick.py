@@ -26,6 +26,7 @@ from errorkb.site import publish, quick
 from errorkb.site.build import build
 from errorkb.site.publish import site_manifest
 from errorkb.site.quick import build_site
+from errorkb.site.shows import BASE, Shows
 from tests.conftest import (
     SEED,
     fresh_copy,
@@ -356,6 +357,35 @@ def test_an_edit_that_places_a_record_anew_takes_the_full_build(tmp_path, n, fie
     _edit(knobs[n], **fields)
     assert quick.rebuild(kb, kb / "site") is None
     build_site(kb)
+    assert _outside_full_text(_digest(kb / "site")) == _outside_full_text(_cold(kb, tmp_path))
+
+
+def test_an_output_declaring_an_edited_record_the_rebuild_does_not_remake_takes_the_full_build(
+    tmp_path, monkeypatch
+):
+    """A producer the quick rebuild knows nothing of: its output declares it shows a
+    record as a row (the inverse the full build keeps says so), so an edit of what rows
+    show of that record takes the full build; a prose edit of another does not."""
+    kb = make_kb(tmp_path / "kb")
+    knobs = _knobs(kb)
+    shown = knobs[2].stem
+    producers = build_module.Plan.producers
+
+    def with_list(plan):
+        def knob_list():
+            title = plan.content.records[shown].data.get("summary", "").encode()
+            yield plan.unit("/knob-list.txt", Shows(rows=(shown,), names=(BASE,)), title)
+
+        return {**producers(plan), "knob list": knob_list}
+
+    monkeypatch.setattr(build_module.Plan, "producers", with_list)
+    build_site(kb)
+    _append_to_meaning(_curated(kb)[0], "Edited.")
+    assert quick.rebuild(kb, kb / "site") is not None
+    _edit(knobs[2], summary="Shown by the knob list.")
+    assert quick.rebuild(kb, kb / "site") is None
+    build_site(kb)
+    assert (kb / "site" / "knob-list.txt").read_bytes() == b"Shown by the knob list."
     assert _outside_full_text(_digest(kb / "site")) == _outside_full_text(_cold(kb, tmp_path))
 
 

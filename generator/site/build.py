@@ -21,9 +21,9 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -39,6 +39,7 @@ from errorkb.site import api, cards, check, markup, paging, publish, shortlinks
 from errorkb.site.linking import Links, link
 from errorkb.site.pages import Pages
 from errorkb.site.publish import TREE, BuildError, Entry, Writer, safe_output_path
+from errorkb.site.shows import BASE, CODE, Shows, guide, key_of, made_every_build
 
 CACHE_DIR = ".errorkb-cache"  # parsed records between builds, beside content/
 PARALLEL_MIN = 400  # records to render before forking workers pays for itself
@@ -55,6 +56,9 @@ class BuildResult:
     rendered: int  # outputs rendered (the rest were linked unchanged from the last build)
     problems: list[check.SiteProblem]  # what `check` found wrong with the site
     indexed: dict[str, str] | None = None  # the full-text index's pages (write_full_text)
+    # record id -> the outputs of many records that show it in full, and as a row or one
+    # of a source file's (Listed.inverse)
+    listed: "tuple[dict[str, list[str]], dict[str, list[str]]] | None" = None
 
 
 def build(
@@ -80,7 +84,8 @@ def build(
         content = plan.content
         with publish.locked(out, log):
             with publish.publishing(out, publish.open_spare(out)) as writer:
-                indexed = write_site(writer, plan, progress, indexed)
+                listed = Listed()
+                indexed = write_site(writer, plan, progress, indexed, listed)
             problems = check_site(plan, writer.manifest, out, progress) if checked else []
     result = BuildResult(
         out,
@@ -91,6 +96,7 @@ def build(
         writer.rendered,
         problems,
         indexed,
+        listed.inverse(plan),
     )
     if log:
         log(
@@ -200,9 +206,11 @@ def write_site(
     plan: "Plan",
     progress: Progress = QUIET,
     indexed: dict[str, str] | None = None,
+    listed: "Listed | None" = None,
 ) -> dict[str, str] | None:
     """Every output of the site, into the writer's folder, and its manifest; returns the
-    pages the full-text index holds, by their keys then (write_full_text). When many
+    pages the full-text index holds, by their keys then (write_full_text); into `listed`,
+    what the outputs of many records declare they show. When many
     records changed, workers make the outputs drawn from many records while the records
     are written; after an edit of a few, forking them would cost more than it saves (each
     worker reads the whole plan, copying the pages it touches)."""
@@ -210,14 +218,17 @@ def write_site(
     with _workers(plan, writer, len(todo)) as pool:
         if pool is None:
             for produce in plan.producers().values():
-                write_units(writer, produce())
+                write_units(writer, produce(), listed)
         else:
             shared = [pool.apply_async(_produce_in_worker, (name,)) for name in plan.producers()]
         _write_records(writer, plan, todo, pool, progress)
         if pool is not None:
             progress.stage("pages of many records", len(shared))
             for done in shared:
-                writer.merge(*done.get())
+                manifest, rendered, declared = done.get()
+                writer.merge(manifest, rendered)
+                if listed is not None:
+                    listed.declared += declared
                 progress.advance()
     for url, source in plan.vendored:
         writer.copy(url, source)
@@ -227,22 +238,55 @@ def write_site(
     return indexed if plan.full_text else None
 
 
-def write_units(writer: "Writer", units: Iterable["Unit"]) -> None:
-    """Outputs of one kind: rendered where their key changed, else kept or linked."""
+def write_units(writer: "Writer", units: Iterable["Unit"], listed: "Listed | None" = None) -> None:
+    """Outputs of one kind: rendered where their key changed, else kept or linked; those
+    that show records, declared into `listed`."""
     for unit in units:
+        if listed is not None:
+            listed.add(unit)
         if not writer.reuse([unit.url], unit.key):
             writer.write(unit.url, unit.body(), unit.key)
 
 
+class Listed:
+    """What the outputs of many records (the producers') declare they show of records."""
+
+    def __init__(self) -> None:
+        self.declared: list[tuple[str, Shows]] = []
+
+    def add(self, unit: "Unit") -> None:
+        shows = unit.shows
+        if shows.full or shows.rows or shows.files:
+            self.declared.append((unit.url, shows))
+
+    def inverse(self, plan: "Plan") -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """record id -> the URLs of the outputs that show it in full; record id -> those
+        that show it as a row (or as one of a source file's records). One URL is one object
+        in all its lists: marshal writes it once."""
+        by_file = plan.links.by_file
+        full: dict[str, list[str]] = {}
+        rows: dict[str, list[str]] = {}
+        for url, shows in self.declared:
+            for rid in shows.full:
+                full.setdefault(rid, []).append(url)
+            ids = [*shows.rows]
+            ids += [r.id for project, path in shows.files for r in by_file[project][path]]
+            for rid in dict.fromkeys(ids):
+                rows.setdefault(rid, []).append(url)
+        return full, rows
+
+
 @dataclass(frozen=True)
 class Unit:
-    """One output: where it goes, the key of what it is made from, and its bytes or how to
-    make them (called only when the file at its URL has another key). The writer takes its
-    facts from the bytes, and keeps them with the key."""
+    """One output: where it goes, the key of what it is made from (key_of what it shows),
+    its bytes or how to make them (called only when the file at its URL has another key),
+    and what it shows. The writer takes its facts from the bytes, and keeps them with the
+    key."""
 
     url: str
     key: str
     made: bytes | Callable[[], bytes]
+    shows: Shows
 
     def body(self) -> bytes:
         return self.made if isinstance(self.made, bytes) else self.made()
@@ -285,16 +329,15 @@ class Plan:
         compiled = content.root / CACHE_DIR / "templates"
         self.pages = Pages(content, links, assets, compiled, vendored=digests)
 
-    def record_key(self, record: Record) -> str:
-        """A hash of everything the record's page and document show: the record, the
-        records raised in its source file (the nearest of them are shown, and how many
-        there are), its related records, the records that took over from it (the last,
-        printed today, whole: its prose answers on the page), and its guides.
-        Keying on the whole file rather than the few shown costs a few pages more per edit
-        and saves working out the nearest for each of 10,000 records on every build. The
-        other records count by what they show of themselves (Record.outward)."""
+    def record_shows(self, record: Record) -> Shows:
+        """What the record's page and document show: the record in full, and the record
+        that took over from it (the last of its successors, printed today: its prose answers
+        on the page of an old wording); as rows, the records whose source is its file (the
+        nearest of them are shown, and how many there are), its related records, twins and
+        successors; its guides. Declaring the whole file rather than the few shown costs a
+        few pages more per edit and saves working out the nearest for each of 10,000
+        records on every build."""
         links = self.links
-        in_file = self.file_keys[record.project, record.location.path]
         chain = successors(self.content, record)
         linked = [
             *links.related[record.id],
@@ -302,20 +345,47 @@ class Plan:
             *links.twins.get(record.id, []),
             *chain,
         ]
-        # The page of an old wording shows the prose of the check printed today that took
-        # over: that record counts whole.
         live = chain[-1] if chain and chain[-1].status != "removed" else None
-        guides = [f"{g.slug} {g.title}" for g in links.guides.get(record.id, [])]
-        parts = [
-            self.base_key,
-            record.source.digest,
-            in_file,
-            *guides,
-            "",
-            *(r.outward for r in linked),
-            *([live.source.digest] if live else []),
-        ]
-        return hashlib.sha1("\0".join(parts).encode()).hexdigest()
+        return Shows(
+            full=(record.id, live.id) if live else (record.id,),
+            rows=tuple(r.id for r in linked),
+            files=((record.project, record.location.path),),
+            names=(BASE, *(guide(g.slug) for g in links.guides.get(record.id, []))),
+        )
+
+    def record_key(self, record: Record) -> str:
+        return self.key_of(self.record_shows(record))
+
+    def key_of(self, shows: Shows) -> str:
+        """The key of an output that shows this (shows.key_of, with the plan's digests)."""
+        return key_of(shows, self)
+
+    # The digests key_of reads (shows.Digests).
+    kept_rows: Mapping[str, str] = {}  # id -> outward of records the plan does not hold
+
+    def named(self, name: str) -> str:
+        return self.globals[name]
+
+    def full(self, rid: str) -> str:
+        return self.content.records[rid].source.digest
+
+    def row(self, rid: str) -> str:
+        record = self.content.records.get(rid)
+        return record.outward if record is not None else self.kept_rows[rid]
+
+    def file(self, project: str, path: str) -> str:
+        return self.file_keys[project, path]
+
+    @cached_property
+    def globals(self) -> dict[str, str]:
+        """The digest of each global an output may show, by name."""
+        found = {BASE: self.base_key, CODE: self.code_key}
+        found.update((guide(g.slug), f"{g.slug} {g.title}") for g in self.content.guides)
+        return found
+
+    def unit(self, url: str, shows: Shows, made: bytes | Callable[[], bytes]) -> Unit:
+        """An output that shows this, keyed by what it shows."""
+        return Unit(url, self.key_of(shows), made, shows)
 
     @cached_property
     def file_keys(self) -> dict[tuple[str, str], str]:
@@ -341,7 +411,12 @@ class Plan:
     def search_index(self) -> Iterable[Unit]:
         """Its pages of patterns keyed by their records, made only when changed."""
         for url, key, made in search_index.site_index_parts(self.content, self.code_key):
-            yield Unit(url, key, made)
+            yield self.patterns_unit(url, key, made)
+
+    def patterns_unit(self, url: str, key: str, made: bytes | Callable[[], bytes]) -> Unit:
+        """A file of the search index, keyed as search_index makes its key (by its records'
+        rows and its words' weights, or by its bytes) and the code."""
+        return self.unit(url, Shows(names=(CODE,), args=(key,)), made)
 
     def site_pages(self) -> Iterable[Unit]:
         """Keyed by what each is made from, made only when that changed."""
@@ -350,7 +425,7 @@ class Plan:
     def site_page(self, part: tuple[str, str, bytes | Callable[[], bytes]]) -> Unit:
         """A page Pages makes, keyed by what it is made from and what every page is."""
         url, key, made = part
-        return Unit(url, _hash(self.base_key, key), made)
+        return self.unit(url, Shows(names=(BASE,), args=(key,)), made)
 
     def api_files(self) -> Iterable[Unit]:
         """An alias's document keyed as its record's page, a project's document by its
@@ -363,20 +438,21 @@ class Plan:
             pages = functools.cache(functools.partial(api.project_files, content, links, project))
             for n, url in enumerate(paging.project_page_urls(project, len(records))):
                 listed = records[n * paging.PER_PAGE : (n + 1) * paging.PER_PAGE]
-                key = self.project_page_key(project, len(records), [r.outward for r in listed])
-                yield Unit(url, key, functools.partial(_one_of, pages, url))
-        yield from _keyed(api.site_api_files(content, links))
+                shows = self.project_page_shows(project, len(records), [r.id for r in listed])
+                yield self.unit(url, shows, functools.partial(_one_of, pages, url))
+        yield from self.keyed(api.site_api_files(content, links))
 
-    def project_page_key(self, project: str, count: int, outwards: list[str]) -> str:
-        """A page of a project's document, keyed by how many records the project has and
-        by those the page lists (their Record.outward)."""
-        return _hash(self.base_key, project, str(count), *outwards)
+    def project_page_shows(self, project: str, count: int, ids: list[str]) -> Shows:
+        """A page of a project's document: how many records the project has, and those
+        the page lists, as rows."""
+        return Shows(rows=tuple(ids), names=(BASE,), args=(project, str(count)))
 
     def alias_document(self, alias: str) -> Unit:
         """The document of a record's former id: the record's, keyed as its page."""
         record = self.content.records[self.content.aliases[alias]]
         made = functools.partial(api.alias_file, self.content, self.links, alias)
-        return Unit(urls.error_json(alias), _hash(self.record_key(record), alias), made)
+        shows = self.record_shows(record)
+        return self.unit(urls.error_json(alias), replace(shows, args=(alias,)), made)
 
     def file_pages(self) -> Iterable[Unit]:
         for project, files in self.links.raised_in.items():
@@ -386,17 +462,20 @@ class Plan:
     def file_page(self, project: str, path: str) -> Unit:
         """A source file's page, keyed by the records it shows."""
         entries = self.links.raised_in[project][path]
-        key = _hash(self.base_key, project, path, *(r.outward for r, _ in entries))
+        shows = Shows(rows=tuple(r.id for r, _ in entries), names=(BASE,), args=(project, path))
         render = functools.partial(self.pages.source_file, project, path)
-        return Unit(urls.source_file(project, path), key, render)
+        return self.unit(urls.source_file(project, path), shows, render)
 
     def asset_files(self) -> Iterable[Unit]:
-        return _keyed((urls.asset(name), body) for name, body in sorted(self.assets.items()))
+        return self.keyed((urls.asset(name), body) for name, body in sorted(self.assets.items()))
 
     def shared_cards(self) -> Iterable[Unit]:
         """The cards links to a project's pages of one kind share, keyed by what they show."""
         for url, card in cards.shared_cards(self.content):
-            yield Unit(url, card.key, functools.partial(cards.draw, card))
+            yield self.unit(url, Shows(args=(card.key,)), functools.partial(cards.draw, card))
+
+    def keyed(self, outputs: Iterable[tuple[str, bytes]]) -> Iterable[Unit]:
+        return (every_build(url, body) for url, body in outputs)
 
     def record_parts(self, record: Record) -> dict[str, tuple[list[str], str]]:
         """A record's outputs in parts keyed apart, as part -> (URLs, key): its page and
@@ -421,14 +500,14 @@ def _one_of(files: Callable[[], dict[str, bytes]], url: str) -> bytes:
     return files()[url]
 
 
+def every_build(url: str, body: bytes) -> Unit:
+    """An output rendered every build, keyed by its bytes: written only when changed."""
+    shows = made_every_build(hashlib.sha1(body).hexdigest())
+    return Unit(url, key_of(shows), body, shows)
+
+
 def _hash(*parts: str) -> str:
     return hashlib.sha1("\0".join(parts).encode()).hexdigest()
-
-
-def _keyed(outputs: Iterable[tuple[str, bytes]]) -> Iterable[Unit]:
-    """Outputs rendered every build, keyed by their bytes: written only when changed."""
-    for url, body in outputs:
-        yield Unit(url, hashlib.sha1(body).hexdigest(), body)
 
 
 def _base_key(content: Content, assets: dict[str, bytes], code_key: str) -> str:
@@ -590,12 +669,13 @@ def _forked() -> "tuple[Plan, Writer]":
     return _PLAN, _WRITER
 
 
-def _produce_in_worker(name: str) -> tuple[dict, int]:
+def _produce_in_worker(name: str) -> tuple[dict, int, list[tuple[str, Shows]]]:
     """In a worker: write the outputs of one producer; report their manifest entries."""
     plan, writer = _forked()
     local = writer.twin()
-    write_units(local, plan.producers()[name]())
-    return local.manifest, local.rendered
+    listed = Listed()
+    write_units(local, plan.producers()[name](), listed)
+    return local.manifest, local.rendered, listed.declared
 
 
 def _die_with_parent(parent: int) -> None:
@@ -680,7 +760,7 @@ def _write_newer(writer: "Writer", page_urls: list[str]) -> None:
     """The bundle of the pages edited since the main index was made, and their list."""
     listing = json.dumps({"pages": page_urls}).encode()
     if not page_urls:
-        write_units(writer, _keyed([(urls.pagefind_newer(), listing)]))
+        write_units(writer, [every_build(urls.pagefind_newer(), listing)])
         return
     folder = urls.pagefind_newer("")
     key = _hash(*(u + writer.manifest[u][0] for u in page_urls))

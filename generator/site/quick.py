@@ -25,7 +25,6 @@ from typing import Any
 from errorkb import urls
 from errorkb.content.load import MAX_FILE_KB, ParseCache, list_records, load_site, load_some
 from errorkb.content.model import Content, ContentError, Record
-from errorkb.content.successors import successors
 from errorkb.progress import QUIET, Progress
 from errorkb.search import engine
 from errorkb.search import index as search_index
@@ -33,7 +32,7 @@ from errorkb.site import api, build, paging, publish, shortlinks
 from errorkb.site.linking import link
 from errorkb.site.pages import FEED_COUNT, RECENT_COUNT, Pages, listed_entry
 
-VERSION = 9
+VERSION = 11
 MOST_EDITS = 20  # edited files past which the full build's workers pay for themselves
 
 
@@ -56,8 +55,14 @@ class State:
     # id of a check printed today -> the files of the removed records whose pages show its
     # prose (the old wordings it answers)
     answers: dict[str, list[str]]
+    # What the outputs of many records declare (BuildResult.listed): id -> the URLs of those
+    # that show it in full (a former id's document); and, marshalled, id -> those that show
+    # it as a row, read on an edit of what listings show. An edit one of them shows that
+    # the rebuild would not remake takes the full build.
+    full_in: dict[str, list[str]]
+    rows_in: bytes
     full_text: dict[str, str]  # URL -> key of each page, as the main full-text index holds it
-    explained: dict[str, tuple[str, str]]  # id -> (title, exception) of each explained record
+    explained: int  # how many records are explained (the home page says): placement counts it
     indexed: dict[str, tuple]  # id -> pages.listed_entry: its project's page and tags list it
     listing: "Listing"
     version: int = VERSION
@@ -118,15 +123,22 @@ def build_site(
     )
     if plan.inputs is not None and project is None and result.indexed is not None:
         with build.collector_paused():  # its many small objects would set off a collection
-            save_state(plan, out, result.indexed)
+            save_state(plan, out, result.indexed, result.listed)
     if checked:  # the spare made whole too: a file of it damaged by hand is remade now
         prepare_spare(out)
     return result
 
 
-def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
+def save_state(
+    plan: "build.Plan",
+    out: Path,
+    indexed: dict[str, str],
+    listed: tuple[dict[str, list[str]], dict[str, list[str]]] | None,
+) -> None:
     """Kept beside the manifests after a full build of the whole content into `out`, whose
-    full-text index holds the `indexed` pages at these keys."""
+    full-text index holds the `indexed` pages at these keys, and whose outputs of many
+    records show each record where `listed` says (BuildResult.listed)."""
+    assert listed is not None, "a full build's result"
     assert plan.inputs is not None, "a plan of the whole content, loaded by load_plan"
     content, links = plan.content, plan.links
     wing_keys = {k: p.wing_key for k, p in content.projects.items()}
@@ -149,19 +161,15 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
     place_of = {place: place for place in groups}
     places, linked = {}, {}
     answers: dict[str, list[str]] = {}
-    for rid, record in content.records.items():  # what record_key counts in
-        places[rid] = place_of[(record.project, record.location.path)]
-        chain = successors(content, record)
-        shows = [
-            *links.related[rid],
-            *links.referenced_by.get(rid, []),
-            *links.twins.get(rid, []),
-            *chain,
-        ]
-        if shows:  # one record in sixteen
-            linked[rid] = [r.path for r in shows]
-        if chain and chain[-1].status != "removed":
-            answers.setdefault(chain[-1].id, []).append(record.path)
+    records_of = content.records
+    for rid, record in records_of.items():  # what its page shows (Plan.record_shows)
+        shows = plan.record_shows(record)
+        (place,) = shows.files
+        places[rid] = place_of[place]
+        if shows.rows:  # one record in sixteen
+            linked[rid] = [records_of[r].path for r in shows.rows]
+        for answer in shows.full[1:]:
+            answers.setdefault(answer, []).append(record.path)
     state = State(
         _site_stamp(out),
         plan.inputs,
@@ -176,8 +184,10 @@ def save_state(plan: "build.Plan", out: Path, indexed: dict[str, str]) -> None:
         places,
         linked,
         answers,
+        listed[0],
+        marshal.dumps(listed[1]),
         indexed,
-        {rid: (r.title, r.exception) for rid, r in content.records.items() if r.curated},
+        sum(r.curated for r in content.records.values()),
         {rid: e for rid, r in content.records.items() if (e := listed_entry(r, content))},
         _listing(plan),
     )
@@ -249,7 +259,10 @@ def rebuild(
         if _site_stamp(out) != state.site:
             return None  # another build made the site since
         plan = _plan(content, state, code_key)
-        result = _write(out, state, plan, sorted(set(ids) | set(showing)), shown)
+        try:
+            result = _write(out, state, plan, ids, sorted(set(ids) | set(showing)), shown)
+        except _Unanswered:
+            return None  # the spare is left without its manifest: the full build remakes it
         if result is None:
             return None
         _state_path(out).write_bytes(_dumps(_updated(state, out, listed, edited, content)))
@@ -404,27 +417,49 @@ def _pattern_pages(listing: Listing, rid: str) -> dict[int, list[tuple[str, int]
     return {n: slots[n * size : (n + 1) * size] for n in range(first // size, last // size + 1)}
 
 
+class _Unanswered(Exception):
+    """An output declares it shows an edited record, and the quick rebuild does not remake
+    it (a producer it does not know): the full build makes the site."""
+
+
 def _write(
-    out: Path, state: State, plan: "build.Plan", ids: list[str], shown: list[str]
+    out: Path,
+    state: State,
+    plan: "build.Plan",
+    edited: list[str],
+    ids: list[str],
+    shown: list[str],
 ) -> "build.BuildResult | None":
-    """The spare made the live site with the outputs of these records anew, and those that
-    list the records of the `shown` files, then swapped in; None where the live site lost a
-    file since its build (the full build makes it again)."""
+    """The spare made the live site with the outputs of these records (`ids`) anew, and
+    those that list the records of the `shown` files, then swapped in; None where the live
+    site lost a file since its build (the full build makes it again). Raises _Unanswered
+    where an output of many records declares it shows an `edited` record (in full, or as a
+    row where its file is `shown`) and is not among them."""
     content = plan.content
     writer = publish.open_following(out)
     if writer is None:
         return None
     with publish.publishing(out, writer):
+        remade: set[str] = set()
         for rid in ids:
             record = content.records[rid]
             for part, (url_list, key) in plan.record_parts(record).items():
                 if not writer.reuse(url_list, key):
                     for url, body in plan.record_outputs(record, part):
                         writer.write(url, body, key)
-            build.write_units(writer, map(plan.alias_document, record.aliases))
-        for rel in shown:
-            record = content.records[state.records[rel][1]]
-            build.write_units(writer, _listings(writer, plan, state, record))
+            aliases = [plan.alias_document(alias) for alias in record.aliases]
+            build.write_units(writer, aliases)
+            remade.update(unit.url for unit in aliases)
+        for rel in shown:  # one at a time: a listing of two reads the first one's edit
+            listings = _listings(writer, plan, state, content.records[state.records[rel][1]])
+            build.write_units(writer, listings)
+            remade.update(unit.url for unit in listings)
+        declared = [url for rid in edited for url in state.full_in.get(rid, ())]
+        if shown:
+            rows_in = marshal.loads(state.rows_in)
+            declared += [url for rel in shown for url in rows_in.get(state.records[rel][1], ())]
+        if not remade.issuperset(declared):
+            raise _Unanswered(sorted(set(declared) - remade))
         if plan.full_text:
             state.full_text = build.update_full_text(writer, state.full_text)
     return build.BuildResult(
@@ -457,7 +492,7 @@ def _listing_pages(plan: "build.Plan", state: State, record: Record) -> list[tup
     if record.id in _newest(listing):
         counts = {key: len(listing.documents.get(key, [])) for key in content.projects}
         home = [content.records[rid] for rid in listing.home]
-        parts.append(pages.home_part(len(state.records), len(state.explained), counts, home))
+        parts.append(pages.home_part(len(state.records), state.explained, counts, home))
         parts.append(pages.feed_part([content.records[rid] for rid in listing.feed]))
     if record.id in state.indexed:
         parts.append(_project_page(pages, state, content, record.project))
@@ -496,7 +531,7 @@ def _pattern_units(
         made = search_index.patterns_page(
             number, slots, names, totals, plan.code_key, answers, extras
         )
-        units.append(build.Unit(*made))
+        units.append(plan.patterns_unit(*made))
     return units
 
 
@@ -508,10 +543,11 @@ def _document_unit(
     at = documents.index(record.path) // paging.PER_PAGE
     url = paging.project_page_urls(record.project, len(documents))[at]
     page = documents[at * paging.PER_PAGE : (at + 1) * paging.PER_PAGE]
-    outwards = [_outward(state, plan.content, rel) for rel in page]
-    key = plan.project_page_key(record.project, len(documents), outwards)
+    ids = [state.records[rel][1] for rel in page]
+    plan.kept_rows = {rid: state.records[rel][2] for rid, rel in zip(ids, page, strict=True)}
+    shows = plan.project_page_shows(record.project, len(documents), ids)
     body = api.with_row(_live(writer, url), record, plan.content.site["base_url"])
-    return build.Unit(url, key, body)
+    return plan.unit(url, shows, body)
 
 
 def _project_page(pages: Pages, state: State, content: Content, project: str) -> tuple:
@@ -527,23 +563,10 @@ def _project_page(pages: Pages, state: State, content: Content, project: str) ->
     return pages.project_part(project, len(listed), files, indexed)
 
 
-def _outward(state: State, content: Content, rel: str) -> str:
-    """A record's outward hash: as loaded where it is (the edited records among them), else
-    as the last build kept it."""
-    record = content.records.get(state.records[rel][1])
-    return record.outward if record else state.records[rel][2]
-
-
 def _indexed(state: State, content: Content, rid: str) -> tuple:
     """A listed record's entry (pages.listed_entry), as loaded where it is, else as kept."""
     record = content.records.get(rid)
     return listed_entry(record, content) or state.indexed[rid] if record else state.indexed[rid]
-
-
-def _explained(state: State, content: Content, rid: str) -> tuple[str, str]:
-    """An explained record's title and exception, as loaded where it is, else as kept."""
-    record = content.records.get(rid)
-    return (record.title, record.exception) if record else state.explained[rid]
 
 
 def _live(writer: "publish.Writer", url: str) -> bytes:
@@ -575,8 +598,6 @@ def _updated(state: State, out: Path, listed: dict, edited: list[str], content: 
     for rel in edited:
         _, rid, _, shard = records[rel]
         records[rel] = (listed[rel][2], rid, content.records[rid].outward, shard)
-        if rid in state.explained:
-            state.explained[rid] = _explained(state, content, rid)
         if rid in state.indexed:
             state.indexed[rid] = _indexed(state, content, rid)
     state.records = records
@@ -587,7 +608,7 @@ def _updated(state: State, out: Path, listed: dict, edited: list[str], content: 
 # The fields a quick rebuild changes (_updated), kept apart from the frozen rest, which it
 # writes back as the full build serialized it. Marshal, not pickle: the state is plain data,
 # and marshal reads and writes it in half the time (they were a fifth of a quick rebuild).
-_CHANGING = ("site", "records", "full_text", "explained", "indexed")
+_CHANGING = ("site", "records", "full_text", "indexed")
 _FROZEN = tuple(f.name for f in fields(State) if f.name not in (*_CHANGING, "version", "frozen"))
 
 
