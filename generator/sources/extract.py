@@ -1043,6 +1043,63 @@ def _bind_target(target: ast.AST, found: dict) -> None:
             found[node.id].append(None)
 
 
+_OWN_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def reaching(scope: ast.AST, name: str, site: ast.stmt) -> ast.AST | None:
+    """The value of a local bound more than once in its function where only one assignment
+    comes before the site (`backend = envs.X`, `if backend != "auto": ...`, then `backend =
+    "mnnvl"` further down): that assignment's value, for tracing a setting (never for a
+    message's text). None where another binding may reach the site: a parameter, a second
+    binding before it, a loop around the site that binds the name, an unpacking."""
+    if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    a = scope.args
+    if any(
+        arg.arg == name
+        for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+        if arg
+    ):
+        return None
+    line = getattr(site, "lineno", 0)
+    binders: list[ast.AST] = []  # the statements (or names) that bind it
+    loops: list[ast.For | ast.AsyncFor | ast.While] = []  # loops around the site
+    todo: list[ast.AST] = list(scope.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, _OWN_SCOPE):
+            if getattr(node, "name", None) == name:
+                binders.append(node)
+            continue
+        if isinstance(node, _LOOPS) and node.lineno <= line <= (node.end_lineno or 0):
+            loops.append(node)
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            binders.append(node)
+        elif isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
+            return None
+        elif (isinstance(node, ast.ExceptHandler) and node.name == name) or (
+            isinstance(node, ast.alias) and (node.asname or node.name).split(".")[0] == name
+        ):
+            binders.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    if any(
+        loop.lineno <= getattr(b, "lineno", 0) <= (loop.end_lineno or 0)
+        for loop in loops
+        for b in binders
+    ):
+        return None
+    before = [b for b in binders if getattr(b, "lineno", line) < line]
+    if len(binders) < 2 or len(before) != 1 or not isinstance(before[0], ast.Name):
+        return None
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Assign) and node.targets == [before[0]]:
+            return node.value
+        if isinstance(node, ast.AnnAssign) and node.target is before[0]:
+            return node.value
+    return None
+
+
 def _early_return(stmt: ast.stmt) -> bool:
     """`if t: ... return` without else, or a loop whose only statement is one; or `if t:
     ... raise`, a bare re-raise (an except handler that gives up when t: what follows in it
@@ -1500,7 +1557,7 @@ class _Scanner:
             owner=owner,
             attrs=self._attrs(owner),
             holes=holes,
-            resolve=self.messages.resolve,
+            resolve=self._resolver(node),
             knowledge=self.knowledge or explain.Knowledge(),
             kind=kind,
             level=level,
@@ -1512,6 +1569,18 @@ class _Scanner:
             if id(handler) in self.tries:
                 self.restating.append((context, derived, self.tries[id(handler)], caught))
         return derived
+
+    def _resolver(self, site: ast.stmt) -> Callable[[str], ast.AST | None]:
+        """A local's value for explain: assigned once in its scope, or the one assignment
+        before the site (`reaching`)."""
+        scope = self.scopes[-1].node if self.scopes else None
+        resolve = self.messages.resolve
+
+        def value(name: str) -> ast.AST | None:
+            found = resolve(name)
+            return found if found is not None or scope is None else reaching(scope, name, site)
+
+        return value
 
     def _message_arg(self, call: ast.Call) -> tuple[ast.AST | None, list]:
         """The message argument, and the positional arguments after it."""
