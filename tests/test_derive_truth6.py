@@ -219,3 +219,29 @@ def test_a_parser_s_failure_caught_is_not_a_process_s():
     assert found["Error in extracting tool call from response {text}"]["category"] == "logged"
     assert found["Failed to compile grammar for request {req}"]["category"] == "logged"
     assert found["Error in Mooncake sender thread: {req}"]["category"] == "runtime-failure"
+
+
+def test_an_error_line_just_before_a_raise_reports_its_refusal():
+    """280ea86440185ecd: LLM.__init__ logs "Failed to convert 'kv_transfer_config' dict"
+    and at once raises ValueError("Invalid 'kv_transfer_config' provided"): the line takes
+    the raise's category. A warning, or a line with other statements before the raise, not."""
+    code = (
+        "def init(kwargs):\n"
+        "    try:\n"
+        "        cfg = KVTransferConfig(**kwargs)\n"
+        "    except ValidationError as e:\n"
+        "        logger.error('Failed to convert the dict. Error: %s', e)\n"
+        "        raise ValueError(f'Invalid kv_transfer_config provided: {e}') from e\n"
+        "    if cfg.x:\n"
+        "        logger.warning('Dropping x: %s', cfg.x)\n"
+        "        raise ValueError('Invalid x')\n"
+        "    if cfg.y:\n"
+        "        logger.error('Dropping y: %s', cfg.y)\n"
+        "        cleanup()\n"
+        "        raise ValueError('Invalid y')\n"
+    )
+    found = _derived(code)
+    assert found["Invalid kv_transfer_config provided: {error}"]["category"] == "invalid-choice"
+    assert found["Failed to convert the dict. Error: {error}"]["category"] == "invalid-choice"
+    assert found["Dropping x: {x}"]["category"] == "logged"
+    assert found["Dropping y: {y}"]["category"] == "logged"

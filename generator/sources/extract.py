@@ -1165,6 +1165,9 @@ class _Scanner:
         # they follow: their category is that of the raises they restate (_restated).
         self.tries: dict[int, ast.stmt] = {}  # an except handler -> its try statement
         self.restating: list[tuple[explain.Context, dict, ast.stmt, set[str]]] = []
+        # An error log line's context and derived block, by its statement: when a raise
+        # follows it at once, the line reports that raise's refusal (_log_before_raise).
+        self.logged: dict[int, list[tuple[explain.Context, dict]]] = {}
 
     def module(self, node: ast.Module) -> None:
         self.scopes.append(_Scope(node))
@@ -1200,6 +1203,22 @@ class _Scanner:
             if len(kinds) == 1:
                 explain.recategorize(ctx, derived, kinds.pop())
 
+    def _log_before_raise(self, previous: ast.stmt, raised: list) -> None:
+        """An error log line just before a raise (`logger.error("Failed to convert ...")`,
+        then `raise ValueError("Invalid 'kv_transfer_config' provided")`) reports the refusal
+        the raise makes, not a state the program goes on from: it takes the raise's category
+        (derived.CATEGORY_MEANS), when the raise's is one and says more than an invariant."""
+        lines = self.logged.get(id(previous))
+        kinds = {s.derived.get("category") for s in raised if s.derived is not None}
+        if not lines or len(kinds) != 1:
+            return
+        kind = kinds.pop()
+        if kind in (None, "logged", "invariant"):
+            return
+        for ctx, derived in lines:
+            if ctx.level in ("error", "critical") and derived.get("category") == "logged":
+                explain.recategorize(ctx, derived, kind)
+
     def _body(self, statements: list) -> None:
         mark = len(self.exits)
         frame = [statements, 0]
@@ -1208,9 +1227,12 @@ class _Scanner:
             frame[1] = at
             if isinstance(stmt, ast.Raise):
                 self.seen += 1
+                before = len(self.sites)
                 reason = self._raise(stmt)
                 if reason:
                     self.skipped[reason] += 1
+                if at:
+                    self._log_before_raise(statements[at - 1], self.sites[before:])
             elif isinstance(stmt, ast.Assert) and stmt.msg is not None and self.with_asserts:
                 self.asserts += 1
                 self._add(stmt, "AssertionError", stmt.msg, [], "assert")
@@ -1563,6 +1585,8 @@ class _Scanner:
             level=level,
         )
         derived = explain.derive(context)
+        if kind == "log" and derived.get("category") == "logged":
+            self.logged.setdefault(id(node), []).append((context, derived))
         restated = explain.restated(context)
         if restated is not None and derived["category"] == "invariant":
             handler, caught = restated
