@@ -245,3 +245,19 @@ def test_an_error_line_just_before_a_raise_reports_its_refusal():
     assert found["Failed to convert the dict. Error: {error}"]["category"] == "invalid-choice"
     assert found["Dropping x: {x}"]["category"] == "logged"
     assert found["Dropping y: {y}"]["category"] == "logged"
+
+
+def test_mismatched_in_a_placeholder_or_mismatches_avoided_say_nothing():
+    """A placeholder named `{mismatched}` is not the message's word; a line that disables a
+    feature "to avoid ... mismatches" reports a choice, not a failed check."""
+    code = (
+        "def f(cfg, mismatched):\n"
+        "    if cfg.x:\n"
+        "        raise ValueError(f'LiDAR requires the 128x1800 grid; got {mismatched}.')\n"
+        "    logger.info('Radix cache is disabled to avoid prefix-cache mismatches.')\n"
+    )
+    found = _derived(code)
+    assert found["LiDAR requires the 128x1800 grid; got {mismatched}."]["category"] != "mismatch"
+    assert found["Radix cache is disabled to avoid prefix-cache mismatches."]["category"] == (
+        "logged"
+    )

@@ -768,7 +768,7 @@ _WORDS = {
     ),
     "divisibility": re.compile(r"\b(divisible|multiple of|evenly divide|divides)\b", re.I),
     "mismatch": re.compile(
-        r"\b(shape|dtype|mismatch(?:ed|es)?|mis-match(?:ed|es)?|does not match|doesn't match"
+        r"\b(shape|dtype|mismatch|mis-match|(?<!\{)mismatched|does not match|doesn't match"
         r"|do not match|don't match"
         r"|must match|same length"
         r"|same size|same number|expected type|must be an? (?:instance|list|dict|tuple|str"
