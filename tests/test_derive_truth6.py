@@ -261,3 +261,18 @@ def test_mismatched_in_a_placeholder_or_mismatches_avoided_say_nothing():
     assert found["Radix cache is disabled to avoid prefix-cache mismatches."]["category"] == (
         "logged"
     )
+
+
+def test_a_log_line_takes_the_raise_s_category_only_where_its_words_say_it():
+    """cc38893b67ffa66d: "Request failed with an internal error" then GenerationError
+    ("Internal server error") under `finish_reason == "error"`: the raise's invalid-choice
+    comes from the shape of its test alone, so the line does not take it."""
+    code = (
+        "def check(finish_reason, request_id):\n"
+        "    if finish_reason == 'error':\n"
+        "        logger.error('Request %s failed with an internal error', request_id)\n"
+        "        raise GenerationError('Internal server error')\n"
+    )
+    found = _derived(code)
+    assert found["Internal server error"]["category"] == "invalid-choice"
+    assert found["Request {request_id} failed with an internal error"]["category"] == "logged"

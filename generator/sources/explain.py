@@ -842,6 +842,17 @@ _ORDER_EXCEPTIONS = {
 }
 
 
+def said_category(kind: str) -> Callable[[str, str], bool]:
+    """Whether a message's words (or its exception's class) name this category."""
+    words = _WORDS.get(kind)
+
+    def said(message: str, exception: str) -> bool:
+        by_class = _ORDER_EXCEPTIONS.get(exception) == kind
+        return by_class or bool(words is not None and words.search(message))
+
+    return said
+
+
 def _compares(condition: ast.expr | None) -> set[type]:
     if condition is None:
         return set()

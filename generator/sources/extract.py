@@ -1215,6 +1215,11 @@ class _Scanner:
         kind = kinds.pop()
         if kind in (None, "logged", "invariant"):
             return
+        # ... when the raise's words or its class say so, not only the shape of its test
+        # (`finish_reason == "error"` then "Internal server error": no choice was refused)
+        said = explain.said_category(kind)
+        if not all(said(site.template, site.exception) for site in raised):
+            return
         for ctx, derived in lines:
             if ctx.level in ("error", "critical") and derived.get("category") == "logged":
                 explain.recategorize(ctx, derived, kind)
