@@ -214,11 +214,13 @@ def test_a_parser_s_failure_caught_is_not_a_process_s():
         "        logger.exception('Error in extracting tool call from response %s', text)\n"
         "        logger.error('Failed to compile grammar for request %s', req)\n"
         "        logger.error('Error in Mooncake sender thread: %s', req)\n"
+        "        logger.error('Failed to process trace file %s', req)\n"
     )
     found = _derived(code)
     assert found["Error in extracting tool call from response {text}"]["category"] == "logged"
     assert found["Failed to compile grammar for request {req}"]["category"] == "logged"
     assert found["Error in Mooncake sender thread: {req}"]["category"] == "runtime-failure"
+    assert found["Failed to process trace file {req}"]["category"] == "logged"  # a verb
 
 
 def test_an_error_line_just_before_a_raise_reports_its_refusal():

@@ -1010,7 +1010,7 @@ _FAILED = re.compile(r"\b(fail(?:ed|ure|s)?|errors?)\b", re.I)
 # look at), not a parser's or a loader's failure on a value (a tool call, a grammar, a file).
 _TRANSPORT = re.compile(
     r"\b(send|sent|sender|recv|receiv\w*|notif\w*|publish\w*|transfers?|xfer|handshake"
-    r"|connect\w*|peers?|heartbeat|sockets?|rpc|remote|worker|process|thread|actor"
+    r"|connect\w*|peers?|heartbeat|sockets?|rpc|remote|worker|(?<!to )process|thread|actor"
     r"|engine ?core|server)\b",
     re.I,
 )
