@@ -806,3 +806,17 @@ def test_an_older_tree_with_one_config_module_names_the_same_settings(tmp_path):
 
     old, new = named(tree), named(TREE)
     assert any(old.values()) and old == new
+
+
+def test_the_schema_defines_each_stage_and_category_as_the_rules_read_them():
+    """Issue 40, round 6: the labeller and the rules read one definition of each value."""
+    schema = json.loads((Path(ex.__file__).parents[1] / "error.schema.json").read_text())
+    props = schema["properties"]["derived"]["properties"]
+    for name, means in (
+        ("stage", derived_words.STAGE_MEANS),
+        ("category", derived_words.CATEGORY_MEANS),
+    ):
+        assert list(means) == props[name]["enum"]
+        for value, text in means.items():
+            assert f"{value}: {text}" in props[name]["description"]
+    assert derived_words.FLAGS_MEANS in props["flags"]["description"]

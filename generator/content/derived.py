@@ -12,6 +12,39 @@ STAGES = {
     "request-handling": "request handling",
     "kernel-selection": "kernel and platform selection",
 }
+# What each stage means, for the rules (the wings' `stage`) and for a person labelling records
+# by hand alike: where a user meets the error, judged from the code that runs the check. The
+# schema's description of `derived.stage` says the same (tests/test_explain.py checks it).
+STAGE_MEANS = {
+    "argument-parsing": "the command line or the Python keywords are read into arguments",
+    "config-validation": (
+        "the arguments are turned into config objects and checked (a config's post-init, a "
+        "platform's or a model's fix-ups of the config, the offline LLM(...) constructor's "
+        "conversion of its keywords), before any weights are read"
+    ),
+    "model-loading": (
+        "the model is built and its weights read (a layer's or a quantization method's set-up, "
+        "a checkpoint's loader, a getter the model's build calls)"
+    ),
+    "engine-startup": (
+        "the engine is built before it serves: workers, process groups, KV-cache sizing, "
+        "compilation, and the dummy forward passes of memory profiling, warm-up and graph "
+        "capture; a check in a model's forward that every pass runs is dated here, since the "
+        "profiling run meets it first"
+    ),
+    "request-handling": (
+        "the server serves: a request's fields and inputs are checked, and a step's batch is "
+        "scheduled, built and sampled; a check of what only real requests bring (a batch's "
+        "make-up, speculative rows, a session's state) and a background thread's work while "
+        "serving (polls, transfers, monitors) are dated here, even where the warm-up runs the "
+        "same code first"
+    ),
+    "kernel-selection": (
+        "a kernel, an attention, MoE or all-reduce backend, or a platform path is chosen and "
+        "checked against what it supports (GPU architecture, dtype, head size, block size); "
+        "also a kernel op's own checks of the arguments its caller passes"
+    ),
+}
 CATEGORIES = {
     "divisibility": "divisibility",
     "limit": "limit or range",
@@ -25,6 +58,48 @@ CATEGORIES = {
     "logged": "reported in the log",
     "runtime-failure": "runtime failure (a process or a connection)",
 }
+
+# What each category means, for the rules (explain.category) and a person labelling alike.
+# The schema's description of `derived.category` says the same.
+CATEGORY_MEANS = {
+    "divisibility": "a value must divide, or be a multiple of, another",
+    "limit": "a value is outside a range: too large, too small, negative, not finite",
+    "unsupported-combination": (
+        "two or more things the user chose (settings, the model, the platform, a backend) "
+        "that the code refuses together"
+    ),
+    "missing-dependency": "a package, module or library the code needs is not installed",
+    "not-implemented": "the code has no path for this yet",
+    "invalid-choice": "a value is not one of those accepted (an unknown name, key or mode)",
+    "mismatch": (
+        "the shape, type, length or count of what the user supplies (a request's inputs, a "
+        "checkpoint's tensors, a config's values, a model's output the parser reads) disagrees "
+        "with what the code expects"
+    ),
+    "not-found": "a file, a model, a key or a resource is not there",
+    "invariant": (
+        "a state the code itself should guarantee: a contract between its own functions, an "
+        "order of calls, a shape or value it computed; no setting of the user's decides it, "
+        "even where a rare case trips it"
+    ),
+    "logged": (
+        "a log line that reports a state or a choice and lets the program go on; nothing failed"
+    ),
+    "runtime-failure": (
+        "an operation failed while it ran, not a check of values: a process exiting, a "
+        "connection, a peer, a transfer or a notification failing, a wait timing out; an error "
+        "log line that reports such a failure caught is one too"
+    ),
+}
+
+# What a record's derived `flags` trace, for the rules and a person labelling alike.
+FLAGS_MEANS = (
+    "the settings the raise's own condition and placeholders read, traced through its "
+    "function's variables and its class's attributes to a flag, an environment variable, a "
+    "request field or a config.json key, and the settings the message names in its words; not "
+    "a setting that only decides, in a caller, whether this code runs at all (which parser, "
+    "loader or backend is in use): the page names that where the caller's check is a record"
+)
 
 # The kinds of setting a failing value can come from, as a page names them.
 KINDS = {

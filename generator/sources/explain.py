@@ -768,7 +768,8 @@ _WORDS = {
     ),
     "divisibility": re.compile(r"\b(divisible|multiple of|evenly divide|divides)\b", re.I),
     "mismatch": re.compile(
-        r"\b(shape|dtype|mismatch|mis-match|does not match|doesn't match|do not match|don't match"
+        r"\b(shape|dtype|mismatch|mis-match|(?<!\{)mismatched|does not match|doesn't match"
+        r"|do not match|don't match"
         r"|must match|same length"
         r"|same size|same number|expected type|must be an? (?:instance|list|dict|tuple|str"
         r"|string|int|integer|bool|float|tensor)|expect(?:s|ed)? .*\bgot|but only|rank-\d"
@@ -820,7 +821,8 @@ _WORDS = {
         r"|(?:failed to|could not|cannot|can't|couldn't|unable to) connect"
         r"|unreachable|(?:process|server|worker|subprocess|scheduler|detokenizer) (?:has )?"
         r"(?:exited|died|crashed|terminated|was killed)|exited (?:unexpectedly|with (?:code"
-        r"|status|exit code))|timed out|(?:transfer|handshake|rpc)(?: \w+)? failed)\b",
+        r"|status|exit code))|timed out"
+        r"|(?:transfer|handshake|rpc)(?: \w+)? (?:failed|failures?))\b",
         re.I,
     ),
 }
@@ -838,6 +840,17 @@ _ORDER_EXCEPTIONS = {
     "TimeoutError": "runtime-failure",
     "ChildProcessError": "runtime-failure",
 }
+
+
+def said_category(kind: str) -> Callable[[str, str], bool]:
+    """Whether a message's words (or its exception's class) name this category."""
+    words = _WORDS.get(kind)
+
+    def said(message: str, exception: str) -> bool:
+        by_class = _ORDER_EXCEPTIONS.get(exception) == kind
+        return by_class or bool(words is not None and words.search(message))
+
+    return said
 
 
 def _compares(condition: ast.expr | None) -> set[type]:
@@ -986,6 +999,41 @@ def _reads_user_setting(tests: list[ast.expr], found: list[dict]) -> bool:
     )
 
 
+# Exceptions an operation raises when it fails as it runs (not a check of values): an error
+# log line in a handler of one of these, saying what failed, reports a runtime failure.
+_BROAD = frozenset(
+    {"Exception", "BaseException", "RuntimeError", "OSError", "IOError", "ConnectionError"}
+    | {"TimeoutError", "socket.error", "zmq.ZMQError", "ZMQError"}
+)
+_FAILED = re.compile(r"\b(fail(?:ed|ure|s)?|errors?)\b", re.I)
+# ... of what a process, a connection or a peer does (what the category's explanation says to
+# look at), not a parser's or a loader's failure on a value (a tool call, a grammar, a file).
+_TRANSPORT = re.compile(
+    r"\b(send|sent|sender|recv|receiv\w*|notif\w*|publish\w*|transfers?|xfer|handshake"
+    r"|connect\w*|peers?|heartbeat|sockets?|rpc|remote|worker|(?<!to )process|thread|actor"
+    r"|engine ?core|server)\b",
+    re.I,
+)
+_ERROR_LEVELS = frozenset({"error", "exception", "critical"})
+
+
+def _failure_caught(ctx: Context) -> bool:
+    """An error log line, in the handler of a failure caught (`except Exception:`), that says
+    a process, a connection or a peer failed: "Failed to notify KV sender of abort"
+    (derived.CATEGORY_MEANS)."""
+    if ctx.level not in _ERROR_LEVELS or not _FAILED.search(ctx.message):
+        return False
+    if not _TRANSPORT.search(ctx.message):
+        return False
+    handler = next((node for kind, node in reversed(ctx.guards) if kind == "except"), None)
+    if not isinstance(handler, ast.ExceptHandler):
+        return False
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(_text(t) in _BROAD for t in types)
+
+
 def category(
     ctx: Context, tests: list[ast.expr], div: dict | None, found: list[dict] | None = None
 ) -> str:
@@ -1005,7 +1053,8 @@ def category(
     ):
         return "missing-dependency"
     if ctx.kind == "log":  # a log line's test says when it is printed; its words say what
-        return next((cat for cat, words in _WORDS.items() if words.search(text)), "logged")
+        said = next((cat for cat, words in _WORDS.items() if words.search(text)), None)
+        return said or ("runtime-failure" if _failure_caught(ctx) else "logged")
     if ctx.exception in _ORDER_EXCEPTIONS and ctx.exception != "NotImplementedError":
         return _ORDER_EXCEPTIONS[ctx.exception]
     if _WORDS["missing-dependency"].search(text):

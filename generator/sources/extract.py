@@ -1043,6 +1043,63 @@ def _bind_target(target: ast.AST, found: dict) -> None:
             found[node.id].append(None)
 
 
+_OWN_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def reaching(scope: ast.AST, name: str, site: ast.stmt) -> ast.AST | None:
+    """The value of a local bound more than once in its function where only one assignment
+    comes before the site (`backend = envs.X`, `if backend != "auto": ...`, then `backend =
+    "mnnvl"` further down): that assignment's value, for tracing a setting (never for a
+    message's text). None where another binding may reach the site: a parameter, a second
+    binding before it, a loop around the site that binds the name, an unpacking."""
+    if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    a = scope.args
+    if any(
+        arg.arg == name
+        for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+        if arg
+    ):
+        return None
+    line = getattr(site, "lineno", 0)
+    binders: list[ast.AST] = []  # the statements (or names) that bind it
+    loops: list[ast.For | ast.AsyncFor | ast.While] = []  # loops around the site
+    todo: list[ast.AST] = list(scope.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, _OWN_SCOPE):
+            if getattr(node, "name", None) == name:
+                binders.append(node)
+            continue
+        if isinstance(node, _LOOPS) and node.lineno <= line <= (node.end_lineno or 0):
+            loops.append(node)
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            binders.append(node)
+        elif isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
+            return None
+        elif (isinstance(node, ast.ExceptHandler) and node.name == name) or (
+            isinstance(node, ast.alias) and (node.asname or node.name).split(".")[0] == name
+        ):
+            binders.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    if any(
+        loop.lineno <= getattr(b, "lineno", 0) <= (loop.end_lineno or 0)
+        for loop in loops
+        for b in binders
+    ):
+        return None
+    before = [b for b in binders if getattr(b, "lineno", line) < line]
+    if len(binders) < 2 or len(before) != 1 or not isinstance(before[0], ast.Name):
+        return None
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Assign) and node.targets == [before[0]]:
+            return node.value
+        if isinstance(node, ast.AnnAssign) and node.target is before[0]:
+            return node.value
+    return None
+
+
 def _early_return(stmt: ast.stmt) -> bool:
     """`if t: ... return` without else, or a loop whose only statement is one; or `if t:
     ... raise`, a bare re-raise (an except handler that gives up when t: what follows in it
@@ -1108,6 +1165,9 @@ class _Scanner:
         # they follow: their category is that of the raises they restate (_restated).
         self.tries: dict[int, ast.stmt] = {}  # an except handler -> its try statement
         self.restating: list[tuple[explain.Context, dict, ast.stmt, set[str]]] = []
+        # An error log line's context and derived block, by its statement: when a raise
+        # follows it at once, the line reports that raise's refusal (_log_before_raise).
+        self.logged: dict[int, list[tuple[explain.Context, dict]]] = {}
 
     def module(self, node: ast.Module) -> None:
         self.scopes.append(_Scope(node))
@@ -1143,6 +1203,27 @@ class _Scanner:
             if len(kinds) == 1:
                 explain.recategorize(ctx, derived, kinds.pop())
 
+    def _log_before_raise(self, previous: ast.stmt, raised: list) -> None:
+        """An error log line just before a raise (`logger.error("Failed to convert ...")`,
+        then `raise ValueError("Invalid 'kv_transfer_config' provided")`) reports the refusal
+        the raise makes, not a state the program goes on from: it takes the raise's category
+        (derived.CATEGORY_MEANS), when the raise's is one and says more than an invariant."""
+        lines = self.logged.get(id(previous))
+        kinds = {s.derived.get("category") for s in raised if s.derived is not None}
+        if not lines or len(kinds) != 1:
+            return
+        kind = kinds.pop()
+        if kind in (None, "logged", "invariant"):
+            return
+        # ... when the raise's words or its class say so, not only the shape of its test
+        # (`finish_reason == "error"` then "Internal server error": no choice was refused)
+        said = explain.said_category(kind)
+        if not all(said(site.template, site.exception) for site in raised):
+            return
+        for ctx, derived in lines:
+            if ctx.level in ("error", "critical") and derived.get("category") == "logged":
+                explain.recategorize(ctx, derived, kind)
+
     def _body(self, statements: list) -> None:
         mark = len(self.exits)
         frame = [statements, 0]
@@ -1151,9 +1232,12 @@ class _Scanner:
             frame[1] = at
             if isinstance(stmt, ast.Raise):
                 self.seen += 1
+                before = len(self.sites)
                 reason = self._raise(stmt)
                 if reason:
                     self.skipped[reason] += 1
+                if at:
+                    self._log_before_raise(statements[at - 1], self.sites[before:])
             elif isinstance(stmt, ast.Assert) and stmt.msg is not None and self.with_asserts:
                 self.asserts += 1
                 self._add(stmt, "AssertionError", stmt.msg, [], "assert")
@@ -1500,18 +1584,32 @@ class _Scanner:
             owner=owner,
             attrs=self._attrs(owner),
             holes=holes,
-            resolve=self.messages.resolve,
+            resolve=self._resolver(node),
             knowledge=self.knowledge or explain.Knowledge(),
             kind=kind,
             level=level,
         )
         derived = explain.derive(context)
+        if kind == "log" and derived.get("category") == "logged":
+            self.logged.setdefault(id(node), []).append((context, derived))
         restated = explain.restated(context)
         if restated is not None and derived["category"] == "invariant":
             handler, caught = restated
             if id(handler) in self.tries:
                 self.restating.append((context, derived, self.tries[id(handler)], caught))
         return derived
+
+    def _resolver(self, site: ast.stmt) -> Callable[[str], ast.AST | None]:
+        """A local's value for explain: assigned once in its scope, or the one assignment
+        before the site (`reaching`)."""
+        scope = self.scopes[-1].node if self.scopes else None
+        resolve = self.messages.resolve
+
+        def value(name: str) -> ast.AST | None:
+            found = resolve(name)
+            return found if found is not None or scope is None else reaching(scope, name, site)
+
+        return value
 
     def _message_arg(self, call: ast.Call) -> tuple[ast.AST | None, list]:
         """The message argument, and the positional arguments after it."""

@@ -172,6 +172,9 @@ STAGE_PATHS: dict[str, str | None] = {
     "sglang/kernels/": "kernel-selection",
     "sglang/multimodal_gen/runtime/server_args": "argument-parsing",
     "sglang/multimodal_gen/configs/": "config-validation",
+    # A generation request's sampling parameters, checked as each request (or `generate` call)
+    # comes in: request handling (derived.STAGE_MEANS); the warm-up's are dated by WARMUP.
+    "sglang/multimodal_gen/configs/sample/": "request-handling",
     "sglang/multimodal_gen/runtime/models/": "model-loading",
     "sglang/multimodal_gen/runtime/loader/": "model-loading",
     "sglang/multimodal_gen/runtime/layers/": "model-loading",
@@ -222,6 +225,15 @@ _CACHE_SETUP = re.compile(
 _CACHE_WORK = re.compile(
     r"(^|\.)(?!_?(?:start|stop)_)_?\w*(prefetch|page_transfer|backup|load_back(?!end)"
     r"|write_back|evict(?!ion_(?:strategy|policy)))\w*$"
+)
+
+# A speculative worker's step (drafting, verifying, sampling and accepting the tokens of a
+# batch), run by the scheduler on every batch while serving; the workers are built at start-up.
+_SPECULATIVE = "sglang/srt/speculative/"
+_SPEC_STEP = re.compile(
+    r"(^|\.)(forward_batch_generation|_?forward_(?:prefill|decode|draft\w*|target\w*|verify\w*"
+    r"|extend\w*)|prepare_for_\w+|merge_batch|filter_batch|verify|_?run_\w*(?:rejection|sampling)"
+    r"|_?\w*rejection\w*|_?accept\w*)$"
 )
 
 # Stand-alone tools (a checkpoint's calibration, a weight repack), run by hand with their own
@@ -372,6 +384,8 @@ class SglangKnowledge(Knowledge):
             return "engine-startup"
         cache_work = path.startswith(_MEM_CACHE) and _CACHE_WORK.search(function)
         if cache_work and not _INIT.search(function):
+            return "request-handling"
+        if path.startswith(_SPECULATIVE) and _SPEC_STEP.search(function):
             return "request-handling"
         if _CLI_ARGS.search(function):  # a dataclass's reading of the parsed command line
             return "argument-parsing"

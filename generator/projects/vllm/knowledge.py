@@ -235,6 +235,31 @@ _ENGINE = "vllm/v1/engine/"
 _ENGINE_LOOP = re.compile(r"(^|\.)(run_busy_loop|_?process_(?:input|output)_sockets?)$")
 _ENGINE_RUNS = re.compile(r"(^|\.)(run_coordinator|run_engine_core|run_busy_loop)$")
 _ENGINE_STEP = re.compile(r"(^|\.)(step|step_with_batch_queue|add_request|abort_requests)$")
+# The offline LLM(...) constructor turns its keywords into configs and checks them before
+# the engine is built (derived.STAGE_MEANS: config validation).
+_LLM = "vllm/entrypoints/llm.py"
+_LLM_INIT = "LLM.__init__"
+# The bodies of threads that start-up code starts and that work while the server serves (a
+# KV offload tier's poll loop, a thread pool's worker, the KV-event publisher): serving, in
+# modules whose default is start-up (not their start, stop or a factory that hands one out).
+_SERVING_THREADS = ("vllm/v1/kv_offload/", "vllm/v1/core/", "vllm/distributed/")
+_SERVING_THREAD = re.compile(
+    r"(^|\.)(?!_?(?:get|start|stop|create|init|make|build)_)_?\w*(?:_loop|_thread|_worker|poll\w*)$"
+)
+# The multimodal cache's shared-memory store: built at start-up, written and read per request
+# (its only user is vllm/multimodal/cache/shm.py).
+_SHM_STORE = "vllm/distributed/device_communicators/shm_object_storage.py"
+# A config's getter (`PoolerConfig.get_seq_pooling_type`) runs where its callers run: when
+# they are all of one stage (the pooler's build, at model loading), that is its stage.
+_CONFIG = "vllm/config/"
+_GETTER = re.compile(r"\.get_\w+$")
+_CALLERS_MAY_SAY = frozenset(
+    {"model-loading", "engine-startup", "request-handling", "kernel-selection"}
+)
+# Choosing a backend among implementations (`select_fp8_moe_backend`, `_resolve_fi_ar_backend`,
+# `resolve_kda_decode_backend`): kernel selection, wherever its module is and whenever it runs
+# (derived.STAGE_MEANS), except in modules that serve requests.
+_BACKEND_CHOICE = re.compile(r"(^|\.)_?(?:resolve|select|choose|pick)_\w*backends?(?:_\w+)?$")
 _EPLB = "vllm/distributed/eplb/"
 _EPLB_SETUP = re.compile(r"(^|\.)(add_model|validate_ep_configuration|build_initial_\w*)$")
 
@@ -511,6 +536,8 @@ class VllmKnowledge(Knowledge):
         return bool(_TEARDOWN.search(function))
 
     def by_default(self, path: str, function: str) -> frozenset[str]:
+        if path.startswith(_CONFIG) and _GETTER.search(function):
+            return _CALLERS_MAY_SAY
         if not path.startswith(_DEFAULTS) or self._named(path, function) is not _UNNAMED:
             return frozenset()
         if _RUNS_ON.search(function):  # a thread's or a task's body, started at start-up
@@ -523,6 +550,10 @@ class VllmKnowledge(Knowledge):
         named = self._named(path, function)
         if named is not _UNNAMED:
             return named  # type: ignore[return-value]
+        return self._by_path(path)
+
+    @staticmethod
+    def _by_path(path: str) -> str | None:
         best = max((p for p in STAGE_PATHS if path.startswith(p)), key=len, default="")
         return STAGE_PATHS.get(best)
 
@@ -537,6 +568,14 @@ class VllmKnowledge(Knowledge):
             return "request-handling"
         if path.startswith(("vllm/v1/engine/", "vllm/v1/executor/")) and _MONITOR.search(function):
             return "request-handling"
+        if path == _LLM and function == _LLM_INIT:
+            return "config-validation"
+        if path.startswith(_SERVING_THREADS) and _SERVING_THREAD.search(function):
+            return "request-handling"
+        if path == _SHM_STORE:
+            return "engine-startup" if _INIT.search(function) else "request-handling"
+        if _BACKEND_CHOICE.search(function) and self._by_path(path) != "request-handling":
+            return "kernel-selection"
         if path == _MODELS_CONFIG:  # models' config fix-ups, run while VllmConfig is validated
             return "config-validation"
         if WARMUP.search(function):
