@@ -245,7 +245,12 @@ _WORDS = {
     "%": "is not a multiple of",
     "in": "is among",
     "not in": "is not among",
+    "none in": "has no item among",
+    "some in": "has an item among",
 }
+# A test of two collections the message prints (api._any_member): whether an item of the
+# first is in the second.
+_ANY = ("none in", "some in")
 
 
 def fmt(n: float) -> str:
@@ -448,6 +453,12 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
         ways = [_setting_way(t) for t in group if "setting" in t]
         tried: list[tuple[dict, Any, Any, bool]] = []  # a part, its sides' values, whether it holds
         for test in (t for t in group if "setting" not in t):
+            if test["op"] in _ANY:  # two collections the message prints, both whole
+                items, among = _collection(values, test["left"]), _collection(values, test["right"])
+                if items is not None and among is not None:
+                    hit = any(i in among for i in items)
+                    tried.append((test, items, among, hit == (test["op"] == "some in")))
+                continue
             if test["op"] in ("in", "not in"):  # a value the message prints, in a collection
                 text, among = _text(values, test["left"]), _among(values, test["right"])
                 member = _member(text, among)
@@ -517,7 +528,7 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
         else:
             verdict = "It is raised only when " + "; ".join(when for when, _ in ways) + "."
         out = {"verdict": verdict, "computed": True}
-        free = [x for x in tried if not x[0].get("set") and x[0]["op"] != "%"]
+        free = [x for x in tried if not x[0].get("set") and x[0]["op"] not in ("%", *_ANY)]
         if changes:
             out["change"] = "To pass it, " + ", or ".join(changes) + "."
             if free and all(
@@ -531,6 +542,8 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
         if t["op"] == "%":
             out["why_not"] = "no setting the check names changes these values"
             return out
+        if t["op"] in _ANY:
+            return out  # the verdict alone: which items the code takes is its own list
         if isinstance(t["left"], dict) or isinstance(t["right"], dict):
             side = "left" if isinstance(t["left"], dict) else "right"
             words, number = _bound(t["op"], side, a, b).rsplit(" ", 1)
@@ -625,7 +638,9 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
         t["right"]
         for group in computed.get("tests") or []
         for t in group
-        if t["op"] in ("in", "not in") and isinstance(t["right"], str) and t["right"] in values
+        if t["op"] in ("in", "not in", *_ANY)
+        and isinstance(t["right"], str)
+        and t["right"] in values
     ]
     if cut and _collection(values, cut[0]) is None:
         reason = (

@@ -321,6 +321,39 @@ def test_a_value_and_the_collection_the_message_prints_are_a_membership_test():
     ]
 
 
+def test_two_printed_collections_test_whether_an_item_of_one_is_in_the_other():
+    """`not any(arch in all_supported_archs for arch in architectures)`, both printed: the
+    values decide where both lists are whole; the verdict alone (the code's own list is what
+    it takes), and a list cut short decides nothing and says so."""
+    rec = record(
+        "Model architectures {architectures} are not supported for now. Supported "
+        "architectures: {all_supported_archs}",
+        "not any((arch in all_supported_archs for arch in architectures))",
+    )
+    tested = {"left": "architectures", "op": "none in", "right": "all_supported_archs"}
+    assert api.case_tests(rec) == [[tested]]
+    listed = "dict_keys(['LlamaForCausalLM', 'Qwen2ForCausalLM'])"
+    said = answer(doc_of(rec), {"architectures": "['Qwen3']", "all_supported_archs": listed})
+    assert said["computed"] and said["lines"] == [
+        "With your values the check fails: architectures (Qwen3) has no item "
+        "among all_supported_archs (LlamaForCausalLM, Qwen2ForCausalLM)."
+    ]
+    values = {"architectures": "['Qwen2ForCausalLM']", "all_supported_archs": listed}
+    said = answer(doc_of(rec), values)
+    assert said["lines"][0].startswith("With your values this check passes")
+    cut = answer(doc_of(rec), {"architectures": "['X']", "all_supported_archs": listed[:-3]})
+    assert not cut["computed"]
+    assert cut["why_not"].startswith("all_supported_archs in your paste is cut")
+    alone = answer(doc_of(rec), {"architectures": "['X']"})
+    assert not alone["computed"]
+    # without `not`: raised when one is among them; a dict's keys by the record's `_keys` name
+    some = record(
+        "Models {names} are registered already: {registry_keys}",
+        "any(name in registry for name in names)",
+    )
+    assert api.case_tests(some) == [[{"left": "names", "op": "some in", "right": "registry_keys"}]]
+
+
 def test_a_collection_the_code_spells_out_is_a_membership_test_of_the_printed_value():
     """`head_size not in (64, 128, 256)`: the code's own collection (numbers compared as
     numbers; a torch dtype as torch prints it, never offered as what to write)."""
@@ -657,6 +690,23 @@ CASES = [
             ]
         ],
         {"d": "'torch.float32'"},
+    ),
+    # two printed collections: an item of one in the other, both whole
+    (
+        [[{"left": "a", "op": "none in", "right": "s"}]],
+        {"a": "['X']", "s": "dict_keys(['Y', 'Z'])"},
+    ),
+    ([[{"left": "a", "op": "none in", "right": "s"}]], {"a": "['Y']", "s": "['Y', 'Z']"}),
+    ([[{"left": "a", "op": "some in", "right": "s"}]], {"a": "['Y', 'W']", "s": "('Y',)"}),
+    ([[{"left": "a", "op": "none in", "right": "s"}]], {"a": "['X']", "s": "['Y', 'Z'"}),
+    (
+        [
+            [
+                {"left": "a", "op": "none in", "right": "s"},
+                {"left": "n", "op": ">", "right": "m", "set": {"left": "--n {}"}},
+            ]
+        ],
+        {"a": "['X']", "s": "['Y']", "n": "5", "m": "3"},
     ),
     # equal as printed with decimals: rounding hides which is larger, nothing is said
     ([[{"left": "a", "op": "<", "right": "b"}]], {"a": "30.3", "b": "30.30"}),

@@ -89,6 +89,32 @@ def test_early_returns_are_part_of_a_guarded_condition():
     assert derived["condition"] == "a and b"
 
 
+def test_a_raise_nothing_guards_is_reached_past_the_raises_before_it():
+    """A raise with no guard of its own after `if t: raise ...` in its block runs only when t
+    did not hold: its condition says so (vLLM's and SGLang's unsupported architectures), and
+    it is no longer unconditional; a guarded raise keeps its own condition alone."""
+    code = (
+        "def f(self, architectures):\n"
+        "    supported = self.get_supported_archs()\n"
+        "    if any(arch in supported for arch in architectures):\n"
+        "        raise ValueError(f'{architectures} failed to be inspected')\n"
+        "    if not architectures:\n"
+        "        raise ValueError('no architectures')\n"
+        "    raise ValueError(f'{architectures} are not supported. Supported: {supported}')\n"
+        "def g(x, y):\n"
+        "    if x:\n        raise ValueError('x is set')\n"
+        "    if y:\n        raise ValueError('y is set')\n"
+    )
+    first, second, last, gx, gy = _derived(code)
+    assert last["condition"] == (
+        "not any((arch in supported for arch in architectures)) and architectures"
+    )
+    assert "unconditional" not in last
+    assert gy["condition"] == "y"  # guarded: its own test alone, as before
+    code = "def h(a):\n    if a:\n        return\n    raise ValueError('always here')\n"
+    assert _derived(code)[0]["condition"] == "not a"  # an early return still says it
+
+
 def test_an_elif_says_the_earlier_branch_unless_its_own_test_excludes_it():
     code = (
         "def f(active, requested, mode):\n"

@@ -395,7 +395,7 @@ def _test(
     way = _setting_test(node, names, settings)
     if way:
         return way
-    member = _membership(node, names, settings)
+    member = _membership(node, names, settings) or _any_member(node, names)
     if member:
         return member
     compared = _comparison(node)
@@ -459,6 +459,43 @@ def _membership(node: ast.expr, names: set[str], settings: dict[str, str]) -> di
     if a in settings:
         out["set"] = {"left": settings[a]}
     return out
+
+
+def _any_member(node: ast.expr, names: set[str]) -> dict | None:
+    """`not any(arch in supported for arch in architectures)` where the message prints both
+    collections: raised when none of the first's items is in the second ("none in"); without
+    `not`, when one is ("some in"). The values decide it where both printed are whole."""
+    negated = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+    call = node.operand if isinstance(node, ast.UnaryOp) and negated else node
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "any"
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.GeneratorExp | ast.ListComp)
+        and len(call.args[0].generators) == 1
+    ):
+        return None
+    gen = call.args[0]
+    loop, test = gen.generators[0], gen.elt
+    if loop.ifs or loop.is_async or not isinstance(loop.target, ast.Name):
+        return None
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.In)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == loop.target.id
+    ):
+        return None
+    sides = [loop.iter, test.comparators[0]]
+    found = [
+        _last(ast.unparse(s)) if isinstance(s, ast.Name | ast.Attribute) else "" for s in sides
+    ]
+    a, b = found[0], found[1] if found[1] in names else found[1] + "_keys"
+    if a not in names or b not in names or a == b:
+        return None
+    return {"left": a, "op": "none in" if negated else "some in", "right": b}
 
 
 def _choices(node: ast.expr) -> list | None:
@@ -991,7 +1028,9 @@ def error_document_schema(base_url: str) -> dict:
                                 "placeholders (left op right, a side a placeholder, a number "
                                 "or a GPU's compute capability {major, minor}; op in / not "
                                 "in: the left placeholder's value in the collection the "
-                                "right one prints, or in the code's own (an array); == "
+                                "right one prints, or in the code's own (an array); none in, "
+                                "some in: whether an item of the collection the left one "
+                                "prints is in the one the right prints; == "
                                 "and != compare values that are not numbers as printed; "
                                 "`set`: the "
                                 "sides the user sets, as written with {} for the value; "
@@ -1017,6 +1056,8 @@ def error_document_schema(base_url: str) -> dict:
                                                     "%",
                                                     "in",
                                                     "not in",
+                                                    "none in",
+                                                    "some in",
                                                     "on",
                                                     "off",
                                                 ]

@@ -40,8 +40,18 @@ export function membership(t, v, values) {
   return [found === (t.op === "in"), listed];
 }
 
+// Of a test of two printed collections (`none in`, `some in`, answer.py's): [whether it
+// holds, the first's items, the second's, in words], or null unless both are whole.
+export function anyMembership(t, values) {
+  const [items, among] = [collection(values, t.left), collection(values, t.right)];
+  if (items === null || among === null) return null;
+  const listed = (l) => l.slice(0, MAX_SHOWN).join(", ") + (l.length > MAX_SHOWN ? `, … ${l.length} in all` : "");
+  const hit = items.some((i) => among.includes(i));
+  return [hit === (t.op === "some in"), listed(items), listed(among)];
+}
+
 // Why a membership test decided nothing: the collection the paste prints is cut short.
 export function cutShort(tests, values) {
-  const cut = tests.find((t) => ["in", "not in"].includes(t.op) && typeof t.right === "string" && t.right in values);
+  const cut = tests.find((t) => ["in", "not in", "none in", "some in"].includes(t.op) && typeof t.right === "string" && t.right in values);
   return cut && !collection(values, cut.right) && `${cut.right} in your paste is cut short (or not a list of names): what is missing may hold the value`;
 }

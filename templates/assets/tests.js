@@ -13,7 +13,9 @@ const WORDS = {
   ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most",
   "==": "equals", "!=": "differs from", "%": "is not a multiple of",
   in: "is among", "not in": "is not among",
+  "none in": "has no item among", "some in": "has an item among",
 };
+const ANY = ["none in", "some in"]; // two collections the message prints (members.js)
 // A value as the message prints it, unquoted (answer.py's _text).
 function text(values, name) {
   if (typeof name !== "string" || !(name in values)) return null;
@@ -68,6 +70,7 @@ const shown = (t, s, v) => {
   const other = t[s === "left" ? "right" : "left"];
   if (capability(other)) return (v / 10).toFixed(1);
   if (capability(t[s])) return `compute capability ${(v / 10).toFixed(1)}`;
+  if (ANY.includes(t.op)) return `${t[s]} (${v})`; // both printed, listed
   if (s === "right" && ["in", "not in"].includes(t.op)) return Array.isArray(t[s]) ? v : `${t[s]} (${v})`; // the code's, or printed
   const printed = typeof v === "string" ? v : fmt(v);
   return typeof t[s] === "string" ? `${t[s]} = ${printed}` : printed;
@@ -121,6 +124,11 @@ export function testsAnswer(groups, values, members = null) {
     const tried = [];
     const ways = group.filter((t) => t.setting).map(settingWay);
     for (const t of group.filter((t) => !t.setting)) {
+      if (ANY.includes(t.op)) { // two collections the message prints, both whole
+        const found = members ? members.anyMembership(t, values) : null;
+        if (found) tried.push([t, found[1], found[2], found[0]]);
+        continue;
+      }
       if (t.op === "in" || t.op === "not in") { // a value the message prints, in a collection
         const v = text(values, t.left);
         const found = v === null || !members ? null : members.membership(t, v, values);
@@ -157,15 +165,16 @@ export function testsAnswer(groups, values, members = null) {
     }
     changes.push(...ways.map((w) => w[1]));
     const verdict = tried.length ? `With your values the check fails: ${said.join("; ")}.` : `It is raised only when ${ways.map((w) => w[0]).join("; ")}.`;
-    const free = tried.filter(([t]) => !t.set && t.op !== "%" && ![t.left, t.right].some((s) => s && typeof s === "object"));
+    const free = tried.filter(([t]) => !t.set && t.op !== "%" && !ANY.includes(t.op) && ![t.left, t.right].some((s) => s && typeof s === "object"));
     // a membership's: the value's alone
     const sidesOf = ([t, a, b]) => ["left", "right"].filter((s) => typeof t[s] === "string" && !(s === "right" && t.op.includes("in"))).map((s) => `${t[s]} ${bound(t.op, s, a, b)}`);
     if (changes.length) {
-      const also = free.length && tried.find(([t]) => !t.set && t.op !== "%") === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
+      const also = free.length && tried.find(([t]) => !t.set && t.op !== "%" && !ANY.includes(t.op)) === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
       return { verdict, change: `To pass it, ${changes.join(", or ")}.${also}` };
     }
     const [t, a, b] = tried[0];
     if (t.op === "%") return { verdict, whyNot: "no setting the check names changes these values" };
+    if (ANY.includes(t.op)) return { verdict }; // the verdict alone (answer.py's)
     const cap = ["left", "right"].find((s) => capability(t[s]));
     if (cap) {
       const words = bound(t.op, cap, a, b);
