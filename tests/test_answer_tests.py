@@ -354,6 +354,41 @@ def test_two_printed_collections_test_whether_an_item_of_one_is_in_the_other():
     assert api.case_tests(some) == [[{"left": "names", "op": "some in", "right": "registry_keys"}]]
 
 
+def test_a_collection_the_code_holds_in_a_name_tests_the_printed_value_and_the_setting():
+    """derived.lookups (`not detector_class` where detector_class = TABLE.get(parser)) and
+    derived.collections (`size not in supported`): membership tests of the printed value,
+    and of a setting the message does not print, what passes."""
+    parser = {
+        "name": "tool_call_parser",
+        "kind": "server-arg",
+        "field": "server_args.tool_call_parser",
+        "flag": "--tool-call-parser",
+    }
+    rec = record("Unsupported tool_call_parser: {tool_call_parser}", "not detector_class", [parser])
+    table = {"detector_class": {"key": "tool_call_parser", "in": ["llama3", "qwen"]}}
+    rec.derived["lookups"] = table
+    tested = {
+        "left": "tool_call_parser",
+        "op": "not in",
+        "right": ["llama3", "qwen"],
+        "set": {"left": "--tool-call-parser {}"},
+    }
+    assert api.case_tests(rec) == [[tested]]
+    assert answer(doc_of(rec), {"tool_call_parser": "None"})["lines"] == [
+        "With your values the check fails: tool_call_parser = None is not among llama3, qwen.",
+        "To pass it, set --tool-call-parser to one of llama3, qwen.",
+    ]
+    sizes = record("Head size {head_size} is not supported.", "head_size not in supported")
+    sizes.derived["collections"] = {"supported": [64, 128]}
+    assert api.case_tests(sizes) == [[{"left": "head_size", "op": "not in", "right": [64, 128]}]]
+    assert answer(doc_of(sizes), {"head_size": "72"})["computed"]
+    unprinted = record("This parser is not supported.", "not detector_class", [parser])
+    unprinted.derived["lookups"] = table
+    assert api.case_tests(unprinted) == [
+        [{"setting": "--tool-call-parser {}", "op": "not in", "value": ["llama3", "qwen"]}]
+    ]
+
+
 def test_a_collection_the_code_spells_out_is_a_membership_test_of_the_printed_value():
     """`head_size not in (64, 128, 256)`: the code's own collection (numbers compared as
     numbers; a torch dtype as torch prints it, never offered as what to write)."""

@@ -115,6 +115,37 @@ def test_a_raise_nothing_guards_is_reached_past_the_raises_before_it():
     assert _derived(code)[0]["condition"] == "not a"  # an early return still says it
 
 
+def test_a_collection_the_code_holds_in_a_name_is_read_with_its_items():
+    """`x not in SUPPORTED` (a module constant, a class attribute, what a method returns as
+    a literal) carries its items (derived.collections); `not found` where `found =
+    TABLE.get(key)` over a dict of classes is raised exactly when key is not among its keys
+    (derived.lookups). A dict with a value that may be falsy, or a collection built at run
+    time, is not read."""
+    code = (
+        "SUPPORTED = ('awq', 'gptq')\n"
+        "class P:\n"
+        "    TABLE = {'llama3': Llama3, 'qwen': Qwen}\n"
+        "    MAYBE = {'a': None}\n"
+        "    def sizes(self):\n        'The sizes.'\n        return [64, 128]\n"
+        "    def f(self, method, parser, size, other, names):\n"
+        "        found = self.TABLE.get(parser)\n"
+        "        if not found:\n            raise ValueError(f'Unsupported parser: {parser}')\n"
+        "        if method not in SUPPORTED:\n            raise ValueError(f'Bad {method}')\n"
+        "        supported = self.sizes()\n"
+        "        if size not in supported:\n            raise ValueError(f'Bad size {size}')\n"
+        "        maybe = self.MAYBE.get(other)\n"
+        "        if maybe is None:\n            raise ValueError(f'Bad other {other}')\n"
+        "        built = set(names)\n"
+        "        if method not in built:\n            raise ValueError(f'Not built {method}')\n"
+    )
+    parser, method, size, other, built = _derived(code)
+    assert parser["lookups"] == {"found": {"key": "parser", "in": ["llama3", "qwen"]}}
+    assert method["collections"] == {"SUPPORTED": ["awq", "gptq"]}
+    assert size["collections"] == {"supported": [64, 128]}
+    assert "lookups" not in other and "collections" not in other
+    assert "collections" not in built
+
+
 def test_an_elif_says_the_earlier_branch_unless_its_own_test_excludes_it():
     code = (
         "def f(active, requested, mode):\n"

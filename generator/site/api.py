@@ -364,8 +364,13 @@ def case_tests(record: Record) -> list[list[dict]]:
             for part in (_last(f.get("name", "")), _last(f.get("field", "")))
             if part
         }
+        spelled = (block.get("collections") or {}, block.get("lookups") or {})
         group = [
-            t for t in (_test(p, names, settings, printed, whole, renamed) for p in parts if p) if t
+            t
+            for t in (
+                _test(p, names, settings, printed, whole, renamed, spelled) for p in parts if p
+            )
+            if t
         ]
         key = json.dumps(group, sort_keys=True)
         if group and key not in seen:
@@ -385,17 +390,24 @@ def _test(
     printed: dict | None = None,
     whole: frozenset[str] = frozenset(),
     renamed: frozenset[str] = frozenset(),
+    spelled: tuple[dict, dict] = ({}, {}),
 ) -> dict | None:
     """One comparison of a condition as a test of the values (case_tests), else None; or a
     setting the condition compares with a constant ({"setting", "op", "value"}: raised only
-    with it so), or the GPU's compute capability the message prints in two placeholders."""
+    with it so), or the GPU's compute capability the message prints in two placeholders.
+    `spelled`: the collections the code holds in a name, and its lookups of a key in one
+    (derived.collections, derived.lookups)."""
     capability = _capability(node, names)
     if capability:
         return capability
-    way = _setting_test(node, names, settings)
+    collections, lookups = spelled
+    looked = _lookup(node, lookups)
+    if looked is not None:  # `not found` where found = TABLE.get(key): key not in TABLE
+        node = looked
+    way = _setting_test(node, names, settings, collections)
     if way:
         return way
-    member = _membership(node, names, settings) or _any_member(node, names)
+    member = _membership(node, names, settings, collections) or _any_member(node, names)
     if member:
         return member
     compared = _comparison(node)
@@ -431,7 +443,34 @@ def _test(
     return out
 
 
-def _membership(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | None:
+def _lookup(node: ast.expr, lookups: dict) -> ast.expr | None:
+    """`not found` or `found is None` where the code looked a key up in a constant dict
+    (derived.lookups): the membership test it stands for, `key not in [...]`."""
+    name = None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        name = node.operand
+    elif (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Is)
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+    ):
+        name = node.left
+    found = lookups.get(name.id) if isinstance(name, ast.Name) else None
+    if not isinstance(found, dict):
+        return None
+    key = _condition(found.get("key") or "")
+    items = found.get("in")
+    if not isinstance(key, ast.Name | ast.Attribute) or not isinstance(items, list):
+        return None
+    listed = ast.List([ast.Constant(i) for i in items], ast.Load())
+    return ast.Compare(key, [ast.NotIn()], [listed])
+
+
+def _membership(
+    node: ast.expr, names: set[str], settings: dict[str, str], collections: dict | None = None
+) -> dict | None:
     """`quantization not in supported_quantization` where the message prints both: the value
     and the collection it must (or must not) be in, as the code held them (a dict printed by
     its keys, `{d.keys()}`, holds what `in d` tests). The values decide it where the printed
@@ -443,7 +482,7 @@ def _membership(node: ast.expr, names: set[str], settings: dict[str, str]) -> di
     if not op or not isinstance(left, ast.Name | ast.Attribute):
         return None
     a = left.id if isinstance(left, ast.Name) else left.attr
-    choices = _choices(right)
+    choices = _choices(right) or _spelled(right, collections)
     if choices is not None and a in names:  # a collection the code spells out
         out: dict = {"left": a, "op": op, "right": choices}
         if a in settings and not any(str(c).startswith("torch.") for c in choices):
@@ -496,6 +535,12 @@ def _any_member(node: ast.expr, names: set[str]) -> dict | None:
     if a not in names or b not in names or a == b:
         return None
     return {"left": a, "op": "none in" if negated else "some in", "right": b}
+
+
+def _spelled(node: ast.expr, collections: dict | None) -> list | None:
+    """The items of a collection the code holds in a name (derived.collections)."""
+    found = (collections or {}).get(re.sub(r"\s+", " ", ast.unparse(node)))
+    return found if isinstance(found, list) and found else None
 
 
 def _choices(node: ast.expr) -> list | None:
@@ -555,7 +600,9 @@ def _constant(node: ast.expr) -> object:
     return None
 
 
-def _setting_test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | None:
+def _setting_test(
+    node: ast.expr, names: set[str], settings: dict[str, str], collections: dict | None = None
+) -> dict | None:
     """A part of the condition over one setting alone, which the message does not print:
     `dtype == torch.bfloat16` (raised only with it so), `not self.allow_auto_truncate`."""
 
@@ -575,6 +622,8 @@ def _setting_test(node: ast.expr, names: set[str], settings: dict[str, str]) -> 
     ops = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in", ast.Is: "=="}
     op = ops.get(type(node.ops[0]))
     write, value = setting(node.left), _constant(node.comparators[0])
+    if op and op.endswith("in") and not isinstance(value, list):  # a collection the code names
+        value = _spelled(node.comparators[0], collections)
     if not op or not write or value is None or isinstance(value, list) != op.endswith("in"):
         return None
     return {"setting": write, "op": op, "value": value}

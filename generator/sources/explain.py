@@ -160,6 +160,7 @@ class Context:
     attrs: "Attrs | None" = None  # the owner's `self.x = ...`, shared by its raise sites
     kind: str = "raise"  # or "assert", "log", "http", as a record's `kind`
     level: str = ""  # of a log line
+    module: ast.Module | None = None  # the file's module: its constants and functions
 
 
 # Conditions -----------------------------------------------------------------------------
@@ -1387,6 +1388,11 @@ def derive(ctx: Context) -> dict:
                 out["compares"] = parts
         if printed:
             out["printed"] = printed
+        spelled, lookups = collections(ctx, condition)
+        if spelled:
+            out["collections"] = spelled
+        if lookups:
+            out["lookups"] = lookups
     found = flags(ctx, condition)
     passing(ctx, condition, found)
     if found:
@@ -1432,6 +1438,160 @@ def compares(ctx: Context, condition: ast.expr) -> tuple[list[str], dict[str, st
         if hit:
             kept.append(_text(part))
     return kept, printed
+
+
+# Collections the code spells out ---------------------------------------------------------
+
+MAX_ITEMS = 100  # a longer constant is not carried to the pages (their bytes)
+
+
+def collections(ctx: Context, condition: ast.expr) -> tuple[dict[str, list], dict[str, dict]]:
+    """Of the condition's `and` parts, what the pages need to test a printed value's
+    membership where the code holds the collection in a name: `x not in SUPPORTED` (a
+    constant of the module or class, a local assigned one, or what a function of the module
+    or a method of the class returns as a literal), as {code: items}; and `not found` /
+    `found is None` where `found = TABLE.get(key)` looks a key up in a constant dict whose
+    values are all truthy (classes, functions): raised exactly when key is not among its
+    keys, as {found: {"key": code, "in": items}}."""
+    is_and = isinstance(condition, ast.BoolOp) and isinstance(condition.op, ast.And)
+    spelled: dict[str, list] = {}
+    lookups: dict[str, dict] = {}
+    for part in condition.values if is_and else [condition]:  # type: ignore[attr-defined]
+        if (
+            isinstance(part, ast.Compare)
+            and len(part.ops) == 1
+            and isinstance(part.ops[0], ast.In | ast.NotIn)
+            and isinstance(part.comparators[0], ast.Name | ast.Attribute | ast.Call)
+        ):
+            items = _items(_literal(part.comparators[0], ctx))
+            if items:
+                spelled[_text(part.comparators[0])] = items
+            continue
+        name = None
+        if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
+            name = part.operand
+        elif (
+            isinstance(part, ast.Compare)
+            and len(part.ops) == 1
+            and isinstance(part.ops[0], ast.Is)
+            and isinstance(part.comparators[0], ast.Constant)
+            and part.comparators[0].value is None
+        ):
+            name = part.left
+        if not isinstance(name, ast.Name):
+            continue
+        value = ctx.resolve(name.id)
+        if not (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "get"
+            and len(value.args) == 1
+            and not value.keywords
+            and isinstance(value.args[0], ast.Name | ast.Attribute)
+        ):
+            continue
+        table = _literal(value.func.value, ctx)
+        if isinstance(table, ast.Dict) and all(_truthy_value(v) for v in table.values):
+            items = _items(table)
+            if items:
+                lookups[name.id] = {"key": _text(value.args[0]), "in": items}
+    return spelled, lookups
+
+
+def _truthy_value(node: ast.expr | None) -> bool:
+    """A dict's value that is always true: a class or function by name, a lambda, a
+    non-empty literal."""
+    if isinstance(node, ast.Name | ast.Attribute | ast.Lambda):
+        return not (isinstance(node, ast.Name) and node.id in ("None", "False"))
+    return isinstance(node, ast.Constant) and bool(node.value)
+
+
+def _items(node: ast.AST | None) -> list | None:
+    """A literal collection's items (a dict's keys), constants alone; None for anything
+    else or over MAX_ITEMS."""
+    elts = (
+        node.keys
+        if isinstance(node, ast.Dict)
+        else node.elts
+        if isinstance(node, ast.List | ast.Tuple | ast.Set)
+        else None
+    )
+    if not elts or len(elts) > MAX_ITEMS:
+        return None
+    out = []
+    for e in elts:
+        if not (isinstance(e, ast.Constant) and type(e.value) in (str, int, float)):
+            return None
+        out.append(e.value)
+    return out
+
+
+def _literal(node: ast.AST | None, ctx: Context, depth: int = 0) -> ast.AST | None:
+    """The literal collection an expression holds: itself, a local or module constant
+    assigned it once, a class attribute of the enclosing class (`self.TABLE`, `Cls.TABLE`),
+    `.keys()` of one, or what a function of the module or a method of the class returns
+    when its body is that return alone."""
+    if node is None or depth > 3:
+        return None
+    if isinstance(node, ast.List | ast.Tuple | ast.Set | ast.Dict):
+        return node
+    if isinstance(node, ast.Name):
+        return _literal(ctx.resolve(node.id), ctx, depth + 1)
+    owner = ctx.owner
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        mine = node.value.id in ("self", "cls") or (
+            owner is not None and node.value.id == owner.name
+        )
+        return _literal(_class_value(owner, node.attr), ctx, depth + 1) if mine else None
+    if not isinstance(node, ast.Call) or node.args or node.keywords:
+        return None
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr == "keys":
+        found = _literal(func.value, ctx, depth + 1)
+        return found if isinstance(found, ast.Dict) else None
+    body: list | None = None
+    if isinstance(func, ast.Name) and ctx.module is not None:
+        body = _def_body(ctx.module.body, func.id)
+    elif (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and owner
+        and func.value.id in ("self", "cls", owner.name)
+    ):
+        body = _def_body(owner.body, func.attr)
+    if body and len(body) == 1 and isinstance(body[0], ast.Return):
+        return _literal(body[0].value, ctx, depth + 1)
+    return None
+
+
+def _class_value(owner: ast.ClassDef | None, name: str) -> ast.AST | None:
+    """A class attribute assigned once in the class body."""
+    found = [
+        stmt.value
+        for stmt in (owner.body if owner else [])
+        if isinstance(stmt, ast.Assign | ast.AnnAssign)
+        and stmt.value is not None
+        and any(
+            isinstance(t, ast.Name) and t.id == name
+            for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+        )
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _def_body(statements: list, name: str) -> list | None:
+    """The body of the function of that name among these statements, its docstring left
+    out; None when there is none or more than one."""
+    found = [
+        s
+        for s in statements
+        if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == name
+    ]
+    if len(found) != 1:
+        return None
+    body = found[0].body
+    doc = body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    return body[1:] if doc else body
 
 
 # Stages from the call graph ------------------------------------------------------------

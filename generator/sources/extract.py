@@ -1520,6 +1520,7 @@ class _Scanner:
             knowledge=self.knowledge or explain.Knowledge(),
             kind=kind,
             level=level,
+            module=self.scopes[0].node if self.scopes else None,  # type: ignore[arg-type]
         )
         derived = explain.derive(context)
         restated = explain.restated(context)
