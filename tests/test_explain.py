@@ -146,6 +146,39 @@ def test_a_collection_the_code_holds_in_a_name_is_read_with_its_items():
     assert "collections" not in built
 
 
+def test_a_local_or_property_that_holds_a_printed_value_is_that_placeholder():
+    """vLLM's prompt length check: `len(tokens) > max_input_tokens`, where the message prints
+    `token_count = len(tokens)` and `self.max_total_tokens`, and `max_input_tokens` is a
+    property that returns it (or None): both sides are the placeholders (derived.printed). A
+    property that returns two different things says nothing."""
+    code = (
+        "class R:\n"
+        "    @property\n"
+        "    def max_input_tokens(self):\n"
+        "        if self.max_total_tokens is None:\n            return None\n"
+        "        return self.max_total_tokens\n"
+        "    @property\n"
+        "    def either(self):\n"
+        "        if self.a:\n            return self.a\n"
+        "        return self.b\n"
+        "    def check(self, tokens):\n"
+        "        max_input_tokens = self.max_input_tokens\n"
+        "        if max_input_tokens is not None and len(tokens) > max_input_tokens:\n"
+        "            token_count = len(tokens)\n"
+        "            raise ValueError(\n"
+        "                f'The limit is {self.max_total_tokens}, you sent {token_count}')\n"
+        "    def other(self, n):\n"
+        "        if n > self.either:\n"
+        "            raise ValueError(f'{n} over {self.a} or {self.b}')\n"
+    )
+    check, other = _derived(code)
+    assert check["printed"] == {
+        "max_input_tokens": "max_total_tokens",
+        "len(tokens)": "token_count",
+    }
+    assert "printed" not in other
+
+
 def test_an_elif_says_the_earlier_branch_unless_its_own_test_excludes_it():
     code = (
         "def f(active, requested, mode):\n"

@@ -1417,6 +1417,10 @@ def compares(ctx: Context, condition: ast.expr) -> tuple[list[str], dict[str, st
     What the pages test on the user's values (api.case_tests)."""
     holes = {_text(expr): name for name, expr in ctx.holes if name}
     names = set(holes.values())
+    for name, expr in ctx.holes:  # a local printed that holds what the condition compares
+        value = ctx.resolve(expr.id) if name and isinstance(expr, ast.Name) else None
+        if isinstance(value, ast.expr):
+            holes.setdefault(_text(value), name)
     is_and = isinstance(condition, ast.BoolOp) and isinstance(condition.op, ast.And)
     kept: list[str] = []
     printed: dict[str, str] = {}
@@ -1432,12 +1436,81 @@ def compares(ctx: Context, condition: ast.expr) -> tuple[list[str], dict[str, st
         for side in sides:
             text, chain = _text(side), _chain(side)
             last = chain[-1] if chain else ""
+            same = _same_as(side, ctx)
+            if (
+                text not in holes
+                and last not in names
+                and same is not None
+                and _text(same) in holes  # a local or property that holds a printed value
+            ):
+                printed[text] = holes[_text(same)]
+                hit = True
+                continue
             if text in holes and holes[text] != last:
                 printed[text] = holes[text]
             hit = hit or text in holes or last in names
         if hit:
             kept.append(_text(part))
     return kept, printed
+
+
+def _same_as(node: ast.AST, ctx: Context, depth: int = 0) -> ast.AST | None:
+    """What a side of the condition holds where the code says it in one place: a local
+    assigned once (`max_input_tokens = self.max_input_tokens`), a property or argument-less
+    method of the enclosing class whose every return but `return None` returns the same
+    expression (`return self.max_total_tokens`); followed on, at most three steps."""
+    if depth > 3:
+        return None
+    found: ast.AST | None = None
+    if isinstance(node, ast.Name):
+        found = ctx.resolve(node.id)
+    elif isinstance(node, ast.Attribute | ast.Call):
+        target = node.func if isinstance(node, ast.Call) else node
+        if isinstance(node, ast.Call) and (node.args or node.keywords):
+            return None
+        owner = ctx.owner
+        if (
+            owner is not None
+            and isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+        ):
+            found = _returned(owner, target.attr, isinstance(node, ast.Call))
+    if not isinstance(found, ast.expr):
+        return None
+    return _same_as(found, ctx, depth + 1) or found
+
+
+def _returned(owner: ast.ClassDef, name: str, called: bool) -> ast.expr | None:
+    """The one expression a method of the class returns (a property read, or a method
+    called without arguments), `return None` aside; None when it returns others."""
+    for stmt in owner.body:
+        if not isinstance(stmt, ast.FunctionDef) or stmt.name != name:
+            continue
+        is_property = any(
+            isinstance(d, ast.Name) and d.id == "property" for d in stmt.decorator_list
+        )
+        if is_property == called or len(stmt.args.args) != 1:
+            return None
+        found = {
+            _text(n.value): n.value
+            for n in _own_nodes(stmt)
+            if isinstance(n, ast.Return)
+            and n.value is not None
+            and not (isinstance(n.value, ast.Constant) and n.value.value is None)
+        }
+        return next(iter(found.values())) if len(found) == 1 else None
+    return None
+
+
+def _own_nodes(func: ast.FunctionDef) -> Iterable[ast.AST]:
+    """The nodes of a function, its nested functions and classes left out."""
+    todo: list[ast.AST] = list(func.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
 
 
 # Collections the code spells out ---------------------------------------------------------
