@@ -498,8 +498,7 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
         if not tried and not ways:
             continue
         said = [
-            f"{_shown(t, 'left', a)} {_WORDS[t['op']]} {_shown(t, 'right', b)}"
-            for t, a, b, _ in tried
+            f"{_shown(t, 'left', a)} {_word(t)} {_shown(t, 'right', b)}" for t, a, b, _ in tried
         ]
         passing = [i for i, (*_, holds) in enumerate(tried) if not holds]
         if passing:
@@ -517,7 +516,7 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
                 continue
             for side in ("left", "right"):
                 if side in written:
-                    bound = _bound(t["op"], side, a, b)
+                    bound = _bound_of(t, side, a, b)
                     to = "" if bound.startswith(("below", "above")) else "to "
                     changes.append(f"set {_handle(written[side])} {to}{bound}")
             if not written:
@@ -559,7 +558,26 @@ def _passing_sides(t: dict, a, b) -> list[str]:
     """Each side's values that pass a part, in words; of a membership test, the value's
     alone (the collection is what the code accepts)."""
     sides = ("left",) if t["op"] in ("in", "not in") else ("left", "right")
-    return [f"{t[k]} {_bound(t['op'], k, a, b)}" for k in sides if isinstance(t[k], str)]
+    return [f"{t[k]} {_bound_of(t, k, a, b)}" for k in sides if isinstance(t[k], str)]
+
+
+def _one(t: dict) -> bool:
+    """A membership in the code's own collection of one item: a printed value compared with
+    a text (`task_option == 'score'`), said as `is`."""
+    return t["op"] in ("in", "not in") and isinstance(t["right"], list) and len(t["right"]) == 1
+
+
+def _word(t: dict) -> str:
+    if _one(t):
+        return "is" if t["op"] == "in" else "is not"
+    return _WORDS[t["op"]]
+
+
+def _bound_of(t: dict, side: str, a, b) -> str:
+    """_bound, and of a text the code compares with, that text or anything but it."""
+    if _one(t):
+        return f"anything but {b[0]}" if t["op"] == "in" else str(b[0])
+    return _bound(t["op"], side, a, b)
 
 
 def page_values(values: dict) -> dict:

@@ -389,6 +389,35 @@ def test_a_collection_the_code_holds_in_a_name_tests_the_printed_value_and_the_s
     ]
 
 
+def test_a_printed_value_compared_with_a_text_is_tested_as_printed():
+    """`task_option == 'score'`, `type_ != 'float'` (printed as `{type}`): a membership of
+    one text, said as `is`; what passes is that text, or anything but it."""
+    rec = record(
+        "This model does not support the '{task_option}' task. Supported tasks: {supported_tasks}",
+        "task_option != 'draft' and task_option == 'score' and (not runner_support['pooling'])",
+    )
+    assert api.case_tests(rec) == [
+        [
+            {"left": "task_option", "op": "not in", "right": ["draft"]},
+            {"left": "task_option", "op": "in", "right": ["score"]},
+        ]
+    ]
+    said = answer(doc_of(rec), {"task_option": "embedding", "supported_tasks": "{'generate'}"})
+    assert said["computed"] and said["lines"] == [
+        "With your values this check passes: task_option = embedding is score is false. The "
+        "paste may hold other values, or another check printed the message."
+    ]
+    said = answer(doc_of(rec), {"task_option": "'score'"})
+    assert said["lines"] == [
+        "With your values the check fails: task_option = score is not draft; task_option = "
+        "score is score.",
+        "It passes with task_option draft.",
+    ]
+    kv = record("Only float is supported, got type={type}", "type_ != 'float'")
+    kv.derived["printed"] = {"type_": "type"}
+    assert api.case_tests(kv) == [[{"left": "type", "op": "not in", "right": ["float"]}]]
+
+
 def test_a_collection_the_code_spells_out_is_a_membership_test_of_the_printed_value():
     """`head_size not in (64, 128, 256)`: the code's own collection (numbers compared as
     numbers; a torch dtype as torch prints it, never offered as what to write)."""
@@ -743,6 +772,18 @@ CASES = [
         ],
         {"a": "['X']", "s": "['Y']", "n": "5", "m": "3"},
     ),
+    # a printed value compared with a text: one item, said as `is`
+    (
+        [
+            [
+                {"left": "t", "op": "not in", "right": ["draft"], "set": {"left": "--t {}"}},
+                {"left": "t", "op": "in", "right": ["score"]},
+            ]
+        ],
+        {"t": "score"},
+    ),
+    ([[{"left": "t", "op": "in", "right": ["score"]}]], {"t": "embed"}),
+    ([[{"left": "n", "op": "not in", "right": [8]}]], {"n": "4"}),
     # equal as printed with decimals: rounding hides which is larger, nothing is said
     ([[{"left": "a", "op": "<", "right": "b"}]], {"a": "30.3", "b": "30.30"}),
     ([[{"left": "a", "op": ">=", "right": "b"}]], {"a": "30", "b": "30"}),

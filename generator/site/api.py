@@ -407,7 +407,7 @@ def _test(
     way = _setting_test(node, names, settings, collections)
     if way:
         return way
-    member = _membership(node, names, settings, collections) or _any_member(node, names)
+    member = _membership(node, names, settings, collections, printed) or _any_member(node, names)
     if member:
         return member
     compared = _comparison(node)
@@ -469,7 +469,11 @@ def _lookup(node: ast.expr, lookups: dict) -> ast.expr | None:
 
 
 def _membership(
-    node: ast.expr, names: set[str], settings: dict[str, str], collections: dict | None = None
+    node: ast.expr,
+    names: set[str],
+    settings: dict[str, str],
+    collections: dict | None = None,
+    printed: dict | None = None,
 ) -> dict | None:
     """`quantization not in supported_quantization` where the message prints both: the value
     and the collection it must (or must not) be in, as the code held them (a dict printed by
@@ -479,9 +483,15 @@ def _membership(
         return None
     op = {ast.In: "in", ast.NotIn: "not in"}.get(type(node.ops[0]))
     left, right = node.left, node.comparators[0]
+    text = isinstance(right, ast.Constant) and isinstance(right.value, str)
+    if text and isinstance(node.ops[0], ast.Eq | ast.NotEq):
+        # a printed value compared with a text (`task_option == 'score'`): one of [that]
+        op = "in" if isinstance(node.ops[0], ast.Eq) else "not in"
+        right = ast.List([right], ast.Load())
     if not op or not isinstance(left, ast.Name | ast.Attribute):
         return None
     a = left.id if isinstance(left, ast.Name) else left.attr
+    a = (printed or {}).get(ast.unparse(left), a)  # printed under another name (`{type}`)
     choices = _choices(right) or _spelled(right, collections)
     if choices is not None and a in names:  # a collection the code spells out
         out: dict = {"left": a, "op": op, "right": choices}

@@ -37,6 +37,12 @@ function bound(op, side, a, b) {
   return `${below ? "below" : "above"} ${fmt(other)}`;
 }
 
+// A membership in the code's own collection of one item, a text the code compares a printed
+// value with (answer.py's _one, _word, _bound_of): said as "is", what passes that text or not.
+const one = (t) => ["in", "not in"].includes(t.op) && Array.isArray(t.right) && t.right.length === 1;
+const word = (t) => (one(t) ? (t.op === "in" ? "is" : "is not") : WORDS[t.op]);
+const boundOf = (t, s, a, b) => (one(t) ? (t.op === "in" ? `anything but ${b}` : `${b}`) : bound(t.op, s, a, b));
+
 const handle = (write) => (write.endsWith("{}") ? write.replace(/(: | |=)?\{\}$/, "") : write.replace("{}", "…"));
 
 // A divisibility test: the nearest passing values of the side the user sets (answer.py's).
@@ -144,7 +150,7 @@ export function testsAnswer(groups, values, members = null) {
       tried.push([t, a, b, holds]);
     }
     if (!tried.length && !ways.length) continue;
-    const said = tried.map(([t, a, b]) => `${shown(t, "left", a)} ${WORDS[t.op]} ${shown(t, "right", b)}`);
+    const said = tried.map(([t, a, b]) => `${shown(t, "left", a)} ${word(t)} ${shown(t, "right", b)}`);
     const pass = tried.findIndex((x) => !x[3]);
     if (pass >= 0) {
       return { verdict: `With your values this check passes: ${said[pass]} is false. The paste may hold other values, or another check printed the message.` };
@@ -158,7 +164,7 @@ export function testsAnswer(groups, values, members = null) {
       }
       for (const s of ["left", "right"]) {
         if (!(t.set || {})[s]) continue;
-        const words = bound(t.op, s, a, b);
+        const words = boundOf(t, s, a, b);
         changes.push(`set ${handle(t.set[s])} ${/^(below|above)/.test(words) ? "" : "to "}${words}`);
       }
       if (!t.set) changes.push(...scaled(t, a, b, values));
@@ -167,7 +173,7 @@ export function testsAnswer(groups, values, members = null) {
     const verdict = tried.length ? `With your values the check fails: ${said.join("; ")}.` : `It is raised only when ${ways.map((w) => w[0]).join("; ")}.`;
     const free = tried.filter(([t]) => !t.set && t.op !== "%" && !ANY.includes(t.op) && ![t.left, t.right].some((s) => s && typeof s === "object"));
     // a membership's: the value's alone
-    const sidesOf = ([t, a, b]) => ["left", "right"].filter((s) => typeof t[s] === "string" && !(s === "right" && t.op.includes("in"))).map((s) => `${t[s]} ${bound(t.op, s, a, b)}`);
+    const sidesOf = ([t, a, b]) => ["left", "right"].filter((s) => typeof t[s] === "string" && !(s === "right" && t.op.includes("in"))).map((s) => `${t[s]} ${boundOf(t, s, a, b)}`);
     if (changes.length) {
       const also = free.length && tried.find(([t]) => !t.set && t.op !== "%" && !ANY.includes(t.op)) === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
       return { verdict, change: `To pass it, ${changes.join(", or ")}.${also}` };
