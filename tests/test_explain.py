@@ -137,8 +137,12 @@ def test_a_collection_the_code_holds_in_a_name_is_read_with_its_items():
         "        if maybe is None:\n            raise ValueError(f'Bad other {other}')\n"
         "        built = set(names)\n"
         "        if method not in built:\n            raise ValueError(f'Not built {method}')\n"
+        "        if method not in FILLED:\n            raise ValueError(f'Not filled {method}')\n"
+        "FILLED = ['a']\n"
+        "def register(name):\n    FILLED.append(name)\n"
     )
-    parser, method, size, other, built = _derived(code)
+    parser, method, size, other, built, filled = _derived(code)
+    assert "collections" not in filled  # a list the module fills is not its literal
     assert parser["lookups"] == {"found": {"key": "parser", "in": ["llama3", "qwen"]}}
     assert method["collections"] == {"SUPPORTED": ["awq", "gptq"]}
     assert size["collections"] == {"supported": [64, 128]}

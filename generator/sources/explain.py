@@ -24,6 +24,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass, field
+from functools import lru_cache
 
 from errorkb.content import template
 from errorkb.content.derived import handle
@@ -1608,14 +1609,19 @@ def _literal(node: ast.AST | None, ctx: Context, depth: int = 0) -> ast.AST | No
         return None
     if isinstance(node, ast.List | ast.Tuple | ast.Set | ast.Dict):
         return node
+    changed = _changed(ctx.module) if ctx.module is not None else frozenset()
     if isinstance(node, ast.Name):
+        if node.id in changed:
+            return None  # filled or changed in place somewhere in the module
         return _literal(ctx.resolve(node.id), ctx, depth + 1)
     owner = ctx.owner
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         mine = node.value.id in ("self", "cls") or (
             owner is not None and node.value.id == owner.name
         )
-        return _literal(_class_value(owner, node.attr), ctx, depth + 1) if mine else None
+        if not mine or "." + node.attr in changed:
+            return None
+        return _literal(_class_value(owner, node.attr), ctx, depth + 1)
     if not isinstance(node, ast.Call) or node.args or node.keywords:
         return None
     func = node.func
@@ -1635,6 +1641,40 @@ def _literal(node: ast.AST | None, ctx: Context, depth: int = 0) -> ast.AST | No
     if body and len(body) == 1 and isinstance(body[0], ast.Return):
         return _literal(body[0].value, ctx, depth + 1)
     return None
+
+
+_CHANGES = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update"}
+    | {"setdefault", "add", "discard", "popitem", "__setitem__", "__delitem__"}
+)
+
+
+@lru_cache(maxsize=4)
+def _changed(module: ast.Module) -> frozenset[str]:
+    """The names (`X`) and attributes (`.X`) the module changes in place anywhere: a
+    method that fills or empties them, an item assigned or deleted, `+=`, `global X`. A
+    collection so changed is not the literal it was assigned."""
+    found: set[str] = set()
+
+    def name(node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name):
+            return node.id
+        return "." + node.attr if isinstance(node, ast.Attribute) else None
+
+    for node in ast.walk(module):
+        target = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            target = node.func.value if node.func.attr in _CHANGES else None
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
+            target = node.value
+        elif isinstance(node, ast.AugAssign):
+            target = node.target
+        elif isinstance(node, ast.Global):
+            found.update(node.names)
+        changed = name(target) if target is not None else None
+        if changed:
+            found.add(changed)
+    return frozenset(found)
 
 
 def _class_value(owner: ast.ClassDef | None, name: str) -> ast.AST | None:
