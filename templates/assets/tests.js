@@ -12,12 +12,9 @@ export const fmt = (n) => (Number.isInteger(n) ? String(n) : String(Number(n.toP
 const WORDS = {
   ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most",
   "==": "equals", "!=": "differs from", "%": "is not a multiple of",
-  in: "is among", "not in": "is not among",
-  "none in": "has no item among", "some in": "has an item among",
 };
-const ANY = ["none in", "some in"]; // two collections the message prints (members.js)
 // A value as the message prints it, unquoted (answer.py's _text).
-function text(values, name) {
+export function text(values, name) {
   if (typeof name !== "string" || !(name in values)) return null;
   const v = String(values[name]).trim();
   const quoted = v.match(/^(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")$/s);
@@ -25,7 +22,6 @@ function text(values, name) {
 }
 
 function bound(op, side, a, b) {
-  if (op === "in" || op === "not in") return `${op === "in" ? "none" : "one"} of ${b}`; // b: the items listed
   if (op === "==" || op === "!=") {
     const other = side === "left" ? b : a;
     const shown = typeof other === "string" ? other : fmt(other); // text as printed
@@ -36,12 +32,6 @@ function bound(op, side, a, b) {
   if (Number.isInteger(a) && Number.isInteger(b)) return below ? `at most ${fmt(other - 1)}` : `at least ${fmt(other + 1)}`;
   return `${below ? "below" : "above"} ${fmt(other)}`;
 }
-
-// A membership in the code's own collection of one item, a text the code compares a printed
-// value with (answer.py's _one, _word, _bound_of): said as "is", what passes that text or not.
-const one = (t) => ["in", "not in"].includes(t.op) && Array.isArray(t.right) && t.right.length === 1;
-const word = (t) => (one(t) ? (t.op === "in" ? "is" : "is not") : WORDS[t.op]);
-const boundOf = (t, s, a, b) => (one(t) ? (t.op === "in" ? `anything but ${b}` : `${b}`) : bound(t.op, s, a, b));
 
 const handle = (write) => (write.endsWith("{}") ? write.replace(/(: | |=)?\{\}$/, "") : write.replace("{}", "…"));
 
@@ -76,8 +66,6 @@ const shown = (t, s, v) => {
   const other = t[s === "left" ? "right" : "left"];
   if (capability(other)) return (v / 10).toFixed(1);
   if (capability(t[s])) return `compute capability ${(v / 10).toFixed(1)}`;
-  if (ANY.includes(t.op)) return `${t[s]} (${v})`; // both printed, listed
-  if (s === "right" && ["in", "not in"].includes(t.op)) return Array.isArray(t[s]) ? v : `${t[s]} (${v})`; // the code's, or printed
   const printed = typeof v === "string" ? v : fmt(v);
   return typeof t[s] === "string" ? `${t[s]} = ${printed}` : printed;
 };
@@ -124,21 +112,17 @@ function tie(t, values) {
   return "<>".includes(t.op[0]) && a !== null && a === b && [t.left, t.right].some((s) => /[.eE]/.test(values[s] ?? ""));
 }
 
-// `members`: members.js, where a test is a membership (case.js loads it only then).
+// `members`: members.js, where a test is a membership (case.js loads it only then): its
+// tests, their words and what passes them.
 export function testsAnswer(groups, values, members = null) {
+  const boundOf = (t, s, a, b) => (t.op.includes("in") ? members.bound(t, b) : bound(t.op, s, a, b));
   for (const group of groups) {
     const tried = [];
     const ways = group.filter((t) => t.setting).map(settingWay);
     for (const t of group.filter((t) => !t.setting)) {
-      if (ANY.includes(t.op)) { // two collections the message prints, both whole
-        const found = members ? members.anyMembership(t, values) : null;
-        if (found) tried.push([t, found[1], found[2], found[0]]);
-        continue;
-      }
-      if (t.op === "in" || t.op === "not in") { // a value the message prints, in a collection
-        const v = text(values, t.left);
-        const found = v === null || !members ? null : members.membership(t, v, values);
-        if (found) tried.push([t, v, found[1], found[0]]);
+      if (t.op.includes("in")) { // a value the message prints, in a collection (members.js)
+        const found = members?.tried(t, values);
+        if (found) tried.push(found);
         continue;
       }
       let [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
@@ -150,7 +134,7 @@ export function testsAnswer(groups, values, members = null) {
       tried.push([t, a, b, holds]);
     }
     if (!tried.length && !ways.length) continue;
-    const said = tried.map(([t, a, b]) => `${shown(t, "left", a)} ${word(t)} ${shown(t, "right", b)}`);
+    const said = tried.map(([t, a, b]) => (t.op.includes("in") ? members.said(t, a, b) : `${shown(t, "left", a)} ${WORDS[t.op]} ${shown(t, "right", b)}`));
     const pass = tried.findIndex((x) => !x[3]);
     if (pass >= 0) {
       return { verdict: `With your values this check passes: ${said[pass]} is false. The paste may hold other values, or another check printed the message.` };
@@ -171,16 +155,16 @@ export function testsAnswer(groups, values, members = null) {
     }
     changes.push(...ways.map((w) => w[1]));
     const verdict = tried.length ? `With your values the check fails: ${said.join("; ")}.` : `It is raised only when ${ways.map((w) => w[0]).join("; ")}.`;
-    const free = tried.filter(([t]) => !t.set && t.op !== "%" && !ANY.includes(t.op) && ![t.left, t.right].some((s) => s && typeof s === "object"));
+    const free = tried.filter(([t]) => !t.set && t.op !== "%" && !members?.any(t) && ![t.left, t.right].some((s) => s && typeof s === "object"));
     // a membership's: the value's alone
     const sidesOf = ([t, a, b]) => ["left", "right"].filter((s) => typeof t[s] === "string" && !(s === "right" && t.op.includes("in"))).map((s) => `${t[s]} ${boundOf(t, s, a, b)}`);
     if (changes.length) {
-      const also = free.length && tried.find(([t]) => !t.set && t.op !== "%" && !ANY.includes(t.op)) === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
+      const also = free.length && tried.find(([t]) => !t.set && t.op !== "%" && !members?.any(t)) === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
       return { verdict, change: `To pass it, ${changes.join(", or ")}.${also}` };
     }
     const [t, a, b] = tried[0];
     if (t.op === "%") return { verdict, whyNot: "no setting the check names changes these values" };
-    if (ANY.includes(t.op)) return { verdict }; // the verdict alone (answer.py's)
+    if (members?.any(t)) return { verdict }; // the verdict alone (answer.py's)
     const cap = ["left", "right"].find((s) => capability(t[s]));
     if (cap) {
       const words = bound(t.op, cap, a, b);
