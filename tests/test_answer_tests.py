@@ -538,6 +538,28 @@ def test_an_older_wordings_placeholders_map_by_their_place_in_both_messages():
     assert template.aligned("x ({b}) y", "x ({a}) y {b}") == {}
 
 
+def test_a_name_two_older_wordings_use_for_different_things_maps_to_nothing():
+    """vLLM's prompt length check: {token_num} is the prompt's tokens in one older wording
+    (placed where today's {token_count} stands) and prompt plus completion in another
+    (placed nowhere): a paste may be of either, so it is not read as token_count."""
+    now = "The limit is {max_total_tokens}. However, your prompt has {token_count} input tokens."
+    rec = record(
+        now,
+        "len(tokens) > max_input_tokens",
+        variants=[
+            "The limit is {max_model_len}. However, your prompt has {token_num} input tokens.",
+            "The limit is {max_model_len}. However, you requested {token_num} tokens "
+            "({input_len} in the messages, {max_tokens} in the completion).",
+        ],
+    )
+    assert api.wording_renames(rec) == {"max_model_len": "max_total_tokens"}
+    alone = record(now, "len(tokens) > max_input_tokens", variants=[rec.messages[1]])
+    assert api.wording_renames(alone) == {
+        "max_model_len": "max_total_tokens",
+        "token_num": "token_count",
+    }
+
+
 def test_a_paste_of_an_older_wording_runs_the_tests_through_its_renames():
     """vLLM's free memory check (8781d26106e06c95): a paste of the 0.9-0.13 wording names its
     values GiB, GiB_2, GiB_3; its own condition and today's compare free_memory and

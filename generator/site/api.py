@@ -121,11 +121,22 @@ def wording_renames(record: Record, live: Record | None = None) -> dict[str, str
     if live is not None:
         pairs += [(old, live.message) for old in record.messages if old != live.message]
     found: dict[str, set[str]] = {}
+    placed_in: dict[str, set[str]] = {}  # an old wording -> its names placed in a message
     for old, new in pairs:
-        for name, other in template.aligned(old, new).items():
+        placed = template.aligned(old, new)
+        placed_in.setdefault(old, set()).update(placed, template.placeholders(new))
+        for name, other in placed.items():
             if template.page_name(name, {other}) != other:  # else the page's own already
                 found.setdefault(name, set()).add(other)
-    return {name: next(iter(o)) for name, o in sorted(found.items()) if len(o) == 1}
+    # printed by a wording where it stands for nothing of the messages the tests read
+    loose = {n for old, ok in placed_in.items() for n in template.placeholders(old) if n not in ok}
+    # A name two wordings use for different things (vLLM's {token_num}: the prompt's tokens
+    # in one, prompt and completion in another) maps to nothing: a paste may be of either.
+    return {
+        name: next(iter(o))
+        for name, o in sorted(found.items())
+        if len(o) == 1 and name not in loose
+    }
 
 
 def values_to_try(record: Record) -> list[dict]:
