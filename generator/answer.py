@@ -615,8 +615,8 @@ def why_not(derived: dict, computed: dict) -> str:
     condition = derived.get("condition") or ""
     if computed.get("tests"):
         return (
-            "the values its condition compares settle nothing in your paste (not numbers, or "
-            "equal once rounded)"
+            "the values its condition compares settle nothing in your paste (one missing, not "
+            "numbers, or equal once rounded)"
         )
     if condition:
         shown = condition if len(condition) <= 90 else condition[:89] + "…"

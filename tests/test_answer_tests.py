@@ -251,8 +251,8 @@ def test_where_nothing_is_computed_the_answer_says_why_in_one_line():
     said = answer(doc_of(KV), {"max_model_len": "auto", "max_seq_len": "6048"})
     assert (
         said["why_not"]
-        == "the values its condition compares settle nothing in your paste (not numbers, or "
-        "equal once rounded)"
+        == "the values its condition compares settle nothing in your paste (one missing, not "
+        "numbers, or equal once rounded)"
     )
     said = answer(doc_of(KV), {"other": "1"})  # an old wording that prints none of them
     assert (
