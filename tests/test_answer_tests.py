@@ -418,6 +418,33 @@ def test_a_printed_value_compared_with_a_text_is_tested_as_printed():
     assert api.case_tests(kv) == [[{"left": "type", "op": "not in", "right": ["float"]}]]
 
 
+def test_alternatives_of_printed_values_are_tested_one_holding_is_enough():
+    """`type_ != 'float' or num_bits != 8` (vLLM's KV cache scheme) and range checks
+    (`x < 0 or x > 1`): raised when one alternative holds; the verdict says those that do,
+    or all when none does; nothing when one is undecided and none holds."""
+    rec = record(
+        "Supported is num_bits=8, type=float, however received num_bits={num_bits}, type={type}",
+        "kv_cache_scheme is not None and (type_ != 'float' or num_bits != 8)",
+    )
+    rec.derived["printed"] = {"type_": "type"}
+    alternatives = [
+        {"left": "type", "op": "not in", "right": ["float"]},
+        {"left": "num_bits", "op": "!=", "right": 8},
+    ]
+    assert api.case_tests(rec) == [[{"op": "or", "any": alternatives}]]
+    said = answer(doc_of(rec), {"num_bits": "4", "type": "float"})
+    assert said["computed"] and said["lines"] == [
+        "With your values the check fails: num_bits = 4 differs from 8."
+    ]
+    said = answer(doc_of(rec), {"num_bits": "8", "type": "float"})
+    assert said["lines"][0] == (
+        "With your values this check passes: type = float is not float or num_bits = 8 "
+        "differs from 8 is false. The paste may hold other values, or another check printed "
+        "the message."
+    )
+    assert not answer(doc_of(rec), {"num_bits": "8"})["computed"]  # type undecided
+
+
 def test_a_collection_the_code_spells_out_is_a_membership_test_of_the_printed_value():
     """`head_size not in (64, 128, 256)`: the code's own collection (numbers compared as
     numbers; a torch dtype as torch prints it, never offered as what to write)."""
@@ -806,6 +833,64 @@ CASES = [
     ),
     ([[{"left": "t", "op": "in", "right": ["score"]}]], {"t": "embed"}),
     ([[{"left": "n", "op": "not in", "right": [8]}]], {"n": "4"}),
+    # alternatives: one holding is enough; with another part that a setting decides
+    (
+        [
+            [
+                {
+                    "op": "or",
+                    "any": [
+                        {"left": "t", "op": "not in", "right": ["float"]},
+                        {"left": "n", "op": "!=", "right": 8},
+                    ],
+                }
+            ]
+        ],
+        {"t": "float", "n": "4"},
+    ),
+    (
+        [
+            [
+                {
+                    "op": "or",
+                    "any": [
+                        {"left": "x", "op": "<", "right": 0},
+                        {"left": "x", "op": ">", "right": 1},
+                    ],
+                }
+            ]
+        ],
+        {"x": "0.5"},
+    ),
+    (
+        [
+            [
+                {
+                    "op": "or",
+                    "any": [
+                        {"left": "x", "op": "<", "right": 0},
+                        {"left": "y", "op": ">", "right": 1},
+                    ],
+                },
+                {"left": "m", "op": ">", "right": "k", "set": {"left": "--m {}"}},
+            ]
+        ],
+        {"x": "-1", "m": "5", "k": "3"},
+    ),
+    (
+        [
+            [
+                {
+                    "op": "or",
+                    "any": [
+                        {"left": "x", "op": "<", "right": 0},
+                        {"left": "y", "op": ">", "right": 1},
+                    ],
+                }
+            ]
+        ],
+        {"x": "2"},
+    ),
     # equal as printed with decimals: rounding hides which is larger, nothing is said
     ([[{"left": "a", "op": "<", "right": "b"}]], {"a": "30.3", "b": "30.30"}),
     ([[{"left": "a", "op": ">=", "right": "b"}]], {"a": "30", "b": "30"}),

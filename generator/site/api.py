@@ -408,6 +408,12 @@ def _test(
     with it so), or the GPU's compute capability the message prints in two placeholders.
     `spelled`: the collections the code holds in a name, and its lookups of a key in one
     (derived.collections, derived.lookups)."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        # alternatives, each a test of printed values: raised when one of them holds
+        subs = [_test(v, names, settings, printed, whole, renamed, spelled) for v in node.values]
+        if all(s and "setting" not in s and s["op"] != "or" for s in subs):
+            return {"op": "or", "any": subs}
+        return None
     capability = _capability(node, names)
     if capability:
         return capability
@@ -1107,7 +1113,8 @@ def error_document_schema(base_url: str) -> dict:
                                 "`scale`: settings the message prints that may scale a side, "
                                 "by which other placeholder), or a setting compared with a "
                                 "constant (setting, op, value; op on/off: raised when set, "
-                                "unset). The check raises when all parts hold",
+                                "unset); or: alternatives (`any`, each a test), of which one "
+                                "holding is enough. The check raises when all parts hold",
                                 "items": {
                                     "type": "array",
                                     "items": {
@@ -1128,6 +1135,7 @@ def error_document_schema(base_url: str) -> dict:
                                                     "not in",
                                                     "none in",
                                                     "some in",
+                                                    "or",
                                                     "on",
                                                     "off",
                                                 ]
@@ -1139,6 +1147,7 @@ def error_document_schema(base_url: str) -> dict:
                                             "scale": {"type": "object"},
                                             "setting": {"type": "string"},
                                             "value": {},
+                                            "any": {"type": "array"},
                                         },
                                     },
                                 },

@@ -8,6 +8,8 @@ import { MAX_SHOWN, number } from "./try.js";
 const WORDS = { in: "is among", "not in": "is not among", "none in": "has no item among", "some in": "has an item among" };
 // A test of two collections the message prints (answer.py's _ANY): an item of one in the other.
 export const any = (t) => t.op === "none in" || t.op === "some in";
+// A part whose answer is its verdict alone: of two collections, or of alternatives (`or`).
+export const verdict = (t) => any(t) || t.op === "or";
 // The code's own collection of one item, a text it compares a printed value with: said as "is".
 const one = (t) => !any(t) && Array.isArray(t.right) && t.right.length === 1;
 const listed = (l) => l.slice(0, MAX_SHOWN).join(", ") + (l.length > MAX_SHOWN ? `, … ${l.length} in all` : "");
@@ -47,7 +49,12 @@ export function membership(t, v, values) {
 
 // A membership test on the values, as tests.js keeps it: [t, the value, the items listed,
 // whether it holds]; of two printed collections, both listed; null when nothing is decided.
-export function tried(t, values) {
+export function tried(t, values, one) {
+  if (t.op === "or") { // raised when one alternative holds: those that do, else all when all decide
+    const subs = t.any.map((x) => (x.op.includes("in") ? tried(x, values, one) : one(x)));
+    const hold = subs.filter((x) => x?.[3]);
+    return hold.length || subs.every(Boolean) ? [t, hold.length ? hold : subs, null, hold.length > 0] : null;
+  }
   if (any(t)) {
     const [items, among] = [collection(values, t.left), collection(values, t.right)];
     return items && among && [t, listed(items), listed(among), items.some((i) => among.includes(i)) === (t.op === "some in")];
@@ -58,7 +65,7 @@ export function tried(t, values) {
 }
 
 // A membership test in words (answer.py's), and what passes it.
-export const said = (t, a, b) => `${t.left}${any(t) ? ` (${a})` : ` = ${a}`} ${one(t) ? (t.op === "in" ? "is" : "is not") : WORDS[t.op]} ${Array.isArray(t.right) ? b : `${t.right} (${b})`}`;
+export const said = (t, a, b, say) => t.op === "or" ? a.map((x) => say(...x)).join(" or ") : `${t.left}${any(t) ? ` (${a})` : ` = ${a}`} ${one(t) ? (t.op === "in" ? "is" : "is not") : WORDS[t.op]} ${Array.isArray(t.right) ? b : `${t.right} (${b})`}`;
 export const bound = (t, b) => (one(t) ? (t.op === "in" ? `anything but ${b}` : b) : `${t.op === "in" ? "none" : "one"} of ${b}`);
 
 // Why a membership test decided nothing: the collection the paste prints is cut short.

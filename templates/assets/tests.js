@@ -116,25 +116,25 @@ function tie(t, values) {
 // tests, their words and what passes them.
 export function testsAnswer(groups, values, members = null) {
   const boundOf = (t, s, a, b) => (t.op.includes("in") ? members.bound(t, b) : bound(t.op, s, a, b));
+  const say = (t, a, b) => (t.op.includes("in") || t.op === "or" ? members.said(t, a, b, say) : `${shown(t, "left", a)} ${WORDS[t.op]} ${shown(t, "right", b)}`);
+  // A part of the condition on the values (answer.py's _tried): [t, a, b, whether it holds].
+  const one = (t) => {
+    let [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
+    // two values the message prints that are not numbers: compared as printed
+    if ((a === null || b === null) && t.op[1] === "=" && typeof t.left === "string" && typeof t.right === "string") [a, b] = [text(values, t.left), text(values, t.right)];
+    if (a === null || b === null || (t.op === "%" && (b === 0 || !Number.isInteger(a) || !Number.isInteger(b)))) return null;
+    if (tie(t, values)) return null; // equal as printed, rounded: which is larger is not in the paste
+    return [t, a, b, { ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a === b, "!=": a !== b, "%": a % b !== 0 }[t.op]];
+  };
   for (const group of groups) {
     const tried = [];
     const ways = group.filter((t) => t.setting).map(settingWay);
     for (const t of group.filter((t) => !t.setting)) {
-      if (t.op.includes("in")) { // a value the message prints, in a collection (members.js)
-        const found = members?.tried(t, values);
-        if (found) tried.push(found);
-        continue;
-      }
-      let [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
-      // two values the message prints that are not numbers: compared as printed
-      if ((a === null || b === null) && t.op[1] === "=" && typeof t.left === "string" && typeof t.right === "string") [a, b] = [text(values, t.left), text(values, t.right)];
-      if (a === null || b === null || (t.op === "%" && (b === 0 || !Number.isInteger(a) || !Number.isInteger(b)))) continue;
-      if (tie(t, values)) continue; // equal as printed, rounded: which is larger is not in the paste
-      const holds = { ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a === b, "!=": a !== b, "%": a % b !== 0 }[t.op];
-      tried.push([t, a, b, holds]);
+      const found = t.op.includes("in") || t.op === "or" ? members?.tried(t, values, one) : one(t);
+      if (found) tried.push(found);
     }
     if (!tried.length && !ways.length) continue;
-    const said = tried.map(([t, a, b]) => (t.op.includes("in") ? members.said(t, a, b) : `${shown(t, "left", a)} ${WORDS[t.op]} ${shown(t, "right", b)}`));
+    const said = tried.map(([t, a, b]) => say(t, a, b));
     const pass = tried.findIndex((x) => !x[3]);
     if (pass >= 0) {
       return { verdict: `With your values this check passes: ${said[pass]} is false. The paste may hold other values, or another check printed the message.` };
@@ -155,16 +155,16 @@ export function testsAnswer(groups, values, members = null) {
     }
     changes.push(...ways.map((w) => w[1]));
     const verdict = tried.length ? `With your values the check fails: ${said.join("; ")}.` : `It is raised only when ${ways.map((w) => w[0]).join("; ")}.`;
-    const free = tried.filter(([t]) => !t.set && t.op !== "%" && !members?.any(t) && ![t.left, t.right].some((s) => s && typeof s === "object"));
+    const free = tried.filter(([t]) => !t.set && t.op !== "%" && !members?.verdict(t) && ![t.left, t.right].some((s) => s && typeof s === "object"));
     // a membership's: the value's alone
     const sidesOf = ([t, a, b]) => ["left", "right"].filter((s) => typeof t[s] === "string" && !(s === "right" && t.op.includes("in"))).map((s) => `${t[s]} ${boundOf(t, s, a, b)}`);
     if (changes.length) {
-      const also = free.length && tried.find(([t]) => !t.set && t.op !== "%" && !members?.any(t)) === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
+      const also = free.length && tried.find(([t]) => !t.set && t.op !== "%" && !members?.verdict(t)) === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
       return { verdict, change: `To pass it, ${changes.join(", or ")}.${also}` };
     }
     const [t, a, b] = tried[0];
     if (t.op === "%") return { verdict, whyNot: "no setting the check names changes these values" };
-    if (members?.any(t)) return { verdict }; // the verdict alone (answer.py's)
+    if (members?.verdict(t)) return { verdict }; // the verdict alone (answer.py's)
     const cap = ["left", "right"].find((s) => capability(t[s]));
     if (cap) {
       const words = bound(t.op, cap, a, b);
