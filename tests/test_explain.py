@@ -183,6 +183,18 @@ def test_a_local_or_property_that_holds_a_printed_value_is_that_placeholder():
     assert "printed" not in other
 
 
+def test_an_alternative_of_the_condition_maps_its_printed_names_too():
+    """`type_ != 'float' or num_bits != 8` with the message's `{type}`: the alternative's
+    side is that placeholder (derived.printed), as a comparison of the `and` would be."""
+    code = (
+        "def f(scheme, type_, num_bits):\n"
+        "    if scheme is not None and (type_ != 'float' or num_bits != 8):\n"
+        "        raise ValueError(f'got num_bits={num_bits}, type={type_}')\n"
+    )
+    (derived,) = _derived(code)
+    assert derived["printed"] == {"type_": "type"}
+
+
 def test_an_elif_says_the_earlier_branch_unless_its_own_test_excludes_it():
     code = (
         "def f(active, requested, mode):\n"

@@ -1425,7 +1425,15 @@ def compares(ctx: Context, condition: ast.expr) -> tuple[list[str], dict[str, st
     is_and = isinstance(condition, ast.BoolOp) and isinstance(condition.op, ast.And)
     kept: list[str] = []
     printed: dict[str, str] = {}
-    for part in condition.values if is_and else [condition]:  # type: ignore[attr-defined]
+    # each comparison with the part it stands in (an alternative of `a or b` is one)
+    pairs = [
+        (part, one)
+        for part in (condition.values if is_and else [condition])  # type: ignore[attr-defined]
+        for one in (
+            part.values if isinstance(part, ast.BoolOp) and isinstance(part.op, ast.Or) else [part]
+        )
+    ]
+    for whole, part in pairs:
         if not isinstance(part, ast.Compare) or len(part.ops) != 1:
             continue
         if isinstance(part.ops[0], ast.Is | ast.IsNot):
@@ -1450,8 +1458,8 @@ def compares(ctx: Context, condition: ast.expr) -> tuple[list[str], dict[str, st
             if text in holes and holes[text] != last:
                 printed[text] = holes[text]
             hit = hit or text in holes or last in names
-        if hit:
-            kept.append(_text(part))
+        if hit and _text(whole) not in kept:
+            kept.append(_text(whole))
     return kept, printed
 
 
