@@ -245,7 +245,13 @@ _WORDS = {
     "%": "is not a multiple of",
     "in": "is among",
     "not in": "is not among",
+    "none in": "has no item among",
+    "some in": "has an item among",
 }
+# A test of two collections the message prints (api._any_member): whether an item of the
+# first is in the second.
+_ANY = ("none in", "some in")
+_VERDICT = (*_ANY, "or")  # parts whose answer is the verdict alone
 
 
 def fmt(n: float) -> str:
@@ -439,6 +445,49 @@ def _tie(test: dict, values: dict) -> bool:
     return a is not None and a == b and rounded
 
 
+def _tried(test: dict, values: dict) -> tuple[dict, Any, Any, bool] | None:
+    """One part of a condition on the values: (the part, its sides' values, whether it
+    holds), or None when the values decide nothing."""
+    if test["op"] in _ANY:  # two collections the message prints, both whole
+        items, among = _collection(values, test["left"]), _collection(values, test["right"])
+        if items is None or among is None:
+            return None
+        return test, items, among, any(i in among for i in items) == (test["op"] == "some in")
+    if test["op"] in ("in", "not in"):  # a value the message prints, in a collection
+        text, among = _text(values, test["left"]), _among(values, test["right"])
+        member = _member(text, among)
+        if text is None or among is None or member is None:
+            return None
+        printed = [c if isinstance(c, str) else fmt(c) for c in among]
+        return test, text, printed, member == (test["op"] == "in")
+    a: Any = _side(test["left"], values)
+    b: Any = _side(test["right"], values)
+    if (a is None or b is None) and test["op"] in ("==", "!="):
+        # two values the message prints that are not numbers (a method's name): the
+        # code compares them as the message prints them
+        if not isinstance(test["left"], str) or not isinstance(test["right"], str):
+            return None
+        a, b = _text(values, test["left"]), _text(values, test["right"])
+    if a is None or b is None:
+        return None
+    if test["op"] == "%" and (b == 0 or a != int(a) or b != int(b)):
+        return None
+    if a == b and _tie(test, values):
+        return None  # equal as printed, rounded: which is larger is not in the paste
+    if isinstance(a, str) or isinstance(b, str):
+        return test, a, b, (a == b) == (test["op"] == "==")
+    holds = {
+        ">": a > b,
+        ">=": a >= b,
+        "<": a < b,
+        "<=": a <= b,
+        "==": a == b,
+        "!=": a != b,
+        "%": test["op"] == "%" and b != 0 and a % b != 0,
+    }[test["op"]]
+    return test, a, b, holds
+
+
 def _tests(groups: list[list[dict]], values: dict) -> dict | None:
     """The derived condition tested on the values (api.case_tests): of the first condition
     with a part the values test or a setting it compares, whether it holds (the check
@@ -448,48 +497,18 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
         ways = [_setting_way(t) for t in group if "setting" in t]
         tried: list[tuple[dict, Any, Any, bool]] = []  # a part, its sides' values, whether it holds
         for test in (t for t in group if "setting" not in t):
-            if test["op"] in ("in", "not in"):  # a value the message prints, in a collection
-                text, among = _text(values, test["left"]), _among(values, test["right"])
-                member = _member(text, among)
-                if text is not None and among is not None and member is not None:
-                    printed = [c if isinstance(c, str) else fmt(c) for c in among]
-                    tried.append((test, text, printed, member == (test["op"] == "in")))
+            if test["op"] == "or":  # raised when one of its alternatives holds
+                subs = [_tried(x, values) for x in test["any"]]
+                hold = [x for x in subs if x and x[3]]
+                if hold or all(subs):
+                    tried.append((test, hold or subs, None, bool(hold)))
                 continue
-            a: Any = _side(test["left"], values)
-            b: Any = _side(test["right"], values)
-            if (a is None or b is None) and test["op"] in ("==", "!="):
-                # two values the message prints that are not numbers (a method's name): the
-                # code compares them as the message prints them
-                a, b = _text(values, test["left"]), _text(values, test["right"])
-                if not isinstance(test["left"], str) or not isinstance(test["right"], str):
-                    continue
-                if a is None or b is None:
-                    continue
-            if a is None or b is None:
-                continue
-            if test["op"] == "%" and (b == 0 or a != int(a) or b != int(b)):
-                continue
-            if a == b and _tie(test, values):
-                continue  # equal as printed, rounded: which is larger is not in the paste
-            if isinstance(a, str) or isinstance(b, str):
-                tried.append((test, a, b, (a == b) == (test["op"] == "==")))
-                continue
-            holds = {
-                ">": a > b,
-                ">=": a >= b,
-                "<": a < b,
-                "<=": a <= b,
-                "==": a == b,
-                "!=": a != b,
-                "%": test["op"] == "%" and b != 0 and a % b != 0,
-            }[test["op"]]
-            tried.append((test, a, b, holds))
+            one = _tried(test, values)
+            if one:
+                tried.append(one)
         if not tried and not ways:
             continue
-        said = [
-            f"{_shown(t, 'left', a)} {_WORDS[t['op']]} {_shown(t, 'right', b)}"
-            for t, a, b, _ in tried
-        ]
+        said = [_said(t, a, b) for t, a, b, _ in tried]
         passing = [i for i, (*_, holds) in enumerate(tried) if not holds]
         if passing:
             return {
@@ -499,6 +518,8 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
             }
         changes = []
         for t, a, b, _ in tried:
+            if t["op"] == "or":
+                continue  # the verdict alone: each alternative that holds must not
             written = t.get("set") or {}
             if t["op"] == "%":
                 found = _modulo_change(t, int(a), int(b), values)
@@ -506,7 +527,7 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
                 continue
             for side in ("left", "right"):
                 if side in written:
-                    bound = _bound(t["op"], side, a, b)
+                    bound = _bound_of(t, side, a, b)
                     to = "" if bound.startswith(("below", "above")) else "to "
                     changes.append(f"set {_handle(written[side])} {to}{bound}")
             if not written:
@@ -517,7 +538,7 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
         else:
             verdict = "It is raised only when " + "; ".join(when for when, _ in ways) + "."
         out = {"verdict": verdict, "computed": True}
-        free = [x for x in tried if not x[0].get("set") and x[0]["op"] != "%"]
+        free = [x for x in tried if not x[0].get("set") and x[0]["op"] not in ("%", *_VERDICT)]
         if changes:
             out["change"] = "To pass it, " + ", or ".join(changes) + "."
             if free and all(
@@ -531,6 +552,8 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
         if t["op"] == "%":
             out["why_not"] = "no setting the check names changes these values"
             return out
+        if t["op"] in _VERDICT:
+            return out  # the verdict alone: which items the code takes is its own list
         if isinstance(t["left"], dict) or isinstance(t["right"], dict):
             side = "left" if isinstance(t["left"], dict) else "right"
             words, number = _bound(t["op"], side, a, b).rsplit(" ", 1)
@@ -546,7 +569,34 @@ def _passing_sides(t: dict, a, b) -> list[str]:
     """Each side's values that pass a part, in words; of a membership test, the value's
     alone (the collection is what the code accepts)."""
     sides = ("left",) if t["op"] in ("in", "not in") else ("left", "right")
-    return [f"{t[k]} {_bound(t['op'], k, a, b)}" for k in sides if isinstance(t[k], str)]
+    return [f"{t[k]} {_bound_of(t, k, a, b)}" for k in sides if isinstance(t[k], str)]
+
+
+def _said(t: dict, a, b) -> str:
+    """A part of the condition on the values, in words; of alternatives (`or`), those that
+    hold when one does, else all."""
+    if t["op"] == "or":
+        return " or ".join(_said(*x[:3]) for x in a)
+    return f"{_shown(t, 'left', a)} {_word(t)} {_shown(t, 'right', b)}"
+
+
+def _one(t: dict) -> bool:
+    """A membership in the code's own collection of one item: a printed value compared with
+    a text (`task_option == 'score'`), said as `is`."""
+    return t["op"] in ("in", "not in") and isinstance(t["right"], list) and len(t["right"]) == 1
+
+
+def _word(t: dict) -> str:
+    if _one(t):
+        return "is" if t["op"] == "in" else "is not"
+    return _WORDS[t["op"]]
+
+
+def _bound_of(t: dict, side: str, a, b) -> str:
+    """_bound, and of a text the code compares with, that text or anything but it."""
+    if _one(t):
+        return f"anything but {b[0]}" if t["op"] == "in" else str(b[0])
+    return _bound(t["op"], side, a, b)
 
 
 def page_values(values: dict) -> dict:
@@ -570,7 +620,8 @@ def renamed(values: dict, renames: dict | None) -> dict:
 
 def _tested_names(groups: list[list[dict]]) -> set[str]:
     """The placeholders the tests compare (case.js's testedNames)."""
-    sides = [t.get(k) for group in groups for t in group for k in ("left", "right")]
+    flat = [x for group in groups for t in group for x in [t, *t.get("any", [])]]
+    sides = [t.get(k) for t in flat for k in ("left", "right")]
     return {
         n
         for s in sides
@@ -584,8 +635,8 @@ def why_not(derived: dict, computed: dict) -> str:
     condition = derived.get("condition") or ""
     if computed.get("tests"):
         return (
-            "the values its condition compares settle nothing in your paste (not numbers, or "
-            "equal once rounded)"
+            "the values its condition compares settle nothing in your paste (one missing, not "
+            "numbers, or equal once rounded)"
         )
     if condition:
         shown = condition if len(condition) <= 90 else condition[:89] + "…"
@@ -625,7 +676,9 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
         t["right"]
         for group in computed.get("tests") or []
         for t in group
-        if t["op"] in ("in", "not in") and isinstance(t["right"], str) and t["right"] in values
+        if t["op"] in ("in", "not in", *_ANY)
+        and isinstance(t.get("right"), str)
+        and t["right"] in values
     ]
     if cut and _collection(values, cut[0]) is None:
         reason = (

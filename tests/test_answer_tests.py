@@ -251,8 +251,8 @@ def test_where_nothing_is_computed_the_answer_says_why_in_one_line():
     said = answer(doc_of(KV), {"max_model_len": "auto", "max_seq_len": "6048"})
     assert (
         said["why_not"]
-        == "the values its condition compares settle nothing in your paste (not numbers, or "
-        "equal once rounded)"
+        == "the values its condition compares settle nothing in your paste (one missing, not "
+        "numbers, or equal once rounded)"
     )
     said = answer(doc_of(KV), {"other": "1"})  # an old wording that prints none of them
     assert (
@@ -319,6 +319,130 @@ def test_a_value_and_the_collection_the_message_prints_are_a_membership_test():
         "model_arch_name_to_cls_keys (A, B).",
         "It passes with model_arch one of A, B.",
     ]
+
+
+def test_two_printed_collections_test_whether_an_item_of_one_is_in_the_other():
+    """`not any(arch in all_supported_archs for arch in architectures)`, both printed: the
+    values decide where both lists are whole; the verdict alone (the code's own list is what
+    it takes), and a list cut short decides nothing and says so."""
+    rec = record(
+        "Model architectures {architectures} are not supported for now. Supported "
+        "architectures: {all_supported_archs}",
+        "not any((arch in all_supported_archs for arch in architectures))",
+    )
+    tested = {"left": "architectures", "op": "none in", "right": "all_supported_archs"}
+    assert api.case_tests(rec) == [[tested]]
+    listed = "dict_keys(['LlamaForCausalLM', 'Qwen2ForCausalLM'])"
+    said = answer(doc_of(rec), {"architectures": "['Qwen3']", "all_supported_archs": listed})
+    assert said["computed"] and said["lines"] == [
+        "With your values the check fails: architectures (Qwen3) has no item "
+        "among all_supported_archs (LlamaForCausalLM, Qwen2ForCausalLM)."
+    ]
+    values = {"architectures": "['Qwen2ForCausalLM']", "all_supported_archs": listed}
+    said = answer(doc_of(rec), values)
+    assert said["lines"][0].startswith("With your values this check passes")
+    cut = answer(doc_of(rec), {"architectures": "['X']", "all_supported_archs": listed[:-3]})
+    assert not cut["computed"]
+    assert cut["why_not"].startswith("all_supported_archs in your paste is cut")
+    alone = answer(doc_of(rec), {"architectures": "['X']"})
+    assert not alone["computed"]
+    # without `not`: raised when one is among them; a dict's keys by the record's `_keys` name
+    some = record(
+        "Models {names} are registered already: {registry_keys}",
+        "any(name in registry for name in names)",
+    )
+    assert api.case_tests(some) == [[{"left": "names", "op": "some in", "right": "registry_keys"}]]
+
+
+def test_a_collection_the_code_holds_in_a_name_tests_the_printed_value_and_the_setting():
+    """derived.lookups (`not detector_class` where detector_class = TABLE.get(parser)) and
+    derived.collections (`size not in supported`): membership tests of the printed value,
+    and of a setting the message does not print, what passes."""
+    parser = {
+        "name": "tool_call_parser",
+        "kind": "server-arg",
+        "field": "server_args.tool_call_parser",
+        "flag": "--tool-call-parser",
+    }
+    rec = record("Unsupported tool_call_parser: {tool_call_parser}", "not detector_class", [parser])
+    table = {"detector_class": {"key": "tool_call_parser", "in": ["llama3", "qwen"]}}
+    rec.derived["lookups"] = table
+    tested = {
+        "left": "tool_call_parser",
+        "op": "not in",
+        "right": ["llama3", "qwen"],
+        "set": {"left": "--tool-call-parser {}"},
+    }
+    assert api.case_tests(rec) == [[tested]]
+    assert answer(doc_of(rec), {"tool_call_parser": "None"})["lines"] == [
+        "With your values the check fails: tool_call_parser = None is not among llama3, qwen.",
+        "To pass it, set --tool-call-parser to one of llama3, qwen.",
+    ]
+    sizes = record("Head size {head_size} is not supported.", "head_size not in supported")
+    sizes.derived["collections"] = {"supported": [64, 128]}
+    assert api.case_tests(sizes) == [[{"left": "head_size", "op": "not in", "right": [64, 128]}]]
+    assert answer(doc_of(sizes), {"head_size": "72"})["computed"]
+    unprinted = record("This parser is not supported.", "not detector_class", [parser])
+    unprinted.derived["lookups"] = table
+    assert api.case_tests(unprinted) == [
+        [{"setting": "--tool-call-parser {}", "op": "not in", "value": ["llama3", "qwen"]}]
+    ]
+
+
+def test_a_printed_value_compared_with_a_text_is_tested_as_printed():
+    """`task_option == 'score'`, `type_ != 'float'` (printed as `{type}`): a membership of
+    one text, said as `is`; what passes is that text, or anything but it."""
+    rec = record(
+        "This model does not support the '{task_option}' task. Supported tasks: {supported_tasks}",
+        "task_option != 'draft' and task_option == 'score' and (not runner_support['pooling'])",
+    )
+    assert api.case_tests(rec) == [
+        [
+            {"left": "task_option", "op": "not in", "right": ["draft"]},
+            {"left": "task_option", "op": "in", "right": ["score"]},
+        ]
+    ]
+    said = answer(doc_of(rec), {"task_option": "embedding", "supported_tasks": "{'generate'}"})
+    assert said["computed"] and said["lines"] == [
+        "With your values this check passes: task_option = embedding is score is false. The "
+        "paste may hold other values, or another check printed the message."
+    ]
+    said = answer(doc_of(rec), {"task_option": "'score'"})
+    assert said["lines"] == [
+        "With your values the check fails: task_option = score is not draft; task_option = "
+        "score is score.",
+        "It passes with task_option draft.",
+    ]
+    kv = record("Only float is supported, got type={type}", "type_ != 'float'")
+    kv.derived["printed"] = {"type_": "type"}
+    assert api.case_tests(kv) == [[{"left": "type", "op": "not in", "right": ["float"]}]]
+
+
+def test_alternatives_of_printed_values_are_tested_one_holding_is_enough():
+    """`type_ != 'float' or num_bits != 8` (vLLM's KV cache scheme) and range checks
+    (`x < 0 or x > 1`): raised when one alternative holds; the verdict says those that do,
+    or all when none does; nothing when one is undecided and none holds."""
+    rec = record(
+        "Supported is num_bits=8, type=float, however received num_bits={num_bits}, type={type}",
+        "kv_cache_scheme is not None and (type_ != 'float' or num_bits != 8)",
+    )
+    rec.derived["printed"] = {"type_": "type"}
+    alternatives = [
+        {"left": "type", "op": "not in", "right": ["float"]},
+        {"left": "num_bits", "op": "!=", "right": 8},
+    ]
+    assert api.case_tests(rec) == [[{"op": "or", "any": alternatives}]]
+    said = answer(doc_of(rec), {"num_bits": "4", "type": "float"})
+    assert said["computed"] and said["lines"] == [
+        "With your values the check fails: num_bits = 4 differs from 8."
+    ]
+    said = answer(doc_of(rec), {"num_bits": "8", "type": "float"})
+    assert said["lines"][0] == (
+        "With your values this check passes: type = float is not float or num_bits = 8 "
+        "differs from 8 is false. The paste may hold other values, or another check printed "
+        "the message."
+    )
+    assert not answer(doc_of(rec), {"num_bits": "8"})["computed"]  # type undecided
 
 
 def test_a_collection_the_code_spells_out_is_a_membership_test_of_the_printed_value():
@@ -439,6 +563,28 @@ def test_an_older_wordings_placeholders_map_by_their_place_in_both_messages():
     assert template.aligned("It hung: {a}", "It failed: {r}") == {}
     assert template.aligned("x ({a}) y ({a})", "x ({b}) y ({c})") == {}
     assert template.aligned("x ({b}) y", "x ({a}) y {b}") == {}
+
+
+def test_a_name_two_older_wordings_use_for_different_things_maps_to_nothing():
+    """vLLM's prompt length check: {token_num} is the prompt's tokens in one older wording
+    (placed where today's {token_count} stands) and prompt plus completion in another
+    (placed nowhere): a paste may be of either, so it is not read as token_count."""
+    now = "The limit is {max_total_tokens}. However, your prompt has {token_count} input tokens."
+    rec = record(
+        now,
+        "len(tokens) > max_input_tokens",
+        variants=[
+            "The limit is {max_model_len}. However, your prompt has {token_num} input tokens.",
+            "The limit is {max_model_len}. However, you requested {token_num} tokens "
+            "({input_len} in the messages, {max_tokens} in the completion).",
+        ],
+    )
+    assert api.wording_renames(rec) == {"max_model_len": "max_total_tokens"}
+    alone = record(now, "len(tokens) > max_input_tokens", variants=[rec.messages[1]])
+    assert api.wording_renames(alone) == {
+        "max_model_len": "max_total_tokens",
+        "token_num": "token_count",
+    }
 
 
 def test_a_paste_of_an_older_wording_runs_the_tests_through_its_renames():
@@ -657,6 +803,93 @@ CASES = [
             ]
         ],
         {"d": "'torch.float32'"},
+    ),
+    # two printed collections: an item of one in the other, both whole
+    (
+        [[{"left": "a", "op": "none in", "right": "s"}]],
+        {"a": "['X']", "s": "dict_keys(['Y', 'Z'])"},
+    ),
+    ([[{"left": "a", "op": "none in", "right": "s"}]], {"a": "['Y']", "s": "['Y', 'Z']"}),
+    ([[{"left": "a", "op": "some in", "right": "s"}]], {"a": "['Y', 'W']", "s": "('Y',)"}),
+    ([[{"left": "a", "op": "none in", "right": "s"}]], {"a": "['X']", "s": "['Y', 'Z'"}),
+    (
+        [
+            [
+                {"left": "a", "op": "none in", "right": "s"},
+                {"left": "n", "op": ">", "right": "m", "set": {"left": "--n {}"}},
+            ]
+        ],
+        {"a": "['X']", "s": "['Y']", "n": "5", "m": "3"},
+    ),
+    # a printed value compared with a text: one item, said as `is`
+    (
+        [
+            [
+                {"left": "t", "op": "not in", "right": ["draft"], "set": {"left": "--t {}"}},
+                {"left": "t", "op": "in", "right": ["score"]},
+            ]
+        ],
+        {"t": "score"},
+    ),
+    ([[{"left": "t", "op": "in", "right": ["score"]}]], {"t": "embed"}),
+    ([[{"left": "n", "op": "not in", "right": [8]}]], {"n": "4"}),
+    # alternatives: one holding is enough; with another part that a setting decides
+    (
+        [
+            [
+                {
+                    "op": "or",
+                    "any": [
+                        {"left": "t", "op": "not in", "right": ["float"]},
+                        {"left": "n", "op": "!=", "right": 8},
+                    ],
+                }
+            ]
+        ],
+        {"t": "float", "n": "4"},
+    ),
+    (
+        [
+            [
+                {
+                    "op": "or",
+                    "any": [
+                        {"left": "x", "op": "<", "right": 0},
+                        {"left": "x", "op": ">", "right": 1},
+                    ],
+                }
+            ]
+        ],
+        {"x": "0.5"},
+    ),
+    (
+        [
+            [
+                {
+                    "op": "or",
+                    "any": [
+                        {"left": "x", "op": "<", "right": 0},
+                        {"left": "y", "op": ">", "right": 1},
+                    ],
+                },
+                {"left": "m", "op": ">", "right": "k", "set": {"left": "--m {}"}},
+            ]
+        ],
+        {"x": "-1", "m": "5", "k": "3"},
+    ),
+    (
+        [
+            [
+                {
+                    "op": "or",
+                    "any": [
+                        {"left": "x", "op": "<", "right": 0},
+                        {"left": "y", "op": ">", "right": 1},
+                    ],
+                }
+            ]
+        ],
+        {"x": "2"},
     ),
     # equal as printed with decimals: rounding hides which is larger, nothing is said
     ([[{"left": "a", "op": "<", "right": "b"}]], {"a": "30.3", "b": "30.30"}),

@@ -89,6 +89,112 @@ def test_early_returns_are_part_of_a_guarded_condition():
     assert derived["condition"] == "a and b"
 
 
+def test_a_raise_nothing_guards_is_reached_past_the_raises_before_it():
+    """A raise with no guard of its own after `if t: raise ...` in its block runs only when t
+    did not hold: its condition says so (vLLM's and SGLang's unsupported architectures), and
+    it is no longer unconditional; a guarded raise keeps its own condition alone."""
+    code = (
+        "def f(self, architectures):\n"
+        "    supported = self.get_supported_archs()\n"
+        "    if any(arch in supported for arch in architectures):\n"
+        "        raise ValueError(f'{architectures} failed to be inspected')\n"
+        "    if not architectures:\n"
+        "        raise ValueError('no architectures')\n"
+        "    raise ValueError(f'{architectures} are not supported. Supported: {supported}')\n"
+        "def g(x, y):\n"
+        "    if x:\n        raise ValueError('x is set')\n"
+        "    if y:\n        raise ValueError('y is set')\n"
+    )
+    first, second, last, gx, gy = _derived(code)
+    assert last["condition"] == (
+        "not any((arch in supported for arch in architectures)) and architectures"
+    )
+    assert "unconditional" not in last
+    assert gy["condition"] == "y"  # guarded: its own test alone, as before
+    code = "def h(a):\n    if a:\n        return\n    raise ValueError('always here')\n"
+    assert _derived(code)[0]["condition"] == "not a"  # an early return still says it
+
+
+def test_a_collection_the_code_holds_in_a_name_is_read_with_its_items():
+    """`x not in SUPPORTED` (a module constant, a class attribute, what a method returns as
+    a literal) carries its items (derived.collections); `not found` where `found =
+    TABLE.get(key)` over a dict of classes is raised exactly when key is not among its keys
+    (derived.lookups). A dict with a value that may be falsy, or a collection built at run
+    time, is not read."""
+    code = (
+        "SUPPORTED = ('awq', 'gptq')\n"
+        "class P:\n"
+        "    TABLE = {'llama3': Llama3, 'qwen': Qwen}\n"
+        "    MAYBE = {'a': None}\n"
+        "    def sizes(self):\n        'The sizes.'\n        return [64, 128]\n"
+        "    def f(self, method, parser, size, other, names):\n"
+        "        found = self.TABLE.get(parser)\n"
+        "        if not found:\n            raise ValueError(f'Unsupported parser: {parser}')\n"
+        "        if method not in SUPPORTED:\n            raise ValueError(f'Bad {method}')\n"
+        "        supported = self.sizes()\n"
+        "        if size not in supported:\n            raise ValueError(f'Bad size {size}')\n"
+        "        maybe = self.MAYBE.get(other)\n"
+        "        if maybe is None:\n            raise ValueError(f'Bad other {other}')\n"
+        "        built = set(names)\n"
+        "        if method not in built:\n            raise ValueError(f'Not built {method}')\n"
+        "        if method not in FILLED:\n            raise ValueError(f'Not filled {method}')\n"
+        "FILLED = ['a']\n"
+        "def register(name):\n    FILLED.append(name)\n"
+    )
+    parser, method, size, other, built, filled = _derived(code)
+    assert "collections" not in filled  # a list the module fills is not its literal
+    assert parser["lookups"] == {"found": {"key": "parser", "in": ["llama3", "qwen"]}}
+    assert method["collections"] == {"SUPPORTED": ["awq", "gptq"]}
+    assert size["collections"] == {"supported": [64, 128]}
+    assert "lookups" not in other and "collections" not in other
+    assert "collections" not in built
+
+
+def test_a_local_or_property_that_holds_a_printed_value_is_that_placeholder():
+    """vLLM's prompt length check: `len(tokens) > max_input_tokens`, where the message prints
+    `token_count = len(tokens)` and `self.max_total_tokens`, and `max_input_tokens` is a
+    property that returns it (or None): both sides are the placeholders (derived.printed). A
+    property that returns two different things says nothing."""
+    code = (
+        "class R:\n"
+        "    @property\n"
+        "    def max_input_tokens(self):\n"
+        "        if self.max_total_tokens is None:\n            return None\n"
+        "        return self.max_total_tokens\n"
+        "    @property\n"
+        "    def either(self):\n"
+        "        if self.a:\n            return self.a\n"
+        "        return self.b\n"
+        "    def check(self, tokens):\n"
+        "        max_input_tokens = self.max_input_tokens\n"
+        "        if max_input_tokens is not None and len(tokens) > max_input_tokens:\n"
+        "            token_count = len(tokens)\n"
+        "            raise ValueError(\n"
+        "                f'The limit is {self.max_total_tokens}, you sent {token_count}')\n"
+        "    def other(self, n):\n"
+        "        if n > self.either:\n"
+        "            raise ValueError(f'{n} over {self.a} or {self.b}')\n"
+    )
+    check, other = _derived(code)
+    assert check["printed"] == {
+        "max_input_tokens": "max_total_tokens",
+        "len(tokens)": "token_count",
+    }
+    assert "printed" not in other
+
+
+def test_an_alternative_of_the_condition_maps_its_printed_names_too():
+    """`type_ != 'float' or num_bits != 8` with the message's `{type}`: the alternative's
+    side is that placeholder (derived.printed), as a comparison of the `and` would be."""
+    code = (
+        "def f(scheme, type_, num_bits):\n"
+        "    if scheme is not None and (type_ != 'float' or num_bits != 8):\n"
+        "        raise ValueError(f'got num_bits={num_bits}, type={type_}')\n"
+    )
+    (derived,) = _derived(code)
+    assert derived["printed"] == {"type_": "type"}
+
+
 def test_an_elif_says_the_earlier_branch_unless_its_own_test_excludes_it():
     code = (
         "def f(active, requested, mode):\n"

@@ -121,11 +121,22 @@ def wording_renames(record: Record, live: Record | None = None) -> dict[str, str
     if live is not None:
         pairs += [(old, live.message) for old in record.messages if old != live.message]
     found: dict[str, set[str]] = {}
+    placed_in: dict[str, set[str]] = {}  # an old wording -> its names placed in a message
     for old, new in pairs:
-        for name, other in template.aligned(old, new).items():
+        placed = template.aligned(old, new)
+        placed_in.setdefault(old, set()).update(placed, template.placeholders(new))
+        for name, other in placed.items():
             if template.page_name(name, {other}) != other:  # else the page's own already
                 found.setdefault(name, set()).add(other)
-    return {name: next(iter(o)) for name, o in sorted(found.items()) if len(o) == 1}
+    # printed by a wording where it stands for nothing of the messages the tests read
+    loose = {n for old, ok in placed_in.items() for n in template.placeholders(old) if n not in ok}
+    # A name two wordings use for different things (vLLM's {token_num}: the prompt's tokens
+    # in one, prompt and completion in another) maps to nothing: a paste may be of either.
+    return {
+        name: next(iter(o))
+        for name, o in sorted(found.items())
+        if len(o) == 1 and name not in loose
+    }
 
 
 def values_to_try(record: Record) -> list[dict]:
@@ -364,8 +375,13 @@ def case_tests(record: Record) -> list[list[dict]]:
             for part in (_last(f.get("name", "")), _last(f.get("field", "")))
             if part
         }
+        spelled = (block.get("collections") or {}, block.get("lookups") or {})
         group = [
-            t for t in (_test(p, names, settings, printed, whole, renamed) for p in parts if p) if t
+            t
+            for t in (
+                _test(p, names, settings, printed, whole, renamed, spelled) for p in parts if p
+            )
+            if t
         ]
         key = json.dumps(group, sort_keys=True)
         if group and key not in seen:
@@ -385,17 +401,30 @@ def _test(
     printed: dict | None = None,
     whole: frozenset[str] = frozenset(),
     renamed: frozenset[str] = frozenset(),
+    spelled: tuple[dict, dict] = ({}, {}),
 ) -> dict | None:
     """One comparison of a condition as a test of the values (case_tests), else None; or a
     setting the condition compares with a constant ({"setting", "op", "value"}: raised only
-    with it so), or the GPU's compute capability the message prints in two placeholders."""
+    with it so), or the GPU's compute capability the message prints in two placeholders.
+    `spelled`: the collections the code holds in a name, and its lookups of a key in one
+    (derived.collections, derived.lookups)."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        # alternatives, each a test of printed values: raised when one of them holds
+        subs = [_test(v, names, settings, printed, whole, renamed, spelled) for v in node.values]
+        if all(s and "setting" not in s and s["op"] != "or" for s in subs):
+            return {"op": "or", "any": subs}
+        return None
     capability = _capability(node, names)
     if capability:
         return capability
-    way = _setting_test(node, names, settings)
+    collections, lookups = spelled
+    looked = _lookup(node, lookups)
+    if looked is not None:  # `not found` where found = TABLE.get(key): key not in TABLE
+        node = looked
+    way = _setting_test(node, names, settings, collections)
     if way:
         return way
-    member = _membership(node, names, settings)
+    member = _membership(node, names, settings, collections, printed) or _any_member(node, names)
     if member:
         return member
     compared = _comparison(node)
@@ -431,7 +460,38 @@ def _test(
     return out
 
 
-def _membership(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | None:
+def _lookup(node: ast.expr, lookups: dict) -> ast.expr | None:
+    """`not found` or `found is None` where the code looked a key up in a constant dict
+    (derived.lookups): the membership test it stands for, `key not in [...]`."""
+    name = None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        name = node.operand
+    elif (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Is)
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is None
+    ):
+        name = node.left
+    found = lookups.get(name.id) if isinstance(name, ast.Name) else None
+    if not isinstance(found, dict):
+        return None
+    key = _condition(found.get("key") or "")
+    items = found.get("in")
+    if not isinstance(key, ast.Name | ast.Attribute) or not isinstance(items, list):
+        return None
+    listed = ast.List([ast.Constant(i) for i in items], ast.Load())
+    return ast.Compare(key, [ast.NotIn()], [listed])
+
+
+def _membership(
+    node: ast.expr,
+    names: set[str],
+    settings: dict[str, str],
+    collections: dict | None = None,
+    printed: dict | None = None,
+) -> dict | None:
     """`quantization not in supported_quantization` where the message prints both: the value
     and the collection it must (or must not) be in, as the code held them (a dict printed by
     its keys, `{d.keys()}`, holds what `in d` tests). The values decide it where the printed
@@ -440,10 +500,16 @@ def _membership(node: ast.expr, names: set[str], settings: dict[str, str]) -> di
         return None
     op = {ast.In: "in", ast.NotIn: "not in"}.get(type(node.ops[0]))
     left, right = node.left, node.comparators[0]
+    text = isinstance(right, ast.Constant) and isinstance(right.value, str)
+    if text and isinstance(node.ops[0], ast.Eq | ast.NotEq):
+        # a printed value compared with a text (`task_option == 'score'`): one of [that]
+        op = "in" if isinstance(node.ops[0], ast.Eq) else "not in"
+        right = ast.List([right], ast.Load())
     if not op or not isinstance(left, ast.Name | ast.Attribute):
         return None
     a = left.id if isinstance(left, ast.Name) else left.attr
-    choices = _choices(right)
+    a = (printed or {}).get(ast.unparse(left), a)  # printed under another name (`{type}`)
+    choices = _choices(right) or _spelled(right, collections)
     if choices is not None and a in names:  # a collection the code spells out
         out: dict = {"left": a, "op": op, "right": choices}
         if a in settings and not any(str(c).startswith("torch.") for c in choices):
@@ -459,6 +525,49 @@ def _membership(node: ast.expr, names: set[str], settings: dict[str, str]) -> di
     if a in settings:
         out["set"] = {"left": settings[a]}
     return out
+
+
+def _any_member(node: ast.expr, names: set[str]) -> dict | None:
+    """`not any(arch in supported for arch in architectures)` where the message prints both
+    collections: raised when none of the first's items is in the second ("none in"); without
+    `not`, when one is ("some in"). The values decide it where both printed are whole."""
+    negated = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+    call = node.operand if isinstance(node, ast.UnaryOp) and negated else node
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "any"
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.GeneratorExp | ast.ListComp)
+        and len(call.args[0].generators) == 1
+    ):
+        return None
+    gen = call.args[0]
+    loop, test = gen.generators[0], gen.elt
+    if loop.ifs or loop.is_async or not isinstance(loop.target, ast.Name):
+        return None
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.In)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == loop.target.id
+    ):
+        return None
+    sides = [loop.iter, test.comparators[0]]
+    found = [
+        _last(ast.unparse(s)) if isinstance(s, ast.Name | ast.Attribute) else "" for s in sides
+    ]
+    a, b = found[0], found[1] if found[1] in names else found[1] + "_keys"
+    if a not in names or b not in names or a == b:
+        return None
+    return {"left": a, "op": "none in" if negated else "some in", "right": b}
+
+
+def _spelled(node: ast.expr, collections: dict | None) -> list | None:
+    """The items of a collection the code holds in a name (derived.collections)."""
+    found = (collections or {}).get(re.sub(r"\s+", " ", ast.unparse(node)))
+    return found if isinstance(found, list) and found else None
 
 
 def _choices(node: ast.expr) -> list | None:
@@ -518,7 +627,9 @@ def _constant(node: ast.expr) -> object:
     return None
 
 
-def _setting_test(node: ast.expr, names: set[str], settings: dict[str, str]) -> dict | None:
+def _setting_test(
+    node: ast.expr, names: set[str], settings: dict[str, str], collections: dict | None = None
+) -> dict | None:
     """A part of the condition over one setting alone, which the message does not print:
     `dtype == torch.bfloat16` (raised only with it so), `not self.allow_auto_truncate`."""
 
@@ -538,6 +649,8 @@ def _setting_test(node: ast.expr, names: set[str], settings: dict[str, str]) -> 
     ops = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in", ast.Is: "=="}
     op = ops.get(type(node.ops[0]))
     write, value = setting(node.left), _constant(node.comparators[0])
+    if op and op.endswith("in") and not isinstance(value, list):  # a collection the code names
+        value = _spelled(node.comparators[0], collections)
     if not op or not write or value is None or isinstance(value, list) != op.endswith("in"):
         return None
     return {"setting": write, "op": op, "value": value}
@@ -991,14 +1104,17 @@ def error_document_schema(base_url: str) -> dict:
                                 "placeholders (left op right, a side a placeholder, a number "
                                 "or a GPU's compute capability {major, minor}; op in / not "
                                 "in: the left placeholder's value in the collection the "
-                                "right one prints, or in the code's own (an array); == "
+                                "right one prints, or in the code's own (an array); none in, "
+                                "some in: whether an item of the collection the left one "
+                                "prints is in the one the right prints; == "
                                 "and != compare values that are not numbers as printed; "
                                 "`set`: the "
                                 "sides the user sets, as written with {} for the value; "
                                 "`scale`: settings the message prints that may scale a side, "
                                 "by which other placeholder), or a setting compared with a "
                                 "constant (setting, op, value; op on/off: raised when set, "
-                                "unset). The check raises when all parts hold",
+                                "unset); or: alternatives (`any`, each a test), of which one "
+                                "holding is enough. The check raises when all parts hold",
                                 "items": {
                                     "type": "array",
                                     "items": {
@@ -1017,6 +1133,9 @@ def error_document_schema(base_url: str) -> dict:
                                                     "%",
                                                     "in",
                                                     "not in",
+                                                    "none in",
+                                                    "some in",
+                                                    "or",
                                                     "on",
                                                     "off",
                                                 ]
@@ -1028,6 +1147,7 @@ def error_document_schema(base_url: str) -> dict:
                                             "scale": {"type": "object"},
                                             "setting": {"type": "string"},
                                             "value": {},
+                                            "any": {"type": "array"},
                                         },
                                     },
                                 },

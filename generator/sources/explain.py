@@ -24,6 +24,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass, field
+from functools import lru_cache
 
 from errorkb.content import template
 from errorkb.content.derived import handle
@@ -160,6 +161,7 @@ class Context:
     attrs: "Attrs | None" = None  # the owner's `self.x = ...`, shared by its raise sites
     kind: str = "raise"  # or "assert", "log", "http", as a record's `kind`
     level: str = ""  # of a log line
+    module: ast.Module | None = None  # the file's module: its constants and functions
 
 
 # Conditions -----------------------------------------------------------------------------
@@ -1436,6 +1438,11 @@ def derive(ctx: Context) -> dict:
                 out["compares"] = parts
         if printed:
             out["printed"] = printed
+        spelled, lookups = collections(ctx, condition)
+        if spelled:
+            out["collections"] = spelled
+        if lookups:
+            out["lookups"] = lookups
     found = flags(ctx, condition)
     passing(ctx, condition, found)
     if found:
@@ -1460,10 +1467,22 @@ def compares(ctx: Context, condition: ast.expr) -> tuple[list[str], dict[str, st
     What the pages test on the user's values (api.case_tests)."""
     holes = {_text(expr): name for name, expr in ctx.holes if name}
     names = set(holes.values())
+    for name, expr in ctx.holes:  # a local printed that holds what the condition compares
+        value = ctx.resolve(expr.id) if name and isinstance(expr, ast.Name) else None
+        if isinstance(value, ast.expr):
+            holes.setdefault(_text(value), name)
     is_and = isinstance(condition, ast.BoolOp) and isinstance(condition.op, ast.And)
     kept: list[str] = []
     printed: dict[str, str] = {}
-    for part in condition.values if is_and else [condition]:  # type: ignore[attr-defined]
+    # each comparison with the part it stands in (an alternative of `a or b` is one)
+    pairs = [
+        (part, one)
+        for part in (condition.values if is_and else [condition])  # type: ignore[attr-defined]
+        for one in (
+            part.values if isinstance(part, ast.BoolOp) and isinstance(part.op, ast.Or) else [part]
+        )
+    ]
+    for whole, part in pairs:
         if not isinstance(part, ast.Compare) or len(part.ops) != 1:
             continue
         if isinstance(part.ops[0], ast.Is | ast.IsNot):
@@ -1475,12 +1494,274 @@ def compares(ctx: Context, condition: ast.expr) -> tuple[list[str], dict[str, st
         for side in sides:
             text, chain = _text(side), _chain(side)
             last = chain[-1] if chain else ""
+            same = _same_as(side, ctx)
+            if (
+                text not in holes
+                and last not in names
+                and same is not None
+                and _text(same) in holes  # a local or property that holds a printed value
+            ):
+                printed[text] = holes[_text(same)]
+                hit = True
+                continue
             if text in holes and holes[text] != last:
                 printed[text] = holes[text]
             hit = hit or text in holes or last in names
-        if hit:
-            kept.append(_text(part))
+        if hit and _text(whole) not in kept:
+            kept.append(_text(whole))
     return kept, printed
+
+
+def _same_as(node: ast.AST, ctx: Context, depth: int = 0) -> ast.AST | None:
+    """What a side of the condition holds where the code says it in one place: a local
+    assigned once (`max_input_tokens = self.max_input_tokens`), a property or argument-less
+    method of the enclosing class whose every return but `return None` returns the same
+    expression (`return self.max_total_tokens`); followed on, at most three steps."""
+    if depth > 3:
+        return None
+    found: ast.AST | None = None
+    if isinstance(node, ast.Name):
+        found = ctx.resolve(node.id)
+    elif isinstance(node, ast.Attribute | ast.Call):
+        target = node.func if isinstance(node, ast.Call) else node
+        if isinstance(node, ast.Call) and (node.args or node.keywords):
+            return None
+        owner = ctx.owner
+        if (
+            owner is not None
+            and isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+        ):
+            found = _returned(owner, target.attr, isinstance(node, ast.Call))
+    if not isinstance(found, ast.expr):
+        return None
+    return _same_as(found, ctx, depth + 1) or found
+
+
+def _returned(owner: ast.ClassDef, name: str, called: bool) -> ast.expr | None:
+    """The one expression a method of the class returns (a property read, or a method
+    called without arguments), `return None` aside; None when it returns others."""
+    for stmt in owner.body:
+        if not isinstance(stmt, ast.FunctionDef) or stmt.name != name:
+            continue
+        is_property = any(
+            isinstance(d, ast.Name) and d.id == "property" for d in stmt.decorator_list
+        )
+        if is_property == called or len(stmt.args.args) != 1:
+            return None
+        found = {
+            _text(n.value): n.value
+            for n in _own_nodes(stmt)
+            if isinstance(n, ast.Return)
+            and n.value is not None
+            and not (isinstance(n.value, ast.Constant) and n.value.value is None)
+        }
+        return next(iter(found.values())) if len(found) == 1 else None
+    return None
+
+
+def _own_nodes(func: ast.FunctionDef) -> Iterable[ast.AST]:
+    """The nodes of a function, its nested functions and classes left out."""
+    todo: list[ast.AST] = list(func.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+# Collections the code spells out ---------------------------------------------------------
+
+MAX_ITEMS = 100  # a longer constant is not carried to the pages (their bytes)
+
+
+def collections(ctx: Context, condition: ast.expr) -> tuple[dict[str, list], dict[str, dict]]:
+    """Of the condition's `and` parts, what the pages need to test a printed value's
+    membership where the code holds the collection in a name: `x not in SUPPORTED` (a
+    constant of the module or class, a local assigned one, or what a function of the module
+    or a method of the class returns as a literal), as {code: items}; and `not found` /
+    `found is None` where `found = TABLE.get(key)` looks a key up in a constant dict whose
+    values are all truthy (classes, functions): raised exactly when key is not among its
+    keys, as {found: {"key": code, "in": items}}."""
+    is_and = isinstance(condition, ast.BoolOp) and isinstance(condition.op, ast.And)
+    spelled: dict[str, list] = {}
+    lookups: dict[str, dict] = {}
+    for part in condition.values if is_and else [condition]:  # type: ignore[attr-defined]
+        if (
+            isinstance(part, ast.Compare)
+            and len(part.ops) == 1
+            and isinstance(part.ops[0], ast.In | ast.NotIn)
+            and isinstance(part.comparators[0], ast.Name | ast.Attribute | ast.Call)
+        ):
+            items = _items(_literal(part.comparators[0], ctx))
+            if items:
+                spelled[_text(part.comparators[0])] = items
+            continue
+        name = None
+        if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
+            name = part.operand
+        elif (
+            isinstance(part, ast.Compare)
+            and len(part.ops) == 1
+            and isinstance(part.ops[0], ast.Is)
+            and isinstance(part.comparators[0], ast.Constant)
+            and part.comparators[0].value is None
+        ):
+            name = part.left
+        if not isinstance(name, ast.Name):
+            continue
+        value = ctx.resolve(name.id)
+        if not (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "get"
+            and len(value.args) == 1
+            and not value.keywords
+            and isinstance(value.args[0], ast.Name | ast.Attribute)
+        ):
+            continue
+        table = _literal(value.func.value, ctx)
+        if isinstance(table, ast.Dict) and all(_truthy_value(v) for v in table.values):
+            items = _items(table)
+            if items:
+                lookups[name.id] = {"key": _text(value.args[0]), "in": items}
+    return spelled, lookups
+
+
+def _truthy_value(node: ast.expr | None) -> bool:
+    """A dict's value that is always true: a class or function by name, a lambda, a
+    non-empty literal."""
+    if isinstance(node, ast.Name | ast.Attribute | ast.Lambda):
+        return not (isinstance(node, ast.Name) and node.id in ("None", "False"))
+    return isinstance(node, ast.Constant) and bool(node.value)
+
+
+def _items(node: ast.AST | None) -> list | None:
+    """A literal collection's items (a dict's keys), constants alone; None for anything
+    else or over MAX_ITEMS."""
+    elts = (
+        node.keys
+        if isinstance(node, ast.Dict)
+        else node.elts
+        if isinstance(node, ast.List | ast.Tuple | ast.Set)
+        else None
+    )
+    if not elts or len(elts) > MAX_ITEMS:
+        return None
+    out = []
+    for e in elts:
+        if not (isinstance(e, ast.Constant) and type(e.value) in (str, int, float)):
+            return None
+        out.append(e.value)
+    return out
+
+
+def _literal(node: ast.AST | None, ctx: Context, depth: int = 0) -> ast.AST | None:
+    """The literal collection an expression holds: itself, a local or module constant
+    assigned it once, a class attribute of the enclosing class (`self.TABLE`, `Cls.TABLE`),
+    `.keys()` of one, or what a function of the module or a method of the class returns
+    when its body is that return alone."""
+    if node is None or depth > 3:
+        return None
+    if isinstance(node, ast.List | ast.Tuple | ast.Set | ast.Dict):
+        return node
+    changed = _changed(ctx.module) if ctx.module is not None else frozenset()
+    if isinstance(node, ast.Name):
+        if node.id in changed:
+            return None  # filled or changed in place somewhere in the module
+        return _literal(ctx.resolve(node.id), ctx, depth + 1)
+    owner = ctx.owner
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        mine = node.value.id in ("self", "cls") or (
+            owner is not None and node.value.id == owner.name
+        )
+        if not mine or "." + node.attr in changed:
+            return None
+        return _literal(_class_value(owner, node.attr), ctx, depth + 1)
+    if not isinstance(node, ast.Call) or node.args or node.keywords:
+        return None
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr == "keys":
+        found = _literal(func.value, ctx, depth + 1)
+        return found if isinstance(found, ast.Dict) else None
+    body: list | None = None
+    if isinstance(func, ast.Name) and ctx.module is not None:
+        body = _def_body(ctx.module.body, func.id)
+    elif (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and owner
+        and func.value.id in ("self", "cls", owner.name)
+    ):
+        body = _def_body(owner.body, func.attr)
+    if body and len(body) == 1 and isinstance(body[0], ast.Return):
+        return _literal(body[0].value, ctx, depth + 1)
+    return None
+
+
+_CHANGES = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update"}
+    | {"setdefault", "add", "discard", "popitem", "__setitem__", "__delitem__"}
+)
+
+
+@lru_cache(maxsize=4)
+def _changed(module: ast.Module) -> frozenset[str]:
+    """The names (`X`) and attributes (`.X`) the module changes in place anywhere: a
+    method that fills or empties them, an item assigned or deleted, `+=`, `global X`. A
+    collection so changed is not the literal it was assigned."""
+    found: set[str] = set()
+
+    def name(node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name):
+            return node.id
+        return "." + node.attr if isinstance(node, ast.Attribute) else None
+
+    for node in ast.walk(module):
+        target = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            target = node.func.value if node.func.attr in _CHANGES else None
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
+            target = node.value
+        elif isinstance(node, ast.AugAssign):
+            target = node.target
+        elif isinstance(node, ast.Global):
+            found.update(node.names)
+        changed = name(target) if target is not None else None
+        if changed:
+            found.add(changed)
+    return frozenset(found)
+
+
+def _class_value(owner: ast.ClassDef | None, name: str) -> ast.AST | None:
+    """A class attribute assigned once in the class body."""
+    found = [
+        stmt.value
+        for stmt in (owner.body if owner else [])
+        if isinstance(stmt, ast.Assign | ast.AnnAssign)
+        and stmt.value is not None
+        and any(
+            isinstance(t, ast.Name) and t.id == name
+            for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+        )
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _def_body(statements: list, name: str) -> list | None:
+    """The body of the function of that name among these statements, its docstring left
+    out; None when there is none or more than one."""
+    found = [
+        s
+        for s in statements
+        if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == name
+    ]
+    if len(found) != 1:
+        return None
+    body = found[0].body
+    doc = body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    return body[1:] if doc else body
 
 
 # Stages from the call graph ------------------------------------------------------------

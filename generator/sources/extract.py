@@ -1112,6 +1112,15 @@ def _early_return(stmt: ast.stmt) -> bool:
     return isinstance(last, ast.Return) or (isinstance(last, ast.Raise) and last.exc is None)
 
 
+def _raising_if(stmt: ast.stmt) -> bool:
+    """`if t: ... raise X(...)` without else: what follows in its block runs only when t did
+    not hold (an unguarded raise after it is reached past it)."""
+    if not isinstance(stmt, ast.If) or stmt.orelse:
+        return False
+    last = stmt.body[-1]
+    return isinstance(last, ast.Raise) and last.exc is not None
+
+
 # Statements that hold statements (functions and classes apart).
 _COMPOUND = (
     ast.If | ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith | ast.Try | ast.TryStar
@@ -1141,6 +1150,8 @@ class _Scanner:
         self.knowledge = knowledge  # None: no explanation derived (verify-sources)
         self.guards: list[tuple[str, object]] = []  # what encloses the statement, in its function
         self.exits: list[ast.stmt] = []  # `if t: return` before it in its blocks
+        # `if t: raise X(...)` before it in its blocks: what an unguarded raise is reached past
+        self.raised: list[ast.stmt] = []
         self.owners: list[ast.ClassDef] = []
         self.attrs: dict[int, explain.Attrs] = {}  # per class of this module: its self.x
         self.calls: dict[str, set[str]] = {}  # function -> what it calls (with knowledge)
@@ -1225,7 +1236,7 @@ class _Scanner:
                 explain.recategorize(ctx, derived, kind)
 
     def _body(self, statements: list) -> None:
-        mark = len(self.exits)
+        mark, raised = len(self.exits), len(self.raised)
         frame = [statements, 0]
         self.frames.append(frame)
         for at, stmt in enumerate(statements):
@@ -1250,11 +1261,12 @@ class _Scanner:
                         _func_name(n) for n in ast.walk(stmt) if isinstance(n, ast.Call)
                     }
                 self.scopes.append(_Scope(stmt))
-                outer, self.guards, self.exits = (self.guards, self.exits), [], []
+                outer = (self.guards, self.exits, self.raised)
+                self.guards, self.exits, self.raised = [], [], []
                 base, self.frame_base = self.frame_base, len(self.frames)
                 self._body(stmt.body)
                 self.frame_base = base
-                self.guards, self.exits = outer
+                self.guards, self.exits, self.raised = outer
                 self.scopes.pop()
                 self.qualname.pop()
             elif isinstance(stmt, ast.ClassDef):
@@ -1267,7 +1279,10 @@ class _Scanner:
                 self._compound(stmt)
             if _early_return(stmt):
                 self.exits.append(stmt)  # what follows runs only when it did not return
+            elif _raising_if(stmt):
+                self.raised.append(stmt)  # what follows runs only when it did not raise
         del self.exits[mark:]
+        del self.raised[raised:]
         self.frames.pop()
 
     def _compound(self, stmt: ast.stmt) -> None:
@@ -1580,7 +1595,8 @@ class _Scanner:
             function=".".join(self.qualname),
             path=self.path,
             guards=list(self.guards),
-            exits=list(self.exits),
+            # A raise nothing guards is reached only past the raises before it in its blocks.
+            exits=list(self.exits) if self.guards or self.exits else list(self.raised),
             owner=owner,
             attrs=self._attrs(owner),
             holes=holes,
@@ -1588,6 +1604,7 @@ class _Scanner:
             knowledge=self.knowledge or explain.Knowledge(),
             kind=kind,
             level=level,
+            module=self.scopes[0].node if self.scopes else None,  # type: ignore[arg-type]
         )
         derived = explain.derive(context)
         if kind == "log" and derived.get("category") == "logged":

@@ -93,7 +93,7 @@ async function whyNot(box, values) {
   const names = tests.flatMap((t) => [t.left, t.right]).flatMap((s) => (s && typeof s === "object" ? Object.values(s) : [s]));
   const given = new Set(Object.keys(values)); // the page's names of the paste's values
   let why = !tests.length ? box.dataset.why : names.some((n) => given.has(n))
-    ? "the values its condition compares settle nothing in your paste (not numbers, or equal once rounded)"
+    ? "the values its condition compares settle nothing in your paste (one missing, not numbers, or equal once rounded)"
     : "the wording you pasted prints none of the values its condition compares";
   why = (await members())?.cutShort(tests, values) || why;
   const text = `No answer computed from these values: ${why || "the site has no condition of this check to test the values on"}.`;

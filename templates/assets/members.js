@@ -2,8 +2,17 @@
 // is in the code's own collection or in one the message prints. Loaded by case.js only on
 // a page whose tests have one (#case-members); tests.js asks it.
 
-import { fmt } from "./tests.js";
+import { fmt, text } from "./tests.js";
 import { MAX_SHOWN, number } from "./try.js";
+
+const WORDS = { in: "is among", "not in": "is not among", "none in": "has no item among", "some in": "has an item among" };
+// A test of two collections the message prints (answer.py's _ANY): an item of one in the other.
+export const any = (t) => t.op === "none in" || t.op === "some in";
+// A part whose answer is its verdict alone: of two collections, or of alternatives (`or`).
+export const verdict = (t) => any(t) || t.op === "or";
+// The code's own collection of one item, a text it compares a printed value with: said as "is".
+const one = (t) => !any(t) && Array.isArray(t.right) && t.right.length === 1;
+const listed = (l) => l.slice(0, MAX_SHOWN).join(", ") + (l.length > MAX_SHOWN ? `, … ${l.length} in all` : "");
 
 // A collection as Python prints it (a list, tuple, set, dict's keys) of quoted names; null
 // when cut short (a paste that ends inside it) or not one.
@@ -35,13 +44,32 @@ export function membership(t, v, values) {
   const among = Array.isArray(t.right) ? t.right : collection(values, t.right);
   const found = member(v, among);
   if (found === null) return null;
-  const items = among.map((c) => (typeof c === "string" ? c : fmt(c)));
-  const listed = items.slice(0, MAX_SHOWN).join(", ") + (items.length > MAX_SHOWN ? `, … ${items.length} in all` : "");
-  return [found === (t.op === "in"), listed];
+  return [found === (t.op === "in"), listed(among.map((c) => (typeof c === "string" ? c : fmt(c))))];
 }
+
+// A membership test on the values, as tests.js keeps it: [t, the value, the items listed,
+// whether it holds]; of two printed collections, both listed; null when nothing is decided.
+export function tried(t, values, one) {
+  if (t.op === "or") { // raised when one alternative holds: those that do, else all when all decide
+    const subs = t.any.map((x) => (x.op.includes("in") ? tried(x, values, one) : one(x)));
+    const hold = subs.filter((x) => x?.[3]);
+    return hold.length || subs.every(Boolean) ? [t, hold.length ? hold : subs, null, hold.length > 0] : null;
+  }
+  if (any(t)) {
+    const [items, among] = [collection(values, t.left), collection(values, t.right)];
+    return items && among && [t, listed(items), listed(among), items.some((i) => among.includes(i)) === (t.op === "some in")];
+  }
+  const v = text(values, t.left);
+  const found = v === null ? null : membership(t, v, values);
+  return found && [t, v, found[1], found[0]];
+}
+
+// A membership test in words (answer.py's), and what passes it.
+export const said = (t, a, b, say) => t.op === "or" ? a.map((x) => say(...x)).join(" or ") : `${t.left}${any(t) ? ` (${a})` : ` = ${a}`} ${one(t) ? (t.op === "in" ? "is" : "is not") : WORDS[t.op]} ${Array.isArray(t.right) ? b : `${t.right} (${b})`}`;
+export const bound = (t, b) => (one(t) ? (t.op === "in" ? `anything but ${b}` : b) : `${t.op === "in" ? "none" : "one"} of ${b}`);
 
 // Why a membership test decided nothing: the collection the paste prints is cut short.
 export function cutShort(tests, values) {
-  const cut = tests.find((t) => ["in", "not in"].includes(t.op) && typeof t.right === "string" && t.right in values);
+  const cut = tests.find((t) => t.op.includes("in") && typeof t.right === "string" && t.right in values);
   return cut && !collection(values, cut.right) && `${cut.right} in your paste is cut short (or not a list of names): what is missing may hold the value`;
 }

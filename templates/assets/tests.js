@@ -12,10 +12,9 @@ export const fmt = (n) => (Number.isInteger(n) ? String(n) : String(Number(n.toP
 const WORDS = {
   ">": "is greater than", ">=": "is at least", "<": "is less than", "<=": "is at most",
   "==": "equals", "!=": "differs from", "%": "is not a multiple of",
-  in: "is among", "not in": "is not among",
 };
 // A value as the message prints it, unquoted (answer.py's _text).
-function text(values, name) {
+export function text(values, name) {
   if (typeof name !== "string" || !(name in values)) return null;
   const v = String(values[name]).trim();
   const quoted = v.match(/^(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")$/s);
@@ -23,7 +22,6 @@ function text(values, name) {
 }
 
 function bound(op, side, a, b) {
-  if (op === "in" || op === "not in") return `${op === "in" ? "none" : "one"} of ${b}`; // b: the items listed
   if (op === "==" || op === "!=") {
     const other = side === "left" ? b : a;
     const shown = typeof other === "string" ? other : fmt(other); // text as printed
@@ -68,7 +66,6 @@ const shown = (t, s, v) => {
   const other = t[s === "left" ? "right" : "left"];
   if (capability(other)) return (v / 10).toFixed(1);
   if (capability(t[s])) return `compute capability ${(v / 10).toFixed(1)}`;
-  if (s === "right" && ["in", "not in"].includes(t.op)) return Array.isArray(t[s]) ? v : `${t[s]} (${v})`; // the code's, or printed
   const printed = typeof v === "string" ? v : fmt(v);
   return typeof t[s] === "string" ? `${t[s]} = ${printed}` : printed;
 };
@@ -115,28 +112,29 @@ function tie(t, values) {
   return "<>".includes(t.op[0]) && a !== null && a === b && [t.left, t.right].some((s) => /[.eE]/.test(values[s] ?? ""));
 }
 
-// `members`: members.js, where a test is a membership (case.js loads it only then).
+// `members`: members.js, where a test is a membership (case.js loads it only then): its
+// tests, their words and what passes them.
 export function testsAnswer(groups, values, members = null) {
+  const boundOf = (t, s, a, b) => (t.op.includes("in") ? members.bound(t, b) : bound(t.op, s, a, b));
+  const say = (t, a, b) => (t.op.includes("in") || t.op === "or" ? members.said(t, a, b, say) : `${shown(t, "left", a)} ${WORDS[t.op]} ${shown(t, "right", b)}`);
+  // A part of the condition on the values (answer.py's _tried): [t, a, b, whether it holds].
+  const one = (t) => {
+    let [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
+    // two values the message prints that are not numbers: compared as printed
+    if ((a === null || b === null) && t.op[1] === "=" && typeof t.left === "string" && typeof t.right === "string") [a, b] = [text(values, t.left), text(values, t.right)];
+    if (a === null || b === null || (t.op === "%" && (b === 0 || !Number.isInteger(a) || !Number.isInteger(b)))) return null;
+    if (tie(t, values)) return null; // equal as printed, rounded: which is larger is not in the paste
+    return [t, a, b, { ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a === b, "!=": a !== b, "%": a % b !== 0 }[t.op]];
+  };
   for (const group of groups) {
     const tried = [];
     const ways = group.filter((t) => t.setting).map(settingWay);
     for (const t of group.filter((t) => !t.setting)) {
-      if (t.op === "in" || t.op === "not in") { // a value the message prints, in a collection
-        const v = text(values, t.left);
-        const found = v === null || !members ? null : members.membership(t, v, values);
-        if (found) tried.push([t, v, found[1], found[0]]);
-        continue;
-      }
-      let [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
-      // two values the message prints that are not numbers: compared as printed
-      if ((a === null || b === null) && t.op[1] === "=" && typeof t.left === "string" && typeof t.right === "string") [a, b] = [text(values, t.left), text(values, t.right)];
-      if (a === null || b === null || (t.op === "%" && (b === 0 || !Number.isInteger(a) || !Number.isInteger(b)))) continue;
-      if (tie(t, values)) continue; // equal as printed, rounded: which is larger is not in the paste
-      const holds = { ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a === b, "!=": a !== b, "%": a % b !== 0 }[t.op];
-      tried.push([t, a, b, holds]);
+      const found = t.op.includes("in") || t.op === "or" ? members?.tried(t, values, one) : one(t);
+      if (found) tried.push(found);
     }
     if (!tried.length && !ways.length) continue;
-    const said = tried.map(([t, a, b]) => `${shown(t, "left", a)} ${WORDS[t.op]} ${shown(t, "right", b)}`);
+    const said = tried.map(([t, a, b]) => say(t, a, b));
     const pass = tried.findIndex((x) => !x[3]);
     if (pass >= 0) {
       return { verdict: `With your values this check passes: ${said[pass]} is false. The paste may hold other values, or another check printed the message.` };
@@ -150,22 +148,23 @@ export function testsAnswer(groups, values, members = null) {
       }
       for (const s of ["left", "right"]) {
         if (!(t.set || {})[s]) continue;
-        const words = bound(t.op, s, a, b);
+        const words = boundOf(t, s, a, b);
         changes.push(`set ${handle(t.set[s])} ${/^(below|above)/.test(words) ? "" : "to "}${words}`);
       }
       if (!t.set) changes.push(...scaled(t, a, b, values));
     }
     changes.push(...ways.map((w) => w[1]));
     const verdict = tried.length ? `With your values the check fails: ${said.join("; ")}.` : `It is raised only when ${ways.map((w) => w[0]).join("; ")}.`;
-    const free = tried.filter(([t]) => !t.set && t.op !== "%" && ![t.left, t.right].some((s) => s && typeof s === "object"));
+    const free = tried.filter(([t]) => !t.set && t.op !== "%" && !members?.verdict(t) && ![t.left, t.right].some((s) => s && typeof s === "object"));
     // a membership's: the value's alone
-    const sidesOf = ([t, a, b]) => ["left", "right"].filter((s) => typeof t[s] === "string" && !(s === "right" && t.op.includes("in"))).map((s) => `${t[s]} ${bound(t.op, s, a, b)}`);
+    const sidesOf = ([t, a, b]) => ["left", "right"].filter((s) => typeof t[s] === "string" && !(s === "right" && t.op.includes("in"))).map((s) => `${t[s]} ${boundOf(t, s, a, b)}`);
     if (changes.length) {
-      const also = free.length && tried.find(([t]) => !t.set && t.op !== "%") === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
+      const also = free.length && tried.find(([t]) => !t.set && t.op !== "%" && !members?.verdict(t)) === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
       return { verdict, change: `To pass it, ${changes.join(", or ")}.${also}` };
     }
     const [t, a, b] = tried[0];
     if (t.op === "%") return { verdict, whyNot: "no setting the check names changes these values" };
+    if (members?.verdict(t)) return { verdict }; // the verdict alone (answer.py's)
     const cap = ["left", "right"].find((s) => capability(t[s]));
     if (cap) {
       const words = bound(t.op, cap, a, b);
