@@ -48,7 +48,7 @@ OLD_DERIVED = {
             "name": "tensor_parallel_size",
             "kind": "engine-arg",
             "field": "parallel_config.tensor_parallel_size",
-            "flag": "--tp",
+            "flag": "-tp",  # the short form the old release named (its parser has it)
         }
     ],
     "stage": "config-validation",
@@ -108,7 +108,7 @@ def test_an_old_wording_answers_with_the_check_printed_today(tmp_path):
     assert "Not explained yet" not in page and "Not reviewed yet" not in page
     # Its own derived block, the setting as its release named it and today's name beside it.
     assert (
-        "<code>--tp</code> (an engine argument; today <code>--tensor-parallel-size</code>)" in page
+        "<code>-tp</code> (an engine argument; today <code>--tensor-parallel-size</code>)" in page
     )
     assert _page(kb / "site", MIDDLE).count('id="solutions"') == 1
 
@@ -123,7 +123,7 @@ def test_the_json_of_an_old_wording_carries_its_answer(tmp_path):
     assert old["today"]["since"] == "0.5.5" and old["today"]["message"].startswith("Total number")
     doc = json.loads((kb / "site" / "api" / "errors" / f"{OLD}.json").read_text())
     assert doc["computed"]["derived"]["settings"] == [
-        {"handle": "--tp", "kind": "an engine argument", "today": "--tensor-parallel-size"}
+        {"handle": "-tp", "kind": "an engine argument", "today": "--tensor-parallel-size"}
     ]
     gone = _removed(kb / "site", GONE)
     assert (gone["today"], gone["upgrade"], gone["since"]) == (None, "0.6.6.post1", "0.6.6.post1")
@@ -190,7 +190,7 @@ def test_the_bot_names_the_releases_and_the_check_that_took_over(old_site):
     assert "printed by vLLM 0.2.7–0.4.3 · today: [Attention heads not divisible" in line
     assert f"(http://127.0.0.1:8000/errors/{SEED}/)" in line
     # its own setting as its release named it, today's name beside it
-    assert "set with `--tp` (an engine argument; today `--tensor-parallel-size`)" in line
+    assert "set with `-tp` (an engine argument; today `--tensor-parallel-size`)" in line
     gone = comment.render(triage("`ValueError: Chunked prefill is unsupported with lora.`", site))
     assert gone is not None and "not printed since 0.6.6.post1: upgrading is one fix" in gone
 
