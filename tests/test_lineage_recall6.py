@@ -236,18 +236,50 @@ def test_a_sibling_of_another_function_taken_by_another_leaves_its_own_functions
 # A line reworded around the same values ------------------------------------------------------
 
 
-def test_a_line_of_a_file_gone_reworded_around_the_same_value_took_over():
+def test_a_line_of_many_values_of_a_file_gone_reworded_around_them_took_over():
+    old = log(
+        "Decode batch. #running-req: {num_running_reqs}, accept len: {spec_accept_length},"
+        " gen throughput (token/s): {last_gen_throughput}, #queue-req: {len_waiting_queue}",
+        "SchedulerMetricsMixin.log_decode_stats",
+        "sglang/managers/scheduler_metrics_mixin.py",
+    )
+    new = log(
+        "Decode batch{iter_msg}, #running-req: {num_running_reqs}, accept len:"
+        " {spec_accept_length}, accept rate: {spec_accept_rate}, gen throughput (token/s):"
+        " {last_gen_throughput}, #queue-req: {len_waiting_queue}, est. TFLOPS: {tflops}",
+        "SchedulerMetricsReporter.report_decode_stats",
+        "sglang/managers/metrics_reporter.py",
+    )
+    found = lineage.build([("1", [old, ELSEWHERE]), ("2", [new, ELSEWHERE])])
+    assert succ(found, "Decode batch.") == new.template
+
+
+def test_one_value_a_file_gone_printed_says_too_little():
+    """`{exception_traceback}` printed by the controller gone and by an API handler: two
+    lines that print a traceback, not one line moved."""
+    old = log(
+        "Exception in ControllerSingle:\n{exception_traceback}",
+        "start_controller_process",
+        "sglang/managers/controller_single.py",
+    )
+    new = log("error: {exception_traceback}", "process_batch", "sglang/openai_api/adapter.py")
+    found = lineage.build([("1", [old, ELSEWHERE]), ("2", [new, ELSEWHERE])])
+    assert succ(found, "Exception in") is None
+
+
+def test_a_line_moved_in_its_class_around_the_same_value_took_over():
     old = log(
         "Use chat template for the OpenAI-compatible API server: {chat_template_arg}",
-        "load_chat_template_for_openai_api",
-        "sglang/openai_api/adapter.py",
+        "TemplateManager.load_chat_template",
+        "sglang/managers/template_manager.py",
     )
+    kept = log("stays", "Other.f", "sglang/managers/template_manager.py")
     new = log(
         "Loading chat template from argument: {chat_template_arg}",
         "TemplateManager._load_explicit_chat_template",
         "sglang/managers/template_manager.py",
     )
-    found = lineage.build([("1", [old, ELSEWHERE]), ("2", [new, ELSEWHERE])])
+    found = lineage.build([("1", [old, kept]), ("2", [new, kept])])
     assert succ(found, "Use chat template") == new.template
 
 
@@ -296,3 +328,22 @@ def test_a_class_moved_to_another_file_prints_its_words_from_another_method():
     kept = log("stays", "Other.f", "sglang/c/mr.py")
     found = lineage.build([("1", [old, kept]), ("2", [new, kept])])
     assert succ(found, "[gpu_id") is None
+
+
+def test_a_value_of_another_name_in_place_of_a_file_gone_is_no_successor():
+    """QoQ's divisibility by 32 gone with its file, and MoVA's width by TP: `output_size`
+    is not `output_size_per_partition`."""
+    old = at(
+        "Weight output_size_per_partition = {output_size_per_partition} is not divisible by 32.",
+        "QoQLinearMethod.create_weights",
+        "output_size_per_partition % 32 != 0",
+        path="sglang/quantization/qoq.py",
+    )
+    new = at(
+        "MoVA value width {output_size} is not divisible by TP={tp_size}",
+        "RoutedValueExperts.__init__",
+        "output_size % tp_size",
+        path="sglang/layers/mova.py",
+    )
+    found = lineage.build([("1", [old, ELSEWHERE]), ("2", [new, ELSEWHERE])])
+    assert succ(found, "Weight output") is None

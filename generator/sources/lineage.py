@@ -610,20 +610,24 @@ class Comparison:
 
     def carries(self) -> bool:
         """First printed in the release the old one went, near it (its function, file or
-        class, or in place of its file), printing the old text's values (four in five of its
-        placeholders, one at least a telling name such as `chat_template_arg`) in words much
-        alike, or keeping half its telling words around three values or more: the same line
-        reworded around the same values ("Use chat template for the OpenAI-compatible API
-        server: {chat_template_arg}", then "Loading chat template from argument:
-        {chat_template_arg}")."""
+        class; in place of a file gone, only a line of four values or more), printing four
+        in five of the old text's placeholders by their names, a telling one among them
+        (`num_running_reqs`, not `name`), in words much alike, or keeping half its telling
+        words around three values or more: the same line reworded around the same values
+        (SGLang's "Decode batch. #running-req: {num_running_reqs}, ..." from the scheduler's
+        mixin, then from its metrics reporter with more fields). A value or two printed in
+        place of a file gone says too little: many checks print `{port_str}` or
+        `{exception_traceback}`."""
         fresh = self.appeared and not self.alongside
-        near = self.place > 0 or bool(self.moved) or self.file_gone
-        if not fresh or not near or self.retyped or self.carried < 0.8:
+        same = self.old.holes & self.new.holes  # by the very same names
+        # in place of a file gone, only a line of many values (a periodic stats line): one
+        # or two values a file gone printed are printed by many others ("{port_str}")
+        near = self.place > 0 or bool(self.moved) or (self.file_gone and len(same) >= 4)
+        if not fresh or not near or self.retyped or len(same) < 0.8 * len(self.old.holes):
             return False
-        if not any(_telling_hole(h) for h in self.old.holes if _carried_hole(h, self.new.holes)):
+        if not any(_telling_hole(h) for h in same):
             return False
-        values = sum(_carried_hole(h, self.new.holes) for h in self.old.holes)
-        return self.text >= 0.4 or (values >= 3 and kept_words(self.old, self.new) >= 0.5)
+        return self.text >= 0.4 or (len(same) >= 3 and kept_words(self.old, self.new) >= 0.5)
 
     def extends(self) -> bool:
         """The old text grown: the same opening, every word of it kept, much alike, printing
@@ -758,11 +762,10 @@ def carried(old: Features, new: Features) -> float:
 
 
 def carries_holes(old: Features, new: Features) -> bool:
-    """Whether the new text prints four in five of the old one's values, a telling one
-    among them (`Comparison.carries`)."""
-    return carried(old, new) >= 0.8 and any(
-        _telling_hole(h) and _carried_hole(h, new.holes) for h in old.holes
-    )
+    """Whether the new text prints four in five of the old one's values by their names, a
+    telling one among them (`Comparison.carries`)."""
+    same = old.holes & new.holes
+    return len(same) >= 0.8 * len(old.holes) and any(_telling_hole(h) for h in same)
 
 
 def _constants(text: str) -> frozenset[str] | None:
@@ -1268,7 +1271,7 @@ def _follow(
         if old in merged or old in judged:  # took over, else the best one, logged
             continue
         best.setdefault(old, found)
-        if old in elsewhere and found.place < 1:
+        if old in elsewhere and not found.old.qualified & found.new.qualified:
             continue
         if found.same_check():
             if found.place == 1:
