@@ -267,7 +267,7 @@ def test_one_value_a_file_gone_printed_says_too_little():
     assert succ(found, "Exception in") is None
 
 
-def test_a_line_moved_in_its_class_around_the_same_value_took_over():
+def test_one_value_takes_over_only_in_its_own_function():
     old = log(
         "Use chat template for the OpenAI-compatible API server: {chat_template_arg}",
         "TemplateManager.load_chat_template",
@@ -279,6 +279,10 @@ def test_a_line_moved_in_its_class_around_the_same_value_took_over():
         "TemplateManager._load_explicit_chat_template",
         "sglang/managers/template_manager.py",
     )
+    found = lineage.build([("1", [old, kept]), ("2", [new, kept])])
+    assert succ(found, "Use chat template") is None  # another method: `{hf_processor_type}`
+    # printed by two checks of one class is no proof
+    new = log(new.template, old.function, old.path)
     found = lineage.build([("1", [old, kept]), ("2", [new, kept])])
     assert succ(found, "Use chat template") == new.template
 
@@ -347,3 +351,41 @@ def test_a_value_of_another_name_in_place_of_a_file_gone_is_no_successor():
     )
     found = lineage.build([("1", [old, ELSEWHERE]), ("2", [new, ELSEWHERE])])
     assert succ(found, "Weight output") is None
+
+
+def test_a_setting_tested_by_a_namesake_method_of_another_class_took_over_nothing():
+    """`--attention-backend` named by the triton backend's refusal, tested by EAGLE's own
+    `init_attention_backend`: another check of another class."""
+    old = at(
+        "Window attention is not supported in the triton attention backend. Please use"
+        " `--attention-backend flashinfer`.",
+        "ModelRunner.init_attention_backend",
+        "self.sliding_window_size is None",
+        path="sglang/model_runner.py",
+    )
+    kept = at("stays", "ModelRunner.other", path="sglang/model_runner.py", line=99)
+    new = at(
+        "EAGLE is not supported in attention backend {attention_backend}",
+        "EAGLEWorker.init_attention_backend",
+        "not self.server_args.attention_backend == 'flashmla'",
+        path="sglang/eagle_worker.py",
+    )
+    found = lineage.build([("1", [old, kept]), ("2", [new, kept])])
+    assert succ(found, "Window attention") is None
+
+
+def test_a_class_moved_with_its_file_checking_another_setting_is_no_successor():
+    old = at(
+        "prompt_lookup_min={prompt_lookup_min} must be > 0",
+        "SpeculativeConfig.__post_init__",
+        "self.prompt_lookup_min < 1",
+        path="vllm/config/__init__.py",
+    )
+    new = at(
+        "suffix_decoding_max_cached_requests={suffix_decoding_max_cached_requests} must be >= 0",
+        "SpeculativeConfig._validate_suffix_decoding",
+        "self.suffix_decoding_max_cached_requests < 0",
+        path="vllm/config/speculative.py",
+    )
+    found = lineage.build([("1", [old, ELSEWHERE]), ("2", [new, ELSEWHERE])])
+    assert succ(found, "prompt_lookup_min") is None

@@ -489,7 +489,8 @@ class Comparison:
             # `shard_id != 'w2'`, and "shard_id must be ['w1','w2','w3'] ..." under
             # `shard_id not in ('w1', 'w2', 'w3')`)
             return True
-        if self.setting_tested and self.place == 1 and fresh and not self.swapped_name:
+        own = bool(self.old.qualified & self.new.qualified)  # its very function, not a namesake
+        if self.setting_tested and own and fresh and not self.swapped_name:
             # Appeared in its function in the release the old one went, testing the setting
             # the old text told the user to set, under a longer name: whatever it raises now
             # ("The environment variable 'MOONCAKE_CONFIG_PATH' is not set.", then a
@@ -602,6 +603,7 @@ class Comparison:
             and self.file_gone
             and self.text >= 0.6
             and not self.retyped
+            and (self.old.words <= self.new.words or self.new.words <= self.old.words)
         ):
             return True  # its class moved to another file, the words printed by another of
             # its methods ("[gpu_id={gpu_id}] Init nccl begin." in `__init__`, then "Init
@@ -625,6 +627,8 @@ class Comparison:
         near = self.place > 0 or bool(self.moved) or (self.file_gone and len(same) >= 4)
         if not fresh or not near or self.retyped or len(same) < 0.8 * len(self.old.holes):
             return False
+        if len(same) < 2 and not self.old.qualified & self.new.qualified:
+            return False  # one value printed elsewhere in its file says too little
         if not any(_telling_hole(h) for h in same):
             return False
         return self.text >= 0.4 or (len(same) >= 3 and kept_words(self.old, self.new) >= 0.5)
