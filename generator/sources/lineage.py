@@ -208,8 +208,9 @@ def common_functions(sites: list[Site], files: int = 4) -> frozenset[str]:
 # The guard's syntax ------------------------------------------------------------------
 
 # The names a value is reached through that say nothing of which value it is: `self.`,
-# `cls.`, argparse's `args.`
-_OWNERS = frozenset({"self", "cls", "args"})
+# `cls.`, argparse's `args.`, the server's or a config's own (`server_args.`, `config.`, `cfg.`:
+# a setting checked in the scheduler, then in the arguments' validation)
+_OWNERS = frozenset({"self", "cls", "args", "server_args", "config", "cfg"})
 
 
 @lru_cache(maxsize=1 << 15)
@@ -345,12 +346,17 @@ def _longer(old: str, new: str) -> int:
 
 
 def guard_evidence(old: "Features", new: "Features") -> str:
-    """What the two checks' guards share: `same` when they make the same comparisons,
+    """What the two checks' guards share: `same` when they make the same comparisons (and,
+    where those only hold values against constants, test the same flags beside them),
     `part` when the comparisons of one are all comparisons of the other (a test split or
     joined with another), `alike` when one comparison of two named values is made on values
     spelled alike (a prefix dropped, a suffix added), else ''."""
     mine, theirs = telling_atoms(old.atoms), telling_atoms(new.atoms)
     if mine and mine == theirs:
+        if not any(specific(a) for a in mine) and old.atoms != new.atoms:
+            # a value against a constant (`max_loras_per_batch > 0`), the rest of the test
+            # another (one asserted it with `lora_paths is None or disable_radix_cache`)
+            return "part"
         return "same"
     if mine & theirs and (mine <= theirs or theirs <= mine):
         return "part"
@@ -411,6 +417,15 @@ class Comparison:
     # the one name swapped is a setting's, and the guard tests the new name where the old one
     # tested the old (`dcp_kv_cache_interleave_size` to `cp_kv_cache_interleave_size`)
     setting_renamed: bool = False
+    # the share of the old text's placeholders the new one prints, by name or a name grown
+    # (`profiler` in `profiler_type`)
+    carried: float = 0.0
+    # the old guard refused one value of a name (`shard_id != 'w2'`, a fall-through) that the
+    # new one refuses with others (`shard_id not in ('w1', 'w2', 'w3')`)
+    covers: bool = False
+    # a setting the old text names (`MOONCAKE_CONFIG_PATH`) is tested by the new guard, under
+    # its name or a longer one (`SGLANG_HICACHE_MOONCAKE_CONFIG_PATH`)
+    setting_tested: bool = False
 
     @property
     def score(self) -> float:
@@ -466,6 +481,22 @@ class Comparison:
         same_values = self.place == 1 and self.guard >= 0.5 and not self.swapped_name
         fresh = self.appeared and not self.alongside
         if self.by_guard():
+            return True
+        if self.covers and self.place == 1 and self.holes == 1 and not retyped:
+            # A fall-through gone from its function, where the check printed beside it all
+            # along refuses that value among others, printing the same values: what is left
+            # of the refusal ("Expected shard_id w1,w2 or w3 but got {shard_id}" under
+            # `shard_id != 'w2'`, and "shard_id must be ['w1','w2','w3'] ..." under
+            # `shard_id not in ('w1', 'w2', 'w3')`)
+            return True
+        own = bool(self.old.qualified & self.new.qualified)  # its very function, not a namesake
+        if self.setting_tested and own and fresh and not self.swapped_name:
+            # Appeared in its function in the release the old one went, testing the setting
+            # the old text told the user to set, under a longer name: whatever it raises now
+            # ("The environment variable 'MOONCAKE_CONFIG_PATH' is not set.", then a
+            # RuntimeError under `not envs.SGLANG_HICACHE_MOONCAKE_CONFIG_PATH.is_set()`)
+            return True
+        if fresh and not retyped and not self.swapped_name and self.extends():
             return True
         if same_values and fresh and self.guard == 1 and (self.kept >= 0.5 or self.one_for_one):
             # Appeared in its function, in the release the old one went, under the very same
@@ -553,7 +584,65 @@ class Comparison:
             return True  # its method moved to another class, where it prints for the first time
         if self.inherited and self.text >= 0.5 and not self.retyped:
             return True
+        if fresh and self.atoms == "same":
+            shared = telling_atoms(self.old.atoms) & self.new.atoms
+            ordered = [a for a in shared if a.startswith(">") or specific(a)]
+            values = {v.removesuffix("()").lower() for a in ordered for v in a.split("|")[1:]}
+            if values & self.old.names & self.new.names:
+                return True  # the same comparison on a setting both texts name (`assert
+                # schedule_conservativeness >= 0` moved from the scheduler to the arguments);
+                # a bound or two values, not a presence test (`x is not None` in a sibling)
+            if self.old.holes and self.carried == 1 and self.text >= 0.3:
+                return True  # the same comparison, printing the same values ("Invalid
+                # profiler value of {profiler}", then "Unknown profiler type: {profiler_type}")
+        if self.carries():
+            return True
+        if (
+            self.moved == "class"
+            and fresh
+            and self.file_gone
+            and self.text >= 0.6
+            and not self.retyped
+            and (self.old.words <= self.new.words or self.new.words <= self.old.words)
+        ):
+            return True  # its class moved to another file, the words printed by another of
+            # its methods ("[gpu_id={gpu_id}] Init nccl begin." in `__init__`, then "Init
+            # nccl begin." in `init_torch_distributed`)
         return self.twin()
+
+    def carries(self) -> bool:
+        """First printed in the release the old one went, near it (its function, file or
+        class; in place of a file gone, only a line of four values or more), printing four
+        in five of the old text's placeholders by their names, a telling one among them
+        (`num_running_reqs`, not `name`), in words much alike, or keeping half its telling
+        words around three values or more: the same line reworded around the same values
+        (SGLang's "Decode batch. #running-req: {num_running_reqs}, ..." from the scheduler's
+        mixin, then from its metrics reporter with more fields). A value or two printed in
+        place of a file gone says too little: many checks print `{port_str}` or
+        `{exception_traceback}`."""
+        fresh = self.appeared and not self.alongside
+        same = self.old.holes & self.new.holes  # by the very same names
+        # in place of a file gone, only a line of many values (a periodic stats line): one
+        # or two values a file gone printed are printed by many others ("{port_str}")
+        near = self.place > 0 or bool(self.moved) or (self.file_gone and len(same) >= 4)
+        if not fresh or not near or self.retyped or len(same) < 0.8 * len(self.old.holes):
+            return False
+        if len(same) < 2 and not self.old.qualified & self.new.qualified:
+            return False  # one value printed elsewhere in its file says too little
+        if not any(_telling_hole(h) for h in same):
+            return False
+        return self.text >= 0.4 or (len(same) >= 3 and kept_words(self.old, self.new) >= 0.5)
+
+    def extends(self) -> bool:
+        """The old text grown: the same opening, every word of it kept, much alike, printing
+        as many values ("Invalid forward mode: {forward_mode}", then "Invalid forward mode
+        for eager runner: {mode}")."""
+        return (
+            self.text >= 0.75
+            and self.same_opening()
+            and self.old.words <= self.new.words
+            and len(self.old.holes) == len(self.new.holes) >= 1
+        )
 
     def twin(self) -> bool:
         """A twin its class printed beside it, making the very same test, that still does."""
@@ -640,14 +729,92 @@ def compare(
     found.setting_renamed = pair is not None and _renamed_setting(old, new, pair)
     found.releveled = releveled
     found.guarded = _guard_named(old, new)
+    found.carried = carried(old, new)
+    found.covers = covers(old, new)
+    found.setting_tested = setting_tested(old, new)
     if loose:
         lower = SequenceMatcher(None, _lower(old.tokens), _lower(new.tokens), autojunk=False)
         found.nocase = lower.ratio()
-        telling = {w for w in old.words if len(w) >= 4 and w not in _COMMON}
-        theirs = _stems(new.words)
-        kept = [w for w in telling if _stems(frozenset([w])) <= theirs]
-        found.kept = len(kept) / len(telling) if telling else 0.0
+        found.kept = kept_words(old, new)
     return found
+
+
+def kept_words(old: Features, new: Features) -> float:
+    """The share of the old text's telling words (four letters or more, not common) the new
+    text has, by their stems."""
+    telling = {w for w in old.words if len(w) >= 4 and w not in _COMMON}
+    theirs = _stems(new.words)
+    kept = [w for w in telling if _stems(frozenset([w])) <= theirs]
+    return len(kept) / len(telling) if telling else 0.0
+
+
+def _carried_hole(name: str, theirs: frozenset[str]) -> bool:
+    return any(name == other or _same_name(name, other) for other in theirs)
+
+
+def _telling_hole(name: str) -> bool:
+    """A placeholder whose name says which value it is (`chat_template_arg`), not `name`."""
+    return "_" in name and len(name) >= 8
+
+
+def carried(old: Features, new: Features) -> float:
+    """The share of the old text's placeholders the new text prints, by the same name or a
+    name grown (`profiler` and `profiler_type`)."""
+    if not old.holes:
+        return 0.0
+    return sum(_carried_hole(h, new.holes) for h in old.holes) / len(old.holes)
+
+
+def carries_holes(old: Features, new: Features) -> bool:
+    """Whether the new text prints four in five of the old one's values by their names, a
+    telling one among them (`Comparison.carries`)."""
+    same = old.holes & new.holes
+    return len(same) >= 0.8 * len(old.holes) and any(_telling_hole(h) for h in same)
+
+
+def _constants(text: str) -> frozenset[str] | None:
+    """The constants a side of a comparison spells (`'w2'`, `('w1', 'w2')`), or None."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, (tuple, list, set, frozenset)):
+        return frozenset(repr(v) for v in value) or None
+    return frozenset([repr(value)])
+
+
+def covers(old: Features, new: Features) -> bool:
+    """Whether the old guard refuses a name's value or values (`shard_id != 'w2'`, `x not in
+    ('a',)`) that the new guard refuses among more (`shard_id not in ('w1', 'w2', 'w3')`)."""
+    refused: list[tuple[str, frozenset[str]]] = []
+    for atom in telling_atoms(old.atoms):
+        op, _, sides = atom.partition("|")
+        if op not in ("!=", "not in") or "|" not in sides:
+            continue
+        x, y = sides.split("|", 1)
+        if op == "!=":
+            refused += [(a, c) for a, b in ((x, y), (y, x)) if (c := _constants(b))]
+        elif op == "not in" and (c := _constants(y)):
+            refused.append((x, c))
+    for atom in telling_atoms(new.atoms):
+        op, _, sides = atom.partition("|")
+        if op != "not in" or "|" not in sides:
+            continue
+        x, y = sides.split("|", 1)
+        values = _constants(y)
+        if values and any(
+            x == name and re.fullmatch(r"[A-Za-z_][\w.]*", name) and mine < values
+            for name, mine in refused
+        ):
+            return True
+    return False
+
+
+def setting_tested(old: Features, new: Features) -> bool:
+    """Whether the new guard tests a setting the old text names (quoted, a flag, an
+    environment variable), under that name or a longer one."""
+    theirs = {n.lower() for n in new.tested if len(n) >= 6}
+    return any(_same_name(mine, other) for mine in old.settings if "_" in mine for other in theirs)
 
 
 def _stems(words: frozenset[str]) -> set[str]:
@@ -715,7 +882,7 @@ def compare_guard(old: Features, new: Features) -> Comparison | None:
     """Two checks compared on what their guards test and where their methods went, whatever
     their words and exceptions (`Comparison.by_guard`); None when neither says anything."""
     atoms, moved = guard_evidence(old, new), moved_with(old, new)
-    if not atoms and not moved:
+    if not atoms and not moved and not carries_holes(old, new):
         return None
     found = compare(old, new, loose=True, force=True)
     if found is not None:
@@ -1038,6 +1205,10 @@ def _follow(
             candidates[("", feats.literal)].append((lin, feats))  # retyped in the same words
             for where in feats.functions:  # retyped in other words, in its own function
                 candidates[("@", where)].append((lin, feats))
+        elif lin.current.sites[0].guard and " in " in lin.current.sites[0].guard:
+            feats = cache.features(lin.current)  # ... or a refusal beside it all along that
+            for where in feats.functions:  # covers its fall-through (`covers`)
+                candidates[("@", where)].append((lin, feats))
     pairs = []
     for old in gone:
         feats = cache.features(old.current)
@@ -1051,8 +1222,11 @@ def _follow(
                 seen.add(id(c[0]))
                 retyped.append(c)
         for new, new_feats in same_type + retyped:
-            if new.first_index <= old.first_index:
-                continue  # not newer: the two were printed side by side all along
+            if new.first_index <= old.first_index and not (
+                feats.functions & new_feats.functions and covers(feats, new_feats)
+            ):
+                continue  # not newer: the two were printed side by side all along (but
+                # where the old refusal was a fall-through the other covers: `covers`)
             one_for_one = any(
                 lost[name] == [old] and gained[name] == [new]
                 for name in feats.qualified & new_feats.qualified
@@ -1093,17 +1267,27 @@ def _follow(
         old.absorbed, old.superseded_by = True, new
     judged: set[Lineage] = set()
     best: dict[Lineage, Comparison] = {}
+    # the same check found elsewhere but taken by another: only a check that took over in
+    # the old one's own function is followed then (a sibling of another function in the
+    # same file that copied its words is no reason to leave its own function's successor)
+    elsewhere: set[Lineage] = set()
     for _, old, new, found in pairs:  # each check not followed: its best candidate that
         if old in merged or old in judged:  # took over, else the best one, logged
             continue
         best.setdefault(old, found)
+        if old in elsewhere and not found.old.qualified & found.new.qualified:
+            continue
         if found.same_check():
-            judged.add(old)
+            if found.place == 1:
+                judged.add(old)
+            else:
+                elsewhere.add(old)
             history.log.append(found.row("same-but-taken", version))
         elif found.took_over():
             judged.add(old)
             old.superseded_by = new
             history.log.append(found.row("superseded", version))
+    judged |= elsewhere  # the same check found elsewhere: not sought by its guard
     left = [old for old in gone if old not in merged and old not in judged]
     for old, (new, found) in _by_guard(left, now, index, cache, printed, classes, earlier):
         judged.add(old)
@@ -1144,6 +1328,9 @@ def _keys(feats: Features) -> set[tuple[str, str]]:
         if method not in _GENERIC_METHODS:
             out.add(("method", method))
         out.add(("class", owner.rsplit(".", 1)[-1]))
+    for hole in feats.holes:  # a value printed by name (`Comparison.carries`)
+        if _telling_hole(hole):
+            out.add(("hole", hole))
     return out
 
 
