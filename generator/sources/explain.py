@@ -471,10 +471,29 @@ def _read(node: ast.AST) -> tuple[ast.AST, str] | None:
     return None
 
 
+# A project's own reader of an environment variable, called with the variable's name:
+# SGLang's `get_bool_env_var("SGLANG_X")`, `get_int_env_var`, `_optional_env_str("X")`.
+_ENV_GETTER = re.compile(r"(?i)^(?!_?(set|update|pop|del|unset|clear))\w*env\w*$")
+_ENV_VARIABLE = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+$")
+
+
+def _env_read(node: ast.AST) -> str | None:
+    """The variable a call of an environment reader reads: `get_bool_env_var("SGLANG_X",
+    "false")` -> "SGLANG_X" (the first argument, a name in capitals with an underscore)."""
+    if not (isinstance(node, ast.Call) and node.args and (key := _key(node.args[0]))):
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return key if _ENV_GETTER.match(name) and _ENV_VARIABLE.match(key) else None
+
+
 def reads(node: ast.AST) -> tuple[str, ...] | None:
     """What an expression reads, as an attribute chain: `a.b.c` as ("a", "b", "c"), a key read
     as one more part (`cfg["heads"]`, `getattr(cfg, "heads", 0)`: ("cfg", "heads")), an
-    environment variable as ("os.environ", "NAME"), a call as "name()"; None for the rest."""
+    environment variable as ("os.environ", "NAME") (also through a reader of the
+    environment: `get_bool_env_var("NAME")`), a call as "name()"; None for the rest."""
+    if env := _env_read(node):
+        return ("os.environ", env)
     found = _read(node)
     if found is None:
         return _chain(node)
@@ -598,14 +617,28 @@ def _changeable(expr: ast.AST, ctx: Context, attrs: Attrs) -> Setting | None:
     return setting if setting is not None and setting.kind != "model-config" else None
 
 
+def _asks_value(test: ast.expr) -> bool:
+    """`get_backend().is_deepep()`: a question asked of a value a call returns; whether it
+    holds says nothing of the setting's presence (a value that passes is another choice)."""
+    return (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Attribute)
+        and isinstance(test.func.value, ast.Call)
+    )
+
+
 def _passes(test: ast.expr, ctx: Context, attrs: Attrs) -> tuple[Setting, dict] | None:
     """A setting this test reads and a value of it that makes the test false, as far as the
     test alone says: {"op": "<=", "value": 8} (or "param", "expr", "choices"), "divides" or
     "multiple-of" for a remainder, "set" or "unset" for a test of presence."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        if _asks_value(test.operand):
+            return None
         setting = _changeable(test.operand, ctx, attrs)
         return (setting, {"op": "set"}) if setting else None
     if not isinstance(test, ast.Compare):
+        if _asks_value(test):
+            return None
         setting = _changeable(test, ctx, attrs) if reads(test) else None
         return (setting, {"op": "unset"}) if setting else None
     if len(test.ops) != 1:
