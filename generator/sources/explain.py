@@ -160,6 +160,8 @@ class Context:
     attrs: "Attrs | None" = None  # the owner's `self.x = ...`, shared by its raise sites
     kind: str = "raise"  # or "assert", "log", "http", as a record's `kind`
     level: str = ""  # of a log line
+    # The module's one-line functions: name -> (what they return, their own names): helpers
+    helpers: dict[str, tuple[ast.expr, frozenset[str]]] = field(default_factory=dict)
 
 
 # Conditions -----------------------------------------------------------------------------
@@ -523,8 +525,46 @@ def trace(expr: ast.AST, ctx: Context, attrs: Attrs) -> Setting | None:
     return None
 
 
+def helpers(module: ast.Module) -> dict[str, tuple[ast.expr, frozenset[str]]]:
+    """A module's functions whose body is one `return` (after a docstring), by name: what
+    they return, and the names that are their own (parameters), which the caller's code does
+    not know. `def _should_skip_check(pkg): return pkg in _PKGS and envs.SGLANG_SKIP.get()`."""
+    found = {}
+    for node in module.body:
+        if not isinstance(node, ast.FunctionDef) or node.decorator_list:
+            continue
+        body = node.body[1:] if _docstring(node.body[0]) else node.body
+        if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+            a = node.args
+            own = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+            found[node.name] = (body[0].value, frozenset(own))
+    return found
+
+
+def _docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(_key(stmt.value), str)
+
+
+def _helped(condition: ast.expr, ctx: Context) -> list[ast.AST]:
+    """The condition's calls of the module's one-line functions (`helpers`), each replaced by
+    what it returns: a setting read there is read by the check (not through the function's
+    own parameters, which are the caller's values)."""
+    out: list[ast.AST] = []
+    for node in ast.walk(condition):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            returned, own = ctx.helpers.get(node.func.id, (None, frozenset()))
+            for inner in ast.walk(returned) if returned is not None else ():
+                chain = (
+                    reads(inner) if isinstance(inner, ast.Name | ast.Attribute | ast.Call) else None
+                )
+                if chain and chain[0].split("(")[0] not in own:
+                    out.append(inner)
+    return out
+
+
 def flags(ctx: Context, condition: ast.expr | None) -> list[dict]:
-    """The settings behind the placeholders and the condition's quantities, each once."""
+    """The settings behind the placeholders and the condition's quantities (and those of the
+    module's one-line functions it calls), each once."""
     attrs = ctx.attrs or Attrs(ctx.owner)
     named: list[tuple[str, ast.AST]] = list(ctx.holes)
     if condition is not None:
@@ -534,6 +574,7 @@ def flags(ctx: Context, condition: ast.expr | None) -> list[dict]:
                 named.append((_short(node), node))
             elif isinstance(node, ast.Compare) and (found := _read(node)):  # "k" in x
                 named.append((f"{_short(found[0])}[{found[1]!r}]", node))
+        named += [(_short(node), node) for node in _helped(condition, ctx)]
     out: list[dict] = []
     seen: set[tuple[str, ...]] = set()
     for name, expr in named:

@@ -1108,8 +1108,10 @@ class _Scanner:
         # they follow: their category is that of the raises they restate (_restated).
         self.tries: dict[int, ast.stmt] = {}  # an except handler -> its try statement
         self.restating: list[tuple[explain.Context, dict, ast.stmt, set[str]]] = []
+        self.helpers: dict[str, tuple[ast.expr, frozenset[str]]] = {}  # explain.helpers
 
     def module(self, node: ast.Module) -> None:
+        self.helpers = explain.helpers(node)
         self.scopes.append(_Scope(node))
         self.tuple_classes |= _plain_subclasses(node, self.tuple_classes)
         self._body(node.body)
@@ -1504,6 +1506,7 @@ class _Scanner:
             knowledge=self.knowledge or explain.Knowledge(),
             kind=kind,
             level=level,
+            helpers=self.helpers,
         )
         derived = explain.derive(context)
         restated = explain.restated(context)
