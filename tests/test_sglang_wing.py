@@ -340,6 +340,8 @@ def toy_moe(x):
         raise ValueError("The toy updater cannot log its input")
     if get_bool_env_var("SGLANG_TOY_STRICT", "false") and x < 0:
         raise ValueError("The toy check is strict")
+    if get_bool_env_var("SGLANG_TOY_AITER", default="true"):
+        raise ValueError("The toy AITER path is on by default")
     if get_device().name == "npu":
         raise ValueError("The toy device bag says npu")
     if get_moe_tp_rank() > 0:
@@ -405,3 +407,8 @@ def test_an_environment_reader_reads_its_variable(getter_sites):
         ("SGLANG_TOY_STRICT", "envs.SGLANG_TOY_STRICT")
     ]
     assert "flags" not in derived(getter_sites, "The toy setter")
+    # on by default: leaving it unset still fails; its false value passes
+    aiter = derived(getter_sites, "The toy AITER path")["flags"]
+    assert [(f["env"], f.get("passes")) for f in aiter] == [
+        ("SGLANG_TOY_AITER", {"op": "==", "value": "false"})
+    ]

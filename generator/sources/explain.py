@@ -658,6 +658,29 @@ def _changeable(expr: ast.AST, ctx: Context, attrs: Attrs) -> Setting | None:
     return setting if setting is not None and setting.kind != "model-config" else None
 
 
+_FALSE = frozenset({"", "0", "false", "no", "off", "none"})
+
+
+def _env_default(test: ast.AST, ctx: Context, attrs: Attrs) -> str | None:
+    """For a reader of the environment (`get_bool_env_var("X", default="true")`, also held in
+    a variable) whose default is not false: "bool" for a switch, "" for another reader;
+    None for the rest (unset, the variable is false)."""
+    node: ast.AST | None = test
+    for _ in range(6):
+        if node is None or isinstance(node, ast.Call):
+            break
+        node = _substitute(node, ctx, attrs)
+    if not (isinstance(node, ast.Call) and _env_read(node)):
+        return None
+    given = [*node.args[1:2], *(k.value for k in node.keywords if k.arg == "default")]
+    default = given[0] if given else None
+    if not isinstance(default, ast.Constant) or str(default.value).lower() in _FALSE:
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return "bool" if "bool" in name.lower() else ""
+
+
 def _asks_value(test: ast.expr) -> bool:
     """`get_backend().is_deepep()`: a question asked of a value a call returns; whether it
     holds says nothing of the setting's presence (a value that passes is another choice)."""
@@ -681,6 +704,9 @@ def _passes(test: ast.expr, ctx: Context, attrs: Attrs) -> tuple[Setting, dict] 
         if _asks_value(test):
             return None
         setting = _changeable(test, ctx, attrs) if reads(test) else None
+        if setting and (default := _env_default(test, ctx, attrs)) is not None:
+            # on by default: unset it still fails; a switch is turned off by its false value
+            return (setting, {"op": "==", "value": "false"}) if default == "bool" else None
         return (setting, {"op": "unset"}) if setting else None
     if len(test.ops) != 1:
         return None
