@@ -327,6 +327,15 @@ from sglang.srt.utils import get_bool_env_var, set_env_var
 _LOG_INPUT = get_bool_env_var("SGLANG_TOY_LOG_INPUT")
 
 
+class ToyMarlin:
+    def __init__(self):
+        self.use_marlin = get_moe_runner_backend().is_marlin()
+
+    def load(self):
+        if self.use_marlin:
+            raise ValueError("The toy layer is not supported by Marlin")
+
+
 def toy_moe(x):
     if get_moe_a2a_backend().is_deepep():
         raise ValueError("The toy MoE cannot dispatch with DeepEP")
@@ -375,6 +384,8 @@ def test_a_getter_named_for_a_server_argument_reads_it(getter_sites):
         ("server-arg", "--moe-a2a-backend", "get_moe_a2a_backend().is_deepep()")
     ]
     assert "passes" not in found["flags"][0]
+    marlin = derived(getter_sites, "The toy layer is not supported")["flags"]  # held in self.x
+    assert [(f["flag"], f.get("passes")) for f in marlin] == [("--moe-runner-backend", None)]
     runner = derived(getter_sites, "The toy MoE has no cutlass")["flags"]
     assert [(f["flag"], f.get("passes")) for f in runner] == [
         ("--moe-runner-backend", {"op": "!=", "value": "cutlass"})

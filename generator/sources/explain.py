@@ -681,13 +681,19 @@ def _env_default(test: ast.AST, ctx: Context, attrs: Attrs) -> str | None:
     return "bool" if "bool" in name.lower() else ""
 
 
-def _asks_value(test: ast.expr) -> bool:
-    """`get_backend().is_deepep()`: a question asked of a value a call returns; whether it
-    holds says nothing of the setting's presence (a value that passes is another choice)."""
+def _asks_value(test: ast.AST, ctx: Context, attrs: Attrs) -> bool:
+    """`get_backend().is_deepep()`, also held in a variable (`self.use_marlin =
+    get_moe_runner_backend().is_marlin()`): a question asked of a value a call returns;
+    whether it holds says nothing of the setting's presence (what passes is another choice)."""
+    node: ast.AST | None = test
+    for _ in range(6):
+        if node is None or isinstance(node, ast.Call):
+            break
+        node = _substitute(node, ctx, attrs)
     return (
-        isinstance(test, ast.Call)
-        and isinstance(test.func, ast.Attribute)
-        and isinstance(test.func.value, ast.Call)
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Call)
     )
 
 
@@ -696,12 +702,12 @@ def _passes(test: ast.expr, ctx: Context, attrs: Attrs) -> tuple[Setting, dict] 
     test alone says: {"op": "<=", "value": 8} (or "param", "expr", "choices"), "divides" or
     "multiple-of" for a remainder, "set" or "unset" for a test of presence."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        if _asks_value(test.operand):
+        if _asks_value(test.operand, ctx, attrs):
             return None
         setting = _changeable(test.operand, ctx, attrs)
         return (setting, {"op": "set"}) if setting else None
     if not isinstance(test, ast.Compare):
-        if _asks_value(test):
+        if _asks_value(test, ctx, attrs):
             return None
         setting = _changeable(test, ctx, attrs) if reads(test) else None
         if setting and (default := _env_default(test, ctx, attrs)) is not None:
