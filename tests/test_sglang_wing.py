@@ -351,6 +351,9 @@ def toy_moe(x):
         raise ValueError("The toy check is strict")
     if get_bool_env_var("SGLANG_TOY_AITER", default="true"):
         raise ValueError("The toy AITER path is on by default")
+    use_fia = get_bool_env_var("SGLANG_TOY_FIA")
+    if not use_fia:
+        raise ValueError("The toy path needs SGLANG_TOY_FIA=1")
     if get_device().name == "npu":
         raise ValueError("The toy device bag says npu")
     if get_moe_tp_rank() > 0:
@@ -418,6 +421,11 @@ def test_an_environment_reader_reads_its_variable(getter_sites):
         ("SGLANG_TOY_STRICT", "envs.SGLANG_TOY_STRICT")
     ]
     assert "flags" not in derived(getter_sites, "The toy setter")
+    # a test of presence gives way to the value the message names
+    fia = derived(getter_sites, "The toy path needs")["flags"]
+    assert [(f["env"], f.get("passes")) for f in fia] == [
+        ("SGLANG_TOY_FIA", {"op": "==", "value": 1})
+    ]
     # on by default: leaving it unset still fails; its false value passes
     aiter = derived(getter_sites, "The toy AITER path")["flags"]
     assert [(f["env"], f.get("passes")) for f in aiter] == [

@@ -757,15 +757,21 @@ def passing(ctx: Context, condition: ast.expr | None, found: list[dict]) -> None
             if "passes" not in entry and setting.entry(entry["name"]) == entry:
                 entry["passes"] = passes
                 break
+
     # What the message's own words say passes (`--pp-size must be 1`, `Use --enable-lora`),
     # for a setting the condition gives no value of.
-    if all("passes" in entry for entry in found) or not ctx.knowledge.settings_apply(ctx.path):
+    # A test of presence alone (`if not use_fia:`: set it) gives way to the value the message
+    # names (`ASCEND_USE_FIA=1`).
+    def open_(entry: dict) -> bool:
+        return "passes" not in entry or entry["passes"] == {"op": "set"}
+
+    if not any(open_(entry) for entry in found) or not ctx.knowledge.settings_apply(ctx.path):
         return
     requests = said.requests_handled(ctx.kind, ctx.knowledge.stage(ctx.path, ctx.function))
     for hit in said.scan(ctx.message, ctx.knowledge, requests):
         value = said.message_passes(ctx.message, hit, ctx.knowledge)
         for entry in found:
-            if value and "passes" not in entry and said.same(entry, hit.setting):
+            if value and open_(entry) and said.same(entry, hit.setting):
                 entry["passes"] = value
 
 
