@@ -431,3 +431,39 @@ def test_an_environment_reader_reads_its_variable(getter_sites):
     assert [(f["env"], f.get("passes")) for f in aiter] == [
         ("SGLANG_TOY_AITER", {"op": "==", "value": "false"})
     ]
+
+
+def test_in_sglang_s_model_config_its_copies_of_server_arguments_are_them(tmp_path):
+    """2ba506af02f81952 ("{quantization} quantization is not fully optimized yet", in
+    ModelConfig._verify_quantization): ModelConfig keeps --quantization under its name, as
+    `model_config.quantization` already traces from outside. Look-alike: the same
+    `self.quantization` in another class is not the server argument."""
+    srt = tmp_path / "sglang" / "srt"
+    (srt / "configs").mkdir(parents=True)
+    (srt / "server_args.py").write_text(
+        GETTER_ARGS.replace(
+            "    device: str", "    quantization: str = None\n    device: str"
+        ).replace(
+            '        parser.add_argument("--device", type=str)',
+            '        parser.add_argument("--device", type=str)\n'
+            '        parser.add_argument("--quantization", type=str)',
+        )
+    )
+    code = (
+        "class ModelConfig:\n"
+        "    def _verify_quantization(self):\n"
+        "        if self.quantization in ('gptq', 'awq'):\n"
+        "            logger.warning(f'{self.quantization} is not fully optimized yet')\n"
+        "\n"
+        "class ToyLayer:\n"
+        "    def check(self):\n"
+        "        if self.quantization == 'fp8':\n"
+        "            raise ValueError(f'the toy layer has no {self.quantization} path')\n"
+    )
+    (srt / "configs" / "model_config.py").write_text(code)
+    scan = ex.scan_tree(tmp_path, knowledge=wing("sglang").knowledge, printed=True)
+    found = {site.template: site.derived or {} for site in scan.sites}
+    verify = derived(found, "{quantization} is not fully")
+    assert settings(verify) == [("server-arg", "--quantization", "quantization")]
+    assert verify["flags"][0]["passes"] == {"op": "not in", "choices": ["gptq", "awq"]}
+    assert "flags" not in derived(found, "the toy layer has no")

@@ -65,6 +65,9 @@ NAMED |= {"page_size", "kv_cache_dtype"}
 # Configs SGLang builds from the server arguments, keeping their names (ModelConfig's
 # quantization and dtype, LoadConfig's load_format).
 ARG_COPIES = frozenset({"model_config", "load_config"})
+# Their classes: in a method of one, `self.quantization` is that copy (SGLang's ModelConfig
+# is built by from_server_args with quantization=server_args.quantization).
+ARG_COPY_CLASSES = frozenset({"ModelConfig", "LoadConfig"})
 
 # Code of SGLang's other programs, whose settings are not the server's (`sglang generate`).
 OTHER_PROGRAMS = ("sglang/multimodal_gen/",)
@@ -309,7 +312,7 @@ class SglangKnowledge(Knowledge):
 
     def _reads_args(self, before: tuple[str, ...], owner: str) -> bool:
         if before == ("self",):
-            return owner in ARG_OWNERS
+            return owner in ARG_OWNERS or owner in ARG_COPY_CLASSES
         if len(before) == 1:
             return before[0] in VIEW_NAMES | ARG_ROOTS | ARG_COPIES
         return any(part in ARG_ROOTS or part == "server_args" for part in before)
