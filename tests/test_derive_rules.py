@@ -537,3 +537,43 @@ def test_an_engine_setting_left_unset_still_passes_an_incompatibility():
     (found,) = _derived(code, knowledge=Knows()).values()
     (entry,) = [f for f in found["flags"] if f["flag"] == "--kv-transfer-config"]
     assert entry["passes"] == {"op": "unset"}
+
+
+def test_a_one_line_helper_of_the_module_reads_its_setting():
+    """0cae56c918d0e135 (SGLang's assert_pkg_version): `if _should_skip_kernel_pkg_version_check
+    (pkg): return` reads SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK in a one-line function of the
+    module; the check names the variable. Look-alikes: the helper's parameter (`pkg`, the
+    caller's value) and a helper of more than one statement trace nothing."""
+    from errorkb.projects.sglang.knowledge import Place
+
+    code = (
+        "def _skip(pkg):\n"
+        "    '''Skipped by the user.'''\n"
+        "    return pkg in _PKGS and envs.SGLANG_SKIP_CHECK.get()\n"
+        "\n"
+        "def _busy(pkg):\n"
+        "    x = envs.SGLANG_OTHER.get()\n"
+        "    return x and pkg\n"
+        "\n"
+        "def _named(tp_size):\n"
+        "    return tp_size > 1\n"
+        "\n"
+        "def check(pkg, installed):\n"
+        "    if _skip(pkg):\n"
+        "        return\n"
+        "    if installed is None:\n"
+        "        raise Exception(f'{pkg} is not installed')\n"
+        "\n"
+        "def other(pkg, installed):\n"
+        "    if _busy(pkg) and installed is None:\n"
+        "        raise Exception(f'{pkg} is missing')\n"
+        "    if _named(installed):\n"
+        "        raise Exception('the helper takes its value from its caller')\n"
+    )
+    place = Place("python/sglang/srt/environ.py", 1)
+    k = SglangKnowledge(root="python/", envs={"SGLANG_SKIP_CHECK": place, "SGLANG_OTHER": place})
+    found = _derived(code, "python/sglang/srt/utils/common.py", k)
+    skip = found["{pkg} is not installed"]["flags"]
+    assert [(f["kind"], f["env"]) for f in skip] == [("env-var", "SGLANG_SKIP_CHECK")]
+    assert "flags" not in found["{pkg} is missing"]
+    assert "flags" not in found["the helper takes its value from its caller"]

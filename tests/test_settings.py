@@ -178,6 +178,13 @@ def test_reads_of_keys_and_the_environment():
     assert chain("os.getenv('VLLM_X')") == ("os.environ", "VLLM_X")
     assert chain("os.environ.get('VLLM_X', '0')") == ("os.environ", "VLLM_X")
     assert chain("cfg[i]") is None
+    # a reader of the environment called with the variable's name (SGLang's utils)
+    assert chain("get_bool_env_var('SGLANG_X', 'false')") == ("os.environ", "SGLANG_X")
+    assert chain("utils.get_int_env_var('SGLANG_N')") == ("os.environ", "SGLANG_N")
+    # look-alikes: a setter, a name that is no variable's, a reader of something else
+    assert chain("set_env_var('SGLANG_X', '1')") == ("set_env_var()",)
+    assert chain("get_bool_env_var(name)") == ("get_bool_env_var()",)
+    assert chain("get_config_value('MAX_LEN')") == ("get_config_value()",)
 
 
 def test_rederive_rewrites_only_derived_blocks_and_creates_nothing(kb, capsys):

@@ -231,7 +231,7 @@ def test_the_calculator_answers_in_the_browser_with_sglangs_flags(sglang_kb, ser
     assert page.errors == []
 
 
-OLD_SERVER_ARGS = '''
+OLD_SERVER_ARGS = """
 import dataclasses
 
 
@@ -248,7 +248,7 @@ class ServerArgs:
     def check_server_args(self):
         if self.tp_size > 8:
             raise ValueError(f"tp_size {self.tp_size} is more than 8")
-'''
+"""
 
 
 def test_an_older_release_without_arg_groups_names_its_arguments(tmp_path):
@@ -261,3 +261,209 @@ def test_an_older_release_without_arg_groups_names_its_arguments(tmp_path):
     scan = ex.scan_tree(tmp_path, knowledge=wing("sglang").knowledge)
     (site,) = [s for s in scan.sites if s.template.startswith("tp_size")]
     assert ("server-arg", "--tensor-parallel-size", "tp_size") in settings(site.derived)
+
+
+# Issue 43: settings read through SGLang's getters and environment readers ---------------
+
+GETTER_ARGS = """
+import dataclasses
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: str
+    moe_a2a_backend: str = "none"
+    moe_runner_backend: str = "auto"
+    enable_dp_attention: bool = False
+    device: str = "cuda"
+    fp8_gemm_runner_backend: str = "auto"
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--model-path", type=str)
+        parser.add_argument("--moe-a2a-backend", type=str)
+        parser.add_argument("--moe-runner-backend", type=str)
+        parser.add_argument("--enable-dp-attention", action="store_true")
+        parser.add_argument("--device", type=str)
+        parser.add_argument("--fp8-gemm-backend", dest="fp8_gemm_runner_backend")
+"""
+
+GETTERS = """
+FP8_GEMM_RUNNER_BACKEND = None
+
+
+def get_moe_a2a_backend() -> MoeA2ABackend:
+    moe = get_flags().moe
+    if moe.a2a_backend is None:
+        moe.a2a_backend = MoeA2ABackend.NONE
+    return moe.a2a_backend
+
+
+def get_moe_runner_backend():
+    return get_flags().moe.runner_backend
+
+
+def is_dp_attention_enabled() -> bool:
+    return get_flags().dp.enabled
+
+
+def get_fp8_gemm_runner_backend():
+    global FP8_GEMM_RUNNER_BACKEND
+    return FP8_GEMM_RUNNER_BACKEND
+
+
+def get_device():
+    return _CONTEXT.config_bag("device")  # a bag of settings, not the --device value
+
+
+def get_moe_tp_rank():
+    return get_parallel().moe_tp_rank
+"""
+
+USES = """
+from sglang.srt.layers.utils import get_moe_a2a_backend, get_moe_runner_backend
+from sglang.srt.utils import get_bool_env_var, set_env_var
+
+_LOG_INPUT = get_bool_env_var("SGLANG_TOY_LOG_INPUT")
+
+
+class ToyMarlin:
+    def __init__(self):
+        self.use_marlin = get_moe_runner_backend().is_marlin()
+
+    def load(self):
+        if self.use_marlin:
+            raise ValueError("The toy layer is not supported by Marlin")
+
+
+def toy_moe(x):
+    if get_moe_a2a_backend().is_deepep():
+        raise ValueError("The toy MoE cannot dispatch with DeepEP")
+    if get_moe_runner_backend() == "cutlass":
+        raise ValueError("The toy MoE has no cutlass runner")
+    if is_dp_attention_enabled():
+        raise ValueError("The toy MoE runs without DP attention")
+    if get_fp8_gemm_runner_backend() == "deep_gemm":
+        raise ValueError("The toy GEMM has no deep_gemm path")
+    if _LOG_INPUT:
+        raise ValueError("The toy updater cannot log its input")
+    if get_bool_env_var("SGLANG_TOY_STRICT", "false") and x < 0:
+        raise ValueError("The toy check is strict")
+    if get_bool_env_var("SGLANG_TOY_AITER", default="true"):
+        raise ValueError("The toy AITER path is on by default")
+    use_fia = get_bool_env_var("SGLANG_TOY_FIA")
+    if not use_fia:
+        raise ValueError("The toy path needs SGLANG_TOY_FIA=1")
+    if get_device().name == "npu":
+        raise ValueError("The toy device bag says npu")
+    if get_moe_tp_rank() > 0:
+        raise ValueError("The toy rank is not the first")
+    if set_env_var("SGLANG_TOY_SET", "1"):
+        raise ValueError("The toy setter set a variable")
+"""
+
+
+@pytest.fixture(scope="module")
+def getter_sites(tmp_path_factory) -> dict[str, dict]:
+    root = tmp_path_factory.mktemp("getters")
+    srt = root / "sglang" / "srt"
+    (srt / "layers").mkdir(parents=True)
+    (srt / "server_args.py").write_text(GETTER_ARGS)
+    (srt / "environ.py").write_text(
+        "class Envs:\n    SGLANG_TOY_STRICT = EnvBool(False)\n", encoding="utf-8"
+    )
+    (srt / "layers" / "utils.py").write_text(GETTERS)
+    (srt / "layers" / "toy_moe.py").write_text(USES)
+    scan = ex.scan_tree(root, knowledge=wing("sglang").knowledge)
+    return {site.template: site.derived or {} for site in scan.sites}
+
+
+def test_a_getter_named_for_a_server_argument_reads_it(getter_sites):
+    """`get_moe_a2a_backend()` returns --moe-a2a-backend (SGLang 0.5.23 layers/moe/utils.py,
+    260 uses): a check on it names the flag; a question asked of its value
+    (`.is_deepep()`) passes by another choice, not by leaving it unset, so no value is given."""
+    found = derived(getter_sites, "The toy MoE cannot dispatch")
+    assert settings(found) == [
+        ("server-arg", "--moe-a2a-backend", "get_moe_a2a_backend().is_deepep()")
+    ]
+    assert "passes" not in found["flags"][0]
+    marlin = derived(getter_sites, "The toy layer is not supported")["flags"]  # held in self.x
+    assert [(f["flag"], f.get("passes")) for f in marlin] == [("--moe-runner-backend", None)]
+    runner = derived(getter_sites, "The toy MoE has no cutlass")["flags"]
+    assert [(f["flag"], f.get("passes")) for f in runner] == [
+        ("--moe-runner-backend", {"op": "!=", "value": "cutlass"})
+    ]
+    dp = derived(getter_sites, "The toy MoE runs without DP")["flags"]
+    assert [(f["flag"], f.get("passes")) for f in dp] == [
+        ("--enable-dp-attention", {"op": "unset"})
+    ]
+    gemm = derived(getter_sites, "The toy GEMM")["flags"]  # a module global named for it
+    assert [f["flag"] for f in gemm] == ["--fp8-gemm-backend"]
+
+
+def test_a_getter_that_returns_something_else_reads_no_setting(getter_sites):
+    """Look-alikes: `get_device()` is named for --device but returns a bag of settings;
+    `get_moe_tp_rank()` names no server argument (a rank is not set by the user)."""
+    assert "flags" not in derived(getter_sites, "The toy device bag")
+    assert "flags" not in derived(getter_sites, "The toy rank")
+
+
+def test_an_environment_reader_reads_its_variable(getter_sites):
+    """`get_bool_env_var("SGLANG_X")` (127 uses in SGLang 0.5.23's srt), directly or held in a
+    module global, is the variable; one of `Envs` is read as `envs.X` (its declaration). A
+    setter of the environment (`set_env_var`) reads nothing the user set."""
+    log = derived(getter_sites, "The toy updater")["flags"]
+    assert [(f["kind"], f["env"], f.get("passes")) for f in log] == [
+        ("env-var", "SGLANG_TOY_LOG_INPUT", {"op": "unset"})
+    ]
+    strict = derived(getter_sites, "The toy check is strict")["flags"]
+    assert [(f["env"], f["field"]) for f in strict] == [
+        ("SGLANG_TOY_STRICT", "envs.SGLANG_TOY_STRICT")
+    ]
+    assert "flags" not in derived(getter_sites, "The toy setter")
+    # a test of presence gives way to the value the message names
+    fia = derived(getter_sites, "The toy path needs")["flags"]
+    assert [(f["env"], f.get("passes")) for f in fia] == [
+        ("SGLANG_TOY_FIA", {"op": "==", "value": 1})
+    ]
+    # on by default: leaving it unset still fails; its false value passes
+    aiter = derived(getter_sites, "The toy AITER path")["flags"]
+    assert [(f["env"], f.get("passes")) for f in aiter] == [
+        ("SGLANG_TOY_AITER", {"op": "==", "value": "false"})
+    ]
+
+
+def test_in_sglang_s_model_config_its_copies_of_server_arguments_are_them(tmp_path):
+    """2ba506af02f81952 ("{quantization} quantization is not fully optimized yet", in
+    ModelConfig._verify_quantization): ModelConfig keeps --quantization under its name, as
+    `model_config.quantization` already traces from outside. Look-alike: the same
+    `self.quantization` in another class is not the server argument."""
+    srt = tmp_path / "sglang" / "srt"
+    (srt / "configs").mkdir(parents=True)
+    (srt / "server_args.py").write_text(
+        GETTER_ARGS.replace(
+            "    device: str", "    quantization: str = None\n    device: str"
+        ).replace(
+            '        parser.add_argument("--device", type=str)',
+            '        parser.add_argument("--device", type=str)\n'
+            '        parser.add_argument("--quantization", type=str)',
+        )
+    )
+    code = (
+        "class ModelConfig:\n"
+        "    def _verify_quantization(self):\n"
+        "        if self.quantization in ('gptq', 'awq'):\n"
+        "            logger.warning(f'{self.quantization} is not fully optimized yet')\n"
+        "\n"
+        "class ToyLayer:\n"
+        "    def check(self):\n"
+        "        if self.quantization == 'fp8':\n"
+        "            raise ValueError(f'the toy layer has no {self.quantization} path')\n"
+    )
+    (srt / "configs" / "model_config.py").write_text(code)
+    scan = ex.scan_tree(tmp_path, knowledge=wing("sglang").knowledge, printed=True)
+    found = {site.template: site.derived or {} for site in scan.sites}
+    verify = derived(found, "{quantization} is not fully")
+    assert settings(verify) == [("server-arg", "--quantization", "quantization")]
+    assert verify["flags"][0]["passes"] == {"op": "not in", "choices": ["gptq", "awq"]}
+    assert "flags" not in derived(found, "the toy layer has no")

@@ -162,6 +162,8 @@ class Context:
     kind: str = "raise"  # or "assert", "log", "http", as a record's `kind`
     level: str = ""  # of a log line
     module: ast.Module | None = None  # the file's module: its constants and functions
+    # The module's one-line functions: name -> (what they return, their own names): helpers
+    helpers: dict[str, tuple[ast.expr, frozenset[str]]] = field(default_factory=dict)
 
 
 # Conditions -----------------------------------------------------------------------------
@@ -473,10 +475,29 @@ def _read(node: ast.AST) -> tuple[ast.AST, str] | None:
     return None
 
 
+# A project's own reader of an environment variable, called with the variable's name:
+# SGLang's `get_bool_env_var("SGLANG_X")`, `get_int_env_var`, `_optional_env_str("X")`.
+_ENV_GETTER = re.compile(r"(?i)^(?!_?(set|update|pop|del|unset|clear))\w*env\w*$")
+_ENV_VARIABLE = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+$")
+
+
+def _env_read(node: ast.AST) -> str | None:
+    """The variable a call of an environment reader reads: `get_bool_env_var("SGLANG_X",
+    "false")` -> "SGLANG_X" (the first argument, a name in capitals with an underscore)."""
+    if not (isinstance(node, ast.Call) and node.args and (key := _key(node.args[0]))):
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return key if _ENV_GETTER.match(name) and _ENV_VARIABLE.match(key) else None
+
+
 def reads(node: ast.AST) -> tuple[str, ...] | None:
     """What an expression reads, as an attribute chain: `a.b.c` as ("a", "b", "c"), a key read
     as one more part (`cfg["heads"]`, `getattr(cfg, "heads", 0)`: ("cfg", "heads")), an
-    environment variable as ("os.environ", "NAME"), a call as "name()"; None for the rest."""
+    environment variable as ("os.environ", "NAME") (also through a reader of the
+    environment: `get_bool_env_var("NAME")`), a call as "name()"; None for the rest."""
+    if env := _env_read(node):
+        return ("os.environ", env)
     found = _read(node)
     if found is None:
         return _chain(node)
@@ -506,8 +527,46 @@ def trace(expr: ast.AST, ctx: Context, attrs: Attrs) -> Setting | None:
     return None
 
 
+def helpers(module: ast.Module) -> dict[str, tuple[ast.expr, frozenset[str]]]:
+    """A module's functions whose body is one `return` (after a docstring), by name: what
+    they return, and the names that are their own (parameters), which the caller's code does
+    not know. `def _should_skip_check(pkg): return pkg in _PKGS and envs.SGLANG_SKIP.get()`."""
+    found = {}
+    for node in module.body:
+        if not isinstance(node, ast.FunctionDef) or node.decorator_list:
+            continue
+        body = node.body[1:] if _docstring(node.body[0]) else node.body
+        if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+            a = node.args
+            own = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+            found[node.name] = (body[0].value, frozenset(own))
+    return found
+
+
+def _docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(_key(stmt.value), str)
+
+
+def _helped(condition: ast.expr, ctx: Context) -> list[ast.AST]:
+    """The condition's calls of the module's one-line functions (`helpers`), each replaced by
+    what it returns: a setting read there is read by the check (not through the function's
+    own parameters, which are the caller's values)."""
+    out: list[ast.AST] = []
+    for node in ast.walk(condition):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            returned, own = ctx.helpers.get(node.func.id, (None, frozenset()))
+            for inner in ast.walk(returned) if returned is not None else ():
+                chain = (
+                    reads(inner) if isinstance(inner, ast.Name | ast.Attribute | ast.Call) else None
+                )
+                if chain and chain[0].split("(")[0] not in own:
+                    out.append(inner)
+    return out
+
+
 def flags(ctx: Context, condition: ast.expr | None) -> list[dict]:
-    """The settings behind the placeholders and the condition's quantities, each once."""
+    """The settings behind the placeholders and the condition's quantities (and those of the
+    module's one-line functions it calls), each once."""
     attrs = ctx.attrs or Attrs(ctx.owner)
     named: list[tuple[str, ast.AST]] = list(ctx.holes)
     if condition is not None:
@@ -517,6 +576,7 @@ def flags(ctx: Context, condition: ast.expr | None) -> list[dict]:
                 named.append((_short(node), node))
             elif isinstance(node, ast.Compare) and (found := _read(node)):  # "k" in x
                 named.append((f"{_short(found[0])}[{found[1]!r}]", node))
+        named += [(_short(node), node) for node in _helped(condition, ctx)]
     out: list[dict] = []
     seen: set[tuple[str, ...]] = set()
     for name, expr in named:
@@ -600,15 +660,61 @@ def _changeable(expr: ast.AST, ctx: Context, attrs: Attrs) -> Setting | None:
     return setting if setting is not None and setting.kind != "model-config" else None
 
 
+_FALSE = frozenset({"", "0", "false", "no", "off", "none"})
+
+
+def _env_default(test: ast.AST, ctx: Context, attrs: Attrs) -> str | None:
+    """For a reader of the environment (`get_bool_env_var("X", default="true")`, also held in
+    a variable) whose default is not false: "bool" for a switch, "" for another reader;
+    None for the rest (unset, the variable is false)."""
+    node: ast.AST | None = test
+    for _ in range(6):
+        if node is None or isinstance(node, ast.Call):
+            break
+        node = _substitute(node, ctx, attrs)
+    if not (isinstance(node, ast.Call) and _env_read(node)):
+        return None
+    given = [*node.args[1:2], *(k.value for k in node.keywords if k.arg == "default")]
+    default = given[0] if given else None
+    if not isinstance(default, ast.Constant) or str(default.value).lower() in _FALSE:
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return "bool" if "bool" in name.lower() else ""
+
+
+def _asks_value(test: ast.AST, ctx: Context, attrs: Attrs) -> bool:
+    """`get_backend().is_deepep()`, also held in a variable (`self.use_marlin =
+    get_moe_runner_backend().is_marlin()`): a question asked of a value a call returns;
+    whether it holds says nothing of the setting's presence (what passes is another choice)."""
+    node: ast.AST | None = test
+    for _ in range(6):
+        if node is None or isinstance(node, ast.Call):
+            break
+        node = _substitute(node, ctx, attrs)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Call)
+    )
+
+
 def _passes(test: ast.expr, ctx: Context, attrs: Attrs) -> tuple[Setting, dict] | None:
     """A setting this test reads and a value of it that makes the test false, as far as the
     test alone says: {"op": "<=", "value": 8} (or "param", "expr", "choices"), "divides" or
     "multiple-of" for a remainder, "set" or "unset" for a test of presence."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        if _asks_value(test.operand, ctx, attrs):
+            return None
         setting = _changeable(test.operand, ctx, attrs)
         return (setting, {"op": "set"}) if setting else None
     if not isinstance(test, ast.Compare):
+        if _asks_value(test, ctx, attrs):
+            return None
         setting = _changeable(test, ctx, attrs) if reads(test) else None
+        if setting and (default := _env_default(test, ctx, attrs)) is not None:
+            # on by default: unset it still fails; a switch is turned off by its false value
+            return (setting, {"op": "==", "value": "false"}) if default == "bool" else None
         return (setting, {"op": "unset"}) if setting else None
     if len(test.ops) != 1:
         return None
@@ -653,15 +759,21 @@ def passing(ctx: Context, condition: ast.expr | None, found: list[dict]) -> None
             if "passes" not in entry and setting.entry(entry["name"]) == entry:
                 entry["passes"] = passes
                 break
+
     # What the message's own words say passes (`--pp-size must be 1`, `Use --enable-lora`),
     # for a setting the condition gives no value of.
-    if all("passes" in entry for entry in found) or not ctx.knowledge.settings_apply(ctx.path):
+    # A test of presence alone (`if not use_fia:`: set it) gives way to the value the message
+    # names (`ASCEND_USE_FIA=1`).
+    def open_(entry: dict) -> bool:
+        return "passes" not in entry or entry["passes"] == {"op": "set"}
+
+    if not any(open_(entry) for entry in found) or not ctx.knowledge.settings_apply(ctx.path):
         return
     requests = said.requests_handled(ctx.kind, ctx.knowledge.stage(ctx.path, ctx.function))
     for hit in said.scan(ctx.message, ctx.knowledge, requests):
         value = said.message_passes(ctx.message, hit, ctx.knowledge)
         for entry in found:
-            if value and "passes" not in entry and said.same(entry, hit.setting):
+            if value and open_(entry) and said.same(entry, hit.setting):
                 entry["passes"] = value
 
 

@@ -1179,8 +1179,10 @@ class _Scanner:
         # An error log line's context and derived block, by its statement: when a raise
         # follows it at once, the line reports that raise's refusal (_log_before_raise).
         self.logged: dict[int, list[tuple[explain.Context, dict]]] = {}
+        self.helpers: dict[str, tuple[ast.expr, frozenset[str]]] = {}  # explain.helpers
 
     def module(self, node: ast.Module) -> None:
+        self.helpers = explain.helpers(node)
         self.scopes.append(_Scope(node))
         self.tuple_classes |= _plain_subclasses(node, self.tuple_classes)
         self._body(node.body)
@@ -1605,6 +1607,7 @@ class _Scanner:
             kind=kind,
             level=level,
             module=self.scopes[0].node if self.scopes else None,  # type: ignore[arg-type]
+            helpers=self.helpers,
         )
         derived = explain.derive(context)
         if kind == "log" and derived.get("category") == "logged":

@@ -65,6 +65,9 @@ NAMED |= {"page_size", "kv_cache_dtype"}
 # Configs SGLang builds from the server arguments, keeping their names (ModelConfig's
 # quantization and dtype, LoadConfig's load_format).
 ARG_COPIES = frozenset({"model_config", "load_config"})
+# Their classes: in a method of one, `self.quantization` is that copy (SGLang's ModelConfig
+# is built by from_server_args with quantization=server_args.quantization).
+ARG_COPY_CLASSES = frozenset({"ModelConfig", "LoadConfig"})
 
 # Code of SGLang's other programs, whose settings are not the server's (`sglang generate`).
 OTHER_PROGRAMS = ("sglang/multimodal_gen/",)
@@ -261,6 +264,7 @@ class SglangKnowledge(Knowledge):
     requests: dict[str, Place] = field(default_factory=dict)  # request field -> its declaration
     config_keys: frozenset[str] = HF_KEYS
     parser: dict[str, dict] = field(default_factory=dict)  # the release's parser data, if any
+    getters: dict[str, str] = field(default_factory=dict)  # "get_x()" -> the server argument x
 
     def named(self, word: str) -> list[Setting]:
         if word.startswith("--"):
@@ -305,7 +309,9 @@ class SglangKnowledge(Knowledge):
         if before in ((), ("self",)) and (last in NAMED or last in WIDTHS):
             return self._arg(WIDTHS.get(last, last))
         if len(chain) == 1:
-            return self._env(last) or self._config_call(last)
+            return self._env(last) or self._config_call(last) or self._getter(last)
+        if before == ("os.environ",) and last in self.envs:  # get_bool_env_var("SGLANG_X")
+            return self._env(f"envs.{last}.get()")
         if last in WIDTHS and self._reads_args(before, owner):
             return self._arg(WIDTHS[last])
         if last in self.args and self._reads_args(before, owner):
@@ -318,7 +324,7 @@ class SglangKnowledge(Knowledge):
 
     def _reads_args(self, before: tuple[str, ...], owner: str) -> bool:
         if before == ("self",):
-            return owner in ARG_OWNERS
+            return owner in ARG_OWNERS or owner in ARG_COPY_CLASSES
         if len(before) == 1:
             return before[0] in VIEW_NAMES | ARG_ROOTS | ARG_COPIES
         return any(part in ARG_ROOTS or part == "server_args" for part in before)
@@ -344,6 +350,13 @@ class SglangKnowledge(Knowledge):
             return None
         name = match[1]
         return Setting(f"envs.{name}", url=self._url(self.envs[name]), kind="env-var", env=name)
+
+    def _getter(self, call: str) -> Setting | None:
+        """`get_moe_a2a_backend()`, `get_moe_a2a_backend().is_deepep()`: a function that returns
+        a server argument (GETTER), or a question asked of its value."""
+        match = re.fullmatch(r"(\w+\(\))(?:\.is_\w+\(\))?", call)
+        name = self.getters.get(match[1]) if match else None
+        return self._arg(name) if name else None
 
     def _config_call(self, call: str) -> Setting | None:
         """`self.model_config.get_total_num_kv_heads()`: a key of config.json."""
@@ -446,8 +459,74 @@ def read(files: list[tuple[str, bytes]]) -> SglangKnowledge | None:
             _requests(tree, full, known, path == SAMPLING)
         elif path.startswith(CONFIGS):
             known.config_keys = known.config_keys | _config_keys(tree)
+    for path, data in files:
+        if path.startswith(root + GETTERS_IN) and b"\ndef " in data:
+            _getters(data, known)
     known.parser = named.parser_options("sglang", known.version)
     return known
+
+
+# A module's function without parameters that returns a server argument, named for it:
+# `def get_moe_a2a_backend(): moe = get_flags().moe; ...; return moe.a2a_backend`, `def
+# is_dp_attention_enabled(): return get_flags().dp.enabled` (--enable-dp-attention), `def
+# get_fp8_gemm_runner_backend(): ...; return FP8_GEMM_RUNNER_BACKEND` (a global set from it).
+GETTERS_IN = "sglang/srt/"
+_GETTER_DEF = re.compile(rb"^def ((?:get|is)_\w+)\(\)[^:\n]*:", re.M)
+
+
+def _getters(data: bytes, known: SglangKnowledge) -> None:
+    for match in _GETTER_DEF.finditer(data):
+        name = match[1].decode()
+        arg = _getter_arg(name, known)
+        end = re.search(rb"^\S", data[match.end() :], re.M)
+        body = data[match.start() : match.end() + end.start() if end else len(data)]
+        func = _parse(body)
+        node = func.body[0] if func is not None and func.body else None
+        if arg and isinstance(node, ast.FunctionDef) and _returns_arg(node, arg):
+            known.getters[f"{name}()"] = arg
+
+
+def _getter_arg(name: str, known: SglangKnowledge) -> str | None:
+    """The server argument a getter's name names: get_x -> x, is_x_enabled -> enable_x."""
+    if name.startswith("get_") and name[4:] in known.args:
+        return name[4:]
+    enabled = re.fullmatch(r"is_(\w+)_enabled", name)
+    if enabled and f"enable_{enabled[1]}" in known.args:
+        return f"enable_{enabled[1]}"
+    return None
+
+
+def _returns_arg(func: ast.FunctionDef, arg: str) -> bool:
+    """Whether what the function returns reads the argument: an attribute named for it (its
+    name, or its end after the namespace: `moe.a2a_backend`; `.enabled` of an `enable_x`) or a
+    module global of its name (`FP8_GEMM_RUNNER_BACKEND`), directly or through a local."""
+    values: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    values.setdefault(target.id, []).append(node.value)
+    returned = [n.value for n in ast.walk(func) if isinstance(n, ast.Return) and n.value]
+    if not returned:
+        return False
+    for value in returned:
+        nodes = [value]
+        if isinstance(value, ast.Name):
+            nodes += values.get(value.id, [])
+        if not any(_names_arg(n, arg) for n in nodes):
+            return False
+    return True
+
+
+def _names_arg(node: ast.expr, arg: str) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id.strip("_").lower() == arg
+    if isinstance(node, ast.Attribute):
+        attr = node.attr
+        if attr == arg or (arg.endswith("_" + attr) and "_" in attr):
+            return True
+        return attr == "enabled" and arg.startswith("enable_")
+    return False
 
 
 def _parse(data: bytes) -> ast.Module | None:
