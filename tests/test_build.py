@@ -600,3 +600,23 @@ def test_a_section_tag_writes_its_heading_escaped_around_its_body():
         '  <h2><a class="anchor" href="#in-x&#34;y">Other errors in &lt;b&gt;f&lt;/b&gt;</a></h2>\n'
         "  <p>a &amp; b</p>\n</section>"
     )
+
+
+def test_a_page_lists_five_pages_that_link_here_and_counts_the_rest(real_site):
+    """The page budget: "Pages that link here" stops at five (REFERRERS_SHOWN), as the raise
+    sites stop at ten; the record's JSON lists them all."""
+    docs = [json.loads(p.read_text()) for p in (real_site / "api" / "errors").glob("*.json")]
+    most = max(
+        (d for d in docs if isinstance(d, dict) and "computed" in d),
+        key=lambda d: len(d["computed"].get("referenced_by") or []),
+    )
+    referrers = most["computed"]["referenced_by"]
+    assert len(referrers) > 5, "no page with more than five referrers to test on"
+    page = (real_site / "errors" / most["id"] / "index.html").read_text()
+    shown = page[
+        page.index('id="referenced-by"') : page.index(
+            "</section>", page.index('id="referenced-by"')
+        )
+    ]
+    assert shown.count("<li>") == 5
+    assert f"And {len(referrers) - 5} more, listed in" in shown
