@@ -389,3 +389,21 @@ def test_a_class_moved_with_its_file_checking_another_setting_is_no_successor():
     )
     found = lineage.build([("1", [old, ELSEWHERE]), ("2", [new, ELSEWHERE])])
     assert succ(found, "prompt_lookup_min") is None
+
+
+def _lineage(template: str, path: str, line: int) -> lineage.Lineage:
+    site = Site("ValueError", template, path, line, "check")
+    wording = lineage.Wording(("ValueError", template), [site], "0.1", "0.2", 0, 1)
+    return lineage.Lineage([wording], 0)
+
+
+def test_the_fuller_wording_of_one_raise_takes_over_an_old_check():
+    """vLLM's KV-cache check prints "the estimated maximum model length is N" only when N > 0:
+    two templates at one line. The old V0 wording goes to the fuller one, though the shorter
+    scores higher; a candidate at another line keeps its place in the ranking."""
+    old = _lineage("max seq len {a} is larger than {b}", "old.py", 1)
+    short = _lineage("needed {x} but available {y}. Try less.", "kv.py", 77)
+    full = _lineage("needed {x} but available {y}. The estimate is {z}. Try less.", "kv.py", 77)
+    other = _lineage("needed {x} elsewhere", "other.py", 5)
+    pairs = [(0.9, old, short, "s"), (0.85, old, other, "o"), (0.8, old, full, "f")]
+    assert [p[3] for p in lineage._one_raise_fuller_first(pairs)] == ["f", "s", "o"]

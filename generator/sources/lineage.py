@@ -1031,6 +1031,25 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
     return history
 
 
+def _one_raise_fuller_first(pairs: list) -> list:
+    """The pairs, with the wordings of one raise statement ranked together at their best
+    score, the fuller first. A message with an optional part (vLLM's KV-cache check adds
+    "the estimated maximum model length is N" when N > 0) reads as two templates at one
+    line: the same check, so the old wording that both fit is taken over by the one that
+    says the most, not by the one whose fewer words happen to score higher."""
+
+    def place(lin: Lineage) -> tuple[str, int]:
+        return (lin.current.site.path, lin.current.site.line)
+
+    first: dict[tuple[int, tuple[str, int]], int] = {}  # where each raise ranks first
+    for rank, (_, old, new, _) in enumerate(pairs):
+        first.setdefault((id(old), place(new)), rank)
+    return sorted(
+        pairs,
+        key=lambda p: (first[(id(p[1]), place(p[2]))], -len(p[2].current.template), -p[0]),
+    )
+
+
 def _by_function(sites: list[Site]) -> dict[str, list[Site]]:
     """A release's sites whose templates have placeholders, by qualified function."""
     out: dict[str, list[Site]] = defaultdict(list)
@@ -1271,7 +1290,9 @@ def _follow(
     # the old one's own function is followed then (a sibling of another function in the
     # same file that copied its words is no reason to leave its own function's successor)
     elsewhere: set[Lineage] = set()
-    for _, old, new, found in pairs:  # each check not followed: its best candidate that
+    for _, old, new, found in _one_raise_fuller_first(
+        pairs
+    ):  # each check not followed: its best candidate that
         if old in merged or old in judged:  # took over, else the best one, logged
             continue
         best.setdefault(old, found)
