@@ -620,3 +620,46 @@ def test_a_page_lists_five_pages_that_link_here_and_counts_the_rest(real_site):
     ]
     assert shown.count("<li>") == 5
     assert f"And {len(referrers) - 5} more, listed in" in shown
+
+
+def _nested_template_literals(js: str) -> list[int]:
+    """The lines where a template literal holds another inside its `${...}`."""
+    found, stack, i = [], [], 0  # stack: "`" inside a template, "{" inside its ${...}
+    while i < len(js):
+        ch = js[i]
+        if stack and stack[-1] == "`":
+            if ch == "\\":
+                i += 1
+            elif ch == "`":
+                stack.pop()
+            elif js.startswith("${", i):
+                stack.append("{")
+                i += 1
+        elif ch in "'\"" and not (stack and stack[-1] == "`"):
+            end = i + 1
+            while end < len(js) and js[end] != ch and js[end] != "\n":
+                end += 2 if js[end] == "\\" else 1
+            i = end
+        elif js.startswith("//", i):
+            i = js.find("\n", i) if "\n" in js[i:] else len(js)
+            continue
+        elif ch == "`":
+            if "{" in stack:
+                found.append(js.count("\n", 0, i) + 1)
+            stack.append("`")
+        elif ch == "{" and stack:
+            stack.append("(")
+        elif ch == "}" and stack:
+            stack.pop()
+        i += 1
+    return found
+
+
+def test_no_script_nests_a_template_literal_in_another():
+    """The build's script compactor reads strings by their quotes (build._JS_STRING): a
+    template literal inside another's ${...} leaves the inner text to the compactor, which
+    tightened members.js's " = " to "=" on the page ("quantization=gptq is not among ...")."""
+    assets = Path(__file__).resolve().parent.parent / "templates" / "assets"
+    nested = {p.name: _nested_template_literals(p.read_text()) for p in assets.glob("*.js")}
+    assert {name: lines for name, lines in nested.items() if lines} == {}
+    assert _nested_template_literals("const a = `x${b ? `y` : ''}`;") == [1]

@@ -231,7 +231,7 @@ function tableAnswer(widget) {
   // More GPUs than one node has: vLLM's world-size check comes first, Python answers that;
   // so does another node than the one the table's advice assumes.
   if (!sizes || tp > (node ?? tp) || (node && node !== config.advice_gpus)) return null;
-  const model = `${heads} attention heads${gqa ? ` and ${kv} KV heads` : ""}`;
+  const model = `${heads} attention heads` + (gqa ? ` and ${kv} KV heads` : "");
   const works = `Tensor parallel sizes that work for ${model}: ${list(sizes)}`;
   const out = [];
   if (sizes.includes(tp)) {

@@ -110,7 +110,8 @@ async function tellWhatPasses(box, values) {
     if (!found.length) continue;
     const codes = found.flatMap((v, i) => [i ? " or " : "", el("code", "", written(item, v))]);
     const node = nodeOf(item, values);
-    const what = item.kind ? ` (${item.kind}${node ? `; within ${node}` : ""})` : "";
+    const within = node ? "; within " + node : "";
+    const what = item.kind ? ` (${item.kind}${within})` : "";
     lines.push(el("span", "", lines.length ? " " : "", "To pass this check: ", ...codes, `${what}.`));
   }
   const out = box.querySelector("[data-case-try]");
@@ -139,7 +140,8 @@ function releaseWording(box) {
   box.querySelector("code.message").replaceWith(code.cloneNode(true));
   if (wording.dataset.exception) box.querySelector(".message-head .exc").textContent = `${wording.dataset.exception}:`;
   const { first, last } = wording.dataset;
-  box.querySelector(".message-head").after(el("p", "muted wording-note", `As ${v} printed it (the wording of ${first === last ? first : `${first} to ${last}`}).`));
+  const releases = first === last ? first : first + " to " + last;
+  box.querySelector(".message-head").after(el("p", "muted wording-note", `As ${v} printed it (the wording of ${releases}).`));
 }
 
 // Values without ?v=: of the message and its older wordings (the History section), the one

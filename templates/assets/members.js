@@ -64,8 +64,14 @@ export function tried(t, values, one) {
   return found && [t, v, found[1], found[0]];
 }
 
-// A membership test in words (answer.py's), and what passes it.
-export const said = (t, a, b, say) => t.op === "or" ? a.map((x) => say(...x)).join(" or ") : `${t.left}${any(t) ? ` (${a})` : ` = ${a}`} ${one(t) ? (t.op === "in" ? "is" : "is not") : WORDS[t.op]} ${Array.isArray(t.right) ? b : `${t.right} (${b})`}`;
+// A membership test in words (answer.py's), and what passes it. (No template literal
+// inside another: the build's compactor reads strings by their quotes.)
+export const said = (t, a, b, say) => {
+  if (t.op === "or") return a.map((x) => say(...x)).join(" or ");
+  const value = any(t) ? " (" + a + ")" : " = " + a;
+  const words = one(t) ? (t.op === "in" ? "is" : "is not") : WORDS[t.op];
+  return t.left + value + " " + words + " " + (Array.isArray(t.right) ? b : t.right + " (" + b + ")");
+};
 export const bound = (t, b) => (one(t) ? (t.op === "in" ? `anything but ${b}` : b) : `${t.op === "in" ? "none" : "one"} of ${b}`);
 
 // Why a membership test decided nothing: the collection the paste prints is cut short.
