@@ -400,10 +400,12 @@ def _lineage(template: str, path: str, line: int) -> lineage.Lineage:
 def test_the_fuller_wording_of_one_raise_takes_over_an_old_check():
     """vLLM's KV-cache check prints "the estimated maximum model length is N" only when N > 0:
     two templates at one line. The old V0 wording goes to the fuller one, though the shorter
-    scores higher; a candidate at another line keeps its place in the ranking."""
+    scores higher (and alone passes the bar to take over); another line is another check."""
     old = _lineage("max seq len {a} is larger than {b}", "old.py", 1)
     short = _lineage("needed {x} but available {y}. Try less.", "kv.py", 77)
     full = _lineage("needed {x} but available {y}. The estimate is {z}. Try less.", "kv.py", 77)
     other = _lineage("needed {x} elsewhere", "other.py", 5)
     pairs = [(0.9, old, short, "s"), (0.85, old, other, "o"), (0.8, old, full, "f")]
-    assert [p[3] for p in lineage._one_raise_fuller_first(pairs)] == ["f", "s", "o"]
+    fullest = lineage._fullest_of_one_raise(pairs)
+    assert fullest[(id(old), ("kv.py", 77))] is full
+    assert fullest[(id(old), ("other.py", 5))] is other

@@ -1031,23 +1031,22 @@ def build(releases: Iterable[tuple[str, list[Site]]]) -> History:
     return history
 
 
-def _one_raise_fuller_first(pairs: list) -> list:
-    """The pairs, with the wordings of one raise statement ranked together at their best
-    score, the fuller first. A message with an optional part (vLLM's KV-cache check adds
+def _fullest_of_one_raise(pairs: list) -> dict[tuple[int, tuple[str, int]], Lineage]:
+    """For each old check and each raise statement among its candidates, the candidate with
+    the fullest wording there. A message with an optional part (vLLM's KV-cache check adds
     "the estimated maximum model length is N" when N > 0) reads as two templates at one
-    line: the same check, so the old wording that both fit is taken over by the one that
-    says the most, not by the one whose fewer words happen to score higher."""
+    line: one check, so the old wording that one of them took over for goes to the one that
+    says the most, though the shorter one's fewer words score higher."""
+    fullest: dict[tuple[int, tuple[str, int]], Lineage] = {}
+    for _, old, new, _ in pairs:
+        key = (id(old), _raised_at(new))
+        if key not in fullest or len(new.current.template) > len(fullest[key].current.template):
+            fullest[key] = new
+    return fullest
 
-    def place(lin: Lineage) -> tuple[str, int]:
-        return (lin.current.site.path, lin.current.site.line)
 
-    first: dict[tuple[int, tuple[str, int]], int] = {}  # where each raise ranks first
-    for rank, (_, old, new, _) in enumerate(pairs):
-        first.setdefault((id(old), place(new)), rank)
-    return sorted(
-        pairs,
-        key=lambda p: (first[(id(p[1]), place(p[2]))], -len(p[2].current.template), -p[0]),
-    )
+def _raised_at(lin: Lineage) -> tuple[str, int]:
+    return (lin.current.site.path, lin.current.site.line)
 
 
 def _by_function(sites: list[Site]) -> dict[str, list[Site]]:
@@ -1290,9 +1289,8 @@ def _follow(
     # the old one's own function is followed then (a sibling of another function in the
     # same file that copied its words is no reason to leave its own function's successor)
     elsewhere: set[Lineage] = set()
-    for _, old, new, found in _one_raise_fuller_first(
-        pairs
-    ):  # each check not followed: its best candidate that
+    fullest = _fullest_of_one_raise(pairs)  # of a raise that took over, its fullest wording
+    for _, old, new, found in pairs:  # each check not followed: its best candidate that
         if old in merged or old in judged:  # took over, else the best one, logged
             continue
         best.setdefault(old, found)
@@ -1306,7 +1304,7 @@ def _follow(
             history.log.append(found.row("same-but-taken", version))
         elif found.took_over():
             judged.add(old)
-            old.superseded_by = new
+            old.superseded_by = fullest[(id(old), _raised_at(new))]
             history.log.append(found.row("superseded", version))
     judged |= elsewhere  # the same check found elsewhere: not sought by its guard
     left = [old for old in gone if old not in merged and old not in judged]
