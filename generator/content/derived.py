@@ -1,8 +1,11 @@
 """The words of a record's derived block, shared by every stage that shows one: when a check
 runs (STAGES), what kind of check it is (CATEGORIES), where a setting comes from (KINDS), and
-how a user writes a setting (handle, write_pattern). The schema's enums, the extractor's rules,
-the pages, the API and the issue bot all read them here.
+how a user writes a setting (handle, write_pattern), and how a condition names a lookup's
+result it finds empty (emptied). The schema's enums, the extractor's rules, the pages, the API
+and the issue bot all read them here.
 """
+
+import ast
 
 STAGES = {
     "argument-parsing": "argument parsing",
@@ -129,3 +132,26 @@ def write_pattern(entry: dict) -> str:
     if entry.get("env"):
         return entry["env"] + "={}"
     return '"' + entry.get("key", entry["field"]) + '": {}'
+
+
+def emptied(test: ast.expr) -> ast.Name | None:
+    """The name a condition finds empty, `not found` or `found is None`: how the extractor
+    writes a lookup's miss into `derived.lookups`, and how the pages read it back."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        name = test.operand
+    elif is_none(test):
+        name = test.left  # type: ignore[attr-defined]
+    else:
+        return None
+    return name if isinstance(name, ast.Name) else None
+
+
+def is_none(test: ast.expr) -> bool:
+    """`x is None`."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )

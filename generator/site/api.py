@@ -17,7 +17,7 @@ import orjson
 from errorkb import urls
 from errorkb.answer import why_not
 from errorkb.content import template
-from errorkb.content.derived import CATEGORIES, KINDS, STAGES, handle, write_pattern
+from errorkb.content.derived import CATEGORIES, KINDS, STAGES, emptied, handle, write_pattern
 from errorkb.content.load import EACH, load_schema, markdown_fields
 from errorkb.content.model import Content, Record
 from errorkb.content.successors import answer, first_after, release_key
@@ -463,18 +463,8 @@ def _test(
 def _lookup(node: ast.expr, lookups: dict) -> ast.expr | None:
     """`not found` or `found is None` where the code looked a key up in a constant dict
     (derived.lookups): the membership test it stands for, `key not in [...]`."""
-    name = None
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        name = node.operand
-    elif (
-        isinstance(node, ast.Compare)
-        and len(node.ops) == 1
-        and isinstance(node.ops[0], ast.Is)
-        and isinstance(node.comparators[0], ast.Constant)
-        and node.comparators[0].value is None
-    ):
-        name = node.left
-    found = lookups.get(name.id) if isinstance(name, ast.Name) else None
+    name = emptied(node)
+    found = lookups.get(name.id) if name is not None else None
     if not isinstance(found, dict):
         return None
     key = _condition(found.get("key") or "")
@@ -527,12 +517,18 @@ def _membership(
     return out
 
 
+def _unnegated(node: ast.expr) -> tuple[bool, ast.expr]:
+    """Whether a test is `not ...`, and what it negates (else the test itself)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return True, node.operand
+    return False, node
+
+
 def _any_member(node: ast.expr, names: set[str]) -> dict | None:
     """`not any(arch in supported for arch in architectures)` where the message prints both
     collections: raised when none of the first's items is in the second ("none in"); without
     `not`, when one is ("some in"). The values decide it where both printed are whole."""
-    negated = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
-    call = node.operand if isinstance(node, ast.UnaryOp) and negated else node
+    negated, call = _unnegated(node)
     if not (
         isinstance(call, ast.Call)
         and isinstance(call.func, ast.Name)
@@ -592,8 +588,7 @@ def _choices(node: ast.expr) -> list | None:
 def _capability(node: ast.expr, names: set[str]) -> dict | None:
     """`not current_platform.has_device_capability(80)` with the message's
     `{compute_capability_0}.{compute_capability_1}`: the GPU's capability is below 8.0."""
-    negated = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
-    call = node.operand if isinstance(node, ast.UnaryOp) and negated else node
+    negated, call = _unnegated(node)
     if not (
         isinstance(call, ast.Call)
         and isinstance(call.func, ast.Attribute)

@@ -27,7 +27,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from functools import lru_cache
 
 from errorkb.content import template
-from errorkb.content.derived import handle
+from errorkb.content.derived import emptied, handle, is_none
 from errorkb.sources import named as said
 
 # A model's methods that run while it is built (PyTorch models' conventions, whatever the
@@ -1086,17 +1086,6 @@ def _names_variable(found: list[dict]) -> bool:
     return any(f.get("kind") == "env-var" and f.get("named") == "text" for f in found)
 
 
-def _is_none(test: ast.expr) -> bool:
-    """`x is None`."""
-    return (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Is)
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value is None
-    )
-
-
 # The kinds of setting a user sets: an assert that reads one, where the configuration is
 # checked (not in code that runs later, whose asserts guard its own state), checks what the
 # user asked for.
@@ -1240,7 +1229,7 @@ def category(
     if len(unset) > 1 and all(_is_not(v) for v in unset) and _ASKED.search(text):
         return "not-found"
     if isinstance(own, ast.BoolOp) and isinstance(own.op, ast.And) and len(own.values) > 1:
-        if all(_is_none(v) for v in own.values):  # none of the ways to find it was given
+        if all(is_none(v) for v in own.values):  # none of the ways to find it was given
             return "not-found"
         return "unsupported-combination"
     # `if not a: return` then `if b:`, the message naming a flag or a variable ("drop --b")
@@ -1710,18 +1699,8 @@ def collections(ctx: Context, condition: ast.expr) -> tuple[dict[str, list], dic
             if items:
                 spelled[_text(part.comparators[0])] = items
             continue
-        name = None
-        if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
-            name = part.operand
-        elif (
-            isinstance(part, ast.Compare)
-            and len(part.ops) == 1
-            and isinstance(part.ops[0], ast.Is)
-            and isinstance(part.comparators[0], ast.Constant)
-            and part.comparators[0].value is None
-        ):
-            name = part.left
-        if not isinstance(name, ast.Name):
+        name = emptied(part)
+        if name is None:
             continue
         value = ctx.resolve(name.id)
         if not (
