@@ -257,7 +257,7 @@ def test_a_second_visit_and_offline_use_come_from_the_service_worker(browser, ba
     context = browser.new_context(viewport=DESKTOP)
     page = context.new_page()
     page.goto(base + "/calc/?heads=12&tp=5")
-    page.click("#parallel .calc-go")  # Python loads on the click, never before
+    page.click("#parallel .calc-go", timeout=LOAD)  # Python loads on the click, never before
     page.locator("#parallel .calc[data-state=answered] [data-out=valid-tp]").wait_for(timeout=LOAD)
     page.wait_for_function(
         r"""async () => {
@@ -279,7 +279,7 @@ def test_a_second_visit_and_offline_use_come_from_the_service_worker(browser, ba
     assert again.locator("h1").inner_text() == "Widget count not divisible by group size"
     # Python from the cache alone: the network is gone.
     again.goto(base + "/calc/?heads=12&tp=5")
-    again.click("#parallel .calc-go")
+    again.click("#parallel .calc-go", timeout=LOAD)
     widget = again.locator("#parallel .calc")
     widget.locator("[data-out=valid-tp]").wait_for(timeout=LOAD)
     assert widget.locator("[data-out=valid-tp]").inner_text() == "1, 2, 3, 4, 6, 12"
