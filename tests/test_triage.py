@@ -1200,3 +1200,11 @@ def test_a_part_of_a_title_that_fits_tied_messages_is_not_named(monkeypatch):
     assert _tied_title(site, f"[Bug] {text}", None)
     sure = engine.Result("w", "t", "WARNING", "SGLang", "", "exact", "the message", {})
     assert not _tied_title(_fake_site(monkeypatch, {text: [sure]}), f"[Bug] {text}", None)
+
+
+def test_a_title_s_part_ends_before_the_user_s_comma():
+    """vllm#787: "Aborted due to the lack of CPU swap space, but there is enough RAM and
+    swap": the run before the comma is the message's first sentence without its full stop."""
+    spans = [c.text for c in extract.title_spans("Aborted due to lack of swap, but there is RAM")]
+    assert "Aborted due to lack of swap" in spans
+    assert not any(span.endswith(",") for span in spans)

@@ -186,6 +186,10 @@ def title_spans(title: str) -> list[Candidate]:
     seen = {head, " ".join(head.split())}
     out = []
     for span in spans:
+        # A run that ends at a comma or colon of the user's sentence ends there: "Aborted due
+        # to the lack of CPU swap space, but there is enough RAM" holds the message's first
+        # sentence without its full stop
+        span = span.rstrip(",:")
         if span not in seen and len(span.split()) >= QUOTE_WORDS:
             seen.add(span)
             out.append(Candidate(span, "span", False, in_title=True))
