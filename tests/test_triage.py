@@ -1157,25 +1157,10 @@ def _fake_site(monkeypatch, answers: dict[str, list["engine.Result"]]):
     return SimpleNamespace(index=SimpleNamespace(context=lambda: CTX))
 
 
-def test_two_records_that_fit_a_statement_alike_are_a_tie():
-    """vllm#1144: a quoted raise statement two records carry as the same variant; search
-    ranks the explained one first, by its standing, not by the paste: a guess."""
-    from errorkb.triage import _alike
-
-    def fit(rid, how=HOW["source"], exception="ValueError", **kw):
-        return engine.Result(rid, "t", exception, "vLLM", "", "partial", how, {}, **kw)
-
-    assert _alike(fit("a"), [fit("b")])
-    assert not _alike(fit("a"), [fit("b", exception="WARNING")])
-    assert not _alike(fit("a"), [fit("b", how=HOW["prefix"])])
-    assert not _alike(fit("a"), [fit("b", upgrade="0.3.0")])  # an old wording: today's leads
-    assert not _alike(fit("a"), [])
-
-
 def test_a_retyped_message_among_a_title_s_words_is_not_named(monkeypatch):
     """vllm#7912: "Confirm tool calling is not supported and ..." fits "Tool '{tool_name}'
-    is not supported" in other letter case and without its quotes, and still does without
-    the title's first word: a sentence of the user's, not the message."""
+    is not supported" without its quotes, and still does without the title's first word:
+    a sentence of the user's, its unquoted value one of the user's words."""
     from errorkb.triage import _retyped_among
 
     retyped = HOW["message"] + HOW["quotes"]
@@ -1187,6 +1172,12 @@ def test_a_retyped_message_among_a_title_s_words_is_not_named(monkeypatch):
     assert not _retyped_among(_fake_site(monkeypatch, {}), alone, fit, None)
     exact = engine.Result("t1", "t", "KeyError", "vLLM", "", "exact", HOW["message"], {})
     assert not _retyped_among(site, title, exact, None)  # as printed: the title names it
+    # Other letter case only: the user's words frame the message ("No Cuda GPUs are
+    # available when running vLLM on Ray"), it stays named
+    cased = engine.Result(
+        "t1", "t", "KeyError", "vLLM", "", "partial", HOW["message"] + HOW["case"], {}
+    )
+    assert not _retyped_among(site, title, cased, None)
 
 
 def test_a_part_of_a_title_that_fits_tied_messages_is_not_named(monkeypatch):

@@ -231,13 +231,16 @@ def _tied_title(site: Site, title: str, key: str | None) -> bool:
 
 
 def _retyped_among(site: Site, text: str, result: engine.Result, key: str | None) -> bool:
-    """Whether a title's fit of a whole message in other letter case, or without the quotes
-    around a value, is among the user's words: the same record still fits the same way with
-    the title's first or last word left out. Retyped alone, a message is its own; among
-    other words it is a sentence that shares them ("Confirm tool calling is not supported
-    and ..." is no "Tool '{tool_name}' is not supported")."""
+    """Whether a title's fit of a whole message without the quotes around a value is among
+    the user's words: the same record still fits the same way with the title's first or
+    last word left out. Alone, a message retyped without its quotes is its own; among other
+    words its unquoted value is one of the user's, and the sentence only shares the
+    message's few words ("Confirm tool calling is not supported and ..." is no "Tool
+    '{tool_name}' is not supported"). Of a fit in other letter case only, the user's words
+    around a message are often a frame for it ("No Cuda GPUs are available when running
+    vLLM on Ray"): it stays."""
     how = site.index.context().how
-    if result.how not in (how["message"] + how["case"], how["message"] + how["quotes"]):
+    if result.how != how["message"] + how["quotes"]:
         return False
     words = text.split()
     for shorter in (words[1:], words[:-1]):
@@ -245,25 +248,6 @@ def _retyped_among(site: Site, text: str, result: engine.Result, key: str | None
         if results and results[0].id == result.id and results[0].how == result.how:
             return True
     return False
-
-
-def _alike(best: engine.Result, others: list[engine.Result]) -> bool:
-    """Whether another result fits the text as the best does (its tier, its way, the same
-    values, raised as the same exception) and neither is an old wording of a check printed
-    today. Of a partial fit (a raise statement, a message's start): two records that carry
-    the same variant, which search ranks by their standing (an explained record first), not
-    by the paste; which answers is a guess. (Of two exact fits, search ranks the one that
-    shows more of its text first: "prompt_logprobs` must be ..." is not "`logprobs` must be
-    ...", which fits it after a word's start.)"""
-    return any(
-        r.match == best.match
-        and r.exception == best.exception
-        and r.how == best.how
-        and r.values == best.values
-        and not (_older(r) or _older(best))
-        and r.id not in {t["id"] for t in best.also}
-        for r in others
-    )
 
 
 def _older(result: engine.Result) -> bool:
@@ -363,8 +347,6 @@ def _sure(
         return None
     best = results[0]
     how = site.index.context().how
-    if best.match == "partial" and _alike(best, results[1:2]):
-        return None  # two records hold the text alike: a tie search broke by their standing
     if kind in QUOTES and not _whole(best, how) and not _quoted_whole(site, query, best.id, key):
         return None
     if kind == "span" and any(_fits(r, how) and not _older(r) for r in results[1:]):
