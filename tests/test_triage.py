@@ -1147,3 +1147,55 @@ def test_an_older_check_fitting_a_title_part_alike_is_no_tie():
 
     assert _older(result(today={"id": "y", "title": "T"})) and _older(result(upgrade="0.4.0"))
     assert not _older(result())
+
+
+def _fake_site(monkeypatch, answers: dict[str, list["engine.Result"]]):
+    """A site whose search answers each query from `answers` (nothing for any other)."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(engine, "search", lambda index, text, engine=None: answers.get(text, []))
+    return SimpleNamespace(index=SimpleNamespace(context=lambda: CTX))
+
+
+def test_a_retyped_message_among_a_title_s_words_is_not_named(monkeypatch):
+    """vllm#7912: "Confirm tool calling is not supported and ..." fits "Tool '{tool_name}'
+    is not supported" without its quotes, and still does without the title's first word:
+    a sentence of the user's, its unquoted value one of the user's words."""
+    from errorkb.triage import _retyped_among
+
+    retyped = HOW["message"] + HOW["quotes"]
+    title = "Confirm tool calling is not supported and more"
+    fit = engine.Result("t1", "t", "KeyError", "vLLM", "", "partial", retyped, {"x": "calling"})
+    site = _fake_site(monkeypatch, {"tool calling is not supported and more": [fit]})
+    assert _retyped_among(site, title, fit, None)
+    alone = "Tool calling is not supported"
+    assert not _retyped_among(_fake_site(monkeypatch, {}), alone, fit, None)
+    exact = engine.Result("t1", "t", "KeyError", "vLLM", "", "exact", HOW["message"], {})
+    assert not _retyped_among(site, title, exact, None)  # as printed: the title names it
+    # Other letter case only: the user's words frame the message ("No Cuda GPUs are
+    # available when running vLLM on Ray"), it stays named
+    cased = engine.Result(
+        "t1", "t", "KeyError", "vLLM", "", "partial", HOW["message"] + HOW["case"], {}
+    )
+    assert not _retyped_among(site, title, cased, None)
+
+
+def test_a_part_of_a_title_that_fits_tied_messages_is_not_named(monkeypatch):
+    """sglang#1953: the title is a message three records print (a warning, an error and an
+    exception): its first sentence is a removed warning's whole message, no answer."""
+    from errorkb.triage import _tied_title
+
+    text = "Detected errors during sampling! NaN in the logits."
+    tied = engine.Result("w", "t", "WARNING", "SGLang", "", "exact", "the message", {}, tied=True)
+    site = _fake_site(monkeypatch, {text: [tied]})
+    assert _tied_title(site, f"[Bug] {text}", None)
+    sure = engine.Result("w", "t", "WARNING", "SGLang", "", "exact", "the message", {})
+    assert not _tied_title(_fake_site(monkeypatch, {text: [sure]}), f"[Bug] {text}", None)
+
+
+def test_a_title_s_part_ends_before_the_user_s_comma():
+    """vllm#787: "Aborted due to the lack of CPU swap space, but there is enough RAM and
+    swap": the run before the comma is the message's first sentence without its full stop."""
+    spans = [c.text for c in extract.title_spans("Aborted due to lack of swap, but there is RAM")]
+    assert "Aborted due to lack of swap" in spans
+    assert not any(span.endswith(",") for span in spans)

@@ -98,6 +98,8 @@ def triage(
             result = _sure(site, _query(block), TIERS[minimum], named, key, candidate.kind)
             if not result or result.id in found:
                 continue
+            if candidate.kind == "title" and _retyped_among(site, block.text, result, key):
+                continue
             final = candidate.traceback and m == len(blocks) - 1
             if block.beside or not _speaks(result, candidate, block, lone, how):
                 if held is not None and _announces(result, candidate, block) and not result.wrapper:
@@ -122,7 +124,7 @@ def triage(
             # exception: Traceback ...") says only that something did: never named so
             m, block, result, final = announcers[-1]
             keep(n, m, candidate, block, result, final)
-    if title and not any(f.in_title for f in found.values()):
+    if title and not any(f.in_title for f in found.values()) and not _tied_title(site, title, key):
         # A title that is no message as a whole may hold one among the user's words: the
         # first of its parts that is all of a message, or of its first sentence
         any(read(0, span) for span in extract.title_spans(title))
@@ -214,6 +216,38 @@ def _announces(result: engine.Result, candidate: extract.Candidate, block: engin
     its candidate is, and when it is no wrapper's line."""
     level = result.exception
     return level in LOG_LEVELS and candidate.traceback and block.text.rstrip().endswith(":")
+
+
+def _tied_title(site: Site, title: str, key: str | None) -> bool:
+    """Whether the title as a whole fits messages that tie (two records print its text): a
+    part of it then fits a piece of those, and naming the one it fits alone is a guess
+    ("Detected errors during sampling! NaN in the logits.", printed as a warning, an error
+    and an exception: its first sentence is also a removed warning's whole message)."""
+    subject = extract.subject(title)
+    results = engine.search(site.index, subject, engine=key) if subject else []
+    best = results[0] if results else None
+    fragment = site.index.context().how["fragment"]
+    return bool(best and best.match in FITS and best.how != fragment and best.tied)
+
+
+def _retyped_among(site: Site, text: str, result: engine.Result, key: str | None) -> bool:
+    """Whether a title's fit of a whole message without the quotes around a value is among
+    the user's words: the same record still fits the same way with the title's first or
+    last word left out. Alone, a message retyped without its quotes is its own; among other
+    words its unquoted value is one of the user's, and the sentence only shares the
+    message's few words ("Confirm tool calling is not supported and ..." is no "Tool
+    '{tool_name}' is not supported"). Of a fit in other letter case only, the user's words
+    around a message are often a frame for it ("No Cuda GPUs are available when running
+    vLLM on Ray"): it stays."""
+    how = site.index.context().how
+    if result.how != how["message"] + how["quotes"]:
+        return False
+    words = text.split()
+    for shorter in (words[1:], words[:-1]):
+        results = engine.search(site.index, " ".join(shorter), engine=key) if shorter else []
+        if results and results[0].id == result.id and results[0].how == result.how:
+            return True
+    return False
 
 
 def _older(result: engine.Result) -> bool:

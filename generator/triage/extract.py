@@ -107,10 +107,10 @@ def candidates(body: str, rules: Reading, title: str = "") -> list[Candidate]:
     title, when it has more than its template's tag, first."""
     body = _untagged(_COMMENT.sub("", body[:MAX_BODY].replace("\r\n", "\n")))
     found: list[Candidate] = []
-    subject = _subject(title)
-    if subject:
-        _keep(found, subject, "title")
-        _quotes(found, subject)
+    head = subject(title)
+    if head:
+        _keep(found, head, "title")
+        _quotes(found, head)
         for candidate in found:
             candidate.in_title = True
     said = ""  # the last line of prose above a block
@@ -153,7 +153,7 @@ def _quotes(found: list[Candidate], text: str) -> None:
             _keep(found, quote, "quote")
 
 
-def _subject(title: str) -> str:
+def subject(title: str) -> str:
     """A title without its template's tags ("[Bug]: ", "[Usage] ") and Markdown's code
     marks: what the user says the issue is about, on one line."""
     title = _TITLE_TAGS.sub("", title[:MAX_TITLE].replace("\n", " ")).strip()
@@ -174,18 +174,22 @@ def title_spans(title: str) -> list[Candidate]:
     QUOTE_WORDS words or more. Each is read as a quote is (kind "span"): named only when it
     is all of a message or of its first sentence. A title that is a log pasted with its
     line breaks lost (a traceback's header in it) has none: what it holds is read whole."""
-    subject = _subject(title)
-    if "Traceback (most recent call last)" in subject:
+    head = subject(title)
+    if "Traceback (most recent call last)" in head:
         return []
-    clauses = [c.strip(" ;") for c in _CLAUSE.split(subject)]
-    spans = [c for c in clauses if c and c != subject]
-    for clause in [subject, *spans]:
+    clauses = [c.strip(" ;") for c in _CLAUSE.split(head)]
+    spans = [c for c in clauses if c and c != head]
+    for clause in [head, *spans]:
         words = clause.split()[:SPAN_WORDS]
         for k in range(len(words) - 1, QUOTE_WORDS - 1, -1):
             spans += [" ".join(words[:k]), " ".join(words[len(words) - k :])]
-    seen = {subject, " ".join(subject.split())}
+    seen = {head, " ".join(head.split())}
     out = []
     for span in spans:
+        # A run that ends at a comma or colon of the user's sentence ends there: "Aborted due
+        # to the lack of CPU swap space, but there is enough RAM" holds the message's first
+        # sentence without its full stop
+        span = span.rstrip(",:")
         if span not in seen and len(span.split()) >= QUOTE_WORDS:
             seen.add(span)
             out.append(Candidate(span, "span", False, in_title=True))
