@@ -490,6 +490,7 @@ def with_named(record, knowledge: "Knowledge") -> dict | None:
     old = derived.get("flags") or []
     kept = [f for f in old if not f.get("named")]
     path = (record.data.get("source") or {}).get("path", "")
+    knowledge = knowledge.program(path)  # the settings of the program its code runs in
     requests = requests_handled(record.data.get("kind", "raise"), derived.get("stage"))
     added = [
         entry
