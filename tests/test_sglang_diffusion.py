@@ -47,6 +47,7 @@ class ServerArgs:
     model_path: str
     num_gpus: int = 1
     tp_size: int = 1
+    lora_nickname: str = "default"
     pipeline_config: object = None
 
     @staticmethod
@@ -54,6 +55,7 @@ class ServerArgs:
         parser.add_argument("--model-path", type=str)
         parser.add_argument("--num-gpus", type=int)
         parser.add_argument("--tp-size", type=int)
+        parser.add_argument("--lora-nickname", type=str)
         PipelineConfig.add_cli_args(parser)
         return parser
 
@@ -136,6 +138,28 @@ class ToyStage:
         raise ValueError("The toy stage wants --num-gpus 2")
 """
 
+API = """
+@router.post("/set_lora")
+async def set_lora(
+    lora_nickname: str = Body(..., embed=True),
+    strength: float = Body(1.0, embed=True),
+):
+    pass
+"""
+
+LORA = """
+class ToyLoRAPipeline:
+    def normalize(self, lora_nickname, strengths):
+        if len(strengths) != len(lora_nickname):
+            raise ValueError("Length mismatch: lora_nickname has more items than strength")
+
+
+class Req:
+    def check(self):
+        if self.num_frames > 121:
+            raise ValueError("The toy request has too many frames")
+"""
+
 TOOL = """
 def main(server_args):
     if server_args.num_gpus > 1:
@@ -156,6 +180,8 @@ def sites(tmp_path_factory) -> dict[str, dict]:
         "sglang/multimodal_gen/envs.py": ENVS,
         "sglang/multimodal_gen/runtime/pipelines_core/stages/toy.py": STAGE,
         "sglang/multimodal_gen/tools/toy_tool.py": TOOL,
+        "sglang/multimodal_gen/runtime/entrypoints/openai/common_api.py": API,
+        "sglang/multimodal_gen/runtime/pipelines_core/lora/pipeline.py": LORA,
     }
     for path, text in files.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
@@ -199,6 +225,18 @@ def test_its_sampling_parameters_that_requests_take_are_request_fields(sites):
     assert settings(sites, "The toy stage takes at most") == [("request-field", "num_frames", "")]
     assert settings(sites, "The toy Wan model") == [("request-field", "num_frames", "")]
     assert settings(sites, "The toy stage returns") == []
+
+
+def test_a_field_of_an_endpoints_body_is_a_request_field(sites):
+    """/set_lora takes `lora_nickname` in its body (`Body(...)`), as does the launch
+    (`--lora-nickname`): a message that names it alone is ambiguous and traces nothing (the
+    launch flag would be the wrong fix for a request's lists of unequal length)."""
+    assert settings(sites, "Length mismatch: lora_nickname") == []
+
+
+def test_a_pipelines_req_hands_its_sampling_parameters_through(sites):
+    """`self.num_frames` in `Req`, which hands its sampling parameters' fields through."""
+    assert settings(sites, "The toy request has too many") == [("request-field", "num_frames", "")]
 
 
 def test_its_environment_variables_are_read_as_envs_x(sites):

@@ -89,10 +89,16 @@ DIFFUSION = "sglang/multimodal_gen/"
 DIFFUSION_COMMAND = "sglang generate"  # the command whose parser takes its flags
 DIFFUSION_PROGRAM = "generate"  # its parser data: generator/flags/sglang-generate-<v>.json
 DIFFUSION_SERVER_ARGS = "sglang/multimodal_gen/runtime/server_args/server_args.py"
+# Where its ServerArgs.add_cli_args's options are registered (its disaggregation's in disagg.py)
+DIFFUSION_ARGS_FOLDER = "sglang/multimodal_gen/runtime/server_args/"
 DIFFUSION_PIPELINE = "sglang/multimodal_gen/configs/pipeline_configs/base.py"
 DIFFUSION_SAMPLING = "sglang/multimodal_gen/configs/sample/sampling_params.py"
 DIFFUSION_PROTOCOL = "sglang/multimodal_gen/runtime/entrypoints/openai/protocol.py"
 DIFFUSION_ENVS = "sglang/multimodal_gen/envs.py"
+# Its HTTP API's endpoints: besides the request models, the fields of a body they take as
+# parameters (`lora_nickname = Body(...)` of /set_lora)
+DIFFUSION_API = "sglang/multimodal_gen/runtime/entrypoints/openai/"
+BODY_PARAMS = frozenset({"Body", "Form"})
 DIFFUSION_WANTED = (
     DIFFUSION_SERVER_ARGS,
     DIFFUSION_PIPELINE,
@@ -524,8 +530,8 @@ class DiffusionKnowledge(SglangKnowledge):
         return before[-1] in DIFFUSION_ARG_ROOTS
 
     def _reads_request(self, before: tuple[str, ...], owner: str) -> bool:
-        if before == ("self",):
-            return owner.endswith(SAMPLING_PARAMS)  # SamplingParams and a model's own
+        if before == ("self",):  # SamplingParams, a model's own, and the Req handing them
+            return owner.endswith(SAMPLING_PARAMS) or owner == "Req"
         return before[-1] in DIFFUSION_REQUEST_NAMES
 
     def _arg(self, name: str) -> Setting | None:
@@ -594,7 +600,11 @@ def _diffusion(
     them), as the release's `sglang generate` parser has them where there is its data."""
     trees: dict[str, ast.Module] = {}
     for path, data in files:
-        if path.startswith(root) and path[len(root) :] in DIFFUSION_WANTED:
+        inside = path[len(root) :]
+        wanted = inside in DIFFUSION_WANTED or inside.startswith(
+            (DIFFUSION_ARGS_FOLDER, DIFFUSION_API)
+        )
+        if path.startswith(root) and wanted:
             tree = _parse(data)
             if tree is not None:
                 trees[path[len(root) :]] = tree
@@ -612,13 +622,19 @@ def _diffusion(
             ("sampling", DIFFUSION_SAMPLING, SAMPLING_PARAMS),
         )
     }
-    for path in (DIFFUSION_SERVER_ARGS, DIFFUSION_PIPELINE):
-        if path in trees:
-            _registered(trees[path], root + path, out)
+    for path, tree in sorted(trees.items(), key=lambda item: item[0] != DIFFUSION_SERVER_ARGS):
+        if path.startswith(DIFFUSION_ARGS_FOLDER) or path == DIFFUSION_PIPELINE:
+            _registered(tree, root + path, out)
     if parser:  # the parser's own strings, and only the options it has
         by_dest: dict[str, list[str]] = {}
         for string, option in parser.items():
             by_dest.setdefault(option["dest"], []).append(string)
+        # an option of a field registered elsewhere (a quantization's own add_cli_args):
+        # linked to the field's declaration
+        for name, path in (("args", DIFFUSION_SERVER_ARGS), ("pipeline", DIFFUSION_PIPELINE)):
+            for dest, line in fields[name].items():
+                if dest in by_dest and dest not in out.args:
+                    out.args[dest] = (tuple(by_dest[dest]), Place(root + path, line))
         out.args = {
             dest: (tuple(sorted(by_dest[dest], key=lambda s: s not in flags)), place)
             for dest, (flags, place) in out.args.items()
@@ -643,8 +659,29 @@ def _diffusion(
         for name, line in fields["sampling"].items()
         if name in asked and not name.startswith("_")
     }
+    for path, tree in sorted(trees.items()):
+        if path.startswith(DIFFUSION_API):
+            for name, line in _body_params(tree):
+                out.requests.setdefault(name, Place(root + path, line))
     if DIFFUSION_ENVS in trees:
         out.diffusion_envs = _diffusion_envs(trees[DIFFUSION_ENVS], root + DIFFUSION_ENVS)
+    return out
+
+
+def _body_params(tree: ast.Module) -> list[tuple[str, int]]:
+    """The parameters of a module's endpoints that FastAPI reads from the request's body
+    (`lora_nickname: str = Body(...)`), with their lines."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = node.args
+            params = [*args.posonlyargs, *args.args][-len(args.defaults) or len(args.args) :]
+            pairs = [*zip(params, args.defaults, strict=False)]
+            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=False)]
+            for param, default in pairs:
+                func = default.func if isinstance(default, ast.Call) else None
+                if getattr(func, "id", getattr(func, "attr", "")) in BODY_PARAMS:
+                    out.append((param.arg, param.lineno))
     return out
 
 
