@@ -675,9 +675,12 @@ def _body_params(tree: ast.Module) -> list[tuple[str, int]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             args = node.args
-            params = [*args.posonlyargs, *args.args][-len(args.defaults) or len(args.args) :]
-            pairs = [*zip(params, args.defaults, strict=False)]
-            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=False)]
+            positional = [*args.posonlyargs, *args.args]
+            params = positional[len(positional) - len(args.defaults) :]  # those with defaults
+            pairs: list[tuple[ast.arg, ast.expr | None]] = [
+                *zip(params, args.defaults, strict=True)
+            ]
+            pairs += [*zip(args.kwonlyargs, args.kw_defaults, strict=False)]
             for param, default in pairs:
                 func = default.func if isinstance(default, ast.Call) else None
                 if getattr(func, "id", getattr(func, "attr", "")) in BODY_PARAMS:
