@@ -136,6 +136,9 @@ class ToyStage:
 
     def decode(self):
         raise ValueError("The toy stage wants --num-gpus 2")
+
+    def fallback(self):
+        raise ValueError("The toy fallback: set tp_size, num_gpus, and sp_degree to 1.")
 """
 
 API = """
@@ -180,6 +183,7 @@ def sites(tmp_path_factory) -> dict[str, dict]:
         "sglang/multimodal_gen/envs.py": ENVS,
         "sglang/multimodal_gen/runtime/pipelines_core/stages/toy.py": STAGE,
         "sglang/multimodal_gen/tools/toy_tool.py": TOOL,
+        "sglang/multimodal_gen/apps/ComfyUI_SGLDiffusion/core/toy.py": TOOL.replace("tool", "node"),
         "sglang/multimodal_gen/runtime/entrypoints/openai/common_api.py": API,
         "sglang/multimodal_gen/runtime/pipelines_core/lora/pipeline.py": LORA,
     }
@@ -258,8 +262,19 @@ def test_a_flag_its_message_names_is_the_diffusion_programs(sites):
         "sglang generate",
         "text",
     )
-    # its tools parse arguments of their own: nothing is named there
+    # its tools parse arguments of their own, its ComfyUI nodes take ComfyUI's: nothing is
+    # named there, nor traced
     assert settings(sites, "The toy tool runs") == []
+    assert settings(sites, "The toy node runs") == []
+
+
+def test_a_list_of_settings_set_to_one_value_gives_that_value(sites):
+    """`set tp_size, num_gpus, and sp_degree to 1` (transformer_loader.py's fallback): the
+    first named gets the value, not a bare "set" (it takes a number)."""
+    (found,) = [d for t, d in sites.items() if t.startswith("The toy fallback")]
+    passes = {f["flag"]: f.get("passes") for f in found["flags"]}
+    assert passes["--tp-size"] == {"op": "==", "value": 1}
+    assert all(p in (None, {"op": "==", "value": 1}) for p in passes.values())
 
 
 def test_what_to_try_names_the_command():

@@ -115,8 +115,13 @@ DIFFUSION_PIPELINE_ROOT = "pipeline_config"
 # request (`Req`, which hands the parameters' fields through: `batch.num_frames`).
 DIFFUSION_REQUEST_NAMES = frozenset({"sampling_params", "batch", "req"})
 DIFFUSION_NAMED = frozenset({"tp_size"})  # a local of this name holds --tp-size
-# Its tools and benchmarks are run by hand with arguments of their own.
-DIFFUSION_OWN_ARGS = ("sglang/multimodal_gen/tools/", "sglang/multimodal_gen/benchmarks/")
+# Its tools and benchmarks are run by hand with arguments of their own; its ComfyUI nodes
+# take theirs from ComfyUI's graph.
+DIFFUSION_OWN_ARGS = (
+    "sglang/multimodal_gen/tools/",
+    "sglang/multimodal_gen/benchmarks/",
+    "sglang/multimodal_gen/apps/ComfyUI_SGLDiffusion/",
+)
 
 REQUEST_NAMES = frozenset({"request", "req", "body", "sampling_params"})
 SAMPLING_PARAMS = "SamplingParams"
