@@ -385,20 +385,29 @@ def _wheel(name: str, version: str) -> Path | None:
     return None
 
 
-DATA = sorted(p.stem.split("-", 1) for p in flags.FOLDER.glob("*.json"))
+def _data(stem: str) -> tuple[str, str, str]:
+    """(project, program, version) of a data file: `sglang-0.5.23`, `sglang-generate-0.5.23`."""
+    project, rest = stem.split("-", 1)
+    program, _, version = rest.partition("-") if rest[0].isalpha() else ("", "", rest)
+    return project, program, version
+
+
+DATA = sorted(_data(p.stem) for p in flags.FOLDER.glob("*.json"))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("project, version", DATA, ids=["-".join(d) for d in DATA])
-def test_the_parser_data_is_what_the_wheel_builds(project, version):
+@pytest.mark.parametrize(
+    "project, program, version", DATA, ids=["-".join(filter(None, d)) for d in DATA]
+)
+def test_the_parser_data_is_what_the_wheel_builds(project, program, version):
     wheel = _wheel(project, version)
     if wheel is None:
         pytest.skip(
             f"no {project}-{version} wheel in $ERRORKB_WHEELS or the cache's wheels/: "
             f"pip download {project}=={version} --no-deps --only-binary :all: -d <folder>"
         )
-    made = flagdata.render(flagdata.dump(wheel, project))
-    assert made == flagdata.path(project, version).read_text(encoding="utf-8")
+    made = flagdata.render(flagdata.dump(wheel, project, program))
+    assert made == flagdata.path(project, version, program).read_text(encoding="utf-8")
 
 
 def test_an_engines_advice_on_a_stack_record_reads_with_its_checked_release(tmp_path):

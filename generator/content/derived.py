@@ -127,6 +127,8 @@ def write_pattern(entry: dict) -> str:
     `VLLM_X={}`, `"max_tokens": {}` (in the request's JSON)."""
     if entry.get("flag") and entry.get("key"):
         return entry["flag"] + " '{\"" + entry["key"] + "\": {}}'"
+    if entry.get("flag") and entry.get("command"):  # another program's: `sglang generate --x {}`
+        return entry["command"] + " " + entry["flag"] + " {}"
     if entry.get("flag"):
         return entry["flag"] + " {}"
     if entry.get("env"):

@@ -60,8 +60,11 @@ _PROSE = ("meaning", "trigger", "prevention")
 _LISTS = ("situations", "solutions")
 
 
-def data_path(project: str, version: str) -> Path:
-    return FOLDER / f"{project}-{version}.json"
+def data_path(project: str, version: str, program: str = "") -> Path:
+    """A project's parser data at a release; `program`: another program of the project with a
+    parser of its own (SGLang's `sglang generate`), whose file is `<project>-<program>-<v>`."""
+    name = f"{project}-{program}-{version}" if program else f"{project}-{version}"
+    return FOLDER / f"{name}.json"
 
 
 class _Refused(Exception):
@@ -128,9 +131,9 @@ class Engine:
 
 
 @cache
-def _engine(project: str, version: str, label: str) -> Engine | None:
+def _engine(project: str, version: str, label: str, program: str = "") -> Engine | None:
     try:
-        data = json.loads(data_path(project, version).read_text(encoding="utf-8"))
+        data = json.loads(data_path(project, version, program).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     return Engine.of(label, data)
@@ -491,19 +494,40 @@ def record_problems(record: Record, content: Content) -> list[Problem]:
     # release said: the flags as that release named them (`--tp`, say), read with that
     # release's parser where it has data, else not read; but for the settings its message
     # names, as the pinned release knows them (`named`, said.with_named), the pinned one's.
+    # The code of another program of the project with a parser of its own (SGLang's
+    # diffusion runtime, `sglang generate`): its derived block is that program's, read with
+    # that parser (at the pinned release; a removed record's last release's, when it has data).
     derived = record.data.get("derived") or {}
-    of_derived, derived_among = pinned, engines
+    path = str((record.data.get("source") or {}).get("path") or "")
+    program = _program_of(engines, record.project, path)
+    of_derived, derived_among = program or pinned, engines
     if pinned is not None and record.status == "removed":
         last = str((record.data.get("versions") or {}).get("last") or "")
         older = engine(content, record.project, last) if last else None
-        of_derived = at_release(pinned, older) if older is not None else None
+        if program is not None:
+            key = program.data["program"]
+            older = _engine(record.project, last, program.data["prog"], key) if last else None
+        of_derived = at_release(program or pinned, older) if older is not None else None
         derived_among = {**engines, record.project: of_derived} if of_derived else engines
+        if program is not None and of_derived is not None:
+            derived_among = {**engines, f"{record.project} {program.data['program']}": of_derived}
     if of_derived is not None:
         for i, text in enumerate(derived.get("try") or []):
             scan(of_derived, ("derived", "try", i), text, among=derived_among)
         for i, flag in enumerate(derived.get("flags") or []):
             if flag.get("kind") in ("engine-arg", "server-arg") and "flag" in flag:
-                reader = pinned if flag.get("named") and pinned is not None else of_derived
+                reader: Engine | None = of_derived
+                if flag.get("named") and (program or pinned) is not None:
+                    reader = program or pinned  # the pinned release's, as `named` is
+                if flag.get("command"):  # another program's flag: that program's parser
+                    reader = _command_engine(engines, str(flag["command"]))
+                if reader is None:  # a command with no parser data
+                    line = record.source.line("derived", "flags", i, "command")
+                    why = f"no parser data for `{flag['command']}` (generator/flags/)"
+                    found.append(
+                        Problem(record.path, line, CODE, f"derived.flags.{i}.command", why)
+                    )
+                    continue
                 for why in check_words(reader, [flag["flag"]], command=False):
                     line = record.source.line("derived", "flags", i, "flag")
                     found.append(Problem(record.path, line, CODE, f"derived.flags.{i}.flag", why))
@@ -548,9 +572,46 @@ def guide_problems(guide: Guide, content: Content) -> list[Problem]:
 
 
 def _engines(content: Content) -> dict[str, Engine]:
+    """Each project's parser at its pinned release, by its key; and the parsers of its other
+    programs at that release (`<project>-<program>-<version>.json`), by "<key> <program>"."""
     found = {}
     for key in sorted(content.projects):
         parser = engine(content, key)
         if parser is not None:
             found[key] = parser
+            for program, prog in _programs(key, parser.data["release"]):
+                other = _engine(key, parser.data["release"], prog, program)
+                if other is not None:
+                    found[f"{key} {program}"] = other
     return found
+
+
+@cache
+def _programs(project: str, version: str) -> tuple[tuple[str, str], ...]:
+    """(program, its prog) of each other program of a project with parser data at a release."""
+    out = []
+    for path in sorted(FOLDER.glob(f"{project}-*-{version}.json")):
+        program = path.name[len(project) + 1 : -len(f"-{version}.json")]
+        if program.isalpha():
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("program") == program:
+                out.append((program, data.get("prog") or program))
+    return tuple(out)
+
+
+def _program_of(engines: dict[str, Engine], project: str, path: str) -> Engine | None:
+    """The parser of the project's other program whose code this path is (its data's `code`)."""
+    for key, found in engines.items():
+        codes = found.data.get("code") or ()
+        mine = key.startswith(project + " ") and found.data.get("program")
+        if mine and any(f"/{code}" in f"/{path}" for code in codes):
+            return found
+    return None
+
+
+def _command_engine(engines: dict[str, Engine], command: str) -> Engine | None:
+    """The parser of the program a command starts (`sglang generate`)."""
+    for found in engines.values():
+        if any(" ".join(one.get("command") or ()) == command for one in found.data["launchers"]):
+            return found
+    return None

@@ -58,11 +58,14 @@ class Setting:
     kind: str  # a key of KINDS
     keyword: str = ""  # an engine argument's keyword in Python, e.g. LLM(tensor_parallel_size=)
     env: str = ""  # an environment variable's name
+    # A flag of another program of the project than its engine or server, with an argument
+    # parser of its own: the command that takes it (SGLang's `sglang generate`).
+    command: str = ""
 
     def entry(self, name: str) -> dict:
         """The record's `derived.flags` item of this setting, read as `name` in the code."""
         out = {"name": name, "kind": self.kind, "field": self.field}
-        for key in ("flag", "keyword", "key", "env", "url"):
+        for key in ("flag", "command", "keyword", "key", "env", "url"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
         return out
@@ -99,6 +102,12 @@ class Knowledge:
         """Whether the settings `named` knows are those of the program the code at this path
         runs in (not a separate tool's with a parser of its own)."""
         return True
+
+    def program(self, path: str) -> "Knowledge":
+        """What is known of the settings of the program the code at this path runs in: this,
+        or the knowledge of another program of the project with settings of its own (SGLang's
+        diffusion runtime, `sglang generate`). Its stages are this one's."""
+        return self
 
     def option(self, flag: str) -> dict | None:
         """The parser's entry of an option string; None without the release's parser data."""
@@ -1314,6 +1323,8 @@ def to_try(entry: dict) -> str | None:
         return None
     if entry.get("flag") and entry.get("key"):  # a key of an option's JSON object
         what = f"`{entry['key']}` in `{entry['flag']}`"
+    if entry.get("command"):  # another program's option: the command that takes it
+        what = f"{what} of `{entry['command']}`"
     op = passes["op"]
     if kind == "request-field":
         presence = {"set": f"give {what} (not empty, not false)", "unset": f"leave {what} out"}

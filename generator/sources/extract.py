@@ -1603,7 +1603,7 @@ class _Scanner:
             attrs=self._attrs(owner),
             holes=holes,
             resolve=self._resolver(node),
-            knowledge=self.knowledge or explain.Knowledge(),
+            knowledge=(self.knowledge or explain.Knowledge()).program(self.path),
             kind=kind,
             level=level,
             module=self.scopes[0].node if self.scopes else None,  # type: ignore[arg-type]

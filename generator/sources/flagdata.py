@@ -7,18 +7,21 @@ Regenerate a file from the release's wheel (it is never committed; any folder wi
     pip download vllm==0.33.0 --no-deps --only-binary :all: -d /tmp/wheels
     python -m errorkb.sources.flagdata /tmp/wheels/vllm-0.33.0-*.whl --project vllm
 
-and likewise `sglang==0.5.23 --project sglang`. The wheel's Python files are unpacked into a
-temporary folder, with the wheels of the few light packages the recipe needs real (`REAL`:
-msgspec for SGLang, whose server arguments are msgspec structs; taken from the wheel's folder,
-else downloaded there with pip). Then a child Python (`flagdump_child.py`, with a timeout and
-no network) imports the engine's own argument modules with the heavy ones (torch,
-transformers, triton...) stubbed, builds the parser the way the engine's launcher does (the
-wing's `parser.py`: its `build()`, and its `LAUNCHERS` and `REWRITES`; for a release older
-than its `FROM`, the layout of its `OLDER` that holds then), and prints every option string
-with its dest, nargs, choices and type. The file is that, with the release and how it was
-made. A stubbed package answers the lowest version the wheel requires (its `__version__`, and
-importlib.metadata's). `tests/test_flags.py` regenerates each file when its wheel is at hand
-and compares.
+and likewise `sglang==0.5.23 --project sglang`. A project's other program with a parser of its
+own (SGLang's `sglang generate`) has its recipe beside it, `parser_<program>.py`, and its file
+`<project>-<program>-<version>.json`: `--project sglang --program generate`.
+
+The wheel's Python files are unpacked into a temporary folder, with the wheels of the few light
+packages the recipe needs real (`REAL`: msgspec for SGLang, whose server arguments are msgspec
+structs; taken from the wheel's folder, else downloaded there with pip). Then a child Python
+(`flagdump_child.py`, with a timeout and no network) imports the engine's own argument modules
+with the heavy ones (torch, transformers, triton...) stubbed, builds the parser the way the
+engine's launcher does (the wing's `parser.py`: its `build()`, and its `LAUNCHERS` and
+`REWRITES`; for a release older than its `FROM`, the layout of its `OLDER` that holds then),
+and prints every option string with its dest, nargs, choices and type. The file is that, with
+the release and how it was made. A stubbed package answers the lowest version the wheel
+requires (its `__version__`, and importlib.metadata's). `tests/test_flags.py` regenerates each
+file when its wheel is at hand and compares.
 
 There is a file for each project's pinned release, and for each release an explained record
 was checked against (its `checked.release`): E126 reads a record's flags with the parser of
@@ -61,20 +64,22 @@ HEAVY = (
 )
 
 
-def path(project: str, version: str) -> Path:
-    return flags.data_path(project, version)
+def path(project: str, version: str, program: str = "") -> Path:
+    return flags.data_path(project, version, program)
 
 
-def load(project: str, version: str) -> dict | None:
+def load(project: str, version: str, program: str = "") -> dict | None:
     """The committed parser data of a project's release, or None when there is none."""
     try:
-        return json.loads(path(project, version).read_text(encoding="utf-8"))
+        return json.loads(path(project, version, program).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
 
 
-def recipe(project: str) -> Path:
-    found = PROJECTS / project / "parser.py"
+def recipe(project: str, program: str = "") -> Path:
+    """The wing's recipe: parser.py for the engine's own parser, parser_<program>.py for
+    another program's."""
+    found = PROJECTS / project / (f"parser_{program}.py" if program else "parser.py")
     if not found.is_file():
         raise ExtractError(f"no recipe for {project}'s parser: {found} is missing")
     return found
@@ -83,7 +88,14 @@ def recipe(project: str) -> Path:
 def _recipe_facts(file: Path) -> dict:
     """LAUNCHERS, REWRITES, REAL, FROM and OLDER of a recipe (literals), read without
     running it."""
-    facts: dict = {"LAUNCHERS": (), "REWRITES": (), "REAL": (), "FROM": "0", "OLDER": ()}
+    facts: dict = {
+        "LAUNCHERS": (),
+        "REWRITES": (),
+        "REAL": (),
+        "FROM": "0",
+        "OLDER": (),
+        "CODE": (),  # another program's recipe: the code whose flags its parser reads
+    }
     for node in ast.parse(file.read_text(encoding="utf-8")).body:
         if not isinstance(node, ast.Assign):
             continue
@@ -151,10 +163,12 @@ def _real_wheel(requirement: str, folder: Path) -> Path:
     return found[0]
 
 
-def dump(wheel: Path, project: str) -> dict:
-    """Build the project's parser from this wheel and describe it (see the module's doc)."""
-    file = recipe(project)
-    chosen = layout(_recipe_facts(file), _wheel_version(wheel))
+def dump(wheel: Path, project: str, program: str = "") -> dict:
+    """Build the project's parser (or its other program's) from this wheel and describe it
+    (see the module's doc)."""
+    file = recipe(project, program)
+    facts = _recipe_facts(file)
+    chosen = layout(facts, _wheel_version(wheel))
     with tempfile.TemporaryDirectory(prefix="errorkb-flags-") as tmp:
         tree = Path(tmp) / "tree"
         _unpack(wheel, tree)
@@ -183,14 +197,17 @@ def dump(wheel: Path, project: str) -> dict:
         tail = "\n".join(run.stderr.strip().splitlines()[-15:])
         raise ExtractError(f"building {project}'s parser failed:\n{tail}")
     parser = json.loads(run.stdout)
+    made_by = "python -m errorkb.sources.flagdata <wheel> --project " + project
     return {
         "project": project,
+        **({"program": program} if program else {}),
         "release": _wheel_version(wheel),
-        "made_by": "python -m errorkb.sources.flagdata <wheel> --project " + project,
+        "made_by": made_by + (f" --program {program}" if program else ""),
         "wheel": wheel.name,
         "real": list(chosen["real"]),
         "stubbed": parser.pop("stubbed"),
         "launchers": list(chosen["launchers"]),
+        **({"code": list(facts["CODE"])} if program else {}),
         "rewrites": list(chosen["rewrites"]),
         **parser,
     }
@@ -208,14 +225,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m errorkb.sources.flagdata")
     parser.add_argument("wheel", type=Path)
     parser.add_argument("--project", required=True)
+    parser.add_argument("--program", default="", help="another program's parser (`generate`)")
     parser.add_argument("--out", type=Path, help="default: generator/flags/<project>-<v>.json")
     args = parser.parse_args(argv)
     try:
-        data = dump(args.wheel.resolve(), args.project)
+        data = dump(args.wheel.resolve(), args.project, args.program)
     except (ExtractError, subprocess.CalledProcessError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    out = args.out or path(args.project, data["release"])
+    out = args.out or path(args.project, data["release"], args.program)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(data), encoding="utf-8")
     print(f"{out}: {len(data['options'])} options of {data['prog']} {data['release']}")

@@ -320,6 +320,8 @@ _SET_TO = re.compile(r"^\s*to\s+[`'\"]?([\w.+-]+)", re.I)
 _ASSIGNED = re.compile(r"^=[`'\"]?([\w.+-]+)")
 _SIGNS = {"positive": (">", 0), "non-negative": (">=", 0), "nonnegative": (">=", 0)}
 _ENDS_HERE = re.compile(r"^[`'\")]*\s*(?:$|[.,;)]|\b(?:to|when|and|or|if|for|so|in|on)\b)", re.I)
+# A list of settings set to one value: `set tp_size, sp_degree, and ring_degree to 1`.
+_LIST_TO = re.compile(r"^[`'\"]*\s*,[\w\s,`'\"-]*?\bto\s+[`'\"]?([\w.+-]+)", re.I)
 
 
 def _clause(text: str, start: int, end: int) -> tuple[str, str]:
@@ -426,6 +428,10 @@ def passes(text: str, hit: Named, option: dict | None) -> dict | None:
     if _MUST_SET.match(rest):
         return {"op": "set"}
     if _DO.search(lead) or re.search(r"\bset\s+$", lead, re.I):
+        sentence = re.split(r"[.;!?](?:\s|$)", text[hit.end :], maxsplit=1)[0]
+        if m := _LIST_TO.match(sentence):  # the value a list is set to, the first's as well
+            found = _valid(hit, option, m[1]) if not boolean else None
+            return {"op": "==", "value": found} if found is not None else None
         if (m := _SET_TO.match(rest)) and not boolean:
             found = _valid(hit, option, m[1])
             if found is not None:
@@ -490,6 +496,7 @@ def with_named(record, knowledge: "Knowledge") -> dict | None:
     old = derived.get("flags") or []
     kept = [f for f in old if not f.get("named")]
     path = (record.data.get("source") or {}).get("path", "")
+    knowledge = knowledge.program(path)  # the settings of the program its code runs in
     requests = requests_handled(record.data.get("kind", "raise"), derived.get("stage"))
     added = [
         entry

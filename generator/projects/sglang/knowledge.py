@@ -17,6 +17,18 @@ Read from the tree being extracted (SGLang 0.5.23's layout), never written down 
   keys of Hugging Face configs, read as `hf_config.num_attention_heads` (or through
   `ModelConfig`'s head getters).
 
+SGLang's diffusion runtime (`sglang/multimodal_gen/`, `sglang generate` and its server) is a
+program of its own, with settings of its own (`DiffusionKnowledge`, which `program` gives for
+its code): its server arguments, the options `ServerArgs.add_cli_args` registers by hand in
+`sglang/multimodal_gen/runtime/server_args/server_args.py` (with the pipeline config's that it
+adds, `--flow-shift`), flags of `sglang generate`, its parser being the release's
+generator/flags/sglang-generate-<version>.json; the sampling parameters of
+`sglang/multimodal_gen/configs/sample/sampling_params.py` that its HTTP API's requests also
+take (`sglang/multimodal_gen/runtime/entrypoints/openai/protocol.py`), read as
+`sampling_params.x`, or as `batch.x` and `req.x` (a pipeline's `Req` hands its sampling
+parameters' fields through); and the variables of `sglang/multimodal_gen/envs.py`'s
+`environment_variables`, read as `envs.SGLANG_DIFFUSION_X`.
+
 What is SGLang's by convention (which module runs at which stage, how its code reaches the
 resolved arguments) is in the tables below.
 """
@@ -71,6 +83,45 @@ ARG_COPY_CLASSES = frozenset({"ModelConfig", "LoadConfig"})
 
 # Code of SGLang's other programs, whose settings are not the server's (`sglang generate`).
 OTHER_PROGRAMS = ("sglang/multimodal_gen/",)
+
+# The diffusion runtime's settings (DiffusionKnowledge).
+DIFFUSION = "sglang/multimodal_gen/"
+DIFFUSION_COMMAND = "sglang generate"  # the command whose parser takes its flags
+DIFFUSION_PROGRAM = "generate"  # its parser data: generator/flags/sglang-generate-<v>.json
+DIFFUSION_SERVER_ARGS = "sglang/multimodal_gen/runtime/server_args/server_args.py"
+# Where its ServerArgs.add_cli_args's options are registered (its disaggregation's in disagg.py)
+DIFFUSION_ARGS_FOLDER = "sglang/multimodal_gen/runtime/server_args/"
+DIFFUSION_PIPELINE = "sglang/multimodal_gen/configs/pipeline_configs/base.py"
+DIFFUSION_SAMPLING = "sglang/multimodal_gen/configs/sample/sampling_params.py"
+DIFFUSION_PROTOCOL = "sglang/multimodal_gen/runtime/entrypoints/openai/protocol.py"
+DIFFUSION_ENVS = "sglang/multimodal_gen/envs.py"
+# Its HTTP API's endpoints: besides the request models, the fields of a body they take as
+# parameters (`lora_nickname = Body(...)` of /set_lora)
+DIFFUSION_API = "sglang/multimodal_gen/runtime/entrypoints/openai/"
+BODY_PARAMS = frozenset({"Body", "Form"})
+DIFFUSION_WANTED = (
+    DIFFUSION_SERVER_ARGS,
+    DIFFUSION_PIPELINE,
+    DIFFUSION_SAMPLING,
+    DIFFUSION_PROTOCOL,
+    DIFFUSION_ENVS,
+)
+# How the diffusion runtime's code reaches its server arguments: `server_args.x`,
+# `self.server_args.x`, `get_global_server_args().x`; its pipeline config as
+# `server_args.pipeline_config.x` (a field set by an option: `--flow-shift`).
+DIFFUSION_ARG_ROOTS = frozenset({"server_args", "get_global_server_args()", "get_server_args()"})
+DIFFUSION_PIPELINE_ROOT = "pipeline_config"
+# Names that hold a generation's sampling parameters: the parameters, and the pipeline's
+# request (`Req`, which hands the parameters' fields through: `batch.num_frames`).
+DIFFUSION_REQUEST_NAMES = frozenset({"sampling_params", "batch", "req"})
+DIFFUSION_NAMED = frozenset({"tp_size"})  # a local of this name holds --tp-size
+# Its tools and benchmarks are run by hand with arguments of their own; its ComfyUI nodes
+# take theirs from ComfyUI's graph.
+DIFFUSION_OWN_ARGS = (
+    "sglang/multimodal_gen/tools/",
+    "sglang/multimodal_gen/benchmarks/",
+    "sglang/multimodal_gen/apps/ComfyUI_SGLDiffusion/",
+)
 
 REQUEST_NAMES = frozenset({"request", "req", "body", "sampling_params"})
 SAMPLING_PARAMS = "SamplingParams"
@@ -265,6 +316,17 @@ class SglangKnowledge(Knowledge):
     config_keys: frozenset[str] = HF_KEYS
     parser: dict[str, dict] = field(default_factory=dict)  # the release's parser data, if any
     getters: dict[str, str] = field(default_factory=dict)  # "get_x()" -> the server argument x
+    # The diffusion runtime's settings: `program` gives them for its code.
+    diffusion: "DiffusionKnowledge | None" = None
+
+    def program(self, path: str) -> Knowledge:
+        if self.settings_apply(path):
+            return self
+        if self.diffusion is not None and self.diffusion.settings_apply(path):
+            return self.diffusion
+        # Another program's code with arguments of its own (a diffusion tool's), or without
+        # the diffusion runtime's files: none of these settings are its (its stages are).
+        return SglangKnowledge(version=self.version, root=self.root)
 
     def named(self, word: str) -> list[Setting]:
         if word.startswith("--"):
@@ -425,6 +487,74 @@ class SglangKnowledge(Knowledge):
         return by_path
 
 
+@dataclass
+class DiffusionKnowledge(SglangKnowledge):
+    """The diffusion runtime's settings (the module's doc): its own server arguments (flags
+    of `sglang generate`), sampling parameters its requests take, and environment variables.
+    Its stages are SGLang's (`stage`, by path)."""
+
+    # server argument (or pipeline config field) -> its Place; its flags are in `args`
+    diffusion_envs: dict[str, Place] = field(default_factory=dict)
+    pipeline_fields: frozenset[str] = frozenset()
+    arg_fields: frozenset[str] = frozenset()
+
+    def settings_apply(self, path: str) -> bool:
+        path = path[len(self.root) :] if self.root and path.startswith(self.root) else path
+        inside = path.startswith(DIFFUSION) or f"/{DIFFUSION}" in path
+        return inside and not any(path.startswith(p) for p in DIFFUSION_OWN_ARGS)
+
+    def program(self, path: str) -> Knowledge:
+        return self
+
+    def named(self, word: str) -> list[Setting]:
+        if not word.startswith("--") and word in self.diffusion_envs:
+            return [s for s in [self._env(word)] if s]
+        return super().named(word)
+
+    def setting(self, chain: tuple[str, ...], owner: str) -> Setting | None:
+        last, before = chain[-1], chain[:-1]
+        if before in ((), ("self",)) and last in DIFFUSION_NAMED:
+            return self._arg(last)
+        if len(chain) == 1:  # the server's `envs.SGLANG_X.get()`, which it imports too
+            return SglangKnowledge._env(self, last) or self._config_call(last)
+        if before[-1] in ("envs", "os.environ"):  # envs.SGLANG_DIFFUSION_X, getenv("X")
+            return self._env(last) or SglangKnowledge._env(self, f"envs.{last}.get()")
+        if before[-1] == DIFFUSION_PIPELINE_ROOT and last in self.pipeline_fields:
+            return self._arg(last)
+        if last in self.arg_fields and self._reads_args(before, owner):
+            return self._arg(last)
+        if last in self.requests and self._reads_request(before, owner):
+            return self._request(chain, last)
+        if last in self.config_keys and (before[-1] in CONFIG_ROOTS | MODEL_CONFIG):
+            return Setting(".".join(chain[-2:]), key=last, kind="model-config")
+        return None
+
+    def _reads_args(self, before: tuple[str, ...], owner: str) -> bool:
+        if before == ("self",):
+            return owner == "ServerArgs"
+        return before[-1] in DIFFUSION_ARG_ROOTS
+
+    def _reads_request(self, before: tuple[str, ...], owner: str) -> bool:
+        if before == ("self",):  # SamplingParams, a model's own, and the Req handing them
+            return owner.endswith(SAMPLING_PARAMS) or owner == "Req"
+        return before[-1] in DIFFUSION_REQUEST_NAMES
+
+    def _arg(self, name: str) -> Setting | None:
+        found = super()._arg(name)
+        if found is None:
+            return None
+        root = "server_args.pipeline_config" if name in self.pipeline_fields else "server_args"
+        return replace(found, field=f"{root}.{name}", command=DIFFUSION_COMMAND)
+
+    def _env(self, call: str) -> Setting | None:
+        match = re.fullmatch(r"(?:envs\.)?(\w+?)(?:\.get\(\))?", call)
+        name = match[1] if match else ""
+        if name not in self.diffusion_envs:
+            return None
+        place = self.diffusion_envs[name]
+        return Setting(f"envs.{name}", url=self._url(place), kind="env-var", env=name)
+
+
 # ---------------------------------------------------------------- reading the tree
 
 MAX_DEPTH = 100  # nesting of the files read here; real code stays under 50
@@ -463,7 +593,158 @@ def read(files: list[tuple[str, bytes]]) -> SglangKnowledge | None:
         if path.startswith(root + GETTERS_IN) and b"\ndef " in data:
             _getters(data, known)
     known.parser = named.parser_options("sglang", known.version)
+    known.diffusion = _diffusion(files, root, known)
     return known
+
+
+def _diffusion(
+    files: list[tuple[str, bytes]], root: str, known: SglangKnowledge
+) -> DiffusionKnowledge | None:
+    """The diffusion runtime's settings, from its own files; None when the tree has none.
+    Its flags are those its ServerArgs.add_cli_args registers (the pipeline config's among
+    them), as the release's `sglang generate` parser has them where there is its data."""
+    trees: dict[str, ast.Module] = {}
+    for path, data in files:
+        inside = path[len(root) :]
+        wanted = inside in DIFFUSION_WANTED or inside.startswith(
+            (DIFFUSION_ARGS_FOLDER, DIFFUSION_API)
+        )
+        if path.startswith(root) and wanted:
+            tree = _parse(data)
+            if tree is not None:
+                trees[path[len(root) :]] = tree
+    if DIFFUSION_SERVER_ARGS not in trees:
+        return None
+    parser = named.parser_options(f"sglang-{DIFFUSION_PROGRAM}", known.version)
+    out = DiffusionKnowledge(version=known.version, root=root, parser=parser)
+    out.config_keys = known.config_keys
+    out.envs = known.envs  # the server's, which the diffusion runtime reads too
+    fields = {
+        name: _dataclass_fields(trees.get(path), cls)
+        for name, path, cls in (
+            ("args", DIFFUSION_SERVER_ARGS, "ServerArgs"),
+            ("pipeline", DIFFUSION_PIPELINE, "PipelineConfig"),
+            ("sampling", DIFFUSION_SAMPLING, SAMPLING_PARAMS),
+        )
+    }
+    for path, tree in sorted(trees.items(), key=lambda item: item[0] != DIFFUSION_SERVER_ARGS):
+        if path.startswith(DIFFUSION_ARGS_FOLDER) or path == DIFFUSION_PIPELINE:
+            _registered(tree, root + path, out)
+    if parser:  # the parser's own strings, and only the options it has
+        by_dest: dict[str, list[str]] = {}
+        for string, option in parser.items():
+            by_dest.setdefault(option["dest"], []).append(string)
+        # an option of a field registered elsewhere (a quantization's own add_cli_args):
+        # linked to the field's declaration
+        for name, path in (("args", DIFFUSION_SERVER_ARGS), ("pipeline", DIFFUSION_PIPELINE)):
+            for dest, line in fields[name].items():
+                if dest in by_dest and dest not in out.args:
+                    out.args[dest] = (tuple(by_dest[dest]), Place(root + path, line))
+        out.args = {
+            dest: (tuple(sorted(by_dest[dest], key=lambda s: s not in flags)), place)
+            for dest, (flags, place) in out.args.items()
+            if dest in by_dest
+        }
+    out.arg_fields = frozenset(n for n in fields["args"] if n in out.args)
+    out.pipeline_fields = frozenset(
+        n for n in fields["pipeline"] if n in out.args and n not in fields["args"]
+    )
+    # A sampling parameter is a setting of the request where the HTTP API's requests take
+    # a field of its name; the others are the generate command's alone.
+    asked = set()
+    for node in ast.walk(trees.get(DIFFUSION_PROTOCOL) or ast.Module([], [])):
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Request"):
+            asked |= {
+                s.target.id
+                for s in node.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+            }
+    out.requests = {
+        name: Place(root + DIFFUSION_SAMPLING, line)
+        for name, line in fields["sampling"].items()
+        if name in asked and not name.startswith("_")
+    }
+    for path, tree in sorted(trees.items()):
+        if path.startswith(DIFFUSION_API):
+            for name, line in _body_params(tree):
+                out.requests.setdefault(name, Place(root + path, line))
+    if DIFFUSION_ENVS in trees:
+        out.diffusion_envs = _diffusion_envs(trees[DIFFUSION_ENVS], root + DIFFUSION_ENVS)
+    return out
+
+
+def _body_params(tree: ast.Module) -> list[tuple[str, int]]:
+    """The parameters of a module's endpoints that FastAPI reads from the request's body
+    (`lora_nickname: str = Body(...)`), with their lines."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            params = positional[len(positional) - len(args.defaults) :]  # those with defaults
+            pairs: list[tuple[ast.arg, ast.expr | None]] = [
+                *zip(params, args.defaults, strict=True)
+            ]
+            pairs += [*zip(args.kwonlyargs, args.kw_defaults, strict=False)]
+            for param, default in pairs:
+                func = default.func if isinstance(default, ast.Call) else None
+                if getattr(func, "id", getattr(func, "attr", "")) in BODY_PARAMS:
+                    out.append((param.arg, param.lineno))
+    return out
+
+
+def _dataclass_fields(tree: ast.Module | None, name: str) -> dict[str, int]:
+    """A class's annotated fields, with their lines."""
+    for cls in tree.body if tree else ():
+        if isinstance(cls, ast.ClassDef) and cls.name == name:
+            return {
+                s.target.id: s.lineno
+                for s in cls.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+            }
+    return {}
+
+
+def _registered(tree: ast.Module, path: str, known: SglangKnowledge) -> None:
+    """The options `add_argument` registers in a file: `"--x"` or, in the pipeline config's
+    `add_cli_args`, `f"--{prefix_with_dot}x"` (no prefix: `--x`), by dest."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"):
+            continue
+        flags = [f for f in map(_option_text, node.args) if f.startswith("--")]
+        if not flags:
+            continue
+        dests = [_option_text(k.value) for k in node.keywords if k.arg == "dest"]
+        dest = dests[0] if dests and dests[0] else flags[0][2:].replace("-", "_")
+        known.args.setdefault(dest, (tuple(flags), Place(path, node.lineno)))
+
+
+def _option_text(node: ast.expr) -> str:
+    """A string literal's text, or an f-string's with its formatted parts left out (the
+    prefix an option is registered under, empty for the top-level parser's)."""
+    if isinstance(node, ast.JoinedStr):
+        return "".join(_text(v) for v in node.values if isinstance(v, ast.Constant))
+    return _text(node)
+
+
+def _diffusion_envs(tree: ast.Module, path: str) -> dict[str, Place]:
+    """The variables of envs.py's `environment_variables` dict."""
+    for node in ast.walk(tree):
+        target: ast.expr | None = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        value = getattr(node, "value", None)
+        if (
+            isinstance(target, ast.Name)
+            and target.id == "environment_variables"
+            and isinstance(value, ast.Dict)
+        ):
+            return {
+                k.value: Place(path, k.lineno)
+                for k in value.keys
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)
+            }
+    return {}
 
 
 # A module's function without parameters that returns a server argument, named for it:
