@@ -508,6 +508,54 @@ def test_a_long_conditions_comparisons_of_printed_values_are_tested():
     ]
 
 
+def test_a_printed_value_alone_is_tested_for_emptiness():
+    """SGLang's `unrecognized arguments` (condition `remaining`): raised when the arguments
+    nobody parsed, as printed, are not empty; `not x` when they are. An object's own repr
+    says nothing of its truth."""
+    rec = record("error: unrecognized arguments: {remaining}", "remaining")
+    assert api.case_tests(rec) == [[{"left": "remaining", "op": "truthy"}]]
+    said = answer(doc_of(rec), {"remaining": "--enable-reasoning"})
+    assert said["computed"] and said["lines"] == [
+        "With your values the check fails: remaining = --enable-reasoning is not empty.",
+        "It passes with remaining empty.",
+    ]
+    assert answer(doc_of(rec), {"remaining": "[]"})["lines"][0].startswith(
+        "With your values this check passes"
+    )
+    assert not answer(doc_of(rec), {"remaining": "<Foo object at 0x7f>"})["computed"]
+    negated = record("No groups: {groups}", "not groups")
+    assert api.case_tests(negated) == [[{"left": "groups", "op": "falsy"}]]
+    assert answer(doc_of(negated), {"groups": "{}"})["computed"]
+
+
+def test_printed_versions_are_compared_as_versions():
+    """SGLang's sgl-kernel check (pkg_version.parse(installed_version) <
+    pkg_version.parse(min_version)): decided where the releases differ, or both read alike;
+    one release with different tags (rc, post, dev) decides nothing."""
+    rec = record(
+        "{pkg} is installed with version {installed_version}, which is less than the minimum "
+        "required version {min_version}.",
+        "not _should_skip_kernel_pkg_version_check(pkg) and "
+        "pkg_version.parse(installed_version) < pkg_version.parse(min_version)",
+    )
+    assert api.case_tests(rec) == [
+        [{"left": "installed_version", "op": "v<", "right": "min_version"}]
+    ]
+    said = answer(doc_of(rec), {"installed_version": "0.0.9.post2", "min_version": "0.1.1"})
+    assert said["lines"] == [
+        "With your values the check fails: installed_version = 0.0.9.post2 is less than "
+        "min_version = 0.1.1.",
+        "It passes with installed_version at least 0.1.1 or min_version at most 0.0.9.post2.",
+    ]
+    same = answer(doc_of(rec), {"installed_version": "0.1.1", "min_version": "0.1.1.0"})
+    assert same["lines"][0].startswith("With your values this check passes")
+    assert not answer(doc_of(rec), {"installed_version": "0.1.1rc1", "min_version": "0.1.1"})[
+        "computed"
+    ]
+    newer = answer(doc_of(rec), {"installed_version": "0.10.0", "min_version": "0.9.2"})
+    assert newer["lines"][0].startswith("With your values this check passes")
+
+
 def test_values_equal_as_printed_with_decimals_decide_no_order():
     """vLLM's memory profiling assert (init_free_memory >= free_gpu_memory) pasted with both
     printed as 30.3 GiB: rounded, the paste does not say which was larger."""
@@ -902,6 +950,20 @@ CASES = [
     ),
     ([[{"left": "q", "op": "==", "right": "m"}]], {"q": "a", "m": "'a'"}),
     ([[{"left": "q", "op": "!=", "right": 0}]], {"q": "abc"}),
+    # a printed value alone: raised when it is (not) empty; an object's repr decides nothing
+    ([[{"left": "r", "op": "truthy"}]], {"r": "--enable-reasoning"}),
+    ([[{"left": "r", "op": "truthy"}]], {"r": "[]"}),
+    ([[{"left": "r", "op": "falsy"}]], {"r": "None"}),
+    ([[{"left": "r", "op": "truthy"}]], {"r": "<object at 0x7f>"}),
+    ([[{"left": "r", "op": "truthy"}, {"setting": "--x", "op": "off"}]], {"r": "{'a': 1}"}),
+    # two printed versions: decided where the releases differ, or both read alike
+    ([[{"left": "i", "op": "v<", "right": "m"}]], {"i": "0.0.9.post2", "m": "0.1.1"}),
+    ([[{"left": "i", "op": "v<", "right": "m"}]], {"i": "0.1.1", "m": "v0.1.1.0"}),
+    ([[{"left": "i", "op": "v<", "right": "m"}]], {"i": "0.1.1rc1", "m": "0.1.1"}),
+    ([[{"left": "i", "op": "v>=", "right": "m"}]], {"i": "2.5.1+cu121", "m": "2.5"}),
+    ([[{"left": "i", "op": "v<=", "right": "m"}]], {"i": "1.2", "m": "1.10"}),
+    ([[{"left": "i", "op": "v!=", "right": "m"}]], {"i": "1.2", "m": "1.3"}),
+    ([[{"left": "i", "op": "v<", "right": "m"}]], {"i": "latest", "m": "1.3"}),
 ]
 
 

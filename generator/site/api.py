@@ -427,6 +427,9 @@ def _test(
     member = _membership(node, names, settings, collections, printed) or _any_member(node, names)
     if member:
         return member
+    found = _truthiness(node, names, printed) or _versions(node, names, printed)
+    if found:
+        return found
     compared = _comparison(node)
     if compared is None:
         return None
@@ -458,6 +461,51 @@ def _test(
         if scale:
             out["scale"] = scale
     return out
+
+
+def _printed_name(node: ast.expr, names: set[str], printed: dict | None) -> str | None:
+    """The placeholder a name or attribute of the condition prints as: its own last part,
+    or the one `printed` gives the expression."""
+    shown = (printed or {}).get(re.sub(r"\s+", " ", ast.unparse(node)))
+    if shown in names:
+        return shown
+    if isinstance(node, ast.Name | ast.Attribute):
+        last = node.id if isinstance(node, ast.Name) else node.attr
+        return last if last in names else None
+    return None
+
+
+def _truthiness(node: ast.expr, names: set[str], printed: dict | None) -> dict | None:
+    """A part that is a printed value alone (`remaining`: the arguments nobody parsed;
+    `not kv_cache_groups`): raised when the value is not empty ("truthy"), or when it is
+    ("falsy"); answer.py reads the value as Python printed it."""
+    negated, inner = _unnegated(node)
+    name = _printed_name(inner, names, printed)
+    return {"left": name, "op": "falsy" if negated else "truthy"} if name else None
+
+
+# The calls that read a version text (`packaging.version.parse`, `Version`, pkg_resources').
+_VERSION_CALLS = {"parse", "Version", "parse_version", "LooseVersion", "StrictVersion"}
+
+
+def _versions(node: ast.expr, names: set[str], printed: dict | None) -> dict | None:
+    """`pkg_version.parse(installed_version) < pkg_version.parse(min_version)` where the
+    message prints both versions: a version comparison ("v<"), which answer.py decides where
+    the two releases differ, or both read alike."""
+    compared = _comparison(node)
+    if compared is None:
+        return None
+    left, symbol, right = compared
+    sides = []
+    for side in (left, right):
+        call = side.func if isinstance(side, ast.Call) else None
+        called = call.id if isinstance(call, ast.Name) else getattr(call, "attr", "")
+        if called not in _VERSION_CALLS or len(side.args) != 1 or side.keywords:  # type: ignore[union-attr]
+            return None
+        sides.append(_printed_name(side.args[0], names, printed))  # type: ignore[union-attr]
+    if None in sides or sides[0] == sides[1]:
+        return None
+    return {"left": sides[0], "op": "v" + symbol, "right": sides[1]}
 
 
 def _lookup(node: ast.expr, lookups: dict) -> ast.expr | None:
