@@ -478,8 +478,9 @@ _VERSION = re.compile(r"v?(\d+(?:\.\d+)*)([-_.+]?[a-z][a-z0-9._+-]*)?", re.I)
 def version_order(a: str | None, b: str | None) -> int | None:
     """-1, 0 or 1 as version a is older, the same or newer than b; None when the text does
     not say (not versions, or one release with different tags: rc, post, dev)."""
-    found = [_VERSION.fullmatch(v.strip()) if v is not None else None for v in (a, b)]
-    if not found[0] or not found[1]:
+    matched = [_VERSION.fullmatch(v.strip()) if v is not None else None for v in (a, b)]
+    found = [m for m in matched if m is not None]
+    if len(found) < 2:
         return None
     releases = [[int(n) for n in m[1].split(".")] for m in found]
     for r in releases:
@@ -509,9 +510,9 @@ def _tried(test: dict, values: dict) -> tuple[dict, Any, Any, bool] | None:
         true = truth(text)
         return None if true is None else (test, text, None, true == (test["op"] == "truthy"))
     if test["op"].startswith("v"):  # two printed versions
-        a, b = _text(values, test["left"]), _text(values, test["right"])
-        order = version_order(a, b)
-        return None if order is None else (test, a, b, _ORDERED[test["op"][1:]](order))
+        old, new = _text(values, test["left"]), _text(values, test["right"])
+        order = version_order(old, new)
+        return None if order is None else (test, old, new, _ORDERED[test["op"][1:]](order))
     if test["op"] in _ANY:  # two collections the message prints, both whole
         items, among = _collection(values, test["left"]), _collection(values, test["right"])
         if items is None or among is None:
@@ -739,9 +740,11 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
         docs = [today_doc]
     if not docs:  # no document to answer from (the bot could not fetch the page's JSON)
         return None
+    values, note = registered(docs[0], values)
     for one in docs:
         said = _answer(one, values)
         if said["computed"]:
+            said["lines"] += [note] if note and one is docs[0] else []
             return said
     derived = docs[0].get("derived") or {}
     said = _answer(docs[0], values)
@@ -765,6 +768,24 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
     said["why_not"] = reason
     said["lines"].append(f"No answer computed from these values: {reason}.")
     return said
+
+
+def registered(doc: dict, values: dict) -> tuple[dict, str]:
+    """The values, with the collection a test reads that the paste does not print whole (or
+    prints cut short) taken from the engine's registry at the page's release
+    (computed.derived.registry: vLLM's architectures), and the line that says so; else the
+    values as they are and no line."""
+    reg = ((doc.get("computed") or {}).get("derived") or {}).get("registry") or {}
+    name, items = reg.get("name"), reg.get("items")
+    if not name or not items or _collection(values, name) is not None:
+        return values, ""
+    cut = " (your paste cuts its list short)" if name in values else ""
+    note = (
+        f"{name}{cut} is taken as the {len(items)} architectures vLLM {reg.get('release')} "
+        "registers, read from its code: the release you ran may register fewer, a plug-in "
+        "more."
+    )
+    return {**values, name: repr(list(items))}, note
 
 
 def _answer(doc: dict, values: dict) -> dict:

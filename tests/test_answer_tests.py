@@ -1001,3 +1001,49 @@ def test_fmt_prints_integers_whole_and_six_digits_else():
         "0.896599",
         "1234570",
     ]
+
+
+def test_vllms_registered_architectures_are_read_from_its_registry_code():
+    """archs.read: the keys of _VLLM_MODELS, its spread dicts' and a comprehension's that keeps
+    the keys of a dict it holds whole; the local the code holds get_supported_archs() in."""
+    from errorkb.projects.vllm import archs
+
+    code = (
+        "_TEXT = {'LlamaForCausalLM': ('llama', 'L'), 'GlmForCausalLM': ('glm', 'G')}\n"
+        "_EMBED = {'BertModel': ('bert', 'B'), **{k: v for k, v in _TEXT.items() if v}}\n"
+        "_VLLM_MODELS = {**_TEXT, **_EMBED}\n"
+        "class R:\n"
+        "    def f(self, architectures):\n"
+        "        all_supported_archs = self.get_supported_archs()\n"
+    )
+    assert archs.read(code) == {
+        "architectures": ["BertModel", "GlmForCausalLM", "LlamaForCausalLM"],
+        "held_as": ["all_supported_archs"],
+    }
+    with pytest.raises(ValueError):  # a comprehension over a dict it does not hold whole
+        archs.read("_X = {'A': 1}\n_VLLM_MODELS = {**{k: v for k, v in _X.items()}}\n")
+
+
+def test_a_registry_the_message_does_not_print_whole_answers_from_the_release():
+    """vLLM's unsupported-architecture check pasted without its supported list (or with it
+    cut short): tested on the architectures the page's release registers, and said so."""
+    rec = record(
+        "Model architectures {architectures} failed to be inspected.",
+        "any((arch in all_supported_archs for arch in architectures))",
+    )
+    assert api.case_tests(rec) == []  # without a registry: the message prints no list
+    tests = [[{"left": "architectures", "op": "some in", "right": "all_supported_archs"}]]
+    reg = {"release": "0.33.0", "name": "all_supported_archs", "items": ["LlamaForCausalLM"]}
+    doc = {"derived": rec.derived, "computed": {"derived": {"tests": tests, "registry": reg}}}
+    said = answer(doc, {"architectures": "['LlamaForCausalLM']"})
+    assert said["computed"] and said["lines"] == [
+        "With your values the check fails: architectures (LlamaForCausalLM) has an item among "
+        "all_supported_archs (LlamaForCausalLM).",
+        "all_supported_archs is taken as the 1 architectures vLLM 0.33.0 registers, read from "
+        "its code: the release you ran may register fewer, a plug-in more.",
+    ]
+    printed = answer(doc, {"architectures": "['X']", "all_supported_archs": "['X', 'Y']"})
+    assert printed["lines"] == [  # the paste's own list, whole: the registry is not read
+        "With your values the check fails: architectures (X) has an item among "
+        "all_supported_archs (X, Y)."
+    ]

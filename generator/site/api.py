@@ -107,9 +107,32 @@ def derived_document(
     tests = case_tests(record)
     if tests:
         out["tests"] = tests
+        found = registry(record)
+        read = {t.get("right") for group in tests for t in group}
+        if found and found["name"] in read:
+            out["registry"] = found
     elif not passes and not record.derived.get("divisibility"):
         out["why_not"] = why_not(record.derived, out)  # nothing turns values into an answer
     return out
+
+
+def registry(record: Record) -> dict | None:
+    """The model architectures the record's engine registers (generator/projects/<project>/
+    archs.json, read from its registry's code), where the record's check is printed by that
+    release: {"release", "name" (the local the code holds them in), "items"}."""
+    if getattr(record, "project", None) != "vllm":
+        return None
+    from errorkb.projects.vllm import archs
+
+    table = archs.table()
+    last = (record.data.get("versions") or {}).get("last")
+    if not table or not table.get("held_as") or last != table.get("release"):
+        return None
+    return {
+        "release": table["release"],
+        "name": table["held_as"][0],
+        "items": table["architectures"],
+    }
 
 
 def wording_renames(record: Record, live: Record | None = None) -> dict[str, str]:
@@ -376,10 +399,17 @@ def case_tests(record: Record) -> list[list[dict]]:
             if part
         }
         spelled = (block.get("collections") or {}, block.get("lookups") or {})
+        held = (
+            set((registry(record) or {}).get("name", "").split())
+            if block is record.derived
+            else set()
+        )
         group = [
             t
             for t in (
-                _test(p, names, settings, printed, whole, renamed, spelled) for p in parts if p
+                _test(p, names | held, settings, printed, whole, renamed, spelled)
+                for p in parts
+                if p
             )
             if t
         ]
@@ -498,11 +528,13 @@ def _versions(node: ast.expr, names: set[str], printed: dict | None) -> dict | N
     left, symbol, right = compared
     sides = []
     for side in (left, right):
-        call = side.func if isinstance(side, ast.Call) else None
-        called = call.id if isinstance(call, ast.Name) else getattr(call, "attr", "")
-        if called not in _VERSION_CALLS or len(side.args) != 1 or side.keywords:  # type: ignore[union-attr]
+        if not isinstance(side, ast.Call) or len(side.args) != 1 or side.keywords:
             return None
-        sides.append(_printed_name(side.args[0], names, printed))  # type: ignore[union-attr]
+        call = side.func
+        called = call.id if isinstance(call, ast.Name) else getattr(call, "attr", "")
+        if called not in _VERSION_CALLS:
+            return None
+        sides.append(_printed_name(side.args[0], names, printed))
     if None in sides or sides[0] == sides[1]:
         return None
     return {"left": sides[0], "op": "v" + symbol, "right": sides[1]}
@@ -1204,6 +1236,14 @@ def error_document_schema(base_url: str) -> dict:
                                 "read prints, by its place in the two messages: old name -> "
                                 "that name. The tests run on a paste of the older wording "
                                 "through it",
+                            },
+                            "registry": {
+                                "type": "object",
+                                "required": ["release", "name", "items"],
+                                "description": "generated from the code, never written by "
+                                "hand: the collection a test reads by `name` that the message "
+                                "does not print whole (the model architectures the engine "
+                                "registers, at `release`); the answer tests the values on it",
                             },
                             "why_not": {
                                 "type": "string",
