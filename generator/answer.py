@@ -779,9 +779,8 @@ def registered(doc: dict, values: dict) -> tuple[dict, str]:
     name, items = reg.get("name"), reg.get("items")
     if not name or not items or _collection(values, name) is not None:
         return values, ""
-    cut = " (your paste cuts its list short)" if name in values else ""
-    note = (
-        f"{name}{cut} is taken as the {len(items)} architectures vLLM {reg.get('release')} "
+    note = (  # the page prints it as it is (error.html's data-registry)
+        f"{name} is taken as the {len(items)} architectures vLLM {reg.get('release')} "
         "registers, read from its code: the release you ran may register fewer, a plug-in "
         "more."
     )

@@ -1047,3 +1047,43 @@ def test_a_registry_the_message_does_not_print_whole_answers_from_the_release():
         "With your values the check fails: architectures (X) has an item among "
         "all_supported_archs (X, Y)."
     ]
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="needs Node")
+def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does():
+    """On a page with #your-case [data-registry], members.js fetches the release's
+    architectures (/assets/vllm-archs.json) and tests the values on them as answer.py does on
+    the API document's; the page's line that says so is shown only then."""
+    table = {"release": "0.33.0", "held_as": ["all_supported_archs"], "architectures": ["A", "B"]}
+    reg = {"release": "0.33.0", "name": "all_supported_archs", "items": ["A", "B"]}
+    cases = [
+        ([[{"left": "architectures", "op": "none in", "right": "all_supported_archs"}]], v)
+        for v in ({"architectures": "['C']"}, {"architectures": "['B']"}, {"x": "1"})
+    ]
+    script = (
+        "const el = { dataset: { registry: 'vllm-archs.json' }, hidden: true };\n"
+        "globalThis.document = { querySelector: (s) => (s === '[data-registry]' ? el : null) };\n"
+        f"globalThis.fetch = async () => ({{ json: async () => ({json.dumps(table)}) }});\n"
+        f'const {{ testsAnswer }} = await import("{REPO / "templates/assets/tests.js"}");\n'
+        f'const members = await import("{REPO / "templates/assets/members.js"}");\n'
+        "const cases = JSON.parse(process.argv[1]);\n"
+        "console.log(JSON.stringify(cases.map(([g, v]) => {\n"
+        "  el.hidden = true;\n"
+        "  return [testsAnswer(g, v, members), !el.hidden];\n"
+        "})));\n"
+    )
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script, json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    expected = []
+    for groups, values in cases:
+        doc = {"derived": {}, "computed": {"derived": {"tests": groups, "registry": reg}}}
+        said = answer(doc, values)
+        page = None
+        if said["computed"]:
+            page = {"verdict": said["lines"][0]}
+        expected.append([page, said["computed"]])
+    assert json.loads(done.stdout) == expected

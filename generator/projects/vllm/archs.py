@@ -24,6 +24,7 @@ from pathlib import Path
 REGISTRY = "vllm/model_executor/models/registry.py"
 ROOT = "_VLLM_MODELS"
 ARCHS = Path(__file__).with_name("archs.json")
+ASSET = "vllm-archs.json"  # the page's copy, /assets/vllm-archs.json
 
 
 def _keys(node: ast.expr, dicts: dict[str, ast.expr], within: set[str]) -> set[str]:
