@@ -1062,7 +1062,10 @@ def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does
     ]
     script = (
         "const el = { dataset: { registry: 'vllm-archs.json' }, hidden: true };\n"
-        "globalThis.document = { querySelector: (s) => (s === '[data-registry]' ? el : null) };\n"
+        "globalThis.document = {\n"
+        "  querySelector: (s) => (s === '[data-registry]' ? el : null),\n"
+        "  getElementById: () => null,\n"
+        "};\n"
         f"globalThis.fetch = async () => ({{ json: async () => ({json.dumps(table)}) }});\n"
         f'const {{ testsAnswer }} = await import("{REPO / "templates/assets/tests.js"}");\n'
         f'const members = await import("{REPO / "templates/assets/members.js"}");\n'

@@ -5,9 +5,11 @@
 import { fmt, text } from "./tests.js";
 import { MAX_SHOWN, number } from "./try.js";
 
-const ORDER = { "<": "is less than", "<=": "is at most", ">": "is greater than", ">=": "is at least", "==": "equals", "!=": "differs from" };
-const WORDS = { in: "is among", "not in": "is not among", "none in": "has no item among", "some in": "has an item among", truthy: "is not empty", falsy: "is empty" };
-for (const [op, word] of Object.entries(ORDER)) WORDS["v" + op] = word;
+const WORDS = { in: "is among", "not in": "is not among", "none in": "has no item among", "some in": "has an item among" };
+// A part that is a printed value alone (no right side) or two versions (op "v<"...): parts.js,
+// loaded only on a page whose tests have one (#case-parts; under Node, the parity tests, always).
+const parts = !globalThis.document || document.getElementById("case-parts") ? await import("./parts.js") : null;
+const own = (t) => !t.right || t.op[0] === "v";
 // A test of two collections the message prints (answer.py's _ANY): an item of one in the other.
 export const any = (t) => t.op === "none in" || t.op === "some in";
 // A part whose answer is its verdict alone: of two collections, or of alternatives (`or`).
@@ -34,13 +36,8 @@ export function collection(values, name) {
 // engine registers at the page's release (answer.py's registered), fetched only on a page
 // that has them (#your-case [data-registry]); its line is shown once they answer.
 const reg = globalThis.document?.querySelector("[data-registry]");
-const registry = reg && (await fetch(new URL(reg.dataset.registry, import.meta.url)).then((r) => r.json()).catch(() => null));
-export function registered(values, name) {
-  const found = collection(values, name);
-  if (found || !registry || registry.held_as[0] !== name) return found;
-  reg.hidden = false;
-  return registry.architectures;
-}
+const archs = reg && (await fetch(new URL(reg.dataset.registry, import.meta.url)).then((r) => r.json()).catch(() => 0));
+const registered = (values, name) => collection(values, name) || (archs?.held_as[0] === name && !(reg.hidden = 0) && archs.architectures) || null;
 
 // Whether a printed value is one of the items: a number among numbers, else as printed.
 function member(v, among) {
@@ -53,35 +50,6 @@ function member(v, among) {
 }
 
 // Whether a printed value is true in Python (answer.py's truth): null for an object's repr.
-const FALSY = ["", "None", "False", "''", '""', "[]", "()", "{}", "set()", "frozenset()", "dict_keys([])", "dict_values([])", "dict_items([])"];
-export function truth(v) {
-  if (v === null) return null;
-  v = v.trim();
-  if (FALSY.includes(v)) return false;
-  if (v.startsWith("<") || /^\w+\(/.test(v)) return null;
-  const n = number({ v }, "v");
-  return n === null ? v !== "" : n !== 0;
-}
-
-// -1, 0 or 1 as version a is older, the same or newer than b (answer.py's version_order).
-const VERSION = /^v?(\d+(?:\.\d+)*)([-_.+]?[a-z][a-z0-9._+-]*)?$/i;
-export function versionOrder(a, b) {
-  const found = [a, b].map((v) => (v === null ? null : v.trim().match(VERSION)));
-  if (!found[0] || !found[1]) return null;
-  const [r, s] = found.map((m) => {
-    const r = m[1].split(".").map(Number);
-    while (r.length > 1 && r[r.length - 1] === 0) r.pop();
-    return r;
-  });
-  for (let i = 0; i < Math.max(r.length, s.length); i++) {
-    if (r[i] === undefined || s[i] === undefined) return r[i] === undefined ? -1 : 1;
-    if (r[i] !== s[i]) return r[i] < s[i] ? -1 : 1;
-  }
-  const [p, q] = found.map((m) => (m[2] || "").split("+")[0]);
-  return p === q ? 0 : null;
-}
-const ORDERED = { "<": (c) => c < 0, "<=": (c) => c <= 0, ">": (c) => c > 0, ">=": (c) => c >= 0, "==": (c) => c === 0, "!=": (c) => c !== 0 };
-
 // Of a membership test `t` and the printed value v: [whether the test holds, the items in
 // words], or null when the values decide nothing.
 export function membership(t, v, values) {
@@ -99,16 +67,7 @@ export function tried(t, values, one) {
     const hold = subs.filter((x) => x?.[3]);
     return hold.length || subs.every(Boolean) ? [t, hold.length ? hold : subs, null, hold.length > 0] : null;
   }
-  if (!t.right) { // a printed value alone: raised when (not) empty
-    const v = text(values, t.left);
-    const true_ = truth(v);
-    return true_ === null ? null : [t, v, null, true_ === (t.op === "truthy")];
-  }
-  if (t.op[0] === "v") { // two printed versions
-    const [a, b] = [text(values, t.left), text(values, t.right)];
-    const order = versionOrder(a, b);
-    return order === null ? null : [t, a, b, ORDERED[t.op.slice(1)](order)];
-  }
+  if (own(t)) return parts?.tried(t, values);
   if (any(t)) {
     const items = collection(values, t.left);
     const among = items && registered(values, t.right);
@@ -123,21 +82,13 @@ export function tried(t, values, one) {
 // inside another: the build's compactor reads strings by their quotes.)
 export const said = (t, a, b, say) => {
   if (t.op === "or") return a.map((x) => say(...x)).join(" or ");
-  if (!t.right) return t.left + " = " + a + " " + WORDS[t.op];
-  if (t.op[0] === "v") return t.left + " = " + a + " " + WORDS[t.op] + " " + t.right + " = " + b;
+  if (own(t)) return parts.said(t, a, b);
   const value = any(t) ? " (" + a + ")" : " = " + a;
   const words = one(t) ? (t.op === "in" ? "is" : "is not") : WORDS[t.op];
   return t.left + value + " " + words + " " + (Array.isArray(t.right) ? b : t.right + " (" + b + ")");
 };
 export function bound(t, b, s, a) {
-  if (!t.right) return t.op === "truthy" ? "empty" : "not empty";
-  if (t.op[0] === "v") { // of versions, which pass (answer.py's _bound_of)
-    const op = t.op.slice(1);
-    const other = s === "left" ? b : a;
-    if (op[1] === "=" && op[0] !== "<" && op[0] !== ">") return op === "!=" ? other : "anything but " + other;
-    const below = s === "left" ? op[0] === ">" : op[0] === "<";
-    return op.length === 1 ? (below ? "at most " : "at least ") + other : (below ? "older" : "newer") + " than " + other;
-  }
+  if (own(t)) return parts.bound(t, b, s, a);
   return one(t) ? (t.op === "in" ? `anything but ${b}` : b) : `${t.op === "in" ? "none" : "one"} of ${b}`;
 }
 
