@@ -1090,3 +1090,31 @@ def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does
             page = {"verdict": said["lines"][0]}
         expected.append([page, said["computed"]])
     assert json.loads(done.stdout) == expected
+
+
+def test_the_api_document_carries_the_registry_where_its_tests_read_it():
+    """derived_document: a vLLM record of the registry's release whose tests read the local
+    the code holds the registry in carries it (beside a membership in a list of the code's)."""
+    from errorkb.projects.vllm import archs
+
+    table = archs.table()
+    if not table:
+        pytest.skip("no archs.json")
+    message = "Unknown head_size {head_size}; architectures {architectures}"
+    condition = (
+        "head_size not in (64, 128) and "
+        "not any((arch in all_supported_archs for arch in architectures))"
+    )
+    versions = {"first": "0.1.0", "last": table["release"]}
+    rec = record(message, condition)
+    rec.data |= {"versions": versions, "project": "vllm"}
+    rec.project = "vllm"
+    doc = api.derived_document(rec)
+    assert doc["tests"][0][1] == {
+        "left": "architectures",
+        "op": "none in",
+        "right": "all_supported_archs",
+    }
+    assert doc["registry"]["items"] == table["architectures"]
+    rec.data["versions"] = {"first": "0.1.0", "last": "0.1.0"}  # another release: not its list
+    assert "registry" not in api.derived_document(rec)

@@ -108,7 +108,7 @@ def derived_document(
     if tests:
         out["tests"] = tests
         found = registry(record)
-        read = {t.get("right") for group in tests for t in group}
+        read = [t.get("right") for group in tests for t in group]
         if found and found["name"] in read:
             out["registry"] = found
     elif not passes and not record.derived.get("divisibility"):
