@@ -1213,6 +1213,14 @@ def error_document_schema(base_url: str) -> dict:
                                                     "or",
                                                     "on",
                                                     "off",
+                                                    "truthy",
+                                                    "falsy",
+                                                    "v<",
+                                                    "v<=",
+                                                    "v>",
+                                                    "v>=",
+                                                    "v==",
+                                                    "v!=",
                                                 ]
                                             },
                                             "right": {
