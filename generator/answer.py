@@ -235,18 +235,24 @@ def _relation(spec: dict | None, values: dict) -> dict | None:
 
 
 # What a raise test's parts say, and what passes instead: raised when `left op right`.
-_WORDS = {
+_ORDER_WORDS = {
     ">": "is greater than",
     ">=": "is at least",
     "<": "is less than",
     "<=": "is at most",
     "==": "equals",
     "!=": "differs from",
+}
+_WORDS = {
+    **_ORDER_WORDS,
     "%": "is not a multiple of",
     "in": "is among",
     "not in": "is not among",
     "none in": "has no item among",
     "some in": "has an item among",
+    "truthy": "is not empty",
+    "falsy": "is empty",
+    **{"v" + op: word for op, word in _ORDER_WORDS.items()},
 }
 # A test of two collections the message prints (api._any_member): whether an item of the
 # first is in the second.
@@ -362,7 +368,7 @@ def _collection(values: dict, name: object) -> list[str] | None:
 
 def _shown(test: dict, side: str, value: float) -> str:
     """A side in words; the number a capability is compared with as the GPU's (80: 8.0)."""
-    other = test["right" if side == "left" else "left"]
+    other = test.get("right" if side == "left" else "left")
     return f"{value / 10:.1f}" if isinstance(other, dict) else _named(test[side], value)
 
 
@@ -445,9 +451,68 @@ def _tie(test: dict, values: dict) -> bool:
     return a is not None and a == b and rounded
 
 
+# A value as Python prints it when it is false: None, zero, an empty text or collection.
+_FALSY = {"", "None", "False", "''", '""', "[]", "()", "{}", "set()", "frozenset()"}
+_FALSY |= {"dict_keys([])", "dict_values([])", "dict_items([])"}
+
+
+def truth(text: str | None) -> bool | None:
+    """Whether a printed value is true in Python: false as None, 0, empty; None (nothing
+    said) for an object's own repr (`<...>`, `tensor(...)`), whose truth is its class's."""
+    if text is None:
+        return None
+    text = text.strip()
+    if text in _FALSY:
+        return False
+    if text.startswith("<") or re.match(r"\w+\(", text):
+        return None
+    n = _number({"v": text}, "v")
+    return text != "" if n is None else n != 0
+
+
+# A version as printed (`0.1.1`, `v2.4.0`, `0.0.9.post2`, `2.5.1+cu121`): its release's
+# numbers and what follows (the local part `+cu121` aside).
+_VERSION = re.compile(r"v?(\d+(?:\.\d+)*)([-_.+]?[a-z][a-z0-9._+-]*)?", re.I)
+
+
+def version_order(a: str | None, b: str | None) -> int | None:
+    """-1, 0 or 1 as version a is older, the same or newer than b; None when the text does
+    not say (not versions, or one release with different tags: rc, post, dev)."""
+    matched = [_VERSION.fullmatch(v.strip()) if v is not None else None for v in (a, b)]
+    found = [m for m in matched if m is not None]
+    if len(found) < 2:
+        return None
+    releases = [[int(n) for n in m[1].split(".")] for m in found]
+    for r in releases:
+        while len(r) > 1 and r[-1] == 0:
+            r.pop()
+    if releases[0] != releases[1]:
+        return -1 if releases[0] < releases[1] else 1
+    tags = [(m[2] or "").split("+")[0] for m in found]
+    return 0 if tags[0] == tags[1] else None
+
+
+_ORDERED = {
+    "<": lambda c: c < 0,
+    "<=": lambda c: c <= 0,
+    ">": lambda c: c > 0,
+    ">=": lambda c: c >= 0,
+    "==": lambda c: c == 0,
+    "!=": lambda c: c != 0,
+}
+
+
 def _tried(test: dict, values: dict) -> tuple[dict, Any, Any, bool] | None:
     """One part of a condition on the values: (the part, its sides' values, whether it
     holds), or None when the values decide nothing."""
+    if test["op"] in ("truthy", "falsy"):  # a printed value alone: raised when (not) empty
+        text = _text(values, test["left"])
+        true = truth(text)
+        return None if true is None else (test, text, None, true == (test["op"] == "truthy"))
+    if test["op"].startswith("v"):  # two printed versions
+        old, new = _text(values, test["left"]), _text(values, test["right"])
+        order = version_order(old, new)
+        return None if order is None else (test, old, new, _ORDERED[test["op"][1:]](order))
     if test["op"] in _ANY:  # two collections the message prints, both whole
         items, among = _collection(values, test["left"]), _collection(values, test["right"])
         if items is None or among is None:
@@ -542,7 +607,7 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
         if changes:
             out["change"] = "To pass it, " + ", or ".join(changes) + "."
             if free and all(
-                isinstance(free[0][0][k], str | int | float) for k in ("left", "right")
+                isinstance(free[0][0].get(k, ""), str | int | float) for k in ("left", "right")
             ):
                 t, a, b, _ = free[0]  # a part no setting decides: its values that pass too
                 sides = _passing_sides(t, a, b)
@@ -554,7 +619,7 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
             return out
         if t["op"] in _VERDICT:
             return out  # the verdict alone: which items the code takes is its own list
-        if isinstance(t["left"], dict) or isinstance(t["right"], dict):
+        if isinstance(t["left"], dict) or isinstance(t.get("right"), dict):
             side = "left" if isinstance(t["left"], dict) else "right"
             words, number = _bound(t["op"], side, a, b).rsplit(" ", 1)
             shown = f"{float(number) / 10:.1f}"
@@ -569,7 +634,7 @@ def _passing_sides(t: dict, a, b) -> list[str]:
     """Each side's values that pass a part, in words; of a membership test, the value's
     alone (the collection is what the code accepts)."""
     sides = ("left",) if t["op"] in ("in", "not in") else ("left", "right")
-    return [f"{t[k]} {_bound_of(t, k, a, b)}" for k in sides if isinstance(t[k], str)]
+    return [f"{t[k]} {_bound_of(t, k, a, b)}" for k in sides if isinstance(t.get(k), str)]
 
 
 def _said(t: dict, a, b) -> str:
@@ -577,6 +642,8 @@ def _said(t: dict, a, b) -> str:
     hold when one does, else all."""
     if t["op"] == "or":
         return " or ".join(_said(*x[:3]) for x in a)
+    if "right" not in t:  # a printed value alone
+        return f"{_shown(t, 'left', a)} {_word(t)}"
     return f"{_shown(t, 'left', a)} {_word(t)} {_shown(t, 'right', b)}"
 
 
@@ -593,9 +660,20 @@ def _word(t: dict) -> str:
 
 
 def _bound_of(t: dict, side: str, a, b) -> str:
-    """_bound, and of a text the code compares with, that text or anything but it."""
+    """_bound, and of a text the code compares with, that text or anything but it; of a
+    printed value alone, empty or not; of versions, which pass."""
     if _one(t):
         return f"anything but {b[0]}" if t["op"] == "in" else str(b[0])
+    if "right" not in t:
+        return "empty" if t["op"] == "truthy" else "not empty"
+    if t["op"].startswith("v"):
+        op = t["op"][1:]
+        if op in ("==", "!="):
+            return _bound(op, side, a, b)
+        other, below = (b, op[0] == ">") if side == "left" else (a, op[0] == "<")
+        if len(op) == 1:  # a < b passes at a >= b
+            return f"{'at most' if below else 'at least'} {other}"
+        return f"{'older' if below else 'newer'} than {other}"
     return _bound(t["op"], side, a, b)
 
 
@@ -662,9 +740,11 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
         docs = [today_doc]
     if not docs:  # no document to answer from (the bot could not fetch the page's JSON)
         return None
+    values, note = registered(docs[0], values)
     for one in docs:
         said = _answer(one, values)
         if said["computed"]:
+            said["lines"] += [note] if note and one is docs[0] else []
             return said
     derived = docs[0].get("derived") or {}
     said = _answer(docs[0], values)
@@ -688,6 +768,23 @@ def answer(doc: dict, values: dict, today_doc: dict | None = None) -> dict | Non
     said["why_not"] = reason
     said["lines"].append(f"No answer computed from these values: {reason}.")
     return said
+
+
+def registered(doc: dict, values: dict) -> tuple[dict, str]:
+    """The values, with the collection a test reads that the paste does not print whole (or
+    prints cut short) taken from the engine's registry at the page's release
+    (computed.derived.registry: vLLM's architectures), and the line that says so; else the
+    values as they are and no line."""
+    reg = ((doc.get("computed") or {}).get("derived") or {}).get("registry") or {}
+    name, items = reg.get("name"), reg.get("items")
+    if not name or not items or _collection(values, name) is not None:
+        return values, ""
+    note = (  # the page prints it as it is (error.html's data-registry)
+        f"{name} is taken as the {len(items)} architectures vLLM {reg.get('release')} "
+        "registers, read from its code: the release you ran may register fewer, a plug-in "
+        "more."
+    )
+    return {**values, name: repr(list(items))}, note
 
 
 def _answer(doc: dict, values: dict) -> dict:

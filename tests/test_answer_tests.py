@@ -508,6 +508,54 @@ def test_a_long_conditions_comparisons_of_printed_values_are_tested():
     ]
 
 
+def test_a_printed_value_alone_is_tested_for_emptiness():
+    """SGLang's `unrecognized arguments` (condition `remaining`): raised when the arguments
+    nobody parsed, as printed, are not empty; `not x` when they are. An object's own repr
+    says nothing of its truth."""
+    rec = record("error: unrecognized arguments: {remaining}", "remaining")
+    assert api.case_tests(rec) == [[{"left": "remaining", "op": "truthy"}]]
+    said = answer(doc_of(rec), {"remaining": "--enable-reasoning"})
+    assert said["computed"] and said["lines"] == [
+        "With your values the check fails: remaining = --enable-reasoning is not empty.",
+        "It passes with remaining empty.",
+    ]
+    assert answer(doc_of(rec), {"remaining": "[]"})["lines"][0].startswith(
+        "With your values this check passes"
+    )
+    assert not answer(doc_of(rec), {"remaining": "<Foo object at 0x7f>"})["computed"]
+    negated = record("No groups: {groups}", "not groups")
+    assert api.case_tests(negated) == [[{"left": "groups", "op": "falsy"}]]
+    assert answer(doc_of(negated), {"groups": "{}"})["computed"]
+
+
+def test_printed_versions_are_compared_as_versions():
+    """SGLang's sgl-kernel check (pkg_version.parse(installed_version) <
+    pkg_version.parse(min_version)): decided where the releases differ, or both read alike;
+    one release with different tags (rc, post, dev) decides nothing."""
+    rec = record(
+        "{pkg} is installed with version {installed_version}, which is less than the minimum "
+        "required version {min_version}.",
+        "not _should_skip_kernel_pkg_version_check(pkg) and "
+        "pkg_version.parse(installed_version) < pkg_version.parse(min_version)",
+    )
+    assert api.case_tests(rec) == [
+        [{"left": "installed_version", "op": "v<", "right": "min_version"}]
+    ]
+    said = answer(doc_of(rec), {"installed_version": "0.0.9.post2", "min_version": "0.1.1"})
+    assert said["lines"] == [
+        "With your values the check fails: installed_version = 0.0.9.post2 is less than "
+        "min_version = 0.1.1.",
+        "It passes with installed_version at least 0.1.1 or min_version at most 0.0.9.post2.",
+    ]
+    same = answer(doc_of(rec), {"installed_version": "0.1.1", "min_version": "0.1.1.0"})
+    assert same["lines"][0].startswith("With your values this check passes")
+    assert not answer(doc_of(rec), {"installed_version": "0.1.1rc1", "min_version": "0.1.1"})[
+        "computed"
+    ]
+    newer = answer(doc_of(rec), {"installed_version": "0.10.0", "min_version": "0.9.2"})
+    assert newer["lines"][0].startswith("With your values this check passes")
+
+
 def test_values_equal_as_printed_with_decimals_decide_no_order():
     """vLLM's memory profiling assert (init_free_memory >= free_gpu_memory) pasted with both
     printed as 30.3 GiB: rounded, the paste does not say which was larger."""
@@ -902,6 +950,20 @@ CASES = [
     ),
     ([[{"left": "q", "op": "==", "right": "m"}]], {"q": "a", "m": "'a'"}),
     ([[{"left": "q", "op": "!=", "right": 0}]], {"q": "abc"}),
+    # a printed value alone: raised when it is (not) empty; an object's repr decides nothing
+    ([[{"left": "r", "op": "truthy"}]], {"r": "--enable-reasoning"}),
+    ([[{"left": "r", "op": "truthy"}]], {"r": "[]"}),
+    ([[{"left": "r", "op": "falsy"}]], {"r": "None"}),
+    ([[{"left": "r", "op": "truthy"}]], {"r": "<object at 0x7f>"}),
+    ([[{"left": "r", "op": "truthy"}, {"setting": "--x", "op": "off"}]], {"r": "{'a': 1}"}),
+    # two printed versions: decided where the releases differ, or both read alike
+    ([[{"left": "i", "op": "v<", "right": "m"}]], {"i": "0.0.9.post2", "m": "0.1.1"}),
+    ([[{"left": "i", "op": "v<", "right": "m"}]], {"i": "0.1.1", "m": "v0.1.1.0"}),
+    ([[{"left": "i", "op": "v<", "right": "m"}]], {"i": "0.1.1rc1", "m": "0.1.1"}),
+    ([[{"left": "i", "op": "v>=", "right": "m"}]], {"i": "2.5.1+cu121", "m": "2.5"}),
+    ([[{"left": "i", "op": "v<=", "right": "m"}]], {"i": "1.2", "m": "1.10"}),
+    ([[{"left": "i", "op": "v!=", "right": "m"}]], {"i": "1.2", "m": "1.3"}),
+    ([[{"left": "i", "op": "v<", "right": "m"}]], {"i": "latest", "m": "1.3"}),
 ]
 
 
@@ -939,3 +1001,120 @@ def test_fmt_prints_integers_whole_and_six_digits_else():
         "0.896599",
         "1234570",
     ]
+
+
+def test_vllms_registered_architectures_are_read_from_its_registry_code():
+    """archs.read: the keys of _VLLM_MODELS, its spread dicts' and a comprehension's that keeps
+    the keys of a dict it holds whole; the local the code holds get_supported_archs() in."""
+    from errorkb.projects.vllm import archs
+
+    code = (
+        "_TEXT = {'LlamaForCausalLM': ('llama', 'L'), 'GlmForCausalLM': ('glm', 'G')}\n"
+        "_EMBED = {'BertModel': ('bert', 'B'), **{k: v for k, v in _TEXT.items() if v}}\n"
+        "_VLLM_MODELS = {**_TEXT, **_EMBED}\n"
+        "class R:\n"
+        "    def f(self, architectures):\n"
+        "        all_supported_archs = self.get_supported_archs()\n"
+    )
+    assert archs.read(code) == {
+        "architectures": ["BertModel", "GlmForCausalLM", "LlamaForCausalLM"],
+        "held_as": ["all_supported_archs"],
+    }
+    with pytest.raises(ValueError):  # a comprehension over a dict it does not hold whole
+        archs.read("_X = {'A': 1}\n_VLLM_MODELS = {**{k: v for k, v in _X.items()}}\n")
+
+
+def test_a_registry_the_message_does_not_print_whole_answers_from_the_release():
+    """vLLM's unsupported-architecture check pasted without its supported list (or with it
+    cut short): tested on the architectures the page's release registers, and said so."""
+    rec = record(
+        "Model architectures {architectures} failed to be inspected.",
+        "any((arch in all_supported_archs for arch in architectures))",
+    )
+    assert api.case_tests(rec) == []  # without a registry: the message prints no list
+    tests = [[{"left": "architectures", "op": "some in", "right": "all_supported_archs"}]]
+    reg = {"release": "0.33.0", "name": "all_supported_archs", "items": ["LlamaForCausalLM"]}
+    doc = {"derived": rec.derived, "computed": {"derived": {"tests": tests, "registry": reg}}}
+    said = answer(doc, {"architectures": "['LlamaForCausalLM']"})
+    assert said["computed"] and said["lines"] == [
+        "With your values the check fails: architectures (LlamaForCausalLM) has an item among "
+        "all_supported_archs (LlamaForCausalLM).",
+        "all_supported_archs is taken as the 1 architectures vLLM 0.33.0 registers, read from "
+        "its code: the release you ran may register fewer, a plug-in more.",
+    ]
+    printed = answer(doc, {"architectures": "['X']", "all_supported_archs": "['X', 'Y']"})
+    assert printed["lines"] == [  # the paste's own list, whole: the registry is not read
+        "With your values the check fails: architectures (X) has an item among "
+        "all_supported_archs (X, Y)."
+    ]
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="needs Node")
+def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does():
+    """On a page with #your-case [data-registry], members.js fetches the release's
+    architectures (/assets/vllm-archs.json) and tests the values on them as answer.py does on
+    the API document's; the page's line that says so is shown only then."""
+    table = {"release": "0.33.0", "held_as": ["all_supported_archs"], "architectures": ["A", "B"]}
+    reg = {"release": "0.33.0", "name": "all_supported_archs", "items": ["A", "B"]}
+    cases = [
+        ([[{"left": "architectures", "op": "none in", "right": "all_supported_archs"}]], v)
+        for v in ({"architectures": "['C']"}, {"architectures": "['B']"}, {"x": "1"})
+    ]
+    script = (
+        "const el = { dataset: { registry: 'vllm-archs.json' }, hidden: true };\n"
+        "globalThis.document = {\n"
+        "  querySelector: (s) => (s === '[data-registry]' ? el : null),\n"
+        "  getElementById: () => null,\n"
+        "};\n"
+        f"globalThis.fetch = async () => ({{ json: async () => ({json.dumps(table)}) }});\n"
+        f'const {{ testsAnswer }} = await import("{REPO / "templates/assets/tests.js"}");\n'
+        f'const members = await import("{REPO / "templates/assets/members.js"}");\n'
+        "const cases = JSON.parse(process.argv[1]);\n"
+        "console.log(JSON.stringify(cases.map(([g, v]) => {\n"
+        "  el.hidden = true;\n"
+        "  return [testsAnswer(g, v, members), !el.hidden];\n"
+        "})));\n"
+    )
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script, json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    expected = []
+    for groups, values in cases:
+        doc = {"derived": {}, "computed": {"derived": {"tests": groups, "registry": reg}}}
+        said = answer(doc, values)
+        page = None
+        if said["computed"]:
+            page = {"verdict": said["lines"][0]}
+        expected.append([page, said["computed"]])
+    assert json.loads(done.stdout) == expected
+
+
+def test_the_api_document_carries_the_registry_where_its_tests_read_it():
+    """derived_document: a vLLM record of the registry's release whose tests read the local
+    the code holds the registry in carries it (beside a membership in a list of the code's)."""
+    from errorkb.projects.vllm import archs
+
+    table = archs.table()
+    if not table:
+        pytest.skip("no archs.json")
+    message = "Unknown head_size {head_size}; architectures {architectures}"
+    condition = (
+        "head_size not in (64, 128) and "
+        "not any((arch in all_supported_archs for arch in architectures))"
+    )
+    versions = {"first": "0.1.0", "last": table["release"]}
+    rec = record(message, condition)
+    rec.data |= {"versions": versions, "project": "vllm"}
+    rec.project = "vllm"
+    doc = api.derived_document(rec)
+    assert doc["tests"][0][1] == {
+        "left": "architectures",
+        "op": "none in",
+        "right": "all_supported_archs",
+    }
+    assert doc["registry"]["items"] == table["architectures"]
+    rec.data["versions"] = {"first": "0.1.0", "last": "0.1.0"}  # another release: not its list
+    assert "registry" not in api.derived_document(rec)

@@ -380,8 +380,13 @@ _DYNAMIC_IMPORT = re.compile(r"""\bimport\(\s*["']\./([\w.-]+\.js)["']\s*\)""")
 # A module case.js loads only on a page with an element of this id: counted only there
 # (tests.js, the condition tested on the values: Your case with tests, which it runs unless
 # the page's own section, a calculator, answers for the values; members.js, its membership
-# tests, where it has one).
-ONLY_WITH = {"/assets/tests.js": "case-tests", "/assets/members.js": "case-members"}
+# tests, where it has one; parts.js, which members.js loads where a part is a printed value
+# alone or two versions).
+ONLY_WITH = {
+    "/assets/tests.js": "case-tests",
+    "/assets/members.js": "case-members",
+    "/assets/parts.js": "case-parts",
+}
 
 
 def own_weight(facts, size, source) -> tuple[int, int]:

@@ -107,9 +107,32 @@ def derived_document(
     tests = case_tests(record)
     if tests:
         out["tests"] = tests
+        found = registry(record)
+        read = [t.get("right") for group in tests for t in group]
+        if found and found["name"] in read:
+            out["registry"] = found
     elif not passes and not record.derived.get("divisibility"):
         out["why_not"] = why_not(record.derived, out)  # nothing turns values into an answer
     return out
+
+
+def registry(record: Record) -> dict | None:
+    """The model architectures the record's engine registers (generator/projects/<project>/
+    archs.json, read from its registry's code), where the record's check is printed by that
+    release: {"release", "name" (the local the code holds them in), "items"}."""
+    if getattr(record, "project", None) != "vllm":
+        return None
+    from errorkb.projects.vllm import archs
+
+    table = archs.table()
+    last = (record.data.get("versions") or {}).get("last")
+    if not table or not table.get("held_as") or last != table.get("release"):
+        return None
+    return {
+        "release": table["release"],
+        "name": table["held_as"][0],
+        "items": table["architectures"],
+    }
 
 
 def wording_renames(record: Record, live: Record | None = None) -> dict[str, str]:
@@ -376,10 +399,17 @@ def case_tests(record: Record) -> list[list[dict]]:
             if part
         }
         spelled = (block.get("collections") or {}, block.get("lookups") or {})
+        held = (
+            set((registry(record) or {}).get("name", "").split())
+            if block is record.derived
+            else set()
+        )
         group = [
             t
             for t in (
-                _test(p, names, settings, printed, whole, renamed, spelled) for p in parts if p
+                _test(p, names | held, settings, printed, whole, renamed, spelled)
+                for p in parts
+                if p
             )
             if t
         ]
@@ -427,6 +457,9 @@ def _test(
     member = _membership(node, names, settings, collections, printed) or _any_member(node, names)
     if member:
         return member
+    found = _truthiness(node, names, printed) or _versions(node, names, printed)
+    if found:
+        return found
     compared = _comparison(node)
     if compared is None:
         return None
@@ -458,6 +491,53 @@ def _test(
         if scale:
             out["scale"] = scale
     return out
+
+
+def _printed_name(node: ast.expr, names: set[str], printed: dict | None) -> str | None:
+    """The placeholder a name or attribute of the condition prints as: its own last part,
+    or the one `printed` gives the expression."""
+    shown = (printed or {}).get(re.sub(r"\s+", " ", ast.unparse(node)))
+    if shown in names:
+        return shown
+    if isinstance(node, ast.Name | ast.Attribute):
+        last = node.id if isinstance(node, ast.Name) else node.attr
+        return last if last in names else None
+    return None
+
+
+def _truthiness(node: ast.expr, names: set[str], printed: dict | None) -> dict | None:
+    """A part that is a printed value alone (`remaining`: the arguments nobody parsed;
+    `not kv_cache_groups`): raised when the value is not empty ("truthy"), or when it is
+    ("falsy"); answer.py reads the value as Python printed it."""
+    negated, inner = _unnegated(node)
+    name = _printed_name(inner, names, printed)
+    return {"left": name, "op": "falsy" if negated else "truthy"} if name else None
+
+
+# The calls that read a version text (`packaging.version.parse`, `Version`, pkg_resources').
+_VERSION_CALLS = {"parse", "Version", "parse_version", "LooseVersion", "StrictVersion"}
+
+
+def _versions(node: ast.expr, names: set[str], printed: dict | None) -> dict | None:
+    """`pkg_version.parse(installed_version) < pkg_version.parse(min_version)` where the
+    message prints both versions: a version comparison ("v<"), which answer.py decides where
+    the two releases differ, or both read alike."""
+    compared = _comparison(node)
+    if compared is None:
+        return None
+    left, symbol, right = compared
+    sides = []
+    for side in (left, right):
+        if not isinstance(side, ast.Call) or len(side.args) != 1 or side.keywords:
+            return None
+        call = side.func
+        called = call.id if isinstance(call, ast.Name) else getattr(call, "attr", "")
+        if called not in _VERSION_CALLS:
+            return None
+        sides.append(_printed_name(side.args[0], names, printed))
+    if None in sides or sides[0] == sides[1]:
+        return None
+    return {"left": sides[0], "op": "v" + symbol, "right": sides[1]}
 
 
 def _lookup(node: ast.expr, lookups: dict) -> ast.expr | None:
@@ -1133,6 +1213,14 @@ def error_document_schema(base_url: str) -> dict:
                                                     "or",
                                                     "on",
                                                     "off",
+                                                    "truthy",
+                                                    "falsy",
+                                                    "v<",
+                                                    "v<=",
+                                                    "v>",
+                                                    "v>=",
+                                                    "v==",
+                                                    "v!=",
                                                 ]
                                             },
                                             "right": {
@@ -1156,6 +1244,14 @@ def error_document_schema(base_url: str) -> dict:
                                 "read prints, by its place in the two messages: old name -> "
                                 "that name. The tests run on a paste of the older wording "
                                 "through it",
+                            },
+                            "registry": {
+                                "type": "object",
+                                "required": ["release", "name", "items"],
+                                "description": "generated from the code, never written by "
+                                "hand: the collection a test reads by `name` that the message "
+                                "does not print whole (the model architectures the engine "
+                                "registers, at `release`); the answer tests the values on it",
                             },
                             "why_not": {
                                 "type": "string",

@@ -77,9 +77,14 @@ async function tellTests(box, values) {
   const said = testsAnswer(groups, values, await members());
   if (!said) return false;
   const out = box.querySelector("[data-case-try]");
-  out.replaceChildren(el("strong", "", said.verdict), ...(said.change ? [" ", said.change] : []));
+  out.replaceChildren(el("strong", "", ...flags(said.verdict)), ...(said.change ? [" ", ...flags(said.change)] : []));
   out.hidden = false;
   return true;
+}
+
+// A flag in the answer as code, never cut at its hyphens on a phone.
+function flags(t) {
+  return t.split(/(--[\w-]+)/).map((p, i) => (i % 2 ? el("code", "", p) : p));
 }
 
 // A membership test's side (members.js): only where the page's tests have one.

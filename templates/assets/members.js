@@ -6,6 +6,10 @@ import { fmt, text } from "./tests.js";
 import { MAX_SHOWN, number } from "./try.js";
 
 const WORDS = { in: "is among", "not in": "is not among", "none in": "has no item among", "some in": "has an item among" };
+// A part that is a printed value alone (no right side) or two versions (op "v<"...): parts.js,
+// loaded only on a page whose tests have one (#case-parts; under Node, the parity tests, always).
+const parts = !globalThis.document || document.getElementById("case-parts") ? await import("./parts.js") : null;
+const own = (t) => !t.right || t.op[0] === "v";
 // A test of two collections the message prints (answer.py's _ANY): an item of one in the other.
 export const any = (t) => t.op === "none in" || t.op === "some in";
 // A part whose answer is its verdict alone: of two collections, or of alternatives (`or`).
@@ -28,6 +32,13 @@ export function collection(values, name) {
   return items.length && !inner.replace(QUOTED, "").replaceAll(",", "").trim() ? items : null;
 }
 
+// The collection a test reads that the message may not print whole: the architectures the
+// engine registers at the page's release (answer.py's registered), fetched only on a page
+// that has them (#your-case [data-registry]); its line is shown once they answer.
+const reg = globalThis.document?.querySelector("[data-registry]");
+const archs = reg && (await fetch(new URL(reg.dataset.registry, import.meta.url)).then((r) => r.json()).catch(() => 0));
+const registered = (values, name) => collection(values, name) || (archs?.held_as[0] === name && !(reg.hidden = 0) && archs.architectures) || null;
+
 // Whether a printed value is one of the items: a number among numbers, else as printed.
 function member(v, among) {
   if (v === null || among === null) return null;
@@ -38,6 +49,7 @@ function member(v, among) {
   return among.map(String).includes(v);
 }
 
+// Whether a printed value is true in Python (answer.py's truth): null for an object's repr.
 // Of a membership test `t` and the printed value v: [whether the test holds, the items in
 // words], or null when the values decide nothing.
 export function membership(t, v, values) {
@@ -55,8 +67,10 @@ export function tried(t, values, one) {
     const hold = subs.filter((x) => x?.[3]);
     return hold.length || subs.every(Boolean) ? [t, hold.length ? hold : subs, null, hold.length > 0] : null;
   }
+  if (own(t)) return parts?.tried(t, values);
   if (any(t)) {
-    const [items, among] = [collection(values, t.left), collection(values, t.right)];
+    const items = collection(values, t.left);
+    const among = items && registered(values, t.right);
     return items && among && [t, listed(items), listed(among), items.some((i) => among.includes(i)) === (t.op === "some in")];
   }
   const v = text(values, t.left);
@@ -68,11 +82,15 @@ export function tried(t, values, one) {
 // inside another: the build's compactor reads strings by their quotes.)
 export const said = (t, a, b, say) => {
   if (t.op === "or") return a.map((x) => say(...x)).join(" or ");
+  if (own(t)) return parts.said(t, a, b);
   const value = any(t) ? " (" + a + ")" : " = " + a;
   const words = one(t) ? (t.op === "in" ? "is" : "is not") : WORDS[t.op];
   return t.left + value + " " + words + " " + (Array.isArray(t.right) ? b : t.right + " (" + b + ")");
 };
-export const bound = (t, b) => (one(t) ? (t.op === "in" ? `anything but ${b}` : b) : `${t.op === "in" ? "none" : "one"} of ${b}`);
+export function bound(t, b, s, a) {
+  if (own(t)) return parts.bound(t, b, s, a);
+  return one(t) ? (t.op === "in" ? `anything but ${b}` : b) : `${t.op === "in" ? "none" : "one"} of ${b}`;
+}
 
 // Why a membership test decided nothing: the collection the paste prints is cut short.
 export function cutShort(tests, values) {

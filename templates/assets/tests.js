@@ -115,8 +115,10 @@ function tie(t, values) {
 // `members`: members.js, where a test is a membership (case.js loads it only then): its
 // tests, their words and what passes them.
 export function testsAnswer(groups, values, members = null) {
-  const boundOf = (t, s, a, b) => (t.op.includes("in") ? members.bound(t, b) : bound(t.op, s, a, b));
-  const say = (t, a, b) => (t.op.includes("in") || t.op === "or" ? members.said(t, a, b, say) : `${shown(t, "left", a)} ${WORDS[t.op]} ${shown(t, "right", b)}`);
+  // members.js keeps the parts that are no comparison of numbers (memberships, alternatives,
+  // a printed value alone, versions)
+  const boundOf = (t, s, a, b) => (t.op in WORDS ? bound(t.op, s, a, b) : members.bound(t, b, s, a));
+  const say = (t, a, b) => (t.op in WORDS ? `${shown(t, "left", a)} ${WORDS[t.op]} ${shown(t, "right", b)}` : members.said(t, a, b, say));
   // A part of the condition on the values (answer.py's _tried): [t, a, b, whether it holds].
   const one = (t) => {
     let [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
@@ -130,7 +132,7 @@ export function testsAnswer(groups, values, members = null) {
     const tried = [];
     const ways = group.filter((t) => t.setting).map(settingWay);
     for (const t of group.filter((t) => !t.setting)) {
-      const found = t.op.includes("in") || t.op === "or" ? members?.tried(t, values, one) : one(t);
+      const found = t.op in WORDS ? one(t) : members?.tried(t, values, one);
       if (found) tried.push(found);
     }
     if (!tried.length && !ways.length) continue;

@@ -2,6 +2,7 @@
 the browser), the checks they make of records and example commands, model presets, the
 calculator on record pages and at /calc/, and its `errorkb calc` command."""
 
+import json
 from pathlib import Path
 
 from errorkb import urls
@@ -60,7 +61,7 @@ class Vllm(Wing):
 
         modules = {Path(m.__file__).name: Path(m.__file__).read_bytes() for m in CALC_MODULES}
         data = tables.calc_data(content, {**assets, **modules}, list(modules))
-        return {**modules, tables.CALC_DATA: data}
+        return {**modules, tables.CALC_DATA: data, **archs_asset()}
 
     def log_prefixes(self):
         # vLLM's logger: ERROR 11-01 09:43:08 [model.py:1560], in older releases without the
@@ -108,3 +109,14 @@ class Vllm(Wing):
 
 
 WING = Vllm()
+
+
+def archs_asset() -> dict[str, bytes]:
+    """/assets/vllm-archs.json: the architectures vLLM registers (archs.json), which an error
+    page whose Your case reads them fetches when the paste does not print them whole."""
+    from errorkb.projects.vllm import archs
+
+    table = archs.table()
+    if not table:
+        return {}
+    return {archs.ASSET: json.dumps(table, separators=(",", ":")).encode()}
