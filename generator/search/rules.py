@@ -78,6 +78,7 @@ GENERIC_WORDS = 4  # a template with fewer words of its own is generic: anyone's
 # Messages Python itself prints, which a template may restate: generic, whatever their length.
 _BUILTIN = re.compile(
     r"\{\} object has no attribute \{\}|\{\} object is not (?:subscriptable|callable|iterable)"
+    r"|(?:module|type object) \{\} has no attribute \{\}"
     r"|\{\} is not divisible by \{\}|name \{\} is not defined|no module named \{\}"
     r"|unsupported operand type|takes \{\} positional arguments? but \{\} (?:was|were) given"
     r"|got an unexpected keyword argument \{\}|invalid literal for int\(\)"
