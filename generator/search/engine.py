@@ -170,6 +170,9 @@ class Block:
     source: bool = False  # a raise statement of a traceback
     forms: list[Form] = field(default_factory=list)
     beside: bool = False  # no exception's, read beside those that are: its fits rank after
+    # The log level its first line names ("WARNING 08-19 18:30:11 [envs.py:2128] ..."): it
+    # names a record of a logger's line of that level, as an exception's name names one
+    level: str = ""
 
     @property
     def text(self) -> str:
@@ -312,7 +315,7 @@ def clean(text: str, rules: Rules, settings: dict) -> list[Block]:
             or current.source
             or (prefix and prefix != last_prefix)
         ):
-            current = Block(exception, bool(exception or wrapped))
+            current = Block(exception, bool(exception or wrapped), level=level_of(settings, raw))
             blocks.append(current)
         add(current, line, rest, settings)
         last_prefix = prefix or last_prefix
@@ -338,9 +341,18 @@ def clean(text: str, rules: Rules, settings: dict) -> list[Block]:
     return [with_forms(rules, settings, b, t) for t, b in chosen.items()]
 
 
+def level_of(settings: dict, raw: str) -> str:
+    """The log level a line names as a word of its own, in capitals (its log prefix's, or
+    one the prefix rules do not know: a systemd journal's "... vllm[87]: WARNING 08-19 ..."),
+    or ""."""
+    m = re.search(r"\b(" + "|".join(settings["levels"]) + r")\b", raw, re.ASCII)
+    return m[1] if m else ""
+
+
 def with_forms(rules: Rules, settings: dict, block: Block, text: str) -> Block:
     """The block as one line of text, with the readings it allows."""
     out = Block(block.exception, block.starts, [text], source=block.source, beside=block.beside)
+    out.level = block.level
     if block.source:
         kind = "statement" if whole_statement(rules, text) else "source"
         out.forms = [Form(source_text(rules, text), kind)]
@@ -1372,6 +1384,8 @@ def names_in(block: Block, exception: str) -> bool:
     """Whether the paste names this exception with the message: matches that print
     the same text are told apart by it (vLLM raises some messages as two exceptions)."""
     if block.exception is None:
+        if block.level and block.level == exception:
+            return True  # a logger's line of this level
         # Named anywhere in the line: "E   RuntimeError: ..." (pytest), a title's
         # 'RuntimeError("...")', a raise statement's
         at = block.text.find(exception) if exception else -1

@@ -117,8 +117,8 @@ function clean(text, rules, settings) {
   let held = null; // an exception's message a blank line may have parted
   let inTraceback = false;
   let lastPrefix = null;
-  const open = (exception, starts, source = false) => {
-    current = { exception, starts, source, lines: [], raws: [], size: 0 };
+  const open = (exception, starts, source = false, level = "") => {
+    current = { exception, starts, source, level, lines: [], raws: [], size: 0 };
     blocks.push(current);
   };
   const last = settings.lines; // the paste's last lines (rules.py's QUERY says why)
@@ -155,7 +155,7 @@ function clean(text, rules, settings) {
     if (!current && held && !exception && !(prefix && prefix !== lastPrefix)) current = held;
     held = null;
     if (exception || wrapped || !current || current.source || (prefix && prefix !== lastPrefix)) {
-      open(exception, Boolean(exception || wrapped));
+      open(exception, Boolean(exception || wrapped), false, levelOf(settings, raw));
     }
     add(current, line, rest, settings);
     lastPrefix = prefix || lastPrefix;
@@ -187,9 +187,15 @@ function clean(text, rules, settings) {
   return [...chosen].map(([joined, block]) => withForms(rules, settings, block, joined));
 }
 
+// engine.level_of: the log level a line names as a word of its own, in capitals, or ""
+function levelOf(settings, raw) {
+  const m = new RegExp(`\\b(${settings.levels.join("|")})\\b`).exec(raw);
+  return m ? m[1] : "";
+}
+
 // engine.with_forms
 function withForms(rules, settings, block, text) {
-  const out = { exception: block.exception, starts: block.starts, beside: Boolean(block.beside), text, forms: [] };
+  const out = { exception: block.exception, starts: block.starts, beside: Boolean(block.beside), level: block.level || "", text, forms: [] };
   if (block.source) {
     out.forms.push({ text: sourceText(rules, text), kind: wholeStatement(rules, text) ? "statement" : "source" });
     return out;
@@ -947,7 +953,7 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
   let best = null;
   for (const block of blocks) {
     // The exception's name also when it did not look like an exception (engine.names_in).
-    const named = block.exception ? `.${block.exception}`.endsWith(`.${doc.exception}`) : namesIn(block.text, doc.exception);
+    const named = block.exception ? `.${block.exception}`.endsWith(`.${doc.exception}`) : (block.level && block.level === doc.exception) || namesIn(block.text, doc.exception);
     for (let form of block.forms) {
       if (!SOURCES.includes(form.kind) && !block.exception && form.text.startsWith(head)) {
         form = { ...form, text: form.text.slice(head.length) };
