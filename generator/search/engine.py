@@ -654,10 +654,26 @@ class Fit:
                 end = text.find(nxt, end)
                 if end < 0:
                     break
-            if valid(self.rules, self.kinds[i], text[pos:end]) and self.at(i + 1, end):
+            value = text[pos:end]
+            if (valid(self.rules, self.kinds[i], value) or self.empty(i, value)) and self.at(
+                i + 1, end
+            ):
                 return self.take(seg[0], pos, end)
             end += 1
         return self.cut and self.cut_hole(i, pos)
+
+    def empty(self, i: int, value: str) -> bool:
+        """An untyped value the program printed empty ("Unknown quantization method: . Must
+        be one of ..." of ""), between two literals of the template's own."""
+        kind, pat = self.kinds[i], self.pat
+        return (
+            value == ""
+            and kind != "text"
+            and kind not in self.rules.whole
+            and 0 < i < len(pat) - 1
+            and isinstance(pat[i - 1], str)
+            and isinstance(pat[i + 1], str)
+        )
 
     def cut_first(self, seg: str) -> bool:
         """A cut text ends in the pattern's first literal, from its start or after a colon

@@ -384,11 +384,19 @@ class Fit {
         end = text.indexOf(nxt, end);
         if (end < 0) break;
       }
-      if (valid(this.rules, this.kinds[i], text.slice(pos, end)) && this.at(i + 1, end)) {
+      const value = text.slice(pos, end);
+      if ((valid(this.rules, this.kinds[i], value) || this.empty(i, value)) && this.at(i + 1, end)) {
         return this.take(seg[0], pos, end);
       }
     }
     return this.cut && this.cutHole(i, pos);
+  }
+
+  // engine.Fit.empty: an untyped value the program printed empty, between two literals
+  empty(i, value) {
+    const kind = this.kinds[i];
+    const pat = this.pat;
+    return value === "" && kind !== "text" && !has(this.rules.whole, kind) && i > 0 && i < pat.length - 1 && typeof pat[i - 1] === "string" && typeof pat[i + 1] === "string";
   }
 
   // A cut text ends in the pattern's first literal, from its start or after a colon (unfolded).
