@@ -357,8 +357,18 @@ def with_forms(rules: Rules, settings: dict, block: Block, text: str) -> Block:
         kind = "statement" if whole_statement(rules, text) else "source"
         out.forms = [Form(source_text(rules, text), kind)]
         return out
+    # A string literal quoted from the code, its holes unfilled (a title quoting a source
+    # line: '"{} is not divisible by {}".format'): the template's whole text, spelled by
+    # the code, as a whole raise statement is: the first reading (as a
+    # message, its holes would fit only loosely)
+    for q in rules.quoted_message.finditer(text):
+        inner = q[1].strip(" ")
+        if q[0][-1:] in QUOTES and re.search(FORMAT_HOLE, inner, re.ASCII):
+            code = template.squash(re.sub(FORMAT_HOLE, "{}", inner, flags=re.ASCII))
+            if len(template.words(code)) >= settings["partial_words"]:
+                out.forms.append(Form(code, "code"))
     stripped = rules.ellipsis.sub("", text)
-    out.forms = [Form(text, "message" if stripped == text else "whole")]
+    out.forms.append(Form(text, "message" if stripped == text else "whole"))
     joined = glued(block.raws, settings)
     if joined:
         out.forms.append(Form(joined[: settings["block_chars"]], "glued"))
@@ -380,6 +390,13 @@ def with_forms(rules: Rules, settings: dict, block: Block, text: str) -> Block:
         if inner != text and len(template.words(inner)) >= settings["partial_words"]:
             out.forms.append(Form(inner, "quoted"))
     return out
+
+
+# A hole of a format string as the code spells it: {}, {name}, {0!r:>4}, %s, %d, %.2f
+FORMAT_HOLE = (
+    r"\{(?:[A-Za-z_][\w.]*|[0-9]*)(?:![rsa])?(?::[^{}]*)?\}"
+    r"|%(?:\(\w+\))?[-#0+]*[0-9]*(?:\.[0-9]+)?[sdrfgexi](?![A-Za-z0-9_])"
+)
 
 
 def glued(raws: list[str], settings: dict) -> str | None:
@@ -732,7 +749,8 @@ class Fit:
 
 
 FITS = ("exact", "partial")  # the tiers that claim a paste is this error
-SOURCES = ("source", "statement")  # a raise statement's readings: cut short, or whole
+# A raise statement's readings: cut short, or whole; and a string literal quoted from the code
+SOURCES = ("source", "statement", "code")
 
 
 def try_form(ctx: Context, pat, form: Form, generic: bool):
@@ -742,10 +760,11 @@ def try_form(ctx: Context, pat, form: Form, generic: bool):
     if kind in SOURCES:
         # A whole statement is the template's whole text (even a generic one's: the code's
         # own words tell it apart); a statement cut short, its start
-        whole = kind == "statement"
+        whole = kind != "source"
         fit = None if generic and not whole else fit_of(rules, settings, pat, text, False, True)
         fit = fit if not (fit and whole and fit.stop) else None
-        return fit and partial(ctx, pat, fit, text, how["source"], values=False)
+        said = how.get("code", how["source"]) if kind == "code" else how["source"]
+        return fit and partial(ctx, pat, fit, text, said, values=False)
     if kind == "tuple":
         fit = None
         if not generic:

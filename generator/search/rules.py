@@ -245,6 +245,7 @@ HOW = {
     "bare": "the message, without the quote marks Markdown ate",
     "fragment": "a run of the message's words, among other words",
     "source": "the raise statement of the traceback",
+    "code": "the message's text as the code spells it, quoted in the paste",
     "generic": "a short message many errors print, so it may not be this one",
     "loose": "the same words, but a value of another kind than this message prints",
     "similar": "shares rare words with the paste",

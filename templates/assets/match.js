@@ -200,6 +200,15 @@ function withForms(rules, settings, block, text) {
     out.forms.push({ text: sourceText(rules, text), kind: wholeStatement(rules, text) ? "statement" : "source" });
     return out;
   }
+  // A string literal quoted from the code, its holes unfilled: the template's whole text
+  // (the first reading: as a message, its holes would fit only loosely)
+  for (const q of text.matchAll(rules.quotedMessage)) {
+    const inner = q[1].replace(/^ +| +$/g, "");
+    if (QUOTES.includes(q[0].slice(-1) || "\0") && new RegExp(FORMAT_HOLE).test(inner)) {
+      const code = squash(inner.replace(new RegExp(FORMAT_HOLE, "g"), "{}"));
+      if (words(code).length >= settings.partial_words) out.forms.push({ text: code, kind: "code" });
+    }
+  }
   const stripped = text.replace(rules.ellipsis, "");
   out.forms.push({ text, kind: stripped === text ? "message" : "whole" });
   const joined = glued(block.raws, settings);
@@ -222,6 +231,9 @@ function withForms(rules, settings, block, text) {
   }
   return out;
 }
+
+// engine.FORMAT_HOLE: a hole of a format string as the code spells it
+const FORMAT_HOLE = String.raw`\{(?:[A-Za-z_][\w.]*|[0-9]*)(?:![rsa])?(?::[^{}]*)?\}|%(?:\(\w+\))?[-#0+]*[0-9]*(?:\.[0-9]+)?[sdrfgexi](?![A-Za-z0-9_])`;
 
 function glued(raws, settings) {
   const width = Math.max(0, ...raws.slice(0, -1).map((r) => r.length));
@@ -452,17 +464,17 @@ class Fit {
 }
 
 // engine.try_form: [tier, how, fit] of the best way a form fits the pattern, or null
-const SOURCES = ["source", "statement"]; // a raise statement's readings: cut short, or whole (engine.SOURCES)
+const SOURCES = ["source", "statement", "code"]; // a raise statement's readings, cut short or whole; a literal quoted from the code (engine.SOURCES)
 function tryForm(ctx, pat, form, generic) {
   const { rules, settings, how } = ctx;
   const fit = (...args) => fitOf(rules, settings, pat, form.text, ...args);
   const { kind, text } = form;
   if (SOURCES.includes(kind)) {
     // A whole statement is the template's whole text (a generic one's too); a cut one, its start
-    const whole = kind === "statement";
+    const whole = kind !== "source";
     const found = generic && !whole ? null : fit(false, true);
     const f = found && whole && found.stop ? null : found;
-    return f && partial(ctx, pat, f, text, how.source, { values: false });
+    return f && partial(ctx, pat, f, text, kind === "code" ? (how.code ?? how.source) : how.source, { values: false });
   }
   if (kind === "tuple") {
     const f = generic ? null : fit(true, false) || fit(true, true);
