@@ -756,7 +756,8 @@ SOURCES = ("source", "statement", "code")
 
 
 def try_form(ctx: Context, pat, form: Form, generic: bool):
-    """(tier, how, fit) of the best way the form fits the pattern, or None."""
+    """(tier, how, fit) of the best way the form fits the pattern, or None. Tier "loose": a
+    generic fit only with values unlike its placeholders' (rate ranks it apart)."""
     rules, settings, how = ctx.rules, ctx.settings, ctx.how
     kind, text = form.kind, form.text
     if kind in SOURCES:
@@ -793,7 +794,7 @@ def try_form(ctx: Context, pat, form: Form, generic: bool):
         if found:
             return found
     fit = whole and fit_of(rules, settings, pat, text, False, False)
-    return fit and ("generic", how["loose"], fit)
+    return fit and ("loose", how["loose"], fit)
 
 
 def goes_on(pat, text: str, end: int) -> bool:
@@ -1409,11 +1410,15 @@ def rate(
                 tier, said_how, fit = found
                 if tier == "exact" and doc.get("cut"):
                     tier = "partial"  # the program prints more than a cut template holds
+                # A loose fit (values unlike its placeholders') is a generic one that ranks
+                # with the fragments (an index of before it ranks it as generic)
+                ranked = ranks.get(tier, ranks["generic"])
+                tier = "generic" if tier == "loose" else tier
                 # A logger's line that a message for sure (an exception's) runs on into,
                 # after its own text (a blank line parted them): a line beside the error
                 inside = bool(block.exception) and doc["exception"] in ctx.settings["levels"]
                 aside = block.beside or (inside and fit.start > 0)
-                rank = ranks["aside"] if aside else ranks[tier]
+                rank = ranks["aside"] if aside else ranked
                 fits = (rank, quiet, -shown_of(pat, fit.stop), int(cut_short(pat, fit.stop)))
                 key = (*fits, removed, other, *rest, pid)
                 if best is None or key < best[0]:

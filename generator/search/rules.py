@@ -253,13 +253,21 @@ HOW = {
 }
 
 
-# The tiers of a result. A partial fit ranks after the exact ones. A generic fit (a template
-# with little text of its own, or a fit only with values unlike its placeholders') and a
-# fragment (a run of a template's words among other words) say less: they rank after the
-# partial fits, together, the one that shows more of its template's text first, and of two
-# that show as much, the whole fit (a generic template) before the cut. A wrapper's fit, and
-# one another fit holds, rank after them (engine.unwrapped).
-RANKS = {"exact": 0, "partial": 1, "generic": 1.5, "fragment": 1.5, "aside": 2, "similar": 3}
+# The tiers of a result. Partial and generic fits rank together: the one that shows more
+# of its template's text first, and of two that show as much, the whole fit (a generic
+# template) before the cut. A loose fit (a generic one only with values unlike its
+# placeholders') and a fragment (a run of a template's words among other words) say less:
+# they rank after them, together, by how much text each shows. A wrapper's fit, and one
+# another fit holds, rank after them (engine.unwrapped).
+RANKS = {
+    "exact": 0,
+    "partial": 1,
+    "generic": 1,
+    "loose": 1.5,
+    "fragment": 1.5,
+    "aside": 2,
+    "similar": 3,
+}
 
 
 def carried() -> dict[str, Any]:

@@ -466,7 +466,8 @@ class Fit {
   }
 }
 
-// engine.try_form: [tier, how, fit] of the best way a form fits the pattern, or null
+// engine.try_form: [tier, how, fit] of the best way a form fits the pattern (tier "loose": a
+// generic fit only with values unlike its placeholders), or null
 const SOURCES = ["source", "statement", "code"]; // a raise statement's readings, cut short or whole; a literal quoted from the code (engine.SOURCES)
 function tryForm(ctx, pat, form, generic) {
   const { rules, settings, how } = ctx;
@@ -498,7 +499,7 @@ function tryForm(ctx, pat, form, generic) {
     if (found) return found;
   }
   const loose = whole && fit(false, false);
-  return loose ? ["generic", how.loose, loose] : null;
+  return loose ? ["loose", how.loose, loose] : null;
 }
 
 // engine.fit_bare: the fit with the quote marks of both pattern and text left out; the
@@ -993,10 +994,14 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
       if (!found) continue;
       const [fitTier, how, fit] = found;
       // search: a cut template (the program prints more than it holds) is never exact
-      const tier = fitTier === "exact" && doc.cut ? "partial" : fitTier;
+      const cutTier = fitTier === "exact" && doc.cut ? "partial" : fitTier;
+      // A loose fit (values unlike its placeholders') is a generic one that ranks with the
+      // fragments (engine.rate)
+      const ranked = ctx.meta.ranks[cutTier] ?? ctx.meta.ranks.generic;
+      const tier = cutTier === "loose" ? "generic" : cutTier;
       // A logger's line an exception's message runs on into, after its own text: beside it
       const inside = Boolean(block.exception) && ctx.settings.levels.includes(doc.exception);
-      const rank = block.beside || (inside && fit.start > 0) ? ctx.meta.ranks.aside : ctx.meta.ranks[tier];
+      const rank = block.beside || (inside && fit.start > 0) ? ctx.meta.ranks.aside : ranked;
       const key = [rank, quiet, -shownOf(pat, fit.stop), cutShort(pat, fit.stop) ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
       if (!best || byKey([key], best) < 0) {
         best = [key, hit(ctx.meta, doc, tier, how, fit.values, engines), ownText(pat, fit.stop), held(pat, fit.values)];
