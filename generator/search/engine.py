@@ -170,6 +170,9 @@ class Block:
     source: bool = False  # a raise statement of a traceback
     forms: list[Form] = field(default_factory=list)
     beside: bool = False  # no exception's, read beside those that are: its fits rank after
+    # The log level its first line names ("WARNING 08-19 18:30:11 [envs.py:2128] ..."): it
+    # names a record of a logger's line of that level, as an exception's name names one
+    level: str = ""
 
     @property
     def text(self) -> str:
@@ -312,7 +315,7 @@ def clean(text: str, rules: Rules, settings: dict) -> list[Block]:
             or current.source
             or (prefix and prefix != last_prefix)
         ):
-            current = Block(exception, bool(exception or wrapped))
+            current = Block(exception, bool(exception or wrapped), level=level_of(settings, raw))
             blocks.append(current)
         add(current, line, rest, settings)
         last_prefix = prefix or last_prefix
@@ -338,15 +341,34 @@ def clean(text: str, rules: Rules, settings: dict) -> list[Block]:
     return [with_forms(rules, settings, b, t) for t, b in chosen.items()]
 
 
+def level_of(settings: dict, raw: str) -> str:
+    """The log level a line names as a word of its own, in capitals (its log prefix's, or
+    one the prefix rules do not know: a systemd journal's "... vllm[87]: WARNING 08-19 ..."),
+    or ""."""
+    m = re.search(r"\b(" + "|".join(settings["levels"]) + r")\b", raw, re.ASCII)
+    return m[1] if m else ""
+
+
 def with_forms(rules: Rules, settings: dict, block: Block, text: str) -> Block:
     """The block as one line of text, with the readings it allows."""
     out = Block(block.exception, block.starts, [text], source=block.source, beside=block.beside)
+    out.level = block.level
     if block.source:
         kind = "statement" if whole_statement(rules, text) else "source"
         out.forms = [Form(source_text(rules, text), kind)]
         return out
+    # A string literal quoted from the code, its holes unfilled (a title quoting a source
+    # line: '"{} is not divisible by {}".format'): the template's whole text, spelled by
+    # the code, as a whole raise statement is: the first reading (as a
+    # message, its holes would fit only loosely)
+    for q in rules.quoted_message.finditer(text):
+        inner = q[1].strip(" ")
+        if q[0][-1:] in QUOTES and re.search(FORMAT_HOLE, inner, re.ASCII):
+            code = template.squash(re.sub(FORMAT_HOLE, "{}", inner, flags=re.ASCII))
+            if len(template.words(code)) >= settings["partial_words"]:
+                out.forms.append(Form(code, "code"))
     stripped = rules.ellipsis.sub("", text)
-    out.forms = [Form(text, "message" if stripped == text else "whole")]
+    out.forms.append(Form(text, "message" if stripped == text else "whole"))
     joined = glued(block.raws, settings)
     if joined:
         out.forms.append(Form(joined[: settings["block_chars"]], "glued"))
@@ -368,6 +390,13 @@ def with_forms(rules: Rules, settings: dict, block: Block, text: str) -> Block:
         if inner != text and len(template.words(inner)) >= settings["partial_words"]:
             out.forms.append(Form(inner, "quoted"))
     return out
+
+
+# A hole of a format string as the code spells it: {}, {name}, {0!r:>4}, %s, %d, %.2f
+FORMAT_HOLE = (
+    r"\{(?:[A-Za-z_][\w.]*|[0-9]*)(?:![rsa])?(?::[^{}]*)?\}"
+    r"|%(?:\(\w+\))?[-#0+]*[0-9]*(?:\.[0-9]+)?[sdrfgexi](?![A-Za-z0-9_])"
+)
 
 
 def glued(raws: list[str], settings: dict) -> str | None:
@@ -612,11 +641,13 @@ class Fit:
         self.values: dict[str, str] = {}
         self.stop: tuple[int, int] | None = None  # (segment, its characters read) of a cut
         self.start = 0  # where the text's fit begins (the pattern's first literal)
+        self.end = 0  # where it ends (before text after it, when that is allowed)
 
     def at(self, i: int, pos: int) -> bool:
         """Whether segments i... fit the text from pos on."""
         pat, text = self.pat, self.text
         if i == len(pat):
+            self.end = pos
             return not self.anchored or pos == len(text)
         if self.cut and i > 0 and pos == len(text):
             return self.stopped(i, 0)
@@ -642,10 +673,26 @@ class Fit:
                 end = text.find(nxt, end)
                 if end < 0:
                     break
-            if valid(self.rules, self.kinds[i], text[pos:end]) and self.at(i + 1, end):
+            value = text[pos:end]
+            if (valid(self.rules, self.kinds[i], value) or self.empty(i, value)) and self.at(
+                i + 1, end
+            ):
                 return self.take(seg[0], pos, end)
             end += 1
         return self.cut and self.cut_hole(i, pos)
+
+    def empty(self, i: int, value: str) -> bool:
+        """An untyped value the program printed empty ("Unknown quantization method: . Must
+        be one of ..." of ""), between two literals of the template's own."""
+        kind, pat = self.kinds[i], self.pat
+        return (
+            value == ""
+            and kind != "text"
+            and kind not in self.rules.whole
+            and 0 < i < len(pat) - 1
+            and isinstance(pat[i - 1], str)
+            and isinstance(pat[i + 1], str)
+        )
 
     def cut_first(self, seg: str) -> bool:
         """A cut text ends in the pattern's first literal, from its start or after a colon
@@ -704,20 +751,23 @@ class Fit:
 
 
 FITS = ("exact", "partial")  # the tiers that claim a paste is this error
-SOURCES = ("source", "statement")  # a raise statement's readings: cut short, or whole
+# A raise statement's readings: cut short, or whole; and a string literal quoted from the code
+SOURCES = ("source", "statement", "code")
 
 
 def try_form(ctx: Context, pat, form: Form, generic: bool):
-    """(tier, how, fit) of the best way the form fits the pattern, or None."""
+    """(tier, how, fit) of the best way the form fits the pattern, or None. Tier "loose": a
+    generic fit only with values unlike its placeholders' (rate ranks it apart)."""
     rules, settings, how = ctx.rules, ctx.settings, ctx.how
     kind, text = form.kind, form.text
     if kind in SOURCES:
         # A whole statement is the template's whole text (even a generic one's: the code's
         # own words tell it apart); a statement cut short, its start
-        whole = kind == "statement"
+        whole = kind != "source"
         fit = None if generic and not whole else fit_of(rules, settings, pat, text, False, True)
         fit = fit if not (fit and whole and fit.stop) else None
-        return fit and partial(ctx, pat, fit, text, how["source"], values=False)
+        said = how.get("code", how["source"]) if kind == "code" else how["source"]
+        return fit and partial(ctx, pat, fit, text, said, values=False)
     if kind == "tuple":
         fit = None
         if not generic:
@@ -727,6 +777,8 @@ def try_form(ctx: Context, pat, form: Form, generic: bool):
     whole = kind != "cut"  # a cut form only ever fits a prefix
     fit = whole and fit_of(rules, settings, pat, text, True, False)
     if fit:
+        if not generic and goes_on(pat, text, fit.end):
+            return "partial", how.get("more", how["prefix"]), fit
         return ("generic", how["generic"], fit) if generic else ("exact", how[kind], fit)
     if generic or kind == "glued":
         return None
@@ -742,7 +794,21 @@ def try_form(ctx: Context, pat, form: Form, generic: bool):
         if found:
             return found
     fit = whole and fit_of(rules, settings, pat, text, False, False)
-    return fit and ("generic", how["loose"], fit)
+    return fit and ("loose", how["loose"], fit)
+
+
+def goes_on(pat, text: str, end: int) -> bool:
+    """Whether the paste's message goes on past a template that ends a sentence (". ! ?"),
+    with another sentence of its own (a capitalised word and two more): the program printed
+    more than the template holds (an older, shorter wording; Python's own message with its
+    "Did you mean: ...?"), so the fit is no exact one."""
+    rest = text[end:]
+    last = pat[-1] if pat else ""
+    return (
+        isinstance(last, str)
+        and last.rstrip()[-1:] in (".", "!", "?")
+        and re.match(r" [A-Z]\S* \S+ \S+", rest) is not None
+    )
 
 
 NO_QUOTES = str.maketrans("", "", QUOTES)
@@ -1344,11 +1410,15 @@ def rate(
                 tier, said_how, fit = found
                 if tier == "exact" and doc.get("cut"):
                     tier = "partial"  # the program prints more than a cut template holds
+                # A loose fit (values unlike its placeholders') is a generic one that ranks
+                # with the fragments (an index of before it ranks it as generic)
+                ranked = ranks.get(tier, ranks["generic"])
+                tier = "generic" if tier == "loose" else tier
                 # A logger's line that a message for sure (an exception's) runs on into,
                 # after its own text (a blank line parted them): a line beside the error
                 inside = bool(block.exception) and doc["exception"] in ctx.settings["levels"]
                 aside = block.beside or (inside and fit.start > 0)
-                rank = ranks["aside"] if aside else ranks[tier]
+                rank = ranks["aside"] if aside else ranked
                 fits = (rank, quiet, -shown_of(pat, fit.stop), int(cut_short(pat, fit.stop)))
                 key = (*fits, removed, other, *rest, pid)
                 if best is None or key < best[0]:
@@ -1372,6 +1442,8 @@ def names_in(block: Block, exception: str) -> bool:
     """Whether the paste names this exception with the message: matches that print
     the same text are told apart by it (vLLM raises some messages as two exceptions)."""
     if block.exception is None:
+        if block.level and block.level == exception:
+            return True  # a logger's line of this level
         # Named anywhere in the line: "E   RuntimeError: ..." (pytest), a title's
         # 'RuntimeError("...")', a raise statement's
         at = block.text.find(exception) if exception else -1

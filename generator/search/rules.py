@@ -78,6 +78,7 @@ GENERIC_WORDS = 4  # a template with fewer words of its own is generic: anyone's
 # Messages Python itself prints, which a template may restate: generic, whatever their length.
 _BUILTIN = re.compile(
     r"\{\} object has no attribute \{\}|\{\} object is not (?:subscriptable|callable|iterable)"
+    r"|(?:module|type object) \{\} has no attribute \{\}"
     r"|\{\} is not divisible by \{\}|name \{\} is not defined|no module named \{\}"
     r"|unsupported operand type|takes \{\} positional arguments? but \{\} (?:was|were) given"
     r"|got an unexpected keyword argument \{\}|invalid literal for int\(\)"
@@ -237,6 +238,7 @@ HOW = {
     "prefix": "a prefix of the message",
     "sentence": "the first sentence of the message",
     "punctuation": "the message without its closing punctuation",
+    "more": "all of this message, though the paste's goes on past it",
     "case": ", in other letter case",
     "quotes": ", with other quotes or none around a value",
     "tuple": "the exception's arguments, printed as a tuple",
@@ -244,6 +246,7 @@ HOW = {
     "bare": "the message, without the quote marks Markdown ate",
     "fragment": "a run of the message's words, among other words",
     "source": "the raise statement of the traceback",
+    "code": "the message's text as the code spells it, quoted in the paste",
     "generic": "a short message many errors print, so it may not be this one",
     "loose": "the same words, but a value of another kind than this message prints",
     "similar": "shares rare words with the paste",
@@ -252,11 +255,19 @@ HOW = {
 
 # The tiers of a result. Partial and generic fits rank together: the one that shows more
 # of its template's text first, and of two that show as much, the whole fit (a generic
-# template) before the cut. A wrapper's fit, and one another fit holds, rank after them
-# (engine.unwrapped).
-# A fragment (a run of a template's words among other words) is a partial match that ranks
-# after the fits of the message itself.
-RANKS = {"exact": 0, "partial": 1, "generic": 1, "fragment": 1.5, "aside": 2, "similar": 3}
+# template) before the cut. A loose fit (a generic one only with values unlike its
+# placeholders') and a fragment (a run of a template's words among other words) say less:
+# they rank after them, together, by how much text each shows. A wrapper's fit, and one
+# another fit holds, rank after them (engine.unwrapped).
+RANKS = {
+    "exact": 0,
+    "partial": 1,
+    "generic": 1,
+    "loose": 1.5,
+    "fragment": 1.5,
+    "aside": 2,
+    "similar": 3,
+}
 
 
 def carried() -> dict[str, Any]:

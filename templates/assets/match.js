@@ -117,8 +117,8 @@ function clean(text, rules, settings) {
   let held = null; // an exception's message a blank line may have parted
   let inTraceback = false;
   let lastPrefix = null;
-  const open = (exception, starts, source = false) => {
-    current = { exception, starts, source, lines: [], raws: [], size: 0 };
+  const open = (exception, starts, source = false, level = "") => {
+    current = { exception, starts, source, level, lines: [], raws: [], size: 0 };
     blocks.push(current);
   };
   const last = settings.lines; // the paste's last lines (rules.py's QUERY says why)
@@ -155,7 +155,7 @@ function clean(text, rules, settings) {
     if (!current && held && !exception && !(prefix && prefix !== lastPrefix)) current = held;
     held = null;
     if (exception || wrapped || !current || current.source || (prefix && prefix !== lastPrefix)) {
-      open(exception, Boolean(exception || wrapped));
+      open(exception, Boolean(exception || wrapped), false, levelOf(settings, raw));
     }
     add(current, line, rest, settings);
     lastPrefix = prefix || lastPrefix;
@@ -187,12 +187,27 @@ function clean(text, rules, settings) {
   return [...chosen].map(([joined, block]) => withForms(rules, settings, block, joined));
 }
 
+// engine.level_of: the log level a line names as a word of its own, in capitals, or ""
+function levelOf(settings, raw) {
+  const m = new RegExp(`\\b(${settings.levels.join("|")})\\b`).exec(raw);
+  return m ? m[1] : "";
+}
+
 // engine.with_forms
 function withForms(rules, settings, block, text) {
-  const out = { exception: block.exception, starts: block.starts, beside: Boolean(block.beside), text, forms: [] };
+  const out = { exception: block.exception, starts: block.starts, beside: Boolean(block.beside), level: block.level || "", text, forms: [] };
   if (block.source) {
     out.forms.push({ text: sourceText(rules, text), kind: wholeStatement(rules, text) ? "statement" : "source" });
     return out;
+  }
+  // A string literal quoted from the code, its holes unfilled: the template's whole text
+  // (the first reading: as a message, its holes would fit only loosely)
+  for (const q of text.matchAll(rules.quotedMessage)) {
+    const inner = q[1].replace(/^ +| +$/g, "");
+    if (QUOTES.includes(q[0].slice(-1) || "\0") && new RegExp(FORMAT_HOLE).test(inner)) {
+      const code = squash(inner.replace(new RegExp(FORMAT_HOLE, "g"), "{}"));
+      if (words(code).length >= settings.partial_words) out.forms.push({ text: code, kind: "code" });
+    }
   }
   const stripped = text.replace(rules.ellipsis, "");
   out.forms.push({ text, kind: stripped === text ? "message" : "whole" });
@@ -216,6 +231,9 @@ function withForms(rules, settings, block, text) {
   }
   return out;
 }
+
+// engine.FORMAT_HOLE: a hole of a format string as the code spells it
+const FORMAT_HOLE = String.raw`\{(?:[A-Za-z_][\w.]*|[0-9]*)(?:![rsa])?(?::[^{}]*)?\}|%(?:\(\w+\))?[-#0+]*[0-9]*(?:\.[0-9]+)?[sdrfgexi](?![A-Za-z0-9_])`;
 
 function glued(raws, settings) {
   const width = Math.max(0, ...raws.slice(0, -1).map((r) => r.length));
@@ -348,14 +366,17 @@ function fitOf(rules, settings, pat, text, strict, cut, folded = "") {
 
 class Fit {
   constructor(rules, settings, pat, text, strict, anchored, cut, inner) {
-    Object.assign(this, { rules, pat, text, anchored, cut, inner, budget: settings.budget, stop: null, start: 0 });
+    Object.assign(this, { rules, pat, text, anchored, cut, inner, budget: settings.budget, stop: null, start: 0, end: 0 });
     this.kinds = pat.map((seg) => (typeof seg === "string" ? "" : strict ? seg[1] : "text"));
     this.spans = new Map();
   }
 
   at(i, pos) {
     const { pat, text } = this;
-    if (i === pat.length) return !this.anchored || pos === text.length;
+    if (i === pat.length) {
+      this.end = pos; // where the fit ends (engine.Fit.end)
+      return !this.anchored || pos === text.length;
+    }
     if (this.cut && i > 0 && pos === text.length) return this.stopped(i, 0);
     const seg = pat[i];
     if (typeof seg === "string") {
@@ -378,11 +399,19 @@ class Fit {
         end = text.indexOf(nxt, end);
         if (end < 0) break;
       }
-      if (valid(this.rules, this.kinds[i], text.slice(pos, end)) && this.at(i + 1, end)) {
+      const value = text.slice(pos, end);
+      if ((valid(this.rules, this.kinds[i], value) || this.empty(i, value)) && this.at(i + 1, end)) {
         return this.take(seg[0], pos, end);
       }
     }
     return this.cut && this.cutHole(i, pos);
+  }
+
+  // engine.Fit.empty: an untyped value the program printed empty, between two literals
+  empty(i, value) {
+    const kind = this.kinds[i];
+    const pat = this.pat;
+    return value === "" && kind !== "text" && !has(this.rules.whole, kind) && i > 0 && i < pat.length - 1 && typeof pat[i - 1] === "string" && typeof pat[i + 1] === "string";
   }
 
   // A cut text ends in the pattern's first literal, from its start or after a colon (unfolded).
@@ -437,18 +466,19 @@ class Fit {
   }
 }
 
-// engine.try_form: [tier, how, fit] of the best way a form fits the pattern, or null
-const SOURCES = ["source", "statement"]; // a raise statement's readings: cut short, or whole (engine.SOURCES)
+// engine.try_form: [tier, how, fit] of the best way a form fits the pattern (tier "loose": a
+// generic fit only with values unlike its placeholders), or null
+const SOURCES = ["source", "statement", "code"]; // a raise statement's readings, cut short or whole; a literal quoted from the code (engine.SOURCES)
 function tryForm(ctx, pat, form, generic) {
   const { rules, settings, how } = ctx;
   const fit = (...args) => fitOf(rules, settings, pat, form.text, ...args);
   const { kind, text } = form;
   if (SOURCES.includes(kind)) {
     // A whole statement is the template's whole text (a generic one's too); a cut one, its start
-    const whole = kind === "statement";
+    const whole = kind !== "source";
     const found = generic && !whole ? null : fit(false, true);
     const f = found && whole && found.stop ? null : found;
-    return f && partial(ctx, pat, f, text, how.source, { values: false });
+    return f && partial(ctx, pat, f, text, kind === "code" ? (how.code ?? how.source) : how.source, { values: false });
   }
   if (kind === "tuple") {
     const f = generic ? null : fit(true, false) || fit(true, true);
@@ -456,6 +486,7 @@ function tryForm(ctx, pat, form, generic) {
   }
   const whole = kind !== "cut";
   const exact = whole && fit(true, false);
+  if (exact && !generic && goesOn(pat, text, exact.end)) return ["partial", how.more ?? how.prefix, exact];
   if (exact) return generic ? ["generic", how.generic, exact] : ["exact", how[kind], exact];
   if (generic || kind === "glued") return null;
   const bare = whole && fitBare(rules, settings, pat, text);
@@ -468,11 +499,18 @@ function tryForm(ctx, pat, form, generic) {
     if (found) return found;
   }
   const loose = whole && fit(false, false);
-  return loose ? ["generic", how.loose, loose] : null;
+  return loose ? ["loose", how.loose, loose] : null;
 }
 
 // engine.fit_bare: the fit with the quote marks of both pattern and text left out; the
 // values are the paste's, read where they stand in it
+// engine.goes_on: the paste's message goes on past a template that ends a sentence, with
+// another sentence of its own
+function goesOn(pat, text, end) {
+  const last = pat.length ? pat[pat.length - 1] : "";
+  return typeof last === "string" && /[.!?]$/.test(last.replace(/\s+$/, "")) && /^ [A-Z]\S* \S+ \S+/.test(text.slice(end));
+}
+
 const NO_QUOTES = /['"`]/g;
 function fitBare(rules, settings, pat, text) {
   const literal = pat.filter((seg) => typeof seg === "string").join("");
@@ -947,7 +985,7 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
   let best = null;
   for (const block of blocks) {
     // The exception's name also when it did not look like an exception (engine.names_in).
-    const named = block.exception ? `.${block.exception}`.endsWith(`.${doc.exception}`) : namesIn(block.text, doc.exception);
+    const named = block.exception ? `.${block.exception}`.endsWith(`.${doc.exception}`) : (block.level && block.level === doc.exception) || namesIn(block.text, doc.exception);
     for (let form of block.forms) {
       if (!SOURCES.includes(form.kind) && !block.exception && form.text.startsWith(head)) {
         form = { ...form, text: form.text.slice(head.length) };
@@ -956,10 +994,14 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
       if (!found) continue;
       const [fitTier, how, fit] = found;
       // search: a cut template (the program prints more than it holds) is never exact
-      const tier = fitTier === "exact" && doc.cut ? "partial" : fitTier;
+      const cutTier = fitTier === "exact" && doc.cut ? "partial" : fitTier;
+      // A loose fit (values unlike its placeholders') is a generic one that ranks with the
+      // fragments (engine.rate)
+      const ranked = ctx.meta.ranks[cutTier] ?? ctx.meta.ranks.generic;
+      const tier = cutTier === "loose" ? "generic" : cutTier;
       // A logger's line an exception's message runs on into, after its own text: beside it
       const inside = Boolean(block.exception) && ctx.settings.levels.includes(doc.exception);
-      const rank = block.beside || (inside && fit.start > 0) ? ctx.meta.ranks.aside : ctx.meta.ranks[tier];
+      const rank = block.beside || (inside && fit.start > 0) ? ctx.meta.ranks.aside : ranked;
       const key = [rank, quiet, -shownOf(pat, fit.stop), cutShort(pat, fit.stop) ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
       if (!best || byKey([key], best) < 0) {
         best = [key, hit(ctx.meta, doc, tier, how, fit.values, engines), ownText(pat, fit.stop), held(pat, fit.values)];
