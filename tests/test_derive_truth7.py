@@ -89,7 +89,7 @@ def test_an_isinstance_that_guards_a_literal_s_test_is_no_type_mismatch():
     refuses a content type (a value), the isinstance tests only make the lookups safe; a
     test of the type itself stays a mismatch."""
     code = (
-        "def reject_images(data):\n"
+        "def reject_images(data, emb):\n"
         "    if (\n"
         "        isinstance(data, dict)\n"
         "        and isinstance(data.get('content'), list)\n"
@@ -101,11 +101,14 @@ def test_an_isinstance_that_guards_a_literal_s_test_is_no_type_mismatch():
         "        raise ValueError('Decisions supports text input only; images are not supported')\n"
         "    if not isinstance(data, dict):\n"
         "        raise ValueError('Decisions input must be an object')\n"
+        "    if not (isinstance(emb[0], torch.Tensor) and emb[0].dim() == 2):\n"
+        "        raise RuntimeError('image_rotary_emb must be cos_sin_cache tensors')\n"
     )
     found = _derived(code)
     text = "Decisions supports text input only; images are not supported"
     assert found[text]["category"] == "invalid-choice"
     assert found["Decisions input must be an object"]["category"] == "mismatch"
+    assert found["image_rotary_emb must be cos_sin_cache tensors"]["category"] == "mismatch"
 
 
 def test_an_info_line_naming_a_bound_reports_a_state():

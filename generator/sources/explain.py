@@ -1033,7 +1033,18 @@ def _type_guards(test: ast.expr | None) -> bool:
         if isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And)
         for value in n.values
     }
-    return bool(typed) and all(id(n) in guarding for n in typed) and _constant_compare(test)
+    negated = {  # `not (isinstance(x, T) and x.dim() == 2)`: the type is what fails
+        id(n)
+        for u in (ast.walk(test) if test is not None else ())
+        if isinstance(u, ast.UnaryOp) and isinstance(u.op, ast.Not)
+        for n in ast.walk(u.operand)
+    }
+    return (
+        bool(typed)
+        and all(id(n) in guarding and id(n) not in negated for n in typed)
+        and _constant_compare(test)
+        and not _shape_test(test)
+    )
 
 
 def _is_not(test: ast.expr) -> bool:
