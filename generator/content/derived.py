@@ -19,7 +19,10 @@ STAGES = {
 # by hand alike: where a user meets the error, judged from the code that runs the check. The
 # schema's description of `derived.stage` says the same (tests/test_explain.py checks it).
 STAGE_MEANS = {
-    "argument-parsing": "the command line or the Python keywords are read into arguments",
+    "argument-parsing": (
+        "the command line or the Python keywords are read into arguments, and checked against "
+        "each other where they are read (the parser, a CLI subcommand's checks of its flags)"
+    ),
     "config-validation": (
         "the arguments are turned into config objects and checked (a config's post-init, a "
         "platform's or a model's fix-ups of the config, the offline LLM(...) constructor's "
@@ -33,7 +36,8 @@ STAGE_MEANS = {
         "the engine is built before it serves: workers, process groups, KV-cache sizing, "
         "compilation, and the dummy forward passes of memory profiling, warm-up and graph "
         "capture; a check in a model's forward that every pass runs is dated here, since the "
-        "profiling run meets it first"
+        "profiling run meets it first (not in a server that neither profiles nor warms up by "
+        "default, as SGLang's diffusion server: there a request meets it first)"
     ),
     "request-handling": (
         "the server serves: a request's fields and inputs are checked, and a step's batch is "
@@ -72,7 +76,10 @@ CATEGORY_MEANS = {
         "that the code refuses together"
     ),
     "missing-dependency": "a package, module or library the code needs is not installed",
-    "not-implemented": "the code has no path for this yet",
+    "not-implemented": (
+        "the code has no path for this yet; a NotImplementedError saying 'X does not support "
+        "Y' too, where the authors mark the pairing as not written yet"
+    ),
     "invalid-choice": "a value is not one of those accepted (an unknown name, key or mode)",
     "mismatch": (
         "the shape, type, length or count of what the user supplies (a request's inputs, a "
@@ -86,12 +93,14 @@ CATEGORY_MEANS = {
         "even where a rare case trips it"
     ),
     "logged": (
-        "a log line that reports a state or a choice and lets the program go on; nothing failed"
+        "a log line that reports a state or a choice and lets the program go on; nothing failed "
+        "(an info line that names a bound it chose by, 'because free memory is at least …')"
     ),
     "runtime-failure": (
         "an operation failed while it ran, not a check of values: a process exiting, a "
         "connection, a peer, a transfer or a notification failing, a wait timing out; an error "
-        "log line that reports such a failure caught is one too"
+        "log line that reports such a failure caught is one too, and so is a warning there that "
+        "a peer or its channel could not be reached"
     ),
 }
 

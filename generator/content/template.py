@@ -242,6 +242,22 @@ def _named_operands(text: str) -> str:
     return _OPERAND.sub(r"\1", text)
 
 
+# A refusal that prints the value refused ("does not support {dtype} scales", "Unsupported
+# activation: {act}"), and the sentence after it that says what is accepted, with no value.
+_REFUSED = re.compile(
+    r"^[^.;]*\b(?:unsupported|not supported|(?:does not|doesn't|do not|not) support)\b[^.;]*\{"
+    r"[^{}]*\}[^.;]*\.\s+(Only\b(?:[^{}.;]|\.(?=\w))*?)\.?\s*$",
+    re.I,
+)
+
+
+def _restriction(message: str) -> str:
+    """What a title whose refused value is gone keeps of the next sentence: without it "X does
+    not support scales" says no scales at all, where the code accepts float32 ones."""
+    found = _REFUSED.search(message.split("\n", 1)[0])
+    return "; " + found.group(1)[0].lower() + found.group(1)[1:] if found else ""
+
+
 @lru_cache(maxsize=1 << 16)  # pages and lists ask for a record's title many times
 def title(message: str) -> str:
     """A heading for a message: its first sentence without placeholders, cut to MAX_TITLE
@@ -312,6 +328,7 @@ def title(message: str) -> str:
         r"(?<=[a-z0-9)`'\"])(?:[.!?]|;(?!\s+(?:must|should)\b))(?:\s|$)", text, maxsplit=1
     )[0]
     sentence = re.sub(r"\b(but got|got|received)\s*[.,:]?$", "", sentence, flags=re.I)
+    sentence += _restriction(message)
     sentence = _balanced(sentence.strip(" ,;:.(").rstrip("-"))
     # "supports {x} only" keeps its restriction: "supports only"; "on {x} only": "only".
     sentence = _ONLY.sub(" only", sentence)

@@ -1028,6 +1028,34 @@ def _constant_compare(test: ast.expr | None) -> bool:
     )
 
 
+def _type_guards(test: ast.expr | None) -> bool:
+    """Whether every isinstance test only guards what a conjunction tests next against a literal:
+    `isinstance(part, dict) and part.get("type") == "input_image"` refuses a value, not a type."""
+    typed = [
+        n
+        for n in (ast.walk(test) if test is not None else ())
+        if isinstance(n, ast.Call) and (_chain(n.func) or ("",))[-1] in ("isinstance", "issubclass")
+    ]
+    guarding = {
+        id(value)
+        for n in (ast.walk(test) if test is not None else ())
+        if isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And)
+        for value in n.values
+    }
+    negated = {  # `not (isinstance(x, T) and x.dim() == 2)`: the type is what fails
+        id(n)
+        for u in (ast.walk(test) if test is not None else ())
+        if isinstance(u, ast.UnaryOp) and isinstance(u.op, ast.Not)
+        for n in ast.walk(u.operand)
+    }
+    return (
+        bool(typed)
+        and all(id(n) in guarding and id(n) not in negated for n in typed)
+        and _constant_compare(test)
+        and not _shape_test(test)
+    )
+
+
 def _is_not(test: ast.expr) -> bool:
     """`not x`, `not self.x`: a test that a value was not given."""
     return (
@@ -1039,6 +1067,7 @@ def _is_not(test: ast.expr) -> bool:
 
 # A message asking for one of the values tested (`not a and not b`): "a or b must be provided".
 _ASKED = re.compile(r"\b(must be (?:provided|given|specified|set)|(?:is|are) required)\b", re.I)
+_REQUIRED_WITH = re.compile(r"\b(?:is|are) required (?:when|if|with)\b", re.I)
 _REGISTERED = re.compile(r"\balready (?:been )?registered\b", re.I)
 _DUPLICATES = re.compile(
     r"\b((?:cannot|can't|must not|may not) (?:have|contain) duplicate|duplicate (?:values|entries"
@@ -1123,17 +1152,27 @@ _FAILED = re.compile(r"\b(fail(?:ed|ure|s)?|errors?)\b", re.I)
 _TRANSPORT = re.compile(
     r"\b(send|sent|sender|recv|receiv\w*|notif\w*|publish\w*|transfers?|xfer|handshake"
     r"|connect\w*|peers?|heartbeat|sockets?|rpc|remote|worker|(?<!to )process|thread|actor"
+    r"|subscri\w*|shards?"
     r"|engine ?core|server)\b",
     re.I,
 )
 _ERROR_LEVELS = frozenset({"error", "exception", "critical"})
+_QUIET_LEVELS = frozenset({"info", "debug"})  # lines that report, printed or not by default
+# ... and a warning that something could not reach or hear a peer ("could not subscribe to the
+# event channel of consumer shard {addr}; retrying"): it failed as it ran and was caught.
+_COULD_NOT = re.compile(
+    r"\b(?:could not|couldn't|unable to|cannot) (?:connect|reach|subscribe|contact|send|receive)"
+    r"\w*\b",
+    re.I,
+)
 
 
 def _failure_caught(ctx: Context) -> bool:
     """An error log line, in the handler of a failure caught (`except Exception:`), that says
     a process, a connection or a peer failed: "Failed to notify KV sender of abort"
-    (derived.CATEGORY_MEANS)."""
-    if ctx.level not in _ERROR_LEVELS or not _FAILED.search(ctx.message):
+    (derived.CATEGORY_MEANS); or a warning there that one could not be reached (_COULD_NOT)."""
+    warned = ctx.level == "warning" and _COULD_NOT.search(ctx.message)
+    if not warned and (ctx.level not in _ERROR_LEVELS or not _FAILED.search(ctx.message)):
         return False
     if not _TRANSPORT.search(ctx.message):
         return False
@@ -1166,6 +1205,8 @@ def category(
         return "missing-dependency"
     if ctx.kind == "log":  # a log line's test says when it is printed; its words say what
         said = next((cat for cat, words in _WORDS.items() if words.search(text)), None)
+        if said == "limit" and ctx.level in _QUIET_LEVELS:
+            said = None  # "because minimum available memory is {x} GiB": a state, reported
         return said or ("runtime-failure" if _failure_caught(ctx) else "logged")
     if ctx.exception in _ORDER_EXCEPTIONS and ctx.exception != "NotImplementedError":
         return _ORDER_EXCEPTIONS[ctx.exception]
@@ -1200,6 +1241,12 @@ def category(
         return "not-found"
     if _WORDS["mismatch"].search(text) or _shape_test(own):
         return "mismatch"
+    # "--weight-cache-master-port is required when the daemons span nodes": a flag left out
+    # with another choice of the user's (not "vision_grid_thw is required when pixel_values
+    # is provided", two things the code's own processor hands over)
+    flagged = _FLAG_SAID.search(text) or _reads_user_setting(tests, found or [])
+    if _REQUIRED_WITH.search(text) and flagged and not _INTERNAL.search(text):
+        return "unsupported-combination"
     if said_so := _WORDS["unsupported-combination"].search(text):
         # "X only supports 'a' and 'b'" tested as membership: a value outside a list
         # ... and "method 'x' is not supported by this model", "X does not support 'y'",
@@ -1214,7 +1261,9 @@ def category(
         if said.endswith("support") and ranged and _BOUND_SAID.search(text):
             return "limit"
         return "invalid-choice" if only and membership else "unsupported-combination"
-    if (ctx.exception == "TypeError" and tests) or calls & {"isinstance", "issubclass"}:
+    if (ctx.exception == "TypeError" and tests) or (
+        calls & {"isinstance", "issubclass"} and not _type_guards(own)
+    ):
         return "mismatch"
     compares = _compares(own)
     if calls & {"isfinite", "isnan", "isinf"}:  # NaN or infinity: outside every range

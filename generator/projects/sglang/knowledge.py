@@ -235,7 +235,9 @@ STAGE_PATHS: dict[str, str | None] = {
     "sglang/multimodal_gen/runtime/layers/attention/": "kernel-selection",
     "sglang/multimodal_gen/runtime/platforms/": "kernel-selection",
     "sglang/multimodal_gen/runtime/distributed/": "engine-startup",
-    "sglang/multimodal_gen/runtime/managers/": "engine-startup",
+    # The diffusion scheduler and its workers start up, then serve from the event loop: dated
+    # by name (_SETUP, _SERVE) or by their callers, as srt's managers/.
+    "sglang/multimodal_gen/runtime/managers/": None,
     "sglang/multimodal_gen/runtime/pipelines/": None,  # built at start-up, run per request
     "sglang/multimodal_gen/runtime/pipelines_core/": "request-handling",
     "sglang/multimodal_gen/runtime/entrypoints/": "request-handling",
@@ -266,6 +268,7 @@ _CLI_ARGS = re.compile(r"(^|\.)(add_cli_args|from_cli_args|get_cli_args)$")
 _ATTENTION = "sglang/srt/layers/attention/"
 _BACKEND_CLASS = re.compile(r"(Backend|Dispatcher)\w*\.")
 _LAYERS = "sglang/srt/layers/"
+_DIFFUSION = ("sglang/multimodal_gen/runtime/models/", "sglang/multimodal_gen/runtime/layers/")
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
 # The KV caches' work on a request's pages (prefetching from storage, backing up, loading
 # back, evicting) runs while serving, though the caches are built at start-up.
@@ -478,6 +481,10 @@ class SglangKnowledge(Knowledge):
             if _SETUP.search(function):
                 return "engine-startup"
             return None  # its callers say (explain.stages_from_callers)
+        # A diffusion model's or layer's forward first runs for a request: the diffusion
+        # server profiles nothing and its warm-up is off unless asked (ServerArgs._adjust_warmup).
+        if _FORWARD.search(function) and path.startswith(_DIFFUSION) and by_path == "model-loading":
+            return "request-handling"
         # A model's or a layer's forward first runs at start-up (profiling, CUDA graphs),
         # not while the weights load; a kernel layer's keeps its own stage.
         if _FORWARD.search(function) and (

@@ -82,6 +82,7 @@ STAGE_PATHS: dict[str, str | None] = {
     "vllm/model_executor/model_loader/": "model-loading",
     "vllm/model_executor/layers/": "model-loading",
     "vllm/lora/": "model-loading",
+    "vllm/lora/ops/": "kernel-selection",  # LoRA's Triton and Punica kernels and their checks
     "vllm/v1/core/": "engine-startup",
     "vllm/v1/engine/": "engine-startup",
     "vllm/v1/kv_offload/": "engine-startup",
