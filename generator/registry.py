@@ -93,6 +93,11 @@ class Wing:
         as its follow-on (in Python and in the browser)."""
         return []
 
+    def architectures(self) -> dict | None:
+        """The model architectures the project registers, read from its code at one release:
+        {"release", "held_as" (the locals its checks hold them in), "architectures"}."""
+        return None
+
     def knowledge(self, files: list[tuple[str, bytes]]) -> "Knowledge | None":
         """What `extract` should know of the project's own code (its settings and the flags
         that set them, the stage each module runs in), read from the tree being extracted

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import orjson
 
+from errorkb import registry as wing_registry
 from errorkb import urls
 from errorkb.answer import why_not
 from errorkb.content import template
@@ -117,14 +118,12 @@ def derived_document(
 
 
 def registry(record: Record) -> dict | None:
-    """The model architectures the record's engine registers (generator/projects/<project>/
-    archs.json, read from its registry's code), where the record's check is printed by that
-    release: {"release", "name" (the local the code holds them in), "items"}."""
-    if getattr(record, "project", None) != "vllm":
-        return None
-    from errorkb.projects.vllm import archs
-
-    table = archs.table()
+    """The model architectures the record's engine registers (its wing's `architectures`,
+    read from its registry's code), where the record's check is printed by that release:
+    {"release", "name" (the local the code holds them in), "items"}."""
+    project = getattr(record, "project", None)
+    # A wing by the project's key: no project names another wing today (content/projects).
+    table = wing_registry.wing(project).architectures() if project else None
     last = (record.data.get("versions") or {}).get("last")
     if not table or not table.get("held_as") or last != table.get("release"):
         return None

@@ -97,6 +97,11 @@ class Vllm(Wing):
     def vendored(self, root):
         return pyodide.vendored(root)
 
+    def architectures(self):
+        from errorkb.projects.vllm import archs
+
+        return archs.table()
+
     def knowledge(self, files):
         from errorkb.projects.vllm import knowledge
 
