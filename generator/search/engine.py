@@ -641,13 +641,11 @@ class Fit:
         self.values: dict[str, str] = {}
         self.stop: tuple[int, int] | None = None  # (segment, its characters read) of a cut
         self.start = 0  # where the text's fit begins (the pattern's first literal)
-        self.end = 0  # where it ends (before text after it, when that is allowed)
 
     def at(self, i: int, pos: int) -> bool:
         """Whether segments i... fit the text from pos on."""
         pat, text = self.pat, self.text
         if i == len(pat):
-            self.end = pos
             return not self.anchored or pos == len(text)
         if self.cut and i > 0 and pos == len(text):
             return self.stopped(i, 0)
@@ -777,8 +775,6 @@ def try_form(ctx: Context, pat, form: Form, generic: bool):
     whole = kind != "cut"  # a cut form only ever fits a prefix
     fit = whole and fit_of(rules, settings, pat, text, True, False)
     if fit:
-        if not generic and goes_on(pat, text, fit.end):
-            return "partial", how.get("more", how["prefix"]), fit
         return ("generic", how["generic"], fit) if generic else ("exact", how[kind], fit)
     if generic or kind == "glued":
         return None
@@ -795,20 +791,6 @@ def try_form(ctx: Context, pat, form: Form, generic: bool):
             return found
     fit = whole and fit_of(rules, settings, pat, text, False, False)
     return fit and ("loose", how["loose"], fit)
-
-
-def goes_on(pat, text: str, end: int) -> bool:
-    """Whether the paste's message goes on past a template that ends a sentence (". ! ?"),
-    with another sentence of its own (a capitalised word and two more): the program printed
-    more than the template holds (an older, shorter wording; Python's own message with its
-    "Did you mean: ...?"), so the fit is no exact one."""
-    rest = text[end:]
-    last = pat[-1] if pat else ""
-    return (
-        isinstance(last, str)
-        and last.rstrip()[-1:] in (".", "!", "?")
-        and re.match(r" [A-Z]\S* \S+ \S+", rest) is not None
-    )
 
 
 NO_QUOTES = str.maketrans("", "", QUOTES)

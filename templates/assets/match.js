@@ -366,17 +366,14 @@ function fitOf(rules, settings, pat, text, strict, cut, folded = "") {
 
 class Fit {
   constructor(rules, settings, pat, text, strict, anchored, cut, inner) {
-    Object.assign(this, { rules, pat, text, anchored, cut, inner, budget: settings.budget, stop: null, start: 0, end: 0 });
+    Object.assign(this, { rules, pat, text, anchored, cut, inner, budget: settings.budget, stop: null, start: 0 });
     this.kinds = pat.map((seg) => (typeof seg === "string" ? "" : strict ? seg[1] : "text"));
     this.spans = new Map();
   }
 
   at(i, pos) {
     const { pat, text } = this;
-    if (i === pat.length) {
-      this.end = pos; // where the fit ends (engine.Fit.end)
-      return !this.anchored || pos === text.length;
-    }
+    if (i === pat.length) return !this.anchored || pos === text.length;
     if (this.cut && i > 0 && pos === text.length) return this.stopped(i, 0);
     const seg = pat[i];
     if (typeof seg === "string") {
@@ -486,7 +483,6 @@ function tryForm(ctx, pat, form, generic) {
   }
   const whole = kind !== "cut";
   const exact = whole && fit(true, false);
-  if (exact && !generic && goesOn(pat, text, exact.end)) return ["partial", how.more ?? how.prefix, exact];
   if (exact) return generic ? ["generic", how.generic, exact] : ["exact", how[kind], exact];
   if (generic || kind === "glued") return null;
   const bare = whole && fitBare(rules, settings, pat, text);
@@ -504,13 +500,6 @@ function tryForm(ctx, pat, form, generic) {
 
 // engine.fit_bare: the fit with the quote marks of both pattern and text left out; the
 // values are the paste's, read where they stand in it
-// engine.goes_on: the paste's message goes on past a template that ends a sentence, with
-// another sentence of its own
-function goesOn(pat, text, end) {
-  const last = pat.length ? pat[pat.length - 1] : "";
-  return typeof last === "string" && /[.!?]$/.test(last.replace(/\s+$/, "")) && /^ [A-Z]\S* \S+ \S+/.test(text.slice(end));
-}
-
 const NO_QUOTES = /['"`]/g;
 function fitBare(rules, settings, pat, text) {
   const literal = pat.filter((seg) => typeof seg === "string").join("");
