@@ -1352,6 +1352,7 @@ def _follow(
         for _, old, new, found in pairs
         if old not in merged and not found.same_check() and found.moved_with_words()
     ]
+    deferred: dict[Lineage, tuple[Lineage, Comparison]] = {}
     by_old = defaultdict(set)
     by_new = defaultdict(set)
     for old, new in moves:
@@ -1369,10 +1370,12 @@ def _follow(
             else:
                 elsewhere.add(old)
             history.log.append(found.row("same-but-taken", version))
-        elif found.took_over(moved=len(by_old[id(old)]) == len(by_new[id(new)]) == 1):
+        elif found.took_over(moved=False):
             judged.add(old)
             old.superseded_by = fullest[(id(old), _raised_at(new))]
             history.log.append(found.row("superseded", version))
+        elif len(by_old[id(old)]) == len(by_new[id(new)]) == 1 and found.moved_with_words():
+            deferred.setdefault(old, (new, found))
     judged |= elsewhere  # the same check found elsewhere: not sought by its guard
     left = [old for old in gone if old not in merged and old not in judged]
     for old, (new, found) in _by_guard(left, now, index, cache, printed, classes, earlier):
@@ -1380,6 +1383,15 @@ def _follow(
         old.superseded_by = new
         history.log.append(found.row("superseded", version))
         best.pop(old, None)
+    # moved keeping its words: only where no other rule, by words or by guard, found a check
+    # that took over (the KV cache's host pool line went on in its own words elsewhere, not
+    # in the Mamba pool's)
+    for old, (new, found) in deferred.items():
+        if old not in judged:
+            judged.add(old)
+            old.superseded_by = fullest[(id(old), _raised_at(new))]
+            history.log.append(found.row("superseded", version))
+            best.pop(old, None)
     for old, found in best.items():
         if old not in judged:
             history.log.append(found.row("different", version))
