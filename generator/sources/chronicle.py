@@ -807,6 +807,7 @@ def _linked(
             continue
         _when(found, old, first, seen.releases)
         found.one_for_one, found.file_gone = turn[:2]
+        found.function_gone = turn[3]
         found.renamed = found.renamed and turn[2]
         # the records keep the whole condition, not the guard: its tests are read from the
         # scans alone (`_Scans.linked`)
@@ -903,6 +904,7 @@ class _Scans:
             _when(found, old, (versions or {}).get("first") or _first(new), releases)
             found.one_for_one = one
             found.file_gone = not mine.paths & now.paths
+            found.function_gone = not mine.qualified & set(now.functions)
             kept = any(owner_class(s) in now.classes for s in sites if owner_class(s))
             found.renamed = found.renamed and not kept
             found.atoms, found.moved = guard_evidence(mine, theirs), moved_with(mine, theirs)

@@ -426,6 +426,8 @@ class Comparison:
     # a setting the old text names (`MOONCAKE_CONFIG_PATH`) is tested by the new guard, under
     # its name or a longer one (`SGLANG_HICACHE_MOONCAKE_CONFIG_PATH`)
     setting_tested: bool = False
+    # nothing is printed from the old check's function (by its qualified name) any more
+    function_gone: bool = False
 
     @property
     def score(self) -> float:
@@ -466,13 +468,15 @@ class Comparison:
             or (self.text >= 0.5 and self.guard >= 0.6 and self.holes >= 0.5 and self.place > 0)
         )
 
-    def took_over(self) -> bool:
+    def took_over(self, moved: bool = True) -> bool:
         """A different check that took the old one's place: in the same function (or the
         same file, under the same guard), in words or on quantities much alike. Only on
         strong evidence: a sibling check elsewhere (the same text for another backend or
         model) is no successor, and no link is better than a wrong one."""
         if self.swapped_name and not self.old.paths & self.new.paths:
             return False  # the same words about another name in another file: a sibling
+        if moved and self.moved_with_words():
+            return True
         if self.swapped_name and self.setting_renamed and self.appeared and not self.alongside:
             return True  # a setting renamed in its words and in its guard alike
         # a line logged at another level takes over as a retyped check would: only where
@@ -548,6 +552,39 @@ class Comparison:
             return self.guard >= 0.5 and self.text >= 0.5
         # Elsewhere: the same quantities guarded, in other words
         return self.guard >= 0.6 and self.holes > 0
+
+    def moved_with_words(self) -> bool:
+        """Moved, keeping its words: first printed in the release the old one went (not
+        printed beside it before), the same exception, nearly every telling word of the old
+        text kept (two or more) and every value it printed, in words much alike, near its
+        old place (its function, its file, the file or function it left gone, its package);
+        or refusing, with the old words, the value the old guard refused among others
+        (`attention_backend != 'fa3'`, then `attention_backend not in {'fa3', 'aiter'}`).
+        A check copied into a new file beside the old one still printed is no successor:
+        the old one is gone only when it moved."""
+        if not self.appeared or self.alongside or self.retyped or self.swapped_name:
+            return False
+        telling = [w for w in self.old.words if len(w) >= 4 and w not in _COMMON]
+        if len(telling) < 3 and not (self.file_gone and self._tests_grown()):
+            return False  # two words ("Unknown backend: {backend}") say too little alone,
+            # unless in place of a file gone the guard tests the old value, its name grown
+            # (`_gemm_rs is not None`, then `_gemm_rs_ar is not None`)
+        # kept as whole words: `activation` is not kept by `use_activation`
+        if sum(w in self.new.words for w in telling) < 0.85 * len(telling):
+            return False
+        if self.old.holes and self.carried < 1:
+            return False
+        if self.covers:
+            return True
+        near = self.place > 0 or self.file_gone or self.function_gone or _nearby(self)
+        return near and self.text >= 0.6
+
+    def _tests_grown(self) -> bool:
+        """Whether the new guard tests a value the old guard tested (eight letters or more),
+        under its name or a longer one."""
+        return any(
+            _same_name(a, b) for a in self.old.tested if len(a) >= 8 for b in self.new.tested
+        )
 
     def by_guard(self) -> bool:
         """Took over on the evidence of the guard itself, wherever the new check is: the
@@ -737,6 +774,20 @@ def compare(
         found.nocase = lower.ratio()
         found.kept = kept_words(old, new)
     return found
+
+
+def _nearby(found: "Comparison") -> bool:
+    """Whether the new check's file is in the old one's folder or a folder holding it
+    (`quark/schemes/quark_ocp_mx.py` and `quark/quark.py`): the same package."""
+    for a in found.old.paths:
+        for b in found.new.paths:
+            x = a.removeprefix("python/").rpartition("/")[0]
+            y = b.removeprefix("python/").rpartition("/")[0]
+            # a top folder (vllm/model_executor/, sglang/srt/) says nothing: three levels
+            deep = min(x.count("/"), y.count("/")) >= 2
+            if deep and (x == y or x.startswith(y + "/") or y.startswith(x + "/")):
+                return True
+    return False
 
 
 def kept_words(old: Features, new: Features) -> float:
@@ -1227,6 +1278,7 @@ def _follow(
             feats = cache.features(lin.current)  # ... or a refusal beside it all along that
             for where in feats.functions:  # covers its fall-through (`covers`)
                 candidates[("@", where)].append((lin, feats))
+    functions = {q for lin in now for q in cache.features(lin.current).qualified}
     pairs = []
     for old in gone:
         feats = cache.features(old.current)
@@ -1262,6 +1314,7 @@ def _follow(
                 owner_class(s) in classes for s in old.current.sites
             )
             found.file_gone = not feats.paths & printed
+            found.function_gone = not feats.qualified & functions
             found.appeared = new.first_index == index
             found.alongside = new.first_index <= old.last_index
             # ... and the only copy of those words: no more sites than the old check had
@@ -1290,6 +1343,21 @@ def _follow(
     # same file that copied its words is no reason to leave its own function's successor)
     elsewhere: set[Lineage] = set()
     fullest = _fullest_of_one_raise(pairs)  # of a raise that took over, its fullest wording
+    # a check moved keeping its words (`Comparison.moved_with_words`) takes over only one for
+    # one: where two old checks kept the words of one new check ("Capture draft cuda graph
+    # end" and "Capture draft extend cuda graph end"), or one old check those of two, the
+    # words do not say which
+    moves = [
+        (old, new)
+        for _, old, new, found in pairs
+        if old not in merged and not found.same_check() and found.moved_with_words()
+    ]
+    deferred: dict[Lineage, tuple[Lineage, Comparison]] = {}
+    by_old = defaultdict(set)
+    by_new = defaultdict(set)
+    for old, new in moves:
+        by_old[id(old)].add(id(new))
+        by_new[id(new)].add(id(old))
     for _, old, new, found in pairs:  # each check not followed: its best candidate that
         if old in merged or old in judged:  # took over, else the best one, logged
             continue
@@ -1302,10 +1370,12 @@ def _follow(
             else:
                 elsewhere.add(old)
             history.log.append(found.row("same-but-taken", version))
-        elif found.took_over():
+        elif found.took_over(moved=False):
             judged.add(old)
             old.superseded_by = fullest[(id(old), _raised_at(new))]
             history.log.append(found.row("superseded", version))
+        elif len(by_old[id(old)]) == len(by_new[id(new)]) == 1 and found.moved_with_words():
+            deferred.setdefault(old, (new, found))
     judged |= elsewhere  # the same check found elsewhere: not sought by its guard
     left = [old for old in gone if old not in merged and old not in judged]
     for old, (new, found) in _by_guard(left, now, index, cache, printed, classes, earlier):
@@ -1313,6 +1383,15 @@ def _follow(
         old.superseded_by = new
         history.log.append(found.row("superseded", version))
         best.pop(old, None)
+    # moved keeping its words: only where no other rule, by words or by guard, found a check
+    # that took over (the KV cache's host pool line went on in its own words elsewhere, not
+    # in the Mamba pool's)
+    for old, (new, found) in deferred.items():
+        if old not in judged:
+            judged.add(old)
+            old.superseded_by = fullest[(id(old), _raised_at(new))]
+            history.log.append(found.row("superseded", version))
+            best.pop(old, None)
     for old, found in best.items():
         if old not in judged:
             history.log.append(found.row("different", version))
