@@ -641,11 +641,13 @@ class Fit:
         self.values: dict[str, str] = {}
         self.stop: tuple[int, int] | None = None  # (segment, its characters read) of a cut
         self.start = 0  # where the text's fit begins (the pattern's first literal)
+        self.end = 0  # where it ends (before text after it, when that is allowed)
 
     def at(self, i: int, pos: int) -> bool:
         """Whether segments i... fit the text from pos on."""
         pat, text = self.pat, self.text
         if i == len(pat):
+            self.end = pos
             return not self.anchored or pos == len(text)
         if self.cut and i > 0 and pos == len(text):
             return self.stopped(i, 0)
@@ -753,9 +755,12 @@ FITS = ("exact", "partial")  # the tiers that claim a paste is this error
 SOURCES = ("source", "statement", "code")
 
 
-def try_form(ctx: Context, pat, form: Form, generic: bool):
+def try_form(ctx: Context, pat, form: Form, generic: bool, whole_message: bool = True):
     """(tier, how, fit) of the best way the form fits the pattern, or None. Tier "loose": a
-    generic fit only with values unlike its placeholders' (rate ranks it apart)."""
+    generic fit only with values unlike its placeholders' (rate ranks it apart).
+    `whole_message`: the template is a message read whole from the program's code (an
+    engine's), not a stack record's first sentences of another program's text (what a paste
+    adds after those is let be)."""
     rules, settings, how = ctx.rules, ctx.settings, ctx.how
     kind, text = form.kind, form.text
     if kind in SOURCES:
@@ -775,6 +780,8 @@ def try_form(ctx: Context, pat, form: Form, generic: bool):
     whole = kind != "cut"  # a cut form only ever fits a prefix
     fit = whole and fit_of(rules, settings, pat, text, True, False)
     if fit:
+        if not generic and whole_message and goes_on(pat, text, fit.end):
+            return "partial", how.get("more", how["prefix"]), fit
         return ("generic", how["generic"], fit) if generic else ("exact", how[kind], fit)
     if generic or kind == "glued":
         return None
@@ -791,6 +798,22 @@ def try_form(ctx: Context, pat, form: Form, generic: bool):
             return found
     fit = whole and fit_of(rules, settings, pat, text, False, False)
     return fit and ("loose", how["loose"], fit)
+
+
+def goes_on(pat, text: str, end: int) -> bool:
+    """Whether the paste's message goes on past a template that ends a sentence (". ! ?"),
+    with another sentence of its own (a capitalised word and two more): the program printed
+    more than the template holds (an older, shorter wording; Python's own message with its
+    "Did you mean: ...?"), so the fit is no exact one. Only of an engine's own message
+    (try_form's whole_message): a stack record holds another program's first sentences on
+    purpose, and what a paste adds after those is let be."""
+    rest = text[end:]
+    last = pat[-1] if pat else ""
+    return (
+        isinstance(last, str)
+        and last.rstrip()[-1:] in (".", "!", "?")
+        and re.match(r" [A-Z]\S* \S+ \S+", rest) is not None
+    )
 
 
 NO_QUOTES = str.maketrans("", "", QUOTES)
@@ -1387,7 +1410,7 @@ def rate(
         for form in block.forms:
             if form.kind not in SOURCES:
                 form = Form(unprefixed(block, form.text, doc["exception"]), form.kind)
-            found = try_form(ctx, pat, form, doc.get("generic", False))
+            found = try_form(ctx, pat, form, doc.get("generic", False), fragments)
             if found:
                 tier, said_how, fit = found
                 if tier == "exact" and doc.get("cut"):

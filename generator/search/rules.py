@@ -238,6 +238,7 @@ HOW = {
     "prefix": "a prefix of the message",
     "sentence": "the first sentence of the message",
     "punctuation": "the message without its closing punctuation",
+    "more": "all of this message, though the paste's goes on past it",
     "case": ", in other letter case",
     "quotes": ", with other quotes or none around a value",
     "tuple": "the exception's arguments, printed as a tuple",

@@ -366,14 +366,17 @@ function fitOf(rules, settings, pat, text, strict, cut, folded = "") {
 
 class Fit {
   constructor(rules, settings, pat, text, strict, anchored, cut, inner) {
-    Object.assign(this, { rules, pat, text, anchored, cut, inner, budget: settings.budget, stop: null, start: 0 });
+    Object.assign(this, { rules, pat, text, anchored, cut, inner, budget: settings.budget, stop: null, start: 0, end: 0 });
     this.kinds = pat.map((seg) => (typeof seg === "string" ? "" : strict ? seg[1] : "text"));
     this.spans = new Map();
   }
 
   at(i, pos) {
     const { pat, text } = this;
-    if (i === pat.length) return !this.anchored || pos === text.length;
+    if (i === pat.length) {
+      this.end = pos; // where the fit ends (engine.Fit.end)
+      return !this.anchored || pos === text.length;
+    }
     if (this.cut && i > 0 && pos === text.length) return this.stopped(i, 0);
     const seg = pat[i];
     if (typeof seg === "string") {
@@ -466,7 +469,7 @@ class Fit {
 // engine.try_form: [tier, how, fit] of the best way a form fits the pattern (tier "loose": a
 // generic fit only with values unlike its placeholders), or null
 const SOURCES = ["source", "statement", "code"]; // a raise statement's readings, cut short or whole; a literal quoted from the code (engine.SOURCES)
-function tryForm(ctx, pat, form, generic) {
+function tryForm(ctx, pat, form, generic, wholeMessage = true) {
   const { rules, settings, how } = ctx;
   const fit = (...args) => fitOf(rules, settings, pat, form.text, ...args);
   const { kind, text } = form;
@@ -483,6 +486,7 @@ function tryForm(ctx, pat, form, generic) {
   }
   const whole = kind !== "cut";
   const exact = whole && fit(true, false);
+  if (exact && !generic && wholeMessage && goesOn(pat, text, exact.end)) return ["partial", how.more ?? how.prefix, exact];
   if (exact) return generic ? ["generic", how.generic, exact] : ["exact", how[kind], exact];
   if (generic || kind === "glued") return null;
   const bare = whole && fitBare(rules, settings, pat, text);
@@ -500,6 +504,14 @@ function tryForm(ctx, pat, form, generic) {
 
 // engine.fit_bare: the fit with the quote marks of both pattern and text left out; the
 // values are the paste's, read where they stand in it
+// engine.goes_on: the paste's message goes on past a template that ends a sentence, with
+// another sentence of its own; only of an engine's own message (wholeMessage), never a
+// stack record's first sentences of another program's text
+function goesOn(pat, text, end) {
+  const last = pat.length ? pat[pat.length - 1] : "";
+  return typeof last === "string" && /[.!?]$/.test(last.replace(/\s+$/, "")) && /^ [A-Z]\S* \S+ \S+/.test(text.slice(end));
+}
+
 const NO_QUOTES = /['"`]/g;
 function fitBare(rules, settings, pat, text) {
   const literal = pat.filter((seg) => typeof seg === "string").join("");
@@ -979,7 +991,7 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
       if (!SOURCES.includes(form.kind) && !block.exception && form.text.startsWith(head)) {
         form = { ...form, text: form.text.slice(head.length) };
       }
-      const found = tryForm(ctx, pat, form, Boolean(doc.generic));
+      const found = tryForm(ctx, pat, form, Boolean(doc.generic), fragments);
       if (!found) continue;
       const [fitTier, how, fit] = found;
       // search: a cut template (the program prints more than it holds) is never exact
