@@ -779,12 +779,18 @@ def registered(doc: dict, values: dict) -> tuple[dict, str]:
     name, items = reg.get("name"), reg.get("items")
     if not name or not items or _collection(values, name) is not None:
         return values, ""
-    note = (  # the page prints it as it is (error.html's data-registry)
-        f"{name} is taken as the {len(items)} architectures vLLM {reg.get('release')} "
-        "registers, read from its code: the release you ran may register fewer, a plug-in "
-        "more."
-    )
-    return {**values, name: repr(list(items))}, note
+    known, ends = set(items), reg.get("suffixes") or []
+    named = {w for v in values.values() for w in re.findall(r"[A-Za-z_]\w*", str(v))}
+    loaded = sorted(w for w in named - known if converted(w, known, ends))
+    return {**values, name: repr([*items, *loaded])}, reg.get("note", "")
+
+
+def converted(name: str, known: set[str], suffixes: list[str]) -> bool:
+    """Whether the engine loads an architecture it does not register as a registered one of
+    the same name with another ending (vLLM's ModelRegistry._normalize_arch: the first
+    ending of its list the name has, swapped for each; members.js's converted)."""
+    end = next((s for s in suffixes if name.endswith(s)), None)
+    return end is not None and any(name.replace(end, s) in known for s in suffixes if s != end)
 
 
 def _answer(doc: dict, values: dict) -> dict:

@@ -1022,6 +1022,13 @@ def test_vllms_registered_architectures_are_read_from_its_registry_code():
     }
     with pytest.raises(ValueError):  # a comprehension over a dict it does not hold whole
         archs.read("_X = {'A': 1}\n_VLLM_MODELS = {**{k: v for k, v in _X.items()}}\n")
+    model = (
+        "_SUFFIX_TO_DEFAULTS: list = [\n"
+        "    ('ForCausalLM', ('generate', 'none')),\n"
+        "    ('Model', ('pooling', 'embed')),\n]\n"
+    )
+    assert archs.suffixes(model) == ["ForCausalLM", "Model"]
+    assert archs.table()["suffixes"][-1] == "Model"  # the committed table, from 0.33.0
 
 
 def test_a_registry_the_message_does_not_print_whole_answers_from_the_release():
@@ -1033,15 +1040,29 @@ def test_a_registry_the_message_does_not_print_whole_answers_from_the_release():
     )
     assert api.case_tests(rec) == []  # without a registry: the message prints no list
     tests = [[{"left": "architectures", "op": "some in", "right": "all_supported_archs"}]]
-    reg = {"release": "0.33.0", "name": "all_supported_archs", "items": ["LlamaForCausalLM"]}
+    reg = {
+        "release": "0.33.0",
+        "name": "all_supported_archs",
+        "items": ["LlamaForCausalLM"],
+        "suffixes": ["ForCausalLM", "ForSequenceClassification", "Model"],
+        "note": "the registry's line",
+    }
     doc = {"derived": rec.derived, "computed": {"derived": {"tests": tests, "registry": reg}}}
     said = answer(doc, {"architectures": "['LlamaForCausalLM']"})
     assert said["computed"] and said["lines"] == [
         "With your values the check fails: architectures (LlamaForCausalLM) has an item among "
         "all_supported_archs (LlamaForCausalLM).",
-        "all_supported_archs is taken as the 1 architectures vLLM 0.33.0 registers, read from "
-        "its code: the release you ran may register fewer, a plug-in more.",
+        "the registry's line",
     ]
+    # a name the release loads as a registered one with another ending counts as registered
+    # (ModelRegistry._normalize_arch); one whose stem it does not register does not
+    converted = answer(doc, {"architectures": "['LlamaForSequenceClassification']"})
+    assert converted["lines"][0] == (
+        "With your values the check fails: architectures (LlamaForSequenceClassification) has "
+        "an item among all_supported_archs (LlamaForCausalLM, LlamaForSequenceClassification)."
+    )
+    other = answer(doc, {"architectures": "['Qwen2ForSequenceClassification']"})
+    assert other["lines"][0].startswith("With your values this check passes")
     printed = answer(doc, {"architectures": "['X']", "all_supported_archs": "['X', 'Y']"})
     assert printed["lines"] == [  # the paste's own list, whole: the registry is not read
         "With your values the check fails: architectures (X) has an item among "
@@ -1054,11 +1075,24 @@ def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does
     """On a page with #your-case [data-registry], members.js fetches the release's
     architectures (/assets/vllm-archs.json) and tests the values on them as answer.py does on
     the API document's; the page's line that says so is shown only then."""
-    table = {"release": "0.33.0", "held_as": ["all_supported_archs"], "architectures": ["A", "B"]}
-    reg = {"release": "0.33.0", "name": "all_supported_archs", "items": ["A", "B"]}
+    ends = ["ForCausalLM", "ForSequenceClassification"]
+    table = {
+        "release": "0.33.0",
+        "held_as": ["all_supported_archs"],
+        "architectures": ["A", "BForCausalLM"],
+        "suffixes": ends,
+    }
+    reg = {"release": "0.33.0", "name": "all_supported_archs", "items": ["A", "BForCausalLM"]}
+    reg["suffixes"] = ends
     cases = [
         ([[{"left": "architectures", "op": "none in", "right": "all_supported_archs"}]], v)
-        for v in ({"architectures": "['C']"}, {"architectures": "['B']"}, {"x": "1"})
+        for v in (
+            {"architectures": "['C']"},
+            {"architectures": "['BForCausalLM']"},
+            {"architectures": "['BForSequenceClassification']"},  # loaded as BForCausalLM
+            {"architectures": "['CForSequenceClassification']"},
+            {"x": "1"},
+        )
     ]
     script = (
         "const el = { dataset: { registry: 'vllm-archs.json' }, hidden: true };\n"

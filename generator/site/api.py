@@ -127,10 +127,19 @@ def registry(record: Record) -> dict | None:
     last = (record.data.get("versions") or {}).get("last")
     if not table or not table.get("held_as") or last != table.get("release"):
         return None
+    name, release = table["held_as"][0], table["release"]
     return {
-        "release": table["release"],
-        "name": table["held_as"][0],
+        "release": release,
+        "name": name,
         "items": table["architectures"],
+        "suffixes": table.get("suffixes") or [],
+        "note": (
+            f"{name} is taken as the {len(table['architectures'])} architectures vLLM {release} "
+            "registers, read from its code, and the names it loads as one of them with another "
+            "ending (a ...ForSequenceClassification as its ...ForCausalLM). It also tries the "
+            "Transformers backend before this error; the release you ran may register fewer, "
+            "a plug-in more."
+        ),
     }
 
 
@@ -1250,7 +1259,10 @@ def error_document_schema(base_url: str) -> dict:
                                 "description": "generated from the code, never written by "
                                 "hand: the collection a test reads by `name` that the message "
                                 "does not print whole (the model architectures the engine "
-                                "registers, at `release`); the answer tests the values on it",
+                                "registers, at `release`, and `suffixes`: the endings it "
+                                "converts between, so that a name it loads as a registered "
+                                "one with another ending counts too); the answer tests the "
+                                "values on it, and `note` says so",
                             },
                             "why_not": {
                                 "type": "string",

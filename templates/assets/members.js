@@ -37,7 +37,18 @@ export function collection(values, name) {
 // that has them (#your-case [data-registry]); its line is shown once they answer.
 const reg = globalThis.document?.querySelector("[data-registry]");
 const archs = reg && (await fetch(new URL(reg.dataset.registry, import.meta.url)).then((r) => r.json()).catch(() => 0));
-const registered = (values, name) => collection(values, name) || (archs?.held_as[0] === name && !(reg.hidden = 0) && archs.architectures) || null;
+const registered = (values, name) => collection(values, name) || (archs?.held_as[0] === name && !(reg.hidden = 0) && withConverted(values)) || null;
+// answer.py's registered and converted: the user's names the engine loads as a registered one
+// with another ending join the list
+function withConverted(values) {
+  const known = new Set(archs.architectures);
+  const named = new Set(Object.values(values).flatMap((v) => String(v).match(/[A-Za-z_]\w*/g) ?? []));
+  return [...archs.architectures, ...[...named].filter((w) => !known.has(w) && converted(w, known, archs.suffixes ?? [])).sort()];
+}
+function converted(name, known, suffixes) {
+  const end = suffixes.find((s) => name.endsWith(s));
+  return end !== undefined && suffixes.some((s) => s !== end && known.has(name.replaceAll(end, s)));
+}
 
 // Whether a printed value is one of the items: a number among numbers, else as printed.
 function member(v, among) {

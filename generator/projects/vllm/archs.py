@@ -23,6 +23,10 @@ from pathlib import Path
 
 REGISTRY = "vllm/model_executor/models/registry.py"
 ROOT = "_VLLM_MODELS"
+# The name endings the registry converts between (ModelRegistry._normalize_arch: an
+# architecture it does not register is loaded as the registered one of the same name with
+# another of these endings, `...ForSequenceClassification` as `...ForCausalLM`).
+SUFFIXES = "vllm/config/model.py", "_SUFFIX_TO_DEFAULTS"
 ARCHS = Path(__file__).with_name("archs.json")
 ASSET = "vllm-archs.json"  # the page's copy, /assets/vllm-archs.json
 
@@ -96,6 +100,21 @@ def read(source: str) -> dict:
     return {"architectures": sorted(found - subsets), "held_as": held}
 
 
+def suffixes(source: str) -> list[str]:
+    """The endings of _SUFFIX_TO_DEFAULTS (a list of (suffix, defaults) pairs), in order."""
+    for node in ast.parse(source).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id == SUFFIXES[1] and node.value is not None:
+            value = node.value
+            if isinstance(value, ast.List) and all(
+                isinstance(e, ast.Tuple) and isinstance(e.elts[0], ast.Constant) for e in value.elts
+            ):
+                return [e.elts[0].value for e in value.elts]  # type: ignore[attr-defined]
+    raise ValueError(f"no list {SUFFIXES[1]} in {SUFFIXES[0]}")
+
+
 def _version(files: dict[str, str]) -> str:
     text = files.get("vllm/_version.py", "")
     found = re.search(r"__version__\s*=\s*(?:version\s*=\s*)?['\"]([^'\"]+)", text)
@@ -105,13 +124,17 @@ def _version(files: dict[str, str]) -> str:
 
 def main(argv: list[str]) -> int:
     where = Path(argv[0])
-    names = (REGISTRY, "vllm/_version.py")
+    names = (REGISTRY, SUFFIXES[0], "vllm/_version.py")
     if where.is_dir():
         files = {n: (where / n).read_text() for n in names if (where / n).exists()}
     else:
         with zipfile.ZipFile(where) as wheel:
             files = {n: wheel.read(n).decode() for n in names if n in wheel.namelist()}
-    table = {"release": _version(files), **read(files[REGISTRY])}
+    table = {
+        "release": _version(files),
+        **read(files[REGISTRY]),
+        "suffixes": suffixes(files[SUFFIXES[0]]),
+    }
     print(json.dumps(table, indent=0))
     return 0
 
