@@ -103,15 +103,18 @@ def read(source: str) -> dict:
 def suffixes(source: str) -> list[str]:
     """The endings of _SUFFIX_TO_DEFAULTS (a list of (suffix, defaults) pairs), in order."""
     for node in ast.parse(source).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-        if isinstance(target, ast.Name) and target.id == SUFFIXES[1] and node.value is not None:
-            value = node.value
-            if isinstance(value, ast.List) and all(
-                isinstance(e, ast.Tuple) and isinstance(e.elts[0], ast.Constant) for e in value.elts
-            ):
-                return [e.elts[0].value for e in value.elts]  # type: ignore[attr-defined]
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        else:
+            continue
+        named = isinstance(target, ast.Name) and target.id == SUFFIXES[1]
+        if named and isinstance(value, ast.List):
+            pairs = [e for e in value.elts if isinstance(e, ast.Tuple)]
+            ends = [p.elts[0] for p in pairs if isinstance(p.elts[0], ast.Constant)]
+            if len(ends) == len(value.elts):
+                return [str(e.value) for e in ends]
     raise ValueError(f"no list {SUFFIXES[1]} in {SUFFIXES[0]}")
 
 
