@@ -103,13 +103,11 @@ def read(source: str) -> dict:
 def suffixes(source: str) -> list[str]:
     """The endings of _SUFFIX_TO_DEFAULTS (a list of (suffix, defaults) pairs), in order."""
     for node in ast.parse(source).body:
-        if isinstance(node, ast.AnnAssign):
-            target, value = node.target, node.value
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
-        else:
+        if not isinstance(node, ast.Assign | ast.AnnAssign):
             continue
-        named = isinstance(target, ast.Name) and target.id == SUFFIXES[1]
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = node.value
+        named = any(isinstance(t, ast.Name) and t.id == SUFFIXES[1] for t in targets)
         if named and isinstance(value, ast.List):
             pairs = [e for e in value.elts if isinstance(e, ast.Tuple)]
             ends = [p.elts[0] for p in pairs if isinstance(p.elts[0], ast.Constant)]
