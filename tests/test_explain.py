@@ -926,3 +926,41 @@ def test_the_schema_defines_each_stage_and_category_as_the_rules_read_them():
         for value, text in means.items():
             assert f"{value}: {text}" in props[name]["description"]
     assert derived_words.FLAGS_MEANS in props["flags"]["description"]
+
+
+def test_a_count_tested_against_zero_is_a_limit_not_a_choice():
+    """Issue 40, audit r10-r13 (vLLM 7103969482b3ea5e): `prompt_len == 0` with "The prompt
+    cannot be empty" is the bottom of a range, not a value outside a set of choices. A name
+    that is no count (`mode == 0`) or a string compared stays a choice."""
+    code = (
+        "def f(prompt_len, prompt_type):\n"
+        "    if prompt_len == 0 and prompt_type == 'decoder':\n"
+        "        raise ValueError(f'The {prompt_type} prompt cannot be empty')\n"
+        "def g(num_tokens):\n"
+        "    if num_tokens == 0:\n        raise ValueError('Nothing to schedule')\n"
+        "def h(mode):\n"
+        "    if mode == 0:\n        raise ValueError(f'Mode {mode} cannot be used here')\n"
+        "def k(kind):\n"
+        "    if kind == 'x':\n        raise ValueError(f'Kind {kind} cannot be used here')\n"
+    )
+    assert [d["category"] for d in _derived(code)] == [
+        "limit",
+        "limit",
+        "invalid-choice",
+        "invalid-choice",
+    ]
+
+
+def test_a_name_already_in_the_codes_own_table_is_registered_twice():
+    """Issue 40, audit r10-r13 (vLLM 7ec022ad9deeca9d): "Duplicate layer name" raised when the
+    name is already a key of `compilation_config.static_forward_context` is a layer registered
+    twice, not an invalid choice; a name checked against a literal list stays a choice."""
+    code = (
+        "def f(self, compilation_config):\n"
+        "    if self.layer_name in compilation_config.static_forward_context:\n"
+        "        raise ValueError(f'Duplicate layer name: {self.layer_name}')\n"
+        "def g(name):\n"
+        "    if name in ('a', 'b'):\n"
+        "        raise ValueError(f'Duplicate layer name: {name}')\n"
+    )
+    assert [d["category"] for d in _derived(code)] == ["invariant", "invalid-choice"]

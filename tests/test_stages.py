@@ -277,6 +277,12 @@ def test_modules_that_start_up_and_serve_are_dated_by_name_not_path():
     assert vllm.stage("vllm/distributed/parallel_state.py", "init_model_parallel_group") == (
         "engine-startup"
     )
+    # 36334d43f48eb950: before vllm/config/, the config classes lived in vllm/config.py
+    # (CacheConfig.verify_with_parallel_config runs while the engine's config is checked).
+    assert vllm.stage("vllm/config.py", "CacheConfig.verify_with_parallel_config") == (
+        "config-validation"
+    )
+    assert vllm.stage("vllm/config_utils.py", "f") != "config-validation"  # a look-alike
     model = "vllm/model_executor/models/ernie45_vl.py"
     assert vllm.stage(model, "smart_resize") is None
     assert vllm.stage(model, "Ernie4_5_VLForConditionalGeneration.load_weights") == (

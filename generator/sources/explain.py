@@ -1069,11 +1069,52 @@ def _is_not(test: ast.expr) -> bool:
 _ASKED = re.compile(r"\b(must be (?:provided|given|specified|set)|(?:is|are) required)\b", re.I)
 _REQUIRED_WITH = re.compile(r"\b(?:is|are) required (?:when|if|with)\b", re.I)
 _REGISTERED = re.compile(r"\balready (?:been )?registered\b", re.I)
+# "Duplicate layer name: {name}" raised when the name is already a key of a table the code
+# fills itself (`name in self.config.static_forward_context`): registered twice.
+_DUPLICATE_NAME = re.compile(r"\bduplicate (?:[\w-]+ )?(?:name|prefix|key)\b", re.I)
+# A count or a length: `prompt_len`, `num_tokens`, `len(x)`, `x.numel()`, `tokens_count`.
+_COUNTED = re.compile(r"(^|_)(len|length|num|count|size|numel|n)(_|$)|^num\w*|\w*_count$")
 _DUPLICATES = re.compile(
     r"\b((?:cannot|can't|must not|may not) (?:have|contain) duplicate|duplicate (?:values|entries"
     r"|items))\b",
     re.I,
 )
+
+
+def _registry_test(test: ast.expr | None) -> bool:
+    """`name in self.table` or `name in config.table`: a look-up in a table held by an object
+    (the code's own registry), not in a literal list of choices."""
+    return any(
+        isinstance(n, ast.Compare)
+        and len(n.ops) == 1
+        and isinstance(n.ops[0], ast.In)
+        and isinstance(n.comparators[0], ast.Attribute)
+        for n in (ast.walk(test) if test is not None else ())
+    )
+
+
+def _zero_count(test: ast.expr | None) -> bool:
+    """`prompt_len == 0`, `len(x) == 0`, `num_tokens == 0`: a count tested against nothing,
+    the bottom of a range (a limit), not one of a set of values."""
+    for n in ast.walk(test) if test is not None else ():
+        if not (
+            isinstance(n, ast.Compare)
+            and len(n.ops) == 1
+            and isinstance(n.ops[0], ast.Eq)
+            and isinstance(n.comparators[0], ast.Constant)
+            and type(n.comparators[0].value) is int
+            and n.comparators[0].value == 0
+        ):
+            continue
+        left = n.left
+        if isinstance(left, ast.Call) and _text(left.func) in ("len", "numel"):
+            return True
+        if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute):
+            left = left.func  # x.numel()
+        name = left.attr if isinstance(left, ast.Attribute) else getattr(left, "id", "")
+        if name and _COUNTED.search(name):
+            return True
+    return False
 
 
 def _asks_supported(test: ast.expr | None) -> bool:
@@ -1230,6 +1271,8 @@ def category(
         return "invariant"
     if _REGISTERED.search(text):  # the same name registered twice: the code's own doing
         return "invariant"
+    if _DUPLICATE_NAME.search(text) and _registry_test(own):
+        return "invariant"
     if _DUPLICATES.search(text):  # a list of the user's with a value twice
         return "invalid-choice"
     if _WORDS["exclusive"].search(text):
@@ -1279,6 +1322,8 @@ def category(
     if _WORDS["invalid-choice"].search(text):
         return "invalid-choice"
     if _WORDS["limit"].search(text):
+        return "limit"
+    if _zero_count(own):  # "The prompt cannot be empty" for `prompt_len == 0`: below 1
         return "limit"
     if ctx.exception == "KeyError" or _constant_compare(own):
         return "invalid-choice"

@@ -76,6 +76,7 @@ STAGE_PATHS: dict[str, str | None] = {
     "vllm/entrypoints/cli/": "argument-parsing",
     "vllm/entrypoints/common/cli_args.py": "argument-parsing",
     "vllm/config/": "config-validation",
+    OLD_CONFIG: "config-validation",  # the config classes in one module, before vllm/config/
     "vllm/transformers_utils/config": "config-validation",
     "vllm/model_executor/models/": "model-loading",
     "vllm/models/": "model-loading",
