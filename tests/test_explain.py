@@ -964,3 +964,37 @@ def test_a_name_already_in_the_codes_own_table_is_registered_twice():
         "        raise ValueError(f'Duplicate layer name: {name}')\n"
     )
     assert [d["category"] for d in _derived(code)] == ["invariant", "invalid-choice"]
+
+
+def test_two_counts_that_disagree_are_a_mismatch():
+    """Issue 40, audit r10-r13 (vLLM 1f36bd13f8da5bfe): `num_actual_tokens !=
+    num_expected_tokens` ("Attempted to assign N multimodal tokens to M placeholders") is the
+    processor's output disagreeing with the prompt, not an internal invariant. A count compared
+    with a state that is no count stays as it was."""
+    code = (
+        "def f(num_actual_tokens, num_expected_tokens):\n"
+        "    if num_actual_tokens != num_expected_tokens:\n"
+        "        raise ValueError(f'Attempted to assign {num_actual_tokens} tokens to "
+        "{num_expected_tokens} placeholders')\n"
+        "def g(num_steps, phase):\n"
+        "    if num_steps != phase:\n"
+        "        raise ValueError(f'Step {num_steps} reached in phase {phase}')\n"
+    )
+    assert [d["category"] for d in _derived(code)] == ["mismatch", "invariant"]
+
+
+def test_not_available_when_another_setting_is_given_is_a_combination():
+    """Issue 40, audit r10-r13 (vLLM ea7f3345720e892e): "`prompt_logprobs` are not available
+    when `stream=True`" names two request fields, not a package; "X is not available" alone
+    stays a missing dependency."""
+    code = (
+        "def f(data):\n"
+        "    if data.get('stream') and data.get('prompt_logprobs'):\n"
+        "        raise ValueError('`prompt_logprobs` are not available when `stream=True`.')\n"
+        "def g(ok):\n"
+        "    if not ok:\n        raise RuntimeError('flash_attn is not available')\n"
+    )
+    assert [d["category"] for d in _derived(code)] == [
+        "unsupported-combination",
+        "missing-dependency",
+    ]

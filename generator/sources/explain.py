@@ -876,7 +876,9 @@ _WORDS = {
     "missing-dependency": re.compile(
         r"\b(pip install|is not installed|not installed|please install|install(?:ed)? (?:it|the)"
         r"|requires? (?:the )?`?[\w.-]+`? (?:package|library|module)|no module named|"
-        r"failed to import|could not import|cannot import|import error|(?:is|are) not available"
+        r"failed to import|could not import|cannot import|import error"
+        # ("`prompt_logprobs` are not available when `stream=True`": a combination, below)
+        r"|(?:is|are) not available(?! (?:when|with|together|if|unless|while|in combination)\b)"
         r"|requires? (?:triton|cuda|flashinfer|deepgemm|deep_gemm)\b)\b",
         re.I,
     ),
@@ -1015,6 +1017,28 @@ def _shape_test(test: ast.expr | None) -> bool:
                 )
                 if variables and not isinstance(side, ast.Call) and _SIZE_NAME.search(last):
                     return True  # `previous_end != file_size`: two sizes disagree
+    return False
+
+
+_COUNT_NAME = re.compile(r"^(?:num|n)_\w+|_(?:count|len|length)$")
+
+
+def _counts_differ(test: ast.expr | None) -> bool:
+    """`num_actual_tokens != num_expected_tokens`: two counts, neither a literal, that
+    disagree (every side a count by its name)."""
+    for node in ast.walk(test) if test is not None else ():
+        if not (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], ast.NotEq | ast.Eq)
+        ):
+            continue
+        names = []
+        for side in (node.left, node.comparators[0]):
+            chain = _chain(side) or ()
+            names.append(chain[-1] if chain and not isinstance(side, ast.Constant) else "")
+        if all(name and _COUNT_NAME.search(name) for name in names):
+            return True
     return False
 
 
@@ -1282,7 +1306,7 @@ def category(
     calls = _calls(own)
     if _WORDS["not-found"].search(text) or calls & {"exists", "isfile", "isdir", "is_file"}:
         return "not-found"
-    if _WORDS["mismatch"].search(text) or _shape_test(own):
+    if _WORDS["mismatch"].search(text) or _shape_test(own) or _counts_differ(own):
         return "mismatch"
     # "--weight-cache-master-port is required when the daemons span nodes": a flag left out
     # with another choice of the user's (not "vision_grid_thw is required when pixel_values
