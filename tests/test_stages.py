@@ -266,6 +266,15 @@ def test_modules_that_start_up_and_serve_are_dated_by_name_not_path():
     assert sgl.stage(scheduler, "Scheduler.continue_generation") is None
     decode = "python/sglang/srt/disaggregation/decode.py"
     assert sgl.stage(decode, "DecodeTransferQueue._commit_transfer_to_req") is None
+    # 90f6c2b72903d0e6: the scheduler's idle self-check of its pools runs while serving.
+    assert sgl.stage(scheduler, "Scheduler.check_memory") == "request-handling"
+    assert sgl.stage(scheduler, "Scheduler.self_check_during_idle") == "request-handling"
+    assert sgl.stage(scheduler, "Scheduler.check_memory_pool_size") is None  # a look-alike
+    # 3604705147635836: the chat templates are loaded once, while the server starts.
+    for templates in ("parser", "managers"):
+        path = f"python/sglang/srt/{templates}/template_manager.py"
+        assert sgl.stage(path, "TemplateManager._load_explicit_chat_template") == ("engine-startup")
+    assert sgl.stage("python/sglang/srt/parser/reasoning_parser.py", "f") == "request-handling"
     # What stays dated by its path.
     tokenizer = "python/sglang/srt/managers/tokenizer_manager.py"
     assert sgl.stage(tokenizer, "TokenizerManager.generate_request") == "request-handling"
