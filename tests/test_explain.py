@@ -998,3 +998,37 @@ def test_not_available_when_another_setting_is_given_is_a_combination():
         "unsupported-combination",
         "missing-dependency",
     ]
+
+
+def test_what_the_user_supplies_or_the_server_runs_out_of_is_no_internal_invariant():
+    """Issue 40, audit r10-r13: a checkpoint lacking weights (vLLM 183208001e1c6723) and an
+    adapter whose modules differ from those expected (63519d13b02c6e2e) are mismatches; the KV
+    pool running out while decoding (SGLang a40ef8fbee8476f7) is a limit; a background loop
+    that died earlier (vLLM e1c0fc5531f9f5d4) is a runtime failure. A state check with none
+    of these words stays an invariant."""
+    code = (
+        "def a(loaded, weights_not_loaded):\n"
+        "    if loaded is not None and weights_not_loaded:\n"
+        "        raise ValueError(f'Following weights were not initialized from checkpoint: "
+        "{weights_not_loaded}')\n"
+        "def b(unexpected_modules, expected):\n"
+        "    if unexpected_modules:\n"
+        "        raise ValueError(f'expected target modules in {expected} but received "
+        "{unexpected_modules}')\n"
+        "def c(out_cache_loc):\n"
+        "    if out_cache_loc is None:\n"
+        "        raise RuntimeError('Decode out of memory. Try to lower your batch size.')\n"
+        "def d(self):\n"
+        "    if self.errored:\n"
+        "        raise RuntimeError('Background loop has errored already.')\n"
+        "def e(self):\n"
+        "    if self.state is None:\n"
+        "        raise RuntimeError('Loop state was lost.')\n"
+    )
+    assert [d["category"] for d in _derived(code)] == [
+        "mismatch",
+        "mismatch",
+        "limit",
+        "runtime-failure",
+        "invariant",
+    ]

@@ -897,9 +897,12 @@ _WORDS = {
         r"|do not match|don't match"
         r"|must match|same length"
         r"|same size|same number|expected type|must be an? (?:instance|list|dict|tuple|str"
-        r"|string|int|integer|bool|float|tensor)|expect(?:s|ed)? .*\bgot|but only|rank-\d"
+        r"|string|int|integer|bool|float|tensor)|expect(?:s|ed)? .*\b(?:got|received)"
+        r"|but only|rank-\d"
         r"|inconsistent|different|must have \d+ dim|out of sync|disagrees?|not equal|equality"
-        r"|(?:invalid|bad|wrong|corrupt(?:ed)?) (?:[\w-]+ )?(?:digest|checksum|hash))\b",
+        r"|(?:invalid|bad|wrong|corrupt(?:ed)?) (?:[\w-]+ )?(?:digest|checksum|hash)"
+        # the checkpoint lacks tensors the model class built from its config has
+        r"|not (?:initialized|loaded) from (?:the )?checkpoint)\b",
         re.I,
     ),
     "unsupported-combination": re.compile(
@@ -928,7 +931,7 @@ _WORDS = {
         r"|between|in \[|in the range|>|<)|exceeds?|too (?:large|small|long|many|few|big)"
         r"|out of range|larger than|greater than|smaller than|less than|at least|at most"
         r"|maximum|minimum|cannot exceed|not enough|insufficient|no available memory"
-        r"|(?:must|should) be (?:a )?finite|not (?:a )?finite)",
+        r"|(?:must|should) be (?:a )?finite|not (?:a )?finite|out of memory)",
         re.I,
     ),
     # Something failed while it ran, not a check of values: a process exiting, a connection
@@ -947,7 +950,9 @@ _WORDS = {
         r"|unreachable|(?:process|server|worker|subprocess|scheduler|detokenizer) (?:has )?"
         r"(?:exited|died|crashed|terminated|was killed)|exited (?:unexpectedly|with (?:code"
         r"|status|exit code))|timed out"
-        r"|(?:transfer|handshake|rpc)(?: \w+)? (?:failed|failures?))\b",
+        r"|(?:transfer|handshake|rpc)(?: \w+)? (?:failed|failures?)"
+        # a background loop that died on an earlier error, met by each later request
+        r"|(?:loop|engine|thread) has (?:already )?(?:errored|died|crashed)|errored already)\b",
         re.I,
     ),
 }
