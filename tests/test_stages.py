@@ -292,6 +292,10 @@ def test_modules_that_start_up_and_serve_are_dated_by_name_not_path():
         "config-validation"
     )
     assert vllm.stage("vllm/config_utils.py", "f") != "config-validation"  # a look-alike
+    # a4755347a0c96712: a V0 model runner prepares a scheduled prompt for each step.
+    hpu = "vllm/worker/hpu_model_runner.py"
+    assert vllm.stage(hpu, "HPUModelRunnerBase._prepare_prompt") == "request-handling"
+    assert vllm.stage(hpu, "HPUModelRunnerBase._prepare_prompt_helper") is None  # look-alike
     model = "vllm/model_executor/models/ernie45_vl.py"
     assert vllm.stage(model, "smart_resize") is None
     assert vllm.stage(model, "Ernie4_5_VLForConditionalGeneration.load_weights") == (
