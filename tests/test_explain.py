@@ -979,8 +979,11 @@ def test_two_counts_that_disagree_are_a_mismatch():
         "def g(num_steps, phase):\n"
         "    if num_steps != phase:\n"
         "        raise ValueError(f'Step {num_steps} reached in phase {phase}')\n"
+        "def h(prompt_len, max_prompt_len):\n"
+        "    if prompt_len == max_prompt_len:\n"
+        "        raise ValueError(f'The prompt of {prompt_len} tokens is too long')\n"
     )
-    assert [d["category"] for d in _derived(code)] == ["mismatch", "invariant"]
+    assert [d["category"] for d in _derived(code)] == ["mismatch", "invariant", "limit"]
 
 
 def test_not_available_when_another_setting_is_given_is_a_combination():

@@ -1035,14 +1035,15 @@ def _counts_differ(test: ast.expr | None) -> bool:
         if not (
             isinstance(node, ast.Compare)
             and len(node.ops) == 1
-            and isinstance(node.ops[0], ast.NotEq | ast.Eq)
+            and isinstance(node.ops[0], ast.NotEq)
         ):
-            continue
+            continue  # (`prompt_len == max_prompt_len`: a count at its bound, a limit)
         names = []
         for side in (node.left, node.comparators[0]):
             chain = _chain(side) or ()
             names.append(chain[-1] if chain and not isinstance(side, ast.Constant) else "")
-        if all(name and _COUNT_NAME.search(name) for name in names):
+        bound = any(re.search(r"(^|_)(max|min|limit)(_|$)", name) for name in names)
+        if not bound and all(name and _COUNT_NAME.search(name) for name in names):
             return True
     return False
 
