@@ -937,7 +937,9 @@ def test_a_count_tested_against_zero_is_a_limit_not_a_choice():
         "    if prompt_len == 0 and prompt_type == 'decoder':\n"
         "        raise ValueError(f'The {prompt_type} prompt cannot be empty')\n"
         "def g(num_tokens):\n"
-        "    if num_tokens == 0:\n        raise ValueError('Nothing to schedule')\n"
+        "    if num_tokens == 0:\n        raise ValueError('The batch is empty')\n"
+        "def p(num_plugins):\n"
+        "    if num_plugins == 0:\n        raise ValueError('No plugin chosen')\n"
         "def h(mode):\n"
         "    if mode == 0:\n        raise ValueError(f'Mode {mode} cannot be used here')\n"
         "def k(kind):\n"
@@ -946,6 +948,7 @@ def test_a_count_tested_against_zero_is_a_limit_not_a_choice():
     assert [d["category"] for d in _derived(code)] == [
         "limit",
         "limit",
+        "invalid-choice",  # a count of 0 whose message says no bottom was reached
         "invalid-choice",
         "invalid-choice",
     ]

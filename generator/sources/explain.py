@@ -1102,6 +1102,9 @@ _REGISTERED = re.compile(r"\balready (?:been )?registered\b", re.I)
 # "Duplicate layer name: {name}" raised when the name is already a key of a table the code
 # fills itself (`name in self.config.static_forward_context`): registered twice.
 _DUPLICATE_NAME = re.compile(r"\bduplicate (?:[\w-]+ )?(?:name|prefix|key)\b", re.I)
+# What says a count's bottom was reached ("cannot be empty", "too short", "a size of 0"), not
+# that something was not found or given ("No plugins installed", "no frames").
+_EMPTY_SAID = re.compile(r"\b(empty|too short|(?:of|be|is|was) 0\b|zero)", re.I)
 # A count or a length: `prompt_len`, `num_tokens`, `len(x)`, `x.numel()`, `tokens_count`.
 _COUNTED = re.compile(r"(^|_)(len|length|num|count|size|numel|n)(_|$)|^num\w*|\w*_count$")
 _DUPLICATES = re.compile(
@@ -1353,8 +1356,8 @@ def category(
         return "invalid-choice"
     if _WORDS["limit"].search(text):
         return "limit"
-    if _zero_count(own):  # "The prompt cannot be empty" for `prompt_len == 0`: below 1
-        return "limit"
+    if _zero_count(own) and _EMPTY_SAID.search(text):  # "The prompt cannot be empty"
+        return "limit"  # for `prompt_len == 0`: below 1
     if ctx.exception == "KeyError" or _constant_compare(own):
         return "invalid-choice"
     # `not a and not b` (in one test or nested) with "a or b must be provided": neither given
