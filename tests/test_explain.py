@@ -926,3 +926,115 @@ def test_the_schema_defines_each_stage_and_category_as_the_rules_read_them():
         for value, text in means.items():
             assert f"{value}: {text}" in props[name]["description"]
     assert derived_words.FLAGS_MEANS in props["flags"]["description"]
+
+
+def test_a_count_tested_against_zero_is_a_limit_not_a_choice():
+    """Issue 40, audit r10-r13 (vLLM 7103969482b3ea5e): `prompt_len == 0` with "The prompt
+    cannot be empty" is the bottom of a range, not a value outside a set of choices. A name
+    that is no count (`mode == 0`) or a string compared stays a choice."""
+    code = (
+        "def f(prompt_len, prompt_type):\n"
+        "    if prompt_len == 0 and prompt_type == 'decoder':\n"
+        "        raise ValueError(f'The {prompt_type} prompt cannot be empty')\n"
+        "def g(num_tokens):\n"
+        "    if num_tokens == 0:\n        raise ValueError('The batch is empty')\n"
+        "def p(num_plugins):\n"
+        "    if num_plugins == 0:\n        raise ValueError('No plugin chosen')\n"
+        "def h(mode):\n"
+        "    if mode == 0:\n        raise ValueError(f'Mode {mode} cannot be used here')\n"
+        "def k(kind):\n"
+        "    if kind == 'x':\n        raise ValueError(f'Kind {kind} cannot be used here')\n"
+    )
+    assert [d["category"] for d in _derived(code)] == [
+        "limit",
+        "limit",
+        "invalid-choice",  # a count of 0 whose message says no bottom was reached
+        "invalid-choice",
+        "invalid-choice",
+    ]
+
+
+def test_a_name_already_in_the_codes_own_table_is_registered_twice():
+    """Issue 40, audit r10-r13 (vLLM 7ec022ad9deeca9d): "Duplicate layer name" raised when the
+    name is already a key of `compilation_config.static_forward_context` is a layer registered
+    twice, not an invalid choice; a name checked against a literal list stays a choice."""
+    code = (
+        "def f(self, compilation_config):\n"
+        "    if self.layer_name in compilation_config.static_forward_context:\n"
+        "        raise ValueError(f'Duplicate layer name: {self.layer_name}')\n"
+        "def g(name):\n"
+        "    if name in ('a', 'b'):\n"
+        "        raise ValueError(f'Duplicate layer name: {name}')\n"
+    )
+    assert [d["category"] for d in _derived(code)] == ["invariant", "invalid-choice"]
+
+
+def test_two_counts_that_disagree_are_a_mismatch():
+    """Issue 40, audit r10-r13 (vLLM 1f36bd13f8da5bfe): `num_actual_tokens !=
+    num_expected_tokens` ("Attempted to assign N multimodal tokens to M placeholders") is the
+    processor's output disagreeing with the prompt, not an internal invariant. A count compared
+    with a state that is no count stays as it was."""
+    code = (
+        "def f(num_actual_tokens, num_expected_tokens):\n"
+        "    if num_actual_tokens != num_expected_tokens:\n"
+        "        raise ValueError(f'Attempted to assign {num_actual_tokens} tokens to "
+        "{num_expected_tokens} placeholders')\n"
+        "def g(num_steps, phase):\n"
+        "    if num_steps != phase:\n"
+        "        raise ValueError(f'Step {num_steps} reached in phase {phase}')\n"
+        "def h(prompt_len, max_prompt_len):\n"
+        "    if prompt_len == max_prompt_len:\n"
+        "        raise ValueError(f'The prompt of {prompt_len} tokens is too long')\n"
+    )
+    assert [d["category"] for d in _derived(code)] == ["mismatch", "invariant", "limit"]
+
+
+def test_not_available_when_another_setting_is_given_is_a_combination():
+    """Issue 40, audit r10-r13 (vLLM ea7f3345720e892e): "`prompt_logprobs` are not available
+    when `stream=True`" names two request fields, not a package; "X is not available" alone
+    stays a missing dependency."""
+    code = (
+        "def f(data):\n"
+        "    if data.get('stream') and data.get('prompt_logprobs'):\n"
+        "        raise ValueError('`prompt_logprobs` are not available when `stream=True`.')\n"
+        "def g(ok):\n"
+        "    if not ok:\n        raise RuntimeError('flash_attn is not available')\n"
+    )
+    assert [d["category"] for d in _derived(code)] == [
+        "unsupported-combination",
+        "missing-dependency",
+    ]
+
+
+def test_what_the_user_supplies_or_the_server_runs_out_of_is_no_internal_invariant():
+    """Issue 40, audit r10-r13: a checkpoint lacking weights (vLLM 183208001e1c6723) and an
+    adapter whose modules differ from those expected (63519d13b02c6e2e) are mismatches; the KV
+    pool running out while decoding (SGLang a40ef8fbee8476f7) is a limit; a background loop
+    that died earlier (vLLM e1c0fc5531f9f5d4) is a runtime failure. A state check with none
+    of these words stays an invariant."""
+    code = (
+        "def a(loaded, weights_not_loaded):\n"
+        "    if loaded is not None and weights_not_loaded:\n"
+        "        raise ValueError(f'Following weights were not initialized from checkpoint: "
+        "{weights_not_loaded}')\n"
+        "def b(unexpected_modules, expected):\n"
+        "    if unexpected_modules:\n"
+        "        raise ValueError(f'expected target modules in {expected} but received "
+        "{unexpected_modules}')\n"
+        "def c(out_cache_loc):\n"
+        "    if out_cache_loc is None:\n"
+        "        raise RuntimeError('Decode out of memory. Try to lower your batch size.')\n"
+        "def d(self):\n"
+        "    if self.errored:\n"
+        "        raise RuntimeError('Background loop has errored already.')\n"
+        "def e(self):\n"
+        "    if self.state is None:\n"
+        "        raise RuntimeError('Loop state was lost.')\n"
+    )
+    assert [d["category"] for d in _derived(code)] == [
+        "mismatch",
+        "mismatch",
+        "limit",
+        "runtime-failure",
+        "invariant",
+    ]

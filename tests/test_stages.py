@@ -266,6 +266,15 @@ def test_modules_that_start_up_and_serve_are_dated_by_name_not_path():
     assert sgl.stage(scheduler, "Scheduler.continue_generation") is None
     decode = "python/sglang/srt/disaggregation/decode.py"
     assert sgl.stage(decode, "DecodeTransferQueue._commit_transfer_to_req") is None
+    # 90f6c2b72903d0e6: the scheduler's idle self-check of its pools runs while serving.
+    assert sgl.stage(scheduler, "Scheduler.check_memory") == "request-handling"
+    assert sgl.stage(scheduler, "Scheduler.self_check_during_idle") == "request-handling"
+    assert sgl.stage(scheduler, "Scheduler.check_memory_pool_size") is None  # a look-alike
+    # 3604705147635836: the chat templates are loaded once, while the server starts.
+    for templates in ("parser", "managers"):
+        path = f"python/sglang/srt/{templates}/template_manager.py"
+        assert sgl.stage(path, "TemplateManager._load_explicit_chat_template") == ("engine-startup")
+    assert sgl.stage("python/sglang/srt/parser/reasoning_parser.py", "f") == "request-handling"
     # What stays dated by its path.
     tokenizer = "python/sglang/srt/managers/tokenizer_manager.py"
     assert sgl.stage(tokenizer, "TokenizerManager.generate_request") == "request-handling"
@@ -277,6 +286,16 @@ def test_modules_that_start_up_and_serve_are_dated_by_name_not_path():
     assert vllm.stage("vllm/distributed/parallel_state.py", "init_model_parallel_group") == (
         "engine-startup"
     )
+    # 36334d43f48eb950: before vllm/config/, the config classes lived in vllm/config.py
+    # (CacheConfig.verify_with_parallel_config runs while the engine's config is checked).
+    assert vllm.stage("vllm/config.py", "CacheConfig.verify_with_parallel_config") == (
+        "config-validation"
+    )
+    assert vllm.stage("vllm/config_utils.py", "f") != "config-validation"  # a look-alike
+    # a4755347a0c96712: a V0 model runner prepares a scheduled prompt for each step.
+    hpu = "vllm/worker/hpu_model_runner.py"
+    assert vllm.stage(hpu, "HPUModelRunnerBase._prepare_prompt") == "request-handling"
+    assert vllm.stage(hpu, "HPUModelRunnerBase._prepare_prompt_helper") is None  # look-alike
     model = "vllm/model_executor/models/ernie45_vl.py"
     assert vllm.stage(model, "smart_resize") is None
     assert vllm.stage(model, "Ernie4_5_VLForConditionalGeneration.load_weights") == (

@@ -876,7 +876,9 @@ _WORDS = {
     "missing-dependency": re.compile(
         r"\b(pip install|is not installed|not installed|please install|install(?:ed)? (?:it|the)"
         r"|requires? (?:the )?`?[\w.-]+`? (?:package|library|module)|no module named|"
-        r"failed to import|could not import|cannot import|import error|(?:is|are) not available"
+        r"failed to import|could not import|cannot import|import error"
+        # ("`prompt_logprobs` are not available when `stream=True`": a combination, below)
+        r"|(?:is|are) not available(?! (?:when|with|together|if|unless|while|in combination)\b)"
         r"|requires? (?:triton|cuda|flashinfer|deepgemm|deep_gemm)\b)\b",
         re.I,
     ),
@@ -895,9 +897,12 @@ _WORDS = {
         r"|do not match|don't match"
         r"|must match|same length"
         r"|same size|same number|expected type|must be an? (?:instance|list|dict|tuple|str"
-        r"|string|int|integer|bool|float|tensor)|expect(?:s|ed)? .*\bgot|but only|rank-\d"
+        r"|string|int|integer|bool|float|tensor)|expect(?:s|ed)? .*\b(?:got|received)"
+        r"|but only|rank-\d"
         r"|inconsistent|different|must have \d+ dim|out of sync|disagrees?|not equal|equality"
-        r"|(?:invalid|bad|wrong|corrupt(?:ed)?) (?:[\w-]+ )?(?:digest|checksum|hash))\b",
+        r"|(?:invalid|bad|wrong|corrupt(?:ed)?) (?:[\w-]+ )?(?:digest|checksum|hash)"
+        # the checkpoint lacks tensors the model class built from its config has
+        r"|not (?:initialized|loaded) from (?:the )?checkpoint)\b",
         re.I,
     ),
     "unsupported-combination": re.compile(
@@ -926,7 +931,7 @@ _WORDS = {
         r"|between|in \[|in the range|>|<)|exceeds?|too (?:large|small|long|many|few|big)"
         r"|out of range|larger than|greater than|smaller than|less than|at least|at most"
         r"|maximum|minimum|cannot exceed|not enough|insufficient|no available memory"
-        r"|(?:must|should) be (?:a )?finite|not (?:a )?finite)",
+        r"|(?:must|should) be (?:a )?finite|not (?:a )?finite|out of memory)",
         re.I,
     ),
     # Something failed while it ran, not a check of values: a process exiting, a connection
@@ -945,7 +950,9 @@ _WORDS = {
         r"|unreachable|(?:process|server|worker|subprocess|scheduler|detokenizer) (?:has )?"
         r"(?:exited|died|crashed|terminated|was killed)|exited (?:unexpectedly|with (?:code"
         r"|status|exit code))|timed out"
-        r"|(?:transfer|handshake|rpc)(?: \w+)? (?:failed|failures?))\b",
+        r"|(?:transfer|handshake|rpc)(?: \w+)? (?:failed|failures?)"
+        # a background loop that died on an earlier error, met by each later request
+        r"|(?:loop|engine|thread) has (?:already )?(?:errored|died|crashed)|errored already)\b",
         re.I,
     ),
 }
@@ -1018,6 +1025,29 @@ def _shape_test(test: ast.expr | None) -> bool:
     return False
 
 
+_COUNT_NAME = re.compile(r"^(?:num|n)_\w+|_(?:count|len|length)$")
+
+
+def _counts_differ(test: ast.expr | None) -> bool:
+    """`num_actual_tokens != num_expected_tokens`: two counts, neither a literal, that
+    disagree (every side a count by its name)."""
+    for node in ast.walk(test) if test is not None else ():
+        if not (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], ast.NotEq)
+        ):
+            continue  # (`prompt_len == max_prompt_len`: a count at its bound, a limit)
+        names = []
+        for side in (node.left, node.comparators[0]):
+            chain = _chain(side) or ()
+            names.append(chain[-1] if chain and not isinstance(side, ast.Constant) else "")
+        bound = any(re.search(r"(^|_)(max|min|limit)(_|$)", name) for name in names)
+        if not bound and all(name and _COUNT_NAME.search(name) for name in names):
+            return True
+    return False
+
+
 def _constant_compare(test: ast.expr | None) -> bool:
     """Whether a test compares something with == or != against a literal."""
     return any(
@@ -1069,11 +1099,55 @@ def _is_not(test: ast.expr) -> bool:
 _ASKED = re.compile(r"\b(must be (?:provided|given|specified|set)|(?:is|are) required)\b", re.I)
 _REQUIRED_WITH = re.compile(r"\b(?:is|are) required (?:when|if|with)\b", re.I)
 _REGISTERED = re.compile(r"\balready (?:been )?registered\b", re.I)
+# "Duplicate layer name: {name}" raised when the name is already a key of a table the code
+# fills itself (`name in self.config.static_forward_context`): registered twice.
+_DUPLICATE_NAME = re.compile(r"\bduplicate (?:[\w-]+ )?(?:name|prefix|key)\b", re.I)
+# What says a count's bottom was reached ("cannot be empty", "too short", "a size of 0"), not
+# that something was not found or given ("No plugins installed", "no frames").
+_EMPTY_SAID = re.compile(r"\b(empty|too short|(?:of|be|is|was) 0\b|zero)", re.I)
+# A count or a length: `prompt_len`, `num_tokens`, `len(x)`, `x.numel()`, `tokens_count`.
+_COUNTED = re.compile(r"(^|_)(len|length|num|count|size|numel|n)(_|$)|^num\w*|\w*_count$")
 _DUPLICATES = re.compile(
     r"\b((?:cannot|can't|must not|may not) (?:have|contain) duplicate|duplicate (?:values|entries"
     r"|items))\b",
     re.I,
 )
+
+
+def _registry_test(test: ast.expr | None) -> bool:
+    """`name in self.table` or `name in config.table`: a look-up in a table held by an object
+    (the code's own registry), not in a literal list of choices."""
+    return any(
+        isinstance(n, ast.Compare)
+        and len(n.ops) == 1
+        and isinstance(n.ops[0], ast.In)
+        and isinstance(n.comparators[0], ast.Attribute)
+        for n in (ast.walk(test) if test is not None else ())
+    )
+
+
+def _zero_count(test: ast.expr | None) -> bool:
+    """`prompt_len == 0`, `len(x) == 0`, `num_tokens == 0`: a count tested against nothing,
+    the bottom of a range (a limit), not one of a set of values."""
+    for n in ast.walk(test) if test is not None else ():
+        if not (
+            isinstance(n, ast.Compare)
+            and len(n.ops) == 1
+            and isinstance(n.ops[0], ast.Eq)
+            and isinstance(n.comparators[0], ast.Constant)
+            and type(n.comparators[0].value) is int
+            and n.comparators[0].value == 0
+        ):
+            continue
+        left = n.left
+        if isinstance(left, ast.Call) and _text(left.func) in ("len", "numel"):
+            return True
+        if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute):
+            left = left.func  # x.numel()
+        name = left.attr if isinstance(left, ast.Attribute) else getattr(left, "id", "")
+        if name and _COUNTED.search(name):
+            return True
+    return False
 
 
 def _asks_supported(test: ast.expr | None) -> bool:
@@ -1230,6 +1304,8 @@ def category(
         return "invariant"
     if _REGISTERED.search(text):  # the same name registered twice: the code's own doing
         return "invariant"
+    if _DUPLICATE_NAME.search(text) and _registry_test(own):
+        return "invariant"
     if _DUPLICATES.search(text):  # a list of the user's with a value twice
         return "invalid-choice"
     if _WORDS["exclusive"].search(text):
@@ -1239,7 +1315,7 @@ def category(
     calls = _calls(own)
     if _WORDS["not-found"].search(text) or calls & {"exists", "isfile", "isdir", "is_file"}:
         return "not-found"
-    if _WORDS["mismatch"].search(text) or _shape_test(own):
+    if _WORDS["mismatch"].search(text) or _shape_test(own) or _counts_differ(own):
         return "mismatch"
     # "--weight-cache-master-port is required when the daemons span nodes": a flag left out
     # with another choice of the user's (not "vision_grid_thw is required when pixel_values
@@ -1280,6 +1356,8 @@ def category(
         return "invalid-choice"
     if _WORDS["limit"].search(text):
         return "limit"
+    if _zero_count(own) and _EMPTY_SAID.search(text):  # "The prompt cannot be empty"
+        return "limit"  # for `prompt_len == 0`: below 1
     if ctx.exception == "KeyError" or _constant_compare(own):
         return "invalid-choice"
     # `not a and not b` (in one test or nested) with "a or b must be provided": neither given

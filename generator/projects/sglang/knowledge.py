@@ -207,7 +207,10 @@ STAGE_PATHS: dict[str, str | None] = {
     "sglang/srt/entrypoints/warmup.py": "engine-startup",  # the warm-up requests before serving
     "sglang/srt/managers/tokenizer_manager.py": "request-handling",
     "sglang/srt/managers/io_struct.py": "request-handling",
-    "sglang/srt/managers/template_manager.py": "request-handling",
+    # The chat and completion templates are loaded once, while the server starts
+    # (TemplateManager.initialize_templates from the engine's and HTTP server's launch).
+    "sglang/srt/managers/template_manager.py": "engine-startup",
+    "sglang/srt/parser/template_manager.py": "engine-startup",
     "sglang/srt/managers/multimodal_processor.py": "request-handling",
     "sglang/srt/sampling/": "request-handling",
     "sglang/srt/function_call/": "request-handling",
@@ -252,7 +255,9 @@ _INIT = MODEL_INIT  # methods that run while a model is built
 _SETUP = re.compile(r"(^|\.)(__init__|__post_init__|_?init_\w*|_?setup\w*|run_\w*_process)$")
 _SERVE = re.compile(
     r"(^|\.)(event_loop\w*|_?handle_\w+|process_input_requests|get_next_\w*batch_to_run"
-    r"|run_batch|process_batch_result\w*|_?stream_output\w*)$"
+    r"|run_batch|process_batch_result\w*|_?stream_output\w*"
+    # the scheduler's self-checks of its pools, run when the serving loop is idle or busy
+    r"|check_memory|self_check\w*)$"
 )
 # A diffusion pipeline's modules are loaded, and its stages built, when it is built.
 _PIPELINES = "sglang/multimodal_gen/runtime/pipelines/"

@@ -76,6 +76,7 @@ STAGE_PATHS: dict[str, str | None] = {
     "vllm/entrypoints/cli/": "argument-parsing",
     "vllm/entrypoints/common/cli_args.py": "argument-parsing",
     "vllm/config/": "config-validation",
+    OLD_CONFIG: "config-validation",  # the config classes in one module, before vllm/config/
     "vllm/transformers_utils/config": "config-validation",
     "vllm/model_executor/models/": "model-loading",
     "vllm/models/": "model-loading",
@@ -217,6 +218,7 @@ _PROCESSOR = re.compile(r"(Processor|ProcessingInfo|Renderer|InputBuilder)\b")
 _CLI = "vllm/entrypoints/cli/"
 _CLI_RUNS = re.compile(r"(^|\.)(cmd|main|chat|_?run_\w*|maybe_\w*|_interactive_cli)$")
 _WORKER = "vllm/v1/worker/"
+_OLD_WORKER = "vllm/worker/"  # the V0 engine's workers and model runners (0.10 and older)
 _WORKER_SETUP = re.compile(
     r"(^|\.)(__init__|__post_init__|init_\w*|load_model|reload_weights|profile_run"
     r"|_?dummy_\w*|capture_model|_capture\w*|initialize_\w*|determine_available_memory"
@@ -226,7 +228,10 @@ _WORKER_SETUP = re.compile(
 _WORKER_STEP = re.compile(
     r"(^|\.)(execute_model|sample_tokens|_update_states|_prepare_inputs"
     r"|init_weight_transfer_engine|start_weight_update|update_weights\w*"
-    r"|_?update_streaming_request|add_request|remove_request)$"
+    r"|_?update_streaming_request|add_request|remove_request"
+    # the V0 model runners' per-step input preparation (a profiling run skips their checks
+    # of a cached prefix, so these are reached by scheduled requests)
+    r"|_prepare_prompt|_prepare_decode\w*|_?prepare_model_input\w*)$"
 )
 # A platform's check of the config runs inside VllmConfig.__post_init__.
 _PLATFORM_CONFIG = re.compile(r"(^|\.)check_and_update_config$")
@@ -609,7 +614,7 @@ class VllmKnowledge(Knowledge):
             return None
         if path.startswith(_ENGINE) and _ENGINE_STEP.search(function):
             return "request-handling"
-        if path.startswith(_WORKER) and _WORKER_STEP.search(function):
+        if path.startswith((_WORKER, _OLD_WORKER)) and _WORKER_STEP.search(function):
             return "request-handling"
         if path.startswith(_WORKER) and _WORKER_SETUP.search(function):
             return "engine-startup"
