@@ -21,6 +21,7 @@ from typing import Any
 NODE_GPUS = 8  # the node the advice assumes until the user gives theirs (gpus_per_node)
 MAX_DIVIDEND = 10_000_000  # beyond, listing divisors is not worth the wait (try.js's too)
 MAX_SHOWN = 12
+MAX_NAMED = 40  # a longer list is shown by its count alone (members.js alike)
 GPU_COUNT = re.compile(
     r"(tensor|pipeline|data|expert|context)[-_]parallel[-_]size|--(tp|pp|dp|ep|attn-dp)-size\b"
 )
@@ -315,6 +316,10 @@ def _named(side: object, value) -> str:
 
 
 def _listed(items: list) -> str:
+    """A list as the answer shows it: whole, its first MAX_SHOWN and its count, or only its
+    count past MAX_NAMED (a registry's hundreds of names tell the user nothing)."""
+    if len(items) > MAX_NAMED:
+        return f"{len(items)} names"
     more = f", … {len(items)} in all" if len(items) > MAX_SHOWN else ""
     return ", ".join(items[:MAX_SHOWN]) + more
 

@@ -1072,7 +1072,7 @@ def test_a_registry_the_message_does_not_print_whole_answers_from_the_release():
 
 @pytest.mark.skipif(not shutil.which("node"), reason="needs Node")
 def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does():
-    """On a page with #your-case [data-registry], members.js fetches the release's
+    """On a page with #case-registry, members.js (through registry.js) fetches the release's
     architectures (/assets/vllm-archs.json) and tests the values on them as answer.py does on
     the API document's; the page's line that says so is shown only then."""
     ends = ["ForCausalLM", "ForSequenceClassification"]
@@ -1097,8 +1097,7 @@ def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does
     script = (
         "const el = { dataset: { registry: 'vllm-archs.json' }, hidden: true };\n"
         "globalThis.document = {\n"
-        "  querySelector: (s) => (s === '[data-registry]' ? el : null),\n"
-        "  getElementById: () => null,\n"
+        "  getElementById: (i) => (i === 'case-registry' ? el : null),\n"
         "};\n"
         f"globalThis.fetch = async () => ({{ json: async () => ({json.dumps(table)}) }});\n"
         f'const {{ testsAnswer }} = await import("{REPO / "templates/assets/tests.js"}");\n'

@@ -414,6 +414,7 @@ ONLY_WITH = {
     "/assets/tests.js": "case-tests",
     "/assets/members.js": "case-members",
     "/assets/parts.js": "case-parts",
+    "/assets/registry.js": "case-registry",
 }
 
 

@@ -3,7 +3,7 @@
 // a page whose tests have one (#case-members); tests.js asks it.
 
 import { fmt, text } from "./tests.js";
-import { MAX_SHOWN, number } from "./try.js";
+import { MAX_NAMED, MAX_SHOWN, number } from "./try.js";
 
 const WORDS = { in: "is among", "not in": "is not among", "none in": "has no item among", "some in": "has an item among" };
 // A part that is a printed value alone (no right side) or two versions (op "v<"...): parts.js,
@@ -16,7 +16,7 @@ export const any = (t) => t.op === "none in" || t.op === "some in";
 export const verdict = (t) => any(t) || t.op === "or";
 // The code's own collection of one item, a text it compares a printed value with: said as "is".
 const one = (t) => !any(t) && Array.isArray(t.right) && t.right.length === 1;
-const listed = (l) => l.slice(0, MAX_SHOWN).join(", ") + (l.length > MAX_SHOWN ? `, … ${l.length} in all` : "");
+const listed = (l) => (l.length > MAX_NAMED ? `${l.length} names` : l.slice(0, MAX_SHOWN).join(", ") + (l.length > MAX_SHOWN ? `, … ${l.length} in all` : ""));
 
 // A collection as Python prints it (a list, tuple, set, dict's keys) of quoted names; null
 // when cut short (a paste that ends inside it) or not one.
@@ -32,23 +32,10 @@ export function collection(values, name) {
   return items.length && !inner.replace(QUOTED, "").replaceAll(",", "").trim() ? items : null;
 }
 
-// The collection a test reads that the message may not print whole: the architectures the
-// engine registers at the page's release (answer.py's registered), fetched only on a page
-// that has them (#your-case [data-registry]); its line is shown once they answer.
-const reg = globalThis.document?.querySelector("[data-registry]");
-const archs = reg && (await fetch(new URL(reg.dataset.registry, import.meta.url)).then((r) => r.json()).catch(() => 0));
-const registered = (values, name) => collection(values, name) || (archs?.held_as[0] === name && !(reg.hidden = 0) && withConverted(values)) || null;
-// answer.py's registered and converted: the user's names the engine loads as a registered one
-// with another ending join the list
-function withConverted(values) {
-  const known = new Set(archs.architectures);
-  const named = new Set(Object.values(values).flatMap((v) => String(v).match(/[A-Za-z_]\w*/g) ?? []));
-  return [...archs.architectures, ...[...named].filter((w) => !known.has(w) && converted(w, known, archs.suffixes ?? [])).sort()];
-}
-function converted(name, known, suffixes) {
-  const end = suffixes.find((s) => name.endsWith(s));
-  return end !== undefined && suffixes.some((s) => s !== end && known.has(name.replaceAll(end, s)));
-}
+// The collection a test reads that the message may not print whole: registry.js, loaded
+// only on a page whose answer reads the engine's registered architectures (#case-registry).
+const registry = globalThis.document?.getElementById("case-registry") ? await import("./registry.js") : null;
+const registered = (values, name) => collection(values, name) || registry?.registered(values, name) || null;
 
 // Whether a printed value is one of the items: a number among numbers, else as printed.
 function member(v, among) {
