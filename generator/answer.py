@@ -21,7 +21,7 @@ from typing import Any
 NODE_GPUS = 8  # the node the advice assumes until the user gives theirs (gpus_per_node)
 MAX_DIVIDEND = 10_000_000  # beyond, listing divisors is not worth the wait (try.js's too)
 MAX_SHOWN = 12
-MAX_NAMED = 40  # a longer list is shown by its count alone (members.js alike)
+MAX_NAMED = 40  # a longer list is shown by its count alone (members.js's listed alike)
 GPU_COUNT = re.compile(
     r"(tensor|pipeline|data|expert|context)[-_]parallel[-_]size|--(tp|pp|dp|ep|attn-dp)-size\b"
 )

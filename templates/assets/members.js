@@ -3,7 +3,7 @@
 // a page whose tests have one (#case-members); tests.js asks it.
 
 import { fmt, text } from "./tests.js";
-import { MAX_NAMED, MAX_SHOWN, number } from "./try.js";
+import { MAX_SHOWN, number } from "./try.js";
 
 const WORDS = { in: "is among", "not in": "is not among", "none in": "has no item among", "some in": "has an item among" };
 // A part that is a printed value alone (no right side) or two versions (op "v<"...): parts.js,
@@ -16,7 +16,8 @@ export const any = (t) => t.op === "none in" || t.op === "some in";
 export const verdict = (t) => any(t) || t.op === "or";
 // The code's own collection of one item, a text it compares a printed value with: said as "is".
 const one = (t) => !any(t) && Array.isArray(t.right) && t.right.length === 1;
-const listed = (l) => (l.length > MAX_NAMED ? `${l.length} names` : l.slice(0, MAX_SHOWN).join(", ") + (l.length > MAX_SHOWN ? `, … ${l.length} in all` : ""));
+// A list past 40 items (answer.py's MAX_NAMED) by its count alone
+const listed = (l, n = l.length) => (n > 40 ? n + " names" : l.slice(0, MAX_SHOWN).join(", ") + (n > MAX_SHOWN ? `, … ${n} in all` : ""));
 
 // A collection as Python prints it (a list, tuple, set, dict's keys) of quoted names; null
 // when cut short (a paste that ends inside it) or not one.

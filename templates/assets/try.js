@@ -7,7 +7,6 @@ import { divisors, nearest } from "./nearest.js";
 
 export const MAX_DIVIDEND = 10_000_000; // beyond, listing divisors is not worth the wait
 export const MAX_SHOWN = 12;
-export const MAX_NAMED = 40; // a longer list is shown by its count alone (answer.py alike)
 // A parallel size is a GPU count: its values are capped at one node of 8 GPUs, the node the
 // wings' calculators advise for, so that the two never disagree on one page (40 heads at
 // TP 16: 8, not 10 or 20).
