@@ -215,10 +215,9 @@ class FramedPages(Pages):
     def site_page_parts(self):
         skip = {make() for make in HOST_HAS + UNUSED}
         id_lists = urls.id_list("")[: -len(".json")]  # the 404 page's, which the host has
-        for part in super().site_page_parts():
-            url = part[0]
+        for url, key, made in super().site_page_parts():
             if url not in skip and not url.startswith(id_lists):
-                yield part
+                yield url, key, made
 
 
 class FramedPlan(Plan):

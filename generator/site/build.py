@@ -37,7 +37,7 @@ from errorkb.registry import wings
 from errorkb.search import index as search_index
 from errorkb.site import api, cards, check, markup, paging, publish, shortlinks
 from errorkb.site.linking import Links, link
-from errorkb.site.pages import Pages, SitePart
+from errorkb.site.pages import Pages
 from errorkb.site.publish import TREE, BuildError, Entry, Writer, safe_output_path
 from errorkb.site.shows import BASE, CODE, Shows, guide, key_of, made_every_build
 
@@ -410,26 +410,22 @@ class Plan:
 
     def search_index(self) -> Iterable[Unit]:
         """Its pages of patterns keyed by their records, made only when changed."""
-        for part in search_index.site_index_parts(self.content, self.code_key):
-            yield self.patterns_unit(*part)
+        for url, key, made in search_index.site_index_parts(self.content, self.code_key):
+            yield self.patterns_unit(url, key, made)
 
-    def patterns_unit(
-        self, url: str, key: str, made: bytes | Callable[[], bytes], rows: tuple[str, ...]
-    ) -> Unit:
+    def patterns_unit(self, url: str, key: str, made: bytes | Callable[[], bytes]) -> Unit:
         """A file of the search index, keyed as search_index makes its key (by its records'
-        rows and its words' weights, or by its bytes) and the code; a page of patterns
-        declares the records it shows as rows."""
-        return self.unit(url, Shows(rows=rows, names=(CODE,), args=(key,)), made)
+        rows and its words' weights, or by its bytes) and the code."""
+        return self.unit(url, Shows(names=(CODE,), args=(key,)), made)
 
     def site_pages(self) -> Iterable[Unit]:
         """Keyed by what each is made from, made only when that changed."""
         return map(self.site_page, self.pages.site_page_parts())
 
-    def site_page(self, part: SitePart) -> Unit:
-        """A page Pages makes, keyed by what it is made from and what every page is; one
-        that lists records declares them as rows."""
-        url, key, made, rows = part
-        return self.unit(url, Shows(rows=rows, names=(BASE,), args=(key,)), made)
+    def site_page(self, part: tuple[str, str, bytes | Callable[[], bytes]]) -> Unit:
+        """A page Pages makes, keyed by what it is made from and what every page is."""
+        url, key, made = part
+        return self.unit(url, Shows(names=(BASE,), args=(key,)), made)
 
     def api_files(self) -> Iterable[Unit]:
         """An alias's document keyed as its record's page, a project's document by its

@@ -12,13 +12,11 @@ writes into the spare site and swaps it in, as the full build does, and keeps th
 manifest, so either may follow the other.
 """
 
-import functools
 import hashlib
 import json
 import marshal
 import re
 import time
-from collections.abc import Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -480,8 +478,8 @@ def _listings(
     units += _pattern_units(writer, plan, state, record)
     units.append(_document_unit(writer, plan, state, record))
     for url in sorted({urls.id_list(i[: shortlinks.SHARD]) for i in [record.id, *record.aliases]}):
-        key, body, rows = shortlinks.retitled_id_list(_live(writer, url), record.id, record.title)
-        units.append(plan.site_page((url, key, body, rows)))
+        key, body = shortlinks.retitled_id_list(_live(writer, url), record.id, record.title)
+        units.append(plan.site_page((url, key, body)))
     return units
 
 
@@ -546,6 +544,7 @@ def _document_unit(
     url = paging.project_page_urls(record.project, len(documents))[at]
     page = documents[at * paging.PER_PAGE : (at + 1) * paging.PER_PAGE]
     ids = [state.records[rel][1] for rel in page]
+    plan.kept_rows = {rid: state.records[rel][2] for rid, rel in zip(ids, page, strict=True)}
     shows = plan.project_page_shows(record.project, len(documents), ids)
     body = api.with_row(_live(writer, url), record, plan.content.site["base_url"])
     return plan.unit(url, shows, body)
@@ -591,30 +590,7 @@ def _plan(content: Content, state: State, code_key: str) -> "build.Plan":
     """A plan of the content loaded, with what the full build worked out for all of it (the
     keys and assets, which Plan() would work out from all the records)."""
     known = state.vendored, state.base_key
-    plan = build.Plan(content, link(content), state.assets, code_key, known)
-    plan.kept_rows = _KeptRows(state)
-    return plan
-
-
-class _KeptRows(Mapping[str, str]):
-    """id -> Record.outward of every record, as the state keeps them: the rows of the
-    records a listing declares that the rebuild did not load (made on the first read)."""
-
-    def __init__(self, state: State):
-        self._records = state.records
-
-    @functools.cached_property
-    def _rows(self) -> dict[str, str]:
-        return {entry[1]: entry[2] for entry in self._records.values()}
-
-    def __getitem__(self, rid: str) -> str:
-        return self._rows[rid]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
+    return build.Plan(content, link(content), state.assets, code_key, known)
 
 
 def _updated(state: State, out: Path, listed: dict, edited: list[str], content: Content) -> State:
