@@ -266,3 +266,11 @@ def test_the_schema_checkers_code_is_cached_and_a_broken_cache_made_again(tmp_pa
     monkeypatch.setenv("ERRORKB_CACHE", str(tmp_path / "file" / "cache"))
     with pytest.raises(fastjsonschema.JsonSchemaException):
         load._compiled(schema)({})
+
+
+def test_a_related_former_id_names_the_live_record(kb):
+    # 00000000000000ff is a1's former id: it still resolves, but the list should say a1.
+    edit(kb, B2, "related: [00000000000000a1]", "related: [00000000000000ff]")
+    (problem,) = problems_of(kb)
+    assert "E104 related[0]" in problem
+    assert "'00000000000000ff' is a former id of '00000000000000a1'" in problem

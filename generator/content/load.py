@@ -1241,6 +1241,18 @@ def _cross_problems(record: Record, content: Content) -> list[Problem]:
                     f"unknown id {ref!r}; use the id of a record under content/errors/",
                 )
             )
+        elif ref in content.aliases:
+            # An alias still leads to its record, but the list should name the live one: a
+            # person reading the YAML, and a later merge, would otherwise follow a dead id.
+            found.append(
+                Problem(
+                    src.path,
+                    src.line("related", i),
+                    "E104",
+                    f"related[{i}]",
+                    f"{ref!r} is a former id of {content.aliases[ref]!r}; name that record",
+                )
+            )
     return found
 
 
