@@ -1319,8 +1319,15 @@ def unwrapped(
     stack = {r.id for _, r, _, _ in rated if not programs.get(r.project, {}).get("engine", True)}
     # (A fit of a line beside the errors, ranked after theirs, is no cause nor holder.)
     first = [(key, r) for key, r, _, _ in rated if key[0] < ranks["aside"]]
-    causes = [r for _, r in first if r.match in FITS and r.id not in flagged]
-    wrappers = {result.id for _, result, _, _ in rated if causes and result.id in flagged}
+    causes = [(r, own) for key, r, own, _ in rated if key[0] < ranks["aside"]]
+    causes = [(r, own) for r, own in causes if r.match in FITS and r.id not in flagged]
+    # (A cause is another message: not a shorter wording of the wrapper's own text, "Task
+    # finished unexpectedly. ... on Github." within "... on Github. See stack trace above")
+    wrappers = {
+        result.id
+        for _, result, mine, _ in rated
+        if result.id in flagged and any(not within(own, mine) for _, own in causes)
+    }
     wrappers |= {
         result.id
         for _, result, mine, caught in rated
@@ -1348,6 +1355,12 @@ def unwrapped(
         aside = result.id in wrappers or inside
         out.append(((ranks["aside"], *key[1:]) if aside else key, result))
     return out
+
+
+def within(own: list[str], mine: list[str]) -> bool:
+    """Whether every piece of one fit's own text is in another's (in any letter case)."""
+    text = fold(" ".join(mine), "case")
+    return bool(own) and all(fold(piece, "case") in text for piece in own)
 
 
 def count_words(own: list[str]) -> int:
