@@ -472,10 +472,11 @@ def leads_of(settings: dict, text: str) -> list[str]:
     return keys
 
 
-def query_words(blocks: list[Block], settings: dict) -> list[str]:
+def query_words(blocks: list[Block], settings: dict, quoted: set[str] = frozenset()) -> list[str]:
     """The words whose shards a query fetches: the longest first, as they tend to be rarest
-    (a line's beside the errors after theirs); then the keys of the two words a message may
-    start with (lead)."""
+    (a line's beside the errors after theirs, and those seen only in quotes or brackets,
+    `quoted`, after the others: values, a path's or a hash's pieces, crowd out the message's
+    own words); then the keys of the two words a message may start with (lead)."""
     found: dict[str, bool] = {}
     for b in blocks:
         for f in b.forms:
@@ -487,7 +488,7 @@ def query_words(blocks: list[Block], settings: dict) -> list[str]:
         for f in b.forms
         for key in leads_of(settings, f.text)
     )
-    few = sorted(found, key=lambda w: (found[w], -len(w), w))[: settings["words"]]
+    few = sorted(found, key=lambda w: (found[w], w in quoted, -len(w), w))[: settings["words"]]
     if len(few) > settings["words"] // 2:
         return few + list(leads)[: settings["lead_keys"]]
     # A short paste (an issue title) leaves keys unfetched: its pairs of words, in order, as
@@ -1208,9 +1209,10 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     meta, rules, settings = ctx.meta, ctx.rules, ctx.settings
     hints = meta.get("hints", {})
     blocks = clean(text, rules, settings)
-    keys = query_words(blocks, settings)
+    quoted = quoted_words(blocks, rules)
+    keys = query_words(blocks, settings, quoted)
     runs = set(probes(blocks, settings))
-    scores, full = index.scores([k for k in keys if k not in runs], quoted_words(blocks, rules))
+    scores, full = index.scores([k for k in keys if k not in runs], quoted)
     # (A short paste's, an issue title's: a long one's lead keys are among its scores' best)
     short = sum(" " not in k for k in keys) <= settings["words"] // 2
     opened = index.opened([k for k in keys if " " in k]) if short else {}

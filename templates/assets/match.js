@@ -801,8 +801,10 @@ export class Index {
     for (const b of blocks) {
       for (const f of b.forms) for (const w of words(f.text)) besideOnly.set(w, (besideOnly.get(w) ?? true) && b.beside);
     }
+    // ...and those seen only in quotes or brackets (values) after the others
+    const quoted = quotedWords(blocks, rules.quoted);
     const wanted = [...besideOnly.keys()]
-      .sort((a, b) => besideOnly.get(a) - besideOnly.get(b) || b.length - a.length || (a < b ? -1 : 1));
+      .sort((a, b) => besideOnly.get(a) - besideOnly.get(b) || quoted.has(a) - quoted.has(b) || b.length - a.length || (a < b ? -1 : 1));
     // Lead keys; a short paste leaves keys unfetched: its pairs of words, in order, too.
     const pairs = blocks.filter((b) => !b.starts).flatMap((b) => b.forms.flatMap((f) => {
       const ws = words(f.text);
@@ -820,7 +822,7 @@ export class Index {
     const few = wanted.slice(0, settings.words);
     const short = few.length <= Math.floor(settings.words / 2);
     const keys = [...few, ...(short ? leads : leadsOnly).slice(0, short ? settings.lead_keys + settings.words - few.length : settings.lead_keys)];
-    const [scores, full] = await this.scores(meta, keys.filter((k) => !probes.has(k)), quotedWords(blocks, rules.quoted));
+    const [scores, full] = await this.scores(meta, keys.filter((k) => !probes.has(k)), quoted);
     const opened = short ? await this.opened(meta, keys.filter((k) => k.includes(" "))) : new Map();
     const hints = meta.hints || {};
     const said = saidVersions(rules, text, hints);
