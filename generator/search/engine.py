@@ -803,18 +803,21 @@ def try_form(ctx: Context, pat, form: Form, generic: bool, whole_message: bool =
 
 def goes_on(pat, text: str, end: int) -> bool:
     """Whether the paste's message goes on past a template that ends a sentence (". ! ?"),
-    with another sentence of its own (a capitalised word and two more): the program printed
+    with another sentence of its own (a capitalised word and two more), or past one that
+    ends in a word, with more words of its sentence (an issue title's "... does not support
+    LoRA yet" is no fit of "{} does not support LoRA", which ends there): the program printed
     more than the template holds (an older, shorter wording; Python's own message with its
     "Did you mean: ...?"), so the fit is no exact one. Only of an engine's own message
     (try_form's whole_message): a stack record holds another program's first sentences on
     purpose, and what a paste adds after those is let be."""
     rest = text[end:]
     last = pat[-1] if pat else ""
-    return (
-        isinstance(last, str)
-        and last.rstrip()[-1:] in (".", "!", "?")
-        and re.match(r" [A-Z]\S* \S+ \S+", rest) is not None
-    )
+    if not isinstance(last, str):
+        return False
+    if last.rstrip()[-1:] in (".", "!", "?"):
+        return re.match(r" [A-Z]\S* \S+ \S+", rest) is not None
+    # ...or its sentence goes on with more words ("... does not support LoRA yet")
+    return alnum(last[-1:]) and re.match(r" [a-z]+\b", rest, re.ASCII) is not None
 
 
 NO_QUOTES = str.maketrans("", "", QUOTES)
@@ -1088,6 +1091,21 @@ def titled_projects(text: str, programs: dict[str, dict]) -> set[str]:
     }
 
 
+def untitled(blocks: list[Block], programs: dict[str, dict], settings: dict) -> None:
+    """A pasted issue title's reading without its tracker's tag ("[Bug]: ", "[Bug] "): a
+    message that opens with a value ("Qwen3NextForCausalLM has no SGlang implementation")
+    starts where the tag ends."""
+    for block in blocks:
+        if block.exception or block.source:
+            continue
+        for program in programs.values():
+            m = program.get("titles") and re.match(program["titles"], block.text, re.ASCII)
+            rest = block.text[m.end() :].strip(" ") if m else ""
+            if len(template.words(rest)) >= settings["partial_words"]:
+                block.forms.append(Form(rest, "quoted"))
+                break
+
+
 def lead_order(
     named: set[str], chosen: set[str], titled: set[str], programs: dict[str, dict]
 ) -> Callable:
@@ -1209,6 +1227,8 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     meta, rules, settings = ctx.meta, ctx.rules, ctx.settings
     hints = meta.get("hints", {})
     blocks = clean(text, rules, settings)
+    programs = meta.get("programs", {})
+    untitled(blocks, programs, settings)
     quoted = quoted_words(blocks, rules)
     keys = query_words(blocks, settings, quoted)
     runs = set(probes(blocks, settings))
@@ -1218,7 +1238,6 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     opened = index.opened([k for k in keys if " " in k]) if short else {}
     said = said_versions(rules, text, hints)
     named = named_projects(text, hints)
-    programs = meta.get("programs", {})
     engines = named_engines(named, programs)
     chosen = {name for name, p in programs.items() if engine and p.get("key") == engine}
     order = lead_order(named, chosen, titled_projects(text, programs), programs)

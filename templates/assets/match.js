@@ -509,7 +509,10 @@ function tryForm(ctx, pat, form, generic, wholeMessage = true) {
 // stack record's first sentences of another program's text
 function goesOn(pat, text, end) {
   const last = pat.length ? pat[pat.length - 1] : "";
-  return typeof last === "string" && /[.!?]$/.test(last.replace(/\s+$/, "")) && /^ [A-Z]\S* \S+ \S+/.test(text.slice(end));
+  if (typeof last !== "string") return false;
+  if (/[.!?]$/.test(last.replace(/\s+$/, ""))) return /^ [A-Z]\S* \S+ \S+/.test(text.slice(end));
+  // ...or its sentence goes on with more words
+  return /[A-Za-z0-9]$/.test(last) && /^ [a-z]+\b/.test(text.slice(end));
 }
 
 const NO_QUOTES = /['"`]/g;
@@ -748,6 +751,21 @@ function titledProjects(text, programs) {
     .map(([name]) => name));
 }
 
+// engine.untitled: a pasted issue title's reading without its tracker's tag ("[Bug]: ")
+function untitled(blocks, programs, settings) {
+  for (const block of blocks) {
+    if (block.exception || block.source) continue;
+    for (const p of Object.values(programs)) {
+      const m = p.titles ? new RegExp(`^(?:${p.titles})`).exec(block.text) : null;
+      const rest = m ? block.text.slice(m[0].length).replace(/^ +| +$/g, "") : "";
+      if (words(rest).length >= settings.partial_words) {
+        block.forms.push({ text: rest, kind: "quoted" });
+        break;
+      }
+    }
+  }
+}
+
 // engine.lead_order: the order copies of one message lead in, as a key of (project, met)
 function leadOrder(named, chosen, titled, programs) {
   return (project, met) => [named.has(project) ? 0 : 1, chosen.has(project) ? 0 : 1,
@@ -796,6 +814,7 @@ export class Index {
     const ctx = await this.context();
     const { meta, rules, settings } = ctx;
     const blocks = clean(text, rules, settings);
+    untitled(blocks, meta.programs || {}, settings);
     // The longest first; a line's beside the errors after theirs (engine.query_words)
     const besideOnly = new Map();
     for (const b of blocks) {
