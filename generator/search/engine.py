@@ -843,18 +843,22 @@ def fit_bare(rules: Rules, settings: dict, pat: template.Pattern, text: str):
 
 
 def fragment(settings: dict, pat, blocks: list[Block]) -> tuple[int, list[str]]:
-    """(characters, words) of the longest run of a template's own words that a paste holds
-    in a row, among any other words: at least settings["fragment_words"] of them, or the
-    whole of the template's longest literal part when that has more words than a partial
-    fit must show; (0, []) when there is none. In a message for sure (an exception's), only
-    when it opens with the template's first OPENING words (a terminal may have cut the rest
-    of it): another program's message that shares a few words with a template is no
-    fragment of it. Issue titles and prose quote fragments anywhere."""
+    """(characters, words) of a fragment: the longest run of a template's own words that a
+    paste holds in a row, among any other words: at least settings["fragment_words"] of
+    them, or the whole of the template's longest literal part when that has more words than
+    a partial fit must show; (0, []) when there is none. Its characters are all those of the
+    template's own text the paste shows in runs of a partial fit's words or more (covered):
+    of two templates a paste holds runs of, the one it covers more of leads. In a message
+    for sure (an exception's), only when it opens with the template's first OPENING words
+    (a terminal may have cut the rest of it): another program's message that shares a few
+    words with a template is no fragment of it. Issue titles and prose quote fragments
+    anywhere."""
     parts = [template.words(seg) for seg in pat if isinstance(seg, str)]
     longest = max(map(len, parts), default=0)
     first = template.words(pat[0]) if pat and isinstance(pat[0], str) else []
     opening = first[:OPENING] if len(first) >= OPENING else []
     best: list[str] = []
+    most = 0
     for block in blocks:
         for form in [] if block.beside else block.forms:
             if form.kind in SOURCES:
@@ -865,13 +869,41 @@ def fragment(settings: dict, pat, blocks: list[Block]) -> tuple[int, list[str]]:
             at: dict[str, list[int]] = {}
             for n, word in enumerate(have):
                 at.setdefault(word, []).append(n)
+            mine: list[str] = []
             for part in parts:
                 run = run_of(part, have, at)
                 enough = settings["fragment_words"]
                 whole = len(part) == longest > settings["partial_words"]
-                if run and len(run) > len(best) and (len(run) >= enough or (whole and run == part)):
-                    best = run
-    return (len(" ".join(best)), best) if best else (0, [])
+                if run and len(run) > len(mine) and (len(run) >= enough or (whole and run == part)):
+                    mine = run
+            if mine:
+                shown = max(
+                    len(" ".join(mine)), covered(parts, have, at, settings["partial_words"])
+                )
+                if shown > most:
+                    best, most = mine, shown
+    return (most, best) if best else (0, [])
+
+
+def covered(parts: list[list[str]], have: list[str], at: dict[str, list[int]], least: int) -> int:
+    """Characters of a template's own text (its literal parts' words) that the paste shows
+    in runs of at least `least` of its words in a row, each part read from its start."""
+    total = 0
+    for part in parts:
+        j = 0
+        while j < len(part):
+            k = 0
+            for n in at.get(part[j], ()):
+                m = 1
+                while j + m < len(part) and n + m < len(have) and part[j + m] == have[n + m]:
+                    m += 1
+                k = max(k, m)
+            if k >= least:
+                total += len(" ".join(part[j : j + k]))
+                j += k
+            else:
+                j += 1
+    return total
 
 
 OPENING = 4  # words a message for sure must open with as its template does to be a fragment

@@ -540,6 +540,7 @@ function fragment(settings, pat, blocks) {
   const first = pat.length && typeof pat[0] === "string" ? words(pat[0]) : [];
   const opening = first.length >= OPENING ? first.slice(0, OPENING) : [];
   let best = [];
+  let most = 0;
   for (const block of blocks) {
     for (const form of block.beside ? [] : block.forms) {
       if (SOURCES.includes(form.kind)) continue;
@@ -547,15 +548,41 @@ function fragment(settings, pat, blocks) {
       if (block.starts && (!opening.length || opening.some((w, n) => have[n] !== w))) continue;
       const at = new Map();
       have.forEach((word, n) => at.set(word, [...(at.get(word) || []), n]));
+      let mine = [];
       for (const part of parts) {
         const got = runOf(part, have, at);
         const whole = part.length === longest && longest > settings.partial_words;
         const same = got.length === part.length;
-        if (got.length && got.length > best.length && (got.length >= settings.fragment_words || (whole && same))) best = got;
+        if (got.length && got.length > mine.length && (got.length >= settings.fragment_words || (whole && same))) mine = got;
+      }
+      if (mine.length) {
+        const shown = Math.max(mine.join(" ").length, covered(parts, have, at, settings.partial_words));
+        if (shown > most) [best, most] = [mine, shown];
       }
     }
   }
-  return best.length ? [best.join(" ").length, best] : [0, []];
+  return best.length ? [most, best] : [0, []];
+}
+
+// engine.covered: characters of a template's own text the paste shows in runs of `least` words or more
+function covered(parts, have, at, least) {
+  let total = 0;
+  for (const part of parts) {
+    let j = 0;
+    while (j < part.length) {
+      let k = 0;
+      for (const n of at.get(part[j]) || []) {
+        let m = 1;
+        while (j + m < part.length && n + m < have.length && part[j + m] === have[n + m]) m++;
+        k = Math.max(k, m);
+      }
+      if (k >= least) {
+        total += part.slice(j, j + k).join(" ").length;
+        j += k;
+      } else j += 1;
+    }
+  }
+  return total;
 }
 
 // engine.run_of: the longest run of part's words that have holds in a row (the first of the longest)
