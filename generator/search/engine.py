@@ -1164,6 +1164,21 @@ def project_of(pid: int, starts: list) -> str:
     return found
 
 
+def elsewhere(results: list[Result], pointed: set[str], programs: dict, how: dict) -> None:
+    """An exact fit by a record of another engine than the one the paste points at (its
+    log lines, paths or tracker's title tag: `pointed`, the engines' names) is partial: that
+    engine's copy of the code prints the message, but the user's engine has no record of
+    it (an old wording it no longer prints), and the page would answer with the other
+    engine's flags. (A copy of the user's engine, when it fits, leads instead: one_per_message.)"""
+    if not pointed:
+        return
+    for result in results:
+        engine = programs.get(result.project, {}).get("engine")
+        if result.match == "exact" and engine and result.project not in pointed:
+            result.match = "partial"
+            result.how += how.get("elsewhere", "")
+
+
 def follow_on(results: list[Result], flagged: set[str]) -> None:
     """The first result, when it is an error the paste shows beside a wrapper's line, names
     the best of those lines as its follow-on."""
@@ -1272,7 +1287,8 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     named = named_projects(text, hints)
     engines = named_engines(named, programs)
     chosen = {name for name, p in programs.items() if engine and p.get("key") == engine}
-    order = lead_order(named, chosen, titled_projects(text, programs), programs)
+    titled = titled_projects(text, programs)
+    order = lead_order(named, chosen, titled, programs)
     starts = meta.get("starts", [])
     top = candidates(scores, full, settings, lambda pid: order(project_of(pid, starts), 0), opened)
     rated = []
@@ -1304,6 +1320,11 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     for key, result in led_:
         result.tied = result.match != "similar" and alike.count(key) > 1
     out = [result for _, result in led_][: settings["results"]]
+    # The engine the user runs, as lead_order reads it: the paste's own, else the one
+    # chosen, else its tracker's
+    engine_names = {name for name, p in programs.items() if p.get("engine")}
+    pointed = (named & engine_names) or chosen or (titled & engine_names)
+    elsewhere(out, pointed, programs, ctx.how)
     follow_on(out, flagged)
     return with_releases(out, said_releases(rules, text, hints))
 

@@ -254,6 +254,7 @@ HOW = {
     "generic": "a short message many errors print, so it may not be this one",
     "loose": "the same words, but a value of another kind than this message prints",
     "similar": "shares rare words with the paste",
+    "elsewhere": ", printed by this engine's copy of the code: the paste points at another",
 }
 
 

@@ -809,6 +809,18 @@ function projectOf(pid, starts) {
   return found;
 }
 
+// engine.elsewhere: an exact fit by another engine's record than the one the paste points at is partial
+function elsewhere(hits, pointed, programs, how) {
+  if (!pointed.size) return;
+  for (const hit of hits) {
+    if (hit.match === "exact" && programs[hit.project]?.engine && !pointed.has(hit.project)) {
+      hit.match = "partial";
+      hit.exact = false;
+      hit.how += how.elsewhere ?? "";
+    }
+  }
+}
+
 // engine.follow_on: the first result, an error shown beside a wrapper's line, names the line
 function followOn(hits, flagged) {
   const lead = hits[0];
@@ -876,7 +888,8 @@ export class Index {
     const programs = meta.programs || {};
     const engines = namedEngines(named, programs);
     const chosen = new Set(Object.entries(programs).filter(([, p]) => engine && p.key === engine).map(([name]) => name));
-    const order = leadOrder(named, chosen, titledProjects(text, programs), programs);
+    const titled = titledProjects(text, programs);
+    const order = leadOrder(named, chosen, titled, programs);
     const starts = meta.starts || [];
     const top = candidates(scores, full, settings, (pid) => order(projectOf(pid, starts), 0), opened);
     const docs = await Promise.all(top.map(async (pid) => {
@@ -906,6 +919,10 @@ export class Index {
       hit.tied = hit.match !== "similar" && alike.filter((a) => a === alike[n]).length > 1;
     }
     const out = all.map(([, hit]) => hit).slice(0, settings.results);
+    // The engine the user runs, as leadOrder reads it: the paste's own, else the one chosen, else its tracker's
+    const ofEngines = (names) => new Set([...names].filter((name) => programs[name]?.engine));
+    const pointed = [ofEngines(named), chosen, ofEngines(titled)].find((set) => set.size) ?? new Set();
+    elsewhere(out, pointed, programs, meta.how);
     followOn(out, flagged);
     return withReleases(out, saidReleases(rules, text, hints));
   }
