@@ -531,6 +531,9 @@ def candidates(
     return top + [pid for pid in best(opened or {}) if pid not in top][: settings["openings"]]
 
 
+QUOTED_MESSAGE = 5  # words of a span in double quotes or backticks that make it a message
+
+
 def quoted_words(blocks: list[Block], rules: Rules) -> set[str]:
     """The words a paste has only in quotes or brackets: most likely values, which share
     rare words with other templates ("one of ['mp', 'ray']") and so weigh less; and those
@@ -539,6 +542,14 @@ def quoted_words(blocks: list[Block], rules: Rules) -> set[str]:
         w for b in blocks for m in rules.quoted.finditer(b.text) for w in template.words(m[0])
     }
     quoted = inside - {w for b in blocks for w in template.words(rules.quoted.sub(" ", b.text))}
+    # (A span of words in double quotes or backticks is a message quoted in prose, no value.)
+    quoted -= {
+        w
+        for b in blocks
+        for m in rules.quoted_message.finditer(b.text)
+        if len(template.words(m[1])) >= QUOTED_MESSAGE
+        for w in template.words(m[1])
+    }
     seen = [{w for f in b.forms for w in template.words(f.text)} for b in blocks]
     beside = set().union(*(ws for b, ws in zip(blocks, seen, strict=True) if b.beside))
     errors = set().union(*(ws for b, ws in zip(blocks, seen, strict=True) if not b.beside))
@@ -842,7 +853,9 @@ def fit_bare(rules: Rules, settings: dict, pat: template.Pattern, text: str):
     return fit
 
 
-def fragment(settings: dict, pat, blocks: list[Block]) -> tuple[int, list[str]]:
+def fragment(
+    settings: dict, pat, blocks: list[Block], anywhere: bool = True
+) -> tuple[int, list[str]]:
     """(characters, words) of a fragment: the longest run of a template's own words that a
     paste holds in a row, among any other words: at least settings["fragment_words"] of
     them, or the whole of the template's longest literal part when that has more words than
@@ -852,7 +865,9 @@ def fragment(settings: dict, pat, blocks: list[Block]) -> tuple[int, list[str]]:
     for sure (an exception's), only when it opens with the template's first OPENING words
     (a terminal may have cut the rest of it): another program's message that shares a few
     words with a template is no fragment of it. Issue titles and prose quote fragments
-    anywhere."""
+    anywhere. Not `anywhere` (a stack record's: another program's text, of common words),
+    only a span the paste quotes whole ('error "an illegal memory access was encountered"
+    is reported') that is such a run."""
     parts = [template.words(seg) for seg in pat if isinstance(seg, str)]
     longest = max(map(len, parts), default=0)
     first = template.words(pat[0]) if pat and isinstance(pat[0], str) else []
@@ -861,7 +876,7 @@ def fragment(settings: dict, pat, blocks: list[Block]) -> tuple[int, list[str]]:
     most = 0
     for block in blocks:
         for form in [] if block.beside else block.forms:
-            if form.kind in SOURCES:
+            if form.kind in SOURCES or not (anywhere or form.kind == "quoted"):
                 continue
             have = template.words(form.text)
             if block.starts and (not opening or have[:OPENING] != opening):
@@ -874,6 +889,8 @@ def fragment(settings: dict, pat, blocks: list[Block]) -> tuple[int, list[str]]:
                 run = run_of(part, have, at)
                 enough = settings["fragment_words"]
                 whole = len(part) == longest > settings["partial_words"]
+                if not anywhere and run != have:
+                    continue
                 if run and len(run) > len(mine) and (len(run) >= enough or (whole and run == part)):
                     mine = run
             if mine:
@@ -1518,9 +1535,7 @@ def rate(
                     best = key, result, own_text(pat, fit.stop), held(pat, fit.values)
     if best:
         return best
-    shown, _ = (
-        fragment(ctx.settings, pat, blocks) if fragments and not doc.get("generic") else (0, [])
-    )
+    shown, _ = fragment(ctx.settings, pat, blocks, fragments) if not doc.get("generic") else (0, [])
     if shown:
         # A fragment: as a partial fit that shows this much, behind the paste's exception
         key = (ranks["fragment"], quiet, -shown, 1, removed, 1, *rest, pid)

@@ -306,9 +306,13 @@ function candidates(scores, full, settings, order, opened) {
 }
 
 // engine.quoted_words
-function quotedWords(blocks, re) {
+const QUOTED_MESSAGE = 5; // engine.QUOTED_MESSAGE
+function quotedWords(blocks, re, message) {
   const out = new Set(blocks.flatMap((b) => words(b.text.replace(re, " "))));
-  const quoted = words(blocks.flatMap((b) => b.text.match(re) || []).join(" ")).filter((w) => !out.has(w));
+  // (A span of words in double quotes or backticks is a message quoted in prose, no value.)
+  const said = new Set(blocks.flatMap((b) => [...b.text.matchAll(new RegExp(message.source, "g"))]
+    .map((m) => words(m[1])).filter((ws) => ws.length >= QUOTED_MESSAGE).flat()));
+  const quoted = words(blocks.flatMap((b) => b.text.match(re) || []).join(" ")).filter((w) => !out.has(w) && !said.has(w));
   // ...and the words only the lines beside the errors have
   const of = (beside) => new Set(blocks.filter((b) => b.beside === beside).flatMap((b) => b.forms.flatMap((f) => words(f.text))));
   const errors = of(false);
@@ -533,7 +537,7 @@ function fitBare(rules, settings, pat, text) {
 
 // engine.fragment: [characters, words] of the longest run of a template's own words a paste
 // holds in a row: at least fragment_words, or the whole of its longest literal part
-function fragment(settings, pat, blocks) {
+function fragment(settings, pat, blocks, anywhere = true) {
   const parts = pat.filter((seg) => typeof seg === "string").map((seg) => words(seg));
   const longest = Math.max(0, ...parts.map((part) => part.length));
   const OPENING = 4; // engine.OPENING
@@ -543,7 +547,8 @@ function fragment(settings, pat, blocks) {
   let most = 0;
   for (const block of blocks) {
     for (const form of block.beside ? [] : block.forms) {
-      if (SOURCES.includes(form.kind)) continue;
+      // Not anywhere (a stack record's), only a span the paste quotes whole that is a run
+      if (SOURCES.includes(form.kind) || !(anywhere || form.kind === "quoted")) continue;
       const have = words(form.text);
       if (block.starts && (!opening.length || opening.some((w, n) => have[n] !== w))) continue;
       const at = new Map();
@@ -551,6 +556,7 @@ function fragment(settings, pat, blocks) {
       let mine = [];
       for (const part of parts) {
         const got = runOf(part, have, at);
+        if (!anywhere && got.join(" ") !== have.join(" ")) continue;
         const whole = part.length === longest && longest > settings.partial_words;
         const same = got.length === part.length;
         if (got.length && got.length > mine.length && (got.length >= settings.fragment_words || (whole && same))) mine = got;
@@ -860,7 +866,7 @@ export class Index {
       for (const f of b.forms) for (const w of words(f.text)) besideOnly.set(w, (besideOnly.get(w) ?? true) && b.beside);
     }
     // ...and those seen only in quotes or brackets (values) after the others
-    const quoted = quotedWords(blocks, rules.quoted);
+    const quoted = quotedWords(blocks, rules.quoted, rules.quotedMessage);
     const wanted = [...besideOnly.keys()]
       .sort((a, b) => besideOnly.get(a) - besideOnly.get(b) || quoted.has(a) - quoted.has(b) || b.length - a.length || (a < b ? -1 : 1));
     // Lead keys; a short paste leaves keys unfetched: its pairs of words, in order, too.
@@ -1080,7 +1086,7 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
     }
   }
   if (best) return best;
-  const [shown] = fragments && !doc.generic ? fragment(ctx.settings, pat, blocks) : [0];
+  const [shown] = !doc.generic ? fragment(ctx.settings, pat, blocks, fragments) : [0];
   if (shown) {
     const key = [ctx.meta.ranks.fragment, quiet, -shown, 1, removed, 1, ...rest, pid];
     return [key, hit(ctx.meta, doc, "partial", ctx.how.fragment, {}, engines), [], []];
