@@ -472,7 +472,9 @@ def leads_of(settings: dict, text: str) -> list[str]:
     return keys
 
 
-def query_words(blocks: list[Block], settings: dict, quoted: set[str] = frozenset()) -> list[str]:
+def query_words(
+    blocks: list[Block], settings: dict, quoted: frozenset[str] | set[str] = frozenset()
+) -> list[str]:
     """The words whose shards a query fetches: the longest first, as they tend to be rarest
     (a line's beside the errors after theirs, and those seen only in quotes or brackets,
     `quoted`, after the others: values, a path's or a hash's pieces, crowd out the message's
