@@ -397,3 +397,16 @@ def test_the_report_title_is_the_error_not_the_wrapper_line_read_beside_it(stack
     paste = VLLM_FRAME + "triton.runtime.errors.OutOfResources: out of resource: shared memory"
     title = parse_qs(urlsplit(report_url(stack_index, paste)).query)["title"][0]
     assert title.startswith("triton error: out of resource: shared memory"), title
+
+
+def test_a_stack_message_quoted_whole_in_prose_is_a_fragment_of_its_record(stack_index):
+    """A stack record's text is another program's, of common words: no run of them among
+    other words makes a fragment, but a span the paste quotes whole that is such a run
+    does (its words are a message, not values)."""
+    from errorkb.search.engine import search
+
+    prose = 'While hacking multi-token decoding, error "an illegal memory access was encountered"'
+    [top, *_] = search(stack_index, prose + " is reported")
+    assert (top.id, top.match) == ("aec1c60254c32fb1", "partial")
+    unquoted = search(stack_index, prose.replace('"', "") + " is reported")
+    assert all(r.match == "similar" for r in unquoted if r.id == "aec1c60254c32fb1")

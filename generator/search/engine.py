@@ -472,10 +472,13 @@ def leads_of(settings: dict, text: str) -> list[str]:
     return keys
 
 
-def query_words(blocks: list[Block], settings: dict) -> list[str]:
+def query_words(
+    blocks: list[Block], settings: dict, quoted: frozenset[str] | set[str] = frozenset()
+) -> list[str]:
     """The words whose shards a query fetches: the longest first, as they tend to be rarest
-    (a line's beside the errors after theirs); then the keys of the two words a message may
-    start with (lead)."""
+    (a line's beside the errors after theirs, and those seen only in quotes or brackets,
+    `quoted`, after the others: values, a path's or a hash's pieces, crowd out the message's
+    own words); then the keys of the two words a message may start with (lead)."""
     found: dict[str, bool] = {}
     for b in blocks:
         for f in b.forms:
@@ -487,7 +490,7 @@ def query_words(blocks: list[Block], settings: dict) -> list[str]:
         for f in b.forms
         for key in leads_of(settings, f.text)
     )
-    few = sorted(found, key=lambda w: (found[w], -len(w), w))[: settings["words"]]
+    few = sorted(found, key=lambda w: (found[w], w in quoted, -len(w), w))[: settings["words"]]
     if len(few) > settings["words"] // 2:
         return few + list(leads)[: settings["lead_keys"]]
     # A short paste (an issue title) leaves keys unfetched: its pairs of words, in order, as
@@ -530,6 +533,9 @@ def candidates(
     return top + [pid for pid in best(opened or {}) if pid not in top][: settings["openings"]]
 
 
+QUOTED_MESSAGE = 5  # words of a span in double quotes or backticks that make it a message
+
+
 def quoted_words(blocks: list[Block], rules: Rules) -> set[str]:
     """The words a paste has only in quotes or brackets: most likely values, which share
     rare words with other templates ("one of ['mp', 'ray']") and so weigh less; and those
@@ -538,6 +544,14 @@ def quoted_words(blocks: list[Block], rules: Rules) -> set[str]:
         w for b in blocks for m in rules.quoted.finditer(b.text) for w in template.words(m[0])
     }
     quoted = inside - {w for b in blocks for w in template.words(rules.quoted.sub(" ", b.text))}
+    # (A span of words in double quotes or backticks is a message quoted in prose, no value.)
+    quoted -= {
+        w
+        for b in blocks
+        for m in rules.quoted_message.finditer(b.text)
+        if len(template.words(m[1])) >= QUOTED_MESSAGE
+        for w in template.words(m[1])
+    }
     seen = [{w for f in b.forms for w in template.words(f.text)} for b in blocks]
     beside = set().union(*(ws for b, ws in zip(blocks, seen, strict=True) if b.beside))
     errors = set().union(*(ws for b, ws in zip(blocks, seen, strict=True) if not b.beside))
@@ -802,18 +816,21 @@ def try_form(ctx: Context, pat, form: Form, generic: bool, whole_message: bool =
 
 def goes_on(pat, text: str, end: int) -> bool:
     """Whether the paste's message goes on past a template that ends a sentence (". ! ?"),
-    with another sentence of its own (a capitalised word and two more): the program printed
+    with another sentence of its own (a capitalised word and two more), or past one that
+    ends in a word, with more words of its sentence (an issue title's "... does not support
+    LoRA yet" is no fit of "{} does not support LoRA", which ends there): the program printed
     more than the template holds (an older, shorter wording; Python's own message with its
     "Did you mean: ...?"), so the fit is no exact one. Only of an engine's own message
     (try_form's whole_message): a stack record holds another program's first sentences on
     purpose, and what a paste adds after those is let be."""
     rest = text[end:]
     last = pat[-1] if pat else ""
-    return (
-        isinstance(last, str)
-        and last.rstrip()[-1:] in (".", "!", "?")
-        and re.match(r" [A-Z]\S* \S+ \S+", rest) is not None
-    )
+    if not isinstance(last, str):
+        return False
+    if last.rstrip()[-1:] in (".", "!", "?"):
+        return re.match(r" [A-Z]\S* \S+ \S+", rest) is not None
+    # ...or its sentence goes on with more words ("... does not support LoRA yet")
+    return alnum(last[-1:]) and re.match(r" [a-z]+\b", rest, re.ASCII) is not None
 
 
 NO_QUOTES = str.maketrans("", "", QUOTES)
@@ -838,22 +855,30 @@ def fit_bare(rules: Rules, settings: dict, pat: template.Pattern, text: str):
     return fit
 
 
-def fragment(settings: dict, pat, blocks: list[Block]) -> tuple[int, list[str]]:
-    """(characters, words) of the longest run of a template's own words that a paste holds
-    in a row, among any other words: at least settings["fragment_words"] of them, or the
-    whole of the template's longest literal part when that has more words than a partial
-    fit must show; (0, []) when there is none. In a message for sure (an exception's), only
-    when it opens with the template's first OPENING words (a terminal may have cut the rest
-    of it): another program's message that shares a few words with a template is no
-    fragment of it. Issue titles and prose quote fragments anywhere."""
+def fragment(
+    settings: dict, pat, blocks: list[Block], anywhere: bool = True
+) -> tuple[int, list[str]]:
+    """(characters, words) of a fragment: the longest run of a template's own words that a
+    paste holds in a row, among any other words: at least settings["fragment_words"] of
+    them, or the whole of the template's longest literal part when that has more words than
+    a partial fit must show; (0, []) when there is none. Its characters are all those of the
+    template's own text the paste shows in runs of a partial fit's words or more (covered):
+    of two templates a paste holds runs of, the one it covers more of leads. In a message
+    for sure (an exception's), only when it opens with the template's first OPENING words
+    (a terminal may have cut the rest of it): another program's message that shares a few
+    words with a template is no fragment of it. Issue titles and prose quote fragments
+    anywhere. Not `anywhere` (a stack record's: another program's text, of common words),
+    only a span the paste quotes whole ('error "an illegal memory access was encountered"
+    is reported') that is such a run."""
     parts = [template.words(seg) for seg in pat if isinstance(seg, str)]
     longest = max(map(len, parts), default=0)
     first = template.words(pat[0]) if pat and isinstance(pat[0], str) else []
     opening = first[:OPENING] if len(first) >= OPENING else []
     best: list[str] = []
+    most = 0
     for block in blocks:
         for form in [] if block.beside else block.forms:
-            if form.kind in SOURCES:
+            if form.kind in SOURCES or not (anywhere or form.kind == "quoted"):
                 continue
             have = template.words(form.text)
             if block.starts and (not opening or have[:OPENING] != opening):
@@ -861,13 +886,43 @@ def fragment(settings: dict, pat, blocks: list[Block]) -> tuple[int, list[str]]:
             at: dict[str, list[int]] = {}
             for n, word in enumerate(have):
                 at.setdefault(word, []).append(n)
+            mine: list[str] = []
             for part in parts:
                 run = run_of(part, have, at)
                 enough = settings["fragment_words"]
                 whole = len(part) == longest > settings["partial_words"]
-                if run and len(run) > len(best) and (len(run) >= enough or (whole and run == part)):
-                    best = run
-    return (len(" ".join(best)), best) if best else (0, [])
+                if not anywhere and run != have:
+                    continue
+                if run and len(run) > len(mine) and (len(run) >= enough or (whole and run == part)):
+                    mine = run
+            if mine:
+                shown = max(
+                    len(" ".join(mine)), covered(parts, have, at, settings["partial_words"])
+                )
+                if shown > most:
+                    best, most = mine, shown
+    return (most, best) if best else (0, [])
+
+
+def covered(parts: list[list[str]], have: list[str], at: dict[str, list[int]], least: int) -> int:
+    """Characters of a template's own text (its literal parts' words) that the paste shows
+    in runs of at least `least` of its words in a row, each part read from its start."""
+    total = 0
+    for part in parts:
+        j = 0
+        while j < len(part):
+            k = 0
+            for n in at.get(part[j], ()):
+                m = 1
+                while j + m < len(part) and n + m < len(have) and part[j + m] == have[n + m]:
+                    m += 1
+                k = max(k, m)
+            if k >= least:
+                total += len(" ".join(part[j : j + k]))
+                j += k
+            else:
+                j += 1
+    return total
 
 
 OPENING = 4  # words a message for sure must open with as its template does to be a fragment
@@ -1087,6 +1142,21 @@ def titled_projects(text: str, programs: dict[str, dict]) -> set[str]:
     }
 
 
+def untitled(blocks: list[Block], programs: dict[str, dict], settings: dict) -> None:
+    """A pasted issue title's reading without its tracker's tag ("[Bug]: ", "[Bug] "): a
+    message that opens with a value ("Qwen3NextForCausalLM has no SGlang implementation")
+    starts where the tag ends."""
+    for block in blocks:
+        if block.exception or block.source:
+            continue
+        for program in programs.values():
+            m = program.get("titles") and re.match(program["titles"], block.text, re.ASCII)
+            rest = block.text[m.end() :].strip(" ") if m else ""
+            if len(template.words(rest)) >= settings["partial_words"]:
+                block.forms.append(Form(rest, "quoted"))
+                break
+
+
 def lead_order(
     named: set[str], chosen: set[str], titled: set[str], programs: dict[str, dict]
 ) -> Callable:
@@ -1111,6 +1181,21 @@ def project_of(pid: int, starts: list) -> str:
             break
         found = name
     return found
+
+
+def elsewhere(results: list[Result], pointed: set[str], programs: dict, how: dict) -> None:
+    """An exact fit by a record of another engine than the one the paste points at (its
+    log lines, paths or tracker's title tag: `pointed`, the engines' names) is partial: that
+    engine's copy of the code prints the message, but the user's engine has no record of
+    it (an old wording it no longer prints), and the page would answer with the other
+    engine's flags. (A copy of the user's engine, when it fits, leads instead: one_per_message.)"""
+    if not pointed:
+        return
+    for result in results:
+        engine = programs.get(result.project, {}).get("engine")
+        if result.match == "exact" and engine and result.project not in pointed:
+            result.match = "partial"
+            result.how += how.get("elsewhere", "")
 
 
 def follow_on(results: list[Result], flagged: set[str]) -> None:
@@ -1208,18 +1293,21 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     meta, rules, settings = ctx.meta, ctx.rules, ctx.settings
     hints = meta.get("hints", {})
     blocks = clean(text, rules, settings)
-    keys = query_words(blocks, settings)
+    programs = meta.get("programs", {})
+    untitled(blocks, programs, settings)
+    quoted = quoted_words(blocks, rules)
+    keys = query_words(blocks, settings, quoted)
     runs = set(probes(blocks, settings))
-    scores, full = index.scores([k for k in keys if k not in runs], quoted_words(blocks, rules))
+    scores, full = index.scores([k for k in keys if k not in runs], quoted)
     # (A short paste's, an issue title's: a long one's lead keys are among its scores' best)
     short = sum(" " not in k for k in keys) <= settings["words"] // 2
     opened = index.opened([k for k in keys if " " in k]) if short else {}
     said = said_versions(rules, text, hints)
     named = named_projects(text, hints)
-    programs = meta.get("programs", {})
     engines = named_engines(named, programs)
     chosen = {name for name, p in programs.items() if engine and p.get("key") == engine}
-    order = lead_order(named, chosen, titled_projects(text, programs), programs)
+    titled = titled_projects(text, programs)
+    order = lead_order(named, chosen, titled, programs)
     starts = meta.get("starts", [])
     top = candidates(scores, full, settings, lambda pid: order(project_of(pid, starts), 0), opened)
     rated = []
@@ -1251,6 +1339,11 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     for key, result in led_:
         result.tied = result.match != "similar" and alike.count(key) > 1
     out = [result for _, result in led_][: settings["results"]]
+    # The engine the user runs, as lead_order reads it: the paste's own, else the one
+    # chosen, else its tracker's
+    engine_names = {name for name, p in programs.items() if p.get("engine")}
+    pointed = (named & engine_names) or chosen or (titled & engine_names)
+    elsewhere(out, pointed, programs, ctx.how)
     follow_on(out, flagged)
     return with_releases(out, said_releases(rules, text, hints))
 
@@ -1319,8 +1412,15 @@ def unwrapped(
     stack = {r.id for _, r, _, _ in rated if not programs.get(r.project, {}).get("engine", True)}
     # (A fit of a line beside the errors, ranked after theirs, is no cause nor holder.)
     first = [(key, r) for key, r, _, _ in rated if key[0] < ranks["aside"]]
-    causes = [r for _, r in first if r.match in FITS and r.id not in flagged]
-    wrappers = {result.id for _, result, _, _ in rated if causes and result.id in flagged}
+    causes = [(r, own) for key, r, own, _ in rated if key[0] < ranks["aside"]]
+    causes = [(r, own) for r, own in causes if r.match in FITS and r.id not in flagged]
+    # (A cause is another message: not a shorter wording of the wrapper's own text, "Task
+    # finished unexpectedly. ... on Github." within "... on Github. See stack trace above")
+    wrappers = {
+        result.id
+        for _, result, mine, _ in rated
+        if result.id in flagged and any(not within(own, mine) for _, own in causes)
+    }
     wrappers |= {
         result.id
         for _, result, mine, caught in rated
@@ -1348,6 +1448,12 @@ def unwrapped(
         aside = result.id in wrappers or inside
         out.append(((ranks["aside"], *key[1:]) if aside else key, result))
     return out
+
+
+def within(own: list[str], mine: list[str]) -> bool:
+    """Whether every piece of one fit's own text is in another's (in any letter case)."""
+    text = fold(" ".join(mine), "case")
+    return bool(own) and all(fold(piece, "case") in text for piece in own)
 
 
 def count_words(own: list[str]) -> int:
@@ -1431,9 +1537,7 @@ def rate(
                     best = key, result, own_text(pat, fit.stop), held(pat, fit.values)
     if best:
         return best
-    shown, _ = (
-        fragment(ctx.settings, pat, blocks) if fragments and not doc.get("generic") else (0, [])
-    )
+    shown, _ = fragment(ctx.settings, pat, blocks, fragments) if not doc.get("generic") else (0, [])
     if shown:
         # A fragment: as a partial fit that shows this much, behind the paste's exception
         key = (ranks["fragment"], quiet, -shown, 1, removed, 1, *rest, pid)

@@ -103,10 +103,14 @@ def lead(pat: template.Pattern) -> list[str]:
     alone is common (none when the template starts with a value). And its first three when
     it starts with three: many messages open with the same two ("unable to", "no available"),
     and a long template's common words are not listed (_kept_postings), so an error quoted
-    among other words is found by the third."""
-    if not pat or not isinstance(pat[0], str):
+    among other words is found by the third. A template that opens with a value ("{arch}
+    has no vLLM implementation ...") has the first three words after it: a title quoting
+    the message, value and all, holds them in a row."""
+    if not pat:
         return []
     first = template.pattern_words(pat[:2])
+    if not isinstance(pat[0], str):
+        return [" ".join(first[:3])] if len(pat) > 1 and len(first) >= 3 else []
     return [" ".join(first[:n]) for n in (2, 3) if len(first) >= n]
 
 
@@ -250,6 +254,7 @@ HOW = {
     "generic": "a short message many errors print, so it may not be this one",
     "loose": "the same words, but a value of another kind than this message prints",
     "similar": "shares rare words with the paste",
+    "elsewhere": ", printed by this engine's copy of the code: the paste points at another",
 }
 
 

@@ -306,9 +306,13 @@ function candidates(scores, full, settings, order, opened) {
 }
 
 // engine.quoted_words
-function quotedWords(blocks, re) {
+const QUOTED_MESSAGE = 5; // engine.QUOTED_MESSAGE
+function quotedWords(blocks, re, message) {
   const out = new Set(blocks.flatMap((b) => words(b.text.replace(re, " "))));
-  const quoted = words(blocks.flatMap((b) => b.text.match(re) || []).join(" ")).filter((w) => !out.has(w));
+  // (A span of words in double quotes or backticks is a message quoted in prose, no value.)
+  const said = new Set(blocks.flatMap((b) => [...b.text.matchAll(new RegExp(message.source, "g"))]
+    .map((m) => words(m[1])).filter((ws) => ws.length >= QUOTED_MESSAGE).flat()));
+  const quoted = words(blocks.flatMap((b) => b.text.match(re) || []).join(" ")).filter((w) => !out.has(w) && !said.has(w));
   // ...and the words only the lines beside the errors have
   const of = (beside) => new Set(blocks.filter((b) => b.beside === beside).flatMap((b) => b.forms.flatMap((f) => words(f.text))));
   const errors = of(false);
@@ -509,7 +513,10 @@ function tryForm(ctx, pat, form, generic, wholeMessage = true) {
 // stack record's first sentences of another program's text
 function goesOn(pat, text, end) {
   const last = pat.length ? pat[pat.length - 1] : "";
-  return typeof last === "string" && /[.!?]$/.test(last.replace(/\s+$/, "")) && /^ [A-Z]\S* \S+ \S+/.test(text.slice(end));
+  if (typeof last !== "string") return false;
+  if (/[.!?]$/.test(last.replace(/\s+$/, ""))) return /^ [A-Z]\S* \S+ \S+/.test(text.slice(end));
+  // ...or its sentence goes on with more words
+  return /[A-Za-z0-9]$/.test(last) && /^ [a-z]+\b/.test(text.slice(end));
 }
 
 const NO_QUOTES = /['"`]/g;
@@ -530,29 +537,58 @@ function fitBare(rules, settings, pat, text) {
 
 // engine.fragment: [characters, words] of the longest run of a template's own words a paste
 // holds in a row: at least fragment_words, or the whole of its longest literal part
-function fragment(settings, pat, blocks) {
+function fragment(settings, pat, blocks, anywhere = true) {
   const parts = pat.filter((seg) => typeof seg === "string").map((seg) => words(seg));
   const longest = Math.max(0, ...parts.map((part) => part.length));
   const OPENING = 4; // engine.OPENING
   const first = pat.length && typeof pat[0] === "string" ? words(pat[0]) : [];
   const opening = first.length >= OPENING ? first.slice(0, OPENING) : [];
   let best = [];
+  let most = 0;
   for (const block of blocks) {
     for (const form of block.beside ? [] : block.forms) {
-      if (SOURCES.includes(form.kind)) continue;
+      // Not anywhere (a stack record's), only a span the paste quotes whole that is a run
+      if (SOURCES.includes(form.kind) || !(anywhere || form.kind === "quoted")) continue;
       const have = words(form.text);
       if (block.starts && (!opening.length || opening.some((w, n) => have[n] !== w))) continue;
       const at = new Map();
       have.forEach((word, n) => at.set(word, [...(at.get(word) || []), n]));
+      let mine = [];
       for (const part of parts) {
         const got = runOf(part, have, at);
+        if (!anywhere && got.join(" ") !== have.join(" ")) continue;
         const whole = part.length === longest && longest > settings.partial_words;
         const same = got.length === part.length;
-        if (got.length && got.length > best.length && (got.length >= settings.fragment_words || (whole && same))) best = got;
+        if (got.length && got.length > mine.length && (got.length >= settings.fragment_words || (whole && same))) mine = got;
+      }
+      if (mine.length) {
+        const shown = Math.max(mine.join(" ").length, covered(parts, have, at, settings.partial_words));
+        if (shown > most) [best, most] = [mine, shown];
       }
     }
   }
-  return best.length ? [best.join(" ").length, best] : [0, []];
+  return best.length ? [most, best] : [0, []];
+}
+
+// engine.covered: characters of a template's own text the paste shows in runs of `least` words or more
+function covered(parts, have, at, least) {
+  let total = 0;
+  for (const part of parts) {
+    let j = 0;
+    while (j < part.length) {
+      let k = 0;
+      for (const n of at.get(part[j]) || []) {
+        let m = 1;
+        while (j + m < part.length && n + m < have.length && part[j + m] === have[n + m]) m++;
+        k = Math.max(k, m);
+      }
+      if (k >= least) {
+        total += part.slice(j, j + k).join(" ").length;
+        j += k;
+      } else j += 1;
+    }
+  }
+  return total;
 }
 
 // engine.run_of: the longest run of part's words that have holds in a row (the first of the longest)
@@ -748,6 +784,21 @@ function titledProjects(text, programs) {
     .map(([name]) => name));
 }
 
+// engine.untitled: a pasted issue title's reading without its tracker's tag ("[Bug]: ")
+function untitled(blocks, programs, settings) {
+  for (const block of blocks) {
+    if (block.exception || block.source) continue;
+    for (const p of Object.values(programs)) {
+      const m = p.titles ? new RegExp(`^(?:${p.titles})`).exec(block.text) : null;
+      const rest = m ? block.text.slice(m[0].length).replace(/^ +| +$/g, "") : "";
+      if (words(rest).length >= settings.partial_words) {
+        block.forms.push({ text: rest, kind: "quoted" });
+        break;
+      }
+    }
+  }
+}
+
 // engine.lead_order: the order copies of one message lead in, as a key of (project, met)
 function leadOrder(named, chosen, titled, programs) {
   return (project, met) => [named.has(project) ? 0 : 1, chosen.has(project) ? 0 : 1,
@@ -762,6 +813,18 @@ function projectOf(pid, starts) {
     found = name;
   }
   return found;
+}
+
+// engine.elsewhere: an exact fit by another engine's record than the one the paste points at is partial
+function elsewhere(hits, pointed, programs, how) {
+  if (!pointed.size) return;
+  for (const hit of hits) {
+    if (hit.match === "exact" && programs[hit.project]?.engine && !pointed.has(hit.project)) {
+      hit.match = "partial";
+      hit.exact = false;
+      hit.how += how.elsewhere ?? "";
+    }
+  }
 }
 
 // engine.follow_on: the first result, an error shown beside a wrapper's line, names the line
@@ -796,13 +859,16 @@ export class Index {
     const ctx = await this.context();
     const { meta, rules, settings } = ctx;
     const blocks = clean(text, rules, settings);
+    untitled(blocks, meta.programs || {}, settings);
     // The longest first; a line's beside the errors after theirs (engine.query_words)
     const besideOnly = new Map();
     for (const b of blocks) {
       for (const f of b.forms) for (const w of words(f.text)) besideOnly.set(w, (besideOnly.get(w) ?? true) && b.beside);
     }
+    // ...and those seen only in quotes or brackets (values) after the others
+    const quoted = quotedWords(blocks, rules.quoted, rules.quotedMessage);
     const wanted = [...besideOnly.keys()]
-      .sort((a, b) => besideOnly.get(a) - besideOnly.get(b) || b.length - a.length || (a < b ? -1 : 1));
+      .sort((a, b) => besideOnly.get(a) - besideOnly.get(b) || quoted.has(a) - quoted.has(b) || b.length - a.length || (a < b ? -1 : 1));
     // Lead keys; a short paste leaves keys unfetched: its pairs of words, in order, too.
     const pairs = blocks.filter((b) => !b.starts).flatMap((b) => b.forms.flatMap((f) => {
       const ws = words(f.text);
@@ -820,7 +886,7 @@ export class Index {
     const few = wanted.slice(0, settings.words);
     const short = few.length <= Math.floor(settings.words / 2);
     const keys = [...few, ...(short ? leads : leadsOnly).slice(0, short ? settings.lead_keys + settings.words - few.length : settings.lead_keys)];
-    const [scores, full] = await this.scores(meta, keys.filter((k) => !probes.has(k)), quotedWords(blocks, rules.quoted));
+    const [scores, full] = await this.scores(meta, keys.filter((k) => !probes.has(k)), quoted);
     const opened = short ? await this.opened(meta, keys.filter((k) => k.includes(" "))) : new Map();
     const hints = meta.hints || {};
     const said = saidVersions(rules, text, hints);
@@ -828,7 +894,8 @@ export class Index {
     const programs = meta.programs || {};
     const engines = namedEngines(named, programs);
     const chosen = new Set(Object.entries(programs).filter(([, p]) => engine && p.key === engine).map(([name]) => name));
-    const order = leadOrder(named, chosen, titledProjects(text, programs), programs);
+    const titled = titledProjects(text, programs);
+    const order = leadOrder(named, chosen, titled, programs);
     const starts = meta.starts || [];
     const top = candidates(scores, full, settings, (pid) => order(projectOf(pid, starts), 0), opened);
     const docs = await Promise.all(top.map(async (pid) => {
@@ -858,6 +925,10 @@ export class Index {
       hit.tied = hit.match !== "similar" && alike.filter((a) => a === alike[n]).length > 1;
     }
     const out = all.map(([, hit]) => hit).slice(0, settings.results);
+    // The engine the user runs, as leadOrder reads it: the paste's own, else the one chosen, else its tracker's
+    const ofEngines = (names) => new Set([...names].filter((name) => programs[name]?.engine));
+    const pointed = [ofEngines(named), chosen, ofEngines(titled)].find((set) => set.size) ?? new Set();
+    elsewhere(out, pointed, programs, meta.how);
     followOn(out, flagged);
     return withReleases(out, saidReleases(rules, text, hints));
   }
@@ -935,11 +1006,16 @@ function unwrapped(ctx, rated, flagged) {
   const stack = new Set(rated.filter(([, hit]) => has(programs, hit.project) && !programs[hit.project].engine).map(([, hit]) => hit.id));
   // (A fit of a line beside the errors, ranked after theirs, is no cause nor holder.)
   const first = rated.filter(([key]) => key[0] < ctx.meta.ranks.aside);
-  const causes = first.some(([, hit]) => (hit.match === "exact" || hit.match === "partial") && !flagged.has(hit.id));
+  const causes = first.filter(([, hit]) => (hit.match === "exact" || hit.match === "partial") && !flagged.has(hit.id));
+  // engine.within: a cause is another message, not a shorter wording of the wrapper's own
+  const within = (own, mine) => {
+    const text = fold(mine.join(" "), "case");
+    return own.length > 0 && own.every((piece) => text.includes(fold(piece, "case")));
+  };
   const wrappers = new Set(
     rated
       .filter(([, hit, mine, held]) => {
-        if (causes && flagged.has(hit.id)) return true;
+        if (flagged.has(hit.id) && causes.some(([, , own]) => !within(own, mine))) return true;
         const mineTopic = topic(mine);
         return count(mine) <= ctx.settings.wrapper_words && shown.some(([id, own]) =>
           id !== hit.id && stack.has(id) && ![...topic(own)].some((w) => mineTopic.has(w)) && holds(held, own));
@@ -950,7 +1026,7 @@ function unwrapped(ctx, rated, flagged) {
     .filter(([, hit]) => (hit.match === "exact" || hit.match === "partial") && !wrappers.has(hit.id))
     .map(([, hit]) => [hit.id, Object.values(hit.values).map((value) => fold(value, "quotes"))]);
   // A wrapper's line beside an error no record fits: no answer of it (engine.unwrapped)
-  const kept = rated.filter(([key, hit]) => !(key[0] === ctx.meta.ranks.aside && flagged.has(hit.id) && !causes));
+  const kept = rated.filter(([key, hit]) => !(key[0] === ctx.meta.ranks.aside && flagged.has(hit.id) && !causes.length));
   return kept.map(([key, hit, own]) => {
     const held = count(own) >= enough && holders.some(([id, values]) => id !== hit.id && holds(values, own));
     return [wrappers.has(hit.id) || held ? [ctx.meta.ranks.aside, ...key.slice(1)] : key, hit];
@@ -1010,7 +1086,7 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
     }
   }
   if (best) return best;
-  const [shown] = fragments && !doc.generic ? fragment(ctx.settings, pat, blocks) : [0];
+  const [shown] = !doc.generic ? fragment(ctx.settings, pat, blocks, fragments) : [0];
   if (shown) {
     const key = [ctx.meta.ranks.fragment, quiet, -shown, 1, removed, 1, ...rest, pid];
     return [key, hit(ctx.meta, doc, "partial", ctx.how.fragment, {}, engines), [], []];
