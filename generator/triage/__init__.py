@@ -349,8 +349,13 @@ def _sure(
     how = site.index.context().how
     if kind in QUOTES and not _whole(best, how) and not _quoted_whole(site, query, best.id, key):
         return None
-    if kind == "span" and any(_fits(r, how) and not _older(r) for r in results[1:]):
-        return None  # a part of a title that two messages start alike: a tie
+    if kind == "span" and any(
+        _fits(r, how) and (_older(best) or not _older(r)) for r in results[1:]
+    ):
+        # A part of a title that two messages start alike: a tie; but of today's message and
+        # a check no longer printed, today's. Two checks no longer printed are a tie ("Task
+        # finished unexpectedly" starts two removed messages, printed by two functions)
+        return None
     programs = site.index.meta.get("programs", {})
     keyed = {name for name, p in programs.items() if key and p.get("key") == key}
     if best.project in keyed or (not keyed and best.project in named):
