@@ -189,6 +189,23 @@ def test_an_error_log_line_is_named_when_nothing_known_was_raised(site):
     assert [f.result.id for f in triage(raised, site)] == ["00000000000000a1"]
 
 
+def test_a_warning_beside_a_known_exception_is_not_named(site, monkeypatch):
+    """An exception the body shows is the issue's subject: a warning after it is context."""
+
+    def sure(site, query, tiers, named, key, kind="code"):
+        if "Widget" in query:
+            return engine.Result("a1", "t", "ValueError", "Demo", "", "exact", "", {})
+        if "Skipping" in query:
+            return engine.Result("w1", "t", "WARNING", "Demo", "", "exact", "", {})
+        return None
+
+    monkeypatch.setattr("errorkb.triage._sure", sure)
+    raised = "```\nValueError: Widget count (10) must be divisible by group size (3).\n```\n"
+    warned = "Then it warns:\n```\nWARNING Skipping post-processing for request 7\n```\n"
+    assert [f.result.id for f in triage(raised + warned, site)] == ["a1"]
+    assert [f.result.id for f in triage(warned, site)] == ["w1"]  # the warning alone
+
+
 def _announced(site, monkeypatch, wrapper: bool, last: str) -> list[str]:
     """What triage names of a log whose first line announces a traceback, with search's
     answers made up: the announcing line is an ERROR record's (or a wrapper's), `last`

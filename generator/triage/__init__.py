@@ -129,6 +129,11 @@ def triage(
         # first of its parts that is all of a message, or of its first sentence
         any(read(0, span) for span in extract.title_spans(title))
     raised = [f for f in found.values() if f.result.exception not in LOG_LEVELS]
+    if any(f.result.exception not in QUIET_LEVELS for f in raised):
+        # An exception the body shows is what the issue is about: a warning beside it is
+        # context ("Skipping KV post-processing for failed request" after the AssertionError
+        # that failed it), named only from the title
+        raised = [f for f in raised if f.in_title or f.result.exception not in QUIET_LEVELS]
     ranked = sorted(
         raised or _last_logged(found.values()),
         key=lambda f: (f.result.wrapper, not f.final, f.position),
