@@ -1319,8 +1319,20 @@ def unwrapped(
     stack = {r.id for _, r, _, _ in rated if not programs.get(r.project, {}).get("engine", True)}
     # (A fit of a line beside the errors, ranked after theirs, is no cause nor holder.)
     first = [(key, r) for key, r, _, _ in rated if key[0] < ranks["aside"]]
-    causes = [r for _, r in first if r.match in FITS and r.id not in flagged]
-    wrappers = {result.id for _, result, _, _ in rated if causes and result.id in flagged}
+    causes = [
+        " ".join(own)
+        for key, r, own, _ in rated
+        if key[0] < ranks["aside"] and r.match in FITS and r.id not in flagged
+    ]
+    # A cause whose whole text is the start of a wrapper's own is that line read short (an
+    # older wording, "... on Github.", of "... on Github. See stack trace above for the
+    # actual cause."), no other error: it leaves the wrapper's fit where it ranks
+    wrappers = {
+        result.id
+        for _, result, mine, _ in rated
+        if result.id in flagged
+        and any(not own or not " ".join(mine).startswith(own) for own in causes)
+    }
     wrappers |= {
         result.id
         for _, result, mine, caught in rated

@@ -935,11 +935,15 @@ function unwrapped(ctx, rated, flagged) {
   const stack = new Set(rated.filter(([, hit]) => has(programs, hit.project) && !programs[hit.project].engine).map(([, hit]) => hit.id));
   // (A fit of a line beside the errors, ranked after theirs, is no cause nor holder.)
   const first = rated.filter(([key]) => key[0] < ctx.meta.ranks.aside);
-  const causes = first.some(([, hit]) => (hit.match === "exact" || hit.match === "partial") && !flagged.has(hit.id));
+  // The own text of each cause. One whose whole text is the start of a wrapper's own is that
+  // line read short, no other error: it leaves the wrapper's fit where it ranks
+  const causes = first
+    .filter(([, hit]) => (hit.match === "exact" || hit.match === "partial") && !flagged.has(hit.id))
+    .map(([, , own]) => own.join(" "));
   const wrappers = new Set(
     rated
       .filter(([, hit, mine, held]) => {
-        if (causes && flagged.has(hit.id)) return true;
+        if (flagged.has(hit.id) && causes.some((own) => !own || !mine.join(" ").startsWith(own))) return true;
         const mineTopic = topic(mine);
         return count(mine) <= ctx.settings.wrapper_words && shown.some(([id, own]) =>
           id !== hit.id && stack.has(id) && ![...topic(own)].some((w) => mineTopic.has(w)) && holds(held, own));
@@ -950,7 +954,7 @@ function unwrapped(ctx, rated, flagged) {
     .filter(([, hit]) => (hit.match === "exact" || hit.match === "partial") && !wrappers.has(hit.id))
     .map(([, hit]) => [hit.id, Object.values(hit.values).map((value) => fold(value, "quotes"))]);
   // A wrapper's line beside an error no record fits: no answer of it (engine.unwrapped)
-  const kept = rated.filter(([key, hit]) => !(key[0] === ctx.meta.ranks.aside && flagged.has(hit.id) && !causes));
+  const kept = rated.filter(([key, hit]) => !(key[0] === ctx.meta.ranks.aside && flagged.has(hit.id) && !causes.length));
   return kept.map(([key, hit, own]) => {
     const held = count(own) >= enough && holders.some(([id, values]) => id !== hit.id && holds(values, own));
     return [wrappers.has(hit.id) || held ? [ctx.meta.ranks.aside, ...key.slice(1)] : key, hit];
