@@ -206,6 +206,21 @@ def test_a_warning_beside_a_known_exception_is_not_named(site, monkeypatch):
     assert [f.result.id for f in triage(warned, site)] == ["w1"]  # the warning alone
 
 
+def test_a_message_the_paste_goes_on_past_is_a_tie_with_a_longer_one(site, monkeypatch):
+    """'... on Github.' fits all of a short message whose paste goes on; another message of
+    the same exception fits it whole ('... on Github. See stack trace above ...'): silent."""
+    from errorkb.triage import _sure
+
+    more = engine.Result("s1", "t", "DeadError", "Demo", "", "partial", HOW["more"], {})
+    other = HOW["message"] + HOW["case"]
+    longer = engine.Result("s2", "t", "DeadError", "Demo", "", "partial", other, {})
+    elsewhere = engine.Result("s3", "t", "WARNING", "Demo", "", "partial", HOW["more"], {})
+    found = {"tie": [more, longer], "apart": [more, elsewhere]}
+    monkeypatch.setattr("errorkb.triage.engine.search", lambda index, q, engine=None: found[q])
+    assert _sure(site, "tie", ("exact", "partial"), {"Demo"}, None) is None
+    assert _sure(site, "apart", ("exact", "partial"), {"Demo"}, None) is more
+
+
 def _announced(site, monkeypatch, wrapper: bool, last: str) -> list[str]:
     """What triage names of a log whose first line announces a traceback, with search's
     answers made up: the announcing line is an ERROR record's (or a wrapper's), `last`
