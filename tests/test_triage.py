@@ -215,10 +215,15 @@ def test_a_message_the_paste_goes_on_past_is_a_tie_with_a_longer_one(site, monke
     other = HOW["message"] + HOW["case"]
     longer = engine.Result("s2", "t", "DeadError", "Demo", "", "partial", other, {})
     elsewhere = engine.Result("s3", "t", "WARNING", "Demo", "", "partial", HOW["more"], {})
-    found = {"tie": [more, longer], "apart": [more, elsewhere]}
+    run = engine.Result("s4", "t", "DeadError", "Demo", "", "partial", HOW["fragment"], {})
+    wrapping = engine.Result(**{**run.__dict__, "wrapper": True})
+    found = {"tie": [more, longer], "apart": [more, elsewhere], "run": [more, run]}
+    found["wrapped"] = [more, wrapping]  # "... for theactual cause": the wrapper's words
     monkeypatch.setattr("errorkb.triage.engine.search", lambda index, q, engine=None: found[q])
     assert _sure(site, "tie", ("exact", "partial"), {"Demo"}, None) is None
     assert _sure(site, "apart", ("exact", "partial"), {"Demo"}, None) is more
+    assert _sure(site, "run", ("exact", "partial"), {"Demo"}, None) is more
+    assert _sure(site, "wrapped", ("exact", "partial"), {"Demo"}, None) is None
 
 
 def _announced(site, monkeypatch, wrapper: bool, last: str) -> list[str]:

@@ -355,11 +355,14 @@ def _sure(
     if kind in QUOTES and not _whole(best, how) and not _quoted_whole(site, query, best.id, key):
         return None
     if best.how == how["more"] and any(
-        _fits(r, how) and r.exception == best.exception for r in results[1:]
+        (_fits(r, how) or (r.wrapper and r.match in FITS)) and r.exception == best.exception
+        for r in results[1:]
     ):
         # The paste's message goes on past this one's, and another message of the same
-        # exception fits it whole: the text may be that one's, the longer ("... on Github."
-        # and "... on Github. See stack trace above for the actual cause."): a tie
+        # exception fits it whole, or is a wrapper's line that a run of its words fits
+        # (search ranks a wrapper's after the other errors): the text may be that one's,
+        # the longer ("... on Github." and "... on Github. See stack trace above for the
+        # actual cause."): a tie
         return None
     if kind == "span" and any(
         _fits(r, how) and (_older(best) or not _older(r)) for r in results[1:]
