@@ -226,6 +226,19 @@ def test_a_message_the_paste_goes_on_past_is_a_tie_with_a_longer_one(site, monke
     assert _sure(site, "wrapped", ("exact", "partial"), {"Demo"}, None) is None
 
 
+def test_a_raise_statement_quoted_with_no_error_said_is_code_read(site):
+    code = (
+        "\n```\nif count % size:\n    raise ValueError(\n"
+        '        f"Widget count ({count}) must be divisible by group size ({size}).")\n```\n'
+    )
+    read = "### 🚀 The feature\n\nIn the widgets code I see this block:" + code
+    assert triage(read, site) == []
+    hit = "### 🚀 The feature\n\nWith 10 widgets this raises an error:" + code
+    assert [f.result.id for f in triage(hit, site)] == ["00000000000000a1"]
+    assert extract.says_error("", "[Feature]: widgets fail to split")
+    assert not extract.says_error("### 🐛 Describe the bug\n\nPlease add widgets.\n")
+
+
 def _announced(site, monkeypatch, wrapper: bool, last: str) -> list[str]:
     """What triage names of a log whose first line announces a traceback, with search's
     answers made up: the announcing line is an ERROR record's (or a wrapper's), `last`

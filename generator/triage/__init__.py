@@ -70,6 +70,7 @@ def triage(
     releases = said_releases(issue, programs)  # the user's, wherever the issue says it
     candidates = extract.candidates(body, reading, title)
     lone = _lone(candidates, reading)
+    said = extract.says_error(body, title)
     found: dict[str, Finding] = {}
 
     def keep(n: int, m: int, candidate: extract.Candidate, block, result, final: bool) -> None:
@@ -100,6 +101,8 @@ def triage(
                 continue
             if candidate.kind == "title" and _retyped_among(site, block.text, result, key):
                 continue
+            if result.how == how["source"] and 'File "' not in candidate.text and not said:
+                continue  # a raise statement, no traceback, no error said: code the user read
             final = candidate.traceback and m == len(blocks) - 1
             if block.beside or not _speaks(result, candidate, block, lone, how):
                 if held is not None and _announces(result, candidate, block) and not result.wrapper:
