@@ -1249,3 +1249,16 @@ def test_a_title_s_part_ends_before_the_user_s_comma():
     spans = [c.text for c in extract.title_spans("Aborted due to lack of swap, but there is RAM")]
     assert "Aborted due to lack of swap" in spans
     assert not any(span.endswith(",") for span in spans)
+
+
+def test_older_wordings_of_one_check_printed_today_are_one_lineage():
+    from errorkb.triage import _lineage
+
+    def older(rid: str, today: str | None) -> "engine.Result":
+        result = engine.Result(rid, "t", "ValueError", "vLLM", "", "partial", HOW["prefix"], {})
+        result.today = {"id": today, "title": "t"} if today else None
+        return result
+
+    assert _lineage(older("o1", "n1"), older("o2", "n1"))  # its page answers for both
+    assert not _lineage(older("o1", "n1"), older("o2", "n2"))
+    assert not _lineage(older("o1", None), older("o2", None))  # two removed checks: a tie

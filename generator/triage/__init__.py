@@ -264,6 +264,11 @@ def _older(result: engine.Result) -> bool:
     return bool(result.today or result.upgrade)
 
 
+def _lineage(one: engine.Result, other: engine.Result) -> bool:
+    """Whether two results are older wordings of the same check printed today."""
+    return bool(one.today and other.today and one.today["id"] == other.today["id"])
+
+
 def _titled(result: engine.Result, text: str) -> bool:
     """Whether the text is the record's title, but for letter case, punctuation and spaces."""
 
@@ -368,11 +373,13 @@ def _sure(
         # actual cause."): a tie
         return None
     if kind == "span" and any(
-        _fits(r, how) and (_older(best) or not _older(r)) for r in results[1:]
+        _fits(r, how) and (not _older(r) or (_older(best) and not _lineage(best, r)))
+        for r in results[1:]
     ):
         # A part of a title that two messages start alike: a tie; but of today's message and
         # a check no longer printed, today's. Two checks no longer printed are a tie ("Task
-        # finished unexpectedly" starts two removed messages, printed by two functions)
+        # finished unexpectedly" starts two removed messages, printed by two functions),
+        # unless both are older wordings of one check printed today: its page answers
         return None
     programs = site.index.meta.get("programs", {})
     keyed = {name for name, p in programs.items() if key and p.get("key") == key}
