@@ -189,6 +189,56 @@ def test_an_error_log_line_is_named_when_nothing_known_was_raised(site):
     assert [f.result.id for f in triage(raised, site)] == ["00000000000000a1"]
 
 
+def test_a_warning_beside_a_known_exception_is_not_named(site, monkeypatch):
+    """An exception the body shows is the issue's subject: a warning after it is context."""
+
+    def sure(site, query, tiers, named, key, kind="code"):
+        if "Widget" in query:
+            return engine.Result("a1", "t", "ValueError", "Demo", "", "exact", "", {})
+        if "Skipping" in query:
+            return engine.Result("w1", "t", "WARNING", "Demo", "", "exact", "", {})
+        return None
+
+    monkeypatch.setattr("errorkb.triage._sure", sure)
+    raised = "```\nValueError: Widget count (10) must be divisible by group size (3).\n```\n"
+    warned = "Then it warns:\n```\nWARNING Skipping post-processing for request 7\n```\n"
+    assert [f.result.id for f in triage(raised + warned, site)] == ["a1"]
+    assert [f.result.id for f in triage(warned, site)] == ["w1"]  # the warning alone
+
+
+def test_a_message_the_paste_goes_on_past_is_a_tie_with_a_longer_one(site, monkeypatch):
+    """'... on Github.' fits all of a short message whose paste goes on; another message of
+    the same exception fits it whole ('... on Github. See stack trace above ...'): silent."""
+    from errorkb.triage import _sure
+
+    more = engine.Result("s1", "t", "DeadError", "Demo", "", "partial", HOW["more"], {})
+    other = HOW["message"] + HOW["case"]
+    longer = engine.Result("s2", "t", "DeadError", "Demo", "", "partial", other, {})
+    elsewhere = engine.Result("s3", "t", "WARNING", "Demo", "", "partial", HOW["more"], {})
+    run = engine.Result("s4", "t", "DeadError", "Demo", "", "partial", HOW["fragment"], {})
+    wrapping = engine.Result(**{**run.__dict__, "wrapper": True})
+    found = {"tie": [more, longer], "apart": [more, elsewhere], "run": [more, run]}
+    found["wrapped"] = [more, wrapping]  # "... for theactual cause": the wrapper's words
+    monkeypatch.setattr("errorkb.triage.engine.search", lambda index, q, engine=None: found[q])
+    assert _sure(site, "tie", ("exact", "partial"), {"Demo"}, None) is None
+    assert _sure(site, "apart", ("exact", "partial"), {"Demo"}, None) is more
+    assert _sure(site, "run", ("exact", "partial"), {"Demo"}, None) is more
+    assert _sure(site, "wrapped", ("exact", "partial"), {"Demo"}, None) is None
+
+
+def test_a_raise_statement_quoted_with_no_error_said_is_code_read(site):
+    code = (
+        "\n```\nif count % size:\n    raise ValueError(\n"
+        '        f"Widget count ({count}) must be divisible by group size ({size}).")\n```\n'
+    )
+    read = "### 🚀 The feature\n\nIn the widgets code I see this block:" + code
+    assert triage(read, site) == []
+    hit = "### 🚀 The feature\n\nWith 10 widgets this raises an error:" + code
+    assert [f.result.id for f in triage(hit, site)] == ["00000000000000a1"]
+    assert extract.says_error("", "[Feature]: widgets fail to split")
+    assert not extract.says_error("### 🐛 Describe the bug\n\nPlease add widgets.\n")
+
+
 def _announced(site, monkeypatch, wrapper: bool, last: str) -> list[str]:
     """What triage names of a log whose first line announces a traceback, with search's
     answers made up: the announcing line is an ERROR record's (or a wrapper's), `last`
@@ -1199,3 +1249,16 @@ def test_a_title_s_part_ends_before_the_user_s_comma():
     spans = [c.text for c in extract.title_spans("Aborted due to lack of swap, but there is RAM")]
     assert "Aborted due to lack of swap" in spans
     assert not any(span.endswith(",") for span in spans)
+
+
+def test_older_wordings_of_one_check_printed_today_are_one_lineage():
+    from errorkb.triage import _lineage
+
+    def older(rid: str, today: str | None) -> "engine.Result":
+        result = engine.Result(rid, "t", "ValueError", "vLLM", "", "partial", HOW["prefix"], {})
+        result.today = {"id": today, "title": "t"} if today else None
+        return result
+
+    assert _lineage(older("o1", "n1"), older("o2", "n1"))  # its page answers for both
+    assert not _lineage(older("o1", "n1"), older("o2", "n2"))
+    assert not _lineage(older("o1", None), older("o2", None))  # two removed checks: a tie

@@ -70,6 +70,7 @@ def triage(
     releases = said_releases(issue, programs)  # the user's, wherever the issue says it
     candidates = extract.candidates(body, reading, title)
     lone = _lone(candidates, reading)
+    said = extract.says_error(body, title)
     found: dict[str, Finding] = {}
 
     def keep(n: int, m: int, candidate: extract.Candidate, block, result, final: bool) -> None:
@@ -100,6 +101,8 @@ def triage(
                 continue
             if candidate.kind == "title" and _retyped_among(site, block.text, result, key):
                 continue
+            if result.how == how["source"] and 'File "' not in candidate.text and not said:
+                continue  # a raise statement, no traceback, no error said: code the user read
             final = candidate.traceback and m == len(blocks) - 1
             if block.beside or not _speaks(result, candidate, block, lone, how):
                 if held is not None and _announces(result, candidate, block) and not result.wrapper:
@@ -129,6 +132,11 @@ def triage(
         # first of its parts that is all of a message, or of its first sentence
         any(read(0, span) for span in extract.title_spans(title))
     raised = [f for f in found.values() if f.result.exception not in LOG_LEVELS]
+    if any(f.result.exception not in QUIET_LEVELS for f in raised):
+        # An exception the body shows is what the issue is about: a warning beside it is
+        # context ("Skipping KV post-processing for failed request" after the AssertionError
+        # that failed it), named only from the title
+        raised = [f for f in raised if f.in_title or f.result.exception not in QUIET_LEVELS]
     ranked = sorted(
         raised or _last_logged(found.values()),
         key=lambda f: (f.result.wrapper, not f.final, f.position),
@@ -256,6 +264,11 @@ def _older(result: engine.Result) -> bool:
     return bool(result.today or result.upgrade)
 
 
+def _lineage(one: engine.Result, other: engine.Result) -> bool:
+    """Whether two results are older wordings of the same check printed today."""
+    return bool(one.today and other.today and one.today["id"] == other.today["id"])
+
+
 def _titled(result: engine.Result, text: str) -> bool:
     """Whether the text is the record's title, but for letter case, punctuation and spaces."""
 
@@ -349,8 +362,25 @@ def _sure(
     how = site.index.context().how
     if kind in QUOTES and not _whole(best, how) and not _quoted_whole(site, query, best.id, key):
         return None
-    if kind == "span" and any(_fits(r, how) and not _older(r) for r in results[1:]):
-        return None  # a part of a title that two messages start alike: a tie
+    if best.how == how["more"] and any(
+        (_fits(r, how) or (r.wrapper and r.match in FITS)) and r.exception == best.exception
+        for r in results[1:]
+    ):
+        # The paste's message goes on past this one's, and another message of the same
+        # exception fits it whole, or is a wrapper's line that a run of its words fits
+        # (search ranks a wrapper's after the other errors): the text may be that one's,
+        # the longer ("... on Github." and "... on Github. See stack trace above for the
+        # actual cause."): a tie
+        return None
+    if kind == "span" and any(
+        _fits(r, how) and (not _older(r) or (_older(best) and not _lineage(best, r)))
+        for r in results[1:]
+    ):
+        # A part of a title that two messages start alike: a tie; but of today's message and
+        # a check no longer printed, today's. Two checks no longer printed are a tie ("Task
+        # finished unexpectedly" starts two removed messages, printed by two functions),
+        # unless both are older wordings of one check printed today: its page answers
+        return None
     programs = site.index.meta.get("programs", {})
     keyed = {name for name, p in programs.items() if key and p.get("key") == key}
     if best.project in keyed or (not keyed and best.project in named):

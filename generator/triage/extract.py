@@ -145,6 +145,23 @@ def _without_environment(lines: list[str]) -> list[str]:
     return lines[: marks[0]] + [""] + lines[marks[-1] + 1 :]
 
 
+# Prose that says an error happens: "this will raise an error", "the assertion gets triggered"
+_SAYS_ERROR = re.compile(
+    r"\b(?:errors?|exceptions?|rais(?:e|es|ed|ing)|fail\w*|throw\w*|crash\w*|trigger\w*)\b", re.I
+)
+
+
+def says_error(body: str, title: str = "") -> bool:
+    """Whether the title or the body's prose (its code blocks and the templates' hints
+    aside) says an error happens: a raise statement quoted with no traceback is code the
+    user read, and is the issue's error only when the user says it is raised."""
+    body = _untagged(_COMMENT.sub("", body[:MAX_BODY].replace("\r\n", "\n")))
+    sections = _sections(body.split("\n"))
+    prose = [line for kind, lines in sections if kind == "text" for line in lines]
+    prose = [line for line in prose if not line.lstrip().startswith("#")]  # template headings
+    return bool(_SAYS_ERROR.search(subject(title) + "\n" + "\n".join(prose)))
+
+
 def _quotes(found: list[Candidate], text: str) -> None:
     """The quoted text of a line, each a candidate of its own."""
     for m in _QUOTED.finditer(text):
