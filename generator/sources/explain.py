@@ -2136,7 +2136,7 @@ def stages_from_callers(
             elif known and (instead := knowledge.by_default(path, function)):
                 # A module's default: callers all of a stage it may give way to say better.
                 up = _callers(path, function, depth, strict=True)
-                if len(up) > 1 and up <= instead and "engine-startup" in up:
+                if up == {"engine-startup", "kernel-selection"} and up <= instead:
                     # (a layer's op called from its forward and from a platform's path, a
                     # kernel's choice: the start-up's forward pass meets it first)
                     up = frozenset({"engine-startup"})
