@@ -82,7 +82,8 @@ def test_a_module_default_gives_way_to_callers_of_one_other_stage(tmp_path):
     """e6e7a13c7c5e6ffe: a connector's layout helper called (through a private helper) only
     from register_kv_caches runs at start-up; 4d1edb5679346951: a serving class's IO processor
     is built by init_io_processor, at start-up; 597249c3fb7d568c: a layer's custom op called
-    from its forward runs in the forward pass, first at start-up, not while loading."""
+    from its forward_cuda runs where that platform path runs (kernel selection), not while
+    loading."""
     k = VllmKnowledge()
     layout = "vllm/distributed/kv_transfer/kv_connector/v1/moriio/moriio_layout.py"
     connector = "vllm/distributed/kv_transfer/kv_connector/v1/moriio/moriio_connector.py"
@@ -127,9 +128,16 @@ def test_a_module_default_gives_way_to_callers_of_one_other_stage(tmp_path):
             "def sparse_like_op(x, use_fp4):\n"
             "    assert not use_fp4, 'Unfused FP4 Insert is not supported yet'\n"
             "\n"
+            "def sparse_both_op(x, use_fp4):\n"
+            "    assert not use_fp4, 'Unfused FP4 Insert (both) is not supported yet'\n"
+            "\n"
             "class SparseLike:\n"
             "    def forward_cuda(self, x):\n"
+            "        torch.ops.vllm.sparse_both_op(x, False)\n"
             "        return torch.ops.vllm.sparse_like_op(x, False)\n"
+            "\n"
+            "    def forward(self, x):\n"
+            "        return torch.ops.vllm.sparse_both_op(x, False)\n"
         ),
     }
     found = _scan(tmp_path, files, k)
@@ -137,7 +145,10 @@ def test_a_module_default_gives_way_to_callers_of_one_other_stage(tmp_path):
     assert found["no layout"]["stage"] == "request-handling"  # callers disagree: the default
     assert found["Loaded prompt prefixes for {prefixes}"]["stage"] == "engine-startup"
     assert found["empty request"]["stage"] == "request-handling"  # no caller: the default
-    assert found["Unfused FP4 Insert is not supported yet"]["stage"] == "engine-startup"
+    # (its caller is a custom op's platform path: kernel selection since round 9)
+    assert found["Unfused FP4 Insert is not supported yet"]["stage"] == "kernel-selection"
+    # ... and called from the layer's forward too, the start-up's forward pass meets it first
+    assert found["Unfused FP4 Insert (both) is not supported yet"]["stage"] == "engine-startup"
     assert k.stage(layer, "SparseLike.__init__") == "model-loading"
 
 

@@ -77,8 +77,9 @@ CATEGORY_MEANS = {
     ),
     "missing-dependency": "a package, module or library the code needs is not installed",
     "not-implemented": (
-        "the code has no path for this yet; a NotImplementedError saying 'X does not support "
-        "Y' too, where the authors mark the pairing as not written yet"
+        "the code has no path for this yet, as its words say ('not implemented', 'not "
+        "supported yet', 'not supported for now'); a NotImplementedError saying 'X does not "
+        "support Y' too, where the authors mark the pairing as not written yet"
     ),
     "invalid-choice": "a value is not one of those accepted (an unknown name, key or mode)",
     "mismatch": (
@@ -94,13 +95,17 @@ CATEGORY_MEANS = {
     ),
     "logged": (
         "a log line that reports a state or a choice and lets the program go on; nothing failed "
-        "(an info line that names a bound it chose by, 'because free memory is at least …')"
+        "(an info line that names a bound it chose by, 'because free memory is at least …', or "
+        "prints a shape or a dtype); a warning that a check refused something and the code "
+        "goes on without it ('X does not support world_size=3; falling back') is of that "
+        "check's kind, and the page says the program went on"
     ),
     "runtime-failure": (
         "an operation failed while it ran, not a check of values: a process exiting, a "
         "connection, a peer, a transfer or a notification failing, a wait timing out; an error "
         "log line that reports such a failure caught is one too, and so is a warning there that "
-        "a peer or its channel could not be reached"
+        "a peer or its channel could not be reached; so is a call that returned a failing "
+        "status ('push failed with status {ret}' for `ret != 0`)"
     ),
 }
 
@@ -110,7 +115,8 @@ FLAGS_MEANS = (
     "function's variables and its class's attributes to a flag, an environment variable, a "
     "request field or a config.json key, and the settings the message names in its words; not "
     "a setting that only decides, in a caller, whether this code runs at all (which parser, "
-    "loader or backend is in use): the page names that where the caller's check is a record"
+    "loader or backend is in use): the page names that where the caller's check is a record; "
+    "nor what a request asks about (its prompt, messages, inputs or ids), which is no setting"
 )
 
 # The kinds of setting a failing value can come from, as a page names them.

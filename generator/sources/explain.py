@@ -588,7 +588,8 @@ def flags(ctx: Context, condition: ast.expr | None) -> list[dict]:
         named += [(_short(node), node) for node in _helped(condition, ctx)]
     out: list[dict] = []
     seen: set[tuple[str, ...]] = set()
-    for name, expr in named:
+    read = [pair for held, node in named for pair in _alternatives(held, node, ctx)]
+    for name, expr in read:
         if isinstance(expr, ast.Call) and not reads(expr):
             continue
         setting = trace(expr, ctx, attrs)
@@ -606,6 +607,15 @@ def flags(ctx: Context, condition: ast.expr | None) -> list[dict]:
             entry.pop("passes", None)  # given by passing(), after the condition's
             out.append(entry)
     return out
+
+
+def _alternatives(name: str, node: ast.AST, ctx: Context) -> list[tuple[str, ast.AST]]:
+    """A name and what it reads; a local that takes the first of several values given
+    (`n = cfg.max_num_active_seqs or cfg.max_num_seqs`) reads each of them."""
+    value = ctx.resolve(node.id) if isinstance(node, ast.Name) else None
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        return [(name, node)] + [(name, v) for v in value.values if reads(v)]
+    return [(name, node)]
 
 
 def _settings_of(entries: list[dict]) -> list[Setting]:
@@ -882,7 +892,13 @@ _WORDS = {
         r"|requires? (?:triton|cuda|flashinfer|deepgemm|deep_gemm)\b)\b",
         re.I,
     ),
-    "not-implemented": re.compile(r"\b(not (?:yet )?implemented|unimplemented)\b", re.I),
+    # ... and "not supported yet", "not yet supported", "not supported for now": the authors
+    # mark a path not written yet (derived.CATEGORY_MEANS)
+    "not-implemented": re.compile(
+        r"\b(not (?:yet )?implemented|unimplemented|not yet supported"
+        r"|not supported (?:yet|for now))\b",
+        re.I,
+    ),
     "not-found": re.compile(
         r"\b(not found|does not exist|doesn't exist|no such file|cannot find|could not find"
         r"|couldn't find|missing file|not exist|no \w+(?: \w+)? found|failed to find|missing"
@@ -902,11 +918,15 @@ _WORDS = {
         r"|inconsistent|different|must have \d+ dim|out of sync|disagrees?|not equal|equality"
         r"|(?:invalid|bad|wrong|corrupt(?:ed)?) (?:[\w-]+ )?(?:digest|checksum|hash)"
         # the checkpoint lacks tensors the model class built from its config has
-        r"|not (?:initialized|loaded) from (?:the )?checkpoint)\b",
+        r"|not (?:initialized|loaded) from (?:the )?checkpoint"
+        # "matrices must be NVFP4 or BF16, got {other}": a dtype said, another found
+        r"|must be (?:an? )?(?:(?:torch\.)?(?:bf16|fp16|fp32|fp8|nvfp4|mxfp4|bfloat16|float16"
+        r"|float32|int8|int4|uint8|int32|int64)(?:_e4m3fn)?(?:,| or| and|/)? ?)+[^.;]*\bgot)\b",
         re.I,
     ),
     "unsupported-combination": re.compile(
-        r"\b(not supported (?:with|when|for|together|in combination|on|in|by)|cannot be used with"
+        r"\b(not supported (?:with|when|for(?! now\b)|together|in combination|on|in|by)"
+        r"|cannot be used with"
         r"|can't be used with|can only be used with|incompatible|not compatible|together with"
         r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires?"
         r"|only supports?|not available (?:for|with|when|on|in)|(?:does not|doesn't) support `?--"
@@ -947,7 +967,9 @@ _WORDS = {
     "runtime-failure": re.compile(
         r"\b(connectivity|connection (?:refused|failed|reset|closed|lost|error|timed out)"
         r"|(?:failed to|could not|cannot|can't|couldn't|unable to) connect"
-        r"|unreachable|(?:process|server|worker|subprocess|scheduler|detokenizer) (?:has )?"
+        # (a peer unreachable, not the code's "should be unreachable", "unreachable code path")
+        r"|(?<!should be )unreachable(?! (?:code|branch|path|state)\b)"
+        r"|(?:process|server|worker|subprocess|scheduler|detokenizer) (?:has )?"
         r"(?:exited|died|crashed|terminated|was killed)|exited (?:unexpectedly|with (?:code"
         r"|status|exit code))|timed out"
         r"|(?:transfer|handshake|rpc)(?: \w+)? (?:failed|failures?)"
@@ -1086,6 +1108,16 @@ def _type_guards(test: ast.expr | None) -> bool:
     )
 
 
+def _types_only(test: ast.expr | None) -> bool:
+    """`not isinstance(a, float) or not isinstance(b, float)`: a test of values' types and
+    nothing else (no class's choice, `issubclass`, nor a literal compared)."""
+    if isinstance(test, ast.BoolOp):
+        return all(_types_only(v) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _types_only(test.operand)
+    return isinstance(test, ast.Call) and _chain(test.func) == ("isinstance",)
+
+
 def _is_not(test: ast.expr) -> bool:
     """`not x`, `not self.x`: a test that a value was not given."""
     return (
@@ -1159,6 +1191,38 @@ def _asks_supported(test: ast.expr | None) -> bool:
     return bool(re.fullmatch(r"_?(?:is_\w*)?supported|_?\w*_supported|_?\w*supports?_\w+", last))
 
 
+# "run the encode stage first", "call init_buffer() first": an order of the code's own calls.
+_CALL_FIRST = re.compile(
+    r"\b(?:call|run)\s+(?:the\s+)?[`']?[\w.]+(?:\(\))?[`']?(?:\s+stage)?\s+first\b", re.I
+)
+# The status a call returned (`ret`, `rc`, `status`, `proc.returncode`, `exist_ret`) ...
+_STATUS_NAME = re.compile(
+    r"^(?:\w+_)?(?:ret|rc|retval|ret_?code|ret_value|status|status_code|returncode|result|err"
+    r"|error|error_?code)$"
+)
+
+
+def _status_test(test: ast.expr | None) -> bool:
+    """`ret != 0`, `status != CUresult.CUDA_SUCCESS`, `result.returncode != 0`, `not 200 <=
+    response.status < 300`: the status an operation returned, tested against success."""
+    for node in ast.walk(test) if test is not None else ():
+        if not isinstance(node, ast.Compare) or any(
+            isinstance(op, ast.In | ast.NotIn | ast.Is | ast.IsNot) for op in node.ops
+        ):
+            continue
+        sides = [node.left, *node.comparators]
+        named = [s for s in sides if _STATUS_NAME.match((_chain(s) or ("",))[-1])]
+        others = [s for s in sides if not any(s is n for n in named)]
+        success = all(
+            (isinstance(s, ast.Constant) and type(s.value) is int)
+            or re.search(r"(?:SUCCESS|_OK|^OK)$", (_chain(s) or ("",))[-1])
+            for s in others
+        )
+        if named and others and success:
+            return True
+    return False
+
+
 _FLAG_SAID = re.compile(r"(?<![\w-])--[a-z][\w-]*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 _INTERNAL = re.compile(r"\b(should (?:not|never) happen|unreachable|this is a bug)\b", re.I)
 _BOUND_SAID = re.compile(r"\bsupport\b[^.;]*?(?:[<>]=?\s*[\d{]|\d+\s*(?:[KMGT]i?B|bytes))", re.I)
@@ -1226,7 +1290,7 @@ _FAILED = re.compile(r"\b(fail(?:ed|ure|s)?|errors?)\b", re.I)
 _TRANSPORT = re.compile(
     r"\b(send|sent|sender|recv|receiv\w*|notif\w*|publish\w*|transfers?|xfer|handshake"
     r"|connect\w*|peers?|heartbeat|sockets?|rpc|remote|worker|(?<!to )process|thread|actor"
-    r"|subscri\w*|shards?"
+    r"|subscri\w*|shards?|background"
     r"|engine ?core|server)\b",
     re.I,
 )
@@ -1259,6 +1323,32 @@ def _failure_caught(ctx: Context) -> bool:
     return any(_text(t) in _BROAD for t in types)
 
 
+# What an informational line names a value by, saying nothing disagrees: "feature shape:
+# {shape}", "dtype={dtype}" (a warning "with dtype {a} into a parameter with dtype {b}" does).
+_LOG_NOUNS = frozenset({"shape", "dtype"})
+_LOOKUPS = frozenset({"get", "pop", "find", "lookup"})
+
+
+def _log_says(words: re.Pattern, text: str, level: str) -> bool:
+    """Whether a log line's words name a category: at info or debug, a noun a line reports a
+    value by (a shape, a dtype) names none."""
+    quiet = level in _QUIET_LEVELS
+    return any(not (quiet and m.group(0).lower() in _LOG_NOUNS) for m in words.finditer(text))
+
+
+def _says_none(ctx: Context, own: ast.expr | None) -> bool:
+    """A line that says "no <name>" where its test finds a look-up's result missing
+    (`session = self._sessions.get(peer)`, `if session is None`): the look-up missed."""
+    name = emptied(own) if own is not None and is_none(own) else None
+    value = ctx.resolve(name.id) if name is not None else None
+    if name is None or not isinstance(value, ast.Call):
+        return False
+    if (_chain(value.func) or ("",))[-1] not in _LOOKUPS:
+        return False
+    words = name.id.replace("_", " ")
+    return bool(re.search(rf"\bno (?:such )?{re.escape(words)}s?\b", ctx.message, re.I))
+
+
 def category(
     ctx: Context, tests: list[ast.expr], div: dict | None, found: list[dict] | None = None
 ) -> str:
@@ -1278,9 +1368,12 @@ def category(
     ):
         return "missing-dependency"
     if ctx.kind == "log":  # a log line's test says when it is printed; its words say what
-        said = next((cat for cat, words in _WORDS.items() if words.search(text)), None)
+        says = (cat for cat, words in _WORDS.items() if _log_says(words, text, ctx.level))
+        said = next(says, None)
         if said == "limit" and ctx.level in _QUIET_LEVELS:
             said = None  # "because minimum available memory is {x} GiB": a state, reported
+        if said is None and _says_none(ctx, own):  # "NO SESSION for peer" for `session is None`
+            return "not-found"
         return said or ("runtime-failure" if _failure_caught(ctx) else "logged")
     if ctx.exception in _ORDER_EXCEPTIONS and ctx.exception != "NotImplementedError":
         return _ORDER_EXCEPTIONS[ctx.exception]
@@ -1312,6 +1405,12 @@ def category(
         return "unsupported-combination"
     if _WORDS["runtime-failure"].search(text):
         return "runtime-failure"
+    # "Mooncake EC push to {session} failed with status {ret}" for `ret != 0`: an operation
+    # that failed as it ran and said so in its status, not a value outside a set
+    if _FAILED.search(text) and _status_test(own):
+        return "runtime-failure"
+    if _CALL_FIRST.search(text):  # "cond-frame latent missing (run the encode stage first)"
+        return "invariant"
     calls = _calls(own)
     if _WORDS["not-found"].search(text) or calls & {"exists", "isfile", "isdir", "is_file"}:
         return "not-found"
@@ -1330,6 +1429,10 @@ def category(
         said = said_so.group(0).lower()
         only = said.startswith("only support") or said.endswith(" by")
         membership = _compares(own) & {ast.In, ast.NotIn}
+        # "Only support per-tensor scaling factor" tested as `not isinstance(k_scale, float)`:
+        # the type of what was loaded is not the one the code takes
+        if said.startswith("only support") and _types_only(own):
+            return "mismatch"
         if said.endswith("support") and (membership or _constant_compare(own)):
             return "invalid-choice"
         # "doesn't support feature dim >= 64KB", tested as a range: a limit
@@ -2033,6 +2136,10 @@ def stages_from_callers(
             elif known and (instead := knowledge.by_default(path, function)):
                 # A module's default: callers all of a stage it may give way to say better.
                 up = _callers(path, function, depth, strict=True)
+                if up == {"engine-startup", "kernel-selection"} and up <= instead:
+                    # (a layer's op called from its forward and from a platform's path, a
+                    # kernel's choice: the start-up's forward pass meets it first)
+                    up = frozenset({"engine-startup"})
                 memo[key] = up if len(up) == 1 and up <= instead else frozenset({known})
             else:
                 memo[key] = frozenset({known}) if known else _callers(path, function, depth)

@@ -227,6 +227,12 @@ STAGE_PATHS: dict[str, str | None] = {
     "sglang/srt/kernel_plugins/": "kernel-selection",
     "sglang/srt/batch_invariant_ops/": "kernel-selection",
     "sglang/kernels/": "kernel-selection",
+    # The JIT kernels' build: the compiler, its flags and the headers it needs, found and run
+    # when a kernel is first built, in the warm-up and graph capture (derived.STAGE_MEANS:
+    # compilation is engine start-up), not a kernel's check of what it supports.
+    "sglang/kernels/jit/utils/compile/": "engine-startup",
+    "sglang/kernels/jit/utils/deps.py": "engine-startup",
+    "sglang/kernels/jit/utils/arch.py": "engine-startup",
     "sglang/multimodal_gen/runtime/server_args": "argument-parsing",
     "sglang/multimodal_gen/configs/": "config-validation",
     # A generation request's sampling parameters, checked as each request (or `generate` call)
@@ -246,6 +252,9 @@ STAGE_PATHS: dict[str, str | None] = {
     "sglang/multimodal_gen/runtime/entrypoints/": "request-handling",
 }
 _MODELS = ("sglang/srt/models/", "sglang/multimodal_gen/runtime/models/")
+# An all-reduce backend's constructor checks what it supports (world size, the library, the
+# group) and disables itself: kernel selection (derived.STAGE_MEANS).
+_ALL_REDUCE = re.compile(r"^sglang/srt/distributed/device_communicators/\w*all_?reduce\w*\.py$")
 # Model code: its forward pass first runs when the engine captures graphs or profiles memory.
 _FORWARD = re.compile(r"(^|\.)(_?forward\w*|compute_logits|sample)$")
 _INIT = MODEL_INIT  # methods that run while a model is built
@@ -322,6 +331,8 @@ class SglangKnowledge(Knowledge):
     envs: dict[str, Place] = field(default_factory=dict)
     requests: dict[str, Place] = field(default_factory=dict)  # request field -> its declaration
     config_keys: frozenset[str] = HF_KEYS
+    # SGLang's own config.json classes (sglang/srt/configs/): `self.x` in them is a key
+    config_classes: frozenset[str] = frozenset()
     parser: dict[str, dict] = field(default_factory=dict)  # the release's parser data, if any
     getters: dict[str, str] = field(default_factory=dict)  # "get_x()" -> the server argument x
     # The diffusion runtime's settings: `program` gives them for its code.
@@ -390,6 +401,8 @@ class SglangKnowledge(Knowledge):
             return self._request(chain, last)
         if last in self.config_keys and (before[-1] in CONFIG_ROOTS | MODEL_CONFIG):
             return Setting(".".join(chain[-2:]), key=last, kind="model-config")
+        if before == ("self",) and owner in self.config_classes and last in self.config_keys:
+            return Setting(".".join(chain), key=last, kind="model-config")  # its own values
         return None
 
     def _reads_args(self, before: tuple[str, ...], owner: str) -> bool:
@@ -457,6 +470,8 @@ class SglangKnowledge(Knowledge):
             return "request-handling"
         if path.startswith(_MODELS) and _PROCESSOR.search(function):
             return "request-handling"
+        if _ALL_REDUCE.match(path) and function.endswith("__init__"):
+            return "kernel-selection"  # an all-reduce backend checks what it supports
         if path.startswith(_ATTENTION) and _BACKEND_CLASS.search(function):
             return "kernel-selection"  # built by the model runner once the weights are loaded
         if path.startswith(("sglang/srt/layers/", *_MODELS)) and _INIT.search(function):
@@ -601,6 +616,7 @@ def read(files: list[tuple[str, bytes]]) -> SglangKnowledge | None:
             _requests(tree, full, known, path == SAMPLING)
         elif path.startswith(CONFIGS):
             known.config_keys = known.config_keys | _config_keys(tree)
+            known.config_classes = known.config_classes | _config_classes(tree)
     for path, data in files:
         if path.startswith(root + GETTERS_IN) and b"\ndef " in data:
             _getters(data, known)
@@ -941,6 +957,16 @@ MAIN_REQUESTS = ("ChatCompletionRequest", "CompletionRequest")  # a field's link
 
 def _main_first(name: str) -> tuple[int, str]:
     return (MAIN_REQUESTS.index(name) if name in MAIN_REQUESTS else len(MAIN_REQUESTS), name)
+
+
+def _config_classes(tree: ast.Module) -> frozenset[str]:
+    """The model config classes a module of sglang/srt/configs/ defines (`class
+    HYV4Config(PretrainedConfig)`): what their methods check of `self` is config.json's."""
+    return frozenset(
+        cls.name
+        for cls in tree.body
+        if isinstance(cls, ast.ClassDef) and any("Config" in ast.unparse(b) for b in cls.bases)
+    )
 
 
 def _config_keys(tree: ast.Module) -> frozenset[str]:

@@ -183,7 +183,8 @@ _DEFAULTS = (
 _RUNS_ON = re.compile(
     r"(^|\.)_?\w*(worker|loop|thread|listener|sender|receiver|serve\w*|poll\w*|_run)$"
 )
-_STARTUP = frozenset({"engine-startup"})  # what those defaults give way to: set-up, a forward
+# What those defaults give way to: set-up, a forward, a custom op's platform path (_PLATFORM_OP)
+_STARTUP = frozenset({"engine-startup", "kernel-selection"})
 # Elastic EP: the API asks a running server to scale (AsyncLLM.scale_elastic_ep), and the
 # engine drains, prepares and commits while it serves.
 _ELASTIC_EP = re.compile(r"(^|\.)_?\w*elastic_ep$")
@@ -267,6 +268,40 @@ _CALLERS_MAY_SAY = frozenset(
 # (derived.STAGE_MEANS), except in modules that serve requests.
 _BACKEND_CHOICE = re.compile(r"(^|\.)_?(?:resolve|select|choose|pick)_\w*backends?(?:_\w+)?$")
 _EPLB = "vllm/distributed/eplb/"
+# The model registry's inspection of the model's architectures runs first in ModelConfig's
+# post-init (inspect_model_cls), before the loader resolves the class again.
+_REGISTRY = "vllm/model_executor/models/registry.py"
+_REGISTRY_INSPECT = re.compile(
+    r"(^|\.)(_raise_for_unsupported|inspect_model_cls|_try_inspect_model_cls"
+    r"|_try_resolve_transformers|_try_load_model_cls|_normalize_archs|resolve_model_cls)$"
+)
+# The API server's endpoint plug-ins are loaded while its app is built, before it serves.
+_ENDPOINT_PLUGINS = ("vllm/plugins/__init__.py", "load_endpoint_plugins")
+# Sleep mode: a running server is asked to sleep, wake up or drop its KV cache, and the
+# memory allocator frees or restores what it holds.
+_ALLOCATOR = "vllm/device_allocator/"
+_ALLOCATOR_CONTROL = re.compile(r"(^|\.)(sleep|wake_up|discard)$")
+# A custom op's path for one platform (CustomOp.forward_cuda, forward_hip, forward_native):
+# the op dispatched to a platform's kernel, checking what its caller passes and what the
+# platform supports (derived.STAGE_MEANS: kernel selection), not a model's forward.
+_PLATFORM_OP = re.compile(r"(^|\.)forward_(?:cuda|native|hip|xpu|cpu|tpu|oot)$")
+# An all-reduce backend's constructor checks what it supports (world size, platform, the
+# library, the group) and disables itself: kernel selection (derived.STAGE_MEANS).
+_ALL_REDUCE = re.compile(r"^vllm/distributed/device_communicators/\w*all_?reduce\w*\.py$")
+_ALL_REDUCE_SETUP = re.compile(r"(^|\.)__init__$")
+# A LoRA adapter is read and checked when it is loaded: when a request names it (or the
+# API loads it into a running server), not while the model is built: its config (PEFTHelper),
+# its tensors (LoRAModel), the request that names it, and the managers' adding of it.
+_LORA_ADAPTER = tuple(
+    f"vllm/lora/{name}" for name in ("peft_helper.py", "lora_model.py", "request.py")
+)
+_LORA_MANAGERS = tuple(
+    f"vllm/lora/{name}" for name in ("worker_manager.py", "model_manager.py", "models.py")
+)
+_LORA_LOAD = re.compile(
+    r"(^|\.)(_load_adapter|_apply_adapters|add_adapter|activate_adapter|add_lora"
+    r"|_validate_\w*lora\w*|_convert_3d_to_2d_moe_lora|_pad_lora_pairs_to_triplets)$"
+)
 _EPLB_SETUP = re.compile(r"(^|\.)(add_model|validate_ep_configuration|build_initial_\w*)$")
 
 
@@ -582,8 +617,24 @@ class VllmKnowledge(Knowledge):
             return "engine-startup" if _INIT.search(function) else "request-handling"
         if _BACKEND_CHOICE.search(function) and self._by_path(path) != "request-handling":
             return "kernel-selection"
+        if _PLATFORM_OP.search(function) and self._by_path(path) != "request-handling":
+            return "kernel-selection"
         if path == _MODELS_CONFIG:  # models' config fix-ups, run while VllmConfig is validated
             return "config-validation"
+        if path == _REGISTRY and _REGISTRY_INSPECT.search(function):
+            return "config-validation"
+        if (path, function) == _ENDPOINT_PLUGINS:
+            return "engine-startup"
+        if path.startswith(_ALLOCATOR) and _ALLOCATOR_CONTROL.search(function):
+            return "request-handling"
+        if _ALL_REDUCE.match(path) and _ALL_REDUCE_SETUP.search(function):
+            return "kernel-selection"
+        if path.startswith(_LORA_ADAPTER) or (
+            path.startswith(_LORA_MANAGERS) and _LORA_LOAD.search(function)
+        ):
+            return "request-handling"
+        if path.startswith((*_MODELS, _LAYERS)) and _MODEL_OPS in path and WARMUP.search(function):
+            return "kernel-selection"  # a kernel's warm-up checks the keys it is built for
         if WARMUP.search(function):
             return "engine-startup"
         if _INITIALIZE.search(function):  # initialize_mamba_ssu_backend, from initialize_kv_cache
