@@ -787,7 +787,18 @@ def registered(doc: dict, values: dict) -> tuple[dict, str]:
     known, ends = set(items), reg.get("suffixes") or []
     named = {w for v in values.values() for w in re.findall(r"[A-Za-z_]\w*", str(v))}
     loaded = sorted(w for w in named - known if converted(w, known, ends))
-    return {**values, name: repr([*items, *loaded])}, reg.get("note", "")
+    return {**values, name: repr([*items, *loaded])}, reg.get("note", "") + counted(
+        len(items), loaded
+    )
+
+
+def counted(known: int, loaded: list[str]) -> str:
+    """What the registry's line adds when the user's names join the registered ones, so
+    that its count and the answer's agree (the line says 415 registered, the answer 416
+    names: registry.js's counted alike)."""
+    if not loaded:
+        return ""
+    return f" With yours: {known + len(loaded)} names, {', '.join(loaded)} among them."
 
 
 def converted(name: str, known: set[str], suffixes: list[str]) -> bool:

@@ -1061,6 +1061,10 @@ def test_a_registry_the_message_does_not_print_whole_answers_from_the_release():
         "With your values the check fails: architectures (LlamaForSequenceClassification) has "
         "an item among all_supported_archs (LlamaForCausalLM, LlamaForSequenceClassification)."
     )
+    # the registry's line counts what the answer lists (issue 44: "416 names" under "415")
+    assert converted["lines"][-1] == (
+        "the registry's line With yours: 2 names, LlamaForSequenceClassification among them."
+    )
     other = answer(doc, {"architectures": "['Qwen2ForSequenceClassification']"})
     assert other["lines"][0].startswith("With your values this check passes")
     printed = answer(doc, {"architectures": "['X']", "all_supported_archs": "['X', 'Y']"})
@@ -1074,7 +1078,8 @@ def test_a_registry_the_message_does_not_print_whole_answers_from_the_release():
 def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does():
     """On a page with #case-registry, members.js (through registry.js) fetches the release's
     architectures (/assets/vllm-archs.json) and tests the values on them as answer.py does on
-    the API document's; the page's line that says so is shown only then."""
+    the API document's; the page's line that says so is shown only then, counting what the
+    answer lists."""
     ends = ["ForCausalLM", "ForSequenceClassification"]
     table = {
         "release": "0.33.0",
@@ -1084,6 +1089,7 @@ def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does
     }
     reg = {"release": "0.33.0", "name": "all_supported_archs", "items": ["A", "BForCausalLM"]}
     reg["suffixes"] = ends
+    reg["note"] = "NOTE"
     cases = [
         ([[{"left": "architectures", "op": "none in", "right": "all_supported_archs"}]], v)
         for v in (
@@ -1096,6 +1102,7 @@ def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does
     ]
     script = (
         "const el = { dataset: { registry: 'vllm-archs.json' }, hidden: true };\n"
+        "el.textContent = 'NOTE';\n"
         "globalThis.document = {\n"
         "  getElementById: (i) => (i === 'case-registry' ? el : null),\n"
         "};\n"
@@ -1105,7 +1112,8 @@ def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does
         "const cases = JSON.parse(process.argv[1]);\n"
         "console.log(JSON.stringify(cases.map(([g, v]) => {\n"
         "  el.hidden = true;\n"
-        "  return [testsAnswer(g, v, members), !el.hidden];\n"
+        "  const said = testsAnswer(g, v, members);\n"
+        "  return [said, !el.hidden, el.hidden ? null : el.textContent];\n"
         "})));\n"
     )
     done = subprocess.run(
@@ -1121,7 +1129,7 @@ def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does
         page = None
         if said["computed"]:
             page = {"verdict": said["lines"][0]}
-        expected.append([page, said["computed"]])
+        expected.append([page, said["computed"], said["lines"][-1] if said["computed"] else None])
     assert json.loads(done.stdout) == expected
 
 
@@ -1151,3 +1159,37 @@ def test_the_api_document_carries_the_registry_where_its_tests_read_it():
     assert doc["registry"]["items"] == table["architectures"]
     rec.data["versions"] = {"first": "0.1.0", "last": "0.1.0"}  # another release: not its list
     assert "registry" not in api.derived_document(rec)
+
+
+def test_a_computed_side_the_message_prints_is_found_by_the_name_the_extractor_gives_it():
+    """An old release's condition derived before `printed` was kept (its cached scan):
+    `len(items) > limit` where the wording prints `{len_items}` (vLLM 0.9.2's
+    --limit-mm-per-prompt check) is tested on the values, by the name a hole printing
+    `len(items)` takes; a name that does not say all of the expression matches nothing."""
+    rec = record(
+        "You set {modality}={limit} in `--limit-mm-per-prompt`, but passed {len_items} "
+        "{modality} items in the same prompt.",
+        "len(items) > limit",
+    )
+    assert api.case_tests(rec) == [[{"left": "len_items", "op": ">", "right": "limit"}]]
+    said = answer(doc_of(rec), {"modality": "image", "limit": "2", "len_items": "3"})
+    assert said["computed"]
+    assert (
+        said["lines"][0]
+        == "With your values the check fails: len_items = 3 is greater than limit = 2."
+    )
+    # a method call named after its function prints what the condition calls
+    rec = record(
+        "unexpected size: {tensor_model_parallel_world_size} vs. {tp_size}",
+        "get_tensor_model_parallel_world_size() != tp_size",
+    )
+    assert api.case_tests(rec) == [
+        [{"left": "tensor_model_parallel_world_size", "op": "!=", "right": "tp_size"}]
+    ]
+    # not the same value: `x.strip()` is named `x`, `a - 1` is `a_minus_value`, `x.size(0)` `x_size`
+    for message, condition in (
+        ("name must be non-empty, got {name}", "not name.strip()"),
+        ("blocks ({num_used_blocks_minus_value}) not freed", "num_used_blocks - 2 != 0"),
+        ("sizes {x_size} and {y_size}", "x.size(0) != y.size(0)"),
+    ):
+        assert api.case_tests(record(message, condition)) == [], condition

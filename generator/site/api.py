@@ -505,12 +505,61 @@ def _printed_name(node: ast.expr, names: set[str], printed: dict | None) -> str 
     """The placeholder a name or attribute of the condition prints as: its own last part,
     or the one `printed` gives the expression."""
     shown = (printed or {}).get(re.sub(r"\s+", " ", ast.unparse(node)))
+    shown = shown if shown in names else _named_as(node, names)
     if shown in names:
         return shown
     if isinstance(node, ast.Name | ast.Attribute):
         last = node.id if isinstance(node, ast.Name) else node.attr
         return last if last in names else None
     return None
+
+
+def _whole_name(node: ast.expr) -> bool:
+    """Whether the extractor's name of the expression says all of it, so that two
+    expressions of one name print one value: names and attributes; `len(x)` and the like of
+    one such argument; a call without arguments named after its function; `.get('key')`;
+    `x[0]`, `x['key']`; `a - b` of two such (not `a - 1`: a number is named `value`,
+    whichever it is)."""
+    if isinstance(node, ast.Name | ast.Attribute):
+        return True
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Constant) and _whole_name(node.value)
+    if isinstance(node, ast.BinOp):
+        return _whole_name(node.left) and _whole_name(node.right)
+    if not isinstance(node, ast.Call) or node.keywords:
+        return False
+    func, args = node.func, node.args
+    if not args:  # named after the function, not one that changes what it is called on
+        from errorkb.sources.extract import TRANSPARENT_CALLS
+
+        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        return called not in TRANSPARENT_CALLS | {"keys", "values", "items"}
+    if isinstance(func, ast.Name) and func.id in ("len", "sum", "min", "max", "abs"):
+        return len(args) == 1 and _whole_name(args[0])
+    first = args[0]
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr in ("get", "pop")
+        and isinstance(first, ast.Constant)
+        and isinstance(first.value, str)
+    )
+
+
+# Names the extractor gives an expression it cannot name better: they say nothing of which.
+_VAGUE = frozenset({"value", "values", "text"})
+
+
+def _named_as(node: ast.expr, names: set[str]) -> str | None:
+    """The placeholder the message prints this computed expression in, by the name the
+    extractor gives a hole that prints it (`len(items)` is `{len_items}`): what `printed`
+    says of conditions derived before it was kept (an old release's cached scan). A name
+    or attribute is matched by its last part elsewhere; a vague name matches nothing."""
+    if not isinstance(node, ast.Call | ast.BinOp | ast.Subscript) or not _whole_name(node):
+        return None
+    from errorkb.sources.extract import expression_name
+
+    name = expression_name(node)
+    return name if name in names and name not in _VAGUE else None
 
 
 def _truthiness(node: ast.expr, names: set[str], printed: dict | None) -> dict | None:
@@ -746,6 +795,7 @@ def _unit_side(
     name), else None; an expression the message prints under another name (`printed`:
     `quant_config.get_min_capability()` is `{min_capability}`) is that placeholder."""
     shown = (printed or {}).get(re.sub(r"\s+", " ", ast.unparse(node)))
+    shown = shown if shown in names else _named_as(node, names)
     if shown in names:
         return shown, "", shown
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):

@@ -637,6 +637,7 @@ _TRANSPARENT_CALLS = frozenset(
     | {"dict", "ascii", "format", "reversed", "iter", "item", "tolist", "lower", "upper"}
     | {"strip", "lstrip", "rstrip", "cpu", "numpy", "copy", "detach"}
 )
+TRANSPARENT_CALLS = _TRANSPARENT_CALLS  # what api.case_tests reads
 # Calls that compute something from their argument: `len(x)` is `len_x`.
 _DERIVED_CALLS = frozenset(
     {"len", "sum", "min", "max", "abs", "round", "any", "all", "hex", "bin", "oct", "id", "hash"}
@@ -731,6 +732,13 @@ def _raw_name(node: ast.AST | None) -> str:
         case ast.JoinedStr() | ast.Constant(value=str()):
             return "text"
     return "value"
+
+
+def expression_name(node: ast.AST) -> str:
+    """The placeholder name the extractor gives a hole that prints this expression
+    (`len(items)` is `len_items`, `a - 1` is `a_minus_value`), before any `_2` that keeps
+    names unique in one template."""
+    return _clean(_raw_name(node))
 
 
 def _qualify(base: str, attr: str) -> str:

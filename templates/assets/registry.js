@@ -11,8 +11,12 @@ export function registered(values, name) {
   line.hidden = false;
   const known = new Set(archs.architectures);
   const named = new Set(Object.values(values).flatMap((v) => String(v).match(/[A-Za-z_]\w*/g) ?? []));
-  const loaded = [...named].filter((w) => !known.has(w) && converted(w, known, archs.suffixes ?? []));
-  return [...archs.architectures, ...loaded.sort()];
+  const loaded = [...named].filter((w) => !known.has(w) && converted(w, known, archs.suffixes ?? [])).sort();
+  // the line counts what the answer counts (answer.py's counted)
+  line.dataset.note ??= line.textContent;
+  const n = archs.architectures.length + loaded.length;
+  line.textContent = line.dataset.note + (loaded.length ? ` With yours: ${n} names, ${loaded.join(", ")} among them.` : "");
+  return [...archs.architectures, ...loaded];
 }
 
 function converted(name, known, suffixes) {
