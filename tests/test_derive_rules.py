@@ -577,3 +577,47 @@ def test_a_one_line_helper_of_the_module_reads_its_setting():
     assert [(f["kind"], f["env"]) for f in skip] == [("env-var", "SGLANG_SKIP_CHECK")]
     assert "flags" not in found["{pkg} is missing"]
     assert "flags" not in found["the helper takes its value from its caller"]
+
+
+class _KnowsSpace(explain.Knowledge):
+    def setting(self, chain, owner):
+        if chain == ("envs", "VLLM_SPACE"):
+            return explain.Setting("envs.VLLM_SPACE", kind="env-var", env="VLLM_SPACE")
+        return None
+
+
+def test_a_passing_value_keeps_clear_of_the_branch_that_raises():
+    """d8214bc7da8b9f01 (vLLM 0.7.3's CpuPlatform.check_and_update_config): the warning that
+    VLLM_CPU_KVCACHE_SPACE is 0 sits in `if space >= 0:`, whose `else` raises; `< 0` would
+    trade the warning for that error, so the value that passes is `> 0`."""
+    code = (
+        "import envs\n"
+        "def check():\n"
+        "    space = envs.VLLM_SPACE\n"
+        "    if space >= 0:\n"
+        "        if space == 0:\n"
+        "            logger.warning('VLLM_SPACE is not set, using 4 by default.')\n"
+        "    else:\n"
+        "        raise RuntimeError(f'Invalid VLLM_SPACE {space}')\n"
+    )
+    found = _derived(code, knowledge=_KnowsSpace())["VLLM_SPACE is not set, using 4 by default."]
+    (entry,) = found["flags"]
+    assert entry["passes"] == {"op": ">", "value": 0}
+
+
+def test_a_passing_value_may_leave_a_guard_whose_other_branch_goes_on():
+    """The look-alike: the outer `else` only falls back to a default, so leaving the outer
+    test (`< 0`) passes as it did."""
+    code = (
+        "import envs\n"
+        "def check():\n"
+        "    space = envs.VLLM_SPACE\n"
+        "    if space >= 0:\n"
+        "        if space == 0:\n"
+        "            logger.warning('VLLM_SPACE is not set, using 4 by default.')\n"
+        "    else:\n"
+        "        space = 4\n"
+    )
+    found = _derived(code, knowledge=_KnowsSpace())["VLLM_SPACE is not set, using 4 by default."]
+    (entry,) = found["flags"]
+    assert entry["passes"] == {"op": "<", "value": 0}
