@@ -396,3 +396,48 @@ def test_a_process_run_from_start_up_to_shutdown_dates_none_of_its_loop():
     calls = {(coordinator, "DPCoordinatorProc.run_coordinator"): {"process_input_socket"}}
     explain.stages_from_callers([loop], calls, VllmKnowledge())
     assert "stage" not in loop.derived
+
+
+def test_the_v0_engine_s_layout_is_dated_by_name():
+    """Removed records of vLLM's V0 layout (0.10 and older; audit of issue 40, round 14):
+    initialize_ray_cluster (530eaf6a9aa9d740) and the engine's construction ran at start-up,
+    LLMEngine._verify_args checks configs, the engine's steps and the executor's monitors and
+    model runs serve. Look-alikes: EngineArgs' checks stay argument parsing, a model runner's
+    per-step input builder is built every step, what an executor runs at both stages
+    (`_run_workers`) is left to its callers, and V1's modules keep their stages."""
+    vllm = VllmKnowledge()
+    engine, executor = "vllm/engine/llm_engine.py", "vllm/executor/ray_gpu_executor.py"
+    assert vllm.stage("vllm/executor/ray_utils.py", "initialize_ray_cluster") == "engine-startup"
+    assert vllm.stage(engine, "LLMEngine.__init__") == "engine-startup"
+    assert vllm.stage(engine, "LLMEngine._verify_args") == "config-validation"
+    assert vllm.stage(engine, "LLMEngine.step") == "request-handling"
+    assert vllm.stage(engine, "LLMEngine.add_request") == "request-handling"
+    asynchronous = "vllm/engine/async_llm_engine.py"
+    assert vllm.stage(asynchronous, "AsyncLLMEngine.from_engine_args") == "engine-startup"
+    assert vllm.stage(asynchronous, "AsyncLLMEngine._get_executor_cls") == "engine-startup"
+    assert vllm.stage(executor, "RayGPUExecutor._init_workers_ray") == "engine-startup"
+    assert vllm.stage(executor, "RayGPUExecutor._check_if_any_actor_is_dead") == (
+        "request-handling"
+    )
+    assert vllm.stage(executor, "RayGPUExecutor.execute_model") == "request-handling"
+    monitor = "vllm/executor/multiproc_worker_utils.py"
+    assert vllm.stage(monitor, "WorkerMonitor.run") == "request-handling"
+    assert vllm.stage("vllm/worker/worker.py", "Worker._init_cache_engine") == "engine-startup"
+    assert vllm.stage("vllm/core/scheduler.py", "Scheduler._schedule_prefills") == (
+        "request-handling"
+    )
+    assert vllm.stage("vllm/core/block_manager_v1.py", "BlockSpaceManagerV1.__init__") == (
+        "engine-startup"
+    )
+    api = "vllm/entrypoints/openai/api_server.py"
+    assert vllm.stage(api, "build_async_engine_client_from_engine_args") == "engine-startup"
+    # look-alikes
+    assert vllm.stage("vllm/engine/arg_utils.py", "EngineArgs.__post_init__") == (
+        "argument-parsing"
+    )
+    assert vllm.stage("vllm/worker/model_runner.py", "ModelInputForGPUBuilder.__init__") is None
+    assert vllm.stage(executor, "RayGPUExecutor._run_workers") is None
+    block = "vllm/core/block/prefix_caching_block.py"
+    assert vllm.stage(block, "PrefixCachingBlock.__init__") == "request-handling"
+    assert vllm.stage("vllm/v1/engine/core.py", "EngineCore.step") == "request-handling"
+    assert vllm.stage("vllm/v1/worker/gpu_worker.py", "Worker.__init__") == "engine-startup"
