@@ -441,3 +441,17 @@ def test_the_v0_engine_s_layout_is_dated_by_name():
     assert vllm.stage(block, "PrefixCachingBlock.__init__") == "request-handling"
     assert vllm.stage("vllm/v1/engine/core.py", "EngineCore.step") == "request-handling"
     assert vllm.stage("vllm/v1/worker/gpu_worker.py", "Worker.__init__") == "engine-startup"
+
+
+def test_the_server_s_serving_classes_are_built_at_start_up():
+    """7dcd65ffdbcd072f (vLLM 0.4.3): OpenAIServingChat._load_chat_template runs from the
+    class's constructor, which the server's `__main__` block calls while the app is built
+    (26d9cf78f9034624: 0.7.3's constructor logs the model's default sampling params).
+    Look-alikes: the serving class's per-request method, and a CLI subcommand's."""
+    vllm = VllmKnowledge()
+    chat = "vllm/entrypoints/openai/serving_chat.py"
+    assert vllm.stage(chat, "OpenAIServingChat._load_chat_template") == "engine-startup"
+    assert vllm.stage(chat, "OpenAIServingChat.__init__") == "engine-startup"
+    assert vllm.stage(chat, "OpenAIServingChat.create_chat_completion") == "request-handling"
+    bench = "vllm/entrypoints/cli/benchmark/serve.py"
+    assert vllm.stage(bench, "BenchmarkServingSubcommand.__init__") == "argument-parsing"

@@ -311,6 +311,9 @@ _OLD_VERIFY = re.compile(r"(^|\.)\w*LLMEngine\._verify_args$")
 _OLD_STEP_CLASS = re.compile(r"(Builder|ModelInput\w*|InterDataForSeqGroup)\.")
 # The OpenAI server builds its engine client before it serves (V0's engine process too).
 _ENGINE_CLIENT = re.compile(r"(^|\.)build_async_engine_client\w*$")
+# The server's serving classes are built, and (V0) load the chat template, while the app is
+# built: in 0.4 by the server module's `__main__` block, which no call names.
+_SERVING_SETUP = re.compile(r"(^|\.)\w*Serving\w*\.(__init__|_load_chat_template)$")
 
 
 def _anchor(options: tuple[str, ...]) -> str:
@@ -667,6 +670,9 @@ class VllmKnowledge(Knowledge):
         if path.startswith("vllm/core/") and _OLD_CORE_SETUP.search(function):
             return "engine-startup"
         if path.startswith("vllm/entrypoints/") and _ENGINE_CLIENT.search(function):
+            return "engine-startup"
+        serving = path.startswith("vllm/entrypoints/") and not path.startswith(_CLI)
+        if serving and _SERVING_SETUP.search(function):
             return "engine-startup"
         if path.startswith(_ENGINE) and _ENGINE_LOOP.search(function):
             return None
