@@ -455,3 +455,38 @@ def test_the_server_s_serving_classes_are_built_at_start_up():
     assert vllm.stage(chat, "OpenAIServingChat.create_chat_completion") == "request-handling"
     bench = "vllm/entrypoints/cli/benchmark/serve.py"
     assert vllm.stage(bench, "BenchmarkServingSubcommand.__init__") == "argument-parsing"
+
+
+def test_sglang_s_old_layouts_are_dated():
+    """Removed SGLang records of 0.1 to 0.4 (issue 40, round 14 draw): the MoE kernels before
+    layers/moe/ (d01cedc7734cbc8c: fused_moe's expert count check), the old OpenAI adapter,
+    server module and mini load balancer (d52aa6f5adb763b9: select_pair routes each request),
+    the controllers' loops and the scheduler's per-step stats (87781d04441f5f2d). Look-alikes:
+    a MoE layer's weight loader still loads the model, the adapter's template loads at
+    start-up, the balancer is built at start-up, and the old server's routes are left to
+    their callers."""
+    sgl = SglangKnowledge(root="python/")
+    srt = "python/sglang/srt/"
+    assert sgl.stage(srt + "layers/fused_moe_triton/fused_moe.py", "fused_moe") == (
+        "kernel-selection"
+    )
+    adapter = srt + "openai_api/adapter.py"
+    assert sgl.stage(adapter, "v1_chat_completions") == "request-handling"
+    lb = srt + "disaggregation/mini_lb.py"
+    assert sgl.stage(lb, "MiniLoadBalancer.select_pair") == "request-handling"
+    assert sgl.stage(srt + "disaggregation/launch_lb.py", "LBArgs.__post_init__") == (
+        "argument-parsing"
+    )
+    assert sgl.stage(srt + "server.py", "launch_server") == "engine-startup"
+    multi = srt + "managers/controller_multi.py"
+    assert sgl.stage(multi, "ControllerMulti.recv_requests") == "request-handling"
+    assert sgl.stage(multi, "start_controller_process") == "engine-startup"
+    mixin = srt + "managers/scheduler_metrics_mixin.py"
+    assert sgl.stage(mixin, "SchedulerMetricsMixin.log_decode_stats") == "request-handling"
+    # look-alikes
+    assert sgl.stage(srt + "layers/fused_moe/layer.py", "FusedMoE.weight_loader") == (
+        "model-loading"
+    )
+    assert sgl.stage(adapter, "load_chat_template_for_openai_api") == "engine-startup"
+    assert sgl.stage(lb, "MiniLoadBalancer.__init__") == "engine-startup"
+    assert sgl.stage(srt + "server.py", "generate_request") is None
