@@ -621,3 +621,21 @@ def test_a_passing_value_may_leave_a_guard_whose_other_branch_goes_on():
     found = _derived(code, knowledge=_KnowsSpace())["VLLM_SPACE is not set, using 4 by default."]
     (entry,) = found["flags"]
     assert entry["passes"] == {"op": "<", "value": 0}
+
+
+def test_a_status_code_that_is_not_success_is_a_runtime_failure():
+    """298d11d152db3375 (vLLM's NCCLLibrary.NCCL_CHECK): `if result != 0: raise
+    RuntimeError(f"NCCL error: {error_str}")` checks what a library call returned; no choice of
+    the user's is wrong. Look-alike: a rank compared with 0 is no status."""
+    code = (
+        "class Lib:\n"
+        "    def check(self, result):\n"
+        "        if result != 0:\n"
+        "            raise RuntimeError(f'NCCL error: {result}')\n"
+        "    def only_first(self, rank):\n"
+        "        if rank != 0:\n"
+        "            raise ValueError(f'Only the first rank may do this, not {rank}')\n"
+    )
+    found = _derived(code)
+    assert found["NCCL error: {result}"]["category"] == "runtime-failure"
+    assert found["Only the first rank may do this, not {rank}"]["category"] != "runtime-failure"

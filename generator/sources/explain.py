@@ -1394,6 +1394,8 @@ def category(
         return "limit"
     if _asks_supported(own):  # `not is_supported`: what this platform or kernel lacks
         return "unsupported-combination"
+    if _status_failed(own):  # `result != 0` of a library's call: it failed as it ran
+        return "runtime-failure"
     if _WORDS["invalid-choice"].search(text):
         return "invalid-choice"
     if _WORDS["limit"].search(text):
@@ -1415,6 +1417,21 @@ def category(
     if two and _FLAG_SAID.search(text) and not _INTERNAL.search(text):
         return "unsupported-combination"
     return "invariant"
+
+
+# The names a call's status code goes by (`result = lib.ncclX(...)`, a process's returncode).
+_STATUS = re.compile(r"^_?(result|ret|rc|status|err|errno|ret_?code|return_?code|exit_?code)$")
+
+
+def _status_failed(test: ast.expr | None) -> bool:
+    """`result != 0`, `proc.returncode != 0`: a status code that is not success."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    right, left = test.comparators[0], test.left
+    if not (isinstance(test.ops[0], ast.NotEq) and isinstance(right, ast.Constant)):
+        return False
+    name = left.id if isinstance(left, ast.Name) else getattr(left, "attr", "")
+    return right.value == 0 and not isinstance(right.value, bool) and bool(_STATUS.match(name))
 
 
 def restated(ctx: Context) -> tuple[ast.ExceptHandler, set[str]] | None:
