@@ -639,3 +639,26 @@ def test_a_status_code_that_is_not_success_is_a_runtime_failure():
     found = _derived(code)
     assert found["NCCL error: {result}"]["category"] == "runtime-failure"
     assert found["Only the first rank may do this, not {rank}"]["category"] != "runtime-failure"
+
+
+def test_a_request_s_mismatch_is_not_sent_to_the_checkpoint():
+    """d78bffbd09bce4bb, 67edd8eb5e5b86fa (vLLM's ChatCompletionRequest.check_tool_usage): a
+    request's `tool_choice` that names no tool of its `tools` is the request's own mismatch;
+    the hints of a checkpoint and its adapters do not apply. Look-alike: the same check in a
+    model's loading keeps them."""
+
+    class Stages(explain.Knowledge):
+        def stage(self, path, function):
+            return "request-handling" if path.endswith("protocol.py") else "model-loading"
+
+    code = (
+        "def check(names, wanted):\n"
+        "    if wanted not in names:\n"
+        "        raise ValueError('The tool in tool_choice does not match any of the tools')\n"
+    )
+    text = "The tool in tool_choice does not match any of the tools"
+    request = _derived(code, "protocol.py", Stages())[text]
+    loading = _derived(code, "loader.py", Stages())[text]
+    assert request["category"] == loading["category"] == "mismatch"
+    assert not any("checkpoint" in line for line in request["try"])
+    assert any("checkpoint" in line for line in loading["try"])

@@ -1672,6 +1672,13 @@ def explain(
         ),
     }
     text, tries = texts.get(cat, ("", []))
+    if cat == "mismatch" and ctx.knowledge.stage(ctx.path, ctx.function) == "request-handling":
+        # what disagrees is in the request (its fields, its inputs), not a checkpoint's files
+        tries = [
+            "Compare the request's values in the message with what it says is expected: "
+            "their type, their shape, or the names they must match.",
+            "Check the request against the API's schema for this release.",
+        ]
     computed = [line for line in map(to_try, found) if line] + _fixed(found)
     if computed:
         tries = [*computed, *tries]
