@@ -588,3 +588,88 @@ def test_a_one_line_helper_of_the_module_reads_its_setting():
     assert [(f["kind"], f["env"]) for f in skip] == [("env-var", "SGLANG_SKIP_CHECK")]
     assert "flags" not in found["{pkg} is missing"]
     assert "flags" not in found["the helper takes its value from its caller"]
+
+
+class _KnowsSpace(explain.Knowledge):
+    def setting(self, chain, owner):
+        if chain == ("envs", "VLLM_SPACE"):
+            return explain.Setting("envs.VLLM_SPACE", kind="env-var", env="VLLM_SPACE")
+        return None
+
+
+def test_a_passing_value_keeps_clear_of_the_branch_that_raises():
+    """d8214bc7da8b9f01 (vLLM 0.7.3's CpuPlatform.check_and_update_config): the warning that
+    VLLM_CPU_KVCACHE_SPACE is 0 sits in `if space >= 0:`, whose `else` raises; `< 0` would
+    trade the warning for that error, so the value that passes is `> 0`."""
+    code = (
+        "import envs\n"
+        "def check():\n"
+        "    space = envs.VLLM_SPACE\n"
+        "    if space >= 0:\n"
+        "        if space == 0:\n"
+        "            logger.warning('VLLM_SPACE is not set, using 4 by default.')\n"
+        "    else:\n"
+        "        raise RuntimeError(f'Invalid VLLM_SPACE {space}')\n"
+    )
+    found = _derived(code, knowledge=_KnowsSpace())["VLLM_SPACE is not set, using 4 by default."]
+    (entry,) = found["flags"]
+    assert entry["passes"] == {"op": ">", "value": 0}
+
+
+def test_a_passing_value_may_leave_a_guard_whose_other_branch_goes_on():
+    """The look-alike: the outer `else` only falls back to a default, so leaving the outer
+    test (`< 0`) passes as it did."""
+    code = (
+        "import envs\n"
+        "def check():\n"
+        "    space = envs.VLLM_SPACE\n"
+        "    if space >= 0:\n"
+        "        if space == 0:\n"
+        "            logger.warning('VLLM_SPACE is not set, using 4 by default.')\n"
+        "    else:\n"
+        "        space = 4\n"
+    )
+    found = _derived(code, knowledge=_KnowsSpace())["VLLM_SPACE is not set, using 4 by default."]
+    (entry,) = found["flags"]
+    assert entry["passes"] == {"op": "<", "value": 0}
+
+
+def test_a_status_code_that_is_not_success_is_a_runtime_failure():
+    """298d11d152db3375 (vLLM's NCCLLibrary.NCCL_CHECK): `if result != 0: raise
+    RuntimeError(f"NCCL error: {error_str}")` checks what a library call returned; no choice of
+    the user's is wrong. Look-alike: a rank compared with 0 is no status."""
+    code = (
+        "class Lib:\n"
+        "    def check(self, result):\n"
+        "        if result != 0:\n"
+        "            raise RuntimeError(f'NCCL error: {result}')\n"
+        "    def only_first(self, rank):\n"
+        "        if rank != 0:\n"
+        "            raise ValueError(f'Only the first rank may do this, not {rank}')\n"
+    )
+    found = _derived(code)
+    assert found["NCCL error: {result}"]["category"] == "runtime-failure"
+    assert found["Only the first rank may do this, not {rank}"]["category"] != "runtime-failure"
+
+
+def test_a_request_s_mismatch_is_not_sent_to_the_checkpoint():
+    """d78bffbd09bce4bb, 67edd8eb5e5b86fa (vLLM's ChatCompletionRequest.check_tool_usage): a
+    request's `tool_choice` that names no tool of its `tools` is the request's own mismatch;
+    the hints of a checkpoint and its adapters do not apply. Look-alike: the same check in a
+    model's loading keeps them."""
+
+    class Stages(explain.Knowledge):
+        def stage(self, path, function):
+            return "request-handling" if path.endswith("protocol.py") else "model-loading"
+
+    code = (
+        "def check(names, wanted):\n"
+        "    if wanted not in names:\n"
+        "        raise ValueError('The tool in tool_choice does not match any of the tools')\n"
+    )
+    text = "The tool in tool_choice does not match any of the tools"
+    request = _derived(code, "protocol.py", Stages())[text]
+    loading = _derived(code, "loader.py", Stages())[text]
+    assert request["category"] == loading["category"] == "mismatch"
+    assert not any("checkpoint" in line for line in request["try"])
+    assert any("checkpoint" in line for line in loading["try"])

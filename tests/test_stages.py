@@ -396,3 +396,97 @@ def test_a_process_run_from_start_up_to_shutdown_dates_none_of_its_loop():
     calls = {(coordinator, "DPCoordinatorProc.run_coordinator"): {"process_input_socket"}}
     explain.stages_from_callers([loop], calls, VllmKnowledge())
     assert "stage" not in loop.derived
+
+
+def test_the_v0_engine_s_layout_is_dated_by_name():
+    """Removed records of vLLM's V0 layout (0.10 and older; audit of issue 40, round 14):
+    initialize_ray_cluster (530eaf6a9aa9d740) and the engine's construction ran at start-up,
+    LLMEngine._verify_args checks configs, the engine's steps and the executor's monitors and
+    model runs serve. Look-alikes: EngineArgs' checks stay argument parsing, a model runner's
+    per-step input builder is built every step, what an executor runs at both stages
+    (`_run_workers`) is left to its callers, and V1's modules keep their stages."""
+    vllm = VllmKnowledge()
+    engine, executor = "vllm/engine/llm_engine.py", "vllm/executor/ray_gpu_executor.py"
+    assert vllm.stage("vllm/executor/ray_utils.py", "initialize_ray_cluster") == "engine-startup"
+    assert vllm.stage(engine, "LLMEngine.__init__") == "engine-startup"
+    assert vllm.stage(engine, "LLMEngine._verify_args") == "config-validation"
+    assert vllm.stage(engine, "LLMEngine.step") == "request-handling"
+    assert vllm.stage(engine, "LLMEngine.add_request") == "request-handling"
+    asynchronous = "vllm/engine/async_llm_engine.py"
+    assert vllm.stage(asynchronous, "AsyncLLMEngine.from_engine_args") == "engine-startup"
+    assert vllm.stage(asynchronous, "AsyncLLMEngine._get_executor_cls") == "engine-startup"
+    assert vllm.stage(executor, "RayGPUExecutor._init_workers_ray") == "engine-startup"
+    assert vllm.stage(executor, "RayGPUExecutor._check_if_any_actor_is_dead") == (
+        "request-handling"
+    )
+    assert vllm.stage(executor, "RayGPUExecutor.execute_model") == "request-handling"
+    monitor = "vllm/executor/multiproc_worker_utils.py"
+    assert vllm.stage(monitor, "WorkerMonitor.run") == "request-handling"
+    assert vllm.stage("vllm/worker/worker.py", "Worker._init_cache_engine") == "engine-startup"
+    assert vllm.stage("vllm/core/scheduler.py", "Scheduler._schedule_prefills") == (
+        "request-handling"
+    )
+    assert vllm.stage("vllm/core/block_manager_v1.py", "BlockSpaceManagerV1.__init__") == (
+        "engine-startup"
+    )
+    api = "vllm/entrypoints/openai/api_server.py"
+    assert vllm.stage(api, "build_async_engine_client_from_engine_args") == "engine-startup"
+    # look-alikes
+    assert vllm.stage("vllm/engine/arg_utils.py", "EngineArgs.__post_init__") == (
+        "argument-parsing"
+    )
+    assert vllm.stage("vllm/worker/model_runner.py", "ModelInputForGPUBuilder.__init__") is None
+    assert vllm.stage(executor, "RayGPUExecutor._run_workers") is None
+    block = "vllm/core/block/prefix_caching_block.py"
+    assert vllm.stage(block, "PrefixCachingBlock.__init__") == "request-handling"
+    assert vllm.stage("vllm/v1/engine/core.py", "EngineCore.step") == "request-handling"
+    assert vllm.stage("vllm/v1/worker/gpu_worker.py", "Worker.__init__") == "engine-startup"
+
+
+def test_the_server_s_serving_classes_are_built_at_start_up():
+    """7dcd65ffdbcd072f (vLLM 0.4.3): OpenAIServingChat._load_chat_template runs from the
+    class's constructor, which the server's `__main__` block calls while the app is built
+    (26d9cf78f9034624: 0.7.3's constructor logs the model's default sampling params).
+    Look-alikes: the serving class's per-request method, and a CLI subcommand's."""
+    vllm = VllmKnowledge()
+    chat = "vllm/entrypoints/openai/serving_chat.py"
+    assert vllm.stage(chat, "OpenAIServingChat._load_chat_template") == "engine-startup"
+    assert vllm.stage(chat, "OpenAIServingChat.__init__") == "engine-startup"
+    assert vllm.stage(chat, "OpenAIServingChat.create_chat_completion") == "request-handling"
+    bench = "vllm/entrypoints/cli/benchmark/serve.py"
+    assert vllm.stage(bench, "BenchmarkServingSubcommand.__init__") == "argument-parsing"
+
+
+def test_sglang_s_old_layouts_are_dated():
+    """Removed SGLang records of 0.1 to 0.4 (issue 40, round 14 draw): the MoE kernels before
+    layers/moe/ (d01cedc7734cbc8c: fused_moe's expert count check), the old OpenAI adapter,
+    server module and mini load balancer (d52aa6f5adb763b9: select_pair routes each request),
+    the controllers' loops and the scheduler's per-step stats (87781d04441f5f2d). Look-alikes:
+    a MoE layer's weight loader still loads the model, the adapter's template loads at
+    start-up, the balancer is built at start-up, and the old server's routes are left to
+    their callers."""
+    sgl = SglangKnowledge(root="python/")
+    srt = "python/sglang/srt/"
+    assert sgl.stage(srt + "layers/fused_moe_triton/fused_moe.py", "fused_moe") == (
+        "kernel-selection"
+    )
+    adapter = srt + "openai_api/adapter.py"
+    assert sgl.stage(adapter, "v1_chat_completions") == "request-handling"
+    lb = srt + "disaggregation/mini_lb.py"
+    assert sgl.stage(lb, "MiniLoadBalancer.select_pair") == "request-handling"
+    assert sgl.stage(srt + "disaggregation/launch_lb.py", "LBArgs.__post_init__") == (
+        "argument-parsing"
+    )
+    assert sgl.stage(srt + "server.py", "launch_server") == "engine-startup"
+    multi = srt + "managers/controller_multi.py"
+    assert sgl.stage(multi, "ControllerMulti.recv_requests") == "request-handling"
+    assert sgl.stage(multi, "start_controller_process") == "engine-startup"
+    mixin = srt + "managers/scheduler_metrics_mixin.py"
+    assert sgl.stage(mixin, "SchedulerMetricsMixin.log_decode_stats") == "request-handling"
+    # look-alikes
+    assert sgl.stage(srt + "layers/fused_moe/layer.py", "FusedMoE.weight_loader") == (
+        "model-loading"
+    )
+    assert sgl.stage(adapter, "load_chat_template_for_openai_api") == "engine-startup"
+    assert sgl.stage(lb, "MiniLoadBalancer.__init__") == "engine-startup"
+    assert sgl.stage(srt + "server.py", "generate_request") is None

@@ -766,11 +766,17 @@ def passing(ctx: Context, condition: ast.expr | None, found: list[dict]) -> None
     pass (its `passes`); the tests of an `and` are each enough to change."""
     attrs = ctx.attrs or Attrs(ctx.owner)
     tests = list(conjuncts(condition)) if condition else []
+    # A guard whose other branch raises (`if x >= 0: ... else: raise`): its opposite leads
+    # into that raise, so it passes nothing, and what else passes must keep it (`!= 0` -> `> 0`).
+    into_raise = _into_raise(ctx)
+    kept = [t for t in tests if _text(_truthy(t)) in into_raise]
+    tests = [t for t in tests if _text(_truthy(t)) not in into_raise]
     results = [
         None if found_ and found_[0].kind == "request-field" and _reaches_in(t, tests) else found_
         for t in tests
         for found_ in [_passes(_truthy(t), ctx, attrs)]
     ]
+    results = [_within(r, kept, ctx, attrs) if r else r for r in results]
     # A bound says more than presence: `x is not None and x not in (8, 16)` -> one of 8, 16.
     results.sort(key=lambda r: r is not None and r[1]["op"] in ("set", "unset"))
     for setting, passes in filter(None, results):
@@ -794,6 +800,42 @@ def passing(ctx: Context, condition: ast.expr | None, found: list[dict]) -> None
         for entry in found:
             if value and open_(entry) and said.same(entry, hit.setting):
                 entry["passes"] = value
+
+
+def _into_raise(ctx: Context) -> set[str]:
+    """The tests (as text) of the guards around the raise whose other branch raises: an `if`
+    with an `else` that raises, an `else` (an `elif`) of an `if` whose body raises."""
+    out: set[str] = set()
+    for kind, node in ctx.guards:
+        if kind == "if" and isinstance(node, ast.If) and _raises(node.orelse):
+            out.add(_text(_truthy(node.test)))
+        elif kind == "else" and isinstance(node, ast.If) and _raises(node.body):
+            out.add(_text(negate(node.test)))
+    return out
+
+
+def _raises(block: list[ast.stmt]) -> bool:
+    return any(isinstance(stmt, ast.Raise) for stmt in block)
+
+
+# A value other than v that must also keep `x >= v` (or `x <= v`) true: the strict bound.
+_STRICT = {"<": ">", ">": "<"}
+
+
+def _within(
+    result: tuple[Setting, dict], kept: list[ast.expr], ctx: Context, attrs: Attrs
+) -> tuple[Setting, dict]:
+    """A passing value narrowed by the guards it must keep true (their opposite raises):
+    `x != 0` under `x >= 0` is `x > 0`."""
+    setting, passes = result
+    if passes.get("op") != "!=" or "value" not in passes:
+        return result
+    for test in kept:
+        other = _passes(_truthy(test), ctx, attrs)  # the value that would raise instead
+        same = other and other[0] == setting and other[1].get("value") == passes["value"]
+        if same and other[1]["op"] in _STRICT:  # type: ignore[index]
+            return setting, {**passes, "op": _STRICT[other[1]["op"]]}  # type: ignore[index]
+    return result
 
 
 def _reaches_in(test: ast.expr, tests: list[ast.expr]) -> bool:
@@ -1455,6 +1497,8 @@ def category(
         return "limit"
     if _asks_supported(own):  # `not is_supported`: what this platform or kernel lacks
         return "unsupported-combination"
+    if _status_failed(own):  # `result != 0` of a library's call: it failed as it ran
+        return "runtime-failure"
     if _WORDS["invalid-choice"].search(text):
         return "invalid-choice"
     if _WORDS["limit"].search(text):
@@ -1476,6 +1520,21 @@ def category(
     if two and _FLAG_SAID.search(text) and not _INTERNAL.search(text):
         return "unsupported-combination"
     return "invariant"
+
+
+# The names a call's status code goes by (`result = lib.ncclX(...)`, a process's returncode).
+_STATUS = re.compile(r"^_?(result|ret|rc|status|err|errno|ret_?code|return_?code|exit_?code)$")
+
+
+def _status_failed(test: ast.expr | None) -> bool:
+    """`result != 0`, `proc.returncode != 0`: a status code that is not success."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    right, left = test.comparators[0], test.left
+    if not (isinstance(test.ops[0], ast.NotEq) and isinstance(right, ast.Constant)):
+        return False
+    name = left.id if isinstance(left, ast.Name) else getattr(left, "attr", "")
+    return right.value == 0 and not isinstance(right.value, bool) and bool(_STATUS.match(name))
 
 
 def restated(ctx: Context) -> tuple[ast.ExceptHandler, set[str]] | None:
@@ -1716,6 +1775,13 @@ def explain(
         ),
     }
     text, tries = texts.get(cat, ("", []))
+    if cat == "mismatch" and ctx.knowledge.stage(ctx.path, ctx.function) == "request-handling":
+        # what disagrees is in the request (its fields, its inputs), not a checkpoint's files
+        tries = [
+            "Compare the request's values in the message with what it says is expected: "
+            "their type, their shape, or the names they must match.",
+            "Check the request against the API's schema for this release.",
+        ]
     computed = [line for line in map(to_try, found) if line] + _fixed(found)
     if computed:
         tries = [*computed, *tries]

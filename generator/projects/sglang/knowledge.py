@@ -250,6 +250,17 @@ STAGE_PATHS: dict[str, str | None] = {
     "sglang/multimodal_gen/runtime/pipelines/": None,  # built at start-up, run per request
     "sglang/multimodal_gen/runtime/pipelines_core/": "request-handling",
     "sglang/multimodal_gen/runtime/entrypoints/": "request-handling",
+    # Old layouts (0.1 to 0.4): the MoE kernels before layers/moe/, the OpenAI adapter before
+    # entrypoints/openai/ (its chat template is loaded at start-up: _OLD_TEMPLATE), the server
+    # module before entrypoints/ (launched at start-up, routes dated by callers), and the mini
+    # load balancer of disaggregation (its arguments parsed, then routing each request).
+    "sglang/srt/layers/fused_moe/": "kernel-selection",
+    "sglang/srt/layers/fused_moe_triton/": "kernel-selection",
+    "sglang/srt/layers/fused_moe_patch.py": "kernel-selection",
+    "sglang/srt/openai_api/": "request-handling",
+    "sglang/srt/server.py": None,
+    "sglang/srt/disaggregation/mini_lb.py": "request-handling",
+    "sglang/srt/disaggregation/launch_lb.py": "argument-parsing",
 }
 _MODELS = ("sglang/srt/models/", "sglang/multimodal_gen/runtime/models/")
 # An all-reduce backend's constructor checks what it supports (world size, the library, the
@@ -268,6 +279,20 @@ _SERVE = re.compile(
     # the scheduler's self-checks of its pools, run when the serving loop is idle or busy
     r"|check_memory|self_check\w*)$"
 )
+# Old layouts' names of the same: the controllers (0.1 to 0.2) and the scheduler's mixins
+# (0.4) receive, queue, step and log each batch, a thread's body forwards each batch, and the
+# API's weight updates run on a running server; the controllers' processes and workers and
+# the old server's launch start up.
+_OLD_SERVE = re.compile(
+    r"(^|\.)(recv_requests\w*|loop_for_\w*|get_priority_queue|forward_step|exposed_step"
+    r"|round_robin_scheduler|shortest_queue_scheduler|log_\w*_stats|\w*_thread_func"
+    r"|update_weights\w*|get_weights_by_name)$"
+)
+_OLD_SETUP = re.compile(
+    r"(^|\.)(start_\w*_process|start_dp_workers?|launch_\w*|_set_envs_and_config)$"
+)
+_OLD_TEMPLATE = re.compile(r"(^|\.)load_\w*chat_template\w*$")
+_MINI_LB = "sglang/srt/disaggregation/mini_lb.py"
 # A diffusion pipeline's modules are loaded, and its stages built, when it is built.
 _PIPELINES = "sglang/multimodal_gen/runtime/pipelines/"
 _PIPELINE_LOAD = re.compile(
@@ -487,6 +512,10 @@ class SglangKnowledge(Knowledge):
             return "request-handling"
         if _CLI_ARGS.search(function):  # a dataclass's reading of the parsed command line
             return "argument-parsing"
+        if path.startswith("sglang/srt/openai_api/") and _OLD_TEMPLATE.search(function):
+            return "engine-startup"
+        if path == _MINI_LB and _SETUP.search(function):
+            return "engine-startup"
         if path.startswith(_MODELS) and not (_FORWARD.search(function) or _INIT.search(function)):
             # A model's other functions (a VAE's window decode, a config's reading, a weight
             # helper) run where their callers run: while it loads, in its forward, or both.
@@ -496,9 +525,9 @@ class SglangKnowledge(Knowledge):
         if best and by_path is None:  # a module that both starts up and serves
             if best == _PIPELINES and _PIPELINE_LOAD.search(function):
                 return "model-loading"
-            if _SERVE.search(function):
+            if _SERVE.search(function) or _OLD_SERVE.search(function):
                 return "request-handling"
-            if _SETUP.search(function):
+            if _SETUP.search(function) or _OLD_SETUP.search(function):
                 return "engine-startup"
             return None  # its callers say (explain.stages_from_callers)
         # A diffusion model's or layer's forward first runs for a request: the diffusion

@@ -139,6 +139,13 @@ STAGE_PATHS: dict[str, str | None] = {
     "vllm/_custom_ops.py": "kernel-selection",
     "vllm/_aiter_ops.py": "kernel-selection",
     "vllm/triton_utils/": "kernel-selection",
+    # The V0 engine's layout (0.10 and older), dated by name below (_OLD_ENGINE ...): what
+    # processes a step's outputs, times requests out and logs each step's stats serves; the
+    # scheduler and its block managers schedule each step (built at start-up).
+    "vllm/engine/output_processor/": "request-handling",
+    "vllm/engine/async_timeout.py": "request-handling",
+    "vllm/engine/metrics.py": "request-handling",
+    "vllm/core/": "request-handling",
 }
 # Model code: its forward pass first runs in the memory-profiling run of engine start-up.
 _MODELS = ("vllm/model_executor/models/", "vllm/models/")
@@ -303,6 +310,45 @@ _LORA_LOAD = re.compile(
     r"|_validate_\w*lora\w*|_convert_3d_to_2d_moe_lora|_pad_lora_pairs_to_triplets)$"
 )
 _EPLB_SETUP = re.compile(r"(^|\.)(add_model|validate_ep_configuration|build_initial_\w*)$")
+
+# The V0 engine (vllm/engine/ and vllm/executor/ of 0.10 and older; vllm/worker/ is
+# _OLD_WORKER): LLMEngine and AsyncLLMEngine are built at start-up (their constructors,
+# from_engine_args, the executor's class, the workers, the Ray cluster, the KV caches), and
+# step, add, abort and stream requests while serving; the executor runs the model per step
+# and watches its workers while serving. What both run (`_run_workers`) is dated by callers.
+_OLD_ENGINE = "vllm/engine/"
+_OLD_EXECUTOR = "vllm/executor/"
+_OLD_SETUP = re.compile(
+    r"(^|\.)(__init__|__post_init__|from_engine_args|from_vllm_config"
+    r"|_get_executor_cls|_?init_\w*|_?initialize_\w*|initialize_ray_cluster"
+    r"|_verify_and_get_\w*|_check_(?!if_any_actor)\w*|_configure_\w*|_compiled_ray_dag"
+    r"|determine_num_available_blocks|_?create_worker\w*|_get_worker_\w*|setup"
+    r"|load_model|profile_run|_warm_up_model|capture_model|raise_if_cache_size_invalid"
+    r"|_assert_memory_footprint\w*)$"
+)
+_OLD_STEP = re.compile(
+    r"(^|\.)(step\w*|engine_step|_advance_to_next_step|_has_remaining_steps"
+    r"|_process_model_outputs|add_request\w*|_add_processed_request|abort\w*|generate"
+    r"|encode|_process_request|process_request_output|validate_outputs?|_validate_model_input\w*"
+    r"|_create_sequence_group\w*|run_engine_loop|run_output_handler_loop|handle_new_input"
+    r"|_log_task_completion|check_health|_check_if_any_actor_is_dead|execute_model\w*"
+    r"|_driver_execute_model\w*|_?start_worker_execution_loop|stop_remote_worker_execution_loop\w*"
+    r"|(?:add|remove|pin|list)_(?:loras?|prompt_adapters?)|\w*Monitor\.run)$"
+)
+# The V0 scheduler's and block managers' own construction (a block's is per request).
+_OLD_CORE_SETUP = re.compile(
+    r"(^|\.)((?:Scheduler|\w*BlockSpaceManager\w*|\w*Allocator|\w*Evictor)\.__init__"
+    r"|\w*Allocator\.create|make_evictor|get_block_space_manager_class)$"
+)
+# LLMEngine's checks of the configs against each other, before the executor is built.
+_OLD_VERIFY = re.compile(r"(^|\.)\w*LLMEngine\._verify_args$")
+# A V0 model runner's per-step input builders, whose constructors run every step.
+_OLD_STEP_CLASS = re.compile(r"(Builder|ModelInput\w*|InterDataForSeqGroup)\.")
+# The OpenAI server builds its engine client before it serves (V0's engine process too).
+_ENGINE_CLIENT = re.compile(r"(^|\.)build_async_engine_client\w*$")
+# The server's serving classes are built, and (V0) load the chat template, while the app is
+# built: in 0.4 by the server module's `__main__` block, which no call names.
+_SERVING_SETUP = re.compile(r"(^|\.)\w*Serving\w*\.(__init__|_load_chat_template)$")
 
 
 def _anchor(options: tuple[str, ...]) -> str:
@@ -661,6 +707,24 @@ class VllmKnowledge(Knowledge):
             return None
         if path.startswith("vllm/platforms/") and _PLATFORM_CONFIG.search(function):
             return "config-validation"
+        old = path.startswith((_OLD_ENGINE, _OLD_EXECUTOR)) and path not in _PARSER_FILES
+        if old and _OLD_STEP.search(function):
+            return "request-handling"
+        if old and _OLD_VERIFY.search(function):
+            return "config-validation"
+        if (
+            (old or path.startswith(_OLD_WORKER))
+            and _OLD_SETUP.search(function)
+            and not _OLD_STEP_CLASS.search(function)
+        ):
+            return "engine-startup"
+        if path.startswith("vllm/core/") and _OLD_CORE_SETUP.search(function):
+            return "engine-startup"
+        if path.startswith("vllm/entrypoints/") and _ENGINE_CLIENT.search(function):
+            return "engine-startup"
+        serving = path.startswith("vllm/entrypoints/") and not path.startswith(_CLI)
+        if serving and _SERVING_SETUP.search(function):
+            return "engine-startup"
         if path.startswith(_ENGINE) and _ENGINE_LOOP.search(function):
             return None
         if path.startswith(_ENGINE) and _ENGINE_STEP.search(function):
