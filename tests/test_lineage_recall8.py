@@ -339,3 +339,64 @@ def test_a_name_swapped_for_another_name_stays_a_sibling():
     )
     found = lineage.build([("1", [BLOCKS, ELSEWHERE]), ("2", [new, ELSEWHERE])])
     assert succ(found, "# GPU blocks") is None
+
+
+def test_a_second_wording_under_another_test_took_over_nothing():
+    """vLLM 0.8.5: "For Gemma 2, we downcast ..." went beside "For HPU, we cast ...", whose
+    new wording took the HPU one's place: another condition, another check."""
+    path, fn = "vllm/config.py", "_get_and_verify_dtype"
+    gemma = at(
+        "For Gemma 2, we downcast float32 to bfloat16 instead of float16 by default.",
+        fn,
+        "config.model_type == 'gemma2'",
+        exc="INFO",
+        kind="log",
+        level="info",
+        path=path,
+    )
+    hpu = at(
+        "For HPU, we cast models to bfloat16 instead ofusing float16 by default.",
+        fn,
+        "current_platform.is_hpu()",
+        exc="INFO",
+        kind="log",
+        level="info",
+        path=path,
+        line=20,
+    )
+    new = at(
+        "For HPU, we cast models to bfloat16 instead of using float16 by default.",
+        fn,
+        "current_platform.is_hpu()",
+        exc="INFO",
+        kind="log",
+        level="info",
+        path=path,
+        line=30,
+    )
+    found = lineage.build([("1", [gemma, hpu, ELSEWHERE]), ("2", [new, ELSEWHERE])])
+    assert lin(found, hpu.template).absorbed
+    assert succ(found, "For Gemma 2") is None
+
+
+def test_a_method_of_a_name_many_classes_print_making_the_same_test_took_over_nothing():
+    """`execute_model` is printed by many runners: the same `num_steps > 1` test in another
+    runner's is a sibling (EmbeddingModelRunner's and HPUModelRunner's)."""
+    runners = [
+        at(f"runner {i} failed", f"Runner{i}.execute_model", path=f"vllm/worker/r{i}.py")
+        for i in range(5)
+    ]
+    old = at(
+        "EmbeddingModelRunner does not support multi-step execution.",
+        "EmbeddingModelRunner.execute_model",
+        "num_steps > 1",
+        path="vllm/worker/embedding_model_runner.py",
+    )
+    new = at(
+        "num_steps > 1 is not supported in HPUModelRunner",
+        "HPUModelRunner.execute_model",
+        "num_steps > 1",
+        path="vllm/worker/hpu_model_runner.py",
+    )
+    found = lineage.build([("1", [old, *runners]), ("2", [new, *runners])])
+    assert succ(found, "EmbeddingModelRunner") is None
