@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from errorkb.content import template
 from errorkb.sources.explain import conjuncts
-from errorkb.sources.extract import DEBUG, Site, group_sites
+from errorkb.sources.extract import _HOLE, DEBUG, Site, group_sites
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+")
@@ -300,6 +300,14 @@ class _Owners(ast.NodeTransformer):
             root = root.value
         if isinstance(root, ast.Name) and root.id in _OWNERS:
             return ast.copy_location(ast.Name(node.attr, ast.Load()), node)
+        if (
+            isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+            and not node.value.args
+            and not node.value.keywords
+            and node.value.func.id.startswith("get_")
+        ):  # held by an object a getter returns (`get_parallel().dp_size`): by its own name
+            return ast.copy_location(ast.Name(node.attr, ast.Load()), node)
         return self.generic_visit(node)
 
 
@@ -428,6 +436,9 @@ class Comparison:
     setting_tested: bool = False
     # nothing is printed from the old check's function (by its qualified name) any more
     function_gone: bool = False
+    # the new check is the only one its function (by its qualified name, the old one's)
+    # gained in the release the old one went
+    sole_gain: bool = False
 
     @property
     def score(self) -> float:
@@ -452,6 +463,12 @@ class Comparison:
             # ... unless they appear, alone, in the very release the old ones are gone:
             # moved (and retyped) with them, not copied.
             return self.place > 0 or self.guard >= 0.5 or (self.appeared and self.unique)
+        if self.alongside and not self.sure_twin():
+            # Printed side by side with the old wording for releases, in other words: two
+            # checks ("best_of must be greater than or equal to n" beside "min_tokens must be
+            # greater than or equal to 0" in `SamplingParams._verify_args`), unless it is a
+            # copy of it, tested alike (`sure_twin`)
+            return False
         if self.retyped:  # another exception in other words: the same check only in its
             # own function, on the same values, in much the same words
             return (
@@ -468,11 +485,27 @@ class Comparison:
             or (self.text >= 0.5 and self.guard >= 0.6 and self.holes >= 0.5 and self.place > 0)
         )
 
+    def sure_twin(self) -> bool:
+        """A copy of the old wording printed beside it, reworded a little: under the same
+        condition in much the same words, or in its function in nearly the very words, or
+        there on the same values printed alike."""
+        return (
+            (self.guard >= 0.5 and self.text >= 0.8)
+            or (self.place == 1 and self.text >= 0.9)
+            or (self.place == 1 and self.guard >= 0.5 and self.holes == 1 and self.text >= 0.6)
+        )
+
     def took_over(self, moved: bool = True) -> bool:
         """A different check that took the old one's place: in the same function (or the
         same file, under the same guard), in words or on quantities much alike. Only on
         strong evidence: a sibling check elsewhere (the same text for another backend or
         model) is no successor, and no link is better than a wrong one."""
+        fresh = self.appeared and not self.alongside
+        if self.swapped_name and self.setting_renamed and fresh and self.file_gone:
+            return True  # a value renamed in its words and its guard alike, moved out of a
+            # file that prints nothing any more ("bootstrap_duration={..} < 0 or ..." from
+            # metrics/collector.py, then "bootstrap_queue_duration={..} < 0 or ..." from
+            # observability/req_time_stats.py under the same test of the renamed value)
         if self.swapped_name and not self.old.paths & self.new.paths:
             return False  # the same words about another name in another file: a sibling
         if moved and self.moved_with_words():
@@ -483,7 +516,6 @@ class Comparison:
         # the evidence allows another exception
         retyped = self.retyped or self.releveled
         same_values = self.place == 1 and self.guard >= 0.5 and not self.swapped_name
-        fresh = self.appeared and not self.alongside
         if self.by_guard():
             return True
         if self.covers and self.place == 1 and self.holes == 1 and not retyped:
@@ -513,6 +545,8 @@ class Comparison:
             # Where one check vanished from a function, the one that appeared there in the
             # same release, in words much alike or keeping half the old one's telling words:
             # its exception may have changed (an assert became a KeyError), its words with it
+            return True
+        if self.sole_gain and fresh and not self.swapped_name and self.folded():
             return True
         if self.place == 1 and fresh and self.guarded and self.text >= 0.3:
             # Appeared in its function when the old one went, naming every value the old
@@ -552,6 +586,15 @@ class Comparison:
             return self.guard >= 0.5 and self.text >= 0.5
         # Elsewhere: the same quantities guarded, in other words
         return self.guard >= 0.6 and self.holes > 0
+
+    def folded(self) -> bool:
+        """Folded into the one check its function gained: both print a value by the same
+        name (`is_sym`, `poll`) that both conditions test ("Marlin does not support
+        is_sym = {is_sym}" under `is_sym not in GPTQ_MARLIN_SUPPORTED_SYM`, then
+        "Unsupported quantization config: bits={weight_bits}, sym={is_sym}" under
+        `(weight_bits, is_sym) not in TYPE_MAP` in `GPTQMarlinConfig.__init__`)."""
+        shared = self.old.holes & self.new.holes & self.old.tested & self.new.tested
+        return any(("_" in name or len(name) >= 6) and name not in _NOISE for name in shared)
 
     def moved_with_words(self) -> bool:
         """Moved, keeping its words: first printed in the release the old one went (not
@@ -619,6 +662,14 @@ class Comparison:
         alike = self.text >= 0.8 or (self.text >= 0.6 and self.holes > 0)
         if self.moved == "method" and self.new_method and fresh and alike:
             return True  # its method moved to another class, where it prints for the first time
+        # a method's name printed from a few files only: `create_weights` and
+        # `execute_model`, printed by many classes, say nothing of a moved method
+        rare = any(":" not in name for name in self.old.functions)
+        if self.moved == "method" and self.new_method and fresh and self.atoms == "same" and rare:
+            return True  # its method moved to another class, where it prints for the first
+            # time, making the very same test (`TokenizerManager.init_weights_update_group`
+            # asserting `self.server_args.dp_size == 1`, then the mixin's method of that name
+            # asserting `get_parallel().dp_size == 1`), whatever it says now
         if self.inherited and self.text >= 0.5 and not self.retyped:
             return True
         if fresh and self.atoms == "same":
@@ -956,6 +1007,9 @@ def _swapped_pair(
     if i2 - i1 != 1 or j2 - j1 != 1:
         return None
     pair = (a[i1], b[j1])
+    if pair[1] == _HOLE:
+        return None  # the name became a value printed ("# GPU blocks" then "# {device_name}
+        # blocks", from the executors' shared base): the same line made general, no other thing
     if pair[0].lower() == pair[1].lower():
         return None  # the same name in other capitals ("VLLM" -> "vLLM"): no other thing
     if any(re.fullmatch(r"\w*(?:[A-Z]\w*[A-Z]|_|[A-Z]{2})\w*", t) for t in pair):
@@ -993,9 +1047,20 @@ def _renamed_setting(old: Features, new: Features, pair: tuple[str, str]) -> boo
     if a[0] != b[0] and a[-1] != b[-1]:
         return False  # another value, not one renamed (`ngram_prompt_lookup_min` for `..._max`)
     theirs = {g.lower() for g in new.guards}
-    return any(
-        before in g.lower() and g.lower().replace(before, after) in theirs for g in old.guards
-    )
+    if any(before in g.lower() and g.lower().replace(before, after) in theirs for g in old.guards):
+        return True
+    # ... or the guard tests it by the new name's own last words (`schedule_policy` in the
+    # text, `self.policy` in the guard), its old name wholly in the old guard
+    for g in old.guards:
+        low = g.lower()
+        if before not in low:
+            continue
+        shape = re.escape(low).replace(re.escape(before), r"([a-z_]\w*)")
+        for other in theirs:
+            found = re.fullmatch(shape, other)
+            if found and len(set(found.groups())) == 1 and _same_name(found.group(1), after):
+                return True
+    return False
 
 
 def _family(name: str) -> str:
@@ -1315,6 +1380,9 @@ def _follow(
             )
             found.file_gone = not feats.paths & printed
             found.function_gone = not feats.qualified & functions
+            found.sole_gain = any(
+                gained[name] == [new] for name in feats.qualified & new_feats.qualified
+            )
             found.appeared = new.first_index == index
             found.alongside = new.first_index <= old.last_index
             # ... and the only copy of those words: no more sites than the old check had
@@ -1365,6 +1433,23 @@ def _follow(
         if old in elsewhere and not found.old.qualified & found.new.qualified:
             continue
         if found.same_check():
+            if (
+                found.place == 1
+                and found.guard >= 0.5
+                and found.appeared
+                and not found.alongside
+                and new in taken
+            ):
+                # Two wordings of its function gone in this release under one condition, one
+                # new one in their place: the one merged into it, the other took over by it
+                # (a sibling under another test, "For Gemma 2, we downcast ..." beside "For
+                # HPU, we cast ...", took over nothing) ("reconstructed
+                # serializable fn from standalone compile artifacts" grown by its counts
+                # beside another line of that function, in `deserialize_compile_artifacts`)
+                judged.add(old)
+                old.superseded_by = new
+                history.log.append(found.row("superseded", version))
+                continue
             if found.place == 1:
                 judged.add(old)
             else:
