@@ -102,7 +102,7 @@ _PERCENT = re.compile(
 )
 _INT_CONV, _FLOAT_CONV = set("diouxX"), set("eEfFgG")
 _WS = re.compile(r"\s+")
-_HOLE = "\x00"
+HOLE = "\x00"
 # Parse in a process pool above this many bytes of source (vLLM: 45 MB, 3,000 files).
 PARALLEL_BYTES = 4_000_000
 
@@ -156,9 +156,9 @@ def match_key(exception: str, message: str) -> tuple[str, str]:
     """
     parts: list[str] = []
     for seg in template.parse(message):
-        parts.append(_HOLE if isinstance(seg, template.Hole) else seg)
+        parts.append(HOLE if isinstance(seg, template.Hole) else seg)
     for i in range(1, len(parts) - 1):
-        if parts[i] != _HOLE or parts[i - 1] == _HOLE or parts[i + 1] == _HOLE:
+        if parts[i] != HOLE or parts[i - 1] == HOLE or parts[i + 1] == HOLE:
             continue
         before, after = parts[i - 1], parts[i + 1]
         if before[-1:] in ("'", '"') and after[:1] == before[-1:]:

@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from errorkb.content import template
 from errorkb.sources.explain import conjuncts
-from errorkb.sources.extract import _HOLE, DEBUG, Site, group_sites
+from errorkb.sources.extract import DEBUG, HOLE, Site, group_sites
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]+")
@@ -1007,7 +1007,7 @@ def _swapped_pair(
     if i2 - i1 != 1 or j2 - j1 != 1:
         return None
     pair = (a[i1], b[j1])
-    if pair[1] == _HOLE:
+    if pair[1] == HOLE:
         return None  # the name became a value printed ("# GPU blocks" then "# {device_name}
         # blocks", from the executors' shared base): the same line made general, no other thing
     if pair[0].lower() == pair[1].lower():
