@@ -1221,39 +1221,23 @@ def _cross_problems(record: Record, content: Content) -> list[Problem]:
     found += _engine_problems(record, content)
     found += flags.record_problems(record, content)
     for i, ref in enumerate(record.related):
-        if ref == record.id:
-            found.append(
-                Problem(
-                    src.path,
-                    src.line("related", i),
-                    "E104",
-                    f"related[{i}]",
-                    "a record cannot be related to itself; remove it",
-                )
-            )
-        elif not content.knows(ref):
-            found.append(
-                Problem(
-                    src.path,
-                    src.line("related", i),
-                    "E104",
-                    f"related[{i}]",
-                    f"unknown id {ref!r}; use the id of a record under content/errors/",
-                )
-            )
-        elif ref in content.aliases:
-            # An alias still leads to its record, but the list should name the live one: a
-            # person reading the YAML, and a later merge, would otherwise follow a dead id.
-            found.append(
-                Problem(
-                    src.path,
-                    src.line("related", i),
-                    "E104",
-                    f"related[{i}]",
-                    f"{ref!r} is a former id of {content.aliases[ref]!r}; name that record",
-                )
-            )
+        why = _related_problem(record, ref, content)
+        if why:
+            found.append(Problem(src.path, src.line("related", i), "E104", f"related[{i}]", why))
     return found
+
+
+def _related_problem(record: Record, ref: str, content: Content) -> str | None:
+    """What is wrong with one id of a record's `related`, and how to fix it, or None."""
+    if ref == record.id:
+        return "a record cannot be related to itself; remove it"
+    if not content.knows(ref):
+        return f"unknown id {ref!r}; use the id of a record under content/errors/"
+    if ref in content.aliases:
+        # An alias still leads to its record, but the list should name the live one: a
+        # person reading the YAML, and a later merge, would otherwise follow a dead id.
+        return f"{ref!r} is a former id of {content.aliases[ref]!r}; name that record"
+    return None
 
 
 def _engine_problems(record: Record, content: Content) -> list[Problem]:
