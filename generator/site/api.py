@@ -24,6 +24,7 @@ from errorkb.content.model import Content, Record
 from errorkb.content.successors import answer, first_after, release_key
 from errorkb.site import markup, paging
 from errorkb.site.linking import Links, resolve, same_file, same_function
+from errorkb.sources.extract import TRANSPARENT_CALLS, expression_name
 
 
 def error_document(record: Record, content: Content, links: Links) -> dict:
@@ -532,10 +533,8 @@ def _whole_name(node: ast.expr) -> bool:
         return False
     func, args = node.func, node.args
     if not args:  # named after the function, not one that changes what it is called on
-        from errorkb.sources.extract import TRANSPARENT_CALLS
-
         called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-        return called not in TRANSPARENT_CALLS | {"keys", "values", "items"}
+        return called not in _NAMED_BY_WHAT_THEY_ARE_CALLED_ON
     if isinstance(func, ast.Name) and func.id in ("len", "sum", "min", "max", "abs"):
         return len(args) == 1 and _whole_name(args[0])
     first = args[0]
@@ -546,6 +545,10 @@ def _whole_name(node: ast.expr) -> bool:
         and isinstance(first.value, str)
     )
 
+
+# Calls without arguments that the extractor names after what they are called on, not after
+# themselves (`x.strip()` prints as `x`): their name is not the whole expression's.
+_NAMED_BY_WHAT_THEY_ARE_CALLED_ON = TRANSPARENT_CALLS | {"keys", "values", "items"}
 
 # Names the extractor gives an expression it cannot name better: they say nothing of which.
 _VAGUE = frozenset({"value", "values", "text"})
@@ -558,8 +561,6 @@ def _named_as(node: ast.expr, names: set[str]) -> str | None:
     or attribute is matched by its last part elsewhere; a vague name matches nothing."""
     if not isinstance(node, ast.Call | ast.BinOp | ast.Subscript) or not _whole_name(node):
         return None
-    from errorkb.sources.extract import expression_name
-
     name = expression_name(node)
     return name if name in names and name not in _VAGUE else None
 

@@ -632,12 +632,11 @@ _GENERIC_ATTRS = frozenset(
     | {"data", "keys", "items", "ndim", "numel", "dim", "len", "length", "count", "kind"}
 )
 # Calls that print their argument: `str(x)` is named after x.
-_TRANSPARENT_CALLS = frozenset(
+TRANSPARENT_CALLS = frozenset(
     {"str", "repr", "int", "float", "bool", "list", "tuple", "set", "frozenset", "sorted"}
     | {"dict", "ascii", "format", "reversed", "iter", "item", "tolist", "lower", "upper"}
     | {"strip", "lstrip", "rstrip", "cpu", "numpy", "copy", "detach"}
 )
-TRANSPARENT_CALLS = _TRANSPARENT_CALLS  # what api.case_tests reads
 # Calls that compute something from their argument: `len(x)` is `len_x`.
 _DERIVED_CALLS = frozenset(
     {"len", "sum", "min", "max", "abs", "round", "any", "all", "hex", "bin", "oct", "id", "hash"}
@@ -695,7 +694,7 @@ def _raw_name(node: ast.AST | None) -> str:
                 return _raw_name(first) + "_type"
             if fname in _DERIVED_CALLS and first is not None:
                 return f"{fname}_{_raw_name(first)}"
-            if fname in _TRANSPARENT_CALLS:
+            if fname in TRANSPARENT_CALLS:
                 if first is not None:
                     return _raw_name(first)
                 if isinstance(func, ast.Attribute):
