@@ -597,10 +597,9 @@ class _KnowsSpace(explain.Knowledge):
         return None
 
 
-def test_a_passing_value_keeps_clear_of_the_branch_that_raises():
-    """d8214bc7da8b9f01 (vLLM 0.7.3's CpuPlatform.check_and_update_config): the warning that
-    VLLM_CPU_KVCACHE_SPACE is 0 sits in `if space >= 0:`, whose `else` raises; `< 0` would
-    trade the warning for that error, so the value that passes is `> 0`."""
+def _space_flags(otherwise: str) -> list[dict]:
+    """The flags derived for the warning that VLLM_SPACE is 0, inside `if space >= 0:`
+    whose `else` runs `otherwise`."""
     code = (
         "import envs\n"
         "def check():\n"
@@ -609,28 +608,24 @@ def test_a_passing_value_keeps_clear_of_the_branch_that_raises():
         "        if space == 0:\n"
         "            logger.warning('VLLM_SPACE is not set, using 4 by default.')\n"
         "    else:\n"
-        "        raise RuntimeError(f'Invalid VLLM_SPACE {space}')\n"
+        f"        {otherwise}\n"
     )
     found = _derived(code, knowledge=_KnowsSpace())["VLLM_SPACE is not set, using 4 by default."]
-    (entry,) = found["flags"]
+    return found["flags"]
+
+
+def test_a_passing_value_keeps_clear_of_the_branch_that_raises():
+    """d8214bc7da8b9f01 (vLLM 0.7.3's CpuPlatform.check_and_update_config): the warning that
+    VLLM_CPU_KVCACHE_SPACE is 0 sits in `if space >= 0:`, whose `else` raises; `< 0` would
+    trade the warning for that error, so the value that passes is `> 0`."""
+    (entry,) = _space_flags("raise RuntimeError(f'Invalid VLLM_SPACE {space}')")
     assert entry["passes"] == {"op": ">", "value": 0}
 
 
 def test_a_passing_value_may_leave_a_guard_whose_other_branch_goes_on():
     """The look-alike: the outer `else` only falls back to a default, so leaving the outer
     test (`< 0`) passes as it did."""
-    code = (
-        "import envs\n"
-        "def check():\n"
-        "    space = envs.VLLM_SPACE\n"
-        "    if space >= 0:\n"
-        "        if space == 0:\n"
-        "            logger.warning('VLLM_SPACE is not set, using 4 by default.')\n"
-        "    else:\n"
-        "        space = 4\n"
-    )
-    found = _derived(code, knowledge=_KnowsSpace())["VLLM_SPACE is not set, using 4 by default."]
-    (entry,) = found["flags"]
+    (entry,) = _space_flags("space = 4")
     assert entry["passes"] == {"op": "<", "value": 0}
 
 
