@@ -1,5 +1,6 @@
 """errorkb extract and verify-sources, on a source tree of our own (tests/fixtures/extract)."""
 
+import ast
 import hashlib
 import io
 import json
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -800,3 +802,45 @@ def test_a_message_a_function_of_the_module_returns_is_read_whole(tmp_path):
     )
     raised = sites[("pkg/oracle.py", "ValueError")]
     assert raised.template == "Using {backend} backend for FP8 MoE is unknown"
+
+
+def test_only_a_file_that_imports_a_relay_and_calls_it_is_scanned_again(tmp_path, monkeypatch):
+    scanned: list[str] = []
+    real = ex.scan_file
+
+    def counting(path, *args, **kwargs):
+        scanned.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(ex, "scan_file", counting)
+    sites = _relay_tree(
+        tmp_path,
+        {
+            "a.py": "def fail(message):\n    raise ValueError(message)\n",
+            "c.py": "from pkg.a import fail\ndef f(x):\n    if x:\n        fail('x is set')\n",
+            # the same name, not imported: a function of its own or of another module
+            "d.py": "def g(x):\n    fail('not ours')\n",
+            "e.py": "from pkg.a import fail\ndef h(x):\n    return x\n",  # imported, not called
+        },
+    )
+    assert sites[("pkg/c.py", "ValueError")].template == "x is set"
+    assert Counter(scanned) == Counter(
+        {"pkg/__init__.py": 1, "pkg/a.py": 1, "pkg/c.py": 2, "pkg/d.py": 1, "pkg/e.py": 1}
+    )
+
+
+def test_a_local_is_read_as_its_value_only_when_assigned_once_outside_any_block():
+    fn = ast.parse(
+        "def f(a, b):\n"
+        "    msg = f'{a} failed'\n"
+        "    if b:\n"
+        "        other = 'x'\n"
+        "    twice = 1\n"
+        "    twice = 2\n"
+        "    for item in b:\n"
+        "        pass\n"
+        "    def inner():\n"
+        "        hidden = 3\n"
+        "    a = 'param'\n"
+    ).body[0]
+    assert set(ex._once(fn.body, {"a", "b"})) == {"msg"}

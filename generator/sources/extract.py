@@ -1187,25 +1187,58 @@ def _own_statements(body: list) -> Iterator[ast.stmt]:
 def _once(body: list, names: set[str]) -> dict[str, ast.expr]:
     """The locals a function assigns exactly once (`msg = f"..."`), by name; parameters and
     names assigned more than once are left out."""
+    # A store is counted once for the statement that holds it and once more for each block
+    # around it (a name assigned in a branch or a loop counts twice or more: not once), read
+    # in one walk of the function rather than a walk of each statement.
     seen: Counter = Counter()
     value: dict[str, ast.expr] = {}
-    for stmt in _own_statements(body):
-        for node in ast.walk(stmt) if not isinstance(stmt, _OWN_SCOPE) else ():
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                seen[node.id] += 1
-        if (
-            isinstance(stmt, ast.Assign | ast.AnnAssign)
-            and isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-        ):
-            value[stmt.targets[0].id] = stmt.value
-        elif (
-            isinstance(stmt, ast.AnnAssign)
-            and isinstance(stmt.target, ast.Name)
-            and stmt.value is not None
-        ):
-            value[stmt.target.id] = stmt.value
+
+    def count(node: ast.AST, times: int) -> None:
+        if times:
+            for n in ast.walk(node):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    seen[n.id] += times
+
+    def block(stmts: list, outer: int) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, _OWN_SCOPE):
+                count(stmt, outer)  # read by the blocks around it only
+                continue
+            times = outer + 1
+            for name, child in ast.iter_fields(stmt):
+                if name in ("body", "orelse", "finalbody") and isinstance(child, list):
+                    block(child, times)
+                elif name == "handlers":
+                    for handler in child:
+                        if handler.type is not None:
+                            count(handler.type, times)
+                        block(handler.body, times)
+                elif name == "cases":
+                    for case in child:
+                        count(case.pattern, times)
+                        if case.guard is not None:
+                            count(case.guard, times)
+                        block(case.body, times)
+                elif isinstance(child, list):
+                    for item in child:
+                        if isinstance(item, ast.AST):
+                            count(item, times)
+                elif isinstance(child, ast.AST):
+                    count(child, times)
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                value[stmt.targets[0].id] = stmt.value
+            elif (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and stmt.value is not None
+            ):
+                value[stmt.target.id] = stmt.value
+
+    block(body, 0)
     return {k: v for k, v in value.items() if seen[k] == 1 and k not in names}
 
 
@@ -1258,7 +1291,7 @@ def _helper_relay(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> Rela
     params = set(positional) | set(keywords)
     if not params:
         return None
-    local = _once(fn.body, params)
+    local: dict[str, ast.expr] | None = None  # read only when a message is a local
     outcomes = []
     for stmt in _own_statements(fn.body):
         if isinstance(stmt, ast.Raise) and isinstance(stmt.exc, ast.Call):
@@ -1273,7 +1306,13 @@ def _helper_relay(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> Rela
             kind, name, message = "log", _LOG_LEVELS[_func_name(call)], call.args[0]
         else:
             continue
-        whole = _expanded(message, local)
+        if not isinstance(message, ast.Name):
+            continue  # only a name can stand for a parameter (itself, or a local set to it)
+        if message.id in params:
+            whole: ast.expr = ast.Name(message.id, ast.Load())
+        else:
+            local = _once(fn.body, params) if local is None else local
+            whole = _expanded(message, local)
         if isinstance(whole, ast.Name) and whole.id in params:
             outcomes.append((kind, name, whole))
     if not outcomes:
@@ -1289,6 +1328,8 @@ def _class_relay(cls: ast.ClassDef, path: str) -> Relay | None:
     init = methods.get("__init__")
     if init is None or not cls.name.lstrip("_")[:1].isupper():
         return None
+    if "__str__" not in methods and not any(_super_init(s) for s in _own_statements(init.body)):
+        return None  # no message built here (most classes: `super().__init__()`)
     positional, keywords = _params(init, method=True)
     params = set(positional) | set(keywords)
     local = _once(init.body, params | {"self"})
@@ -1305,18 +1346,8 @@ def _class_relay(cls: ast.ClassDef, path: str) -> Relay | None:
             ):
                 counted[target.attr] += 1
                 attrs[target.attr] = _expanded(stmt.value, local)
-        value = getattr(stmt, "value", None)
-        if (
-            isinstance(stmt, ast.Expr)
-            and isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Attribute)
-            and value.func.attr == "__init__"
-            and isinstance(value.func.value, ast.Call)
-            and _func_name(value.func.value) == "super"
-            and len(value.args) == 1
-            and message is None
-        ):
-            message = _expanded(value.args[0], local)
+        if _super_init(stmt) and message is None:
+            message = _expanded(stmt.value.args[0], local)  # type: ignore[attr-defined]
     attrs = {k: v for k, v in attrs.items() if counted[k] == 1}
     text = methods.get("__str__")
     if text is not None:
@@ -1337,6 +1368,35 @@ def _class_relay(cls: ast.ClassDef, path: str) -> Relay | None:
     return Relay(cls.name, path, tuple(positional), tuple(keywords), (outcome,))
 
 
+def _super_init(stmt: ast.stmt) -> bool:
+    """Whether a statement is `super().__init__(message)`, one argument."""
+    value = getattr(stmt, "value", None)
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "__init__"
+        and isinstance(value.func.value, ast.Call)
+        and _func_name(value.func.value) == "super"
+        and len(value.args) == 1
+    )
+
+
+def _all_statements(body: list) -> Iterator[ast.stmt]:
+    """Every statement of a block, those of nested blocks, functions and classes included
+    (a function is defined only by a statement: expressions are not walked)."""
+    for stmt in body:
+        yield stmt
+        for name in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, name, None)
+            if isinstance(inner, list):
+                yield from _all_statements(inner)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _all_statements(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            yield from _all_statements(case.body)
+
+
 def _is_docstring(stmt: ast.stmt) -> bool:
     return (
         isinstance(stmt, ast.Expr)
@@ -1350,27 +1410,20 @@ def formatters(module: ast.Module, path: str) -> dict[str, Relay]:
     form built from their parameters (`return f"Using {backend_name} backend for FP8 MoE"`),
     by name; a name defined twice is left out."""
     found: dict[str, Relay | None] = {}
-    for node in ast.walk(module):
+    for node in _all_statements(module.body):
         if not isinstance(node, ast.FunctionDef) or node.decorator_list:
             continue
         body = node.body[1:] if _is_docstring(node.body[0]) and len(node.body) > 1 else node.body
         value = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+        if not isinstance(value, ast.JoinedStr | ast.BinOp):
+            continue
         positional, keywords = _params(node, method=False)
-        texts = (
-            [
-                n
-                for n in ast.walk(value)
-                if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.strip()
-            ]
-            if value is not None
-            else []
-        )
-        if (
-            not isinstance(value, ast.JoinedStr | ast.BinOp)
-            or not texts
-            or not positional
-            or _free_names(value) - set(positional) - set(keywords)
-        ):
+        texts = [
+            n
+            for n in ast.walk(value)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.strip()
+        ]
+        if not texts or not positional or _free_names(value) - set(positional) - set(keywords):
             continue
         relay = Relay(node.name, path, tuple(positional), tuple(keywords), (("return", "", value),))
         found[node.name] = None if node.name in found else relay
@@ -1432,25 +1485,40 @@ def _shape(relay: Relay) -> str:
     )
 
 
-def pick_relays(module: ast.Module, path: str, table: dict[str, list[Relay]]) -> dict[str, Relay]:
-    """The relays a module can call by name: its own, and those it imports by name from the
-    module that defines them (or from a package above it); a name two modules define
-    differently is left out unless the import says which."""
-    own = module_relays(module, path)
-    out: dict[str, Relay] = dict(own)
-    defined = {
+def _defined(module: ast.Module) -> set[str]:
+    """The functions and classes a module defines at its top level."""
+    return {
         n.name
         for n in module.body
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
     }
+
+
+def _resolve(spec: str, table: dict[str, list[Relay]]) -> Relay | None:
+    """The relay an import (`_imported`'s spec) names: the one defined in the module it
+    imports from (or a package above it), None when none, or several that differ."""
+    name, base = spec.split("\x00")
+    fits = [r for r in table.get(name, ()) if not base or _defined_in(r.path, base)]
+    return fits[0] if len({_shape(r) for r in fits}) == 1 else None
+
+
+def pick_relays(
+    module: ast.Module,
+    path: str,
+    table: dict[str, list[Relay]],
+    own: dict[str, Relay] | None = None,
+) -> dict[str, Relay]:
+    """The relays a module can call by name: its own (`own`, else read), and those it
+    imports by name from the module that defines them (or from a package above it); a name
+    two modules define differently is left out unless the import says which."""
+    out: dict[str, Relay] = dict(module_relays(module, path) if own is None else own)
+    defined = _defined(module)
     for local, spec in _imported(module).items():
         if local in defined:
             continue
-        name, base = spec.split("\x00")
-        candidates = table.get(name, [])
-        fits = [r for r in candidates if not base or _defined_in(r.path, base)]
-        if len({_shape(r) for r in fits}) == 1:
-            out[local] = fits[0]
+        relay = _resolve(spec, table)
+        if relay is not None:
+            out[local] = relay
     return out
 
 
@@ -1514,14 +1582,18 @@ class _Scanner:
         self.relays: dict[str, Relay] = {}
         self.own_relays: dict[str, Relay] = {}
         self.wants: set[str] = set()  # names this module calls as a statement or raises
+        self.imports: dict[str, str] = {}  # the names it imports, not defined (`_imported`)
 
     def module(self, node: ast.Module) -> None:
         self.helpers = explain.helpers(node)
         self.messages.formatters = formatters(node, self.path)
         self.own_relays = module_relays(node, self.path)
         self.relays = (
-            pick_relays(node, self.path, self.table) if self.table else dict(self.own_relays)
+            pick_relays(node, self.path, self.table, self.own_relays)
+            if self.table
+            else dict(self.own_relays)
         )
+        self.imports = {n: spec for n, spec in _imported(node).items() if n not in _defined(node)}
         self.scopes.append(_Scope(node))
         self.tuple_classes |= _plain_subclasses(node, self.tuple_classes)
         self._body(node.body)
@@ -2106,7 +2178,9 @@ class FileScan:
     refused: list[tuple[str, str]] = field(default_factory=list)  # (path or path:line, why)
     uses: "Uses | None" = None  # with knowledge: what caught_by_callers needs
     relays: dict[str, "Relay"] = field(default_factory=dict)  # the module's own (`Relay`)
-    wants: set[str] = field(default_factory=set)  # names it calls as a statement or raises
+    # The names it calls as a statement or raises that it imports by name (`_imported`'s
+    # spec): another module's relay read there is a reason to scan it again.
+    wants: dict[str, str] = field(default_factory=dict)
 
 
 def scan_file(
@@ -2143,7 +2217,8 @@ def scan_file(
     result.sites, result.skipped, result.refused = scanner.sites, scanner.skipped, scanner.refused
     result.seen, result.asserts = scanner.seen, scanner.asserts
     result.calls = scanner.calls
-    result.relays, result.wants = scanner.own_relays, scanner.wants
+    result.relays = scanner.own_relays
+    result.wants = {n: spec for n, spec in scanner.imports.items() if n in scanner.wants}
     if knowledge is not None:
         # too deep to walk: no uses, and caught_by_callers marks nothing in this tree
         with contextlib.suppress(RecursionError):
@@ -2708,25 +2783,29 @@ def _relay_again(
 ) -> list[FileScan]:
     """Scan again the files that call, as a statement, a helper of another module that
     raises or logs the message it is given, or raise an exception class of another module
-    that builds its message from its arguments (`Relay`): now with every module's relays."""
+    that builds its message from its arguments (`Relay`): now with the relays it imports.
+    Only a file that imports one by name and calls it is scanned again (`FileScan.wants`),
+    given only the relays it needs."""
     table: dict[str, list[Relay]] = defaultdict(list)
     for res in results:
         for name, relay in res.relays.items():
             table[name].append(relay)
-    again = {
-        res.path: {name: table[name] for name in res.wants if name in table}
-        for res in results
-        if any(name in table and name not in res.relays for name in res.wants)
-    }
+    again: dict[str, dict[str, list[Relay]]] = {}
+    for res in results:
+        needed = [spec for spec in res.wants.values() if _resolve(spec, table) is not None]
+        if needed:
+            names = {spec.split("\x00")[0] for spec in needed}
+            again[res.path] = {name: table[name] for name in names}
     if not again:
         return results
     todo = [(path, data) for path, data in files if path in again]
     redone: list[FileScan] = []
     if jobs > 1 and sum(len(data) for _, data in todo) > PARALLEL_BYTES:
-        batches = [
-            ([f for f in todo[i::16]], snippets, asserts, printed, known, dict(table))
-            for i in range(16)
-        ]
+        batches = []
+        for i in range(min(16, len(todo))):
+            part = todo[i::16]
+            needs = {k: v for path, _ in part for k, v in again[path].items()}
+            batches.append((part, snippets, asserts, printed, known, needs))
         for batch in _parallel(_scan_batch, batches, jobs):
             redone += batch
     else:
