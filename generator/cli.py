@@ -529,6 +529,7 @@ def cmd_tidy(args) -> int:
 
 
 def cmd_history(args) -> int:
+    import functools
     import time
     from collections import Counter
 
@@ -553,8 +554,9 @@ def cmd_history(args) -> int:
             return _backfill_derived(args, content, package, knowledge, where)
         versions = history.select(history.available_versions(package), args.releases, args.every)
         _log(f"{package}: {len(versions)} releases, {versions[0]} to {versions[-1]}")
+        scanner = functools.partial(history.scan_release, sources=args.sources)
         scans = history.scan_releases(
-            package, versions, jobs=args.jobs, report=_log, knowledge=knowledge
+            package, versions, jobs=args.jobs, report=_log, knowledge=knowledge, scanner=scanner
         )
         versions = [scan.version for scan in scans]  # those skipped are tried again next time
         found = lineage.build((s.version, history.in_repository(s.sites, *where)) for s in scans)
@@ -590,6 +592,7 @@ def _backfill_derived(args, content, package: str, knowledge, where) -> int:
     """`errorkb history --backfill-derived`: scan again (one at a time, from the cache when
     scanned already) only the releases that last printed a removed record's message or a
     variant, and write what each said of that wording as its `derived`."""
+    import functools
     import time
 
     from errorkb.sources import chronicle, history
@@ -602,8 +605,9 @@ def _backfill_derived(args, content, package: str, knowledge, where) -> int:
         _log(f"{package}: no removed record or variant with releases: nothing to backfill")
         return 0
     _log(f"{package}: {len(versions)} releases last printed a wording no longer printed")
+    scanner = functools.partial(history.scan_release, sources=args.sources)
     scans = history.scan_releases(
-        package, versions, jobs=args.jobs, report=_log, knowledge=knowledge
+        package, versions, jobs=args.jobs, report=_log, knowledge=knowledge, scanner=scanner
     )
     releases = {scan.version: history.in_repository(scan.sites, *where) for scan in scans}
 
@@ -886,6 +890,12 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--dry-run", action="store_true", help="report what would change, write nothing")
     p.add_argument("--jobs", type=int, help="parser processes (default: one per CPU)")
+    p.add_argument(
+        "--sources",
+        type=Path,
+        help="a folder of releases unpacked as <package>-<version>/ (their .py files): a "
+        "release found there is scanned from it instead of downloaded",
+    )
     p.add_argument(
         "--backfill-derived",
         action="store_true",

@@ -5,6 +5,7 @@ import dataclasses
 import io
 import json
 import os
+import shutil
 import tarfile
 import zipfile
 from pathlib import Path
@@ -113,6 +114,23 @@ def test_a_release_is_downloaded_and_scanned_once_and_its_wheel_dropped(cache):
     assert first.counts() == {"raise": 4, "log": 1, "http": 1}
     wheels = resources.user_cache() / "vllm" / "wheels"
     assert not any(wheels.rglob("*.whl"))
+
+
+def test_a_release_unpacked_in_a_sources_folder_is_scanned_from_it(cache, tmp_path):
+    """`--sources`: a release's .py files unpacked as <package>-<version>/ are scanned as the
+    wheel would be (the same paths and sites), and nothing is downloaded; another release is."""
+    unpacked = tmp_path / "src" / "vllm-1.0"
+    shutil.copytree(RELEASES / "r1", unpacked)
+    local = history.scan_release("vllm", "1.0", sources=tmp_path / "src")
+    assert cache == [] and not local.cached
+    history.scan_path("vllm", "1.0").unlink()
+    wheel = history.scan_release("vllm", "1.0")
+    assert cache == ["1.0"]
+    assert [dataclasses.astuple(s) for s in local.sites] == [
+        dataclasses.astuple(s) for s in wheel.sites
+    ]
+    history.scan_release("vllm", "2.0", sources=tmp_path / "src")
+    assert cache == ["1.0", "2.0"]
 
 
 def test_a_scan_cut_short_is_scanned_again(cache):

@@ -207,16 +207,31 @@ def download(package: str, version: str, folder: Path) -> Path:
 
 
 def scan_release(
-    package: str, version: str, jobs: int | None = None, knowledge: Knower | None = None
+    package: str,
+    version: str,
+    jobs: int | None = None,
+    knowledge: Knower | None = None,
+    sources: Path | None = None,
 ) -> ReleaseScan:
     """A release's scan: from the cache, or downloaded, scanned, cached, and the wheel deleted.
     With `knowledge`, each site keeps what explain derives of it in that release (its
     condition, the settings as that release names them), so that a wording no longer printed
-    still explains itself."""
+    still explains itself. `sources`: a folder holding releases' `.py` files already unpacked
+    as `<package>-<version>/` (the wheel's paths under it); a release found there is scanned
+    from it, not downloaded (the scan reads only `.py` files, so it is the same scan)."""
     cached = load_scan(package, version)
     if cached is not None:
         return cached
     start = time.monotonic()
+    unpacked = Path(sources) / f"{package}-{version}" if sources is not None else None
+    if unpacked is not None and unpacked.is_dir():
+        scan = scan_tree(
+            unpacked, asserts=True, printed=DEBUG, jobs=jobs, progress=False, knowledge=knowledge
+        )
+        result = ReleaseScan(version, scan.sites, scan.files, time.monotonic() - start)
+        result.refused = scan.refused
+        save_scan(package, result)
+        return result
     work = resources.user_cache() / package / "wheels"
     work.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix=f"{version}-", dir=work))
