@@ -300,6 +300,45 @@ def test_a_removed_records_derived_flags_are_its_last_releases(kb):
     assert _problems(kb) == []
 
 
+def test_a_removed_records_flag_its_last_release_named_is_read_with_that_releases_parser(kb):
+    # history writes what the last release's code said: a setting the message names (`named`)
+    # as 0.4.3 named it, its url in 0.4.3's code; 0.33.0's parser has dropped the flag
+    url = "https://github.com/vllm-project/vllm/blob/{}/vllm/config.py#L1"
+    named = (
+        "    - name: num_speculative_tokens\n"
+        "      kind: engine-arg\n"
+        "      field: speculative_config.num_speculative_tokens\n"
+        '      flag: "--num-speculative-tokens"\n'
+        f"      url: {url.format('v0.4.3')}\n"
+        "      named: text\n"
+        "  try:\n"
+    )
+    record = REMOVED.replace("  try:\n", named, 1)
+    _vllm_kb(kb, record, "00000000000000f3")
+    assert _problems(kb) == []
+    # the same entry with its url in the pinned code is said.with_named's: the pinned parser's
+    _vllm_kb(kb, record.replace("v0.4.3/vllm", "v0.33.0/vllm"), "00000000000000f3")
+    (line,) = _problems(kb)
+    assert line.endswith(
+        "E126 derived.flags.2.flag: `--num-speculative-tokens` is not an option of vLLM "
+        "0.33.0's parser"
+    ), line
+
+
+def test_a_record_back_from_removed_is_read_with_the_release_its_derived_block_names(kb):
+    # `history` found the wording again in the newest release: the record is active, and its
+    # derived block is still its last release's (`ref: v0.4.3`) until `errorkb rederive`
+    back = REMOVED.replace("status: removed\n", "").replace("last: 0.4.3", "last: 0.33.0")
+    _vllm_kb(kb, back, "00000000000000f3")
+    assert _problems(kb) == []
+    # rederived, the block is the pinned code's: read with the pinned parser
+    _vllm_kb(kb, back.replace("ref: v0.4.3", "ref: v0.33.0"), "00000000000000f3")
+    assert [line.split(" E126 ")[1].split(":")[0] for line in _problems(kb)] == [
+        "derived.flags.0.flag",
+        "derived.try.0",
+    ]
+
+
 # The real content ------------------------------------------------------------------------
 
 

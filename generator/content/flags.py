@@ -15,7 +15,13 @@ Which release's parser reads a record's flags:
   it). A command the pinned release launches with that the checked one lacks (`vllm serve`
   in a record checked at vLLM 0.4.3) is refused;
 - its `derived` block: the pinned release's (it is the pinned code's), but a removed record's
-  is its last release's (`versions.last`; skipped where that release has no data);
+  is its last release's (`versions.last`; skipped where that release has no data), save the
+  settings its message names that said.with_named adds as the pinned release knows them
+  (`named`, with a `url` into the pinned code): those are read with the pinned parser. A
+  `named` entry whose `url` is in the last release's code (`derived.ref`: explain named it
+  when `history` scanned that release) is that release's, read with its parser. An active
+  record whose block is an older release's (`derived.ref` `v<version>`: one that came back
+  from removed keeps its last release's block until `errorkb rederive`) is read likewise;
 - a stack record's advice for an engine (`engines.<engine>`): the release its `checked.release`
   names, else the engine's pinned release; a guide: the engines' pinned releases.
 
@@ -501,8 +507,8 @@ def record_problems(record: Record, content: Content) -> list[Problem]:
     path = str((record.data.get("source") or {}).get("path") or "")
     program = _program_of(engines, record.project, path)
     of_derived, derived_among = program or pinned, engines
-    if pinned is not None and record.status == "removed":
-        last = str((record.data.get("versions") or {}).get("last") or "")
+    last = _derived_release(record, content, derived) if pinned is not None else ""
+    if pinned is not None and last:
         older = engine(content, record.project, last) if last else None
         if program is not None:
             key = program.data["program"]
@@ -511,13 +517,18 @@ def record_problems(record: Record, content: Content) -> list[Problem]:
         derived_among = {**engines, record.project: of_derived} if of_derived else engines
         if program is not None and of_derived is not None:
             derived_among = {**engines, f"{record.project} {program.data['program']}": of_derived}
+    # A flag is read with the parser of the release whose code named it: what `history` wrote
+    # of a removed record (named by its message or not) is its last release's, its `url` in
+    # that release's code (`derived.ref`); what said.with_named added, the pinned release's.
+    own_ref = str(derived.get("ref") or "") if last else ""
     if of_derived is not None:
         for i, text in enumerate(derived.get("try") or []):
             scan(of_derived, ("derived", "try", i), text, among=derived_among)
         for i, flag in enumerate(derived.get("flags") or []):
             if flag.get("kind") in ("engine-arg", "server-arg") and "flag" in flag:
                 reader: Engine | None = of_derived
-                if flag.get("named") and (program or pinned) is not None:
+                at_last = bool(own_ref) and f"/blob/{own_ref}/" in str(flag.get("url") or "")
+                if flag.get("named") and not at_last and (program or pinned) is not None:
                     reader = program or pinned  # the pinned release's, as `named` is
                 if flag.get("command"):  # another program's flag: that program's parser
                     reader = _command_engine(engines, str(flag["command"]))
@@ -549,6 +560,20 @@ def record_problems(record: Record, content: Content) -> list[Problem]:
             among = {**engines, key: reader}
         advice(reader, ("engines", key), block, among)
     return found
+
+
+def _derived_release(record: Record, content: Content, derived: dict) -> str:
+    """The older release whose code a record's derived block was read from, "" when it is
+    the pinned release's: a removed record's last release (`versions.last`); an active
+    record's whose block names an older release's ref (`derived.ref` `v<version>`: a record
+    that came back from removed keeps its last release's block until `errorkb rederive`)."""
+    if record.status == "removed":
+        return str((record.data.get("versions") or {}).get("last") or "")
+    project = content.projects.get(record.project)
+    ref = str(derived.get("ref") or "")
+    if project is None or not ref.startswith("v") or ref == project.ref:
+        return ""
+    return "" if ref[1:] == project.version else ref[1:]
 
 
 def _no_data(content: Content, key: str, release: str) -> str:
