@@ -316,12 +316,20 @@ def test_a_removed_records_flag_its_last_release_named_is_read_with_that_release
     record = REMOVED.replace("  try:\n", named, 1)
     _vllm_kb(kb, record, "00000000000000f3")
     assert _problems(kb) == []
-    # the same entry with its url in the pinned code is said.with_named's: the pinned parser's
-    _vllm_kb(kb, record.replace("v0.4.3/vllm", "v0.33.0/vllm"), "00000000000000f3")
+    # the same entry without a url (explain writes none where it knows no source line)
+    _vllm_kb(kb, record.replace(f"      url: {url.format('v0.4.3')}\n", ""), "00000000000000f3")
+    assert _problems(kb) == []
+    # a named entry neither release's parser takes; its url in the pinned code says it is
+    # said.with_named's: the pinned parser's words
+    wrong = record.replace("v0.4.3/vllm", "v0.33.0/vllm")
+    wrong = wrong.replace(
+        '"--num-speculative-tokens"\n      url', '"--num-speculative-tokenz"\n      url'
+    )
+    _vllm_kb(kb, wrong, "00000000000000f3")
     (line,) = _problems(kb)
-    assert line.endswith(
-        "E126 derived.flags.2.flag: `--num-speculative-tokens` is not an option of vLLM "
-        "0.33.0's parser"
+    assert (
+        "E126 derived.flags.2.flag: `--num-speculative-tokenz` is not an option of vLLM "
+        "0.33.0's parser" in line
     ), line
 
 

@@ -18,8 +18,9 @@ Which release's parser reads a record's flags:
   is its last release's (`versions.last`; skipped where that release has no data), save the
   settings its message names that said.with_named adds as the pinned release knows them
   (`named`, with a `url` into the pinned code): those are read with the pinned parser. A
-  `named` entry whose `url` is in the last release's code (`derived.ref`: explain named it
-  when `history` scanned that release) is that release's, read with its parser. An active
+  `named` entry may be either release's (explain named it when `history` scanned the last
+  release; with_named when `rederive` read the pinned one; an entry without a `url` does not
+  say which): it is refused only when both parsers refuse it. An active
   record whose block is an older release's (`derived.ref` `v<version>`: one that came back
   from removed keeps its last release's block until `errorkb rederive`) is read likewise;
 - a stack record's advice for an engine (`engines.<engine>`): the release its `checked.release`
@@ -517,9 +518,11 @@ def record_problems(record: Record, content: Content) -> list[Problem]:
         derived_among = {**engines, record.project: of_derived} if of_derived else engines
         if program is not None and of_derived is not None:
             derived_among = {**engines, f"{record.project} {program.data['program']}": of_derived}
-    # A flag is read with the parser of the release whose code named it: what `history` wrote
-    # of a removed record (named by its message or not) is its last release's, its `url` in
-    # that release's code (`derived.ref`); what said.with_named added, the pinned release's.
+    # A flag is read with the parser of the release whose code named it. What `history` wrote
+    # of an older release's block (named by its message or not) is that release's; what
+    # said.with_named added to it since, the pinned release's (its `url` in the pinned code).
+    # A setting the message names (`named`) may be either's (an entry without a url does not
+    # say): it is refused only when neither parser takes it.
     own_ref = str(derived.get("ref") or "") if last else ""
     if of_derived is not None:
         for i, text in enumerate(derived.get("try") or []):
@@ -527,9 +530,14 @@ def record_problems(record: Record, content: Content) -> list[Problem]:
         for i, flag in enumerate(derived.get("flags") or []):
             if flag.get("kind") in ("engine-arg", "server-arg") and "flag" in flag:
                 reader: Engine | None = of_derived
-                at_last = bool(own_ref) and f"/blob/{own_ref}/" in str(flag.get("url") or "")
-                if flag.get("named") and not at_last and (program or pinned) is not None:
-                    reader = program or pinned  # the pinned release's, as `named` is
+                other: Engine | None = None  # the parser that may take it instead
+                url = str(flag.get("url") or "")
+                elsewhere = bool(url) and f"/blob/{own_ref}/" not in url
+                if flag.get("named") and (program or pinned) is not None:
+                    if not own_ref or elsewhere:
+                        reader, other = program or pinned, of_derived if own_ref else None
+                    else:
+                        other = program or pinned
                 if flag.get("command"):  # another program's flag: that program's parser
                     reader = _command_engine(engines, str(flag["command"]))
                 if reader is None:  # a command with no parser data
@@ -539,7 +547,10 @@ def record_problems(record: Record, content: Content) -> list[Problem]:
                         Problem(record.path, line, CODE, f"derived.flags.{i}.command", why)
                     )
                     continue
-                for why in check_words(reader, [flag["flag"]], command=False):
+                refused = check_words(reader, [flag["flag"]], command=False)
+                if refused and other is not None and not flag.get("command"):
+                    refused = refused if check_words(other, [flag["flag"]], command=False) else []
+                for why in refused:
                     line = record.source.line("derived", "flags", i, "flag")
                     found.append(Problem(record.path, line, CODE, f"derived.flags.{i}.flag", why))
     for key, block in record.engines.items():
