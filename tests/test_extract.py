@@ -1,5 +1,6 @@
 """errorkb extract and verify-sources, on a source tree of our own (tests/fixtures/extract)."""
 
+import ast
 import hashlib
 import io
 import json
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -679,3 +681,166 @@ def test_verify_sources_reports_explained_records_whose_check_changed(kb, tmp_pa
     assert "explained against demo 1.0.0" in report.text()
     assert report.to_json()["check_changed"] == ["00000000000000d4"]
     assert report.unresolved() >= 1
+
+
+# Messages relayed through a helper, an exception class or a function that builds them -------
+
+
+def _relay_tree(tmp_path: Path, files: dict[str, str]) -> dict[tuple[str, str], ex.Site]:
+    for name, text in files.items():
+        path = tmp_path / "pkg" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (tmp_path / "pkg" / "__init__.py").touch()
+    scan = ex.scan_tree(tmp_path / "pkg", printed=True, jobs=1, progress=False)
+    return {(site.path, site.exception): site for site in scan.sites}
+
+
+def test_a_message_given_to_a_helper_that_raises_or_warns_is_read_at_the_call(tmp_path):
+    sites = _relay_tree(
+        tmp_path,
+        {
+            "utils/common.py": (
+                "import logging\n"
+                "logger = logging.getLogger(__name__)\n"
+                "def raise_error_or_warn(obj, strict, counter_name, message):\n"
+                "    if strict:\n"
+                "        raise ValueError(message)\n"
+                "    else:\n"
+                "        logger.warning(message)\n"
+            ),
+            "utils/__init__.py": "from .common import raise_error_or_warn\n",
+            "checker.py": (
+                "from pkg.utils import raise_error_or_warn\n"
+                "def check(pool, strict):\n"
+                "    if pool.free != pool.size:\n"
+                "        msg = (\n"
+                '            "req_to_token_pool memory leak detected!"\n'
+                '            f"available_size={pool.free}, total_size={pool.size}"\n'
+                "        )\n"
+                '        raise_error_or_warn(pool, strict, "count", msg)\n'
+            ),
+        },
+    )
+    text = "req_to_token_pool memory leak detected!available_size={free}, total_size={pool_size}"
+    raised = sites[("pkg/checker.py", "ValueError")]
+    warned = sites[("pkg/checker.py", "WARNING")]
+    assert raised.template == warned.template == text
+    assert raised.kind == "raise" and warned.kind == "log" and warned.level == "warning"
+    assert raised.line == warned.line == 8 and raised.function == "check"
+    # the helper's own `raise ValueError(message)` has no text of its own: no site
+    assert not any(path == "pkg/utils/common.py" for path, _ in sites)
+
+
+def test_a_helper_of_the_same_name_elsewhere_is_not_taken_for_it(tmp_path):
+    sites = _relay_tree(
+        tmp_path,
+        {
+            "a.py": "def fail(message):\n    raise ValueError(message)\n",
+            "b.py": "def fail(message):\n    raise RuntimeError(message)\n",
+            "c.py": "from pkg.a import fail\ndef f(x):\n    if x:\n        fail('x is set')\n",
+            "d.py": "def fail(message):\n    print(message)\ndef g(x):\n    fail('no raise')\n",
+        },
+    )
+    assert sites[("pkg/c.py", "ValueError")].template == "x is set"
+    assert ("pkg/c.py", "RuntimeError") not in sites
+    assert not any(path == "pkg/d.py" for path, _ in sites)
+
+
+def test_a_message_an_exception_class_builds_is_read_at_the_raise(tmp_path):
+    sites = _relay_tree(
+        tmp_path,
+        {
+            "exceptions.py": (
+                "class LoRAAdapterNotFoundError(Exception):\n"
+                "    def __init__(self, lora_name, lora_path):\n"
+                '        message = f"Loading lora {lora_name} failed: No adapter found for '
+                '{lora_path}"\n'
+                "        self.message = message\n"
+                "    def __str__(self):\n"
+                "        return self.message\n"
+                "class TransferError(Exception):\n"
+                "    def __init__(self, room, reason):\n"
+                '        super().__init__(f"TransferError(room={room}): {reason}")\n'
+            ),
+            "manager.py": (
+                "from pkg.exceptions import LoRAAdapterNotFoundError, TransferError\n"
+                "def load(request):\n"
+                "    if not request.found:\n"
+                "        raise LoRAAdapterNotFoundError(request.lora_name, request.lora_path)\n"
+                "    if request.bad:\n"
+                '        raise TransferError(request.room, "Failed to send")\n'
+            ),
+        },
+    )
+    lora = sites[("pkg/manager.py", "LoRAAdapterNotFoundError")]
+    assert lora.template == "Loading lora {lora_name} failed: No adapter found for {lora_path}"
+    assert lora.line == 4 and not lora.cut
+    assert sites[("pkg/manager.py", "TransferError")].template == (
+        "TransferError(room={room}): Failed to send"
+    )
+
+
+def test_a_message_a_function_of_the_module_returns_is_read_whole(tmp_path):
+    sites = _relay_tree(
+        tmp_path,
+        {
+            "oracle.py": (
+                "import logging\n"
+                "logger = logging.getLogger(__name__)\n"
+                "def select(backend):\n"
+                "    def _make_log_backend(backend_name: str):\n"
+                '        return f"Using {backend_name} backend for FP8 MoE"\n'
+                "    if backend == 1:\n"
+                '        logger.info(_make_log_backend("FlashInfer TRTLLM"))\n'
+                "    raise ValueError(_make_log_backend(backend) + ' is unknown')\n"
+            ),
+        },
+    )
+    assert sites[("pkg/oracle.py", "INFO")].template == (
+        "Using FlashInfer TRTLLM backend for FP8 MoE"
+    )
+    raised = sites[("pkg/oracle.py", "ValueError")]
+    assert raised.template == "Using {backend} backend for FP8 MoE is unknown"
+
+
+def test_only_a_file_that_imports_a_relay_and_calls_it_is_scanned_again(tmp_path, monkeypatch):
+    scanned: list[str] = []
+    real = ex.scan_file
+
+    def counting(path, *args, **kwargs):
+        scanned.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(ex, "scan_file", counting)
+    sites = _relay_tree(
+        tmp_path,
+        {
+            "a.py": "def fail(message):\n    raise ValueError(message)\n",
+            "c.py": "from pkg.a import fail\ndef f(x):\n    if x:\n        fail('x is set')\n",
+            # the same name, not imported: a function of its own or of another module
+            "d.py": "def g(x):\n    fail('not ours')\n",
+            "e.py": "from pkg.a import fail\ndef h(x):\n    return x\n",  # imported, not called
+        },
+    )
+    assert sites[("pkg/c.py", "ValueError")].template == "x is set"
+    assert Counter(scanned) == Counter(
+        {"pkg/__init__.py": 1, "pkg/a.py": 1, "pkg/c.py": 2, "pkg/d.py": 1, "pkg/e.py": 1}
+    )
+
+
+def test_a_local_is_read_as_its_value_only_when_assigned_once_outside_any_block():
+    fn = ast.parse(
+        "def f(a, b):\n"
+        "    msg = f'{a} failed'\n"
+        "    if b:\n"
+        "        other = 'x'\n"
+        "    twice = 1\n"
+        "    twice = 2\n"
+        "    for item in b:\n"
+        "        pass\n"
+        "    def inner():\n"
+        "        hidden = 3\n"
+        "    a = 'param'\n"
+    ).body[0]
+    assert set(ex._once(fn.body, {"a", "b"})) == {"msg"}

@@ -18,6 +18,7 @@ what the user pastes after stripping the quotes, and what search looks for.
 import ast
 import builtins
 import contextlib
+import copy
 import json
 import os
 import posixpath
@@ -31,7 +32,7 @@ import warnings
 import zipfile
 import zlib
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from functools import partial
@@ -236,6 +237,9 @@ class _Messages:
         # The value a variable holds where the message is built, read from the statements
         # before it (_Reach); None: not known.
         self.override: dict[str, _Parts | None] = {}
+        # The module's functions that return a message built from their arguments
+        # (`def _make_log_backend(name): return f"Using {name} backend"`), by name.
+        self.formatters: dict[str, Relay] = {}
 
     def parts(self, node: ast.AST, depth: int = 0) -> _Parts | None:
         """Literal parts and holes, or None when the message is not a string form."""
@@ -273,6 +277,14 @@ class _Messages:
             fmt = self.literal(node.func.value, depth + 1)
             return None if fmt is None else _str_format(fmt, node.args, node.keywords)
         if self.whole and isinstance(node, ast.Call):
+            formatter = (
+                self.formatters.get(node.func.id) if isinstance(node.func, ast.Name) else None
+            )
+            bound = None if formatter is None else _bound(formatter, node)
+            if formatter is not None and bound is not None:
+                # The message the function returns, with the call's arguments in it.
+                built = _Substitute(bound).visit(copy.deepcopy(formatter.outcomes[0][2]))
+                return self.parts(built, depth + 1)
             return self._join(node, depth)
         if isinstance(node, ast.Name):
             if node.id in self.override:
@@ -287,11 +299,13 @@ class _Messages:
         (`scope = f"Field '{name}'"`), printed as is (no conversion, no format spec)."""
         if not (
             self.whole
-            and isinstance(field.value, ast.Name)
+            and isinstance(field.value, ast.Name | ast.Constant | ast.JoinedStr)
             and field.conversion == -1
             and field.format_spec is None
         ):
             return None
+        # A literal spliced in (`f"{'x'}"`: an argument read into a message a helper or an
+        # exception class builds) is its text.
         return self.parts(field.value, depth + 1)
 
     def _join(self, node: ast.Call, depth: int) -> _Parts | None:
@@ -1134,6 +1148,387 @@ _COMPOUND = (
 ) | ast.Match
 
 
+# Messages relayed through a helper or an exception class --------------------------------
+
+
+@dataclass(frozen=True)
+class Relay:
+    """A function or an exception class the message goes through before it is printed: a
+    module helper whose parameter is the whole message of a raise or a log line
+    (`def raise_error_or_warn(obj, strict, name, message): raise ValueError(message)` or
+    `logger.warning(message)`), or an exception class that builds its message from its
+    arguments in `__init__` or `__str__` (`raise LoRAAdapterNotFoundError(name, path)`).
+    `params`: the positional parameters (without `self`), `keywords` the keyword-only ones;
+    `outcomes`: (kind, exception or log level, the message in terms of the parameters)."""
+
+    name: str
+    path: str
+    params: tuple[str, ...]
+    keywords: tuple[str, ...]
+    outcomes: tuple[tuple[str, str, ast.expr], ...]
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> tuple[list, list]:
+    a = fn.args
+    positional = [x.arg for x in [*a.posonlyargs, *a.args]]
+    if method and positional:
+        positional = positional[1:]
+    return positional, [x.arg for x in a.kwonlyargs]
+
+
+def _own_statements(body: list) -> Iterator[ast.stmt]:
+    """A function's statements, nested blocks included, not those of functions or classes
+    defined in it."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, _OWN_SCOPE):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            yield from _own_statements(getattr(stmt, name, []) or [])
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _own_statements(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            yield from _own_statements(case.body)
+
+
+def _once(body: list, names: set[str]) -> dict[str, ast.expr]:
+    """The locals a function assigns exactly once (`msg = f"..."`), by name; parameters and
+    names assigned more than once are left out."""
+    # A store is counted once for the statement that holds it and once more for each block
+    # around it (a name assigned in a branch or a loop counts twice or more: not once), read
+    # in one walk of the function rather than a walk of each statement.
+    seen: Counter = Counter()
+    value: dict[str, ast.expr] = {}
+
+    def count(node: ast.AST, times: int) -> None:
+        if times:
+            for n in ast.walk(node):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    seen[n.id] += times
+
+    def block(stmts: list, outer: int) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, _OWN_SCOPE):
+                count(stmt, outer)  # read by the blocks around it only
+                continue
+            times = outer + 1
+            for name, child in ast.iter_fields(stmt):
+                if name in ("body", "orelse", "finalbody") and isinstance(child, list):
+                    block(child, times)
+                elif name == "handlers":
+                    for handler in child:
+                        if handler.type is not None:
+                            count(handler.type, times)
+                        block(handler.body, times)
+                elif name == "cases":
+                    for case in child:
+                        count(case.pattern, times)
+                        if case.guard is not None:
+                            count(case.guard, times)
+                        block(case.body, times)
+                elif isinstance(child, list):
+                    for item in child:
+                        if isinstance(item, ast.AST):
+                            count(item, times)
+                elif isinstance(child, ast.AST):
+                    count(child, times)
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                value[stmt.targets[0].id] = stmt.value
+            elif (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and stmt.value is not None
+            ):
+                value[stmt.target.id] = stmt.value
+
+    block(body, 0)
+    return {k: v for k, v in value.items() if seen[k] == 1 and k not in names}
+
+
+class _Substitute(ast.NodeTransformer):
+    """Replaces names (and `self.x` attributes) by expressions."""
+
+    def __init__(self, names: dict[str, ast.expr], attrs: dict[str, ast.expr] | None = None):
+        self.names, self.attrs = names, attrs or {}
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if isinstance(node.ctx, ast.Load) and node.id in self.names:
+            return copy.deepcopy(self.names[node.id])
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if (
+            isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and node.attr in self.attrs
+            and isinstance(node.ctx, ast.Load)
+        ):
+            return copy.deepcopy(self.attrs[node.attr])
+        self.generic_visit(node)
+        return node
+
+
+def _expanded(expr: ast.expr, local: dict[str, ast.expr], attrs=None) -> ast.expr:
+    """The expression with the function's once-assigned locals (and `self.x` set in
+    `__init__`) replaced by their values, twice over (`msg = f"..."; text = msg`)."""
+    out = copy.deepcopy(expr)
+    for _ in range(2):
+        out = _Substitute(local, attrs).visit(out)
+    return out
+
+
+def _free_names(expr: ast.expr) -> set[str]:
+    """The names an expression reads, but not those it calls (`len`, `str`)."""
+    called = {id(n.func) for n in ast.walk(expr) if isinstance(n, ast.Call)}
+    return {
+        n.id
+        for n in ast.walk(expr)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in called
+    }
+
+
+def _helper_relay(fn: ast.FunctionDef | ast.AsyncFunctionDef, path: str) -> Relay | None:
+    """A module function one of whose parameters is the whole message of a raise or of a
+    log line in its body (after its once-assigned locals are read)."""
+    positional, keywords = _params(fn, method=False)
+    params = set(positional) | set(keywords)
+    if not params:
+        return None
+    local: dict[str, ast.expr] | None = None  # read only when a message is a local
+    outcomes = []
+    for stmt in _own_statements(fn.body):
+        if isinstance(stmt, ast.Raise) and isinstance(stmt.exc, ast.Call):
+            exception = _func_name(stmt.exc)
+            args = stmt.exc.args
+            if not exception.lstrip("_")[:1].isupper() or len(args) != 1 or stmt.exc.keywords:
+                continue
+            kind, name, message = "raise", exception, args[0]
+        elif (call := _printing_call(stmt)) is not None and _func_name(call) in _LOG_LEVELS:
+            if len(call.args) != 1:
+                continue
+            kind, name, message = "log", _LOG_LEVELS[_func_name(call)], call.args[0]
+        else:
+            continue
+        if not isinstance(message, ast.Name):
+            continue  # only a name can stand for a parameter (itself, or a local set to it)
+        if message.id in params:
+            whole: ast.expr = ast.Name(message.id, ast.Load())
+        else:
+            local = _once(fn.body, params) if local is None else local
+            whole = _expanded(message, local)
+        if isinstance(whole, ast.Name) and whole.id in params:
+            outcomes.append((kind, name, whole))
+    if not outcomes:
+        return None
+    return Relay(fn.name, path, tuple(positional), tuple(keywords), tuple(outcomes))
+
+
+def _class_relay(cls: ast.ClassDef, path: str) -> Relay | None:
+    """An exception class whose message is built from its `__init__`'s arguments: what its
+    `__str__` returns, else what `__init__` passes to `super().__init__`, in terms of
+    those arguments (`self.x` read as what `__init__` assigns it)."""
+    methods = {s.name: s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name[:2] == "__"}
+    init = methods.get("__init__")
+    if init is None or not cls.name.lstrip("_")[:1].isupper():
+        return None
+    if "__str__" not in methods and not any(_super_init(s) for s in _own_statements(init.body)):
+        return None  # no message built here (most classes: `super().__init__()`)
+    positional, keywords = _params(init, method=True)
+    params = set(positional) | set(keywords)
+    local = _once(init.body, params | {"self"})
+    attrs: dict[str, ast.expr] = {}
+    counted: Counter = Counter()
+    message = None
+    for stmt in _own_statements(init.body):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                counted[target.attr] += 1
+                attrs[target.attr] = _expanded(stmt.value, local)
+        if _super_init(stmt) and message is None:
+            message = _expanded(stmt.value.args[0], local)  # type: ignore[attr-defined]
+    attrs = {k: v for k, v in attrs.items() if counted[k] == 1}
+    text = methods.get("__str__")
+    if text is not None:
+        body = text.body[1:] if _is_docstring(text.body[0]) else text.body
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            return None
+        message = _expanded(body[0].value, _once(text.body, {"self"}), attrs)
+    if message is None or _free_names(message) - params:
+        return None
+    if isinstance(message, ast.Name):
+        return None  # the argument is the message: as the raise site reads it already
+    if not any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.strip()
+        for n in ast.walk(message)
+    ):
+        return None
+    outcome = ("raise", cls.name, message)
+    return Relay(cls.name, path, tuple(positional), tuple(keywords), (outcome,))
+
+
+def _super_init(stmt: ast.stmt) -> bool:
+    """Whether a statement is `super().__init__(message)`, one argument."""
+    value = getattr(stmt, "value", None)
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "__init__"
+        and isinstance(value.func.value, ast.Call)
+        and _func_name(value.func.value) == "super"
+        and len(value.args) == 1
+    )
+
+
+def _all_statements(body: list) -> Iterator[ast.stmt]:
+    """Every statement of a block, those of nested blocks, functions and classes included
+    (a function is defined only by a statement: expressions are not walked)."""
+    for stmt in body:
+        yield stmt
+        for name in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, name, None)
+            if isinstance(inner, list):
+                yield from _all_statements(inner)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _all_statements(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            yield from _all_statements(case.body)
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
+
+
+def formatters(module: ast.Module, path: str) -> dict[str, Relay]:
+    """The functions of a module (nested ones too) whose body is one `return` of a message
+    form built from their parameters (`return f"Using {backend_name} backend for FP8 MoE"`),
+    by name; a name defined twice is left out."""
+    found: dict[str, Relay | None] = {}
+    for node in _all_statements(module.body):
+        if not isinstance(node, ast.FunctionDef) or node.decorator_list:
+            continue
+        body = node.body[1:] if _is_docstring(node.body[0]) and len(node.body) > 1 else node.body
+        value = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+        if not isinstance(value, ast.JoinedStr | ast.BinOp):
+            continue
+        positional, keywords = _params(node, method=False)
+        texts = [
+            n
+            for n in ast.walk(value)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.strip()
+        ]
+        if not texts or not positional or _free_names(value) - set(positional) - set(keywords):
+            continue
+        relay = Relay(node.name, path, tuple(positional), tuple(keywords), (("return", "", value),))
+        found[node.name] = None if node.name in found else relay
+    return {name: relay for name, relay in found.items() if relay is not None}
+
+
+def module_relays(module: ast.Module, path: str) -> dict[str, Relay]:
+    """The helpers and exception classes of a module that relay a message (`Relay`)."""
+    found: dict[str, Relay] = {}
+    for node in module.body:
+        relay = None
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            relay = _helper_relay(node, path)
+        elif isinstance(node, ast.ClassDef):
+            relay = _class_relay(node, path)
+        if relay is not None:
+            found[relay.name] = relay
+    return found
+
+
+def _imported(module: ast.Module) -> dict[str, str]:
+    """The names a module imports with `from x import name` (as they are called there), with
+    the path of the module they come from (`sglang/srt/utils`; "" for a relative import)."""
+    out = {}
+    for node in module.body:
+        if isinstance(node, ast.ImportFrom):
+            base = "" if node.level else (node.module or "").replace(".", "/")
+            for alias in node.names:
+                if alias.name != "*":
+                    out[alias.asname or alias.name] = alias.name + "\x00" + base
+    return out
+
+
+def _bound(relay: Relay, call: ast.Call) -> dict[str, ast.expr] | None:
+    """The call's arguments by the relay's parameter names; a parameter not given stays a
+    placeholder of its own name. None when the call's arguments cannot be matched
+    (`*args`, `**kwargs`, more than the parameters)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > len(relay.params):
+        return None
+    bound: dict[str, ast.expr] = dict(zip(relay.params, call.args, strict=False))
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return None
+        if keyword.arg in relay.params or keyword.arg in relay.keywords:
+            bound[keyword.arg] = keyword.value
+    for name in (*relay.params, *relay.keywords):
+        bound.setdefault(name, ast.Name(name, ast.Load()))
+    return bound
+
+
+def _defined_in(path: str, module: str) -> bool:
+    """Whether a file is the module, or in the package, an import names."""
+    return f"/{path}".endswith(f"/{module}.py") or f"/{module}/" in f"/{path}"
+
+
+def _shape(relay: Relay) -> str:
+    return repr((relay.params, relay.keywords)) + "".join(
+        kind + name + ast.dump(message) for kind, name, message in relay.outcomes
+    )
+
+
+def _defined(module: ast.Module) -> set[str]:
+    """The functions and classes a module defines at its top level."""
+    return {
+        n.name
+        for n in module.body
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+
+
+def _resolve(spec: str, table: dict[str, list[Relay]]) -> Relay | None:
+    """The relay an import (`_imported`'s spec) names: the one defined in the module it
+    imports from (or a package above it), None when none, or several that differ."""
+    name, base = spec.split("\x00")
+    fits = [r for r in table.get(name, ()) if not base or _defined_in(r.path, base)]
+    return fits[0] if len({_shape(r) for r in fits}) == 1 else None
+
+
+def pick_relays(
+    module: ast.Module,
+    path: str,
+    table: dict[str, list[Relay]],
+    own: dict[str, Relay] | None = None,
+) -> dict[str, Relay]:
+    """The relays a module can call by name: its own (`own`, else read), and those it
+    imports by name from the module that defines them (or from a package above it); a name
+    two modules define differently is left out unless the import says which."""
+    out: dict[str, Relay] = dict(module_relays(module, path) if own is None else own)
+    defined = _defined(module)
+    for local, spec in _imported(module).items():
+        if local in defined:
+            continue
+        relay = _resolve(spec, table)
+        if relay is not None:
+            out[local] = relay
+    return out
+
+
 class _TooManySites(Exception):
     """A file has more sites than MAX_SITES_PER_FILE."""
 
@@ -1152,6 +1547,7 @@ class _Scanner:
         asserts: bool = True,
         printed: bool | str = False,
         knowledge: explain.Knowledge | None = None,
+        table: "dict[str, list[Relay]] | None" = None,
     ):
         self.path = path
         self.knowledge = knowledge  # None: no explanation derived (verify-sources)
@@ -1187,9 +1583,24 @@ class _Scanner:
         # follows it at once, the line reports that raise's refusal (_log_before_raise).
         self.logged: dict[int, list[tuple[explain.Context, dict]]] = {}
         self.helpers: dict[str, tuple[ast.expr, frozenset[str]]] = {}  # explain.helpers
+        # Helpers and exception classes that relay a message (`Relay`): the module's own, and
+        # with `table` (every module's, by name) those it imports by name.
+        self.table = table
+        self.relays: dict[str, Relay] = {}
+        self.own_relays: dict[str, Relay] = {}
+        self.wants: set[str] = set()  # names this module calls as a statement or raises
+        self.imports: dict[str, str] = {}  # the names it imports, not defined (`_imported`)
 
     def module(self, node: ast.Module) -> None:
         self.helpers = explain.helpers(node)
+        self.messages.formatters = formatters(node, self.path)
+        self.own_relays = module_relays(node, self.path)
+        self.relays = (
+            pick_relays(node, self.path, self.table, self.own_relays)
+            if self.table
+            else dict(self.own_relays)
+        )
+        self.imports = {n: spec for n, spec in _imported(node).items() if n not in _defined(node)}
         self.scopes.append(_Scope(node))
         self.tuple_classes |= _plain_subclasses(node, self.tuple_classes)
         self._body(node.body)
@@ -1263,6 +1674,15 @@ class _Scanner:
                 self._add(stmt, "AssertionError", stmt.msg, [], "assert")
             elif self.with_printed and (call := _printing_call(stmt, self.with_debug)):
                 self._printed(stmt, call)
+            elif (
+                isinstance(stmt, ast.Expr | ast.Return | ast.Assign)
+                and isinstance(stmt.value, ast.Call)
+                and isinstance(stmt.value.func, ast.Name)
+            ):
+                self.wants.add(stmt.value.func.id)
+                relay = self.relays.get(stmt.value.func.id)
+                if relay is not None and relay.outcomes[0][1] != relay.name:
+                    self._relayed(stmt, relay, stmt.value)
             elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.qualname.append(stmt.name)
                 if self.knowledge is not None:
@@ -1354,6 +1774,15 @@ class _Scanner:
         if not exception.lstrip("_")[:1].isupper():
             return "factory-call"
         message, extra = self._message_arg(exc)
+        if isinstance(exc.func, ast.Name):
+            self.wants.add(exception)
+            relay = self.relays.get(exception)
+            bound = None if relay is None else _bound(relay, exc)
+            if relay is not None and bound is not None and relay.outcomes[0][1] == relay.name:
+                # The message the class builds from its arguments, with them in it.
+                built = _Substitute(bound).visit(copy.deepcopy(relay.outcomes[0][2]))
+                before = (message, extra) if message is not None else None
+                return self._add(node, exception, built, [], "raise", was=before)
         if message is None:
             return "no-message"
         args = exc.args
@@ -1370,6 +1799,27 @@ class _Scanner:
         printed = [k.arg for k in exc.keywords if k.arg not in (*_MESSAGE_KEYWORDS, *_UNPRINTED)]
         cut = bool(printed) and exception not in self.tuple_classes
         return self._add(node, exception, message, extra, "raise", cut=cut)
+
+    def _relayed(self, stmt: ast.stmt, relay: "Relay", call: ast.Call) -> None:
+        """A call of a helper that raises or logs the message it is given: a site for each
+        way it prints it, read at the call (`raise_error_or_warn(self, strict, "n", msg)`)."""
+        bound = _bound(relay, call)
+        if bound is None:
+            return
+        for kind, name, param in relay.outcomes:
+            key = param.id if isinstance(param, ast.Name) else ""
+            message = bound.get(key)
+            if message is None or isinstance(message, ast.Name) and message.id == key:
+                continue  # not given: the helper's own placeholder
+            if kind == "raise":
+                raised = ast.Raise(exc=ast.Call(ast.Name(name, ast.Load()), [message], []))
+                self._add(ast.copy_location(raised, stmt), name, message, [], "raise")
+            elif self.with_printed:
+                logged = ast.Call(
+                    ast.Attribute(ast.Name("logger", ast.Load()), name, ast.Load()), [message], []
+                )
+                line = ast.copy_location(ast.Expr(logged), stmt)
+                self._add(line, name.upper(), message, [], "log", name)
 
     def _percent_style(self, message: ast.AST) -> bool:
         """A message with %-conversions and arguments after it (logger style): tagged as such."""
@@ -1388,13 +1838,15 @@ class _Scanner:
         kind: str,
         level: str = "",
         cut: bool = False,
+        was: tuple[ast.AST, list] | None = None,
     ):
         """Add a site for this message (an expression, or parts already read); or say why
         there is none. A message built in a variable along several ways (`if` branches that
-        append to it) is a site for each way."""
+        append to it) is a site for each way. `was`: the message and arguments read before
+        (SCAN_FORMAT 8: the raise's own argument, where its class builds the message)."""
         if isinstance(message, list):
             return self._add_parts(node, exception, message, extra, kind, level, cut=cut)
-        former = self._former(message, extra)
+        former = self._former(*(was or (message, extra)))
         ways = self._ways(message)
         reasons = []
         for override in ways:
@@ -1732,6 +2184,10 @@ class FileScan:
     calls: dict[str, set[str]] = field(default_factory=dict)  # function -> names it calls
     refused: list[tuple[str, str]] = field(default_factory=list)  # (path or path:line, why)
     uses: "Uses | None" = None  # with knowledge: what caught_by_callers needs
+    relays: dict[str, "Relay"] = field(default_factory=dict)  # the module's own (`Relay`)
+    # The names it calls as a statement or raises that it imports by name (`_imported`'s
+    # spec): another module's relay read there is a reason to scan it again.
+    wants: dict[str, str] = field(default_factory=dict)
 
 
 def scan_file(
@@ -1741,6 +2197,7 @@ def scan_file(
     asserts: bool = True,
     printed: bool | str = False,
     knowledge: explain.Knowledge | None = None,
+    table: "dict[str, list[Relay]] | None" = None,
 ) -> FileScan:
     """The sites of one Python file; those of `assert` statements, logger calls and API
     error responses too if asked; with what explain derives of each when given a project's
@@ -1753,7 +2210,7 @@ def scan_file(
             warnings.simplefilter("ignore")
             tree = ast.parse(data, filename=path)
         lines = data.decode("utf-8", "replace").splitlines() if snippets else None
-        scanner = _Scanner(path, lines, asserts, printed, knowledge)
+        scanner = _Scanner(path, lines, asserts, printed, knowledge, table)
         scanner.module(tree)
     except (SyntaxError, ValueError) as exc:
         result.error = f"{type(exc).__name__}: {exc}"
@@ -1767,6 +2224,8 @@ def scan_file(
     result.sites, result.skipped, result.refused = scanner.sites, scanner.skipped, scanner.refused
     result.seen, result.asserts = scanner.seen, scanner.asserts
     result.calls = scanner.calls
+    result.relays = scanner.own_relays
+    result.wants = {n: spec for n, spec in scanner.imports.items() if n in scanner.wants}
     if knowledge is not None:
         # too deep to walk: no uses, and caught_by_callers marks nothing in this tree
         with contextlib.suppress(RecursionError):
@@ -1780,8 +2239,11 @@ def _scan_batch(
     asserts: bool,
     printed: bool | str,
     knowledge=None,
+    table=None,
 ) -> list[FileScan]:
-    return [scan_file(path, data, snippets, asserts, printed, knowledge) for path, data in batch]
+    return [
+        scan_file(path, data, snippets, asserts, printed, knowledge, table) for path, data in batch
+    ]
 
 
 # Raises their callers catch ------------------------------------------------------------
@@ -2283,6 +2745,7 @@ def scan_tree(
             results.append(scan_file(path, data, snippets, asserts, printed, known))
             bar.advance()
     bar.close()
+    results = _relay_again(results, tree.files, snippets, asserts, printed, known, jobs)
     sites: list[Site] = []
     skipped: Counter = Counter()
     seen = asserted = 0
@@ -2314,6 +2777,51 @@ def scan_tree(
         refused=tree.refused + sorted(refused for r in results for refused in r.refused),
         paths=[path for path, _ in tree.files],
     )
+
+
+def _relay_again(
+    results: list[FileScan],
+    files: list[tuple[str, bytes]],
+    snippets: bool,
+    asserts: bool,
+    printed: bool | str,
+    known,
+    jobs: int,
+) -> list[FileScan]:
+    """Scan again the files that call, as a statement, a helper of another module that
+    raises or logs the message it is given, or raise an exception class of another module
+    that builds its message from its arguments (`Relay`): now with the relays it imports.
+    Only a file that imports one by name and calls it is scanned again (`FileScan.wants`),
+    given only the relays it needs."""
+    table: dict[str, list[Relay]] = defaultdict(list)
+    for res in results:
+        for name, relay in res.relays.items():
+            table[name].append(relay)
+    again: dict[str, dict[str, list[Relay]]] = {}
+    for res in results:
+        needed = [spec for spec in res.wants.values() if _resolve(spec, table) is not None]
+        if needed:
+            names = {spec.split("\x00")[0] for spec in needed}
+            again[res.path] = {name: table[name] for name in names}
+    if not again:
+        return results
+    todo = [(path, data) for path, data in files if path in again]
+    redone: list[FileScan] = []
+    if jobs > 1 and sum(len(data) for _, data in todo) > PARALLEL_BYTES:
+        batches = []
+        for i in range(min(16, len(todo))):
+            part = todo[i::16]
+            needs = {k: v for path, _ in part for k, v in again[path].items()}
+            batches.append((part, snippets, asserts, printed, known, needs))
+        for batch in _parallel(_scan_batch, batches, jobs):
+            redone += batch
+    else:
+        redone = [
+            scan_file(path, data, snippets, asserts, printed, known, again[path])
+            for path, data in todo
+        ]
+    by_path = {res.path: res for res in redone}
+    return [by_path.get(res.path, res) for res in results]
 
 
 def _parallel(function: Callable, batches: list[tuple], jobs: int) -> Iterable:
