@@ -43,8 +43,10 @@ from errorkb.sources.extract import (
 # messages (an exception's arguments as the tuple it prints, a message built in a variable
 # along each way through the code before the raise, a joined list of literal pieces), with
 # the template read before where it differs (`former`, which keeps its record) and `cut`; 7: a
-# variable whose value the code does not show along one way stays a placeholder.
-SCAN_FORMAT = 7
+# variable whose value the code does not show along one way stays a placeholder; 8: messages
+# relayed through code (a helper whose parameter is the whole message, an exception class that
+# builds its own, a function that returns one).
+SCAN_FORMAT = 8
 
 # What a project knows, read from the release's own files (its wing's `knowledge` hook).
 Knower = Callable[[list[tuple[str, bytes]]], explain.Knowledge]
