@@ -5,7 +5,6 @@ line from each position took 20 s on 32 KB of spaces; the bound, max(1 s, 5x the
 words measured in the same run), holds on a slow machine and fails such a rule at once."""
 
 import contextlib
-import functools
 import json
 import re
 import signal
@@ -121,19 +120,21 @@ def bot(site_files) -> Callable[[str], object]:
     return lambda text: (triage(text, site), triage(f"```\n{text}\n```", site))
 
 
-@functools.cache
-def _baseline(answer: Callable[[str], object], size: int) -> float:
-    return _seconds(answer, SHAPES[BASELINE](size), limit=60)
-
-
 def _check_linear(answer: Callable[[str], object], shape: str, size: int) -> None:
-    baseline = _baseline(answer, size)
-    limit = _bound(baseline)
-    try:
-        took = _seconds(answer, SHAPES[shape](size), limit)
-    except TooSlow:
-        pytest.fail(f"{shape}: over {limit:.2f} s ({size} characters; words: {baseline:.2f} s)")
-    assert took < limit  # the timer's own lag aside
+    """The shape within the bound of the line of words, both timed now: the machine's speed
+    changes from minute to minute, so a baseline timed minutes earlier says little. A second
+    try, with the baseline timed again, forgives a burst of load; a quadratic rule is hundreds
+    of times over the bound at this size and fails both."""
+    for _ in range(2):
+        baseline = _seconds(answer, SHAPES[BASELINE](size), limit=60)
+        limit = _bound(baseline)
+        try:
+            took = _seconds(answer, SHAPES[shape](size), limit)
+        except TooSlow:
+            took = None
+        if took is not None and took < limit:  # the timer's own lag aside
+            return
+    pytest.fail(f"{shape}: over {limit:.2f} s twice ({size} characters; words: {baseline:.2f} s)")
 
 
 @pytest.mark.slow
