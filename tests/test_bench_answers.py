@@ -60,8 +60,10 @@ def test_answers_over_the_lists_and_the_pastes(kb, tmp_path):
     out = run(kb, pastes)
     most = out[out.index("most met") :]
     assert most.startswith("most met (3 listed, 2 found):")
-    assert "  all                 2 records  solutions     1 ( 50.0%)  setting     1 ( 50.0%)  " \
+    assert (
+        "  all                 2 records  solutions     1 ( 50.0%)  setting     1 ( 50.0%)  "
         "computed     1 ( 50.0%)  answered     2 (100.0%)" in most
+    )
     pasted = out[out.index("real pastes") :]
     assert "  demo           " + "    1 ( 50.0%) of 2" in pasted
     assert "labelled records not in the content: eeeeeeeeeeeeeeee" in pasted
@@ -106,3 +108,90 @@ def test_settings_the_message_names_traced_and_threads(kb, tmp_path):
     after = next(line for line in run(kb, pastes).splitlines() if line.startswith("  demo "))
     count = re.compile(r"setting +(\d+)")
     assert int(count.search(after)[1]) == int(count.search(before)[1]) + 1
+
+
+def _bench():
+    """bench/answers as a module (it has no .py suffix)."""
+    import importlib.machinery
+    import importlib.util
+
+    loader = importlib.machinery.SourceFileLoader("bench_answers", str(BENCH))
+    spec = importlib.util.spec_from_loader("bench_answers", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_why_a_page_says_nothing_to_change():
+    """--why classes a page that says nothing from its record alone, first class that fits;
+    look-alikes: a warning is not informational, a placeholder named like an error only
+    when it is the caught one, a removed record with a live successor is the successor's."""
+    from errorkb.content.model import Content, Project, Record, Source
+
+    bench = _bench()
+    engine = Project(key="demo", name="Demo", repo="x/demo", ref="v1", releases_scanned=["1.0"])
+    stack = Project(key="lib", name="Lib", repo="x/lib", ref="v1", kind="stack")
+
+    def record(rid: str, message: str, derived: dict | None, **more) -> Record:
+        data = {"id": rid, "project": "demo", "exception": "ValueError", "message": message}
+        data.update(more)
+        if derived is not None:
+            data["derived"] = {"ref": "v1", **derived}
+        return Record(Source("x.yaml", data), data)
+
+    records = [
+        record(
+            "a" * 16,
+            "Load weight begin. avail mem={mem} GB",
+            {"category": "logged"},
+            kind="log",
+            level="info",
+            exception="INFO",
+        ),
+        record(
+            "b" * 16,
+            "Skipping {n} items",
+            {"category": "logged"},
+            kind="log",
+            level="warning",
+            exception="WARNING",
+        ),
+        record("c" * 16, "Server warmup failed: {error}", {"condition": "Exception was raised"}),
+        record("d" * 16, "Bad value {error_count}", {"condition": "error_count > 3"}),
+        record("e" * 16, "Only SM 10.x is supported", {"condition": "not arch.ok"}),
+        record(
+            "f" * 16,
+            "NIXL is not available",
+            {"category": "missing-dependency", "condition": "ImportError was raised"},
+        ),
+        record("1" * 16, "gone", None),
+        record(
+            "2" * 16,
+            "old wording",
+            {"category": "invariant"},
+            status="removed",
+            superseded_by="d" * 16,
+        ),
+    ]
+    lib = Record(Source("y.yaml", {}), {"id": "3" * 16, "project": "lib", "message": "x"})
+    content = Content(
+        root=Path("."),
+        site={},
+        projects={"demo": engine, "lib": stack},
+        records={r.id: r for r in [*records, lib]},
+        guides=[],
+        extras={},
+    )
+    got = [bench.why(content, r) for r in [*records, lib]]
+    assert got == [
+        "informational",
+        "no-setting",
+        "wrapper",
+        "no-setting",
+        "hardware",
+        "missing-dependency",
+        "not-derived",
+        "successor-unanswered",
+        "stack",
+    ]
