@@ -121,26 +121,22 @@ def derived_document(
 def registry(record: Record) -> dict | None:
     """The model architectures the record's engine registers (its wing's `architectures`,
     read from its registry's code), where the record's check is printed by that release:
-    {"release", "name" (the local the code holds them in), "items"}."""
+    {"release", "name" (the local the code holds them in), "items", "suffixes", "note",
+    "asset" (the page's copy)}."""
     project = getattr(record, "project", None)
     # A wing by the project's key: no project names another wing today (content/projects).
-    table = wing_registry.wing(project).architectures() if project else None
+    wing = wing_registry.wing(project) if project else None
+    table = wing.architectures() if wing else None
     last = (record.data.get("versions") or {}).get("last")
-    if not table or not table.get("held_as") or last != table.get("release"):
+    if not wing or not table or not table.get("held_as") or last != table.get("release"):
         return None
-    name, release = table["held_as"][0], table["release"]
     return {
-        "release": release,
-        "name": name,
+        "release": table["release"],
+        "name": table["held_as"][0],
         "items": table["architectures"],
         "suffixes": table.get("suffixes") or [],
-        "note": (
-            f"{name} is taken as the {len(table['architectures'])} architectures vLLM {release} "
-            "registers, read from its code, and the names it loads as one of them with another "
-            "ending (a ...ForSequenceClassification as its ...ForCausalLM). It also tries the "
-            "Transformers backend before this error; the release you ran may register fewer, "
-            "a plug-in more."
-        ),
+        "note": wing.architectures_note(table),
+        "asset": wing.architectures_asset(),
     }
 
 
