@@ -1233,6 +1233,28 @@ def test_sglangs_unsupported_architecture_pasted_without_its_list_answers_from_t
     assert ok["lines"][0].startswith("With your values this check passes")
 
 
+def test_an_assignment_expression_in_the_condition_compares_the_name_it_binds():
+    """`(x := f()) > y` compares x, the name the message prints it by (vLLM's "Reducing
+    Torch parallelism from {current_parallelism} threads to {default_omp_num_threads}"),
+    also in a condition too long to quote (`compares`) and a truthiness test."""
+    rec = record(
+        "Reducing Torch parallelism from {current_parallelism} threads to "
+        "{default_omp_num_threads} to avoid unnecessary CPU contention.",
+        "(current_parallelism := torch.get_num_threads()) > default_omp_num_threads",
+    )
+    tested = {"left": "current_parallelism", "op": ">", "right": "default_omp_num_threads"}
+    assert api.case_tests(rec) == [[tested]]
+    rec.derived = {"quantities": ["x"], "compares": [rec.derived.pop("condition")]}
+    assert api.case_tests(rec) == [[tested]]
+    said = answer(doc_of(rec), {"current_parallelism": "20", "default_omp_num_threads": "1"})
+    assert said["computed"] and said["lines"][0] == (
+        "With your values the check fails: current_parallelism = 20 is greater than "
+        "default_omp_num_threads = 1."
+    )
+    rec = record("Unknown keys: {unknown}", "(unknown := set(given) - KNOWN)")
+    assert api.case_tests(rec) == [[{"left": "unknown", "op": "truthy"}]]
+
+
 def test_a_computed_side_the_message_prints_is_found_by_the_name_the_extractor_gives_it():
     """An old release's condition derived before `printed` was kept (its cached scan):
     `len(items) > limit` where the wording prints `{len_items}` (vLLM 0.9.2's

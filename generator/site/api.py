@@ -819,9 +819,17 @@ def _condition(text: str) -> ast.expr | None:
     # "RuntimeError was raised": the extractor's words for an except branch, not Python.
     text = re.sub(r"\b[\w.]+ was raised\b", "_raised", text)
     try:
-        return ast.parse(text, mode="eval").body
+        tree = ast.parse(text, mode="eval").body
     except SyntaxError:
         return None
+    # `(x := f()) > y` compares x: an assignment expression is the name it binds, which
+    # is the value it holds (and the name the message prints it by)
+    return _Unbound().visit(tree)
+
+
+class _Unbound(ast.NodeTransformer):
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
+        return ast.Name(id=node.target.id, ctx=ast.Load())
 
 
 def _side(node: ast.expr, names: set[str]) -> str | int | None:
