@@ -107,6 +107,12 @@ class Wing:
         """The name of the page's copy of `architectures()` (under /assets/), or ""."""
         return ""
 
+    def figures(self, record) -> dict | None:
+        """The message's own figures of a record whose page answers from them (vLLM's KV cache
+        needed and available at a --max-model-len): {what: placeholder}, or None. The answer
+        (errorkb/answer.py) computes from them what the page's section does."""
+        return None
+
     def knowledge(self, files: list[tuple[str, bytes]]) -> "Knowledge | None":
         """What `extract` should know of the project's own code (its settings and the flags
         that set them, the stage each module runs in), read from the tree being extracted

@@ -106,6 +106,10 @@ def derived_document(
     passes = values_to_try(record)
     if passes:
         out["passes"] = passes
+    project = getattr(record, "project", None)
+    figures = wing_registry.wing(project).figures(record) if project else None
+    if figures:
+        out["figures"] = figures
     tests = case_tests(record)
     if tests:
         out["tests"] = tests
@@ -113,7 +117,7 @@ def derived_document(
         read = [t.get("right") for group in tests for t in group]
         if found and found["name"] in read:
             out["registry"] = found
-    elif not passes and not record.derived.get("divisibility"):
+    elif not passes and not record.derived.get("divisibility") and not figures:
         out["why_not"] = why_not(record.derived, out)  # nothing turns values into an answer
     return out
 
@@ -1309,6 +1313,15 @@ def error_document_schema(base_url: str) -> dict:
                                 "read prints, by its place in the two messages: old name -> "
                                 "that name. The tests run on a paste of the older wording "
                                 "through it",
+                            },
+                            "figures": {
+                                "type": "object",
+                                "additionalProperties": {"type": "string"},
+                                "description": "generated from the engine's wing, never "
+                                "written by hand: the placeholders of the message's own "
+                                "figures the answer computes from (a KV cache check's "
+                                "`max_model_len`, `needed` and `available` GiB: the longest "
+                                "--max-model-len that fits), as the page's section does",
                             },
                             "registry": {
                                 "type": "object",

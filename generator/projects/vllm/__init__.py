@@ -117,6 +117,12 @@ class Vllm(Wing):
 
         return archs.ASSET
 
+    def figures(self, record):
+        from errorkb.projects.vllm import memory
+
+        found = memory.RECORDS.get(record.id) or {}
+        return dict(found) if {"max_model_len", "needed", "available"} <= set(found) else None
+
     def knowledge(self, files):
         from errorkb.projects.vllm import knowledge
 
