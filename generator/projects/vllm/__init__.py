@@ -120,7 +120,7 @@ class Vllm(Wing):
     def figures(self, record):
         from errorkb.projects.vllm import memory
 
-        found = memory.RECORDS.get(record.id) or {}
+        found = memory.RECORDS.get(getattr(record, "id", "")) or {}
         return dict(found) if {"max_model_len", "needed", "available"} <= set(found) else None
 
     def knowledge(self, files):
