@@ -16,6 +16,7 @@ Pure functions over the record's JSON document (api.py's) and the values search 
 
 import math
 import re
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 NODE_GPUS = 8  # the node the advice assumes until the user gives theirs (gpus_per_node)
@@ -809,9 +810,53 @@ def converted(name: str, known: set[str], suffixes: list[str]) -> bool:
     return end is not None and any(name.replace(end, s) in known for s in suffixes if s != end)
 
 
+def _js_number(n: float) -> str:
+    """A number as JavaScript prints it (String(n)), for the values memory.js prints."""
+    return str(int(n)) if n == int(n) and abs(n) < 1e21 else repr(n)
+
+
+def _to_fixed(n: float) -> str:
+    """JavaScript's n.toFixed(2): the exact value, a tie rounded away from zero."""
+    return str(Decimal(n).quantize(Decimal("0.01"), ROUND_HALF_UP))
+
+
+def kv_figures(figures: dict | None, values: dict) -> dict | None:
+    """The answer from a KV cache check's own figures (computed.derived.figures: the
+    placeholders of --max-model-len and the GiB needed and available), as the page's memory
+    section says it (memory.js's fromTheError): the cache a request needs grows with its
+    length, so the longest that fits is the length × available / needed, down to a multiple
+    of 256. None when the values lack one of them."""
+    if not figures:
+        return None
+    got = [_number(values, figures.get(k)) for k in ("max_model_len", "needed", "available")]
+    length, needed, had = got
+    if length is None or needed is None or had is None or length <= 0 or needed <= 0 or had < 0:
+        return None
+    fits = math.floor(length * had / needed / 256) * 256
+    shown = [_js_number(n) for n in (length, needed, had)]
+    verdict = (
+        f"One request of {shown[0]} tokens needs {shown[1]} GiB of KV cache; {shown[2]} GiB is "
+        "left for it."
+    )
+    more = (
+        f"give the KV cache {_to_fixed(needed - had)} GiB more per GPU: a higher "
+        "--gpu-memory-utilization, more GPUs (--tensor-parallel-size), or --kv-cache-dtype fp8 "
+        "(half the cache)."
+    )
+    if fits > 0:
+        change = f"Change --max-model-len {shown[0]} to --max-model-len {fits} or less, or {more}"
+    else:
+        change = f"Nothing fits the KV cache: {more}"
+    source = "Computed from the message's figures: the cache a request needs grows with its length."
+    return {"lines": [verdict, change, source], "change": change, "computed": True}
+
+
 def _answer(doc: dict, values: dict) -> dict:
     derived = doc.get("derived") or {}
     computed = (doc.get("computed") or {}).get("derived") or {}
+    figured = kv_figures(computed.get("figures"), values)
+    if figured:  # the page's memory section answers alone where it does
+        return figured
     out: dict = {"lines": [], "computed": False}
     div = _divisibility(derived, values)
     if div:

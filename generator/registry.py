@@ -98,6 +98,21 @@ class Wing:
         {"release", "held_as" (the locals its checks hold them in), "architectures"}."""
         return None
 
+    def architectures_note(self, table: dict) -> str:
+        """The line an answer read from `architectures()` adds: which release's registry it
+        took, read from which code, and what the user's may register otherwise."""
+        return ""
+
+    def architectures_asset(self) -> str:
+        """The name of the page's copy of `architectures()` (under /assets/), or ""."""
+        return ""
+
+    def figures(self, record) -> dict | None:
+        """The message's own figures of a record whose page answers from them (vLLM's KV cache
+        needed and available at a --max-model-len): {what: placeholder}, or None. The answer
+        (errorkb/answer.py) computes from them what the page's section does."""
+        return None
+
     def knowledge(self, files: list[tuple[str, bytes]]) -> "Knowledge | None":
         """What `extract` should know of the project's own code (its settings and the flags
         that set them, the stage each module runs in), read from the tree being extracted

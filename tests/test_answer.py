@@ -129,3 +129,41 @@ def test_no_document_to_answer_from_says_nothing():
     from errorkb import answer as shared
 
     assert shared.answer({}, {"tp_size": "3"}) is None
+
+
+def test_the_kv_cache_checks_figures_answer_in_the_terminal_as_the_pages_memory_section():
+    """vLLM's b3a6e27a21d4acc5 prints the KV cache one request needs and what is left, at
+    its --max-model-len: the answer is the longest length that fits (memory.js's
+    fromTheError), before the tests' bounds on the figures, also under an old wording's names
+    (`needed_memory_div_GiB_bytes`); the API document names the figures."""
+    from types import SimpleNamespace
+
+    from errorkb.site import api
+
+    figures = {"max_model_len": "max_model_len", "needed": "needed_memory"}
+    figures["available"] = "available_memory"
+    tests = [[{"left": "needed_memory", "op": ">", "right": "available_memory"}]]
+    doc = {"derived": {}, "computed": {"derived": {"figures": figures, "tests": tests}}}
+    values = {"max_model_len": "32768", "needed_memory_div_GiB_bytes": "2.5"}
+    said = answer(doc, {**values, "available_memory_div_GiB_bytes": "1.25"})
+    assert said["computed"] and said["lines"] == [
+        "One request of 32768 tokens needs 2.5 GiB of KV cache; 1.25 GiB is left for it.",
+        "Change --max-model-len 32768 to --max-model-len 16384 or less, or give the KV cache "
+        "1.25 GiB more per GPU: a higher --gpu-memory-utilization, more GPUs "
+        "(--tensor-parallel-size), or --kv-cache-dtype fp8 (half the cache).",
+        "Computed from the message's figures: the cache a request needs grows with its length.",
+    ]
+    none = answer(doc, {**values, "available_memory": "0.001"})
+    assert none["lines"][1].startswith("Nothing fits the KV cache: give the KV cache 2.50 GiB")
+    # without the length, the tests answer
+    alone = answer(doc, {"needed_memory": "2.5", "available_memory": "1.25"})
+    assert alone["lines"][0].startswith("With your values the check fails: needed_memory")
+    rec = SimpleNamespace(
+        id="b3a6e27a21d4acc5",
+        project="vllm",
+        message="({needed_memory} GiB KV cache is needed, {available_memory} GiB available)",
+        messages=["({needed_memory} GiB KV cache is needed, {available_memory} GiB available)"],
+        derived={"condition": "needed_memory > available_memory"},
+        data={"versions": {"last": "0.1.0"}},
+    )
+    assert api.derived_document(rec)["figures"] == figures

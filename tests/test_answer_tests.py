@@ -1075,12 +1075,18 @@ def test_a_registry_the_message_does_not_print_whole_answers_from_the_release():
 
 
 @pytest.mark.skipif(not shutil.which("node"), reason="needs Node")
-def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does():
+@pytest.mark.parametrize(
+    "asset, ends",
+    [
+        ("vllm-archs.json", ["ForCausalLM", "ForSequenceClassification"]),
+        ("sglang-archs.json", []),  # SGLang converts no ending
+    ],
+)
+def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does(asset, ends):
     """On a page with #case-registry, members.js (through registry.js) fetches the release's
-    architectures (/assets/vllm-archs.json) and tests the values on them as answer.py does on
-    the API document's; the page's line that says so is shown only then, counting what the
-    answer lists."""
-    ends = ["ForCausalLM", "ForSequenceClassification"]
+    architectures (/assets/vllm-archs.json, /assets/sglang-archs.json) and tests the values
+    on them as answer.py does on the API document's; the page's line that says so is shown
+    only then, counting what the answer lists."""
     table = {
         "release": "0.33.0",
         "held_as": ["all_supported_archs"],
@@ -1101,7 +1107,7 @@ def test_members_js_answers_from_the_registry_the_page_fetches_as_answer_py_does
         )
     ]
     script = (
-        "const el = { dataset: { registry: 'vllm-archs.json' }, hidden: true };\n"
+        f"const el = {{ dataset: {{ registry: '{asset}' }}, hidden: true }};\n"
         "el.textContent = 'NOTE';\n"
         "globalThis.document = {\n"
         "  getElementById: (i) => (i === 'case-registry' ? el : null),\n"
@@ -1159,6 +1165,94 @@ def test_the_api_document_carries_the_registry_where_its_tests_read_it():
     assert doc["registry"]["items"] == table["architectures"]
     rec.data["versions"] = {"first": "0.1.0", "last": "0.1.0"}  # another release: not its list
     assert "registry" not in api.derived_document(rec)
+
+
+def test_sglangs_registered_architectures_are_read_from_its_model_files():
+    """archs.entries/read: the classes each model file of sglang/srt/models registers as its
+    EntryClass (one, or a list; an imported one by the name it is defined under), not its
+    sub-packages'; the local the registry holds get_supported_archs() in. Anything else is
+    refused: the table is exact or not written."""
+    from errorkb.projects.sglang import archs
+
+    llama = (
+        "class LlamaForCausalLM:\n    pass\nclass Other:\n    pass\n"
+        "EntryClass = [LlamaForCausalLM, Other]\n"
+    )
+    moe = "from sglang.srt.models.x import MoeBase as MoeForCausalLM\nEntryClass = MoeForCausalLM\n"
+    registry = (
+        "class R:\n    def f(self, architectures):\n"
+        "        all_supported_archs = self.get_supported_archs()\n"
+    )
+    files = {
+        "sglang/srt/models/llama.py": llama,
+        "sglang/srt/models/moe.py": moe,
+        "sglang/srt/models/common/x.py": "class A:\n    pass\nEntryClass = A\n",
+        "sglang/srt/models/registry.py": registry,
+        "sglang/_version.py": "__version__ = version = '0.5.23'\n",
+    }
+    assert archs.read(files) == {
+        "release": "0.5.23",
+        "architectures": ["LlamaForCausalLM", "MoeBase", "Other"],
+        "held_as": ["all_supported_archs"],
+    }
+    with pytest.raises(ValueError):  # a class made at run time: not read
+        archs.entries("EntryClass = make_class('X')\n")
+    table = archs.table()  # the committed table, from 0.5.23
+    assert table["release"] == "0.5.23" and "DeepseekV3ForCausalLM" in table["architectures"]
+    from errorkb.projects.sglang import archs_asset  # the page's copy, fetched by registry.js
+
+    assert json.loads(archs_asset()[archs.ASSET])["architectures"] == table["architectures"]
+
+
+def test_sglangs_unsupported_architecture_pasted_without_its_list_answers_from_the_release():
+    """SGLang's `not any(arch in all_supported_archs for arch in architectures)` pasted with
+    the user's architectures alone (or the list cut short): tested on the architectures
+    SGLang's release registers, and the line says which release and what it leaves out."""
+    from errorkb.projects.sglang import archs
+
+    table = archs.table()
+    rec = record(
+        "Model architectures {architectures} are not supported for now. Supported "
+        "architectures: {all_supported_archs}",
+        "not any((arch in all_supported_archs for arch in architectures))",
+    )
+    rec.data |= {"versions": {"first": "0.1.0", "last": table["release"]}, "project": "sglang"}
+    rec.project = "sglang"
+    doc = {"derived": rec.derived, "computed": {"derived": api.derived_document(rec)}}
+    reg = doc["computed"]["derived"]["registry"]
+    assert reg["asset"] == "sglang-archs.json" and reg["suffixes"] == []
+    said = answer(doc, {"architectures": "['GlmForCausalLM']"})
+    n = len(table["architectures"])
+    assert said["computed"] and said["lines"][0] == (
+        "With your values the check fails: architectures (GlmForCausalLM) has no item among "
+        f"all_supported_archs ({n} names)."
+    )
+    assert said["lines"][1].startswith(f"all_supported_archs is taken as the {n} architectures ")
+    assert "Ignore import error when loading" in said["lines"][1]
+    ok = answer(doc, {"architectures": "['DeepseekV3ForCausalLM']", "all_supported_archs": "['A'"})
+    assert ok["lines"][0].startswith("With your values this check passes")
+
+
+def test_an_assignment_expression_in_the_condition_compares_the_name_it_binds():
+    """`(x := f()) > y` compares x, the name the message prints it by (vLLM's "Reducing
+    Torch parallelism from {current_parallelism} threads to {default_omp_num_threads}"),
+    also in a condition too long to quote (`compares`) and a truthiness test."""
+    rec = record(
+        "Reducing Torch parallelism from {current_parallelism} threads to "
+        "{default_omp_num_threads} to avoid unnecessary CPU contention.",
+        "(current_parallelism := torch.get_num_threads()) > default_omp_num_threads",
+    )
+    tested = {"left": "current_parallelism", "op": ">", "right": "default_omp_num_threads"}
+    assert api.case_tests(rec) == [[tested]]
+    rec.derived = {"quantities": ["x"], "compares": [rec.derived.pop("condition")]}
+    assert api.case_tests(rec) == [[tested]]
+    said = answer(doc_of(rec), {"current_parallelism": "20", "default_omp_num_threads": "1"})
+    assert said["computed"] and said["lines"][0] == (
+        "With your values the check fails: current_parallelism = 20 is greater than "
+        "default_omp_num_threads = 1."
+    )
+    rec = record("Unknown keys: {unknown}", "(unknown := set(given) - KNOWN)")
+    assert api.case_tests(rec) == [[{"left": "unknown", "op": "truthy"}]]
 
 
 def test_a_computed_side_the_message_prints_is_found_by_the_name_the_extractor_gives_it():

@@ -76,6 +76,14 @@ def test_the_memory_section_that_claims_the_answer_is_the_only_one(page, server)
     case = page.locator("#your-case [data-case-answer]")
     case.get_by_text("Computed from the message's figures").wait_for(timeout=LOAD)
     assert "--max-model-len 16384" in case.inner_text()
+    # the terminal's and the API's answer (errorkb/answer.py) says what the page says
+    from errorkb.answer import kv_figures
+
+    names = {"max_model_len": "max_model_len", "needed": "needed_memory"}
+    names["available"] = "available_memory"
+    values = {"needed_memory": "2.5", "max_model_len": "32768", "available_memory": "1.25"}
+    said = kv_figures(names, values)
+    assert " ".join(case.inner_text().split()) == " ".join(said["lines"])
     page.wait_for_timeout(300)  # case.js has decided by now: it waited for the section
     assert page.locator("#your-case [data-case-try]").inner_text().strip() == ""
     assert page.locator("#your-case").get_attribute("data-answering") == ""

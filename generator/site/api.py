@@ -106,6 +106,10 @@ def derived_document(
     passes = values_to_try(record)
     if passes:
         out["passes"] = passes
+    project = getattr(record, "project", None)
+    figures = wing_registry.wing(project).figures(record) if project else None
+    if figures:
+        out["figures"] = figures
     tests = case_tests(record)
     if tests:
         out["tests"] = tests
@@ -113,7 +117,7 @@ def derived_document(
         read = [t.get("right") for group in tests for t in group]
         if found and found["name"] in read:
             out["registry"] = found
-    elif not passes and not record.derived.get("divisibility"):
+    elif not passes and not record.derived.get("divisibility") and not figures:
         out["why_not"] = why_not(record.derived, out)  # nothing turns values into an answer
     return out
 
@@ -121,26 +125,22 @@ def derived_document(
 def registry(record: Record) -> dict | None:
     """The model architectures the record's engine registers (its wing's `architectures`,
     read from its registry's code), where the record's check is printed by that release:
-    {"release", "name" (the local the code holds them in), "items"}."""
+    {"release", "name" (the local the code holds them in), "items", "suffixes", "note",
+    "asset" (the page's copy)}."""
     project = getattr(record, "project", None)
     # A wing by the project's key: no project names another wing today (content/projects).
-    table = wing_registry.wing(project).architectures() if project else None
+    wing = wing_registry.wing(project) if project else None
+    table = wing.architectures() if wing else None
     last = (record.data.get("versions") or {}).get("last")
-    if not table or not table.get("held_as") or last != table.get("release"):
+    if not wing or not table or not table.get("held_as") or last != table.get("release"):
         return None
-    name, release = table["held_as"][0], table["release"]
     return {
-        "release": release,
-        "name": name,
+        "release": table["release"],
+        "name": table["held_as"][0],
         "items": table["architectures"],
         "suffixes": table.get("suffixes") or [],
-        "note": (
-            f"{name} is taken as the {len(table['architectures'])} architectures vLLM {release} "
-            "registers, read from its code, and the names it loads as one of them with another "
-            "ending (a ...ForSequenceClassification as its ...ForCausalLM). It also tries the "
-            "Transformers backend before this error; the release you ran may register fewer, "
-            "a plug-in more."
-        ),
+        "note": wing.architectures_note(table),
+        "asset": wing.architectures_asset(),
     }
 
 
@@ -823,9 +823,17 @@ def _condition(text: str) -> ast.expr | None:
     # "RuntimeError was raised": the extractor's words for an except branch, not Python.
     text = re.sub(r"\b[\w.]+ was raised\b", "_raised", text)
     try:
-        return ast.parse(text, mode="eval").body
+        tree = ast.parse(text, mode="eval").body
     except SyntaxError:
         return None
+    # `(x := f()) > y` compares x: an assignment expression is the name it binds, which
+    # is the value it holds (and the name the message prints it by)
+    return _Unbound().visit(tree)
+
+
+class _Unbound(ast.NodeTransformer):
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
+        return ast.Name(id=node.target.id, ctx=ast.Load())
 
 
 def _side(node: ast.expr, names: set[str]) -> str | int | None:
@@ -1305,6 +1313,15 @@ def error_document_schema(base_url: str) -> dict:
                                 "read prints, by its place in the two messages: old name -> "
                                 "that name. The tests run on a paste of the older wording "
                                 "through it",
+                            },
+                            "figures": {
+                                "type": "object",
+                                "additionalProperties": {"type": "string"},
+                                "description": "generated from the engine's wing, never "
+                                "written by hand: the placeholders of the message's own "
+                                "figures the answer computes from (a KV cache check's "
+                                "`max_model_len`, `needed` and `available` GiB: the longest "
+                                "--max-model-len that fits), as the page's section does",
                             },
                             "registry": {
                                 "type": "object",

@@ -38,7 +38,28 @@ class Sglang(Wing):
             tables.MODULE: Path(calc.__file__).read_bytes(),
             tables.PROTOCOL: Path(protocol.__file__).read_bytes(),
         }
-        return {**module, tables.CALC_DATA: tables.calc_data(content, {**assets, **module})}
+        data = tables.calc_data(content, {**assets, **module})
+        return {**module, tables.CALC_DATA: data, **archs_asset()}
+
+    def architectures(self):
+        from errorkb.projects.sglang import archs
+
+        return archs.table()
+
+    def architectures_note(self, table):
+        name, n = table["held_as"][0], len(table["architectures"])
+        return (
+            f"{name} is taken as the {n} architectures SGLang {table['release']} registers "
+            "(the EntryClass of each model file), read from its code. A model file that fails "
+            'to import is left out, logged before as "Ignore import error when loading …", as '
+            "is one SGLANG_DISABLED_MODEL_ARCHS names; the release you ran may register "
+            "fewer, a plug-in package more."
+        )
+
+    def architectures_asset(self):
+        from errorkb.projects.sglang import archs
+
+        return archs.ASSET
 
     def vendored(self, root):
         return pyodide.vendored(root)
@@ -50,3 +71,16 @@ class Sglang(Wing):
 
 
 WING = Sglang()
+
+
+def archs_asset() -> dict[str, bytes]:
+    """/assets/sglang-archs.json: the architectures SGLang registers (archs.json), which an
+    error page whose Your case reads them fetches when the paste does not print them whole."""
+    import json
+
+    from errorkb.projects.sglang import archs
+
+    table = archs.table()
+    if not table:
+        return {}
+    return {archs.ASSET: json.dumps(table, separators=(",", ":")).encode()}

@@ -102,6 +102,27 @@ class Vllm(Wing):
 
         return archs.table()
 
+    def architectures_note(self, table):
+        name, n = table["held_as"][0], len(table["architectures"])
+        return (
+            f"{name} is taken as the {n} architectures vLLM {table['release']} registers, read "
+            "from its code, and the names it loads as one of them with another ending (a "
+            "...ForSequenceClassification as its ...ForCausalLM). It also tries the "
+            "Transformers backend before this error; the release you ran may register fewer, "
+            "a plug-in more."
+        )
+
+    def architectures_asset(self):
+        from errorkb.projects.vllm import archs
+
+        return archs.ASSET
+
+    def figures(self, record):
+        from errorkb.projects.vllm import memory
+
+        found = memory.RECORDS.get(getattr(record, "id", "")) or {}
+        return dict(found) if {"max_model_len", "needed", "available"} <= set(found) else None
+
     def knowledge(self, files):
         from errorkb.projects.vllm import knowledge
 
