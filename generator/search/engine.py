@@ -1530,7 +1530,8 @@ def rate(
                 inside = bool(block.exception) and doc["exception"] in ctx.settings["levels"]
                 aside = block.beside or (inside and fit.start > 0)
                 rank = ranks["aside"] if aside else ranked
-                fits = (rank, quiet, -shown_of(pat, fit.stop), int(cut_short(pat, fit.stop)))
+                loud = quietness(ctx.settings, doc["exception"], block.level)
+                fits = (rank, loud, -shown_of(pat, fit.stop), int(cut_short(pat, fit.stop)))
                 key = (*fits, removed, other, *rest, pid)
                 if best is None or key < best[0]:
                     result = hit(doc, tier, said_how, fit.values, engines)
@@ -1540,11 +1541,20 @@ def rate(
     shown, _ = fragment(ctx.settings, pat, blocks, fragments) if not doc.get("generic") else (0, [])
     if shown:
         # A fragment: as a partial fit that shows this much, behind the paste's exception
-        key = (ranks["fragment"], quiet, -shown, 1, removed, 1, *rest, pid)
+        key = (ranks["fragment"], 2 * quiet, -shown, 1, removed, 1, *rest, pid)
         return key, hit(doc, "partial", how["fragment"], {}, engines), [], []
     coverage = 1000 * score // doc["weight"] if doc["weight"] else 0
     similar = hit(doc, "similar", how["similar"], {}, engines)
     return (ranks["similar"], -coverage, -score, removed, 0, *rest, pid), similar, [], []
+
+
+def quietness(settings: dict, exception: str, level: str) -> int:
+    """How little a fit complains: 2 a record's line that only reports (INFO), 1 a line the
+    paste itself logs as a warning (a paste that shows an error beside it is about the
+    error: the warning above it is context), else 0."""
+    if exception in settings["quiet"]:
+        return 2
+    return int(level in settings.get("warn", ()))
 
 
 def names_in(block: Block, exception: str) -> bool:

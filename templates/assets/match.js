@@ -1079,7 +1079,9 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
       // A logger's line an exception's message runs on into, after its own text: beside it
       const inside = Boolean(block.exception) && ctx.settings.levels.includes(doc.exception);
       const rank = block.beside || (inside && fit.start > 0) ? ctx.meta.ranks.aside : ranked;
-      const key = [rank, quiet, -shownOf(pat, fit.stop), cutShort(pat, fit.stop) ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
+      // ...and a line the paste logs as a warning after an error's (engine.quietness)
+      const loud = quiet ? 2 : (ctx.settings.warn ?? []).includes(block.level) ? 1 : 0;
+      const key = [rank, loud, -shownOf(pat, fit.stop), cutShort(pat, fit.stop) ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
       if (!best || byKey([key], best) < 0) {
         best = [key, hit(ctx.meta, doc, tier, how, fit.values, engines), ownText(pat, fit.stop), held(pat, fit.values)];
       }
@@ -1088,7 +1090,7 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
   if (best) return best;
   const [shown] = !doc.generic ? fragment(ctx.settings, pat, blocks, fragments) : [0];
   if (shown) {
-    const key = [ctx.meta.ranks.fragment, quiet, -shown, 1, removed, 1, ...rest, pid];
+    const key = [ctx.meta.ranks.fragment, 2 * quiet, -shown, 1, removed, 1, ...rest, pid];
     return [key, hit(ctx.meta, doc, "partial", ctx.how.fragment, {}, engines), [], []];
   }
   const coverage = doc.weight ? Math.floor((1000 * score) / doc.weight) : 0;
