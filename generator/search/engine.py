@@ -313,7 +313,7 @@ def clean(text: str, rules: Rules, settings: dict) -> list[Block]:
             or wrapped
             or current is None
             or current.source
-            or (prefix and prefix != last_prefix)
+            or (prefix and (prefix != last_prefix or anew(prefix, current, line)))
         ):
             current = Block(exception, bool(exception or wrapped), level=level_of(settings, raw))
             blocks.append(current)
@@ -339,6 +339,20 @@ def clean(text: str, rules: Rules, settings: dict) -> list[Block]:
         block.beside = True
         chosen.setdefault(block.text[: settings["block_chars"]], block)
     return [with_forms(rules, settings, b, t) for t, b in chosen.items()]
+
+
+STAMP = re.compile(r"[0-9]{2}:[0-9]{2}:[0-9]{2}")
+ENDED = re.compile(r"[.!?]\s*$")
+
+
+def anew(prefix: str, current: Block | None, line: str) -> bool:
+    """Whether a line under the same log prefix as the line above starts a record of its
+    own: the prefix holds a time (a logger's record header, not "[rank0]: "), the line above
+    ended a sentence and this one opens with a capital: two records of one second (SGLang's
+    warning, then its error, under "[2025-10-15 11:03:35 DP6 TP6 EP6]"). vLLM's logger puts
+    its header on every line of one record, whose second line goes on the first's sentence."""
+    last = current.raws[-1] if current and current.raws else ""
+    return bool(STAMP.search(prefix) and ENDED.search(last) and re.match("[A-Z]", line))
 
 
 def level_of(settings: dict, raw: str) -> str:

@@ -111,6 +111,12 @@ function splitAt(text, spaces) {
   return parts.map((p, n) => (n && p.startsWith("File ") ? `  ${p}` : p));
 }
 
+const STAMP = /[0-9]{2}:[0-9]{2}:[0-9]{2}/;
+const ENDED = /[.!?]\s*$/;
+// engine.anew: a line under the same timed log header as the line above, which ended a
+// sentence, that opens with a capital starts a record of its own
+const anew = (prefix, current, line) => STAMP.test(prefix) && ENDED.test(current?.raws.at(-1) ?? "") && /^[A-Z]/.test(line);
+
 function clean(text, rules, settings) {
   const blocks = [];
   let current = null;
@@ -154,7 +160,7 @@ function clean(text, rules, settings) {
     if (wrapped) line = wrapped[1];
     if (!current && held && !exception && !(prefix && prefix !== lastPrefix)) current = held;
     held = null;
-    if (exception || wrapped || !current || current.source || (prefix && prefix !== lastPrefix)) {
+    if (exception || wrapped || !current || current.source || (prefix && (prefix !== lastPrefix || anew(prefix, current, line)))) {
       open(exception, Boolean(exception || wrapped), false, levelOf(settings, raw));
     }
     add(current, line, rest, settings);
