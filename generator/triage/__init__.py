@@ -68,9 +68,10 @@ def triage(
     named = engine.named_projects(issue + "\n" + hint, hints)
     key = runs or engine_of_repo(hint, programs)
     releases = said_releases(issue, programs)  # the user's, wherever the issue says it
-    candidates = extract.candidates(body, reading, title)
+    parts = extract.sections(body)  # read once, for the candidates and the prose both
+    candidates = extract.candidates(body, reading, title, parts)
     lone = _lone(candidates, reading)
-    said = extract.says_error(body, title)
+    said = extract.says_error(body, title, parts)
     found: dict[str, Finding] = {}
 
     def keep(n: int, m: int, candidate: extract.Candidate, block, result, final: bool) -> None:
