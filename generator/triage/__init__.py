@@ -8,6 +8,7 @@ GitHub comment; `github` posts it.
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from errorkb.search import engine
@@ -70,7 +71,7 @@ def triage(
     releases = said_releases(issue, programs)  # the user's, wherever the issue says it
     parts = extract.sections(body)  # read once, for the candidates and the prose both
     candidates = extract.candidates(body, reading, title, parts)
-    lone = _lone(candidates, reading)
+    lone = _lone(candidates, reading, _one_record(site, key))
     said = extract.says_error(body, title, parts)
     found: dict[str, Finding] = {}
 
@@ -176,17 +177,46 @@ def said_releases(text: str, programs: dict[str, dict]) -> dict[str, str]:
 _RELEASE = r"(?:[\w ]{0,20}? version)?\s*(?:[:=]=?|\s)\s*v?(\d+(?:\.\d+){1,3}(?:\.post\d+)?)\b"
 
 
-def _lone(candidates: list[extract.Candidate], reading: extract.Reading) -> bool:
+def _lone(
+    candidates: list[extract.Candidate],
+    reading: extract.Reading,
+    same: "Callable[[set[str]], bool] | None" = None,
+) -> bool:
     """Whether the body shows one error-like line only (as often as it repeats it): its
     candidates, quotes aside, hold one distinct error line once their log prefixes are off
-    (a template's placeholder in a code block, or a command, is no error line)."""
+    (a template's placeholder in a code block, or a command, is no error line). A few lines
+    that are one message with other values ("... visual.blocks.11.attn.proj will be ignored", then
+    "... mlp.down_proj ...") are one line when `same` says one record is sure of them all."""
     lines = {
         line
         for c in candidates
         if c.kind not in ("title", "quote")
         for line in extract.error_like(c, reading)
     }
-    return len(lines) == 1
+    if len(lines) == 1:
+        return True
+    return same is not None and 1 < len(lines) <= LONE_LINES and same(lines)
+
+
+LONE_LINES = 6  # distinct lines of one message read apart at most, to find that they are
+
+
+def _one_record(site: Site, key: str | None) -> "Callable[[set[str]], bool]":
+    """Whether search is sure of one record for every line (each its best, exact or partial
+    and tied with none)."""
+
+    def same(lines: set[str]) -> bool:
+        ids = set()
+        for line in lines:
+            results = engine.search(site.index, line, engine=key)
+            if not results or results[0].match not in FITS or results[0].tied:
+                return False
+            ids.add(results[0].id)
+            if len(ids) > 1:
+                return False
+        return True
+
+    return same
 
 
 def _speaks(
