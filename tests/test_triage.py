@@ -403,6 +403,18 @@ def test_lines_of_one_message_with_other_values_are_one_lone_line():
     assert not _lone(found, READING, lambda lines: False)
 
 
+def test_a_quote_its_sentence_calls_a_warning_is_warned():
+    # triage holdout9 vllm#30859: 'vLLM prints a warning "Current vLLM config is not set."'
+    text = (
+        'If the code calls it, vLLM prints a warning "Current widget config is not set." and '
+        'goes on. Then it says "Widget count must be positive" and stops.'
+    )
+    assert [(c.text, c.warned) for c in candidates(text)] == [
+        ("Current widget config is not set.", True),
+        ("Widget count must be positive", False),
+    ]
+
+
 def test_a_template_s_placeholder_is_no_error_like_line():
     from errorkb.triage import _lone
 

@@ -244,9 +244,11 @@ def _speaks(
         return False  # a run of a log line's words among others: said in passing, or another
     if candidate.kind in ("title", "span"):  # the line: all of it, or of its first sentence
         return level not in ("DEBUG",) and _whole(result, how)
-    # A WARNING as the body's lone error-like line, or in a block its prose says warns
-    subject = lone or candidate.warned
-    return level in ("WARNING", "WARN") and subject and candidate.kind not in QUOTES
+    # A WARNING as the body's lone error-like line, or in a block its prose says warns; a
+    # quote only when its sentence calls it a warning ('prints a warning "..."')
+    if candidate.kind in QUOTES:
+        return level in ("WARNING", "WARN") and candidate.warned
+    return level in ("WARNING", "WARN") and (lone or candidate.warned)
 
 
 def _announces(result: engine.Result, candidate: extract.Candidate, block: engine.Block) -> bool:

@@ -180,7 +180,22 @@ def _quotes(found: list[Candidate], text: str) -> None:
     for m in _QUOTED.finditer(text):
         quote = next(g for g in m.groups() if g is not None).strip()
         if len(quote.split()) >= QUOTE_WORDS:
+            before = len(found)
             _keep(found, quote, "quote")
+            if len(found) > before and _WARNED.search(_sentence(text, m.start(), m.end())):
+                found[-1].warned = True  # 'vLLM prints a warning "..."': a warning, said so
+
+
+# A sentence that calls what it quotes a warning: 'prints a warning "..."', '"..." warning'
+_WARNED = re.compile(r"\bwarn(?:s|ed|ing|ings)?\b", re.I)
+
+
+def _sentence(text: str, start: int, end: int) -> str:
+    """The sentence of a line around a span, the span left out: from the end of the
+    sentence before it to the end of its own (a full stop and a space, or the line's end)."""
+    opened = max(text.rfind(". ", 0, start), text.rfind("! ", 0, start), text.rfind("? ", 0, start))
+    ends = [i for i in (text.find(". ", end), text.find("! ", end), text.find("? ", end)) if i >= 0]
+    return text[opened + 1 : start] + " " + text[end : min(ends, default=len(text))]
 
 
 def subject(title: str) -> str:
