@@ -645,6 +645,9 @@ def fit_of(
     return None
 
 
+LED_IN = re.compile(r"[:\]] ")  # where a wrapper's words before a message end
+
+
 class Fit:
     def __init__(
         self,
@@ -692,6 +695,20 @@ class Fit:
                     return True
                 start = text.find(seg, start + 1)
             return self.cut and self.cut_first(seg)
+        if i == 0 and self.kinds[0] not in ("", "text") and not self.cut:
+            # A template that opens with a typed value: a wrapper's or a log's words the
+            # cleaning missed may come before it, as before a first literal, ending where
+            # a wrapper ends its own ("...: ", "...] ")
+            for start in [0, *(m.end() for m in LED_IN.finditer(text))]:
+                if self.spend() and self.hole(i, start):
+                    self.start = start
+                    return True
+            return False
+        return self.hole(i, pos)
+
+    def hole(self, i: int, pos: int) -> bool:
+        """Whether segments i... fit the text from pos on, segment i a hole."""
+        pat, text, seg = self.pat, self.text, self.pat[i]
         if i + 1 == len(pat):
             return self.take(seg[0], pos, self.final_end(self.kinds[i], pos))
         nxt = pat[i + 1]

@@ -374,6 +374,8 @@ function fitOf(rules, settings, pat, text, strict, cut, folded = "") {
   return null;
 }
 
+const LED_IN = /[:\]] /g; // where a wrapper's words before a message end (engine.LED_IN)
+
 class Fit {
   constructor(rules, settings, pat, text, strict, anchored, cut, inner) {
     Object.assign(this, { rules, pat, text, anchored, cut, inner, budget: settings.budget, stop: null, start: 0, end: 0 });
@@ -402,6 +404,24 @@ class Fit {
       }
       return this.cut && this.cutFirst(seg);
     }
+    if (i === 0 && this.kinds[0] !== "" && this.kinds[0] !== "text" && !this.cut) {
+      // A template that opens with a typed value: a wrapper's words may come before it,
+      // ending as a wrapper ends its own (engine.LED_IN)
+      for (const start of [0, ...[...text.matchAll(LED_IN)].map((m) => m.index + m[0].length)]) {
+        if (this.spend() && this.hole(i, start)) {
+          this.start = start;
+          return true;
+        }
+      }
+      return false;
+    }
+    return this.hole(i, pos);
+  }
+
+  // engine.Fit.hole: whether segments i... fit the text from pos on, segment i a hole
+  hole(i, pos) {
+    const { pat, text } = this;
+    const seg = pat[i];
     if (i + 1 === pat.length) return this.take(seg[0], pos, this.finalEnd(this.kinds[i], pos));
     const nxt = pat[i + 1];
     for (let end = pos; end <= text.length && this.spend(); end++) {
