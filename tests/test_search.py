@@ -332,6 +332,22 @@ def test_cleaning_keeps_the_exception_lines_of_a_log():
     assert [b.text for b in blocks if b.beside] == ["vLLM API server version 0.33.0"]
 
 
+def test_two_records_under_one_timed_header_are_two_messages():
+    # SGLang's header is the same for two records of one second: a line that opens with a
+    # capital after one that ended a sentence starts a record (triage holdout8 sglang#11648)
+    text = (
+        "[2025-10-15 11:03:35 DP6 TP6] Some requests fail to receive the signal. \n"
+        "[2025-10-15 11:03:35 DP6 TP6] Decode transfer failed for request rank=6\n"
+        "[2025-10-15 11:03:35 DP6 TP6] and its second line"
+    )
+    assert [b.text for b in clean(text)] == [
+        "Some requests fail to receive the signal.",
+        "Decode transfer failed for request rank=6 and its second line",
+    ]
+    # A header with no time goes on every line of one record
+    assert len(clean("[rank0]: Some requests fail.\n[rank0]: Decode transfer failed")) == 1
+
+
 @pytest.mark.slow
 def test_a_megabyte_paste_is_answered_quickly(index):
     junk = "(Worker pid=1) INFO 11-01 09:43:08 [x.py:1] loading weights {} of 9000 [a] (b) c:d\n"

@@ -389,6 +389,32 @@ def test_the_lone_line_is_the_body_s_one_error_like_line_however_often_repeated(
     assert not _lone(candidates(f"```\n{other}\n```"), READING)
 
 
+def test_lines_of_one_message_with_other_values_are_one_lone_line():
+    # triage holdout9 vllm#23796: the same warning for three modules, each a line of its own
+    from errorkb.triage import _lone
+
+    lines = "\n".join(
+        f"WARNING 08-28 05:21:34 [models.py:472] Widget {name} will be ignored."
+        for name in ("a.proj", "b.proj", "c.proj")
+    )
+    found = candidates(f"```\n{lines}\n```")
+    assert not _lone(found, READING)
+    assert _lone(found, READING, lambda lines: len(lines) == 3)  # one record sure of all
+    assert not _lone(found, READING, lambda lines: False)
+
+
+def test_a_quote_its_sentence_calls_a_warning_is_warned():
+    # triage holdout9 vllm#30859: 'vLLM prints a warning "Current vLLM config is not set."'
+    text = (
+        'If the code calls it, vLLM prints a warning "Current widget config is not set." and '
+        'goes on. Then it says "Widget count must be positive" and stops.'
+    )
+    assert [(c.text, c.warned) for c in candidates(text)] == [
+        ("Current widget config is not set.", True),
+        ("Widget count must be positive", False),
+    ]
+
+
 def test_a_template_s_placeholder_is_no_error_like_line():
     from errorkb.triage import _lone
 

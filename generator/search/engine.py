@@ -313,7 +313,7 @@ def clean(text: str, rules: Rules, settings: dict) -> list[Block]:
             or wrapped
             or current is None
             or current.source
-            or (prefix and prefix != last_prefix)
+            or (prefix and (prefix != last_prefix or anew(prefix, current, line)))
         ):
             current = Block(exception, bool(exception or wrapped), level=level_of(settings, raw))
             blocks.append(current)
@@ -339,6 +339,20 @@ def clean(text: str, rules: Rules, settings: dict) -> list[Block]:
         block.beside = True
         chosen.setdefault(block.text[: settings["block_chars"]], block)
     return [with_forms(rules, settings, b, t) for t, b in chosen.items()]
+
+
+STAMP = re.compile(r"[0-9]{2}:[0-9]{2}:[0-9]{2}")
+ENDED = re.compile(r"[.!?]\s*$")
+
+
+def anew(prefix: str, current: Block | None, line: str) -> bool:
+    """Whether a line under the same log prefix as the line above starts a record of its
+    own: the prefix holds a time (a logger's record header, not "[rank0]: "), the line above
+    ended a sentence and this one opens with a capital: two records of one second (SGLang's
+    warning, then its error, under "[2025-10-15 11:03:35 DP6 TP6 EP6]"). vLLM's logger puts
+    its header on every line of one record, whose second line goes on the first's sentence."""
+    last = current.raws[-1] if current and current.raws else ""
+    return bool(STAMP.search(prefix) and ENDED.search(last) and re.match("[A-Z]", line))
 
 
 def level_of(settings: dict, raw: str) -> str:
@@ -631,6 +645,9 @@ def fit_of(
     return None
 
 
+LED_IN = re.compile(r"[:\]] ")  # where a wrapper's words before a message end
+
+
 class Fit:
     def __init__(
         self,
@@ -678,6 +695,20 @@ class Fit:
                     return True
                 start = text.find(seg, start + 1)
             return self.cut and self.cut_first(seg)
+        if i == 0 and self.kinds[0] not in ("", "text") and not self.cut:
+            # A template that opens with a typed value: a wrapper's or a log's words the
+            # cleaning missed may come before it, as before a first literal, ending where
+            # a wrapper ends its own ("...: ", "...] ")
+            for start in [0, *(m.end() for m in LED_IN.finditer(text))]:
+                if self.spend() and self.hole(i, start):
+                    self.start = start
+                    return True
+            return False
+        return self.hole(i, pos)
+
+    def hole(self, i: int, pos: int) -> bool:
+        """Whether segments i... fit the text from pos on, segment i a hole."""
+        pat, text, seg = self.pat, self.text, self.pat[i]
         if i + 1 == len(pat):
             return self.take(seg[0], pos, self.final_end(self.kinds[i], pos))
         nxt = pat[i + 1]
@@ -1530,7 +1561,8 @@ def rate(
                 inside = bool(block.exception) and doc["exception"] in ctx.settings["levels"]
                 aside = block.beside or (inside and fit.start > 0)
                 rank = ranks["aside"] if aside else ranked
-                fits = (rank, quiet, -shown_of(pat, fit.stop), int(cut_short(pat, fit.stop)))
+                loud = quietness(ctx.settings, doc["exception"], block.level)
+                fits = (rank, loud, -shown_of(pat, fit.stop), int(cut_short(pat, fit.stop)))
                 key = (*fits, removed, other, *rest, pid)
                 if best is None or key < best[0]:
                     result = hit(doc, tier, said_how, fit.values, engines)
@@ -1540,11 +1572,20 @@ def rate(
     shown, _ = fragment(ctx.settings, pat, blocks, fragments) if not doc.get("generic") else (0, [])
     if shown:
         # A fragment: as a partial fit that shows this much, behind the paste's exception
-        key = (ranks["fragment"], quiet, -shown, 1, removed, 1, *rest, pid)
+        key = (ranks["fragment"], 2 * quiet, -shown, 1, removed, 1, *rest, pid)
         return key, hit(doc, "partial", how["fragment"], {}, engines), [], []
     coverage = 1000 * score // doc["weight"] if doc["weight"] else 0
     similar = hit(doc, "similar", how["similar"], {}, engines)
     return (ranks["similar"], -coverage, -score, removed, 0, *rest, pid), similar, [], []
+
+
+def quietness(settings: dict, exception: str, level: str) -> int:
+    """How little a fit complains: 2 a record's line that only reports (INFO), 1 a line the
+    paste itself logs as a warning (a paste that shows an error beside it is about the
+    error: the warning above it is context), else 0."""
+    if exception in settings["quiet"]:
+        return 2
+    return int(level in settings.get("warn", ()))
 
 
 def names_in(block: Block, exception: str) -> bool:

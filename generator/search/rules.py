@@ -60,6 +60,9 @@ QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     # Log levels that report, not complain: a fit of such a line ranks after the fits of a
     # warning's, an error's or an exception's of its tier (a paste shows them beside it)
     "quiet": ["INFO", "DEBUG"],
+    # ...and a warning's fit ranks after an error's or an exception's of its tier: a paste
+    # that shows both is about the error, the warning above it is context
+    "warn": ["WARNING", "WARN"],
     # The levels of a logger's lines, which records of log lines have for an exception: such
     # a line an exception's message runs on into, after its own text, is read beside it
     "levels": ["CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG"],

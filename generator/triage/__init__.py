@@ -8,6 +8,7 @@ GitHub comment; `github` posts it.
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from errorkb.search import engine
@@ -68,9 +69,10 @@ def triage(
     named = engine.named_projects(issue + "\n" + hint, hints)
     key = runs or engine_of_repo(hint, programs)
     releases = said_releases(issue, programs)  # the user's, wherever the issue says it
-    candidates = extract.candidates(body, reading, title)
-    lone = _lone(candidates, reading)
-    said = extract.says_error(body, title)
+    parts = extract.sections(body)  # read once, for the candidates and the prose both
+    candidates = extract.candidates(body, reading, title, parts)
+    lone = _lone(candidates, reading, _one_record(site, key))
+    said = extract.says_error(body, title, parts)
     found: dict[str, Finding] = {}
 
     def keep(n: int, m: int, candidate: extract.Candidate, block, result, final: bool) -> None:
@@ -175,17 +177,46 @@ def said_releases(text: str, programs: dict[str, dict]) -> dict[str, str]:
 _RELEASE = r"(?:[\w ]{0,20}? version)?\s*(?:[:=]=?|\s)\s*v?(\d+(?:\.\d+){1,3}(?:\.post\d+)?)\b"
 
 
-def _lone(candidates: list[extract.Candidate], reading: extract.Reading) -> bool:
+def _lone(
+    candidates: list[extract.Candidate],
+    reading: extract.Reading,
+    same: "Callable[[set[str]], bool] | None" = None,
+) -> bool:
     """Whether the body shows one error-like line only (as often as it repeats it): its
     candidates, quotes aside, hold one distinct error line once their log prefixes are off
-    (a template's placeholder in a code block, or a command, is no error line)."""
+    (a template's placeholder in a code block, or a command, is no error line). A few lines
+    that are one message with other values ("... visual.blocks.11.attn.proj will be ignored", then
+    "... mlp.down_proj ...") are one line when `same` says one record is sure of them all."""
     lines = {
         line
         for c in candidates
         if c.kind not in ("title", "quote")
         for line in extract.error_like(c, reading)
     }
-    return len(lines) == 1
+    if len(lines) == 1:
+        return True
+    return same is not None and 1 < len(lines) <= LONE_LINES and same(lines)
+
+
+LONE_LINES = 6  # distinct lines of one message read apart at most, to find that they are
+
+
+def _one_record(site: Site, key: str | None) -> "Callable[[set[str]], bool]":
+    """Whether search is sure of one record for every line (each its best, exact or partial
+    and tied with none)."""
+
+    def same(lines: set[str]) -> bool:
+        ids = set()
+        for line in lines:
+            results = engine.search(site.index, line, engine=key)
+            if not results or results[0].match not in FITS or results[0].tied:
+                return False
+            ids.add(results[0].id)
+            if len(ids) > 1:
+                return False
+        return True
+
+    return same
 
 
 def _speaks(
@@ -213,9 +244,11 @@ def _speaks(
         return False  # a run of a log line's words among others: said in passing, or another
     if candidate.kind in ("title", "span"):  # the line: all of it, or of its first sentence
         return level not in ("DEBUG",) and _whole(result, how)
-    # A WARNING as the body's lone error-like line, or in a block its prose says warns
-    subject = lone or candidate.warned
-    return level in ("WARNING", "WARN") and subject and candidate.kind not in QUOTES
+    # A WARNING as the body's lone error-like line, or in a block its prose says warns; a
+    # quote only when its sentence calls it a warning ('prints a warning "..."')
+    if candidate.kind in QUOTES:
+        return level in ("WARNING", "WARN") and candidate.warned
+    return level in ("WARNING", "WARN") and (lone or candidate.warned)
 
 
 def _announces(result: engine.Result, candidate: extract.Candidate, block: engine.Block) -> bool:

@@ -102,10 +102,23 @@ class Candidate:
     warned: bool = False
 
 
-def candidates(body: str, rules: Reading, title: str = "") -> list[Candidate]:
-    """The pieces of a body that may hold an error, in the order they appear; the issue's
-    title, when it has more than its template's tag, first."""
+Sections = list[tuple[str, list[str]]]
+
+
+def sections(body: str) -> Sections:
+    """A body's fenced blocks ("code", lines) and what lies between them ("text", lines),
+    without the templates' hints (HTML comments) and HTML tags: read once for an issue,
+    by candidates and says_error both."""
     body = _untagged(_COMMENT.sub("", body[:MAX_BODY].replace("\r\n", "\n")))
+    return list(_sections(body.split("\n")))
+
+
+def candidates(
+    body: str, rules: Reading, title: str = "", parts: Sections | None = None
+) -> list[Candidate]:
+    """The pieces of a body that may hold an error, in the order they appear; the issue's
+    title, when it has more than its template's tag, first. `parts` are the body's
+    sections, when already read."""
     found: list[Candidate] = []
     head = subject(title)
     if head:
@@ -114,7 +127,7 @@ def candidates(body: str, rules: Reading, title: str = "") -> list[Candidate]:
         for candidate in found:
             candidate.in_title = True
     said = ""  # the last line of prose above a block
-    for kind, lines in _sections(body.split("\n")):
+    for kind, lines in sections(body) if parts is None else parts:
         if kind == "code":
             if not _environment(lines):
                 before = len(found)
@@ -151,13 +164,13 @@ _SAYS_ERROR = re.compile(
 )
 
 
-def says_error(body: str, title: str = "") -> bool:
+def says_error(body: str, title: str = "", parts: Sections | None = None) -> bool:
     """Whether the title or the body's prose (its code blocks and the templates' hints
     aside) says an error happens: a raise statement quoted with no traceback is code the
-    user read, and is the issue's error only when the user says it is raised."""
-    body = _untagged(_COMMENT.sub("", body[:MAX_BODY].replace("\r\n", "\n")))
-    sections = _sections(body.split("\n"))
-    prose = [line for kind, lines in sections if kind == "text" for line in lines]
+    user read, and is the issue's error only when the user says it is raised. `parts` are
+    the body's sections, when already read."""
+    parts = sections(body) if parts is None else parts
+    prose = [line for kind, lines in parts if kind == "text" for line in lines]
     prose = [line for line in prose if not line.lstrip().startswith("#")]  # template headings
     return bool(_SAYS_ERROR.search(subject(title) + "\n" + "\n".join(prose)))
 
@@ -167,7 +180,22 @@ def _quotes(found: list[Candidate], text: str) -> None:
     for m in _QUOTED.finditer(text):
         quote = next(g for g in m.groups() if g is not None).strip()
         if len(quote.split()) >= QUOTE_WORDS:
+            before = len(found)
             _keep(found, quote, "quote")
+            if len(found) > before and _WARNED.search(_sentence(text, m.start(), m.end())):
+                found[-1].warned = True  # 'vLLM prints a warning "..."': a warning, said so
+
+
+# A sentence that calls what it quotes a warning: 'prints a warning "..."', '"..." warning'
+_WARNED = re.compile(r"\bwarn(?:s|ed|ing|ings)?\b", re.I)
+
+
+def _sentence(text: str, start: int, end: int) -> str:
+    """The sentence of a line around a span, the span left out: from the end of the
+    sentence before it to the end of its own (a full stop and a space, or the line's end)."""
+    opened = max(text.rfind(". ", 0, start), text.rfind("! ", 0, start), text.rfind("? ", 0, start))
+    ends = [i for i in (text.find(". ", end), text.find("! ", end), text.find("? ", end)) if i >= 0]
+    return text[opened + 1 : start] + " " + text[end : min(ends, default=len(text))]
 
 
 def subject(title: str) -> str:

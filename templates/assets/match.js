@@ -111,6 +111,12 @@ function splitAt(text, spaces) {
   return parts.map((p, n) => (n && p.startsWith("File ") ? `  ${p}` : p));
 }
 
+const STAMP = /[0-9]{2}:[0-9]{2}:[0-9]{2}/;
+const ENDED = /[.!?]\s*$/;
+// engine.anew: a line under the same timed log header as the line above, which ended a
+// sentence, that opens with a capital starts a record of its own
+const anew = (prefix, current, line) => STAMP.test(prefix) && ENDED.test(current?.raws.at(-1) ?? "") && /^[A-Z]/.test(line);
+
 function clean(text, rules, settings) {
   const blocks = [];
   let current = null;
@@ -154,7 +160,7 @@ function clean(text, rules, settings) {
     if (wrapped) line = wrapped[1];
     if (!current && held && !exception && !(prefix && prefix !== lastPrefix)) current = held;
     held = null;
-    if (exception || wrapped || !current || current.source || (prefix && prefix !== lastPrefix)) {
+    if (exception || wrapped || !current || current.source || (prefix && (prefix !== lastPrefix || anew(prefix, current, line)))) {
       open(exception, Boolean(exception || wrapped), false, levelOf(settings, raw));
     }
     add(current, line, rest, settings);
@@ -368,6 +374,8 @@ function fitOf(rules, settings, pat, text, strict, cut, folded = "") {
   return null;
 }
 
+const LED_IN = /[:\]] /g; // where a wrapper's words before a message end (engine.LED_IN)
+
 class Fit {
   constructor(rules, settings, pat, text, strict, anchored, cut, inner) {
     Object.assign(this, { rules, pat, text, anchored, cut, inner, budget: settings.budget, stop: null, start: 0, end: 0 });
@@ -396,6 +404,24 @@ class Fit {
       }
       return this.cut && this.cutFirst(seg);
     }
+    if (i === 0 && this.kinds[0] !== "" && this.kinds[0] !== "text" && !this.cut) {
+      // A template that opens with a typed value: a wrapper's words may come before it,
+      // ending as a wrapper ends its own (engine.LED_IN)
+      for (const start of [0, ...[...text.matchAll(LED_IN)].map((m) => m.index + m[0].length)]) {
+        if (this.spend() && this.hole(i, start)) {
+          this.start = start;
+          return true;
+        }
+      }
+      return false;
+    }
+    return this.hole(i, pos);
+  }
+
+  // engine.Fit.hole: whether segments i... fit the text from pos on, segment i a hole
+  hole(i, pos) {
+    const { pat, text } = this;
+    const seg = pat[i];
     if (i + 1 === pat.length) return this.take(seg[0], pos, this.finalEnd(this.kinds[i], pos));
     const nxt = pat[i + 1];
     for (let end = pos; end <= text.length && this.spend(); end++) {
@@ -1079,7 +1105,9 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
       // A logger's line an exception's message runs on into, after its own text: beside it
       const inside = Boolean(block.exception) && ctx.settings.levels.includes(doc.exception);
       const rank = block.beside || (inside && fit.start > 0) ? ctx.meta.ranks.aside : ranked;
-      const key = [rank, quiet, -shownOf(pat, fit.stop), cutShort(pat, fit.stop) ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
+      // ...and a line the paste logs as a warning after an error's (engine.quietness)
+      const loud = quiet ? 2 : (ctx.settings.warn ?? []).includes(block.level) ? 1 : 0;
+      const key = [rank, loud, -shownOf(pat, fit.stop), cutShort(pat, fit.stop) ? 1 : 0, removed, named ? 0 : 1, ...rest, pid];
       if (!best || byKey([key], best) < 0) {
         best = [key, hit(ctx.meta, doc, tier, how, fit.values, engines), ownText(pat, fit.stop), held(pat, fit.values)];
       }
@@ -1088,7 +1116,7 @@ function rate(ctx, doc, blocks, score, pid, said, engines, fragments = true) {
   if (best) return best;
   const [shown] = !doc.generic ? fragment(ctx.settings, pat, blocks, fragments) : [0];
   if (shown) {
-    const key = [ctx.meta.ranks.fragment, quiet, -shown, 1, removed, 1, ...rest, pid];
+    const key = [ctx.meta.ranks.fragment, 2 * quiet, -shown, 1, removed, 1, ...rest, pid];
     return [key, hit(ctx.meta, doc, "partial", ctx.how.fragment, {}, engines), [], []];
   }
   const coverage = doc.weight ? Math.floor((1000 * score) / doc.weight) : 0;
