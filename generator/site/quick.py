@@ -57,8 +57,8 @@ class State:
     answers: dict[str, list[str]]
     # What the outputs of many records declare (BuildResult.listed): id -> the URLs of those
     # that show it in full (a former id's document); and, marshalled, id -> those that show
-    # it as a row, read on an edit of what listings show. An edit one of them shows that
-    # the rebuild would not remake takes the full build.
+    # it as a row or list it, read on an edit of what listings show. An edit one of them
+    # shows that the rebuild would not remake takes the full build.
     full_in: dict[str, list[str]]
     rows_in: bytes
     full_text: dict[str, str]  # URL -> key of each page, as the main full-text index holds it
@@ -478,8 +478,8 @@ def _listings(
     units += _pattern_units(writer, plan, state, record)
     units.append(_document_unit(writer, plan, state, record))
     for url in sorted({urls.id_list(i[: shortlinks.SHARD]) for i in [record.id, *record.aliases]}):
-        key, body = shortlinks.retitled_id_list(_live(writer, url), record.id, record.title)
-        units.append(plan.site_page((url, key, body)))
+        key, body, listed = shortlinks.retitled_id_list(_live(writer, url), record.id, record.title)
+        units.append(plan.site_page((url, key, body, listed)))
     return units
 
 
