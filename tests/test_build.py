@@ -322,6 +322,34 @@ def test_incremental_build_gives_exactly_the_output_of_a_full_build(kb, tmp_path
     assert not (kb / "site/errors/00000000000000c3").exists()
 
 
+def test_the_pages_that_list_records_declare_them(kb):
+    """The home page, the feed, the project and tag pages, the guides, the pages at former
+    ids, the id lists and the pages of patterns declare the records they list (Shows.lists):
+    the inverse the full build keeps names them, so an edit of one that the quick rebuild
+    would not remake takes the full build."""
+    plan = build_module.load_plan(kb)
+    units = {u.url: u.shows for name in ("site pages", "search index")
+             for u in plan.producers()[name]()}  # fmt: skip
+    content, links = plan.content, plan.links
+    recent = [r.id for r in links.recent[:20]]
+    assert list(units[urls.home()].lists) == recent
+    assert set(units[urls.feed()].lists) <= set(recent) | {r.id for r in links.recent}
+    for key in content.projects:
+        listed = [r.id for recs in links.by_file.get(key, {}).values() for r in recs]
+        assert set(units[urls.project(key)].lists) <= set(listed)
+    tagged = {t for r in content.records.values() for t in r.data.get("tags", ())}
+    assert tagged and all(units[urls.tag(t)].lists for t in tagged)
+    for guide in content.guides:
+        assert units[urls.guide(guide.slug)].lists
+    for alias, target in content.aliases.items():
+        assert units[urls.error(alias)].lists == (target,)
+    id_lists = [url for url in units if url.startswith(urls.id_list("")[: -len(".json")])]
+    assert {rid for url in id_lists for rid in units[url].lists} == content.records.keys()
+    patterns = [url for url in units if url.startswith(urls.search_patterns("")[:-5])]
+    assert patterns and content.records.keys() <= {r for u in patterns for r in units[u].lists}
+    assert not units[urls.sitemap()].lists and not units[urls.robots()].lists
+
+
 def test_every_output_declares_what_it_shows_and_is_keyed_by_that_alone(kb):
     """Each producer's outputs and each record's page carry a Shows, and their key is
     key_of that declaration (one recipe for every key)."""

@@ -92,7 +92,7 @@ def _search_pages(written: list[str]) -> list[str]:
 def test_the_index_by_parts_is_the_site_index(kb):
     _many(kb)
     content = load_content(kb)
-    parts = {url: made if isinstance(made, bytes) else made() for url, _, made in
+    parts = {url: made if isinstance(made, bytes) else made() for url, _, made, _ in
              search_index.site_index_parts(content, "code")}  # fmt: skip
     assert parts == search_index.site_index(content)
     assert len(_search_pages(list(parts))) == 6  # 44 patterns: the fixture's and these 40

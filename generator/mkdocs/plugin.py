@@ -215,9 +215,10 @@ class FramedPages(Pages):
     def site_page_parts(self):
         skip = {make() for make in HOST_HAS + UNUSED}
         id_lists = urls.id_list("")[: -len(".json")]  # the 404 page's, which the host has
-        for url, key, made in super().site_page_parts():
+        for part in super().site_page_parts():
+            url = part[0]
             if url not in skip and not url.startswith(id_lists):
-                yield url, key, made
+                yield part
 
 
 class FramedPlan(Plan):

@@ -273,12 +273,13 @@ def index_files(
 
 def site_index_parts(
     content: "Content", salt: str
-) -> Iterator[tuple[str, str, bytes | Callable[[], bytes]]]:
-    """site_index's files as (url, key, bytes or how to make them), for a build that keeps
-    the files whose key is unchanged. index.json and the word shards are made from every
-    pattern's words and keyed by their bytes; a page of patterns is keyed by what it is
-    made from (`salt`, the code's key; its records' digests; its patterns' weights), and
-    made only when asked: an edit of a record makes its page alone."""
+) -> Iterator[tuple[str, str, bytes | Callable[[], bytes], tuple[str, ...]]]:
+    """site_index's files as (url, key, bytes or how to make them, the ids of the records
+    whose rows it shows), for a build that keeps the files whose key is unchanged.
+    index.json and the word shards are made from every pattern's words and keyed by their
+    bytes; a page of patterns is keyed by what it is made from (`salt`, the code's key;
+    its records' digests; its patterns' weights), and made only when asked: an edit of a
+    record makes its page alone."""
     names = project_names(content)
     slots = index_slots(content)
     patterns = [_record_patterns(r)[n] for r, n in slots]
@@ -296,7 +297,7 @@ def site_index_parts(
         project_starts([names[r.project] for r, _ in slots]),
     )
     for url, body in head:
-        yield url, hashlib.sha1(body).hexdigest(), body
+        yield url, hashlib.sha1(body).hexdigest(), body, ()
     extras = search_extras(content)
     for start in range(0, len(slots), PAGE):
         totals = [sum(weights[w] for w in words) for words in own[start : start + PAGE]]
@@ -328,10 +329,11 @@ def patterns_page(
     salt: str,
     answers: dict[str, Answer] | None = None,
     extras: dict[str, Extra] | None = None,
-) -> tuple[str, str, Callable[[], bytes]]:
+) -> tuple[str, str, Callable[[], bytes], tuple[str, ...]]:
     """A page of patterns (`page`: its slots, `totals`: their words' weights, `answers`:
-    its removed records', page_answers) as (url, key, how to make it): keyed by what it is
-    made from (`salt`: the code's key)."""
+    its removed records', page_answers) as (url, key, how to make it, the ids of the records
+    it shows as rows: its slots' and their answers'): keyed by what it is made from
+    (`salt`: the code's key)."""
     answers, extras = answers or {}, extras or {}
     inputs = [salt] + [
         f"{names[r.project]}\0{r.id}\0{r.outward}\0{n}\0{total}\0{answers.get(r.id)}"
@@ -340,7 +342,8 @@ def patterns_page(
     ]
     key = hashlib.sha1("\n".join(inputs).encode()).hexdigest()
     made = functools.partial(_slots_page, page, names, totals, answers, extras)
-    return urls.search_patterns(str(number)), key, made
+    shown = [r.id for r, _ in page] + [answer[0] for answer in answers.values() if answer[0]]
+    return urls.search_patterns(str(number)), key, made, tuple(dict.fromkeys(shown))
 
 
 def _slots_page(

@@ -37,7 +37,7 @@ from errorkb.registry import wings
 from errorkb.search import index as search_index
 from errorkb.site import api, cards, check, markup, paging, publish, shortlinks
 from errorkb.site.linking import Links, link
-from errorkb.site.pages import Pages
+from errorkb.site.pages import Pages, SitePart
 from errorkb.site.publish import TREE, BuildError, Entry, Writer, safe_output_path
 from errorkb.site.shows import BASE, CODE, Shows, guide, key_of, made_every_build
 
@@ -256,20 +256,20 @@ class Listed:
 
     def add(self, unit: "Unit") -> None:
         shows = unit.shows
-        if shows.full or shows.rows or shows.files:
+        if shows.full or shows.rows or shows.files or shows.lists:
             self.declared.append((unit.url, shows))
 
     def inverse(self, plan: "Plan") -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         """record id -> the URLs of the outputs that show it in full; record id -> those
-        that show it as a row (or as one of a source file's records). One URL is one object
-        in all its lists: marshal writes it once."""
+        that show it as a row, as one of a source file's records, or list it. One URL is
+        one object in all its lists: marshal writes it once."""
         by_file = plan.links.by_file
         full: dict[str, list[str]] = {}
         rows: dict[str, list[str]] = {}
         for url, shows in self.declared:
             for rid in shows.full:
                 full.setdefault(rid, []).append(url)
-            ids = [*shows.rows]
+            ids = [*shows.rows, *shows.lists]
             ids += [r.id for project, path in shows.files for r in by_file[project][path]]
             for rid in dict.fromkeys(ids):
                 rows.setdefault(rid, []).append(url)
@@ -410,22 +410,26 @@ class Plan:
 
     def search_index(self) -> Iterable[Unit]:
         """Its pages of patterns keyed by their records, made only when changed."""
-        for url, key, made in search_index.site_index_parts(self.content, self.code_key):
-            yield self.patterns_unit(url, key, made)
+        for part in search_index.site_index_parts(self.content, self.code_key):
+            yield self.patterns_unit(*part)
 
-    def patterns_unit(self, url: str, key: str, made: bytes | Callable[[], bytes]) -> Unit:
+    def patterns_unit(
+        self, url: str, key: str, made: bytes | Callable[[], bytes], rows: tuple[str, ...]
+    ) -> Unit:
         """A file of the search index, keyed as search_index makes its key (by its records'
-        rows and its words' weights, or by its bytes) and the code."""
-        return self.unit(url, Shows(names=(CODE,), args=(key,)), made)
+        rows and its words' weights, or by its bytes) and the code; a page of patterns
+        declares the records it lists (their rows are in its key already)."""
+        return self.unit(url, Shows(names=(CODE,), args=(key,), lists=rows), made)
 
     def site_pages(self) -> Iterable[Unit]:
         """Keyed by what each is made from, made only when that changed."""
         return map(self.site_page, self.pages.site_page_parts())
 
-    def site_page(self, part: tuple[str, str, bytes | Callable[[], bytes]]) -> Unit:
-        """A page Pages makes, keyed by what it is made from and what every page is."""
-        url, key, made = part
-        return self.unit(url, Shows(names=(BASE,), args=(key,)), made)
+    def site_page(self, part: SitePart) -> Unit:
+        """A page Pages makes, keyed by what it is made from and what every page is; one
+        that lists records declares them (what it shows of each is in its key)."""
+        url, key, made, listed = part
+        return self.unit(url, Shows(names=(BASE,), args=(key,), lists=listed), made)
 
     def api_files(self) -> Iterable[Unit]:
         """An alias's document keyed as its record's page, a project's document by its

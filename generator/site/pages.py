@@ -71,6 +71,9 @@ def headers_file() -> bytes:
 
 
 Part = bytes | Callable[[], bytes]  # a file's bytes, or how to make them
+# A page as site_page_parts makes it: (URL, key, bytes or how to make them, the ids of the
+# records it shows as rows: their titles, summaries, what Record.outward covers)
+SitePart = tuple[str, str, Part, tuple[str, ...]]
 SITEMAP_URLS = 50_000  # the most one sitemap file may list (sitemaps.org)
 
 
@@ -148,14 +151,16 @@ class Pages:
 
     def site_pages(self) -> Iterator[tuple[str, bytes]]:
         """Everything that is not an error page."""
-        for url, _, made in self.site_page_parts():
+        for url, _, made, _ in self.site_page_parts():
             yield url, made if isinstance(made, bytes) else made()
 
-    def site_page_parts(self) -> Iterator[tuple[str, str, Part]]:
-        """site_pages as (url, key, bytes or how to make them): a page rendered from a
-        template is keyed by the arguments it is given (records and guides by their
-        digests) and made only when asked; the others are made and keyed by their bytes.
-        (The key leaves out what every page depends on: the code, templates and settings.)"""
+    def site_page_parts(self) -> Iterator[SitePart]:
+        """site_pages as (url, key, bytes or how to make them, ids of the records shown as
+        rows): a page rendered from a template is keyed by the arguments it is given
+        (records and guides by their digests) and made only when asked; the others are
+        made and keyed by their bytes. (The key leaves out what every page depends on: the
+        code, templates and settings.) A page that lists records declares them (SitePart):
+        the quick rebuild remakes it after an edit of what it shows of one."""
         content, links = self.content, self.links
         counts = {
             key: sum(map(len, links.by_file.get(key, {}).values())) for key in content.projects
@@ -205,11 +210,11 @@ class Pages:
 
     def home_part(
         self, total: int, explained: int, counts: dict[str, int], recent: list[Record]
-    ) -> tuple[str, str, Part]:
+    ) -> SitePart:
         """The home page: how many records there are, explained and by project, and the
         newest (`recent`)."""
         site = self.content.site
-        return self._later(
+        part = self._later(
             "home.html",
             urls.home(),
             site["title"],
@@ -220,6 +225,7 @@ class Pages:
             guides=self.content.guides,
             recent=recent,
         )
+        return _listing(part, (r.id for r in recent))
 
     def project_part(
         self,
@@ -227,7 +233,7 @@ class Pages:
         count: int,
         files: dict[str, list[str]],
         indexed: list[tuple[str, tuple]],
-    ) -> tuple[str, str, Part]:
+    ) -> SitePart:
         """A project's page: how many records it has (`count`), the source files they are
         raised in (path -> ids) and the records its listings name, as (id, listed_entry):
         first a short index (explained first, then by demand), then its tags and files."""
@@ -238,7 +244,7 @@ class Pages:
         for entry in ordered:
             for tag in entry["tags"]:
                 tags[tag] = tags.get(tag, 0) + 1
-        return self._later(
+        part = self._later(
             "project.html",
             urls.project(key),
             f"{project.name} errors",
@@ -253,8 +259,9 @@ class Pages:
             tags=sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))[:TAG_COUNT],
             count=count,
         )
+        return _listing(part, (e["id"] for e in ordered))
 
-    def tag_parts(self, indexed: dict[str, tuple]) -> Iterator[tuple[str, str, Part]]:
+    def tag_parts(self, indexed: dict[str, tuple]) -> Iterator[SitePart]:
         """A page for each tag the records carry, listing them (explained first, then by
         demand), and the list of tags; nothing where no record carries one."""
         tagged: dict[str, list[tuple[str, tuple]]] = {}
@@ -274,10 +281,10 @@ class Pages:
             tags=counts,
         )
 
-    def tag_part(self, tag: str, entries: list[tuple[str, tuple]]) -> tuple[str, str, Part]:
+    def tag_part(self, tag: str, entries: list[tuple[str, tuple]]) -> SitePart:
         """The page of one tag: the records that carry it, as (id, listed_entry)."""
         ordered = _ordered(entries)
-        return self._later(
+        part = self._later(
             "tag.html",
             urls.tag(tag),
             f"Errors tagged {tag}",
@@ -286,27 +293,31 @@ class Pages:
             tag=tag,
             entries=ordered,
         )
+        return _listing(part, (e["id"] for e in ordered))
 
-    def feed_part(self, recent: list[Record]) -> tuple[str, str, Part]:
+    def feed_part(self, recent: list[Record]) -> SitePart:
         """The feed of the newest records that have a date (`recent`)."""
         updated = recent[0].modified if recent else "1970-01-01"
         made = functools.partial(self.render, "feed.xml", records=recent, updated=updated)
-        return urls.feed(), _key(["feed.xml", recent, updated]), made
+        rows = tuple(r.id for r in recent)
+        return urls.feed(), _key(["feed.xml", recent, updated]), made, rows
 
-    def guide_part(self, guide: Guide) -> tuple[str, str, Part]:
+    def guide_part(self, guide: Guide) -> SitePart:
         covered = [resolve(self.content, ident) for ident in guide.errors]
         made = functools.partial(self._guide, guide)
-        return urls.guide(guide.slug), _key(["guide", guide, covered]), made
+        rows = tuple(dict.fromkeys(r.id for r in covered))
+        return urls.guide(guide.slug), _key(["guide", guide, covered]), made, rows
 
-    def redirect_part(self, alias: str, record: Record) -> tuple[str, str, Part]:
+    def redirect_part(self, alias: str, record: Record) -> SitePart:
         """The page at a record's former id, which sends to its page."""
         made = functools.partial(self.render, "redirect.html", target=record)
-        return urls.error(alias), _key(["redirect.html", record]), made
+        return urls.error(alias), _key(["redirect.html", record]), made, (record.id,)
 
-    def _later(self, name: str, url: str, title: str, description: str, **context):
-        """A page (as `page` makes it), keyed by its arguments, made when asked."""
+    def _later(self, name: str, url: str, title: str, description: str, **context) -> SitePart:
+        """A page (as `page` makes it), keyed by its arguments, made when asked; it
+        declares no rows (a caller whose page lists records replaces them)."""
         made = functools.partial(self.page, name, url, title, description, **context)
-        return url, _key([name, url, title, description, context]), made
+        return url, _key([name, url, title, description, context]), made, ()
 
     def source_file(self, key: str, path: str) -> bytes:
         """The page of one source file: every error raised in it, by line."""
@@ -339,21 +350,21 @@ class Pages:
             edit_url=urls.github_edit(site["repo"], site["branch"], guide.path),
         )
 
-    def _sitemaps(self) -> Iterator[tuple[str, str, Part]]:
+    def _sitemaps(self) -> Iterator[SitePart]:
         """/sitemap.xml; past the 50,000 URLs one sitemap may list, an index of parts."""
         entries = self._sitemap_entries()
         if len(entries) <= SITEMAP_URLS:
             made = functools.partial(self.render, "sitemap.xml", entries=entries)
-            yield urls.sitemap(), _key(["sitemap.xml", entries]), made
+            yield urls.sitemap(), _key(["sitemap.xml", entries]), made, ()
             return
         parts = [entries[i : i + SITEMAP_URLS] for i in range(0, len(entries), SITEMAP_URLS)]
         for n, part in enumerate(parts, 1):
             made = functools.partial(self.render, "sitemap.xml", entries=part)
-            yield urls.sitemap(n), _key(["sitemap.xml", part]), made
+            yield urls.sitemap(n), _key(["sitemap.xml", part]), made, ()
         listed = [(urls.sitemap(n), max(filter(None, (d for _, d in part)), default=None))
                   for n, part in enumerate(parts, 1)]  # fmt: skip
         made = functools.partial(self.render, "sitemap-index.xml", parts=listed)
-        yield urls.sitemap(), _key(["sitemap-index.xml", listed]), made
+        yield urls.sitemap(), _key(["sitemap-index.xml", listed]), made, ()
 
     def _sitemap_entries(self) -> list[tuple[str, str | None]]:
         content = self.content
@@ -374,10 +385,16 @@ class Pages:
         return entries
 
 
-def _keyed(files: Iterable[tuple[str, bytes]]) -> Iterator[tuple[str, str, Part]]:
+def _listing(part: SitePart, ids: Iterable[str]) -> SitePart:
+    """A page that lists these records as rows, declaring them."""
+    url, key, made, _ = part
+    return url, key, made, tuple(ids)
+
+
+def _keyed(files: Iterable[tuple[str, bytes]]) -> Iterator[SitePart]:
     """Files made already, keyed by their bytes."""
     for url, body in files:
-        yield url, hashlib.sha1(body).hexdigest(), body
+        yield url, hashlib.sha1(body).hexdigest(), body, ()
 
 
 def _key(inputs: list) -> str:

@@ -57,8 +57,8 @@ class State:
     answers: dict[str, list[str]]
     # What the outputs of many records declare (BuildResult.listed): id -> the URLs of those
     # that show it in full (a former id's document); and, marshalled, id -> those that show
-    # it as a row, read on an edit of what listings show. An edit one of them shows that
-    # the rebuild would not remake takes the full build.
+    # it as a row or list it, read on an edit of what listings show. An edit one of them
+    # shows that the rebuild would not remake takes the full build.
     full_in: dict[str, list[str]]
     rows_in: bytes
     full_text: dict[str, str]  # URL -> key of each page, as the main full-text index holds it
@@ -441,6 +441,7 @@ def _write(
         return None
     with publish.publishing(out, writer):
         remade: set[str] = set()
+        rows_in = marshal.loads(state.rows_in) if shown else {}
         for rid in ids:
             record = content.records[rid]
             for part, (url_list, key) in plan.record_parts(record).items():
@@ -451,12 +452,12 @@ def _write(
             build.write_units(writer, aliases)
             remade.update(unit.url for unit in aliases)
         for rel in shown:  # one at a time: a listing of two reads the first one's edit
-            listings = _listings(writer, plan, state, content.records[state.records[rel][1]])
+            record = content.records[state.records[rel][1]]
+            listings = _listings(writer, plan, state, record, set(rows_in.get(record.id, ())))
             build.write_units(writer, listings)
             remade.update(unit.url for unit in listings)
         declared = [url for rid in edited for url in state.full_in.get(rid, ())]
         if shown:
-            rows_in = marshal.loads(state.rows_in)
             declared += [url for rel in shown for url in rows_in.get(state.records[rel][1], ())]
         if not remade.issuperset(declared):
             raise _Unanswered(sorted(set(declared) - remade))
@@ -468,39 +469,45 @@ def _write(
 
 
 def _listings(
-    writer: "publish.Writer", plan: "build.Plan", state: State, record: Record
+    writer: "publish.Writer", plan: "build.Plan", state: State, record: Record, listed: set[str]
 ) -> list["build.Unit"]:
     """The outputs that list a record, made anew for an edit of what they show of it: its
-    source files' pages, the pages that list it, its pages of patterns, its line in its
-    project's document and in the id lists."""
+    source files' pages, the pages that list it (of those its last full build declared
+    list it: the URLs `listed`), its pages of patterns, its line in its project's document
+    and in the id lists."""
     units = [plan.file_page(record.project, path) for path in _raised_paths(record)]
-    units += map(plan.site_page, _listing_pages(plan, state, record))
+    units += map(plan.site_page, _listing_pages(plan, state, record, listed))
     units += _pattern_units(writer, plan, state, record)
     units.append(_document_unit(writer, plan, state, record))
     for url in sorted({urls.id_list(i[: shortlinks.SHARD]) for i in [record.id, *record.aliases]}):
-        key, body = shortlinks.retitled_id_list(_live(writer, url), record.id, record.title)
-        units.append(plan.site_page((url, key, body)))
+        key, body, titled = shortlinks.retitled_id_list(_live(writer, url), record.id, record.title)
+        units.append(plan.site_page((url, key, body, titled)))
     return units
 
 
-def _listing_pages(plan: "build.Plan", state: State, record: Record) -> list[tuple]:
-    """The pages Pages makes that list the record: at its former ids, the home page and the
-    feed where it is among the newest, its project's page where it is explained, the
-    guides that cover it."""
+def _listing_pages(
+    plan: "build.Plan", state: State, record: Record, listed: set[str]
+) -> list[tuple]:
+    """The pages Pages makes that list the record, as the last full build declared (the
+    URLs `listed`): at its former ids, the home page and the feed where they list it among
+    the newest, its project's page and its tags' where they list it (explained), the guides
+    that cover it."""
     listing, content, pages = state.listing, plan.content, plan.pages
     parts = [pages.redirect_part(alias, record) for alias in record.aliases]
-    if record.id in _newest(listing):
+    if urls.home() in listed:
         counts = {key: len(listing.documents.get(key, [])) for key in content.projects}
         home = [content.records[rid] for rid in listing.home]
         parts.append(pages.home_part(len(state.records), state.explained, counts, home))
+    if urls.feed() in listed:
         parts.append(pages.feed_part([content.records[rid] for rid in listing.feed]))
-    if record.id in state.indexed:
+    if urls.project(record.project) in listed:
         parts.append(_project_page(pages, state, content, record.project))
-        for tag in state.indexed[record.id][5]:
+    for tag in state.indexed[record.id][5] if record.id in state.indexed else ():
+        if urls.tag(tag) in listed:
             tagged = [(rid, _indexed(state, content, rid)) for rid, e in state.indexed.items()
                       if tag in e[5]]  # fmt: skip
             parts.append(pages.tag_part(tag, tagged))
-    covering = [g for g in content.guides if record.id in listing.guides[g.slug]]
+    covering = [g for g in content.guides if urls.guide(g.slug) in listed]
     return parts + [pages.guide_part(guide) for guide in covering]
 
 

@@ -60,11 +60,13 @@ def redirects_file(content: Content) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def id_list_parts(content: Content) -> Iterator[tuple[str, str, Callable[[], bytes]]]:
+def id_list_parts(
+    content: Content,
+) -> Iterator[tuple[str, str, Callable[[], bytes], tuple[str, ...]]]:
     """/api/ids/<2 hex digits>.json: [[id, title, target id], ...] of the records and aliases
     starting so (target id: the record an alias leads to, else the id itself), as (url, key,
-    how to make it): a list is keyed by its rows, so an edit makes one list, and only where
-    it changed a title."""
+    how to make it, the ids of the records whose titles it shows): a list is keyed by its
+    rows, so an edit makes one list, and only where it changed a title."""
     shards = defaultdict(list)
     for rid, record in content.records.items():
         shards[rid[:SHARD]].append([rid, record.title, rid])
@@ -72,17 +74,24 @@ def id_list_parts(content: Content) -> Iterator[tuple[str, str, Callable[[], byt
         shards[alias[:SHARD]].append([alias, content.records[target].title, target])
     for prefix, rows in sorted(shards.items()):
         rows.sort()
-        yield urls.id_list(prefix), _rows_key(rows), functools.partial(_id_list, rows)
+        made = functools.partial(_id_list, rows)
+        yield urls.id_list(prefix), _rows_key(rows), made, _targets(rows)
 
 
-def retitled_id_list(body: bytes, rid: str, title: str) -> tuple[str, bytes]:
-    """An id list as (key, bytes), made from the list `body` with the record's new title."""
+def retitled_id_list(body: bytes, rid: str, title: str) -> tuple[str, bytes, tuple[str, ...]]:
+    """An id list as (key, bytes, the ids whose titles it shows), made from the list `body`
+    with the record's new title."""
     rows = json.loads(body)
     for row in rows:
         if row[2] == rid:
             row[1] = title
     rows.sort()
-    return _rows_key(rows), _id_list(rows)
+    return _rows_key(rows), _id_list(rows), _targets(rows)
+
+
+def _targets(rows: list[list[str]]) -> tuple[str, ...]:
+    """The records whose titles a list's rows show, in its order."""
+    return tuple(dict.fromkeys(row[2] for row in rows))
 
 
 def _rows_key(rows: list[list[str]]) -> str:

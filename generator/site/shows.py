@@ -3,7 +3,9 @@
 
 An output shows records in full (the page depth: every field, its prose included), records
 as a listing row (what Record.outward covers: all but the prose), the records whose source
-is one file as rows (a group, keyed by one hash of their rows), and named globals (BASE: the
+is one file as rows (a group, keyed by one hash of their rows), the records a listing lists
+(by id: what it shows of each, a title or a line of the project's index, is in its `args`),
+and named globals (BASE: the
 code, templates, assets, settings and projects every page is rendered with; CODE: the code
 alone; a guide, by its title). What else it is made from (its URL's parameters, a count, or
 the digest of bytes made every build) is text of its own (`args`).
@@ -30,6 +32,10 @@ class Shows:
     rows: tuple[str, ...] = ()  # record ids shown as a listing row (Record.outward)
     files: tuple[tuple[str, str], ...] = ()  # (project, path): the records whose source it is
     names: tuple[str, ...] = ()  # globals (BASE, CODE, guide(slug))
+    # record ids a listing lists: in the inverse as its rows are, keyed by the ids alone, for
+    # what it shows of each (no more than its title, or its line in an index) is in `args`:
+    # an edit of what it does not show (a summary, where it shows titles) keeps its key
+    lists: tuple[str, ...] = ()
     args: tuple[str, ...] = ()  # the rest of what it is made from, as text
 
 
@@ -65,6 +71,8 @@ def key_of(shows: Shows, digests: "Digests | None" = None) -> str:
         *map(digests.row, shows.rows),
         "\1",
         *(digests.file(project, path) for project, path in shows.files),
+        "\1",
+        *shows.lists,
     ]
     return hashlib.sha1("\0".join(parts).encode()).hexdigest()
 
