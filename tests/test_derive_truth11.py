@@ -1,0 +1,207 @@
+"""Issue 40, round 11: the rules the adjudication of the blind sample derived-truth-7307 fixed
+(tests/fixtures/derived-truth-7307-adjudicated.jsonl), each on a made-up site shaped like the
+release's code, with a look-alike that must not move, read against the definitions in
+errorkb.content.derived."""
+
+from errorkb.projects.vllm.knowledge import VllmKnowledge
+from errorkb.sources import explain
+from errorkb.sources import extract as ex
+
+
+def _derived(code: str, path: str = "m.py", knowledge=None) -> dict[str, dict]:
+    scan = ex.scan_file(
+        path, code.encode(), printed=True, knowledge=knowledge or explain.Knowledge()
+    )
+    return {site.template: site.derived or {} for site in scan.sites}
+
+
+class _Scheduler(explain.Knowledge):
+    """Knows one engine argument: the scheduler config's max_num_batched_tokens."""
+
+    def setting(self, chain, owner):
+        if chain[-2:] == ("scheduler_config", "max_num_batched_tokens"):
+            return explain.Setting(
+                "scheduler_config.max_num_batched_tokens",
+                "--max-num-batched-tokens",
+                kind="engine-arg",
+            )
+        return None
+
+
+# Categories ----------------------------------------------------------------------------
+
+
+def test_an_assert_that_names_the_setting_it_reads_checks_the_user_s_value():
+    """d8d904c6436ea1b9: `assert num_tokens <= self.max_num_tokens, "Dummy run with {n} tokens
+    exceeds max_num_batched_tokens ({m})"`, `self.max_num_tokens` set in __init__ from the
+    scheduler config's max_num_batched_tokens: the message names the flag the test reads, a
+    value too small (limit). The look-alike asserts on the same setting without naming it:
+    the code's own state (invariant)."""
+    code = (
+        "class Runner:\n"
+        "    def __init__(self, scheduler_config):\n"
+        "        self.max_num_tokens = scheduler_config.max_num_batched_tokens\n"
+        "    def dummy_run(self, num_tokens):\n"
+        "        assert num_tokens <= self.max_num_tokens, (\n"
+        "            f'Dummy run with {num_tokens} tokens exceeds max_num_batched_tokens '\n"
+        "            f'({self.max_num_tokens})')\n"
+        "    def step(self, n):\n"
+        "        assert n <= self.max_num_tokens, f'scheduled {n} tokens, too many'\n"
+    )
+    found = _derived(code, knowledge=_Scheduler())
+    named = "Dummy run with {num_tokens} tokens exceeds max_num_batched_tokens ({max_num_tokens})"
+    assert found[named]["category"] == "limit"
+    assert found["scheduled {n} tokens, too many"]["category"] == "invariant"
+
+
+def test_a_call_the_message_requires_first_is_an_order_of_the_code_s_calls():
+    """fe98fe1d13e2fee2: "Pinned-host PLE embedding requires start_prefetch() and
+    finalize_prefetch()", raised whenever forward() runs: calls of its own functions that must
+    come first (invariant), not two choices of the user's. A requirement of a package or a
+    flag is still a combination."""
+    code = (
+        "class Emb:\n"
+        "    def forward(self, x):\n"
+        "        raise RuntimeError('Pinned-host PLE embedding requires start_prefetch() and'\n"
+        "                           ' finalize_prefetch().')\n"
+        "    def other(self, cfg):\n"
+        "        if cfg.a and cfg.b:\n"
+        "            raise ValueError('Pinned-host PLE embedding requires --enable-prefetch')\n"
+    )
+    found = _derived(code)
+    said = "Pinned-host PLE embedding requires start_prefetch() and finalize_prefetch()."
+    assert found[said]["category"] == "invariant"
+    flagged = "Pinned-host PLE embedding requires --enable-prefetch"
+    assert found[flagged]["category"] == "unsupported-combination"
+
+
+def test_a_flag_a_guarded_import_sets_says_a_package_is_missing():
+    """96ed9bc18ca7c48d: `try: import tilelang; HAS_TILELANG = True` / `except ImportError:
+    HAS_TILELANG = False`, then `if not HAS_TILELANG: raise RuntimeError("TileLang is
+    unavailable")`: the package is not installed. A module flag set from a setting is not."""
+    code = (
+        "import os\n"
+        "try:\n"
+        "    import tilelang\n"
+        "    HAS_TILELANG = True\n"
+        "except ImportError:\n"
+        "    HAS_TILELANG = False\n"
+        "USE_FAST = os.environ.get('FAST') == '1'\n"
+        "\n"
+        "def prefill(q):\n"
+        "    if not HAS_TILELANG:\n"
+        "        raise RuntimeError('TileLang is unavailable')\n"
+        "\n"
+        "def decode(q):\n"
+        "    if not USE_FAST:\n"
+        "        raise RuntimeError('Fast decode is off')\n"
+    )
+    found = _derived(code)
+    assert found["TileLang is unavailable"]["category"] == "missing-dependency"
+    assert found["Fast decode is off"]["category"] != "missing-dependency"
+
+
+def test_a_type_test_that_guards_a_range_is_a_limit():
+    """2b5160ec7472662b: `not isinstance(p, int) or isinstance(p, bool) or not 0 < p < 65536`
+    with "`master_port` must be a valid metadata port": the type tests make the range test
+    possible; the check is of a port's range (limit). A type test of another value, or with
+    no range, is still a mismatch."""
+    code = (
+        "class Info:\n"
+        "    def __post_init__(self):\n"
+        "        if (not isinstance(self.master_port, int) or isinstance(self.master_port, bool)\n"
+        "                or not 0 < self.master_port < 65536):\n"
+        "            raise ValueError('`master_port` must be a valid metadata port')\n"
+        "        if not isinstance(self.names, list) or self.count > 3:\n"
+        "            raise ValueError('`names` must be valid')\n"
+        "        if not isinstance(self.host, str):\n"
+        "            raise ValueError('`host` must be a valid address')\n"
+    )
+    found = _derived(code)
+    assert found["`master_port` must be a valid metadata port"]["category"] == "limit"
+    assert found["`names` must be valid"]["category"] == "mismatch"
+    assert found["`host` must be a valid address"]["category"] == "mismatch"
+
+
+def test_a_caught_failure_on_a_transport_that_falls_back_is_a_runtime_failure():
+    """664a6d52f077f1ca: INFO "FABRIC handle export failed on rank {rank}; falling back to POSIX
+    fd transport" in `except Exception`: the export failed as it ran; the line reports it and
+    the fallback (CATEGORY_MEANS logged: a refusal that goes on is of its own kind). A
+    fallback from a parse that failed is no transport's failure (logged)."""
+    code = (
+        "def export(rank, handles, path):\n"
+        "    try:\n"
+        "        handles.export_fabric()\n"
+        "    except Exception as error:\n"
+        "        logger.info('FABRIC handle export failed on rank %s; falling back to POSIX fd'\n"
+        "                    ' transport: %s', rank, error)\n"
+        "    try:\n"
+        "        read(path)\n"
+        "    except Exception as error:\n"
+        "        logger.info('Config parse failed; falling back to defaults: %s', error)\n"
+    )
+    found = _derived(code)
+    fabric = (
+        "FABRIC handle export failed on rank {rank}; falling back to POSIX fd transport: {error}"
+    )
+    assert found[fabric]["category"] == "runtime-failure"
+    assert found["Config parse failed; falling back to defaults: {error}"]["category"] == "logged"
+
+
+# Stages --------------------------------------------------------------------------------
+
+
+def test_a_check_reached_only_while_a_graph_is_captured_runs_at_start_up():
+    """5ec958483d093b87: `if (...too small...) and torch.cuda.is_current_stream_capturing():
+    raise RuntimeError("the MLA split-KV workspace must be sized before capture")`: graphs are
+    captured while the engine starts (STAGE_MEANS engine-startup). Raised when not capturing,
+    the check dates nothing."""
+    code = (
+        "import torch\n"
+        "def decode(key, size):\n"
+        "    if key not in WS and torch.cuda.is_current_stream_capturing():\n"
+        "        raise RuntimeError('the workspace must be sized before capture')\n"
+        "    if key not in WS and not torch.cuda.is_current_stream_capturing():\n"
+        "        raise RuntimeError('the workspace is missing outside capture')\n"
+    )
+    found = _derived(code)
+    assert found["the workspace must be sized before capture"]["stage"] == "engine-startup"
+    assert "stage" not in found["the workspace is missing outside capture"]
+
+
+def test_a_config_s_check_of_this_request_runs_while_serving():
+    """130cdc58e1274a6d: VllmConfig._check_supports_watermarking warns "Watermarking is
+    enabled for this request, but the engine has no watermark configuration", called for each
+    request by the input processor: request handling, though a config class holds it. The
+    config's own checks stay config validation."""
+    code = (
+        "class VllmConfig:\n"
+        "    def _check_supports_watermarking(self, config):\n"
+        "        if self.watermark_config is None and config is not None:\n"
+        "            logger.warning('Watermarking is enabled for this request, but the engine'\n"
+        "                           ' has no watermark configuration.')\n"
+        "    def __post_init__(self):\n"
+        "        if self.watermark_config is not None and self.beam:\n"
+        "            raise ValueError('Watermarking needs a request without beam search')\n"
+    )
+    found = _derived(code, path="vllm/config/vllm.py", knowledge=VllmKnowledge())
+    said = (
+        "Watermarking is enabled for this request, but the engine has no watermark configuration."
+    )
+    assert found[said]["stage"] == "request-handling"
+    assert found["Watermarking needs a request without beam search"]["stage"] == (
+        "config-validation"
+    )
+
+
+def test_a_speculator_s_graph_capture_runs_at_start_up():
+    """d2ae83228111da11: DFlashSpeculator.capture logs "Capturing model for {name}
+    speculator...", called from the model runner's graph capture: a worker's set-up. The
+    worker's per-step functions stay request handling."""
+    k = VllmKnowledge()
+    spec = "vllm/v1/worker/gpu/spec_decode/dflash/speculator.py"
+    assert k.stage(spec, "DFlashSpeculator.capture") == "engine-startup"
+    assert k.stage(spec, "DFlashSpeculator.capture_graphs") == "engine-startup"
+    assert k.stage("vllm/v1/worker/gpu/model_runner.py", "GPUModelRunner.execute_model") == (
+        "request-handling"
+    )
