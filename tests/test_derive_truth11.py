@@ -205,3 +205,59 @@ def test_a_speculator_s_graph_capture_runs_at_start_up():
     assert k.stage("vllm/v1/worker/gpu/model_runner.py", "GPUModelRunner.execute_model") == (
         "request-handling"
     )
+
+
+# Settings ------------------------------------------------------------------------------
+
+
+def test_a_setting_converted_to_a_type_is_still_the_setting():
+    """b3dc41c7a275b3ff: `self.heads_per_ngram = int(config.heads_per_ngram)` in __init__, then
+    `if self.heads_per_ngram <= 0: raise ...`: the conversion keeps config.json's key. A value
+    another function computes from the setting is not the setting."""
+    code = (
+        "import os\n"
+        "class Emb:\n"
+        "    def __init__(self):\n"
+        "        self.heads = int(os.environ['VLLM_HEADS'])\n"
+        "        self.ways = split(os.environ['VLLM_WAYS'])\n"
+        "        if self.heads <= 0:\n"
+        "            raise ValueError(f'heads must be > 0, got {self.heads}')\n"
+        "        if self.ways <= 0:\n"
+        "            raise ValueError(f'ways must be > 0, got {self.ways}')\n"
+    )
+    found = _derived(code)
+    heads = found["heads must be > 0, got {heads}"]
+    assert [f.get("env") for f in heads["flags"]] == ["VLLM_HEADS"]
+    assert not found["ways must be > 0, got {ways}"].get("flags")
+
+
+def test_the_diffusion_server_s_launch_starts_it_up():
+    """0dce86f169ae2f42: launch_disagg_role logs "Role {role} ready ({n} GPU(s), ...)" once its
+    scheduler processes are started: engine start-up, though its callers also serve. The
+    launcher's other functions are still dated by their callers; the entrypoints stay
+    request handling."""
+    from errorkb.projects.sglang.knowledge import SglangKnowledge
+
+    k = SglangKnowledge()
+    launcher = "sglang/multimodal_gen/runtime/launch_server.py"
+    assert k.stage(launcher, "launch_disagg_role") == "engine-startup"
+    assert k.stage(launcher, "_find_available_port") is None
+    openai = "sglang/multimodal_gen/runtime/entrypoints/openai/image_api.py"
+    assert k.stage(openai, "generations") == "request-handling"
+
+
+# Titles --------------------------------------------------------------------------------
+
+
+def test_a_title_keeps_the_fallback_a_clause_after_a_semicolon_names():
+    """664a6d52f077f1ca: "FABRIC handle export failed on rank {rank}; falling back to POSIX fd
+    transport: {error}": what the code does instead stays in the title, or it reads as a
+    failure that stops. Another clause after ";" still goes."""
+    from errorkb.content import template
+
+    fabric = "FABRIC handle export failed on rank {rank}; falling back to POSIX fd transport: {e}"
+    assert template.title(fabric) == (
+        "FABRIC handle export failed on rank; falling back to POSIX fd transport"
+    )
+    other = "FABRIC handle export failed on rank {rank}; the error was {e}"
+    assert template.title(other) == "FABRIC handle export failed on rank"

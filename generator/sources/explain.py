@@ -517,12 +517,29 @@ def reads(node: ast.AST) -> tuple[str, ...] | None:
     return (*chain, key) if chain else None
 
 
+_CONVERSIONS = frozenset({"int", "float", "bool", "str"})
+
+
+def _converted(node: ast.AST | None) -> bool:
+    """`int(x)`, `float(x)`: a value converted to a type, whose setting is x's."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _CONVERSIONS
+        and len(node.args) == 1
+        and not node.keywords
+        and not isinstance(node.args[0], ast.Starred)
+    )
+
+
 def trace(expr: ast.AST, ctx: Context, attrs: Attrs) -> Setting | None:
     """The setting an expression reads, through up to six local or `self.` assignments; an
     environment variable the project knows nothing of is one all the same."""
     owner = ctx.owner.name if ctx.owner else ""
     node: ast.AST | None = expr
     for _ in range(6):
+        while _converted(node):  # `int(config.heads_per_ngram)`: the same setting's value
+            node = node.args[0]  # type: ignore[union-attr]
         if node is None:
             return None
         chain = reads(node)

@@ -250,6 +250,9 @@ STAGE_PATHS: dict[str, str | None] = {
     "sglang/multimodal_gen/runtime/pipelines/": None,  # built at start-up, run per request
     "sglang/multimodal_gen/runtime/pipelines_core/": "request-handling",
     "sglang/multimodal_gen/runtime/entrypoints/": "request-handling",
+    # The diffusion server's launcher: its launch_* functions start the scheduler processes
+    # before it serves (a role's "ready" line); its other functions are dated by their callers.
+    "sglang/multimodal_gen/runtime/launch_server.py": None,
     # Old layouts (0.1 to 0.4): the MoE kernels before layers/moe/, the OpenAI adapter before
     # entrypoints/openai/ (its chat template is loaded at start-up: _OLD_TEMPLATE), the server
     # module before entrypoints/ (launched at start-up, routes dated by callers), and the mini
