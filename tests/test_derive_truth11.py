@@ -261,3 +261,59 @@ def test_a_title_keeps_the_fallback_a_clause_after_a_semicolon_names():
     )
     other = "FABRIC handle export failed on rank {rank}; the error was {e}"
     assert template.title(other) == "FABRIC handle export failed on rank"
+
+
+# More categories and stages ------------------------------------------------------------
+
+
+def test_a_placeholder_named_invalid_calls_no_choice_invalid():
+    """0dc3f97d055aabe2: `invalid = next((b for b in ids if not 0 <= b < n), None)`, `if invalid
+    is not None: raise ValueError(f"{side} block id {invalid} is outside [0, {n})")`: block ids
+    the scheduler allocated, a state the code guarantees (invariant); the placeholder's name
+    is no word of the message. "Invalid block id {b}" still calls a value invalid."""
+    code = (
+        "def check(ids, n, side, b):\n"
+        "    invalid = next((b for b in ids if not 0 <= b < n), None)\n"
+        "    if invalid is not None:\n"
+        "        raise ValueError(f'{side} block id {invalid} is outside [0, {n})')\n"
+        "    if b is not None:\n"
+        "        raise ValueError(f'Invalid block id {b}')\n"
+    )
+    found = _derived(code)
+    assert found["{side} block id {invalid} is outside [0, {n})"]["category"] == "invariant"
+    assert found["Invalid block id {b}"]["category"] == "invalid-choice"
+
+
+def test_a_kernel_only_available_on_a_platform_is_a_combination():
+    """bcfe512e8d737e0a: NotImplementedError("The optimized moe_wna16_gemm kernel is only
+    available on CUDA platforms") for `not current_platform.is_cuda()`: the platform and the
+    kernel refused together, no path the authors mark as not written yet. "not implemented"
+    words still say not-implemented."""
+    code = (
+        "def gemm(platform):\n"
+        "    if not platform.is_cuda():\n"
+        "        raise NotImplementedError('The optimized kernel is only available on CUDA'\n"
+        "                                  ' platforms')\n"
+        "    if platform.is_rocm():\n"
+        "        raise NotImplementedError('The optimized kernel is not implemented on ROCm')\n"
+    )
+    found = _derived(code)
+    said = "The optimized kernel is only available on CUDA platforms"
+    assert found[said]["category"] == "unsupported-combination"
+    assert found["The optimized kernel is not implemented on ROCm"]["category"] == (
+        "not-implemented"
+    )
+
+
+def test_a_worker_s_kv_pool_allocation_runs_at_start_up():
+    """de4cb89cb0cec92a: TpModelWorker.alloc_memory_pool asserts max_running_requests > 0
+    after the KV pools are sized: engine start-up. The worker's per-batch functions stay
+    request handling."""
+    from errorkb.projects.sglang.knowledge import SglangKnowledge
+
+    k = SglangKnowledge()
+    worker = "sglang/srt/managers/tp_worker.py"
+    assert k.stage(worker, "TpModelWorker.alloc_memory_pool") == "engine-startup"
+    assert k.stage("sglang/srt/managers/scheduler.py", "Scheduler.run_batch") == (
+        "request-handling"
+    )

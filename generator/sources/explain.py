@@ -989,6 +989,8 @@ _WORDS = {
         r"|can't be used with|can only be used with|incompatible|not compatible|together with"
         r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires?"
         r"|only supports?|not available (?:for|with|when|on|in)|(?:does not|doesn't) support `?--"
+        # "The optimized moe_wna16_gemm kernel is only available on CUDA platforms"
+        r"|(?:is|are) only available (?:for|with|when|on|in)"
         r"|(?:does not|doesn't) support\b"
         r"|must be (?:specified|used|set|given|provided|passed|enabled) (?:together )?with"
         r"(?! (?:\w+ )?(?:caution|care)\b)"
@@ -1512,6 +1514,9 @@ def _says_none(ctx: Context, own: ast.expr | None) -> bool:
     return bool(re.search(rf"\bno (?:such )?{re.escape(words)}s?\b", ctx.message, re.I))
 
 
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+
+
 def category(
     ctx: Context, tests: list[ast.expr], div: dict | None, found: list[dict] | None = None
 ) -> str:
@@ -1624,7 +1629,9 @@ def category(
         return "unsupported-combination"
     if _status_failed(own):  # `result != 0` of a library's call: it failed as it ran
         return "runtime-failure"
-    if _WORDS["invalid-choice"].search(text):
+    # (a placeholder's name is no word of the message: "{side} block id {invalid} is outside
+    # [0, {n})" prints the id found outside the range, it calls no choice invalid)
+    if _WORDS["invalid-choice"].search(_PLACEHOLDER.sub("{}", text)):
         return "invalid-choice"
     if _WORDS["limit"].search(text):
         return "limit"

@@ -275,7 +275,10 @@ _INIT = MODEL_INIT  # methods that run while a model is built
 # In the modules that both start up and serve (a None in STAGE_PATHS): what builds them runs
 # at start-up; the scheduler's serving loop (its event loops, the handlers of what it receives,
 # the batches it picks, runs and streams out) serves.
-_SETUP = re.compile(r"(^|\.)(__init__|__post_init__|_?init_\w*|_?setup\w*|run_\w*_process)$")
+# (a worker's KV pools, allocated as the engine sizes its cache: TpModelWorker.alloc_memory_pool)
+_SETUP = re.compile(
+    r"(^|\.)(__init__|__post_init__|_?init_\w*|_?setup\w*|run_\w*_process|_?alloc_\w*pools?)$"
+)
 _SERVE = re.compile(
     r"(^|\.)(event_loop\w*|_?handle_\w+|process_input_requests|get_next_\w*batch_to_run"
     r"|run_batch|process_batch_result\w*|_?stream_output\w*"
