@@ -317,3 +317,26 @@ def test_a_worker_s_kv_pool_allocation_runs_at_start_up():
     assert k.stage("sglang/srt/managers/scheduler.py", "Scheduler.run_batch") == (
         "request-handling"
     )
+
+
+def test_a_caught_prefetch_failure_is_a_runtime_failure():
+    """75da841a4f2866e4 (issue 40): logger.exception("HiCache sidecar prefetch failed for
+    request %s") in `except Exception` around the storage backend's batch_get: a transfer from
+    storage failed as it ran (CATEGORY_MEANS runtime-failure: an error line reporting such a
+    failure caught). An error line there about a value it could not parse stays logged."""
+    code = (
+        "def prefetch(self, op, text):\n"
+        "    try:\n"
+        "        self.storage.batch_get(op.keys)\n"
+        "    except Exception:\n"
+        "        logger.exception('HiCache sidecar prefetch failed for request %s', op.rid)\n"
+        "    try:\n"
+        "        parse(text)\n"
+        "    except Exception:\n"
+        "        logger.exception('Grammar compile failed for request %s', op.rid)\n"
+    )
+    found = _derived(code)
+    assert found["HiCache sidecar prefetch failed for request {rid}"]["category"] == (
+        "runtime-failure"
+    )
+    assert found["Grammar compile failed for request {rid}"]["category"] == "logged"

@@ -1446,7 +1446,7 @@ _FAILED = re.compile(r"\b(fail(?:ed|ure|s)?|errors?)\b", re.I)
 _TRANSPORT = re.compile(
     r"\b(send|sent|sender|recv|receiv\w*|notif\w*|publish\w*|transfers?|xfer|handshake"
     r"|connect\w*|peers?|heartbeat|sockets?|rpc|remote|worker|(?<!to )process|thread|actor"
-    r"|subscri\w*|shards?|background|transport"
+    r"|subscri\w*|shards?|background|transport|prefetch\w*"
     r"|engine ?core|server)\b",
     re.I,
 )
