@@ -47,8 +47,13 @@ def test_an_assert_that_names_the_setting_it_reads_checks_the_user_s_value():
         "            f'({self.max_num_tokens})')\n"
         "    def step(self, n):\n"
         "        assert n <= self.max_num_tokens, f'scheduled {n} tokens, too many'\n"
+        "    def pages(self, n):\n"
+        "        max_num_batched_tokens = self.max_num_tokens\n"
+        "        assert n == max_num_batched_tokens, f'pages of {max_num_batched_tokens} slots'\n"
     )
     found = _derived(code, knowledge=_Scheduler())
+    # (a placeholder prints the variable: it names no setting in the message's words)
+    assert found["pages of {max_num_batched_tokens} slots"]["category"] == "invariant"
     named = "Dummy run with {num_tokens} tokens exceeds max_num_batched_tokens ({max_num_tokens})"
     assert found[named]["category"] == "limit"
     assert found["scheduled {n} tokens, too many"]["category"] == "invariant"
@@ -340,3 +345,25 @@ def test_a_caught_prefetch_failure_is_a_runtime_failure():
         "runtime-failure"
     )
     assert found["Grammar compile failed for request {rid}"]["category"] == "logged"
+
+
+def test_a_support_the_message_says_is_not_there_yet_is_not_implemented():
+    """8367eda0e25fb9ea, 2ca8bd95d5f9dd77 (changed by this round's assert rule): "V2 offload
+    does not support cpu_offload_gb yet", "not yet support tp_size!=1": the authors mark the
+    path as not written yet (CATEGORY_MEANS not-implemented). Without "yet" it is a value or a
+    pairing refused."""
+    code = (
+        "def make(cfg, mode):\n"
+        "    if cfg.cpu_offload_gb:\n"
+        "        raise ValueError('V2 offload does not support cpu_offload_gb yet')\n"
+        "    if cfg.tp_size != 1:\n"
+        "        raise ValueError('not yet support tp_size!=1')\n"
+        "    if cfg.pp_size != 1 and mode:\n"
+        "        raise ValueError('V2 offload does not support pipeline parallelism')\n"
+    )
+    found = _derived(code)
+    assert found["V2 offload does not support cpu_offload_gb yet"]["category"] == "not-implemented"
+    assert found["not yet support tp_size!=1"]["category"] == "not-implemented"
+    assert found["V2 offload does not support pipeline parallelism"]["category"] != (
+        "not-implemented"
+    )

@@ -954,8 +954,10 @@ _WORDS = {
     # ... and "not supported yet", "not yet supported", "not supported for now": the authors
     # mark a path not written yet (derived.CATEGORY_MEANS)
     "not-implemented": re.compile(
-        r"\b(not (?:yet )?implemented|unimplemented|not yet supported"
-        r"|not supported (?:yet|for now))\b",
+        r"\b(not (?:yet )?implemented|unimplemented|not yet support(?:ed)?"
+        r"|not supported (?:yet|for now)"
+        # "V2 offload does not support cpu_offload_gb yet"
+        r"|(?:does not|doesn't|do not|don't) support\b[^.;]*?\byet)\b",
         re.I,
     ),
     "not-found": re.compile(
@@ -1359,6 +1361,7 @@ def _status_test(test: ast.expr | None) -> bool:
     return False
 
 
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 _FLAG_SAID = re.compile(r"(?<![\w-])--[a-z][\w-]*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 _INTERNAL = re.compile(r"\b(should (?:not|never) happen|unreachable|this is a bug)\b", re.I)
 _BOUND_SAID = re.compile(r"\bsupport\b[^.;]*?(?:[<>]=?\s*[\d{]|\d+\s*(?:[KMGT]i?B|bytes))", re.I)
@@ -1405,13 +1408,14 @@ def _names_read_setting(text: str, tests: list[ast.expr], found: list[dict]) -> 
     max_num_batched_tokens): it checks the user's value, wherever it runs, not only the code's
     own state."""
     read = {_short(node) for test in tests for node in ast.walk(test) if reads(node)}
+    words = _PLACEHOLDER.sub("{}", text)  # a placeholder prints the variable, names nothing
     for f in found:
         if f.get("kind") not in _USER_KINDS or f.get("named") or f["name"] not in read:
             continue
         names = {str(f.get("field", "")).rsplit(".", 1)[-1], str(f.get("env", ""))}
         names |= {str(f.get("flag", "")).lstrip("-").replace("-", "_")}
         if any(
-            len(n) > 3 and "_" in n and re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)
+            len(n) > 3 and "_" in n and re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", words)
             for n in names
         ):
             return True
@@ -1512,9 +1516,6 @@ def _says_none(ctx: Context, own: ast.expr | None) -> bool:
         return False
     words = name.id.replace("_", " ")
     return bool(re.search(rf"\bno (?:such )?{re.escape(words)}s?\b", ctx.message, re.I))
-
-
-_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 
 def category(
