@@ -283,8 +283,13 @@ def test_a_placeholder_named_invalid_calls_no_choice_invalid():
         "        raise ValueError(f'{side} block id {invalid} is outside [0, {n})')\n"
         "    if b is not None:\n"
         "        raise ValueError(f'Invalid block id {b}')\n"
+        "    unknown = set(ids) - {1, 2}\n"
+        "    if unknown:\n"
+        "        raise ValueError(f'keys {unknown} are not allowed')\n"
     )
     found = _derived(code)
+    # (without a range said, the placeholder names the refused value: a choice)
+    assert found["keys {unknown} are not allowed"]["category"] == "invalid-choice"
     assert found["{side} block id {invalid} is outside [0, {n})"]["category"] == "invariant"
     assert found["Invalid block id {b}"]["category"] == "invalid-choice"
 

@@ -1362,6 +1362,7 @@ def _status_test(test: ast.expr | None) -> bool:
 
 
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+_OUTSIDE = re.compile(r"\b(?:outside|out of (?:range|bounds))\b", re.I)
 _FLAG_SAID = re.compile(r"(?<![\w-])--[a-z][\w-]*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 _INTERNAL = re.compile(r"\b(should (?:not|never) happen|unreachable|this is a bug)\b", re.I)
 _BOUND_SAID = re.compile(r"\bsupport\b[^.;]*?(?:[<>]=?\s*[\d{]|\d+\s*(?:[KMGT]i?B|bytes))", re.I)
@@ -1630,9 +1631,12 @@ def category(
         return "unsupported-combination"
     if _status_failed(own):  # `result != 0` of a library's call: it failed as it ran
         return "runtime-failure"
-    # (a placeholder's name is no word of the message: "{side} block id {invalid} is outside
-    # [0, {n})" prints the id found outside the range, it calls no choice invalid)
-    if _WORDS["invalid-choice"].search(_PLACEHOLDER.sub("{}", text)):
+    # (where the words say a value is outside a range, its placeholder's name is no word of
+    # the message: "{side} block id {invalid} is outside [0, {n})" prints the id found outside
+    # the range, it calls no choice invalid; "keys {unknown} are not allowed" does)
+    if _WORDS["invalid-choice"].search(
+        _PLACEHOLDER.sub("{}", text) if _OUTSIDE.search(text) else text
+    ):
         return "invalid-choice"
     if _WORDS["limit"].search(text):
         return "limit"
