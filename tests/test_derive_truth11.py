@@ -69,6 +69,10 @@ def test_a_call_the_message_requires_first_is_an_order_of_the_code_s_calls():
         "    def forward(self, x):\n"
         "        raise RuntimeError('Pinned-host PLE embedding requires start_prefetch() and'\n"
         "                           ' finalize_prefetch().')\n"
+        "    def mps(self, getter):\n"
+        "        if not callable(getter):\n"
+        "            raise RuntimeError('The MPS backend requires'\n"
+        "                               ' torch.mps.recommended_max_memory() from Torch 2.13')\n"
         "    def other(self, cfg):\n"
         "        if cfg.a and cfg.b:\n"
         "            raise ValueError('Pinned-host PLE embedding requires --enable-prefetch')\n"
@@ -76,6 +80,8 @@ def test_a_call_the_message_requires_first_is_an_order_of_the_code_s_calls():
     found = _derived(code)
     said = "Pinned-host PLE embedding requires start_prefetch() and finalize_prefetch()."
     assert found[said]["category"] == "invariant"
+    torch = "The MPS backend requires torch.mps.recommended_max_memory() from Torch 2.13"
+    assert found[torch]["category"] != "invariant"  # a module's function: a dependency's
     flagged = "Pinned-host PLE embedding requires --enable-prefetch"
     assert found[flagged]["category"] == "unsupported-combination"
 
@@ -197,6 +203,16 @@ def test_a_config_s_check_of_this_request_runs_while_serving():
     assert found["Watermarking needs a request without beam search"]["stage"] == (
         "config-validation"
     )
+    # b0fc2c2748fe0c5e: "Multiple serve backends matched this request" while the command line
+    # is read: the launch's "request", argument parsing still
+    cli = (
+        "def auto_detect(matches):\n"
+        "    if len(matches) > 1:\n"
+        "        raise ValueError(f'Multiple serve backends matched this request: {matches}')\n"
+    )
+    parsed = _derived(cli, path="vllm/entrypoints/cli/serve.py", knowledge=VllmKnowledge())
+    said = parsed["Multiple serve backends matched this request: {matches}"]
+    assert said.get("stage") != "request-handling"
 
 
 def test_a_speculator_s_graph_capture_runs_at_start_up():

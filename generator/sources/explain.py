@@ -1330,7 +1330,9 @@ _CALL_FIRST = re.compile(
     r"\b(?:call|run)\s+(?:the\s+)?[`']?[\w.]+(?:\(\))?[`']?(?:\s+stage)?\s+first\b"
     # "X requires start_prefetch() and finalize_prefetch()": calls of its own functions made
     # before (not "requires torch>=2.4" nor "requires --enable-x": a package, a setting)
-    r"|\brequires?\s+(?:calling\s+)?[`']?[A-Za-z_][\w.]*\(\)",
+    # (a module's function, "requires torch.mps.recommended_max_memory() from Torch >= 2.13",
+    # is a dependency's)
+    r"|\brequires?\s+(?:calling\s+)?[`']?[A-Za-z_]\w*\(\)",
     re.I,
 )
 # The status a call returned (`ret`, `rc`, `status`, `proc.returncode`, `exist_ret`) ...
@@ -2009,7 +2011,7 @@ def derive(ctx: Context) -> dict:
     if found:
         out["flags"] = found
     stage = ctx.knowledge.stage(ctx.path, ctx.function)
-    if stage in _CONFIGURING and _THIS_REQUEST.search(ctx.message):
+    if stage == "config-validation" and _THIS_REQUEST.search(ctx.message):
         stage = "request-handling"  # a config's method the engine calls for each request
     if not stage and _capturing(tests):
         stage = "engine-startup"  # only while a CUDA graph is captured: at start-up
