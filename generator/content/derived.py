@@ -48,8 +48,10 @@ STAGE_MEANS = {
     ),
     "kernel-selection": (
         "a kernel, an attention, MoE or all-reduce backend, or a platform path is chosen and "
-        "checked against what it supports (GPU architecture, dtype, head size, block size); "
-        "also a kernel op's own checks of the arguments its caller passes"
+        "checked against what it supports (GPU architecture, dtype, head size, block size), "
+        "also where a layer's set-up refuses the backend chosen for it (a MoE backend and the "
+        "checkpoint's expert dtype); also a kernel op's own checks of the arguments its caller "
+        "passes"
     ),
 }
 CATEGORIES = {
@@ -70,12 +72,18 @@ CATEGORIES = {
 # The schema's description of `derived.category` says the same.
 CATEGORY_MEANS = {
     "divisibility": "a value must divide, or be a multiple of, another",
-    "limit": "a value is outside a range: too large, too small, negative, not finite",
+    "limit": (
+        "a value is outside a range: too large, too small, negative, not finite (also where a "
+        "type test only makes the range test possible: 'must be a valid port')"
+    ),
     "unsupported-combination": (
         "two or more things the user chose (settings, the model, the platform, a backend) "
-        "that the code refuses together"
+        "that the code refuses together ('X is only available on CUDA platforms' too)"
     ),
-    "missing-dependency": "a package, module or library the code needs is not installed",
+    "missing-dependency": (
+        "a package, module or library the code needs is not installed (also a test of the "
+        "flag a guarded import set: `if not HAS_TILELANG`)"
+    ),
     "not-implemented": (
         "the code has no path for this yet, as its words say ('not implemented', 'not "
         "supported yet', 'not supported for now'); a NotImplementedError saying 'X does not "
@@ -90,8 +98,9 @@ CATEGORY_MEANS = {
     "not-found": "a file, a model, a key or a resource is not there",
     "invariant": (
         "a state the code itself should guarantee: a contract between its own functions, an "
-        "order of calls, a shape or value it computed; no setting of the user's decides it, "
-        "even where a rare case trips it"
+        "order of calls ('X requires start_prefetch()'), a shape or value it computed; no "
+        "setting of the user's decides it, even where a rare case trips it (an assert whose "
+        "message names the setting its test reads checks the user's value)"
     ),
     "logged": (
         "a log line that reports a state or a choice and lets the program go on; nothing failed "
@@ -104,7 +113,9 @@ CATEGORY_MEANS = {
         "an operation failed while it ran, not a check of values: a process exiting, a "
         "connection, a peer, a transfer or a notification failing, a wait timing out; an error "
         "log line that reports such a failure caught is one too, and so is a warning there that "
-        "a peer or its channel could not be reached; so is a call that returned a failing "
+        "a peer or its channel could not be reached, or a line at any level there that says "
+        "such an operation failed and what the code does instead ('export failed on rank {r}; "
+        "falling back to POSIX fd transport'); so is a call that returned a failing "
         "status ('push failed with status {ret}' for `ret != 0`)"
     ),
 }

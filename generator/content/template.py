@@ -323,9 +323,12 @@ def title(message: str) -> str:
     text = re.sub(r"\s+\(\s*\)", "", text)
     text = re.sub(r"\s+([,.;:!?)])(?!=)", r"\1", re.sub(r"\s+", " ", text)).strip(" ,;:")
     # The first sentence; a clause after ";" that says what must hold stays with it
-    # ("gate tile gives {n} outputs; must be a multiple of 128").
+    # ("gate tile gives {n} outputs; must be a multiple of 128"), and so does one that says
+    # what the code does instead ("export failed on rank {r}; falling back to POSIX fd").
     sentence = re.split(
-        r"(?<=[a-z0-9)`'\"])(?:[.!?]|;(?!\s+(?:must|should)\b))(?:\s|$)", text, maxsplit=1
+        r"(?<=[a-z0-9)`'\"])(?:[.!?]|;(?!\s+(?:must|should|falling back|fell back)\b))(?:\s|$)",
+        text,
+        maxsplit=1,
     )[0]
     sentence = re.sub(r"\b(but got|got|received)\s*[.,:]?$", "", sentence, flags=re.I)
     sentence += _restriction(message)

@@ -517,12 +517,29 @@ def reads(node: ast.AST) -> tuple[str, ...] | None:
     return (*chain, key) if chain else None
 
 
+_CONVERSIONS = frozenset({"int", "float", "bool", "str"})
+
+
+def _converted(node: ast.AST | None) -> bool:
+    """`int(x)`, `float(x)`: a value converted to a type, whose setting is x's."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _CONVERSIONS
+        and len(node.args) == 1
+        and not node.keywords
+        and not isinstance(node.args[0], ast.Starred)
+    )
+
+
 def trace(expr: ast.AST, ctx: Context, attrs: Attrs) -> Setting | None:
     """The setting an expression reads, through up to six local or `self.` assignments; an
     environment variable the project knows nothing of is one all the same."""
     owner = ctx.owner.name if ctx.owner else ""
     node: ast.AST | None = expr
     for _ in range(6):
+        while _converted(node):  # `int(config.heads_per_ngram)`: the same setting's value
+            node = node.args[0]  # type: ignore[union-attr]
         if node is None:
             return None
         chain = reads(node)
@@ -937,8 +954,10 @@ _WORDS = {
     # ... and "not supported yet", "not yet supported", "not supported for now": the authors
     # mark a path not written yet (derived.CATEGORY_MEANS)
     "not-implemented": re.compile(
-        r"\b(not (?:yet )?implemented|unimplemented|not yet supported"
-        r"|not supported (?:yet|for now))\b",
+        r"\b(not (?:yet )?implemented|unimplemented|not yet support(?:ed)?"
+        r"|not supported (?:yet|for now)"
+        # "V2 offload does not support cpu_offload_gb yet"
+        r"|(?:does not|doesn't|do not|don't) support\b[^.;]*?\byet)\b",
         re.I,
     ),
     "not-found": re.compile(
@@ -972,6 +991,8 @@ _WORDS = {
         r"|can't be used with|can only be used with|incompatible|not compatible|together with"
         r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires?"
         r"|only supports?|not available (?:for|with|when|on|in)|(?:does not|doesn't) support `?--"
+        # "The optimized moe_wna16_gemm kernel is only available on CUDA platforms"
+        r"|(?:is|are) only available (?:for|with|when|on|in)"
         r"|(?:does not|doesn't) support\b"
         r"|must be (?:specified|used|set|given|provided|passed|enabled) (?:together )?with"
         r"(?! (?:\w+ )?(?:caution|care)\b)"
@@ -1150,6 +1171,31 @@ def _type_guards(test: ast.expr | None) -> bool:
     )
 
 
+def _range_guarded(test: ast.expr | None) -> bool:
+    """`not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536`: the
+    type tests only make sure the value can be compared with the range's literal bounds, the
+    check is of the range (a limit). Not where a type test is of another value, nor without
+    a range compared with a literal."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
+        return False
+    typed: set[str] = set()
+    ranged: set[str] = set()
+    for value in test.values:
+        inner = value.operand if isinstance(value, ast.UnaryOp) else value
+        if isinstance(inner, ast.Call) and _chain(inner.func) == ("isinstance",) and inner.args:
+            typed.add(_text(inner.args[0]))
+            continue
+        if not isinstance(inner, ast.Compare) or not all(
+            isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE) for op in inner.ops
+        ):
+            return False
+        sides = [inner.left, *inner.comparators]
+        if not any(isinstance(side, ast.Constant) for side in sides):
+            return False
+        ranged.update(_text(side) for side in sides if not isinstance(side, ast.Constant))
+    return bool(typed) and bool(ranged) and typed <= ranged
+
+
 def _types_only(test: ast.expr | None) -> bool:
     """`not isinstance(a, float) or not isinstance(b, float)`: a test of values' types and
     nothing else (no class's choice, `issubclass`, nor a literal compared)."""
@@ -1224,6 +1270,52 @@ def _zero_count(test: ast.expr | None) -> bool:
     return False
 
 
+def _import_flags(module: ast.Module | None) -> frozenset[str]:
+    """The module's names that say whether an import worked: set in a `try:` whose handler
+    catches ImportError (`try: import tilelang; HAS_TILELANG = True` / `except ImportError:
+    HAS_TILELANG = False`), or to `importlib.util.find_spec(...) is not None`."""
+    names: set[str] = set()
+    for stmt in module.body if module is not None else ():
+        if isinstance(stmt, ast.Try) and any(
+            h.type is not None
+            and any(t in _text(h.type) for t in ("ImportError", "ModuleNotFoundError", "Exception"))
+            for h in stmt.handlers
+        ):
+            tried = [*stmt.body, *(n for h in stmt.handlers for n in h.body), *stmt.orelse]
+            imports = any(isinstance(n, ast.Import | ast.ImportFrom) for n in stmt.body)
+            flags = [
+                node
+                for node in tried
+                if isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, bool)
+            ]
+            for node in flags if imports else ():
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(stmt, ast.Assign) and "find_spec" in _calls(stmt.value):
+            names.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    return frozenset(names)
+
+
+def _import_failed(test: ast.expr | None, ctx: "Context") -> bool:
+    """`not HAS_TILELANG`, `HAS_X is False`: a test that a guarded import failed."""
+    if test is None:
+        return False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        name = test.operand
+    elif (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is | ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is False
+    ):
+        name = test.left
+    else:
+        return False
+    return isinstance(name, ast.Name) and name.id in _import_flags(ctx.module)
+
+
 def _asks_supported(test: ast.expr | None) -> bool:
     """`not is_supported`, `not backend_supports_x()`: a test of what is supported here."""
     if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
@@ -1235,7 +1327,13 @@ def _asks_supported(test: ast.expr | None) -> bool:
 
 # "run the encode stage first", "call init_buffer() first": an order of the code's own calls.
 _CALL_FIRST = re.compile(
-    r"\b(?:call|run)\s+(?:the\s+)?[`']?[\w.]+(?:\(\))?[`']?(?:\s+stage)?\s+first\b", re.I
+    r"\b(?:call|run)\s+(?:the\s+)?[`']?[\w.]+(?:\(\))?[`']?(?:\s+stage)?\s+first\b"
+    # "X requires start_prefetch() and finalize_prefetch()": calls of its own functions made
+    # before (not "requires torch>=2.4" nor "requires --enable-x": a package, a setting)
+    # (a module's function, "requires torch.mps.recommended_max_memory() from Torch >= 2.13",
+    # is a dependency's)
+    r"|\brequires?\s+(?:calling\s+)?[`']?[A-Za-z_]\w*\(\)",
+    re.I,
 )
 # The status a call returned (`ret`, `rc`, `status`, `proc.returncode`, `exist_ret`) ...
 _STATUS_NAME = re.compile(
@@ -1265,6 +1363,8 @@ def _status_test(test: ast.expr | None) -> bool:
     return False
 
 
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+_OUTSIDE = re.compile(r"\b(?:outside|out of (?:range|bounds))\b", re.I)
 _FLAG_SAID = re.compile(r"(?<![\w-])--[a-z][\w-]*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 _INTERNAL = re.compile(r"\b(should (?:not|never) happen|unreachable|this is a bug)\b", re.I)
 _BOUND_SAID = re.compile(r"\bsupport\b[^.;]*?(?:[<>]=?\s*[\d{]|\d+\s*(?:[KMGT]i?B|bytes))", re.I)
@@ -1304,6 +1404,27 @@ def _names_variable(found: list[dict]) -> bool:
     return any(f.get("kind") == "env-var" and f.get("named") == "text" for f in found)
 
 
+def _names_read_setting(text: str, tests: list[ast.expr], found: list[dict]) -> bool:
+    """Whether an assert's test reads a setting the user sets (traced from the code) and its
+    message names that setting by its own name ("Dummy run with {n} tokens exceeds
+    max_num_batched_tokens ({m})" for `n > self.max_num_tokens`, the scheduler's
+    max_num_batched_tokens): it checks the user's value, wherever it runs, not only the code's
+    own state."""
+    read = {_short(node) for test in tests for node in ast.walk(test) if reads(node)}
+    words = _PLACEHOLDER.sub("{}", text)  # a placeholder prints the variable, names nothing
+    for f in found:
+        if f.get("kind") not in _USER_KINDS or f.get("named") or f["name"] not in read:
+            continue
+        names = {str(f.get("field", "")).rsplit(".", 1)[-1], str(f.get("env", ""))}
+        names |= {str(f.get("flag", "")).lstrip("-").replace("-", "_")}
+        if any(
+            len(n) > 3 and "_" in n and re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", words)
+            for n in names
+        ):
+            return True
+    return False
+
+
 # The kinds of setting a user sets: an assert that reads one, where the configuration is
 # checked (not in code that runs later, whose asserts guard its own state), checks what the
 # user asked for.
@@ -1332,7 +1453,7 @@ _FAILED = re.compile(r"\b(fail(?:ed|ure|s)?|errors?)\b", re.I)
 _TRANSPORT = re.compile(
     r"\b(send|sent|sender|recv|receiv\w*|notif\w*|publish\w*|transfers?|xfer|handshake"
     r"|connect\w*|peers?|heartbeat|sockets?|rpc|remote|worker|(?<!to )process|thread|actor"
-    r"|subscri\w*|shards?|background"
+    r"|subscri\w*|shards?|background|transport|prefetch\w*"
     r"|engine ?core|server)\b",
     re.I,
 )
@@ -1340,6 +1461,10 @@ _ERROR_LEVELS = frozenset({"error", "exception", "critical"})
 _QUIET_LEVELS = frozenset({"info", "debug"})  # lines that report, printed or not by default
 # ... and a warning that something could not reach or hear a peer ("could not subscribe to the
 # event channel of consumer shard {addr}; retrying"): it failed as it ran and was caught.
+# ... and a line there that says an operation on a peer failed and what the code does instead
+# ("FABRIC handle export failed on rank {rank}; falling back to POSIX fd transport"): it
+# failed as it ran, whatever the level the authors print the fallback at.
+_FELL_BACK = re.compile(r"\b(?:falling|fall|fell) back\b|\bretrying\b", re.I)
 _COULD_NOT = re.compile(
     r"\b(?:could not|couldn't|unable to|cannot) (?:connect|reach|subscribe|contact|send|receive)"
     r"\w*\b",
@@ -1352,6 +1477,11 @@ def _failure_caught(ctx: Context) -> bool:
     a process, a connection or a peer failed: "Failed to notify KV sender of abort"
     (derived.CATEGORY_MEANS); or a warning there that one could not be reached (_COULD_NOT)."""
     warned = ctx.level == "warning" and _COULD_NOT.search(ctx.message)
+    warned = warned or (
+        ctx.level in ("warning", "info")
+        and _FAILED.search(ctx.message)
+        and _FELL_BACK.search(ctx.message)
+    )
     if not warned and (ctx.level not in _ERROR_LEVELS or not _FAILED.search(ctx.message)):
         return False
     if not _TRANSPORT.search(ctx.message):
@@ -1419,7 +1549,7 @@ def category(
         return said or ("runtime-failure" if _failure_caught(ctx) else "logged")
     if ctx.exception in _ORDER_EXCEPTIONS and ctx.exception != "NotImplementedError":
         return _ORDER_EXCEPTIONS[ctx.exception]
-    if _WORDS["missing-dependency"].search(text):
+    if _WORDS["missing-dependency"].search(text) or _import_failed(own, ctx):
         return "missing-dependency"
     if div is not None or _WORDS["divisibility"].search(text):
         return "divisibility"
@@ -1434,7 +1564,9 @@ def category(
         return "not-implemented"
     configuring = ctx.knowledge.stage(ctx.path, ctx.function) in _CONFIGURING
     if ctx.exception == "AssertionError" and not (
-        (configuring and _reads_user_setting(tests, found or [])) or _names_variable(found or [])
+        (configuring and _reads_user_setting(tests, found or []))
+        or _names_variable(found or [])
+        or _names_read_setting(text, tests, found or [])
     ):
         return "invariant"
     if _REGISTERED.search(text):  # the same name registered twice: the code's own doing
@@ -1482,6 +1614,8 @@ def category(
         if said.endswith("support") and ranged and _BOUND_SAID.search(text):
             return "limit"
         return "invalid-choice" if only and membership else "unsupported-combination"
+    if _range_guarded(own):  # "must be a valid port" for `not isinstance(p, int) or ...`
+        return "limit"
     if (ctx.exception == "TypeError" and tests) or (
         calls & {"isinstance", "issubclass"} and not _type_guards(own)
     ):
@@ -1499,7 +1633,12 @@ def category(
         return "unsupported-combination"
     if _status_failed(own):  # `result != 0` of a library's call: it failed as it ran
         return "runtime-failure"
-    if _WORDS["invalid-choice"].search(text):
+    # (where the words say a value is outside a range, its placeholder's name is no word of
+    # the message: "{side} block id {invalid} is outside [0, {n})" prints the id found outside
+    # the range, it calls no choice invalid; "keys {unknown} are not allowed" does)
+    if _WORDS["invalid-choice"].search(
+        _PLACEHOLDER.sub("{}", text) if _OUTSIDE.search(text) else text
+    ):
         return "invalid-choice"
     if _WORDS["limit"].search(text):
         return "limit"
@@ -1824,6 +1963,22 @@ def _logged(ctx: Context, cat: str, text: str, tries: list[str], flag_text: str)
 # Everything at once --------------------------------------------------------------------
 
 
+# A message about the request at hand ("Watermarking is enabled for this request, but the engine
+# has no watermark configuration"): the check runs while serving, whatever class holds it.
+_THIS_REQUEST = re.compile(r"\b(?:this|the current) request\b", re.I)
+_CAPTURING = frozenset({"is_current_stream_capturing", "is_capturing", "is_graph_capturing"})
+
+
+def _capturing(tests: list[ast.expr]) -> bool:
+    """Whether a raise is reached only while a CUDA graph is being captured: one of its tests
+    (or a conjunct of one) is `torch.cuda.is_current_stream_capturing()`, not negated."""
+    for test in tests:
+        for part in conjuncts(test):
+            if isinstance(part, ast.Call) and (_chain(part.func) or ("",))[-1] in _CAPTURING:
+                return True
+    return False
+
+
 def derive(ctx: Context) -> dict:
     """The `derived` mapping of the record of this raise site (extract adds its `ref`)."""
     tests = _tests(ctx)
@@ -1856,6 +2011,10 @@ def derive(ctx: Context) -> dict:
     if found:
         out["flags"] = found
     stage = ctx.knowledge.stage(ctx.path, ctx.function)
+    if stage == "config-validation" and _THIS_REQUEST.search(ctx.message):
+        stage = "request-handling"  # a config's method the engine calls for each request
+    if not stage and _capturing(tests):
+        stage = "engine-startup"  # only while a CUDA graph is captured: at start-up
     if stage:
         out["stage"] = stage
     div = divisibility(condition, ctx)

@@ -250,6 +250,9 @@ STAGE_PATHS: dict[str, str | None] = {
     "sglang/multimodal_gen/runtime/pipelines/": None,  # built at start-up, run per request
     "sglang/multimodal_gen/runtime/pipelines_core/": "request-handling",
     "sglang/multimodal_gen/runtime/entrypoints/": "request-handling",
+    # The diffusion server's launcher: its launch_* functions start the scheduler processes
+    # before it serves (a role's "ready" line); its other functions are dated by their callers.
+    "sglang/multimodal_gen/runtime/launch_server.py": None,
     # Old layouts (0.1 to 0.4): the MoE kernels before layers/moe/, the OpenAI adapter before
     # entrypoints/openai/ (its chat template is loaded at start-up: _OLD_TEMPLATE), the server
     # module before entrypoints/ (launched at start-up, routes dated by callers), and the mini
@@ -272,7 +275,10 @@ _INIT = MODEL_INIT  # methods that run while a model is built
 # In the modules that both start up and serve (a None in STAGE_PATHS): what builds them runs
 # at start-up; the scheduler's serving loop (its event loops, the handlers of what it receives,
 # the batches it picks, runs and streams out) serves.
-_SETUP = re.compile(r"(^|\.)(__init__|__post_init__|_?init_\w*|_?setup\w*|run_\w*_process)$")
+# (a worker's KV pools, allocated as the engine sizes its cache: TpModelWorker.alloc_memory_pool)
+_SETUP = re.compile(
+    r"(^|\.)(__init__|__post_init__|_?init_\w*|_?setup\w*|run_\w*_process|_?alloc_\w*pools?)$"
+)
 _SERVE = re.compile(
     r"(^|\.)(event_loop\w*|_?handle_\w+|process_input_requests|get_next_\w*batch_to_run"
     r"|run_batch|process_batch_result\w*|_?stream_output\w*"

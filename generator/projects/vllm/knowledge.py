@@ -229,7 +229,7 @@ _WORKER = "vllm/v1/worker/"
 _OLD_WORKER = "vllm/worker/"  # the V0 engine's workers and model runners (0.10 and older)
 _WORKER_SETUP = re.compile(
     r"(^|\.)(__init__|__post_init__|init_\w*|load_model|reload_weights|profile_run"
-    r"|_?dummy_\w*|capture_model|_capture\w*|initialize_\w*|determine_available_memory"
+    r"|_?dummy_\w*|_?capture\w*|initialize_\w*|determine_available_memory"
     r"|get_kv_cache_spec|_?allocate_\w*|_?reshape_\w*|may_reinitialize\w*|_?setup\w*"
     r"|compile_or_warm_up_model)$"
 )
