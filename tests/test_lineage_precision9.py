@@ -271,3 +271,52 @@ def test_a_log_line_become_a_refusal_of_another_value_one_for_one_took_over_noth
         path=path,
     )
     assert succ(two([old], [new]), old.template) is None
+
+
+def test_a_value_renamed_in_words_and_guard_keeping_its_last_words_still_took_over():
+    """vLLM 0.8: the chat server's sampling defaults, `diff_sampling_param` then
+    `self.default_sampling_params`, logged in other words: the same line."""
+    where, path = "OpenAIServingChat.__init__", "vllm/entrypoints/openai/serving_chat.py"
+    old = at(
+        "Overwriting default chat sampling param with: {diff_sampling_param}",
+        where,
+        "diff_sampling_param",
+        exc="INFO",
+        kind="log",
+        path=path,
+    )
+    new = at(
+        "Using default chat sampling params from {source}: {default_sampling_params}",
+        where,
+        "self.default_sampling_params",
+        exc="INFO",
+        kind="log",
+        path=path,
+    )
+    assert succ(two([old], [new]), old.template) == new.template
+
+
+def test_a_timeout_tested_by_both_guards_is_no_other_test():
+    """vLLM 0.33: the drain timeout's line reworded, its guard rewritten around the same
+    `_CANCEL_DRAIN_TIMEOUT_S`."""
+    where, path = "P2PSession._drain", "vllm/distributed/p2p/session.py"
+    old = at(
+        "P2PSession {peer_id}: cancel drain timed out for kv_request_id={kv_request_id},"
+        " force-canceled {len_ids} transfers",
+        where,
+        "ids and time.monotonic() - started_at >= _CANCEL_DRAIN_TIMEOUT_S",
+        exc="WARNING",
+        kind="log",
+        path=path,
+    )
+    new = at(
+        "P2PSession {peer_id}: abort of kv_request_id={kv_request_id} round={round_seq} still"
+        " waiting after {CANCEL_DRAIN_TIMEOUT_S}s for {len_ids} transfers",
+        where,
+        "ids and now - self._pending_aborts[key] >= _CANCEL_DRAIN_TIMEOUT_S"
+        " and key not in self._slow_aborts",
+        exc="WARNING",
+        kind="log",
+        path=path,
+    )
+    assert succ(two([old], [new]), old.template) == new.template

@@ -430,9 +430,20 @@ def other_value(old: "Features", new: "Features") -> bool:
         return False
     seen_new = new.tested | new.names | new.holes
     seen_old = old.tested | old.names | old.holes
-    return not any(_same_name(a, b) for a in mine for b in seen_new) and not any(
-        _same_name(a, b) for a in theirs for b in seen_old
+    return not any(_named_alike(a, b) for a in mine for b in seen_new) and not any(
+        _named_alike(a, b) for a in theirs for b in seen_old
     )
+
+
+def _named_alike(a: str, b: str) -> bool:
+    """One value by two names: spelled alike (`_same_name`), or ending in the same two
+    words, a plural's s aside (`diff_sampling_param` and `default_sampling_params`, the
+    chat defaults renamed)."""
+    if _same_name(a, b):
+        return True
+    x = [w.removesuffix("s") for w in a.lower().split("_") if w]
+    y = [w.removesuffix("s") for w in b.lower().split("_") if w]
+    return len(x) >= 2 and len(y) >= 2 and x[-2:] == y[-2:]
 
 
 def tested_apart(old: "Features", new: "Features") -> bool:
@@ -456,6 +467,8 @@ def guards_apart(old: "Features", new: "Features") -> bool:
         return False
     if any(_alike(a, b) for a in mine for b in theirs):
         return False
+    if any(_telling_hole(n) for n in old.tested & new.tested):
+        return False  # a value by a telling name tested by both (`_CANCEL_DRAIN_TIMEOUT_S`)
     return _jaccard(old.guard_names, new.guard_names) < 0.5
 
 
