@@ -204,7 +204,9 @@ def test_an_init_of_another_class_in_its_file_is_not_its_function():
         line=400,
     )
     stays = at("other", "HostPoolV4.other", path=HOST, line=500)
-    found = two([ALLOCATING, stays], [paged, stays])
+    # its class prints on, from another file
+    kept = at("kept", "HostKVCache.other", path="sglang/srt/mem_cache/pool_host/base.py")
+    found = two([ALLOCATING, stays], [paged, stays, kept])
     assert succ(found, "Allocating {requested_bytes_div_value} GB host memory for hier") is None
 
 
@@ -317,6 +319,27 @@ def test_a_timeout_tested_by_both_guards_is_no_other_test():
         " and key not in self._slow_aborts",
         exc="WARNING",
         kind="log",
+        path=path,
+    )
+    assert succ(two([old], [new]), old.template) == new.template
+
+
+def test_the_init_of_its_class_renamed_in_its_file_is_its_function():
+    """vLLM 0.11: the CPU backend's class renamed in its file; its `__init__` refuses the
+    same FP8 KV cache in other words."""
+    path = "vllm/v1/attention/backends/cpu_attn.py"
+    old = at(
+        "Torch SDPA backend FP8 KV cache requires intel_extension_for_pytorch support.",
+        "TorchSDPABackendImpl.__init__",
+        "is_quantized_kv_cache(kv_cache_dtype) and not _use_ipex",
+        exc="NotImplementedError",
+        path=path,
+    )
+    new = at(
+        "FP8 KV cache is unsupported in CPU_ATTN",
+        "CPUAttentionBackendImpl.__init__",
+        "is_quantized_kv_cache(kv_cache_dtype)",
+        exc="NotImplementedError",
         path=path,
     )
     assert succ(two([old], [new]), old.template) == new.template

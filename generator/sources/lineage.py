@@ -1532,6 +1532,15 @@ def _follow(
             if found is None:
                 continue
             found.one_for_one = one_for_one
+            # a namesake method in its file, where its own class prints nothing any more: the
+            # class renamed (`TorchSDPABackendImpl` to `CPUAttentionBackendImpl`)
+            namesake = found.place < 1 and _namesakes(feats, new_feats)
+            if (
+                namesake
+                and feats.paths & new_feats.paths
+                and not any(owner_class(s) in classes for s in old.current.sites)
+            ):
+                found.place = 1.0
             # a class renamed prints nothing under its old name any more
             found.renamed = found.renamed and not any(
                 owner_class(s) in classes for s in old.current.sites
