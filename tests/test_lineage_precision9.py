@@ -343,3 +343,22 @@ def test_the_init_of_its_class_renamed_in_its_file_is_its_function():
         path=path,
     )
     assert succ(two([old], [new]), old.template) == new.template
+
+
+def test_a_generic_check_printing_what_it_refuses_may_take_over_a_named_one():
+    """vLLM 0.33: "not compatible with disable_padded_drafter_batch=True" became the
+    generic "not supported by the V1 model runner with {v1_async_sched_incompat}"."""
+    where, path = "VllmConfig.__post_init__", "vllm/config/vllm.py"
+    old = at(
+        "Async scheduling is not compatible with disable_padded_drafter_batch=True.",
+        where,
+        "self.speculative_config.disable_padded_drafter_batch",
+        path=path,
+    )
+    new = at(
+        "Async scheduling is not supported by the V1 model runner with {v1_async_sched_incompat}.",
+        where,
+        "v1_async_sched_incompat is not None",
+        path=path,
+    )
+    assert succ(two([old], [new]), old.template) == new.template

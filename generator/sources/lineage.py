@@ -409,8 +409,10 @@ def opposite_bounds(old: "Features", new: "Features") -> bool:
 def _own_values(feats: "Features") -> set[str]:
     """The values a check's guard tests that its words name (`embed_is_patch` in
     "Incorrect type of embed_is_patch" under `not isinstance(embed_is_patch, ...)`): what
-    it is about, by a name that says which value (a word with `_`, six letters or more)."""
-    said = feats.names | feats.holes | feats.words
+    it is about, by a name that says which value (a word with `_`, six letters or more).
+    Named in its own words, not only as a value it prints: a generic check printing what it
+    refuses (`{v1_async_sched_incompat}`) may print the old check's very name."""
+    said = feats.names | feats.words
     return {
         n
         for n in feats.tested
