@@ -362,3 +362,17 @@ def test_a_generic_check_printing_what_it_refuses_may_take_over_a_named_one():
         path=path,
     )
     assert succ(two([old], [new]), old.template) == new.template
+
+
+def test_methods_of_other_names_are_no_namesakes():
+    """vLLM 0.10.2: ClassifierPooler.forward shares no function with MeanPool.forward_one."""
+    path = "vllm/model_executor/layers/pooler.py"
+    old = at("partial prefill not supported with classifier", "ClassifierPooler.forward", path=path)
+    new = at("partial prefill not supported with MEAN pooling", "MeanPool.forward_one", path=path)
+
+    def feats(site: Site) -> lineage.Features:
+        return lineage.Features.of(lineage.Wording(site.key, [site], "1", "1", 0, 0))
+
+    assert not lineage._namesakes(feats(old), feats(new))
+    twin = at("partial prefill not supported with MEAN pooling", "MeanPool.forward", path=path)
+    assert lineage._namesakes(feats(old), feats(twin))

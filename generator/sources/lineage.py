@@ -984,7 +984,7 @@ def _namesakes(old: Features, new: Features) -> bool:
     if not mine or not theirs or mine & theirs or old.qualified & new.qualified:
         return False
     shared = {f.rpartition(":")[2] for f in old.functions & new.functions}
-    return shared <= _GENERIC_METHODS
+    return bool(shared) and shared <= _GENERIC_METHODS
 
 
 def _nearby(found: "Comparison") -> bool:
