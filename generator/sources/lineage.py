@@ -373,6 +373,107 @@ def guard_evidence(old: "Features", new: "Features") -> str:
     return ""
 
 
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def _bounds(atoms: frozenset[str]) -> set[tuple[str, bool]]:
+    """The named values an order refuses, each with its side: True when the check refuses
+    it above the other side (`>|x|1`: x too large), False when below (`>|n|x`: x too
+    small)."""
+    out = set()
+    for atom in telling_atoms(atoms):
+        op, _, sides = atom.partition("|")
+        if op not in (">", ">=") or "|" not in sides:
+            continue
+        high, low = sides.split("|", 1)
+        for side, above in ((high, True), (low, False)):
+            if _NAME.fullmatch(side) and side != "None":
+                out.add((side, above))
+    return out
+
+
+def opposite_bounds(old: "Features", new: "Features") -> bool:
+    """Whether the two guards bound one value from opposite sides and nothing else alike:
+    the old check refused it too large, the new one too small (vLLM 0.6.6's "fewer
+    placeholder tokens than inputs" under `placeholder_token_count < len(repeat_count)`,
+    where 0.5.5 warned of more than one under `placeholder_token_count > 1`): the other
+    end of the range, a sibling, not the same refusal."""
+    if telling_atoms(old.atoms) & telling_atoms(new.atoms):
+        return False
+    mine, theirs = _bounds(old.atoms), _bounds(new.atoms)
+    same = any(_same_name(a, b) and x == y for a, x in mine for b, y in theirs)
+    other = any(_same_name(a, b) and x != y for a, x in mine for b, y in theirs)
+    return other and not same
+
+
+def _own_values(feats: "Features") -> set[str]:
+    """The values a check's guard tests that its words name (`embed_is_patch` in
+    "Incorrect type of embed_is_patch" under `not isinstance(embed_is_patch, ...)`): what
+    it is about, by a name that says which value (a word with `_`, six letters or more).
+    Named in its own words, not only as a value it prints: a generic check printing what it
+    refuses (`{v1_async_sched_incompat}`) may print the old check's very name."""
+    said = feats.names | feats.words
+    return {
+        n
+        for n in feats.tested
+        if "_" in n.strip("_") and len(n) >= 6 and n not in _NOISE and n.lower() in said
+    }
+
+
+def other_value(old: "Features", new: "Features") -> bool:
+    """Whether each check tests and names a value of its own the other neither tests nor
+    names, their guards sharing no comparison: Molmo's "Incorrect type of embed_is_patch"
+    and "Incorrect type of img_patch_id" are two checks of two inputs, however alike their
+    words."""
+    if telling_atoms(old.atoms) & telling_atoms(new.atoms) or old.guards & new.guards:
+        return False
+    mine, theirs = _own_values(old), _own_values(new)
+    if not mine or not theirs:
+        return False
+    seen_new = new.tested | new.names | new.holes
+    seen_old = old.tested | old.names | old.holes
+    return not any(_named_alike(a, b) for a in mine for b in seen_new) and not any(
+        _named_alike(a, b) for a in theirs for b in seen_old
+    )
+
+
+def _named_alike(a: str, b: str) -> bool:
+    """One value by two names: spelled alike (`_same_name`), or ending in the same two
+    words, a plural's s aside (`diff_sampling_param` and `default_sampling_params`, the
+    chat defaults renamed)."""
+    if _same_name(a, b):
+        return True
+    x = [w.removesuffix("s") for w in a.lower().split("_") if w]
+    y = [w.removesuffix("s") for w in b.lower().split("_") if w]
+    return len(x) >= 2 and len(y) >= 2 and x[-2:] == y[-2:]
+
+
+def tested_apart(old: "Features", new: "Features") -> bool:
+    """Whether both guards test named values and none by a name alike."""
+    mine = {n for n in old.tested if n not in _NOISE}
+    theirs = {n for n in new.tested if n not in _NOISE}
+    return bool(mine and theirs) and not any(_same_name(a, b) for a in mine for b in theirs)
+
+
+def guards_apart(old: "Features", new: "Features") -> bool:
+    """Whether both guards are known and make other comparisons, none shared nor alike,
+    on names mostly their own (`Comparison.guard` under a half): SGLang's NVFP4 assert
+    that a weight scale's dim divides by 16 and the later one that it equals the expected
+    block count. A presence test (`query_num is not None`, a lookup's result) says too
+    little of what is tested: Aria's `patch_to_query_dict.get(...)` asserted present, then
+    `num_patches not in patch_to_query_dict`, is one check."""
+    mine, theirs = telling_atoms(old.atoms), telling_atoms(new.atoms)
+    if not mine or not theirs or mine & theirs or old.guards & new.guards:
+        return False
+    if not any(map(specific, mine)) or not any(map(specific, theirs)):
+        return False
+    if any(_alike(a, b) for a in mine for b in theirs):
+        return False
+    if any(_telling_hole(n) for n in old.tested & new.tested):
+        return False  # a value by a telling name tested by both (`_CANCEL_DRAIN_TIMEOUT_S`)
+    return _jaccard(old.guard_names, new.guard_names) < 0.5
+
+
 def specific(atom: str) -> bool:
     """Whether a comparison says which value it tests beyond a flag checked against a
     constant (`x is None`, `bits != 4` are made in many places): an expression on a side
@@ -508,6 +609,8 @@ class Comparison:
             # observability/req_time_stats.py under the same test of the renamed value)
         if self.swapped_name and not self.old.paths & self.new.paths:
             return False  # the same words about another name in another file: a sibling
+        if self.guards_other():
+            return False
         if moved and self.moved_with_words():
             return True
         if self.swapped_name and self.setting_renamed and self.appeared and not self.alongside:
@@ -541,10 +644,22 @@ class Comparison:
             return True
         if self.faint:
             return False  # few words alike: only the rule above may link them
-        if self.one_for_one and not self.swapped_name and (self.nocase >= 0.4 or self.kept >= 0.5):
+        apart = guards_apart(self.old, self.new) and self.text < 0.5
+        # a log line become a refusal (or a refusal a log line) on values of its own: vLLM
+        # 0.10.2's "Invalid attention backend" under `selected_backend is None`, where
+        # "Using BlocksparseFlashAttention backend." was logged under `is_blocksparse`
+        logged = (self.old.kind == "log") != (self.new.kind == "log")
+        apart = apart or (logged and self.text < 0.5 and tested_apart(self.old, self.new))
+        if (
+            self.one_for_one
+            and not self.swapped_name
+            and not apart
+            and (self.nocase >= 0.4 or self.kept >= 0.5)
+        ):
             # Where one check vanished from a function, the one that appeared there in the
             # same release, in words much alike or keeping half the old one's telling words:
             # its exception may have changed (an assert became a KeyError), its words with it
+            # (not where both guards are known and test other things, in few words alike)
             return True
         if self.sole_gain and fresh and not self.swapped_name and self.folded():
             return True
@@ -576,16 +691,27 @@ class Comparison:
             # integer's warning in another parser), not the one that took its place
             return False
         if self.place == 1:
+            # in few words alike, only where the guards do not test other things
+            weak = not guards_apart(self.old, self.new)
             return (
                 self.text >= 0.5
                 or self.guard >= 0.5
-                or (self.text >= 0.3 and self.holes >= 0.5)
-                or (self.appeared and self.text >= 0.3 and self.same_opening())
+                or (weak and self.text >= 0.3 and self.holes >= 0.5)
+                or (weak and self.appeared and self.text >= 0.3 and self.same_opening())
             )
         if self.place == 0.5:
             return self.guard >= 0.5 and self.text >= 0.5
         # Elsewhere: the same quantities guarded, in other words
         return self.guard >= 0.6 and self.holes > 0
+
+    def guards_other(self) -> bool:
+        """Whether the guards say the new check refuses something else, whatever its
+        words: the other end of the old value's range (`opposite_bounds`), or another value
+        its words name and its guard tests (`other_value`). A check of a value renamed in
+        words and guard alike (`setting_renamed`) is the same value."""
+        if self.setting_renamed:
+            return False
+        return opposite_bounds(self.old, self.new) or other_value(self.old, self.new)
 
     def folded(self) -> bool:
         """Folded into the one check its function gained: both print a value by the same
@@ -645,8 +771,11 @@ class Comparison:
         fresh = self.appeared and not self.alongside
         tests = self.atoms in ("same", "part")
         told = any(specific(a) for a in telling_atoms(self.old.atoms) & self.new.atoms)
-        if fresh and tests and self.place == 1 and (self.atoms == "same" or self.text >= 0.2):
-            return True  # in its function
+        # in its function (not under only a precondition it shared with a sibling)
+        kept = not self.lost_test() or self.text >= 0.5
+        in_place = fresh and tests and self.place == 1
+        if in_place and kept and (self.atoms == "same" or self.text >= 0.2):
+            return True
         if fresh and self.place == 1 and self.old.guards & self.new.guards and self.text >= 0.3:
             return True  # the very same guard in its function ("Using CPU MLA backend." under
             # `use_mla`, then "MLA is not supported on CPU." under it)
@@ -698,6 +827,22 @@ class Comparison:
             # nccl begin." in `init_torch_distributed`)
         return self.twin()
 
+    def lost_test(self) -> bool:
+        """Whether the new guard makes only some of the old one's comparisons, the one
+        that told what the old check was about gone: a sibling under the same precondition
+        (vLLM 0.10.2's "Connectors do not specify a kv cache layout" under `kv_config is
+        not None`, where "Unable to detect current VLLM config" also tested
+        `model_config is None`, and moved with that test into the Nixl connector). A test
+        kept on a value the old words name is what the old check was about (the outer test
+        moved up: `num_speculative_tokens is None`, kept of `speculative_model is not None
+        and num_speculative_tokens is None`)."""
+        mine, theirs = telling_atoms(self.old.atoms), telling_atoms(self.new.atoms)
+        if not theirs or not theirs < mine:
+            return False
+        said = self.old.names | self.old.holes | self.old.words
+        kept = {v for a in theirs for v in a.split("|")[1:] if _NAME.fullmatch(v) and v != "None"}
+        return not any(v.rpartition(".")[2].lower() in said for v in kept)
+
     def carries(self) -> bool:
         """First printed in the release the old one went, near it (its function, file or
         class; in place of a file gone, only a line of four values or more), printing four
@@ -715,8 +860,12 @@ class Comparison:
         near = self.place > 0 or bool(self.moved) or (self.file_gone and len(same) >= 4)
         if not fresh or not near or self.retyped or len(same) < 0.8 * len(self.old.holes):
             return False
-        if len(same) < 2 and not self.old.qualified & self.new.qualified:
-            return False  # one value printed elsewhere in its file says too little
+        own_class = self.moved == "class" and kept_words(self.old, self.new) >= 0.6
+        if len(same) < 2 and not self.old.qualified & self.new.qualified and not own_class:
+            return False  # one value printed elsewhere in its file says too little (in
+            # another method of its own class, keeping most of its telling words, it says
+            # which line took over: SGLang's `HostKVCache` allocation line, moved from
+            # `__init__` to `_allocate_host_buffer`)
         if not any(_telling_hole(h) for h in same):
             return False
         return self.text >= 0.4 or (len(same) >= 3 and kept_words(self.old, self.new) >= 0.5)
@@ -784,7 +933,7 @@ def compare(
     stems = _stems(old.words) & _stems(new.words) if loose else set()
     if not old.words & new.words and not stems and not force:
         return None
-    if old.functions & new.functions:
+    if old.functions & new.functions and not _namesakes(old, new):
         place = 1.0
     elif old.paths & new.paths:
         place = 0.5
@@ -825,6 +974,17 @@ def compare(
         found.nocase = lower.ratio()
         found.kept = kept_words(old, new)
     return found
+
+
+def _namesakes(old: Features, new: Features) -> bool:
+    """Whether the two checks share a function only by a name many classes give a method
+    (`__init__`, `forward`), in methods of other classes: SGLang's `HostKVCache.__init__`
+    and a paged pool's `__init__` in the same file are two functions, not one place."""
+    mine, theirs = _methods(old.qualified), _methods(new.qualified)
+    if not mine or not theirs or mine & theirs or old.qualified & new.qualified:
+        return False
+    shared = {f.rpartition(":")[2] for f in old.functions & new.functions}
+    return bool(shared) and shared <= _GENERIC_METHODS
 
 
 def _nearby(found: "Comparison") -> bool:
@@ -1374,6 +1534,15 @@ def _follow(
             if found is None:
                 continue
             found.one_for_one = one_for_one
+            # a namesake method in its file, where its own class prints nothing any more: the
+            # class renamed (`TorchSDPABackendImpl` to `CPUAttentionBackendImpl`)
+            namesake = found.place < 1 and _namesakes(feats, new_feats)
+            if (
+                namesake
+                and feats.paths & new_feats.paths
+                and not any(owner_class(s) in classes for s in old.current.sites)
+            ):
+                found.place = 1.0
             # a class renamed prints nothing under its old name any more
             found.renamed = found.renamed and not any(
                 owner_class(s) in classes for s in old.current.sites
