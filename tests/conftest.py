@@ -18,6 +18,7 @@ from errorkb.search import index as search_index
 from errorkb.serve import make_server
 from errorkb.site import publish
 from errorkb.site.build import CACHE_DIR, BuildResult, Plan, build, load_plan
+from errorkb.sources import explain, extract
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "kb"
@@ -27,6 +28,14 @@ FIXTURE = Path(__file__).parent / "fixtures" / "kb"
 # a fixture build. Each entry is keyed by its template's name and source (pages.py), so an
 # edited template compiles anew, and written by a rename, so test processes may share them.
 COMPILED = Path(tempfile.gettempdir()) / f"errorkb-tests-{os.getuid()}" / "templates"
+
+
+def derived_of(code: str, path: str = "m.py", knowledge=None) -> dict[str, dict]:
+    """Each site's derived block, by its message, in one file of made-up code (no callers)."""
+    scan = extract.scan_file(
+        path, code.encode(), printed=True, knowledge=knowledge or explain.Knowledge()
+    )
+    return {site.template: site.derived or {} for site in scan.sites}
 
 
 def make_kb(path: Path, fill=None) -> Path:

@@ -10,14 +10,7 @@ from errorkb.projects.sglang.knowledge import SglangKnowledge
 from errorkb.projects.vllm.knowledge import VllmKnowledge
 from errorkb.sources import explain
 from errorkb.sources import extract as ex
-
-
-def _derived(code: str, path: str = "m.py", knowledge=None) -> dict[str, dict]:
-    """Each site's derived block, by its message, in one file (no callers)."""
-    scan = ex.scan_file(
-        path, code.encode(), printed=True, knowledge=knowledge or explain.Knowledge()
-    )
-    return {site.template: site.derived or {} for site in scan.sites}
+from tests.conftest import derived_of
 
 
 def _scan(root: Path, files: dict[str, str], knowledge: explain.Knowledge) -> dict[str, dict]:
@@ -211,7 +204,7 @@ def test_sglang_tools_have_no_stage_and_weight_checks_serve(tmp_path):
 
 
 def _category(code: str, path: str = "m.py", knowledge=None) -> str:
-    (found,) = _derived(code, path, knowledge).values()
+    (found,) = derived_of(code, path, knowledge).values()
     return found["category"]
 
 
@@ -361,7 +354,7 @@ def test_a_presence_test_that_only_reaches_the_failing_field_passes_nothing():
         "        if request.chat_request is not None and request.chat_request.stop:\n"
         "            raise ValueError('stop strings are not supported by streaming')\n"
     )
-    (found,) = _derived(code, "vllm/entrypoints/x/serving.py", k).values()
+    (found,) = derived_of(code, "vllm/entrypoints/x/serving.py", k).values()
     entries = [f for f in found.get("flags", []) if f["name"] == "request.chat_request"]
     assert entries and "passes" not in entries[0]
 
@@ -414,7 +407,7 @@ def test_two_settings_of_the_user_tested_together_are_a_combination():
         "    if cfg.draft_path is not None:\n"
         "        raise ValueError('captures without a draft; drop --draft-path.')\n"
     )
-    found = _derived(code, "python/sglang/srt/arg_groups/validation_hook.py", k)
+    found = derived_of(code, "python/sglang/srt/arg_groups/validation_hook.py", k)
     (derived,) = found.values()
     if len(derived.get("flags", [])) > 1:  # the wing traced both flags
         assert derived["category"] == "unsupported-combination"
@@ -545,7 +538,7 @@ def test_an_engine_setting_left_unset_still_passes_an_incompatibility():
         "        if self.kv_transfer_config is not None and self.kv_transfer_config.role:\n"
         "            raise ValueError('--use-replayssm is incompatible with KV connectors')\n"
     )
-    (found,) = _derived(code, knowledge=Knows()).values()
+    (found,) = derived_of(code, knowledge=Knows()).values()
     (entry,) = [f for f in found["flags"] if f["flag"] == "--kv-transfer-config"]
     assert entry["passes"] == {"op": "unset"}
 
@@ -583,7 +576,7 @@ def test_a_one_line_helper_of_the_module_reads_its_setting():
     )
     place = Place("python/sglang/srt/environ.py", 1)
     k = SglangKnowledge(root="python/", envs={"SGLANG_SKIP_CHECK": place, "SGLANG_OTHER": place})
-    found = _derived(code, "python/sglang/srt/utils/common.py", k)
+    found = derived_of(code, "python/sglang/srt/utils/common.py", k)
     skip = found["{pkg} is not installed"]["flags"]
     assert [(f["kind"], f["env"]) for f in skip] == [("env-var", "SGLANG_SKIP_CHECK")]
     assert "flags" not in found["{pkg} is missing"]
@@ -610,7 +603,7 @@ def _space_flags(otherwise: str) -> list[dict]:
         "    else:\n"
         f"        {otherwise}\n"
     )
-    found = _derived(code, knowledge=_KnowsSpace())["VLLM_SPACE is not set, using 4 by default."]
+    found = derived_of(code, knowledge=_KnowsSpace())["VLLM_SPACE is not set, using 4 by default."]
     return found["flags"]
 
 
@@ -642,7 +635,7 @@ def test_a_status_code_that_is_not_success_is_a_runtime_failure():
         "        if rank != 0:\n"
         "            raise ValueError(f'Only the first rank may do this, not {rank}')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["NCCL error: {result}"]["category"] == "runtime-failure"
     assert found["Only the first rank may do this, not {rank}"]["category"] != "runtime-failure"
 
@@ -663,8 +656,8 @@ def test_a_request_s_mismatch_is_not_sent_to_the_checkpoint():
         "        raise ValueError('The tool in tool_choice does not match any of the tools')\n"
     )
     text = "The tool in tool_choice does not match any of the tools"
-    request = _derived(code, "protocol.py", Stages())[text]
-    loading = _derived(code, "loader.py", Stages())[text]
+    request = derived_of(code, "protocol.py", Stages())[text]
+    loading = derived_of(code, "loader.py", Stages())[text]
     assert request["category"] == loading["category"] == "mismatch"
     assert not any("checkpoint" in line for line in request["try"])
     assert any("checkpoint" in line for line in loading["try"])

@@ -5,14 +5,7 @@ errorkb.content.derived."""
 
 from errorkb.projects.vllm.knowledge import VllmKnowledge
 from errorkb.sources import explain
-from errorkb.sources import extract as ex
-
-
-def _derived(code: str, path: str = "m.py", knowledge=None) -> dict[str, dict]:
-    scan = ex.scan_file(
-        path, code.encode(), printed=True, knowledge=knowledge or explain.Knowledge()
-    )
-    return {site.template: site.derived or {} for site in scan.sites}
+from tests.conftest import derived_of
 
 
 class _Scheduler(explain.Knowledge):
@@ -51,7 +44,7 @@ def test_an_assert_that_names_the_setting_it_reads_checks_the_user_s_value():
         "        max_num_batched_tokens = self.max_num_tokens\n"
         "        assert n == max_num_batched_tokens, f'pages of {max_num_batched_tokens} slots'\n"
     )
-    found = _derived(code, knowledge=_Scheduler())
+    found = derived_of(code, knowledge=_Scheduler())
     # (a placeholder prints the variable: it names no setting in the message's words)
     assert found["pages of {max_num_batched_tokens} slots"]["category"] == "invariant"
     named = "Dummy run with {num_tokens} tokens exceeds max_num_batched_tokens ({max_num_tokens})"
@@ -77,7 +70,7 @@ def test_a_call_the_message_requires_first_is_an_order_of_the_code_s_calls():
         "        if cfg.a and cfg.b:\n"
         "            raise ValueError('Pinned-host PLE embedding requires --enable-prefetch')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     said = "Pinned-host PLE embedding requires start_prefetch() and finalize_prefetch()."
     assert found[said]["category"] == "invariant"
     torch = "The MPS backend requires torch.mps.recommended_max_memory() from Torch 2.13"
@@ -107,7 +100,7 @@ def test_a_flag_a_guarded_import_sets_says_a_package_is_missing():
         "    if not USE_FAST:\n"
         "        raise RuntimeError('Fast decode is off')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["TileLang is unavailable"]["category"] == "missing-dependency"
     assert found["Fast decode is off"]["category"] != "missing-dependency"
 
@@ -128,7 +121,7 @@ def test_a_type_test_that_guards_a_range_is_a_limit():
         "        if not isinstance(self.host, str):\n"
         "            raise ValueError('`host` must be a valid address')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["`master_port` must be a valid metadata port"]["category"] == "limit"
     assert found["`names` must be valid"]["category"] == "mismatch"
     assert found["`host` must be a valid address"]["category"] == "mismatch"
@@ -151,7 +144,7 @@ def test_a_caught_failure_on_a_transport_that_falls_back_is_a_runtime_failure():
         "    except Exception as error:\n"
         "        logger.info('Config parse failed; falling back to defaults: %s', error)\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     fabric = (
         "FABRIC handle export failed on rank {rank}; falling back to POSIX fd transport: {error}"
     )
@@ -175,7 +168,7 @@ def test_a_check_reached_only_while_a_graph_is_captured_runs_at_start_up():
         "    if key not in WS and not torch.cuda.is_current_stream_capturing():\n"
         "        raise RuntimeError('the workspace is missing outside capture')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["the workspace must be sized before capture"]["stage"] == "engine-startup"
     assert "stage" not in found["the workspace is missing outside capture"]
 
@@ -195,7 +188,7 @@ def test_a_config_s_check_of_this_request_runs_while_serving():
         "        if self.watermark_config is not None and self.beam:\n"
         "            raise ValueError('Watermarking needs a request without beam search')\n"
     )
-    found = _derived(code, path="vllm/config/vllm.py", knowledge=VllmKnowledge())
+    found = derived_of(code, path="vllm/config/vllm.py", knowledge=VllmKnowledge())
     said = (
         "Watermarking is enabled for this request, but the engine has no watermark configuration."
     )
@@ -210,7 +203,7 @@ def test_a_config_s_check_of_this_request_runs_while_serving():
         "    if len(matches) > 1:\n"
         "        raise ValueError(f'Multiple serve backends matched this request: {matches}')\n"
     )
-    parsed = _derived(cli, path="vllm/entrypoints/cli/serve.py", knowledge=VllmKnowledge())
+    parsed = derived_of(cli, path="vllm/entrypoints/cli/serve.py", knowledge=VllmKnowledge())
     said = parsed["Multiple serve backends matched this request: {matches}"]
     assert said.get("stage") != "request-handling"
 
@@ -246,7 +239,7 @@ def test_a_setting_converted_to_a_type_is_still_the_setting():
         "        if self.ways <= 0:\n"
         "            raise ValueError(f'ways must be > 0, got {self.ways}')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     heads = found["heads must be > 0, got {heads}"]
     assert [f.get("env") for f in heads["flags"]] == ["VLLM_HEADS"]
     assert not found["ways must be > 0, got {ways}"].get("flags")
@@ -303,7 +296,7 @@ def test_a_placeholder_named_invalid_calls_no_choice_invalid():
         "    if unknown:\n"
         "        raise ValueError(f'keys {unknown} are not allowed')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     # (without a range said, the placeholder names the refused value: a choice)
     assert found["keys {unknown} are not allowed"]["category"] == "invalid-choice"
     assert found["{side} block id {invalid} is outside [0, {n})"]["category"] == "invariant"
@@ -323,7 +316,7 @@ def test_a_kernel_only_available_on_a_platform_is_a_combination():
         "    if platform.is_rocm():\n"
         "        raise NotImplementedError('The optimized kernel is not implemented on ROCm')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     said = "The optimized kernel is only available on CUDA platforms"
     assert found[said]["category"] == "unsupported-combination"
     assert found["The optimized kernel is not implemented on ROCm"]["category"] == (
@@ -361,7 +354,7 @@ def test_a_caught_prefetch_failure_is_a_runtime_failure():
         "    except Exception:\n"
         "        logger.exception('Grammar compile failed for request %s', op.rid)\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["HiCache sidecar prefetch failed for request {rid}"]["category"] == (
         "runtime-failure"
     )
@@ -382,7 +375,7 @@ def test_a_support_the_message_says_is_not_there_yet_is_not_implemented():
         "    if cfg.pp_size != 1 and mode:\n"
         "        raise ValueError('V2 offload does not support pipeline parallelism')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["V2 offload does not support cpu_offload_gb yet"]["category"] == "not-implemented"
     assert found["not yet support tp_size!=1"]["category"] == "not-implemented"
     assert found["V2 offload does not support pipeline parallelism"]["category"] != (

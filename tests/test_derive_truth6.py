@@ -6,14 +6,7 @@ from errorkb.projects.sglang.knowledge import SglangKnowledge
 from errorkb.projects.vllm.knowledge import VllmKnowledge
 from errorkb.sources import explain
 from errorkb.sources import extract as ex
-
-
-def _derived(code: str, path: str = "m.py", knowledge=None) -> dict[str, dict]:
-    scan = ex.scan_file(
-        path, code.encode(), printed=True, knowledge=knowledge or explain.Knowledge()
-    )
-    return {site.template: site.derived or {} for site in scan.sites}
-
+from tests.conftest import derived_of
 
 # Stages ------------------------------------------------------------------------------
 
@@ -133,7 +126,7 @@ def test_mismatched_is_a_mismatch():
         "        if char not in {'[', '('} and char == '}' and not stack:\n"
         "            raise UnexpectedAstError('Mismatched curly braces')\n"
     )
-    assert _derived(code)["Mismatched curly braces"]["category"] == "mismatch"
+    assert derived_of(code)["Mismatched curly braces"]["category"] == "mismatch"
 
 
 def test_an_error_line_reporting_a_failure_caught_is_a_runtime_failure():
@@ -155,7 +148,7 @@ def test_an_error_line_reporting_a_failure_caught_is_a_runtime_failure():
         "        logger.error('Retiring %s', rid)\n"
         "    logger.error('NIXL transfer failure: %s', rid)\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["Failed to notify KV sender of abort for {rid}"]["category"] == ("runtime-failure")
     assert found["NIXL transfer failure: {rid}"]["category"] == "runtime-failure"
     assert found["Failed to free pages for {rid}"]["category"] == "logged"
@@ -196,7 +189,7 @@ def test_a_local_assigned_again_after_the_site_is_traced_to_the_assignment_befor
         "            logger.info('Mode: %s', mode)\n"
         "        mode = item\n"
     )
-    found = _derived(code, knowledge=_Envs())
+    found = derived_of(code, knowledge=_Envs())
     using = found["Using flashinfer allreduce backend: {backend}"]
     assert [f["env"] for f in using["flags"]] == ["VLLM_FLASHINFER_ALLREDUCE_BACKEND"]
     assert "flags" not in found["Auto-selected backend: {backend}"]
@@ -216,7 +209,7 @@ def test_a_parser_s_failure_caught_is_not_a_process_s():
         "        logger.error('Error in Mooncake sender thread: %s', req)\n"
         "        logger.error('Failed to process trace file %s', req)\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["Error in extracting tool call from response {text}"]["category"] == "logged"
     assert found["Failed to compile grammar for request {req}"]["category"] == "logged"
     assert found["Error in Mooncake sender thread: {req}"]["category"] == "runtime-failure"
@@ -242,7 +235,7 @@ def test_an_error_line_just_before_a_raise_reports_its_refusal():
         "        cleanup()\n"
         "        raise ValueError('Invalid y')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["Invalid kv_transfer_config provided: {error}"]["category"] == "invalid-choice"
     assert found["Failed to convert the dict. Error: {error}"]["category"] == "invalid-choice"
     assert found["Dropping x: {x}"]["category"] == "logged"
@@ -258,7 +251,7 @@ def test_mismatched_in_a_placeholder_or_mismatches_avoided_say_nothing():
         "        raise ValueError(f'LiDAR requires the 128x1800 grid; got {mismatched}.')\n"
         "    logger.info('Radix cache is disabled to avoid prefix-cache mismatches.')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["LiDAR requires the 128x1800 grid; got {mismatched}."]["category"] != "mismatch"
     assert found["Radix cache is disabled to avoid prefix-cache mismatches."]["category"] == (
         "logged"
@@ -275,6 +268,6 @@ def test_a_log_line_takes_the_raise_s_category_only_where_its_words_say_it():
         "        logger.error('Request %s failed with an internal error', request_id)\n"
         "        raise GenerationError('Internal server error')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["Internal server error"]["category"] == "invalid-choice"
     assert found["Request {request_id} failed with an internal error"]["category"] == "logged"

@@ -5,16 +5,7 @@ release's code, and read against the definitions in errorkb.content.derived."""
 from errorkb.content.template import title
 from errorkb.projects.sglang.knowledge import SglangKnowledge
 from errorkb.projects.vllm.knowledge import VllmKnowledge
-from errorkb.sources import explain
-from errorkb.sources import extract as ex
-
-
-def _derived(code: str, path: str = "m.py", knowledge=None) -> dict[str, dict]:
-    scan = ex.scan_file(
-        path, code.encode(), printed=True, knowledge=knowledge or explain.Knowledge()
-    )
-    return {site.template: site.derived or {} for site in scan.sites}
-
+from tests.conftest import derived_of
 
 # Stages ------------------------------------------------------------------------------
 
@@ -76,7 +67,7 @@ def test_a_flag_required_when_another_is_set_is_a_combination():
         "    if nnodes > 8:\n"
         "        raise ValueError('nnodes must be at most 8; a port is required')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     required = "--weight-cache-master-port is required when the daemons span nodes"
     assert found[required]["category"] == "unsupported-combination"
     assert found["nnodes must be at most 8; a port is required"]["category"] == "limit"
@@ -104,7 +95,7 @@ def test_an_isinstance_that_guards_a_literal_s_test_is_no_type_mismatch():
         "    if not (isinstance(emb[0], torch.Tensor) and emb[0].dim() == 2):\n"
         "        raise RuntimeError('image_rotary_emb must be cos_sin_cache tensors')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     text = "Decisions supports text input only; images are not supported"
     assert found[text]["category"] == "invalid-choice"
     assert found["Decisions input must be an object"]["category"] == "mismatch"
@@ -122,7 +113,7 @@ def test_an_info_line_naming_a_bound_reports_a_state():
         "    logger.warning('Batch size %s exceeds the maximum; truncating', n)\n"
         "    logger.info('Model not found in cache, will download from %s', n)\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     offload = "Disabling component offload because minimum available memory is {free_gb} GiB"
     assert found[offload]["category"] == "logged"
     assert found["Batch size {n} exceeds the maximum; truncating"]["category"] == "limit"
@@ -144,7 +135,7 @@ def test_a_warning_that_a_peer_could_not_be_reached_reports_a_runtime_failure():
         "            logger.warning('Could not parse the tool call %s', text)\n"
         "    logger.warning('Could not subscribe to shard %s yet', addr)\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     text = "EC Mooncake could not subscribe to the event channel of consumer shard {addr};"
     text += " retrying later."
     assert found[text]["category"] == "runtime-failure"

@@ -5,16 +5,7 @@ errorkb.content.derived."""
 
 from errorkb.projects.sglang.knowledge import SglangKnowledge
 from errorkb.projects.vllm.knowledge import VllmKnowledge
-from errorkb.sources import explain
-from errorkb.sources import extract as ex
-
-
-def _derived(code: str, path: str = "m.py", knowledge=None) -> dict[str, dict]:
-    scan = ex.scan_file(
-        path, code.encode(), printed=True, knowledge=knowledge or explain.Knowledge()
-    )
-    return {site.template: site.derived or {} for site in scan.sites}
-
+from tests.conftest import derived_of
 
 # Categories ----------------------------------------------------------------------------
 
@@ -37,7 +28,7 @@ def test_a_status_an_operation_returned_is_a_runtime_failure():
         "    if ret2 != 3:\n"
         "        raise ValueError(f'unexpected code {ret2}')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["Mooncake EC push to {session} failed with status {ret}"]["category"] == (
         "runtime-failure"
     )
@@ -60,7 +51,7 @@ def test_code_that_should_be_unreachable_is_an_invariant_a_peer_is_not():
         "    if not up:\n"
         "        raise RuntimeError(f'Peer {peer} is unreachable')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     unreachable = "Should be unreachable - return above must be reached: {params}"
     assert found[unreachable]["category"] == "invariant"
     assert found["Peer {peer} is unreachable"]["category"] == "runtime-failure"
@@ -78,7 +69,7 @@ def test_a_message_that_asks_to_run_a_step_first_is_an_order_of_calls():
         "    if batch.mask is None:\n"
         "        raise ValueError('mask file missing')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["cond-frame latent missing (run the encode stage first)"]["category"] == (
         "invariant"
     )
@@ -97,7 +88,7 @@ def test_not_supported_for_now_is_not_implemented_yet():
         "    if tp > 1 and pp > 1:\n"
         "        raise ValueError('Pipeline parallel is not supported with tensor parallel')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["Model architectures {architectures} are not supported for now."]["category"] == (
         "not-implemented"
     )
@@ -118,7 +109,7 @@ def test_an_info_line_that_names_a_shape_reports_it():
         "    logger.warning('loading tensor of shape %s into parameter %s of shape %s',\n"
         "                   a, key, b)\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     shape = next(t for t in found if t.startswith("mm_item"))
     assert found[shape]["category"] == "logged"
     loading = next(t for t in found if t.startswith("loading tensor"))
@@ -140,7 +131,7 @@ def test_a_line_that_says_no_such_thing_for_a_missed_look_up_is_not_found():
         "            logger.warning('submit_load NO SESSION for peer=%s', peer_id)\n"
         "            return\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["submit_load NO SESSION for peer={peer_id}"]["category"] == "not-found"
     assert found["No KV caches to offload."]["category"] == "logged"
 
@@ -163,7 +154,7 @@ def test_an_error_line_of_a_background_worker_that_failed_is_a_runtime_failure()
         "            except Exception:\n"
         "                logger.exception('Failed to parse the tool call')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["RDT background post-processing failed"]["category"] == "runtime-failure"
     assert found["Failed to parse the tool call"]["category"] == "logged"
 
@@ -181,7 +172,7 @@ def test_a_dtype_said_and_another_found_is_a_mismatch():
         "    if mode not in ('a', 'b'):\n"
         "        raise ValueError(f'mode must be a or b, got {mode}')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["{path}: matrices must be NVFP4 or BF16, got {other_matrices}"]["category"] == (
         "mismatch"
     )
@@ -199,7 +190,7 @@ def test_only_one_type_supported_tested_as_a_type_is_a_mismatch():
         "    if backend not in ('flash', 'triton'):\n"
         "        raise ValueError(f'This kernel only supports flash and triton, not {backend}')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["Only support per-tensor scaling factor for fp8 KV cache"]["category"] == (
         "mismatch"
     )
@@ -335,7 +326,7 @@ def test_a_local_that_takes_the_first_value_given_reads_each():
         "    if budget < 0:\n"
         "        raise ValueError(f'budget below zero with {m}')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     envs = [f.get("env") for f in found["Overriding the active count from {n}"]["flags"]]
     assert envs == ["APP_ACTIVE", "APP_SEQS"]
     assert not found["budget below zero with {m}"].get("flags")
@@ -353,6 +344,6 @@ def test_only_one_type_tested_with_a_value_too_stays_a_choice():
         "    if not issubclass(cls, Monolithic):\n"
         "        raise ValueError('W4A8 MoE only supports monolithic experts')\n"
     )
-    found = _derived(code)
+    found = derived_of(code)
     assert found["embeddings only support weight-only INT quantization"]["category"] != "mismatch"
     assert found["W4A8 MoE only supports monolithic experts"]["category"] != "mismatch"
