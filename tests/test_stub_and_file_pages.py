@@ -249,7 +249,6 @@ def test_the_file_section_skips_what_the_page_lists_as_related(site):
 def test_a_log_line_page_says_logged_not_raised(site):
     page = html(site, f"/errors/{LOGGED['id']}/")
     assert "· log line ·" in page and "<h1>Warm-up skipped</h1>" in page
-    assert "(when it is logged, what to try)" in page
     code = section(page, "from-the-code")
     assert "<dt>Logged when<dd><code>count &gt; 0</code>" in code
     assert "reported in the log" in code and "raised" not in code
