@@ -9,6 +9,7 @@ core reaches a wing only here, by its key, at run time.
 """
 
 import importlib
+import json
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -124,6 +125,18 @@ class Wing:
 
 
 @cache
+@cache
+def architectures_table(path: Path) -> dict | None:
+    """A wing's committed table of the architectures its project registers (`archs.json`:
+    {"release", "held_as", "architectures"}, made by the wing's `archs` module from a wheel),
+    or None when it is missing or holds none; read once per path."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) and found.get("architectures") else None
+
+
 def wing(key: str) -> Wing:
     """The wing of a project, or the plain Wing when it has none (a module of this package
     that defines no WING, such as `pyodide`, is none: `errorkb check` refuses the name)."""

@@ -15,12 +15,13 @@ writes the table (generator/projects/sglang/archs.json).
 """
 
 import ast
-import functools
 import json
 import re
 import sys
 import zipfile
 from pathlib import Path
+
+from errorkb.registry import architectures_table
 
 MODELS = "sglang/srt/models/"
 REGISTRY = MODELS + "registry.py"
@@ -114,14 +115,9 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-@functools.lru_cache(maxsize=1)
 def table() -> dict | None:
     """The committed table (archs.json), or None."""
-    try:
-        found = json.loads(ARCHS.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return found if isinstance(found, dict) and found.get("architectures") else None
+    return architectures_table(ARCHS)
 
 
 if __name__ == "__main__":

@@ -14,12 +14,13 @@ writes the table (generator/projects/vllm/archs.json).
 """
 
 import ast
-import functools
 import json
 import re
 import sys
 import zipfile
 from pathlib import Path
+
+from errorkb.registry import architectures_table
 
 REGISTRY = "vllm/model_executor/models/registry.py"
 ROOT = "_VLLM_MODELS"
@@ -140,14 +141,9 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-@functools.lru_cache(maxsize=1)
 def table() -> dict | None:
     """The committed table (archs.json), or None."""
-    try:
-        found = json.loads(ARCHS.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return found if isinstance(found, dict) and found.get("architectures") else None
+    return architectures_table(ARCHS)
 
 
 if __name__ == "__main__":
