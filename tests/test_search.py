@@ -87,9 +87,10 @@ def test_the_built_site_and_content_give_the_same_index(search_kb):
 # row 4, "tensor_parallel_size=16 is outside [0, 1024)", whose template opens with two
 # placeholders ("{name}={rank} is outside [0, {size})"): the paste's first words are its
 # value's, and since the relays (SCAN_FORMAT 8) found SGLang's "Tensor parallel size
-# {tp_size} > num_experts", templates that open with those words fill the three openings and
-# the ten candidates. A known miss, in the closing note; the fix is a candidate for a
-# template that opens with a placeholder, read from the paste's "name=value" shape.
+# {tp_size} > num_experts", templates sharing those words fill the ten candidates (eight
+# openings instead of three do not bring it back). A known miss, in the closing note; the fix
+# is a candidate for a template that opens with a placeholder, read from the paste's
+# "name=value" shape.
 FOUND_FIRST = 297
 CROWDED_OUT = {4}
 # Rows the corpus made from a template the code does not print as such, now that messages
