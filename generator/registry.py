@@ -8,6 +8,7 @@ sits below the core (it imports none of it but for types): the wings import the 
 core reaches a wing only here, by its key, at run time.
 """
 
+import ast
 import importlib
 import json
 from collections.abc import Iterable
@@ -125,6 +126,23 @@ class Wing:
 
 
 @cache
+def archs_held_as(tree: ast.AST) -> list[str]:
+    """The locals a project's code holds `get_supported_archs()` in (`all_supported_archs`):
+    where its unsupported-architecture checks keep the list an answer fills in."""
+    return sorted(
+        {
+            t.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Assign)
+            and isinstance(n.value, ast.Call)
+            and isinstance(n.value.func, ast.Attribute)
+            and n.value.func.attr == "get_supported_archs"
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
+    )
+
+
 @cache
 def architectures_table(path: Path) -> dict | None:
     """A wing's committed table of the architectures its project registers (`archs.json`:

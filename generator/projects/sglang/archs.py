@@ -21,7 +21,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from errorkb.registry import architectures_table
+from errorkb.registry import architectures_table, archs_held_as
 
 MODELS = "sglang/srt/models/"
 REGISTRY = MODELS + "registry.py"
@@ -61,22 +61,6 @@ def entries(source: str) -> list[str]:
     return out
 
 
-def held_as(source: str) -> list[str]:
-    """The locals the registry's code holds get_supported_archs() in."""
-    return sorted(
-        {
-            t.id
-            for n in ast.walk(ast.parse(source))
-            if isinstance(n, ast.Assign)
-            and isinstance(n.value, ast.Call)
-            and isinstance(n.value.func, ast.Attribute)
-            and n.value.func.attr == "get_supported_archs"
-            for t in n.targets
-            if isinstance(t, ast.Name)
-        }
-    )
-
-
 def read(files: dict[str, str]) -> dict:
     """{"release", "architectures", "held_as"} of SGLang's files (path from the package root:
     `sglang/...`), its model files those directly in sglang/srt/models/."""
@@ -93,7 +77,7 @@ def read(files: dict[str, str]) -> dict:
     return {
         "release": release[1].split("+")[0] if release else "",
         "architectures": sorted(found),
-        "held_as": held_as(files[REGISTRY]),
+        "held_as": archs_held_as(ast.parse(files[REGISTRY])),
     }
 
 

@@ -20,7 +20,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from errorkb.registry import architectures_table
+from errorkb.registry import architectures_table, archs_held_as
 
 REGISTRY = "vllm/model_executor/models/registry.py"
 ROOT = "_VLLM_MODELS"
@@ -85,20 +85,7 @@ def read(source: str) -> dict:
     subsets = {k for k in found if k.startswith("\0subset:")}
     if any(k.split(":", 1)[1] not in within for k in subsets):
         raise ValueError("a comprehension over a dict the registry does not hold whole")
-    # the locals the registry's code holds get_supported_archs() in
-    held = sorted(
-        {
-            t.id
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Assign)
-            and isinstance(n.value, ast.Call)
-            and isinstance(n.value.func, ast.Attribute)
-            and n.value.func.attr == "get_supported_archs"
-            for t in n.targets
-            if isinstance(t, ast.Name)
-        }
-    )
-    return {"architectures": sorted(found - subsets), "held_as": held}
+    return {"architectures": sorted(found - subsets), "held_as": archs_held_as(tree)}
 
 
 def suffixes(source: str) -> list[str]:
