@@ -486,6 +486,38 @@ def leads_of(settings: dict, text: str) -> list[str]:
     return keys
 
 
+HOLE = "{} "  # the head of a key of a template's words after its opening value (rules.after_holes)
+
+
+def holes_of(settings: dict, text: str) -> list[str]:
+    """Keys of the words after a text's first token (a value's: "tensor_parallel_size=16",
+    "'gpt2'", "[3]"), at its start and after each of its first colons, as leads_of reads:
+    a template that opens with a value ("{name}={rank} is outside [0, {size})") is listed
+    under its first two and three words after it ("{} is outside"). The value's own words
+    are no template's, and the words a paste shares with other templates crowd such a
+    template out of the candidates: this is its own way in."""
+    starts = [0, *(m.end() for m in itertools.islice(re.finditer(": ", text), settings["leads"]))]
+    keys = []
+    for start in starts:
+        head = text[start : start + settings["lead_chars"]]
+        after = template.words(head[token_len(head)[0] :])
+        keys += [HOLE + " ".join(after[:n]) for n in (2, 3) if len(after) >= n]
+    return keys
+
+
+def hole_keys(blocks: list[Block], settings: dict) -> list[str]:
+    """The keys of the words after each message's opening value (holes_of), the errors'
+    before those of the lines beside them, the first few (settings["hole_keys"]: none when
+    the index predates them)."""
+    keys = dict.fromkeys(
+        key
+        for b in sorted(blocks, key=lambda b: b.beside)
+        for f in b.forms
+        for key in holes_of(settings, f.text)
+    )
+    return list(keys)[: settings.get("hole_keys", 0)]
+
+
 def query_words(
     blocks: list[Block], settings: dict, quoted: frozenset[str] | set[str] = frozenset()
 ) -> list[str]:
@@ -534,17 +566,21 @@ def candidates(
     settings: dict,
     order: Callable,
     opened: dict | None = None,
+    held: dict | None = None,
 ) -> list[int]:
     """The best patterns with quoted words cut, then the best few in full not among them,
     then the few whose opening words the paste holds in a row the most (lead keys), not
-    among them; of those that score alike, the patterns of the project `order` puts first."""
+    among them, then the few that open with a value whose words after it the paste holds
+    after its own first token the most (`held`, hole_keys), not among them; of those that
+    score alike, the patterns of the project `order` puts first."""
 
     def best(table: dict[int, int]) -> list[int]:
         return sorted(table, key=lambda pid: (-table[pid], order(pid), pid))
 
     top = best(scores)[: settings["candidates"]]
     top += [pid for pid in best(full) if pid not in top][: settings["hedge"]]
-    return top + [pid for pid in best(opened or {}) if pid not in top][: settings["openings"]]
+    top += [pid for pid in best(opened or {}) if pid not in top][: settings["openings"]]
+    return top + [pid for pid in best(held or {}) if pid not in top][: settings.get("holes", 0)]
 
 
 QUOTED_MESSAGE = 5  # words of a span in double quotes or backticks that make it a message
@@ -1035,6 +1071,14 @@ def shard_of(word: str, shards: int) -> int:
     return h & (shards - 1)
 
 
+def key_shard(key: str, shards: int) -> int:
+    """The shard that lists a word or key: a key of three words after an opening value
+    (HOLE) is in the one of its first two, so that one file answers both of a paste's."""
+    if key.startswith(HOLE):
+        key = " ".join(key.split(" ")[:3])
+    return shard_of(key, shards)
+
+
 def named_projects(text: str, hints: dict) -> set[str]:
     """The projects a paste points at: its name in the text ("vllm/config/model.py" in a
     traceback) or a line in its own logger's format (`hints`: project -> pattern)."""
@@ -1280,7 +1324,7 @@ class Index:
         scores: dict[int, int] = {}
         full: dict[int, int] = {}
         for word in words:
-            rows = self.get(meta["words_url"].replace("{}", str(shard_of(word, meta["shards"]))))
+            rows = self.get(meta["words_url"].replace("{}", str(key_shard(word, meta["shards"]))))
             weight, *ids = rows.get(word, [0])
             cut = weight // meta["query"]["quoted"] if word in quoted else weight
             for pid in ids:
@@ -1290,11 +1334,12 @@ class Index:
 
     def opened(self, keys: list[str]) -> dict[int, int]:
         """Each pattern's sum of the weights of the lead keys it is listed under: its opening
-        words, which the paste holds in a row (the shards are fetched already)."""
+        words, which the paste holds in a row (their shards are fetched already); or its
+        words after an opening value (hole_keys)."""
         meta = self.meta
         opened: dict[int, int] = {}
         for key in keys:
-            rows = self.get(meta["words_url"].replace("{}", str(shard_of(key, meta["shards"]))))
+            rows = self.get(meta["words_url"].replace("{}", str(key_shard(key, meta["shards"]))))
             weight, *ids = rows.get(key, [0])
             for pid in ids:
                 opened[pid] = opened.get(pid, 0) + weight
@@ -1333,6 +1378,7 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     # (A short paste's, an issue title's: a long one's lead keys are among its scores' best)
     short = sum(" " not in k for k in keys) <= settings["words"] // 2
     opened = index.opened([k for k in keys if " " in k]) if short else {}
+    held = index.opened(hole_keys(blocks, settings))
     said = said_versions(rules, text, hints)
     named = named_projects(text, hints)
     engines = named_engines(named, programs)
@@ -1340,7 +1386,9 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     titled = titled_projects(text, programs)
     order = lead_order(named, chosen, titled, programs)
     starts = meta.get("starts", [])
-    top = candidates(scores, full, settings, lambda pid: order(project_of(pid, starts), 0), opened)
+    top = candidates(
+        scores, full, settings, lambda pid: order(project_of(pid, starts), 0), opened, held
+    )
     rated = []
     mets: dict[str, int] = {}
     flagged: set[str] = set()  # wrappers' lines

@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING
 from errorkb import registry, urls
 from errorkb.content import template
 from errorkb.search import rules
-from errorkb.search.engine import Index, shard_of
+from errorkb.search.engine import Index, key_shard
 from errorkb.search.rules import (
     PAGE,
     POSTINGS_CAP,
     RAREST_KEPT,
     SHARD_BYTES,
     VERSION,
+    after_holes,
     carried,
     generic,
     lead,
@@ -376,7 +377,7 @@ def _index_head(
     word shards of patterns with these words (`records`: how many records they are of)."""
     postings: dict[str, list[int]] = {}
     for pid, words in enumerate(own):
-        for word in [*words, *lead(patterns[pid])]:
+        for word in [*words, *lead(patterns[pid]), *after_holes(patterns[pid])]:
             postings.setdefault(word, []).append(pid)
     kept = _kept_postings(own, postings)
     weights = {w: weight(len(own), len(ids)) for w, ids in postings.items()}
@@ -384,7 +385,7 @@ def _index_head(
     shards = _shard_count(rows)
     buckets: list[dict] = [{} for _ in range(shards)]
     for word, row in rows.items():
-        buckets[shard_of(word, shards)][word] = row
+        buckets[key_shard(word, shards)][word] = row
     settings = {
         "version": VERSION,
         "patterns": len(own),

@@ -11,7 +11,7 @@ from typing import Any
 
 from errorkb import registry
 from errorkb.content import template
-from errorkb.search.engine import PAGE, VERSION
+from errorkb.search.engine import HOLE, PAGE, VERSION, token_len
 
 __all__ = ["PAGE", "VERSION"]  # the index's format, which the query side reads
 
@@ -45,6 +45,10 @@ QUERY: dict[str, Any] = {  # JSON for the browser: numbers and texts
     # ...and those whose opening words a paste holds in a row (a lead key's): a title
     # quoting a message's start among other words, whose common words list it not
     "openings": 3,
+    # ...and those that open with a value, whose words after it follow the paste's first
+    # token (holes_of: "{name}={rank} is outside [0, {size})" for "tp=16 is outside [0, 8)")
+    "holes": 2,
+    "hole_keys": 8,  # ...the keys of those words fetched at most
     "quoted": 4,  # a word seen only in quotes or brackets, as values print, weighs 1/4
     "hedge": 3,  # ...but the best few on full weights are fetched too: a template's own
     # brackets ("shape [num_images, C, H, W]") look like values
@@ -115,6 +119,36 @@ def lead(pat: template.Pattern) -> list[str]:
     if not isinstance(pat[0], str):
         return [" ".join(first[:3])] if len(pat) > 1 and len(first) >= 3 else []
     return [" ".join(first[:n]) for n in (2, 3) if len(first) >= n]
+
+
+OPENING_VALUES = 2  # values a template may open with, each a token of its own, apart by spaces
+
+
+def after_holes(pat: template.Pattern) -> list[str]:
+    """A template's keys when its first token holds a value ("{name}={rank} is outside [0,
+    {size})", "'{model}' is not ...", "[{rank}] failed to ..."): its first two and three words
+    after that token, up to the next value, behind "{} " ("{} is outside"). The query reads
+    the words after a paste's first token alike (engine.holes_of): the token is read from
+    the template's text with a letter for each value, as the paste's is (engine.token_len)."""
+    shape, holes = "", []
+    for seg in pat:
+        if not isinstance(seg, str):
+            holes.append(len(shape))
+        shape += seg if isinstance(seg, str) else "x"
+    start, found = 0, []
+    for _ in range(OPENING_VALUES):
+        end = start + token_len(shape[start:])[0]
+        if not any(start <= at < end for at in holes):
+            return []
+        stop = next((at for at in holes if at >= end), len(shape))
+        rest = shape[end:stop]
+        found = template.words(rest)
+        if found or stop == len(shape) or rest.strip(" "):
+            break
+        start = stop  # "{name}: {value} must be ...": the paste's text after a colon opens so
+    if stop < len(shape) and found and re.match(r"[A-Za-z0-9]", rest[-1:]):
+        found = found[:-1]  # a word touching the value after it runs on into it
+    return [HOLE + " ".join(found[:n]) for n in (2, 3) if len(found) >= n]
 
 
 def weight(patterns: int, df: int) -> int:

@@ -303,12 +303,33 @@ function leadsOf(settings, text) {
     .flatMap((first) => [2, 3].filter((n) => first.length >= n).map((n) => first.slice(0, n).join(" ")));
 }
 
-function candidates(scores, full, settings, order, opened) {
+// engine.holes_of: the keys of the words after a text's first token (a value's), at its
+// start and after each of its first colons: a template that opens with a value has them
+const HOLE = "{} "; // engine.HOLE
+function holesOf(settings, text) {
+  const starts = [0, ...[...text.matchAll(/: /g)].slice(0, settings.leads).map((m) => m.index + 2)];
+  return starts.flatMap((start) => {
+    const head = text.slice(start, start + settings.lead_chars);
+    const after = words(head.slice(tokenLen(head)[0]));
+    return [2, 3].filter((n) => after.length >= n).map((n) => HOLE + after.slice(0, n).join(" "));
+  });
+}
+
+// engine.hole_keys: the errors' before those of the lines beside them, the first few
+function holeKeys(blocks, settings) {
+  const byBeside = [...blocks.filter((b) => !b.beside), ...blocks.filter((b) => b.beside)];
+  const keys = [...new Set(byBeside.flatMap((b) => b.forms.flatMap((f) => holesOf(settings, f.text))))];
+  return keys.slice(0, settings.hole_keys ?? 0);
+}
+
+function candidates(scores, full, settings, order, opened, held) {
   const best = (table) => [...table.keys()].sort((a, b) => table.get(b) - table.get(a) || compare(order(a), order(b)) || a - b);
   const top = best(scores).slice(0, settings.candidates);
   top.push(...best(full).filter((pid) => !top.includes(pid)).slice(0, settings.hedge));
   // ...and those whose opening words the paste holds in a row the most (engine.candidates)
-  return top.concat(best(opened).filter((pid) => !top.includes(pid)).slice(0, settings.openings));
+  top.push(...best(opened).filter((pid) => !top.includes(pid)).slice(0, settings.openings));
+  // ...and those that open with a value, whose words after it follow the paste's first token
+  return top.concat(best(held).filter((pid) => !top.includes(pid)).slice(0, settings.holes ?? 0));
 }
 
 // engine.quoted_words
@@ -683,6 +704,11 @@ function shardOf(word, shards) {
   return h & (shards - 1);
 }
 
+// engine.key_shard: a key of three words after an opening value is in its first two's shard
+function keyShard(key, shards) {
+  return shardOf(key.startsWith(HOLE) ? key.split(" ").slice(0, 3).join(" ") : key, shards);
+}
+
 // Results sort by their keys: arrays of numbers, compared in order.
 function byKey([a], [b]) {
   const i = a.findIndex((x, j) => x !== b[j]);
@@ -914,6 +940,7 @@ export class Index {
     const keys = [...few, ...(short ? leads : leadsOnly).slice(0, short ? settings.lead_keys + settings.words - few.length : settings.lead_keys)];
     const [scores, full] = await this.scores(meta, keys.filter((k) => !probes.has(k)), quoted);
     const opened = short ? await this.opened(meta, keys.filter((k) => k.includes(" "))) : new Map();
+    const held = await this.opened(meta, holeKeys(blocks, settings));
     const hints = meta.hints || {};
     const said = saidVersions(rules, text, hints);
     const named = namedProjects(text, hints);
@@ -923,7 +950,7 @@ export class Index {
     const titled = titledProjects(text, programs);
     const order = leadOrder(named, chosen, titled, programs);
     const starts = meta.starts || [];
-    const top = candidates(scores, full, settings, (pid) => order(projectOf(pid, starts), 0), opened);
+    const top = candidates(scores, full, settings, (pid) => order(projectOf(pid, starts), 0), opened, held);
     const docs = await Promise.all(top.map(async (pid) => {
       const page = await this.get(meta.patterns_url.replace("{}", Math.floor(pid / meta.page)));
       return page[pid % meta.page];
@@ -964,7 +991,7 @@ export class Index {
     const scores = new Map();
     const full = new Map();
     await Promise.all(wanted.map(async (word) => {
-      const rows = await this.get(meta.words_url.replace("{}", shardOf(word, meta.shards)));
+      const rows = await this.get(meta.words_url.replace("{}", keyShard(word, meta.shards)));
       const [w, ...ids] = has(rows, word) ? rows[word] : [0];
       const cut = quoted.has(word) ? Math.floor(w / meta.query.quoted) : w;
       for (const pid of ids) {
@@ -976,10 +1003,11 @@ export class Index {
   }
 
   // engine.opened: each pattern's sum of the weights of the lead keys it is listed under
+  // (or of the keys of its words after an opening value: holeKeys)
   async opened(meta, keys) {
     const opened = new Map();
     for (const key of keys) {
-      const rows = await this.get(meta.words_url.replace("{}", shardOf(key, meta.shards)));
+      const rows = await this.get(meta.words_url.replace("{}", keyShard(key, meta.shards)));
       const [w, ...ids] = has(rows, key) ? rows[key] : [0];
       for (const pid of ids) opened.set(pid, (opened.get(pid) || 0) + w);
     }

@@ -78,9 +78,10 @@ const REAL = process.env.ERRORKB_PARITY_FIXTURES_ONLY !== "1"; // tests/js/parit
 
 test("the real content: 300 corpus pastes, the negatives and the real pastes answer alike", { skip: !REAL }, async () => {
   const differ = [];
-  // At most: index.json, a shard per word and per lead key, a page per candidate (openings too).
+  // At most: index.json, a shard per word, per lead key and per key of the words after an
+  // opening value, a page per candidate (openings and holes too).
   const { query } = JSON.parse(readFileSync(join(out, "real", "search", "index.json"), "utf8"));
-  const most = 1 + query.words + query.lead_keys + query.candidates + query.hedge + query.openings;
+  const most = 1 + query.words + query.lead_keys + query.hole_keys + query.candidates + query.hedge + query.openings + query.holes;
   for (const want of python.real) {
     const idx = index("real");
     const got = plain(await idx.search(want.text));
