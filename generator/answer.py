@@ -28,6 +28,12 @@ GPU_COUNT = re.compile(
 )
 # A parallel size among the record's settings: what cuts a weight or the heads into slices.
 PARALLEL = re.compile(r"(^|[-_])(tp|pp|ep|dp|tensor|pipeline|expert)[-_]")
+# A GPU group's size no setting of the record names (`world_size`): a count of GPUs, not the
+# model's (errorkb/settings.py names its setting where the release's parser has one).
+GPU_GROUP = re.compile(
+    r"^(world_size|world|num_gpus|num_ranks|tp_world_size|seq_world_size|sp_world_size"
+    r"|ulysses_world_size|get_tp_world_size\(\)|[a-z_]*_tp_size|[a-z_]*_ep_size)$"
+)
 # A value that is one rank's slice ("output_partition_size", "local_heads").
 PER_RANK = re.compile(r"partition|per_rank|local|shard|per_gpu", re.I)
 # An old wording's hole named after the expression it prints (template.page_name).
@@ -50,6 +56,7 @@ def divisor_role(derived: dict) -> dict:
         divisor in names
         or GPU_COUNT.search(divisor)
         or re.fullmatch(r"(tp|pp|dp|ep)(_size)?", divisor)
+        or GPU_GROUP.match(divisor)
     ):
         mine = [f for f in settings if divisor in (_tail(f.get("name")), _tail(f.get("field")))]
         return {"fixed": False, "setting": mine[0].get("flag", "") if mine else ""}
@@ -102,7 +109,21 @@ def placeholder(name: str | None, names) -> str | None:
     return tail[0] if len(tail) == 1 else name
 
 
-def _divisibility(derived: dict, values: dict) -> dict | None:
+def gpu_count(div: dict, setting: str = "", dname: str = "") -> bool:
+    """Whether a divisibility check's divisor is a count of GPUs (its valid values within
+    one node): a parallel size by its name or its setting's, or a GPU group's size."""
+    shown = _tail(div.get("divisor", ""))
+    return bool(
+        GPU_COUNT.search(f"{div.get('divisor', '')} {dname} {setting}")
+        or re.fullmatch(r"(tp|pp|dp|ep)(_size)?", shown)
+        or GPU_GROUP.match(shown)
+    )
+
+
+def _divisibility(derived: dict, values: dict, found: dict | None = None) -> dict | None:
+    """`found`: the divisor's role as the site computed it (computed.derived.divisor:
+    errorkb/settings.py, its setting spelled by the release's parser); else read from the
+    derived block alone."""
     div = derived.get("divisibility") or {}
     if not div:
         return None
@@ -112,7 +133,7 @@ def _divisibility(derived: dict, values: dict) -> dict | None:
     divisor = _whole(_number(values, dname))
     if value is None or value < 1 or value > MAX_DIVIDEND:
         return None
-    role = divisor_role(derived)
+    role = found or divisor_role(derived)
     shown_d, shown_v = div.get("divisor"), div.get("value")
     if divisor and value % divisor == 0:
         return {
@@ -150,29 +171,39 @@ def _divisibility(derived: dict, values: dict) -> dict | None:
             "computed": True,
         }
     valid = _divisors(value)
-    gpus = GPU_COUNT.search(f"{div.get('divisor', '')} {dname}") or re.fullmatch(
-        r"(tp|pp|dp|ep)(_size)?", _tail(shown_d or "")
-    )
+    gpus = role["gpus"] if "gpus" in role else gpu_count(div, role.get("setting", ""), dname)
     node, given = _node(values)
     fit = [d for d in valid if d <= node] if gpus else valid
     near = _nearest(fit, divisor)
+    flag = role.get("setting") or ""
+    named = setting_named(flag, shown_d or "")
     out = {
-        "verdict": f"Valid values of {shown_d} for {shown_v} = {value}: "
+        "verdict": f"Valid values of {named} for {shown_v} = {value}: "
         + ", ".join(map(str, valid[:40]))
         + ("…" if len(valid) > 40 else ""),
         "valid": valid,
         "computed": True,
     }
+    if flag:
+        out["setting"] = flag
     if near and divisor:
         where = f" (within one {node}-GPU node{'' if given else ', assumed'})" if gpus else ""
-        flag = role["setting"]
         tried = " or ".join(map(str, near))
+        what = flag or (f"the GPU count {shown_d}" if gpus else shown_d)
         out["change"] = (
-            f"Change {flag or shown_d} {divisor} to {tried}, the nearest that divide "
-            f"{value}{where}."
+            f"Change {what} {divisor} to {tried}, the nearest that divide {value}{where}."
         )
         out["nearest"] = near
     return out
+
+
+def setting_named(setting: str, divisor: str) -> str:
+    """A divisor the user sets, named as the answer names it: its option and the code's
+    name (`--tp-size (tp_size)`), the words of a size no one option sets, else the name."""
+    if setting.startswith("-"):
+        same = setting.lstrip("-").replace("-", "_") == divisor
+        return setting if same or not divisor else f"{setting} ({divisor})"
+    return setting or divisor
 
 
 def values_to_try(item: dict, values: dict) -> list[str]:
@@ -438,6 +469,8 @@ def _scaled(t: dict, a: float, b: float, values: dict) -> list[str]:
             limit = float(number) / (_number(values, fit[0]) or 1)
             down = words in ("at most", "below")
             limit = (math.floor if down else math.ceil)(limit * 100) / 100
+            if limit <= 0 or limit > 1:
+                break  # no fraction of the whole passes: what holds the rest is the matter
             out.append(
                 f"set {_handle(how['write'])} to {'at most' if down else 'at least'} "
                 f"{fmt(limit)} ({t[k]} is {name} × {fit[0]} in your values)"
@@ -858,7 +891,7 @@ def _answer(doc: dict, values: dict) -> dict:
     if figured:  # the page's memory section answers alone where it does
         return figured
     out: dict = {"lines": [], "computed": False}
-    div = _divisibility(derived, values)
+    div = _divisibility(derived, values, computed.get("divisor"))
     if div:
         out["lines"] += [line for line in (div.get("verdict"), div.get("change")) if line]
         out["computed"] = bool(div.get("computed"))

@@ -127,6 +127,12 @@ def test_a_setting_a_side_scales_by_in_the_users_values_gets_the_value_that_pass
     # Values where the side is no such multiple: no value of the setting is claimed.
     said = answer(doc_of(rec), {**values, "requested_memory_gib": "12"})
     assert "gpu-memory-utilization" not in " ".join(said["lines"])
+    # 0.22 GiB free of 30.3: no utilization passes ("at most 0" was said): none is claimed,
+    # the free memory the check needs is said instead
+    full = {"free_memory_gib": "0.22", "total_memory_gib": "30.3", "requested_memory_gib": "21.21"}
+    said = answer(doc_of(rec), {**full, "gpu_memory_utilization": "0.7"})
+    assert "gpu-memory-utilization" not in " ".join(said["lines"]) and said["computed"]
+    assert "free_memory_gib at least 21.21" in said["lines"][1]
 
 
 def test_an_except_branch_condition_still_yields_its_comparisons():
@@ -964,6 +970,33 @@ CASES = [
     ([[{"left": "i", "op": "v<=", "right": "m"}]], {"i": "1.2", "m": "1.10"}),
     ([[{"left": "i", "op": "v!=", "right": "m"}]], {"i": "1.2", "m": "1.3"}),
     ([[{"left": "i", "op": "v<", "right": "m"}]], {"i": "latest", "m": "1.3"}),
+    # a setting that scales a side: its passing fraction, none when no fraction passes
+    (
+        [
+            [
+                {
+                    "left": "f",
+                    "op": "<",
+                    "right": "r",
+                    "scale": {"u": {"by": ["t"], "write": "--u {}"}},
+                }
+            ]
+        ],
+        {"f": "19.77", "t": "22.05", "u": "0.9", "r": "19.84"},
+    ),
+    (
+        [
+            [
+                {
+                    "left": "f",
+                    "op": "<",
+                    "right": "r",
+                    "scale": {"u": {"by": ["t"], "write": "--u {}"}},
+                }
+            ]
+        ],
+        {"f": "0.22", "t": "30.3", "u": "0.7", "r": "21.21"},
+    ),
 ]
 
 

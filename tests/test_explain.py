@@ -791,6 +791,8 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
     ) in line.group(1)
     # The divisor calculator: static answers computed by calc.py, the widget's script.
     assert 'data-divisors data-value="num_heads" data-divisor="tp_size"' in html
+    # the setting as the parser spells it, for divisors.js to name it (issue 44)
+    assert 'data-setting="--tensor-parallel-size" data-gpus>' in html
     row = re.search(r"<tr data-n=\"20\"><td>20<td>([^\n<]*)", html)
     assert row and row.group(1) == ", ".join(map(str, calc.divisors(20)))
     assert "/assets/divisors.js" in html
@@ -814,6 +816,8 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
                 "param": "num_heads",
             }
         ],
+        # the divisor's role: the setting that sets it, a count of GPUs (settings.py)
+        "divisor": {"fixed": False, "setting": "--tensor-parallel-size", "gpus": True},
         # the condition as the page tests it (api.case_tests): the divisor a setting
         "tests": [
             [

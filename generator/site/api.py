@@ -15,7 +15,7 @@ from functools import lru_cache
 import orjson
 
 from errorkb import registry as wing_registry
-from errorkb import urls
+from errorkb import settings, urls
 from errorkb.answer import why_not
 from errorkb.content import template
 from errorkb.content.derived import CATEGORIES, KINDS, STAGES, emptied, handle, write_pattern
@@ -85,7 +85,44 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
         live, _ = answer(content, record)
         today = live.derived.get("flags", []) if live is not None else []
         doc["computed"]["derived"] = derived_document(record, today, live)
+        role = doc["computed"]["derived"].get("divisor")
+        if role and record.derived.get("try"):
+            doc["html"]["derived_try"] = [markup.markdown(t) for t in divisor_try(record, role)]
     return doc
+
+
+_CHOOSE = re.compile(r"Choose a `(.+?)` that divides `(.+?)` exactly")
+_FIT = re.compile(r"If `(.+?)` comes from the model's configuration, it cannot be changed: fit `")
+
+
+def divisor_try(record: Record, role: dict) -> list[str]:
+    """The derived block's What to try, the divisor's role applied (settings.divisor_setting):
+    a divisor the model fixes is never the one to choose (the setting that splits the value
+    is, or none is), and one the user sets is named by its option too."""
+    div = record.derived["divisibility"]
+    value, divisor, setting = div["value"], div["divisor"], role.get("setting") or ""
+    out = []
+    for line in record.derived["try"]:
+        chosen = _CHOOSE.match(line)
+        if role["fixed"] and _FIT.match(line):
+            continue  # the value is the one the model fixes too: nothing to fit
+        if role["fixed"] and chosen:
+            if setting or role.get("per_rank"):
+                how = f"`{setting}`" if setting.startswith("-") else setting
+                line = (
+                    f"`{divisor}` is fixed by the model or the checkpoint, not a setting: "
+                    f"`{value}` is one GPU's slice, so change {how or 'the tensor parallel size'} "
+                    f"instead, until `{value}` is a whole multiple of `{divisor}`."
+                )
+            else:
+                line = (
+                    f"`{divisor}` and `{value}` both come from the model or the kernel, not "
+                    "from a setting: no setting of the engine changes them here."
+                )
+        elif chosen and setting.startswith("-"):
+            line = line.replace(f"Choose a `{divisor}`", f"Choose a `{setting}` (`{divisor}`)", 1)
+        out.append(line)
+    return out
 
 
 def derived_document(
@@ -110,6 +147,9 @@ def derived_document(
     figures = wing_registry.wing(project).figures(record) if project else None
     if figures:
         out["figures"] = figures
+    divisor = settings.divisor_setting(record) if hasattr(record, "data") else None
+    if divisor:
+        out["divisor"] = divisor
     tests = case_tests(record)
     if tests:
         out["tests"] = tests
@@ -1333,6 +1373,24 @@ def error_document_schema(base_url: str) -> dict:
                                 "converts between, so that a name it loads as a registered "
                                 "one with another ending counts too); the answer tests the "
                                 "values on it, and `note` says so",
+                            },
+                            "divisor": {
+                                "type": "object",
+                                "required": ["fixed", "setting", "gpus"],
+                                "description": "generated, never written by hand: of a "
+                                "divisibility check, its divisor's role: `fixed` when the "
+                                "model fixes it (a checkpoint's block size: never the thing "
+                                "to change); `setting`, the option the user changes as the "
+                                "release's parser spells it (--tensor-parallel-size, not "
+                                "tp_size; of a fixed divisor, the one that splits the value), "
+                                "empty when no option sets it; `gpus` when it counts GPUs "
+                                "(its valid values within one node)",
+                                "properties": {
+                                    "fixed": {"type": "boolean"},
+                                    "setting": {"type": "string"},
+                                    "per_rank": {"type": "boolean"},
+                                    "gpus": {"type": "boolean"},
+                                },
                             },
                             "why_not": {
                                 "type": "string",

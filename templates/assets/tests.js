@@ -98,6 +98,7 @@ function scaled(t, a, b, values) {
       const at = words.lastIndexOf(" ");
       const down = ["at most", "below"].includes(words.slice(0, at));
       const limit = (down ? Math.floor : Math.ceil)((Number(words.slice(at + 1)) / number(values, fit[0])) * 100) / 100;
+      if (limit <= 0 || limit > 1) break; // no fraction passes (answer.py's)
       out.push(`set ${handle(how.write)} to ${down ? "at most" : "at least"} ${fmt(limit)} (${t[k]} is ${name} × ${fit[0]} in your values)`);
       break;
     }

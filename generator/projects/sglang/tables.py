@@ -7,7 +7,7 @@ module, the inputs' flags, and the build-time answers of "Your case"."""
 import json
 import re
 
-from errorkb import answer, urls
+from errorkb import answer, settings, urls
 from errorkb.content.model import Content, Record
 from errorkb.projects.sglang import calc, splits
 from errorkb.projects.vllm import presets  # content/models.yaml, shared by both engines
@@ -65,7 +65,8 @@ def record_section(record: Record) -> dict | None:
             "tables": [],
             "case_answers": False,  # the calculator answers Your case alone, as vLLM's does
         }
-    role = answer.divisor_role(record.derived)  # a divisor the model fixes is not changed
+    # a divisor the model fixes is not changed; the setting named as the release's parser does
+    role = settings.divisor_setting(record) or answer.divisor_role(record.derived)
     return {
         "template": DIVISORS,
         "id": "divisors",  # the section's anchor and its entry in the table of contents

@@ -4,7 +4,7 @@
 import json
 import re
 
-from errorkb import answer, urls
+from errorkb import answer, settings, urls
 from errorkb.content.model import Content, Record
 from errorkb.projects.vllm import calc, cases, memory, memory_section, presets
 from errorkb.site.pages import fingerprint
@@ -92,7 +92,8 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
     # Named as the message names them: the placeholders the address fills.
     names = {"value": div.get("value_param") or div["value"]}
     names["divisor"] = answer.placeholder(div.get("divisor_param") or div["divisor"], record.params)
-    role = answer.divisor_role(record.derived)  # a divisor the model fixes is not changed
+    # a divisor the model fixes is not changed; the setting named as the release's parser does
+    role = settings.divisor_setting(record) or answer.divisor_role(record.derived)
     return {
         "template": DIVISORS_TEMPLATE,
         "data": CALC_DATA,
