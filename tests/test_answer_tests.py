@@ -1320,3 +1320,48 @@ def test_a_computed_side_the_message_prints_is_found_by_the_name_the_extractor_g
         ("sizes {x_size} and {y_size}", "x.size(0) != y.size(0)"),
     ):
         assert api.case_tests(record(message, condition)) == [], condition
+
+
+def flag(name: str, kind: str = "server-arg") -> dict:
+    return {"name": name, "kind": kind, "field": "server_args." + name.strip("-"), "flag": name}
+
+
+def test_a_placeholder_printed_right_after_a_setting_is_that_settings_value():
+    """The message says which setting a value is (`--x must be positive, got {v}`,
+    `max_num_seqs ({n}) exceeds ...`): the test of it names that setting and the value of it
+    that passes, where the code's name of the side is no setting's (issue 44 item 2)."""
+    rec = record(
+        "--weight-cache-timeout must be positive, got {timeout}",
+        "timeout <= 0",
+        [flag("--weight-cache-timeout")],
+    )
+    said = answer(doc_of(rec), {"timeout": "0"})
+    assert said["lines"][1] == "To pass it, set --weight-cache-timeout to at least 1."
+    seqs = {**MAX_LEN, "name": "max_num_seqs", "flag": "--max-num-seqs"}
+    rec = record(
+        "max_num_seqs ({max_num_reqs}) exceeds available Mamba cache blocks ({num_blocks}).",
+        "max_num_reqs > num_blocks",
+        [seqs],
+    )
+    said = answer(doc_of(rec), {"max_num_reqs": "256", "num_blocks": "120"})
+    assert said["lines"][1] == "To pass it, set --max-num-seqs to at most 120."
+
+
+def test_a_value_beside_a_setting_the_message_names_twice_or_only_mentions_is_not_its():
+    """`page_size={a} ... ori page_size={b}`: which is the setting's is not said; a message
+    that starts with a switch and reports another value it got (`X does not support next_n
+    > 1 (got {n})`) does not print the switch's value; `x: {v}` is a label, not a value."""
+    page = flag("--page-size")
+    page["name"] = "page_size"
+    rec = record(
+        "page_size={cmp_page} != expected={expected} for ori page_size={ori}",
+        "cmp_page != expected",
+        [page],
+    )
+    assert "set" not in api.case_tests(rec)[0][0]
+    env = {"name": "SGLANG_X", "kind": "env-var", "field": "os.environ", "env": "SGLANG_X"}
+    rec = record("SGLANG_X does not support next_n > 1 (got {n})", "n != 1", [env])
+    assert "set" not in api.case_tests(rec)[0][0]
+    seqs = {**MAX_LEN, "name": "max_num_seqs", "flag": "--max-num-seqs"}
+    rec = record("mapping exceeds max_num_seqs: {a} > {b}.", "a > b", [seqs])
+    assert "set" not in api.case_tests(rec)[0][0]

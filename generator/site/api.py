@@ -447,6 +447,15 @@ def case_tests(record: Record) -> list[list[dict]]:
             for part in (_last(f.get("name", "")), _last(f.get("field", "")))
             if part
         }
+        # a placeholder the message prints right after a setting's name prints its value
+        # (`--dsa-triton-union {union}`, `prefill_schedule_interval={x}`): that setting
+        settings.update(
+            {
+                p: w
+                for p, w in beside(record.messages, block.get("flags", [])).items()
+                if p not in settings
+            }
+        )
         spelled = (block.get("collections") or {}, block.get("lookups") or {})
         held = (
             set((registry(record) or {}).get("name", "").split())
@@ -467,6 +476,33 @@ def case_tests(record: Record) -> list[list[dict]]:
             seen.add(key)
             groups.append(group)
     return groups
+
+
+def beside(messages: list[str], flags: list[dict]) -> dict[str, str]:
+    """The placeholders a message prints a setting's value in: right after the setting as
+    the user writes it or as the code names it (`--x {v}`, `--x={v}`, `x={v}`, `x ({v})`,
+    quoted or not), where the message names it once; or, in a message that starts with the
+    setting and says it must be something, the one value it says it got (`--x must be
+    positive, got {v}`): placeholder -> how the setting is written (derived.write_pattern).
+    A placeholder two settings claim is neither's."""
+    found: dict[str, set[str]] = {}
+    for f in flags:
+        if f.get("kind") == "model-config":
+            continue
+        spelled = {f.get("flag"), f.get("env"), f.get("name"), _last(f.get("field") or "")}
+        spelled = {s for s in spelled if s and re.fullmatch(r"[-\w.]{3,}", s)}
+        for message in messages:
+            for s in spelled:
+                at = r"(?<![-\w.])" + re.escape(s) + r"(?![-\w])"
+                if len(re.findall(at, message)) != 1:
+                    continue  # named twice (`page_size={a} ... ori page_size={b}`): which?
+                right = re.search(at + r"(?:\s*=\s*|\s+\(?|\s*\()[`'\"]?\{(\w+)\}", message)
+                must = re.match(r"`?" + at + r"`? must\b.*\bgot:? [`'\"]?\{(\w+)\}", message)
+                one = len(template.placeholders(message)) == 1
+                for m in [right] + ([must] if one else []):
+                    if m:
+                        found.setdefault(m[1], set()).add(write_pattern(f))
+    return {p: next(iter(w)) for p, w in found.items() if len(w) == 1}
 
 
 def _last(name: str) -> str:
@@ -522,7 +558,11 @@ def _test(
     if a == b:
         return None  # two values of one name (`block.size < size`): the message prints one
     out: dict = {"left": a, "op": symbol, "right": b}
-    written = {k: settings[c] for k, c in (("left", ca), ("right", cb)) if c in settings}
+    written = {
+        k: settings[c] if c in settings else settings[p]
+        for k, c, p in (("left", ca, a), ("right", cb, b))
+        if c in settings or (isinstance(p, str) and p in settings)
+    }
     if written:
         out["set"] = written
     elif symbol in (">", ">=", "<", "<=") and isinstance(a, str) and isinstance(b, str):
