@@ -1365,3 +1365,22 @@ def test_a_value_beside_a_setting_the_message_names_twice_or_only_mentions_is_no
     seqs = {**MAX_LEN, "name": "max_num_seqs", "flag": "--max-num-seqs"}
     rec = record("mapping exceeds max_num_seqs: {a} > {b}.", "a > b", [seqs])
     assert "set" not in api.case_tests(rec)[0][0]
+
+
+def test_a_divisor_the_tests_set_is_never_said_to_be_fixed_by_the_model():
+    """`prefix_len % ps`, `ps` printed right after `page_size=`: the condition's test sets it
+    with --page-size, so the divisor's role (the page's divisor section, the terminal) is
+    that setting's too, not "fixed by the model" beside a test saying to set it."""
+    page = {"name": "page_size", "kind": "server-arg", "field": "server_args.page_size"}
+    page["flag"] = "--page-size"
+    rec = record(
+        "prefix_len={prefix_len} is not a multiple of page_size={ps}",
+        "prefix_len % ps != 0",
+        [page],
+    )
+    rec.derived["divisibility"] = {"value": "prefix_len", "divisor": "ps"}
+    role = api.divisor_role(rec)
+    assert role == {"fixed": False, "setting": "--page-size", "gpus": False}
+    doc = {"derived": rec.derived, "computed": {"derived": api.derived_document(rec)}}
+    said = answer(doc, {"prefix_len": "100", "ps": "16"})
+    assert said["change"] == "Change --page-size 16 to 10 or 20, the nearest that divide 100."

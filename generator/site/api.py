@@ -16,7 +16,9 @@ import orjson
 
 from errorkb import registry as wing_registry
 from errorkb import settings, urls
-from errorkb.answer import why_not
+from errorkb.answer import _handle as handle_of
+from errorkb.answer import gpu_count, why_not
+from errorkb.answer import placeholder as _placeholder
 from errorkb.content import template
 from errorkb.content.derived import CATEGORIES, KINDS, STAGES, emptied, handle, write_pattern
 from errorkb.content.load import EACH, load_schema, markdown_fields
@@ -147,10 +149,10 @@ def derived_document(
     figures = wing_registry.wing(project).figures(record) if project else None
     if figures:
         out["figures"] = figures
-    divisor = settings.divisor_setting(record) if hasattr(record, "data") else None
+    tests = case_tests(record)
+    divisor = divisor_role(record, tests) if hasattr(record, "data") else None
     if divisor:
         out["divisor"] = divisor
-    tests = case_tests(record)
     if tests:
         out["tests"] = tests
         found = registry(record)
@@ -160,6 +162,31 @@ def derived_document(
     elif not passes and not record.derived.get("divisibility") and not figures:
         out["why_not"] = why_not(record.derived, out)  # nothing turns values into an answer
     return out
+
+
+def answer_placeholder(name: str, record: Record) -> str:
+    """A quantity's placeholder among the record's (answer.placeholder)."""
+    names = {n for text in record.messages for n in template.placeholders(text)}
+    return _placeholder(name, names) or name
+
+
+def divisor_role(record: Record, tests: list[list[dict]] | None = None) -> dict | None:
+    """The divisor's role of a divisibility check (settings.divisor_setting), as the
+    condition's tests have it where they know better: a divisor they test as a setting
+    (`prefix_len % ps`, `ps` printed as --page-size's value) is that setting's, never
+    "fixed by the model" beside a test that says to set it (two answers that disagree)."""
+    role = settings.divisor_setting(record)
+    if not role or not role["fixed"]:
+        return role
+    div = record.derived["divisibility"]
+    shown = answer_placeholder(div.get("divisor_param") or div["divisor"], record)
+    for group in case_tests(record) if tests is None else tests:
+        for t in group:
+            written = (t.get("set") or {}).get("right")
+            if t.get("op") == "%" and written and t.get("right") in (shown, div["divisor"]):
+                setting = handle_of(written)
+                return {"fixed": False, "setting": setting, "gpus": gpu_count(div, setting)}
+    return role
 
 
 def registry(record: Record) -> dict | None:

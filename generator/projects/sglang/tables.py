@@ -7,10 +7,11 @@ module, the inputs' flags, and the build-time answers of "Your case"."""
 import json
 import re
 
-from errorkb import answer, settings, urls
+from errorkb import answer, urls
 from errorkb.content.model import Content, Record
 from errorkb.projects.sglang import calc, splits
 from errorkb.projects.vllm import presets  # content/models.yaml, shared by both engines
+from errorkb.site import api
 from errorkb.site.pages import fingerprint
 from errorkb.sources import explain
 
@@ -66,7 +67,7 @@ def record_section(record: Record) -> dict | None:
             "case_answers": False,  # the calculator answers Your case alone, as vLLM's does
         }
     # a divisor the model fixes is not changed; the setting named as the release's parser does
-    role = settings.divisor_setting(record) or answer.divisor_role(record.derived)
+    role = api.divisor_role(record) or answer.divisor_role(record.derived)
     return {
         "template": DIVISORS,
         "id": "divisors",  # the section's anchor and its entry in the table of contents

@@ -4,9 +4,10 @@
 import json
 import re
 
-from errorkb import answer, settings, urls
+from errorkb import answer, urls
 from errorkb.content.model import Content, Record
 from errorkb.projects.vllm import calc, cases, memory, memory_section, presets
+from errorkb.site import api
 from errorkb.site.pages import fingerprint
 from errorkb.sources.explain import divisor_calculator_shows
 
@@ -93,7 +94,7 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
     names = {"value": div.get("value_param") or div["value"]}
     names["divisor"] = answer.placeholder(div.get("divisor_param") or div["divisor"], record.params)
     # a divisor the model fixes is not changed; the setting named as the release's parser does
-    role = settings.divisor_setting(record) or answer.divisor_role(record.derived)
+    role = api.divisor_role(record) or answer.divisor_role(record.derived)
     return {
         "template": DIVISORS_TEMPLATE,
         "data": CALC_DATA,
