@@ -623,19 +623,13 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
         changes = []
         for t, a, b, _ in tried:
             if t["op"] == "or":
-                continue  # the verdict alone: each alternative that holds must not
-            written = t.get("set") or {}
-            if t["op"] == "%":
-                found = _modulo_change(t, int(a), int(b), values)
-                changes += [f"set {found}"] if found else []
+                # alternatives (a range: x < 0 or x >= n): each that holds must not; said
+                # where one setting decides each of them, else the verdict alone
+                per = [_part_changes(x[0], x[1], x[2], values) for x in a]
+                if per and all(len(p) == 1 for p in per):
+                    changes.append(" and ".join(p[0] for p in per))
                 continue
-            for side in ("left", "right"):
-                if side in written:
-                    bound = _bound_of(t, side, a, b)
-                    to = "" if bound.startswith(("below", "above")) else "to "
-                    changes.append(f"set {_handle(written[side])} {to}{bound}")
-            if not written:
-                changes += _scaled(t, a, b, values)
+            changes += _part_changes(t, a, b, values)
         changes += [how for _, how in ways]
         if tried:
             verdict = "With your values the check fails: " + "; ".join(said) + "."
@@ -667,6 +661,23 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
         out["change"] = "It passes with " + " or ".join(_passing_sides(t, a, b)) + "."
         return out
     return None
+
+
+def _part_changes(t: dict, a, b, values: dict) -> list[str]:
+    """What passes one failing part of a condition: the nearest passing values of a
+    divisibility's side the user sets, each set side's passing bound, or a setting that
+    scales a side (_scaled)."""
+    if t["op"] == "%":
+        found = _modulo_change(t, int(a), int(b), values)
+        return [f"set {found}"] if found else []
+    out = []
+    written = t.get("set") or {}
+    for side in ("left", "right"):
+        if side in written:
+            bound = _bound_of(t, side, a, b)
+            to = "" if bound.startswith(("below", "above")) else "to "
+            out.append(f"set {_handle(written[side])} {to}{bound}")
+    return out if written else _scaled(t, a, b, values)
 
 
 def _passing_sides(t: dict, a, b) -> list[str]:

@@ -671,6 +671,26 @@ def test_a_paste_of_an_older_wording_runs_the_tests_through_its_renames():
     assert not answer(doc, values)["computed"]
 
 
+RANK_LOW = {"left": "r", "op": "<", "right": 0}
+RANK_HIGH = {"left": "r", "op": ">=", "right": "n", "set": {"right": "--dp-size {}"}}
+SEQ_LOW = {"left": "x", "op": "<", "right": 1, "set": {"left": "--x {}"}}
+SEQ_HIGH = {"left": "x", "op": ">", "right": 8, "set": {"left": "--x {}"}}
+
+
+def test_a_range_says_the_value_of_its_setting_that_passes():
+    """`dp_rank < 0 or dp_rank >= dp_size`: the alternative that holds is made false by the
+    setting it compares with (was: the verdict alone); one no setting decides keeps the
+    verdict alone (a partial change would mislead)."""
+    said = _tests([[{"op": "or", "any": [RANK_LOW, RANK_HIGH]}]], {"r": "4", "n": "4"})
+    assert said["verdict"] == "With your values the check fails: r = 4 is at least n = 4."
+    assert said["change"] == "To pass it, set --dp-size to at least 5."
+    said = _tests([[{"op": "or", "any": [SEQ_LOW, SEQ_HIGH]}]], {"x": "12"})
+    assert said["change"] == "To pass it, set --x to at most 8."
+    bare = {**RANK_HIGH, "set": {}}
+    said = _tests([[{"op": "or", "any": [RANK_LOW, bare]}]], {"r": "4", "n": "4"})
+    assert "change" not in said
+
+
 # Parity: try.js's testsAnswer on the same tests and values.
 CASES = [
     (
@@ -970,6 +990,23 @@ CASES = [
     ([[{"left": "i", "op": "v<=", "right": "m"}]], {"i": "1.2", "m": "1.10"}),
     ([[{"left": "i", "op": "v!=", "right": "m"}]], {"i": "1.2", "m": "1.3"}),
     ([[{"left": "i", "op": "v<", "right": "m"}]], {"i": "latest", "m": "1.3"}),
+    # alternatives (a range): each that holds must not, where a setting decides each
+    (
+        [[{"op": "or", "any": [RANK_LOW, RANK_HIGH]}]],
+        {"r": "4", "n": "4"},
+    ),
+    (
+        [[{"op": "or", "any": [RANK_LOW, {**RANK_HIGH, "set": {}}]}]],
+        {"r": "4", "n": "4"},
+    ),
+    (
+        [[{"op": "or", "any": [SEQ_LOW, SEQ_HIGH]}]],
+        {"x": "0"},
+    ),
+    (
+        [[{"op": "or", "any": [SEQ_LOW, SEQ_HIGH]}]],
+        {"x": "12"},
+    ),
     # a setting that scales a side: its passing fraction, none when no fraction passes
     (
         [

@@ -142,19 +142,27 @@ export function testsAnswer(groups, values, members = null) {
     if (pass >= 0) {
       return { verdict: `With your values this check passes: ${said[pass]} is false. The paste may hold other values, or another check printed the message.` };
     }
-    const changes = [];
-    for (const [t, a, b] of tried) {
+    // what passes one failing part (answer.py's _part_changes)
+    const partChanges = (t, a, b) => {
       if (t.op === "%") {
         const found = moduloChange(t, a, b, values);
-        if (found) changes.push(`set ${found}`);
-        continue;
+        return found ? [`set ${found}`] : [];
       }
+      const out = [];
       for (const s of ["left", "right"]) {
         if (!(t.set || {})[s]) continue;
         const words = boundOf(t, s, a, b);
-        changes.push(`set ${handle(t.set[s])} ${/^(below|above)/.test(words) ? "" : "to "}${words}`);
+        out.push(`set ${handle(t.set[s])} ${/^(below|above)/.test(words) ? "" : "to "}${words}`);
       }
-      if (!t.set) changes.push(...scaled(t, a, b, values));
+      return t.set ? out : scaled(t, a, b, values);
+    };
+    const changes = [];
+    for (const [t, a, b] of tried) {
+      if (t.op !== "or") changes.push(...partChanges(t, a, b));
+      else { // alternatives: each that holds must not, where one setting decides each
+        const per = a.map((x) => partChanges(x[0], x[1], x[2]));
+        if (per.length && per.every((p) => p.length === 1)) changes.push(per.map((p) => p[0]).join(" and "));
+      }
     }
     changes.push(...ways.map((w) => w[1]));
     const verdict = tried.length ? `With your values the check fails: ${said.join("; ")}.` : `It is raised only when ${ways.map((w) => w[0]).join("; ")}.`;
