@@ -1042,3 +1042,24 @@ def test_what_the_user_supplies_or_the_server_runs_out_of_is_no_internal_invaria
         "runtime-failure",
         "invariant",
     ]
+
+
+def test_the_terminal_prints_the_answer_naming_the_setting(divisor_site):
+    """`errorkb match` prints, under the values, the answer the page gives: the option as
+    the parser spells it, never only the code's `tp_size` (issue 44 item 2)."""
+    import subprocess
+    import sys
+
+    paste = b"ValueError: num_heads (20) must be divisible by tensor parallel size (3).\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "errorkb", "match", "--site", str(divisor_site / "site")],
+        input=paste,
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    out = done.stdout.decode()
+    assert (
+        "Change --tensor-parallel-size 3 to 2 or 4, the nearest that divide 20 (within one "
+        "8-GPU node, assumed)." in out
+    ), out
