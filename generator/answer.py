@@ -34,6 +34,10 @@ GPU_GROUP = re.compile(
     r"^(world_size|world|num_gpus|num_ranks|tp_world_size|seq_world_size|sp_world_size"
     r"|ulysses_world_size|get_tp_world_size\(\)|[a-z_]*_tp_size|[a-z_]*_ep_size)$"
 )
+# A generic helper's divisor (`ensure_divisibility(numerator, denominator)`): whether it is
+# a setting or the model's depends on the caller (vLLM passes heads and the TP size, or the TP
+# size and the KV heads), so neither is said.
+GENERIC = re.compile(r"^(denominator|divisor|den|[abdmnxy])$")
 # A value that is one rank's slice ("output_partition_size", "local_heads").
 PER_RANK = re.compile(r"partition|per_rank|local|shard|per_gpu", re.I)
 # An old wording's hole named after the expression it prints (template.page_name).
@@ -49,6 +53,8 @@ def divisor_role(derived: dict) -> dict:
     (`fixed`: False), and when the model fixes it, the setting that splits the value
     (`setting`: "--tp-size", or "" when no setting of the record does)."""
     div = derived.get("divisibility") or {}
+    if GENERIC.match(_tail(div.get("divisor", ""))):
+        return {"fixed": False, "setting": "", "unknown": True}
     settings = [f for f in derived.get("flags") or [] if f.get("kind") != "model-config"]
     names = {_tail(f.get(k, "")) for f in settings for k in ("name", "field")} - {""}
     divisor = _tail(div.get("divisor", ""))
@@ -141,13 +147,20 @@ def _divisibility(derived: dict, values: dict, found: dict | None = None) -> dic
             "with these values; the paste may hold others, or another check printed it.",
             "computed": True,
         }
-    if role["fixed"]:
+    if role["fixed"] or role.get("unknown"):
         if not divisor:
             return None
         verdict = (
             f"{shown_v} = {value} is not a multiple of {shown_d} = {divisor} "
             f"({value / divisor:g} × {divisor})."
         )
+        if role.get("unknown"):
+            return {
+                "verdict": verdict,
+                "computed": True,
+                "why_not": "the check is a shared helper: which value is a setting depends on "
+                "the code that calls it",
+            }
         if not role["setting"] and not role.get("per_rank"):
             return {
                 "verdict": verdict + f" {shown_d} is fixed by the model, and no setting of "

@@ -267,3 +267,17 @@ def test_what_to_try_never_offers_a_divisor_the_model_fixes():
     tp = _record("vllm", {"value": "num_heads", "divisor": "tp_size"}, tries=[line])
     said = divisor_try(tp, settings.divisor_setting(tp))
     assert said[0].startswith("Choose a `--tensor-parallel-size` (`tp_size`) that divides")
+
+
+def test_a_shared_helpers_divisor_is_neither_fixed_nor_offered():
+    """vLLM's ensure_divisibility(numerator, denominator): the caller passes heads and the TP
+    size, or the TP size and the KV heads; saying the denominator is the model's (it said
+    "fixed by the model, and no setting changes either value") was wrong as often as not."""
+    div = {"value": "numerator", "divisor": "denominator"}
+    assert divisor_role({"divisibility": div}) == {"fixed": False, "setting": "", "unknown": True}
+    said = _said(_record("vllm", div), {"numerator": "25", "denominator": "4"})
+    assert said["lines"][0] == "numerator = 25 is not a multiple of denominator = 4 (6.25 × 4)."
+    assert "change" not in said and "fixed by the model" not in " ".join(said["lines"])
+    assert "shared helper" in said["why_not"]
+    said = _said(_record("vllm", div), {"numerator": "24", "denominator": "4"})
+    assert "this check passes" in said["lines"][0]

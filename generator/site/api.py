@@ -1457,6 +1457,12 @@ def error_document_schema(base_url: str) -> dict:
                                     "setting": {"type": "string"},
                                     "per_rank": {"type": "boolean"},
                                     "gpus": {"type": "boolean"},
+                                    "unknown": {
+                                        "type": "boolean",
+                                        "description": "a shared helper's divisor "
+                                        "(ensure_divisibility's denominator): which value is a "
+                                        "setting depends on its caller, so none is offered",
+                                    },
                                 },
                             },
                             "why_not": {

@@ -33,10 +33,11 @@ function tellYourCase(lines) {
 function answerFor(n, used, node) {
   const { value, divisor, setting } = root.dataset;
   const passes = el("p", { className: "calc-good" }, `${divisor} = ${used} divides ${n}: this check passes.`);
-  if (used && n % used === 0 && "fixed" in root.dataset) return [passes];
-  if ("fixed" in root.dataset) {
+  if (used && n % used === 0 && ("fixed" in root.dataset || "unknown" in root.dataset)) return [passes];
+  if ("fixed" in root.dataset || "unknown" in root.dataset) {
     if (!used) return [el("p", { className: "muted" }, `Enter ${divisor}, as the error prints it.`)];
     const verdict = el("p", { className: "case-verdict" }, `${value} = ${n} is ${n / used} × ${used}: not a whole number of ${divisor}.`);
+    if ("unknown" in root.dataset) return [verdict]; // a shared helper's: which is a setting is the caller's
     if (!setting && !("perRank" in root.dataset)) {
       return [verdict, el("p", {}, `${divisor} is fixed by the model, and no setting of the engine changes ${value}.`)];
     }
