@@ -39,6 +39,8 @@ ALIASES = {
     "moe_ep_size": ("ep_size", "expert_parallel_size"),
     "expert_parallel_size": ("ep_size",),
     "ulysses_world_size": ("ulysses_degree",),
+    "dcp_size": ("decode_context_parallel_size",),
+    "decode_context_parallel_size": ("dcp_size",),
 }
 # Sizes no one option sets: what sets them, in words the answer reads after "Change".
 COMPOSED = {
@@ -47,12 +49,25 @@ COMPOSED = {
 TENSOR_PARALLEL = ("tensor_parallel_size", "tp_size")
 
 
+# The words a message says a GPU group's size with, right before it ("the Ulysses degree
+# {world_size}", "DCP world size {world_size}"): the sizes of the parser that set it.
+SAID = (
+    (re.compile(r"\bDCP\b|decode[- ]context[- ]parallel", re.I), ("dcp_size",)),
+    (re.compile(r"\bUlysses\b", re.I), ("ulysses_degree",)),
+    (re.compile(r"\bsequence[- ]parallel\b|\bSP (degree|world)", re.I), ("sp_degree",)),
+    (re.compile(r"\bTP\b|tensor[- ]parallel", re.I), TENSOR_PARALLEL),
+    (re.compile(r"\bPP\b|pipeline[- ]parallel", re.I), ("pipeline_parallel_size", "pp_size")),
+)
+# SGLang's diffusion runtime: its settings are `sglang generate`'s (its own parser data).
+PROGRAMS = {("sglang", "multimodal_gen"): "generate"}
+
+
 @cache
-def _options(project: str, version: str) -> dict[str, str]:
-    """dest -> the option's first long spelling, of the project's parsers at a release
-    (its own, then another program's: SGLang's `sglang generate`)."""
+def _options(project: str, version: str, program: str = "") -> dict[str, str]:
+    """dest -> the option's first long spelling, of the project's parser at a release (or
+    another program's of the project: SGLang's `sglang generate`)."""
     out: dict[str, str] = {}
-    names = [data_path(project, version)] + sorted(FOLDER.glob(f"{project}-*-{version}.json"))
+    names = [data_path(project, version, program)]
     for path in names:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -95,9 +110,9 @@ def release_of(record) -> str:
     return _pinned(project)
 
 
-def option(project: str, version: str, name: str) -> str:
+def option(project: str, version: str, name: str, program: str = "") -> str:
     """The option that sets a quantity of the code's name, as the parser spells it; ""."""
-    options = _options(project, version) if version else {}
+    options = _options(project, version, program) if version else {}
     for dest in (name, *ALIASES.get(name, ())):
         if dest in options:
             return options[dest]
@@ -114,13 +129,34 @@ def divisor_setting(record) -> dict | None:
         return None
     role = dict(answer.divisor_role(derived))
     project, version = getattr(record, "project", ""), release_of(record)
+    path = str((record.data.get("source") or {}).get("path") or "")
+    program = next((p for (k, part), p in PROGRAMS.items() if k == project and part in path), "")
     name = answer._tail(div.get("divisor", ""))
+
+    def first(names) -> str:
+        return next((o for o in (option(project, version, n, program) for n in names) if o), "")
+
     if not role["setting"]:
         if not role["fixed"]:
-            role["setting"] = option(project, version, name) or COMPOSED.get((project, name), "")
+            role["setting"] = first([name]) or COMPOSED.get((project, name), "")
+            if not role["setting"] and answer.GPU_GROUP.match(name):
+                role["setting"] = first(said_size(record, div))
         elif role.get("per_rank"):
-            role["setting"] = next(
-                (o for o in (option(project, version, n) for n in TENSOR_PARALLEL) if o), ""
-            )
+            role["setting"] = first(TENSOR_PARALLEL)
     role["gpus"] = not role["fixed"] and answer.gpu_count(div, role["setting"])
     return role
+
+
+def said_size(record, div: dict) -> tuple[str, ...]:
+    """The parser's names of the size a message says a GPU group's divisor is, in the words
+    right before its placeholder ("must be divisible by the Ulysses degree {world_size}");
+    () when the words name no one size."""
+    names = getattr(record, "params", None) or {}
+    hole = answer.placeholder(div.get("divisor_param") or div.get("divisor"), names)
+    message = getattr(record, "message", "") or ""
+    at = message.find("{" + str(hole) + "}")
+    if at < 0:
+        return ()
+    before = message[:at].rsplit("}", 1)[-1][-60:]
+    found = [names for words, names in SAID if words.search(before)]
+    return found[0] if len(found) == 1 else ()

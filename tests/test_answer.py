@@ -281,3 +281,30 @@ def test_a_shared_helpers_divisor_is_neither_fixed_nor_offered():
     assert "shared helper" in said["why_not"]
     said = _said(_record("vllm", div), {"numerator": "24", "denominator": "4"})
     assert "this check passes" in said["lines"][0]
+
+
+def test_a_gpu_groups_size_is_named_by_the_words_the_message_says_it_with():
+    """`world_size` is the Ulysses degree, the DCP size, the sequence-parallel size... as the
+    message says right before it: that option, of the program whose code prints it (SGLang's
+    diffusion runtime: `sglang generate`'s parser)."""
+    from types import SimpleNamespace
+
+    from errorkb import settings
+
+    def rec(project, message, path="x.py"):
+        div = {"value": "heads", "divisor": "world_size"}
+        derived = {"divisibility": div, "flags": []}
+        data = {"derived": derived, "source": {"path": path}}
+        params = {"heads": {}, "world_size": {}}
+        return SimpleNamespace(
+            project=project, derived=derived, data=data, status="", message=message, params=params
+        )
+
+    ulysses = "{heads} heads are not divisible by the Ulysses degree {world_size}."
+    gen = rec("sglang", ulysses, "python/sglang/multimodal_gen/runtime/x.py")
+    assert settings.divisor_setting(gen)["setting"] == "--ulysses-degree"
+    assert settings.divisor_setting(rec("sglang", ulysses))["setting"] == ""  # not `serve`'s
+    dcp = rec("vllm", "H={heads} must be divisible by DCP world size {world_size}.")
+    assert settings.divisor_setting(dcp)["setting"] == "--decode-context-parallel-size"
+    plain = rec("vllm", "size {heads} must be divisible by world size {world_size}")
+    assert settings.divisor_setting(plain) == {"fixed": False, "setting": "", "gpus": True}
