@@ -210,6 +210,16 @@ def _divisibility(derived: dict, values: dict, found: dict | None = None) -> dic
     return out
 
 
+def divisor_title(role: dict, div: dict) -> str:
+    """The divisor section's title (both wings): what to change of a divisor the model fixes,
+    the valid values of one the user sets, by its option."""
+    if role["fixed"]:
+        return "What to change"
+    if role.get("unknown"):
+        return f"{div['value']} and {div['divisor']}"
+    return f"Valid values of {setting_named(role.get('setting') or '', div['divisor'])}"
+
+
 def setting_named(setting: str, divisor: str) -> str:
     """A divisor the user sets, named as the answer names it: its option and the code's
     name (`--tp-size (tp_size)`), the words of a size no one option sets, else the name."""

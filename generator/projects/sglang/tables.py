@@ -71,7 +71,7 @@ def record_section(record: Record) -> dict | None:
     return {
         "template": DIVISORS,
         "id": "divisors",  # the section's anchor and its entry in the table of contents
-        "title": "What to change" if role["fixed"] else f"Valid values of {div['divisor']}",
+        "title": answer.divisor_title(role, div),
         "data": CALC_DATA,
         **div,
         **names,

@@ -99,7 +99,7 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
         "template": DIVISORS_TEMPLATE,
         "data": CALC_DATA,
         "id": "divisors",  # the section's anchor and its entry in the table of contents
-        "title": "What to change" if role["fixed"] else f"Valid values of {div['divisor']}",
+        "title": answer.divisor_title(role, div),
         **div,
         **names,
         **role,
