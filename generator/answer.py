@@ -184,7 +184,7 @@ def _divisibility(derived: dict, values: dict, found: dict | None = None) -> dic
             "computed": True,
         }
     valid = _divisors(value)
-    gpus = role["gpus"] if "gpus" in role else gpu_count(div, role.get("setting", ""), dname)
+    gpus = role["gpus"] if "gpus" in role else gpu_count(div, role.get("setting", ""), dname or "")
     node, given = _node(values)
     fit = [d for d in valid if d <= node] if gpus else valid
     near = _nearest(fit, divisor)

@@ -516,8 +516,8 @@ def beside(messages: list[str], flags: list[dict]) -> dict[str, str]:
     for f in flags:
         if f.get("kind") == "model-config":
             continue
-        spelled = {f.get("flag"), f.get("env"), f.get("name"), _last(f.get("field") or "")}
-        spelled = {s for s in spelled if s and re.fullmatch(r"[-\w.]{3,}", s)}
+        named = (f.get("flag"), f.get("env"), f.get("name"), _last(f.get("field") or ""))
+        spelled = {str(s) for s in named if s and re.fullmatch(r"[-\w.]{3,}", str(s))}
         for message in messages:
             for s in spelled:
                 at = r"(?<![-\w.])" + re.escape(s) + r"(?![-\w])"
@@ -586,7 +586,7 @@ def _test(
         return None  # two values of one name (`block.size < size`): the message prints one
     out: dict = {"left": a, "op": symbol, "right": b}
     written = {
-        k: settings[c] if c in settings else settings[p]
+        k: settings[c] if c in settings else settings[str(p)]
         for k, c, p in (("left", ca, a), ("right", cb, b))
         if c in settings or (isinstance(p, str) and p in settings)
     }
