@@ -16,17 +16,14 @@ def project_pages(doc: dict, key: str, base_url: str) -> Iterator[tuple[str, dic
     page_urls = project_page_urls(key, len(errors))
     count = len(page_urls)
     for page, url in enumerate(page_urls, 1):
-        yield (
-            url,
-            {
-                **doc,
-                "page": page,
-                "pages": count,
-                "per_page": PER_PAGE,
-                "next": urls.absolute(base_url, page_urls[page]) if page < count else None,
-                "errors": errors[(page - 1) * PER_PAGE : page * PER_PAGE],
-            },
-        )
+        yield url, {
+            **doc,
+            "page": page,
+            "pages": count,
+            "per_page": PER_PAGE,
+            "next": urls.absolute(base_url, page_urls[page]) if page < count else None,
+            "errors": errors[(page - 1) * PER_PAGE : page * PER_PAGE],
+        }
 
 
 def project_page_urls(key: str, errors: int) -> list[str]:

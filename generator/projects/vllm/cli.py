@@ -30,7 +30,9 @@ def add_calc(commands) -> None:
     )
     p.add_argument("--nnodes", type=int, default=1, help="vLLM's --nnodes")
     p.add_argument("--node-rank", type=int, default=0, help="vLLM's --node-rank")
-    p.add_argument("--backend", choices=calc.BACKENDS, help="vLLM's --distributed-executor-backend")
+    p.add_argument(
+        "--backend", choices=calc.BACKENDS, help="vLLM's --distributed-executor-backend"
+    )
     p.add_argument("--gpus", type=int, help="suggest TP x PP x DP layouts for this many GPUs")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_calc)
