@@ -459,6 +459,7 @@ def case_tests(record: Record) -> list[list[dict]]:
         for v in record.data.get("variants", [])
         if isinstance(v, dict) and v.get("derived")
     ]
+    near = beside(record.messages, [f for block in blocks for f in block.get("flags", [])])
     groups, seen = [], set()
     for block in blocks:
         # a condition too long to quote: its comparisons of printed values (`compares`)
@@ -476,13 +477,8 @@ def case_tests(record: Record) -> list[list[dict]]:
         }
         # a placeholder the message prints right after a setting's name prints its value
         # (`--dsa-triton-union {union}`, `prefill_schedule_interval={x}`): that setting
-        settings.update(
-            {
-                p: w
-                for p, w in beside(record.messages, block.get("flags", [])).items()
-                if p not in settings
-            }
-        )
+        # (of any wording's block: a setting is the same one in every wording)
+        settings.update({p: w for p, w in near.items() if p not in settings})
         spelled = (block.get("collections") or {}, block.get("lookups") or {})
         held = (
             set((registry(record) or {}).get("name", "").split())
@@ -505,13 +501,16 @@ def case_tests(record: Record) -> list[list[dict]]:
     return groups
 
 
+_BESIDE = r"(?:\s*=\s*|\s+\(?|\s*\()[`'\"]?\{(\w+)\}"  # `--x {v}`, `x={v}`, `x ({v})`
+
+
 def beside(messages: list[str], flags: list[dict]) -> dict[str, str]:
     """The placeholders a message prints a setting's value in: right after the setting as
     the user writes it or as the code names it (`--x {v}`, `--x={v}`, `x={v}`, `x ({v})`,
-    quoted or not), where the message names it once; or, in a message that starts with the
-    setting and says it must be something, the one value it says it got (`--x must be
-    positive, got {v}`): placeholder -> how the setting is written (derived.write_pattern).
-    A placeholder two settings claim is neither's."""
+    quoted or not), where the message names it before one value only; or, in a message that
+    starts with the setting and says it must be something, the one value it says it got
+    (`--x must be positive, got {v}`): placeholder -> how the setting is written
+    (derived.write_pattern). A placeholder two settings claim is neither's."""
     found: dict[str, set[str]] = {}
     for f in flags:
         if f.get("kind") == "model-config":
@@ -521,12 +520,11 @@ def beside(messages: list[str], flags: list[dict]) -> dict[str, str]:
         for message in messages:
             for s in spelled:
                 at = r"(?<![-\w.])" + re.escape(s) + r"(?![-\w])"
-                if len(re.findall(at, message)) != 1:
-                    continue  # named twice (`page_size={a} ... ori page_size={b}`): which?
-                right = re.search(at + r"(?:\s*=\s*|\s+\(?|\s*\()[`'\"]?\{(\w+)\}", message)
+                # named before two values (`page_size={a} ... ori page_size={b}`): which?
+                right = list(re.finditer(at + _BESIDE, message))
                 must = re.match(r"`?" + at + r"`? must\b.*\bgot:? [`'\"]?\{(\w+)\}", message)
                 one = len(template.placeholders(message)) == 1
-                for m in [right] + ([must] if one else []):
+                for m in ([right[0]] if len(right) == 1 else []) + ([must] if one else []):
                     if m:
                         found.setdefault(m[1], set()).add(write_pattern(f))
     return {p: next(iter(w)) for p, w in found.items() if len(w) == 1}
