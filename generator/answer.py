@@ -28,6 +28,16 @@ GPU_COUNT = re.compile(
 )
 # A parallel size among the record's settings: what cuts a weight or the heads into slices.
 PARALLEL = re.compile(r"(^|[-_])(tp|pp|ep|dp|tensor|pipeline|expert)[-_]")
+# A GPU group's size no setting of the record names (`world_size`): a count of GPUs, not the
+# model's (errorkb/settings.py names its setting where the release's parser has one).
+GPU_GROUP = re.compile(
+    r"^(world_size|world|num_gpus|num_ranks|tp_world_size|seq_world_size|sp_world_size"
+    r"|ulysses_world_size|get_tp_world_size\(\)|[a-z_]*_tp_size|[a-z_]*_ep_size)$"
+)
+# A generic helper's divisor (`ensure_divisibility(numerator, denominator)`): whether it is
+# a setting or the model's depends on the caller (vLLM passes heads and the TP size, or the TP
+# size and the KV heads), so neither is said.
+GENERIC = re.compile(r"^(denominator|divisor|den|[abdmnxy])$")
 # A value that is one rank's slice ("output_partition_size", "local_heads").
 PER_RANK = re.compile(r"partition|per_rank|local|shard|per_gpu", re.I)
 # An old wording's hole named after the expression it prints (template.page_name).
@@ -43,6 +53,8 @@ def divisor_role(derived: dict) -> dict:
     (`fixed`: False), and when the model fixes it, the setting that splits the value
     (`setting`: "--tp-size", or "" when no setting of the record does)."""
     div = derived.get("divisibility") or {}
+    if GENERIC.match(_tail(div.get("divisor", ""))):
+        return {"fixed": False, "setting": "", "unknown": True}
     settings = [f for f in derived.get("flags") or [] if f.get("kind") != "model-config"]
     names = {_tail(f.get(k, "")) for f in settings for k in ("name", "field")} - {""}
     divisor = _tail(div.get("divisor", ""))
@@ -50,6 +62,7 @@ def divisor_role(derived: dict) -> dict:
         divisor in names
         or GPU_COUNT.search(divisor)
         or re.fullmatch(r"(tp|pp|dp|ep)(_size)?", divisor)
+        or GPU_GROUP.match(divisor)
     ):
         mine = [f for f in settings if divisor in (_tail(f.get("name")), _tail(f.get("field")))]
         return {"fixed": False, "setting": mine[0].get("flag", "") if mine else ""}
@@ -102,7 +115,21 @@ def placeholder(name: str | None, names) -> str | None:
     return tail[0] if len(tail) == 1 else name
 
 
-def _divisibility(derived: dict, values: dict) -> dict | None:
+def gpu_count(div: dict, setting: str = "", dname: str = "") -> bool:
+    """Whether a divisibility check's divisor is a count of GPUs (its valid values within
+    one node): a parallel size by its name or its setting's, or a GPU group's size."""
+    shown = _tail(div.get("divisor", ""))
+    return bool(
+        GPU_COUNT.search(f"{div.get('divisor', '')} {dname} {setting}")
+        or re.fullmatch(r"(tp|pp|dp|ep)(_size)?", shown)
+        or GPU_GROUP.match(shown)
+    )
+
+
+def _divisibility(derived: dict, values: dict, found: dict | None = None) -> dict | None:
+    """`found`: the divisor's role as the site computed it (computed.derived.divisor:
+    errorkb/settings.py, its setting spelled by the release's parser); else read from the
+    derived block alone."""
     div = derived.get("divisibility") or {}
     if not div:
         return None
@@ -112,7 +139,7 @@ def _divisibility(derived: dict, values: dict) -> dict | None:
     divisor = _whole(_number(values, dname))
     if value is None or value < 1 or value > MAX_DIVIDEND:
         return None
-    role = divisor_role(derived)
+    role = found or divisor_role(derived)
     shown_d, shown_v = div.get("divisor"), div.get("value")
     if divisor and value % divisor == 0:
         return {
@@ -120,13 +147,20 @@ def _divisibility(derived: dict, values: dict) -> dict | None:
             "with these values; the paste may hold others, or another check printed it.",
             "computed": True,
         }
-    if role["fixed"]:
+    if role["fixed"] or role.get("unknown"):
         if not divisor:
             return None
         verdict = (
             f"{shown_v} = {value} is not a multiple of {shown_d} = {divisor} "
             f"({value / divisor:g} × {divisor})."
         )
+        if role.get("unknown"):
+            return {
+                "verdict": verdict,
+                "computed": True,
+                "why_not": "the check is a shared helper: which value is a setting depends on "
+                "the code that calls it",
+            }
         if not role["setting"] and not role.get("per_rank"):
             return {
                 "verdict": verdict + f" {shown_d} is fixed by the model, and no setting of "
@@ -150,29 +184,49 @@ def _divisibility(derived: dict, values: dict) -> dict | None:
             "computed": True,
         }
     valid = _divisors(value)
-    gpus = GPU_COUNT.search(f"{div.get('divisor', '')} {dname}") or re.fullmatch(
-        r"(tp|pp|dp|ep)(_size)?", _tail(shown_d or "")
-    )
+    gpus = role["gpus"] if "gpus" in role else gpu_count(div, role.get("setting", ""), dname or "")
     node, given = _node(values)
     fit = [d for d in valid if d <= node] if gpus else valid
     near = _nearest(fit, divisor)
+    flag = role.get("setting") or ""
+    named = setting_named(flag, shown_d or "")
     out = {
-        "verdict": f"Valid values of {shown_d} for {shown_v} = {value}: "
+        "verdict": f"Valid values of {named} for {shown_v} = {value}: "
         + ", ".join(map(str, valid[:40]))
         + ("…" if len(valid) > 40 else ""),
         "valid": valid,
         "computed": True,
     }
+    if flag:
+        out["setting"] = flag
     if near and divisor:
         where = f" (within one {node}-GPU node{'' if given else ', assumed'})" if gpus else ""
-        flag = role["setting"]
         tried = " or ".join(map(str, near))
+        what = flag or (f"the GPU count {shown_d}" if gpus else shown_d)
         out["change"] = (
-            f"Change {flag or shown_d} {divisor} to {tried}, the nearest that divide "
-            f"{value}{where}."
+            f"Change {what} {divisor} to {tried}, the nearest that divide {value}{where}."
         )
         out["nearest"] = near
     return out
+
+
+def divisor_title(role: dict, div: dict) -> str:
+    """The divisor section's title (both wings): what to change of a divisor the model fixes,
+    the valid values of one the user sets, by its option."""
+    if role["fixed"]:
+        return "What to change"
+    if role.get("unknown"):
+        return f"{div['value']} and {div['divisor']}"
+    return f"Valid values of {setting_named(role.get('setting') or '', div['divisor'])}"
+
+
+def setting_named(setting: str, divisor: str) -> str:
+    """A divisor the user sets, named as the answer names it: its option and the code's
+    name (`--tp-size (tp_size)`), the words of a size no one option sets, else the name."""
+    if setting.startswith("-"):
+        same = setting.lstrip("-").replace("-", "_") == divisor
+        return setting if same or not divisor else f"{setting} ({divisor})"
+    return setting or divisor
 
 
 def values_to_try(item: dict, values: dict) -> list[str]:
@@ -438,6 +492,8 @@ def _scaled(t: dict, a: float, b: float, values: dict) -> list[str]:
             limit = float(number) / (_number(values, fit[0]) or 1)
             down = words in ("at most", "below")
             limit = (math.floor if down else math.ceil)(limit * 100) / 100
+            if limit <= 0 or limit > 1:
+                break  # no fraction of the whole passes: what holds the rest is the matter
             out.append(
                 f"set {_handle(how['write'])} to {'at most' if down else 'at least'} "
                 f"{fmt(limit)} ({t[k]} is {name} × {fit[0]} in your values)"
@@ -590,19 +646,13 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
         changes = []
         for t, a, b, _ in tried:
             if t["op"] == "or":
-                continue  # the verdict alone: each alternative that holds must not
-            written = t.get("set") or {}
-            if t["op"] == "%":
-                found = _modulo_change(t, int(a), int(b), values)
-                changes += [f"set {found}"] if found else []
+                # alternatives (a range: x < 0 or x >= n): each that holds must not; said
+                # where one setting decides each of them, else the verdict alone
+                per = [_part_changes(x[0], x[1], x[2], values) for x in a]
+                if per and all(len(p) == 1 for p in per):
+                    changes.append(" and ".join(p[0] for p in per))
                 continue
-            for side in ("left", "right"):
-                if side in written:
-                    bound = _bound_of(t, side, a, b)
-                    to = "" if bound.startswith(("below", "above")) else "to "
-                    changes.append(f"set {_handle(written[side])} {to}{bound}")
-            if not written:
-                changes += _scaled(t, a, b, values)
+            changes += _part_changes(t, a, b, values)
         changes += [how for _, how in ways]
         if tried:
             verdict = "With your values the check fails: " + "; ".join(said) + "."
@@ -634,6 +684,23 @@ def _tests(groups: list[list[dict]], values: dict) -> dict | None:
         out["change"] = "It passes with " + " or ".join(_passing_sides(t, a, b)) + "."
         return out
     return None
+
+
+def _part_changes(t: dict, a, b, values: dict) -> list[str]:
+    """What passes one failing part of a condition: the nearest passing values of a
+    divisibility's side the user sets, each set side's passing bound, or a setting that
+    scales a side (_scaled)."""
+    if t["op"] == "%":
+        found = _modulo_change(t, int(a), int(b), values)
+        return [f"set {found}"] if found else []
+    out = []
+    written = t.get("set") or {}
+    for side in ("left", "right"):
+        if side in written:
+            bound = _bound_of(t, side, a, b)
+            to = "" if bound.startswith(("below", "above")) else "to "
+            out.append(f"set {_handle(written[side])} {to}{bound}")
+    return out if written else _scaled(t, a, b, values)
 
 
 def _passing_sides(t: dict, a, b) -> list[str]:
@@ -858,7 +925,7 @@ def _answer(doc: dict, values: dict) -> dict:
     if figured:  # the page's memory section answers alone where it does
         return figured
     out: dict = {"lines": [], "computed": False}
-    div = _divisibility(derived, values)
+    div = _divisibility(derived, values, computed.get("divisor"))
     if div:
         out["lines"] += [line for line in (div.get("verdict"), div.get("change")) if line]
         out["computed"] = bool(div.get("computed"))

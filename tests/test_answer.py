@@ -167,3 +167,144 @@ def test_the_kv_cache_checks_figures_answer_in_the_terminal_as_the_pages_memory_
         data={"versions": {"last": "0.1.0"}},
     )
     assert api.derived_document(rec)["figures"] == figures
+
+
+# ---------------------------------------------------------------- the setting, not the variable
+def _record(project: str, div: dict, flags: list | None = None, ref: str = "", tries=()):
+    """A record as errorkb/settings.py reads it: its project, derived block and versions."""
+    from types import SimpleNamespace
+
+    derived = {"divisibility": div, "flags": flags or [], "ref": ref, "try": list(tries)}
+    return SimpleNamespace(project=project, derived=derived, data={"derived": derived}, status="")
+
+
+def _said(record, values: dict) -> dict:
+    from errorkb import settings
+
+    computed = {"divisor": settings.divisor_setting(record)}
+    return answer({"derived": record.derived, "computed": {"derived": computed}}, values)
+
+
+def test_a_divisor_the_user_sets_is_named_by_its_option_as_the_releases_parser_spells_it():
+    """vLLM's `tp_size` is --tensor-parallel-size (no derived flag says so: the parser data
+    of generator/flags/ does), SGLang's --tp-size; the terminal, the bot and the JSON say
+    the option, never only the code's name (issue 44: "Change it to 5" about tp_size)."""
+    div = {"value": "num_heads", "divisor": "tp_size"}
+    vllm = _said(_record("vllm", div), {"num_heads": "40", "tp_size": "3"})
+    assert vllm["setting"] == "--tensor-parallel-size"
+    assert vllm["change"].startswith("Change --tensor-parallel-size 3 to 2 or 4, the nearest")
+    assert vllm["lines"][0].startswith("Valid values of --tensor-parallel-size (tp_size) for")
+    sglang = _said(_record("sglang", div), {"num_heads": "40", "tp_size": "3"})
+    assert sglang["change"].startswith("Change --tp-size 3 to 2 or 4")
+    # the release its block was read from: vLLM 0.4.3's parser has the option too
+    old = _said(_record("vllm", div, ref="v0.4.3"), {"num_heads": "40", "tp_size": "3"})
+    assert old["setting"] == "--tensor-parallel-size"
+    # SGLang's MoE EP size in the layer's code is the --ep-size option
+    moe = {"value": "layer.num_experts", "divisor": "layer.moe_ep_size"}
+    said = _said(_record("sglang", moe), {"layer.num_experts": "256", "layer.moe_ep_size": "6"})
+    assert said["change"] == (
+        "Change --ep-size 6 to 4 or 8, the nearest that divide 256 (within one 8-GPU node, "
+        "assumed)."
+    )
+
+
+def test_a_size_no_one_option_sets_is_named_by_what_sets_it():
+    """vLLM's expert-parallel group is data × tensor parallel ranks: no --ep-size."""
+    div = {"value": "n_physical_experts", "divisor": "ep_size"}
+    said = _said(_record("vllm", div), {"n_physical_experts": "256", "ep_size": "3"})
+    assert "--data-parallel-size × --tensor-parallel-size" in said["change"]
+    assert said["nearest"] == [2, 4] and "ep_size 3" not in said["change"]
+
+
+def test_a_gpu_groups_size_is_never_said_to_be_fixed_by_the_model():
+    """SGLang's `world_size` of a collective: a count of GPUs, whose valid values within one
+    node are the answer; no option names it, so it is said to be a GPU count."""
+    div = {"value": "message_size", "divisor": "world_size"}
+    assert divisor_role({"divisibility": div})["fixed"] is False
+    said = _said(_record("sglang", div), {"message_size": "100", "world_size": "3"})
+    assert "fixed by the model" not in " ".join(said["lines"])
+    assert said["change"].startswith("Change the GPU count world_size 3 to 2 or 4")
+
+
+def test_a_fixed_divisors_slice_is_changed_by_the_releases_tensor_parallel_option():
+    """vLLM 0.4.3's Marlin check names no setting: the parser's --tensor-parallel-size is
+    the one that changes each GPU's slice (was: "the tensor parallel size")."""
+    div = {"value": "input_size_per_partition", "divisor": "quant_config.min_thread_k"}
+    div["divisor_param"] = "min_thread_k"
+    said = _said(
+        _record("vllm", div, ref="v0.4.3"),
+        {"input_size_per_partition": "7392", "min_thread_k": "128"},
+    )
+    assert said["change"].startswith("Change --tensor-parallel-size, not quant_config")
+
+
+def test_what_to_try_never_offers_a_divisor_the_model_fixes():
+    """The derived block's generated What to try said "Choose a `block_n` that divides ..."
+    under a widget saying the checkpoint fixes block_n (two answers that disagree): the page
+    and the API's HTML now say the setting to change, or that none does."""
+    from errorkb import settings
+    from errorkb.site.api import divisor_try
+
+    tries = (
+        "Choose a `block_n` that divides `output_partition_size` exactly (the divisor "
+        "calculator lists them).",
+        "If `output_partition_size` comes from the model's configuration, it cannot be "
+        "changed: fit `block_n` to it.",
+    )
+    div = {"value": "output_partition_size", "divisor": "block_n"}
+    record = _record("sglang", div, [TP], tries=tries)
+    said = divisor_try(record, settings.divisor_setting(record))
+    assert len(said) == 1 and "change `--tp-size` instead" in said[0]
+    assert "Choose a `block_n`" not in said[0]
+    none = _record("vllm", {"value": "hidden_size", "divisor": "num_heads"}, tries=tries)
+    said = divisor_try(none, settings.divisor_setting(none))
+    assert said == [
+        "`num_heads` and `hidden_size` both come from the model or the kernel, not from a "
+        "setting: no setting of the engine changes them here."
+    ]
+    # a divisor the user sets: named by its option as well
+    line = "Choose a `tp_size` that divides `num_heads` exactly."
+    tp = _record("vllm", {"value": "num_heads", "divisor": "tp_size"}, tries=[line])
+    said = divisor_try(tp, settings.divisor_setting(tp))
+    assert said[0].startswith("Choose a `--tensor-parallel-size` (`tp_size`) that divides")
+
+
+def test_a_shared_helpers_divisor_is_neither_fixed_nor_offered():
+    """vLLM's ensure_divisibility(numerator, denominator): the caller passes heads and the TP
+    size, or the TP size and the KV heads; saying the denominator is the model's (it said
+    "fixed by the model, and no setting changes either value") was wrong as often as not."""
+    div = {"value": "numerator", "divisor": "denominator"}
+    assert divisor_role({"divisibility": div}) == {"fixed": False, "setting": "", "unknown": True}
+    said = _said(_record("vllm", div), {"numerator": "25", "denominator": "4"})
+    assert said["lines"][0] == "numerator = 25 is not a multiple of denominator = 4 (6.25 × 4)."
+    assert "change" not in said and "fixed by the model" not in " ".join(said["lines"])
+    assert "shared helper" in said["why_not"]
+    said = _said(_record("vllm", div), {"numerator": "24", "denominator": "4"})
+    assert "this check passes" in said["lines"][0]
+
+
+def test_a_gpu_groups_size_is_named_by_the_words_the_message_says_it_with():
+    """`world_size` is the Ulysses degree, the DCP size, the sequence-parallel size... as the
+    message says right before it: that option, of the program whose code prints it (SGLang's
+    diffusion runtime: `sglang generate`'s parser)."""
+    from types import SimpleNamespace
+
+    from errorkb import settings
+
+    def rec(project, message, path="x.py"):
+        div = {"value": "heads", "divisor": "world_size"}
+        derived = {"divisibility": div, "flags": []}
+        data = {"derived": derived, "source": {"path": path}}
+        params = {"heads": {}, "world_size": {}}
+        return SimpleNamespace(
+            project=project, derived=derived, data=data, status="", message=message, params=params
+        )
+
+    ulysses = "{heads} heads are not divisible by the Ulysses degree {world_size}."
+    gen = rec("sglang", ulysses, "python/sglang/multimodal_gen/runtime/x.py")
+    assert settings.divisor_setting(gen)["setting"] == "--ulysses-degree"
+    assert settings.divisor_setting(rec("sglang", ulysses))["setting"] == ""  # not `serve`'s
+    dcp = rec("vllm", "H={heads} must be divisible by DCP world size {world_size}.")
+    assert settings.divisor_setting(dcp)["setting"] == "--decode-context-parallel-size"
+    plain = rec("vllm", "size {heads} must be divisible by world size {world_size}")
+    assert settings.divisor_setting(plain) == {"fixed": False, "setting": "", "gpus": True}

@@ -127,6 +127,12 @@ def test_a_setting_a_side_scales_by_in_the_users_values_gets_the_value_that_pass
     # Values where the side is no such multiple: no value of the setting is claimed.
     said = answer(doc_of(rec), {**values, "requested_memory_gib": "12"})
     assert "gpu-memory-utilization" not in " ".join(said["lines"])
+    # 0.22 GiB free of 30.3: no utilization passes ("at most 0" was said): none is claimed,
+    # the free memory the check needs is said instead
+    full = {"free_memory_gib": "0.22", "total_memory_gib": "30.3", "requested_memory_gib": "21.21"}
+    said = answer(doc_of(rec), {**full, "gpu_memory_utilization": "0.7"})
+    assert "gpu-memory-utilization" not in " ".join(said["lines"]) and said["computed"]
+    assert "free_memory_gib at least 21.21" in said["lines"][1]
 
 
 def test_an_except_branch_condition_still_yields_its_comparisons():
@@ -665,6 +671,26 @@ def test_a_paste_of_an_older_wording_runs_the_tests_through_its_renames():
     assert not answer(doc, values)["computed"]
 
 
+RANK_LOW = {"left": "r", "op": "<", "right": 0}
+RANK_HIGH = {"left": "r", "op": ">=", "right": "n", "set": {"right": "--dp-size {}"}}
+SEQ_LOW = {"left": "x", "op": "<", "right": 1, "set": {"left": "--x {}"}}
+SEQ_HIGH = {"left": "x", "op": ">", "right": 8, "set": {"left": "--x {}"}}
+
+
+def test_a_range_says_the_value_of_its_setting_that_passes():
+    """`dp_rank < 0 or dp_rank >= dp_size`: the alternative that holds is made false by the
+    setting it compares with (was: the verdict alone); one no setting decides keeps the
+    verdict alone (a partial change would mislead)."""
+    said = _tests([[{"op": "or", "any": [RANK_LOW, RANK_HIGH]}]], {"r": "4", "n": "4"})
+    assert said["verdict"] == "With your values the check fails: r = 4 is at least n = 4."
+    assert said["change"] == "To pass it, set --dp-size to at least 5."
+    said = _tests([[{"op": "or", "any": [SEQ_LOW, SEQ_HIGH]}]], {"x": "12"})
+    assert said["change"] == "To pass it, set --x to at most 8."
+    bare = {**RANK_HIGH, "set": {}}
+    said = _tests([[{"op": "or", "any": [RANK_LOW, bare]}]], {"r": "4", "n": "4"})
+    assert "change" not in said
+
+
 # Parity: try.js's testsAnswer on the same tests and values.
 CASES = [
     (
@@ -673,6 +699,8 @@ CASES = [
     ),
     ([[{"left": "a", "op": ">=", "right": "b"}]], {"a": "61709", "b": "40960"}),
     ([[{"left": "a", "op": "<", "right": "b"}]], {"a": "19.77", "b": "19.84"}),
+    ([[{"left": "a", "op": "<", "right": "b"}]], {"a": "30.3", "b": "30.3"}),  # a tie, rounded
+    ([[{"left": "a", "op": "<", "right": "b"}]], {"a": "30", "b": "30"}),
     (
         [[{"left": "a", "op": "<=", "right": "b", "set": {"right": "VLLM_B={}"}}]],
         {"a": "0.5", "b": "0.75"},
@@ -964,6 +992,50 @@ CASES = [
     ([[{"left": "i", "op": "v<=", "right": "m"}]], {"i": "1.2", "m": "1.10"}),
     ([[{"left": "i", "op": "v!=", "right": "m"}]], {"i": "1.2", "m": "1.3"}),
     ([[{"left": "i", "op": "v<", "right": "m"}]], {"i": "latest", "m": "1.3"}),
+    # alternatives (a range): each that holds must not, where a setting decides each
+    (
+        [[{"op": "or", "any": [RANK_LOW, RANK_HIGH]}]],
+        {"r": "4", "n": "4"},
+    ),
+    (
+        [[{"op": "or", "any": [RANK_LOW, {**RANK_HIGH, "set": {}}]}]],
+        {"r": "4", "n": "4"},
+    ),
+    (
+        [[{"op": "or", "any": [SEQ_LOW, SEQ_HIGH]}]],
+        {"x": "0"},
+    ),
+    (
+        [[{"op": "or", "any": [SEQ_LOW, SEQ_HIGH]}]],
+        {"x": "12"},
+    ),
+    # a setting that scales a side: its passing fraction, none when no fraction passes
+    (
+        [
+            [
+                {
+                    "left": "f",
+                    "op": "<",
+                    "right": "r",
+                    "scale": {"u": {"by": ["t"], "write": "--u {}"}},
+                }
+            ]
+        ],
+        {"f": "19.77", "t": "22.05", "u": "0.9", "r": "19.84"},
+    ),
+    (
+        [
+            [
+                {
+                    "left": "f",
+                    "op": "<",
+                    "right": "r",
+                    "scale": {"u": {"by": ["t"], "write": "--u {}"}},
+                }
+            ]
+        ],
+        {"f": "0.22", "t": "30.3", "u": "0.7", "r": "21.21"},
+    ),
 ]
 
 
@@ -1287,3 +1359,67 @@ def test_a_computed_side_the_message_prints_is_found_by_the_name_the_extractor_g
         ("sizes {x_size} and {y_size}", "x.size(0) != y.size(0)"),
     ):
         assert api.case_tests(record(message, condition)) == [], condition
+
+
+def flag(name: str, kind: str = "server-arg") -> dict:
+    return {"name": name, "kind": kind, "field": "server_args." + name.strip("-"), "flag": name}
+
+
+def test_a_placeholder_printed_right_after_a_setting_is_that_settings_value():
+    """The message says which setting a value is (`--x must be positive, got {v}`,
+    `max_num_seqs ({n}) exceeds ...`): the test of it names that setting and the value of it
+    that passes, where the code's name of the side is no setting's (issue 44 item 2)."""
+    rec = record(
+        "--weight-cache-timeout must be positive, got {timeout}",
+        "timeout <= 0",
+        [flag("--weight-cache-timeout")],
+    )
+    said = answer(doc_of(rec), {"timeout": "0"})
+    assert said["lines"][1] == "To pass it, set --weight-cache-timeout to at least 1."
+    seqs = {**MAX_LEN, "name": "max_num_seqs", "flag": "--max-num-seqs"}
+    rec = record(
+        "max_num_seqs ({max_num_reqs}) exceeds available Mamba cache blocks ({num_blocks}).",
+        "max_num_reqs > num_blocks",
+        [seqs],
+    )
+    said = answer(doc_of(rec), {"max_num_reqs": "256", "num_blocks": "120"})
+    assert said["lines"][1] == "To pass it, set --max-num-seqs to at most 120."
+
+
+def test_a_value_beside_a_setting_the_message_names_twice_or_only_mentions_is_not_its():
+    """`page_size={a} ... ori page_size={b}`: which is the setting's is not said; a message
+    that starts with a switch and reports another value it got (`X does not support next_n
+    > 1 (got {n})`) does not print the switch's value; `x: {v}` is a label, not a value."""
+    page = flag("--page-size")
+    page["name"] = "page_size"
+    rec = record(
+        "page_size={cmp_page} != expected={expected} for ori page_size={ori}",
+        "cmp_page != expected",
+        [page],
+    )
+    assert "set" not in api.case_tests(rec)[0][0]
+    env = {"name": "SGLANG_X", "kind": "env-var", "field": "os.environ", "env": "SGLANG_X"}
+    rec = record("SGLANG_X does not support next_n > 1 (got {n})", "n != 1", [env])
+    assert "set" not in api.case_tests(rec)[0][0]
+    seqs = {**MAX_LEN, "name": "max_num_seqs", "flag": "--max-num-seqs"}
+    rec = record("mapping exceeds max_num_seqs: {a} > {b}.", "a > b", [seqs])
+    assert "set" not in api.case_tests(rec)[0][0]
+
+
+def test_a_divisor_the_tests_set_is_never_said_to_be_fixed_by_the_model():
+    """`prefix_len % ps`, `ps` printed right after `page_size=`: the condition's test sets it
+    with --page-size, so the divisor's role (the page's divisor section, the terminal) is
+    that setting's too, not "fixed by the model" beside a test saying to set it."""
+    page = {"name": "page_size", "kind": "server-arg", "field": "server_args.page_size"}
+    page["flag"] = "--page-size"
+    rec = record(
+        "prefix_len={prefix_len} is not a multiple of page_size={ps}",
+        "prefix_len % ps != 0",
+        [page],
+    )
+    rec.derived["divisibility"] = {"value": "prefix_len", "divisor": "ps"}
+    role = api.divisor_role(rec)
+    assert role == {"fixed": False, "setting": "--page-size", "gpus": False}
+    doc = {"derived": rec.derived, "computed": {"derived": api.derived_document(rec)}}
+    said = answer(doc, {"prefix_len": "100", "ps": "16"})
+    assert said["change"] == "Change --page-size 16 to 10 or 20, the nearest that divide 100."

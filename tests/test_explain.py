@@ -791,6 +791,8 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
     ) in line.group(1)
     # The divisor calculator: static answers computed by calc.py, the widget's script.
     assert 'data-divisors data-value="num_heads" data-divisor="tp_size"' in html
+    # the setting as the parser spells it, for divisors.js to name it (issue 44)
+    assert 'data-setting="--tensor-parallel-size" data-gpus>' in html
     row = re.search(r"<tr data-n=\"20\"><td>20<td>([^\n<]*)", html)
     assert row and row.group(1) == ", ".join(map(str, calc.divisors(20)))
     assert "/assets/divisors.js" in html
@@ -814,6 +816,8 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
                 "param": "num_heads",
             }
         ],
+        # the divisor's role: the setting that sets it, a count of GPUs (settings.py)
+        "divisor": {"fixed": False, "setting": "--tensor-parallel-size", "gpus": True},
         # the condition as the page tests it (api.case_tests): the divisor a setting
         "tests": [
             [
@@ -1038,3 +1042,24 @@ def test_what_the_user_supplies_or_the_server_runs_out_of_is_no_internal_invaria
         "runtime-failure",
         "invariant",
     ]
+
+
+def test_the_terminal_prints_the_answer_naming_the_setting(divisor_site):
+    """`errorkb match` prints, under the values, the answer the page gives: the option as
+    the parser spells it, never only the code's `tp_size` (issue 44 item 2)."""
+    import subprocess
+    import sys
+
+    paste = b"ValueError: num_heads (20) must be divisible by tensor parallel size (3).\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "errorkb", "match", "--site", str(divisor_site / "site")],
+        input=paste,
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    out = done.stdout.decode()
+    assert (
+        "Change --tensor-parallel-size 3 to 2 or 4, the nearest that divide 20 (within one "
+        "8-GPU node, assumed)." in out
+    ), out

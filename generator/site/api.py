@@ -15,8 +15,10 @@ from functools import lru_cache
 import orjson
 
 from errorkb import registry as wing_registry
-from errorkb import urls
-from errorkb.answer import why_not
+from errorkb import settings, urls
+from errorkb.answer import _handle as handle_of
+from errorkb.answer import gpu_count, why_not
+from errorkb.answer import placeholder as _placeholder
 from errorkb.content import template
 from errorkb.content.derived import CATEGORIES, KINDS, STAGES, emptied, handle, write_pattern
 from errorkb.content.load import EACH, load_schema, markdown_fields
@@ -85,7 +87,44 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
         live, _ = answer(content, record)
         today = live.derived.get("flags", []) if live is not None else []
         doc["computed"]["derived"] = derived_document(record, today, live)
+        role = doc["computed"]["derived"].get("divisor")
+        if role and record.derived.get("try"):
+            doc["html"]["derived_try"] = [markup.markdown(t) for t in divisor_try(record, role)]
     return doc
+
+
+_CHOOSE = re.compile(r"Choose a `(.+?)` that divides `(.+?)` exactly")
+_FIT = re.compile(r"If `(.+?)` comes from the model's configuration, it cannot be changed: fit `")
+
+
+def divisor_try(record: Record, role: dict) -> list[str]:
+    """The derived block's What to try, the divisor's role applied (settings.divisor_setting):
+    a divisor the model fixes is never the one to choose (the setting that splits the value
+    is, or none is), and one the user sets is named by its option too."""
+    div = record.derived["divisibility"]
+    value, divisor, setting = div["value"], div["divisor"], role.get("setting") or ""
+    out = []
+    for line in record.derived["try"]:
+        chosen = _CHOOSE.match(line)
+        if role["fixed"] and _FIT.match(line):
+            continue  # the value is the one the model fixes too: nothing to fit
+        if role["fixed"] and chosen:
+            if setting or role.get("per_rank"):
+                how = f"`{setting}`" if setting.startswith("-") else setting
+                line = (
+                    f"`{divisor}` is fixed by the model or the checkpoint, not a setting: "
+                    f"`{value}` is one GPU's slice, so change {how or 'the tensor parallel size'} "
+                    f"instead, until `{value}` is a whole multiple of `{divisor}`."
+                )
+            else:
+                line = (
+                    f"`{divisor}` and `{value}` both come from the model or the kernel, not "
+                    "from a setting: no setting of the engine changes them here."
+                )
+        elif chosen and setting.startswith("-"):
+            line = line.replace(f"Choose a `{divisor}`", f"Choose a `{setting}` (`{divisor}`)", 1)
+        out.append(line)
+    return out
 
 
 def derived_document(
@@ -111,6 +150,9 @@ def derived_document(
     if figures:
         out["figures"] = figures
     tests = case_tests(record)
+    divisor = divisor_role(record, tests) if hasattr(record, "data") else None
+    if divisor:
+        out["divisor"] = divisor
     if tests:
         out["tests"] = tests
         found = registry(record)
@@ -120,6 +162,31 @@ def derived_document(
     elif not passes and not record.derived.get("divisibility") and not figures:
         out["why_not"] = why_not(record.derived, out)  # nothing turns values into an answer
     return out
+
+
+def answer_placeholder(name: str, record: Record) -> str:
+    """A quantity's placeholder among the record's (answer.placeholder)."""
+    names = {n for text in record.messages for n in template.placeholders(text)}
+    return _placeholder(name, names) or name
+
+
+def divisor_role(record: Record, tests: list[list[dict]] | None = None) -> dict | None:
+    """The divisor's role of a divisibility check (settings.divisor_setting), as the
+    condition's tests have it where they know better: a divisor they test as a setting
+    (`prefix_len % ps`, `ps` printed as --page-size's value) is that setting's, never
+    "fixed by the model" beside a test that says to set it (two answers that disagree)."""
+    role = settings.divisor_setting(record)
+    if not role or not role["fixed"]:
+        return role
+    div = record.derived["divisibility"]
+    shown = answer_placeholder(div.get("divisor_param") or div["divisor"], record)
+    for group in case_tests(record) if tests is None else tests:
+        for t in group:
+            written = (t.get("set") or {}).get("right")
+            if t.get("op") == "%" and written and t.get("right") in (shown, div["divisor"]):
+                setting = handle_of(written)
+                return {"fixed": False, "setting": setting, "gpus": gpu_count(div, setting)}
+    return role
 
 
 def registry(record: Record) -> dict | None:
@@ -392,6 +459,7 @@ def case_tests(record: Record) -> list[list[dict]]:
         for v in record.data.get("variants", [])
         if isinstance(v, dict) and v.get("derived")
     ]
+    near = beside(record.messages, [f for block in blocks for f in block.get("flags", [])])
     groups, seen = [], set()
     for block in blocks:
         # a condition too long to quote: its comparisons of printed values (`compares`)
@@ -407,6 +475,10 @@ def case_tests(record: Record) -> list[list[dict]]:
             for part in (_last(f.get("name", "")), _last(f.get("field", "")))
             if part
         }
+        # a placeholder the message prints right after a setting's name prints its value
+        # (`--dsa-triton-union {union}`, `prefill_schedule_interval={x}`): that setting
+        # (of any wording's block: a setting is the same one in every wording)
+        settings.update({p: w for p, w in near.items() if p not in settings})
         spelled = (block.get("collections") or {}, block.get("lookups") or {})
         held = (
             set((registry(record) or {}).get("name", "").split())
@@ -427,6 +499,35 @@ def case_tests(record: Record) -> list[list[dict]]:
             seen.add(key)
             groups.append(group)
     return groups
+
+
+_BESIDE = r"(?:\s*=\s*|\s+\(?|\s*\()[`'\"]?\{(\w+)\}"  # `--x {v}`, `x={v}`, `x ({v})`
+
+
+def beside(messages: list[str], flags: list[dict]) -> dict[str, str]:
+    """The placeholders a message prints a setting's value in: right after the setting as
+    the user writes it or as the code names it (`--x {v}`, `--x={v}`, `x={v}`, `x ({v})`,
+    quoted or not), where the message names it before one value only; or, in a message that
+    starts with the setting and says it must be something, the one value it says it got
+    (`--x must be positive, got {v}`): placeholder -> how the setting is written
+    (derived.write_pattern). A placeholder two settings claim is neither's."""
+    found: dict[str, set[str]] = {}
+    for f in flags:
+        if f.get("kind") == "model-config":
+            continue
+        named = (f.get("flag"), f.get("env"), f.get("name"), _last(f.get("field") or ""))
+        spelled = {str(s) for s in named if s and re.fullmatch(r"[-\w.]{3,}", str(s))}
+        for message in messages:
+            for s in spelled:
+                at = r"(?<![-\w.])" + re.escape(s) + r"(?![-\w])"
+                # named before two values (`page_size={a} ... ori page_size={b}`): which?
+                right = list(re.finditer(at + _BESIDE, message))
+                must = re.match(r"`?" + at + r"`? must\b.*\bgot:? [`'\"]?\{(\w+)\}", message)
+                one = len(template.placeholders(message)) == 1
+                for m in ([right[0]] if len(right) == 1 else []) + ([must] if one else []):
+                    if m:
+                        found.setdefault(m[1], set()).add(write_pattern(f))
+    return {p: next(iter(w)) for p, w in found.items() if len(w) == 1}
 
 
 def _last(name: str) -> str:
@@ -482,7 +583,11 @@ def _test(
     if a == b:
         return None  # two values of one name (`block.size < size`): the message prints one
     out: dict = {"left": a, "op": symbol, "right": b}
-    written = {k: settings[c] for k, c in (("left", ca), ("right", cb)) if c in settings}
+    written = {
+        k: settings[c] if c in settings else settings[str(p)]
+        for k, c, p in (("left", ca, a), ("right", cb, b))
+        if c in settings or (isinstance(p, str) and p in settings)
+    }
     if written:
         out["set"] = written
     elif symbol in (">", ">=", "<", "<=") and isinstance(a, str) and isinstance(b, str):
@@ -1333,6 +1438,30 @@ def error_document_schema(base_url: str) -> dict:
                                 "converts between, so that a name it loads as a registered "
                                 "one with another ending counts too); the answer tests the "
                                 "values on it, and `note` says so",
+                            },
+                            "divisor": {
+                                "type": "object",
+                                "required": ["fixed", "setting", "gpus"],
+                                "description": "generated, never written by hand: of a "
+                                "divisibility check, its divisor's role: `fixed` when the "
+                                "model fixes it (a checkpoint's block size: never the thing "
+                                "to change); `setting`, the option the user changes as the "
+                                "release's parser spells it (--tensor-parallel-size, not "
+                                "tp_size; of a fixed divisor, the one that splits the value), "
+                                "empty when no option sets it; `gpus` when it counts GPUs "
+                                "(its valid values within one node)",
+                                "properties": {
+                                    "fixed": {"type": "boolean"},
+                                    "setting": {"type": "string"},
+                                    "per_rank": {"type": "boolean"},
+                                    "gpus": {"type": "boolean"},
+                                    "unknown": {
+                                        "type": "boolean",
+                                        "description": "a shared helper's divisor "
+                                        "(ensure_divisibility's denominator): which value is a "
+                                        "setting depends on its caller, so none is offered",
+                                    },
+                                },
                             },
                             "why_not": {
                                 "type": "string",

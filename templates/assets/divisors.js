@@ -8,7 +8,6 @@
 import { divisors, nearest } from "./nearest.js";
 
 const root = document.querySelector("[data-divisors]");
-const GPU_COUNT = /(tensor|pipeline|data|expert|context)[-_]parallel[-_]size|^(tp|tp_size|world_size)$/;
 const NODE_GPUS = 8;
 const MAX = 10_000_000;
 
@@ -34,10 +33,11 @@ function tellYourCase(lines) {
 function answerFor(n, used, node) {
   const { value, divisor, setting } = root.dataset;
   const passes = el("p", { className: "calc-good" }, `${divisor} = ${used} divides ${n}: this check passes.`);
-  if (used && n % used === 0 && "fixed" in root.dataset) return [passes];
-  if ("fixed" in root.dataset) {
+  if (used && n % used === 0 && ("fixed" in root.dataset || "unknown" in root.dataset)) return [passes];
+  if ("fixed" in root.dataset || "unknown" in root.dataset) {
     if (!used) return [el("p", { className: "muted" }, `Enter ${divisor}, as the error prints it.`)];
     const verdict = el("p", { className: "case-verdict" }, `${value} = ${n} is ${n / used} × ${used}: not a whole number of ${divisor}.`);
+    if ("unknown" in root.dataset) return [verdict]; // a shared helper's: which is a setting is the caller's
     if (!setting && !("perRank" in root.dataset)) {
       return [verdict, el("p", {}, `${divisor} is fixed by the model, and no setting of the engine changes ${value}.`)];
     }
@@ -46,16 +46,21 @@ function answerFor(n, used, node) {
     const example = 8 % factor ? "" : `, e.g. 8 → ${8 / factor}`;
     return [verdict, el("p", { className: "case-change" }, "Change ", what, `, not ${divisor} (the checkpoint fixes it): divide it by ${factor}${example}. Each GPU then holds ${n * factor} = ${(n * factor) / used} × ${used}.`)];
   }
+  // Word for word answer.py's _divisibility: the setting as the release's parser spells it
+  // (data-setting, errorkb/settings.py), never only the code's name when there is one.
   const all = divisors(n);
-  const gpus = GPU_COUNT.test(divisor);
-  const lines = [el("p", {}, el("strong", {}, `Valid values of ${divisor} for ${value} = ${n}: `), all.join(", "))];
+  const gpus = "gpus" in root.dataset;
+  const same = setting?.replace(/^-+/, "").replaceAll("-", "_") === divisor;
+  const named = setting?.startsWith("-") && !same ? `${setting} (${divisor})` : setting || divisor;
+  const lines = [el("p", {}, el("strong", {}, `Valid values of ${named} for ${value} = ${n}: `), all.join(", "))];
   if (used && n % used === 0) lines.unshift(passes);
   else if (used) {
     const fit = gpus ? all.filter((d) => d <= (node || NODE_GPUS)) : all;
     const near = nearest(fit, used);
-    const where = gpus ? ` within one ${node || NODE_GPUS}-GPU node${node ? "" : " (assumed)"}` : "";
-    const to = near.flatMap((s, i) => [i ? " or " : "", code(String(s))]);
-    lines.unshift(el("p", { className: "case-change" }, `${divisor} = ${used} does not divide ${n}. Change it to `, ...to, `, the nearest valid${where}.`));
+    const where = gpus ? ` (within one ${node || NODE_GPUS}-GPU node${node ? "" : ", assumed"})` : "";
+    const what = setting?.startsWith("-") ? code(setting) : setting || (gpus ? `the GPU count ${divisor}` : divisor);
+    const to = near.join(" or ");
+    if (near.length) lines.unshift(el("p", { className: "case-change" }, "Change ", what, ` ${used} to ${to}, the nearest that divide ${n}${where}.`));
   }
   return lines;
 }

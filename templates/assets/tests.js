@@ -50,7 +50,7 @@ function moduloChange(t, a, b, values) {
     const near = [down, down + b].filter((m) => m > 0 && m !== a);
     if (near.length) ways.push(each(w.left, near));
   }
-  return ways.join(" or ");
+  return ways.length ? [`set ${ways.join(" or ")}`] : [];
 }
 
 // A side: a number, a placeholder's value, or a GPU's compute capability (7 and 5: 75).
@@ -74,13 +74,14 @@ const shown = (t, s, v) => {
 function settingWay(t) {
   const name = handle(t.setting);
   const listed = Array.isArray(t.value) ? t.value.slice(0, MAX_SHOWN).join(", ") : String(t.value);
+  const [is, to] = [`${name} is `, `set ${name} to `];
   return {
-    "==": [`${name} is ${listed}`, `set ${name} to anything but ${listed}`],
-    "!=": [`${name} is not ${listed}`, `set ${name} to ${listed}`],
-    in: [`${name} is one of ${listed}`, `set ${name} to anything but ${listed}`],
-    "not in": [`${name} is none of ${listed}`, `set ${name} to one of ${listed}`],
-    on: [`${name} is on`, `turn ${name} off`],
-    off: [`${name} is off`, `turn ${name} on`],
+    "==": [is + listed, `${to}anything but ${listed}`],
+    "!=": [`${is}not ${listed}`, to + listed],
+    in: [`${is}one of ${listed}`, `${to}anything but ${listed}`],
+    "not in": [`${is}none of ${listed}`, `${to}one of ${listed}`],
+    on: [is + "on", `turn ${name} off`],
+    off: [is + "off", `turn ${name} on`],
   }[t.op];
 }
 
@@ -92,12 +93,13 @@ function scaled(t, a, b, values) {
     if (!u || u <= 0 || u > 1) continue; // a fraction of a whole (a utilization)
     for (const [k, v] of [["left", a], ["right", b]]) {
       if (typeof t[k] !== "string") continue;
-      const fit = how.by.filter((n) => (number(values, n) || 0) > 0).filter((n) => Math.abs(v - u * number(values, n)) <= 0.001 * Math.abs(v) + 0.011);
+      const fit = how.by.filter((n) => number(values, n) > 0 && Math.abs(v - u * number(values, n)) <= 0.001 * Math.abs(v) + 0.011);
       if (!fit.length) continue;
       const words = bound(t.op, k, a, b);
       const at = words.lastIndexOf(" ");
       const down = ["at most", "below"].includes(words.slice(0, at));
       const limit = (down ? Math.floor : Math.ceil)((Number(words.slice(at + 1)) / number(values, fit[0])) * 100) / 100;
+      if (limit <= 0 || limit > 1) break; // no fraction passes (answer.py's)
       out.push(`set ${handle(how.write)} to ${down ? "at most" : "at least"} ${fmt(limit)} (${t[k]} is ${name} × ${fit[0]} in your values)`);
       break;
     }
@@ -106,11 +108,6 @@ function scaled(t, a, b, values) {
 }
 
 // The derived condition tested on the values (answer.py's _tests): {verdict, change, whyNot}.
-// An order test whose sides are equal as printed, one with decimals (answer.py's _tie).
-function tie(t, values) {
-  const [a, b] = [sideOf(t.left, values), sideOf(t.right, values)];
-  return "<>".includes(t.op[0]) && a !== null && a === b && [t.left, t.right].some((s) => /[.eE]/.test(values[s] ?? ""));
-}
 
 // `members`: members.js, where a test is a membership (case.js loads it only then): its
 // tests, their words and what passes them.
@@ -125,7 +122,9 @@ export function testsAnswer(groups, values, members = null) {
     // two values the message prints that are not numbers: compared as printed
     if ((a === null || b === null) && t.op[1] === "=" && typeof t.left === "string" && typeof t.right === "string") [a, b] = [text(values, t.left), text(values, t.right)];
     if (a === null || b === null || (t.op === "%" && (b === 0 || !Number.isInteger(a) || !Number.isInteger(b)))) return null;
-    if (tie(t, values)) return null; // equal as printed, rounded: which is larger is not in the paste
+    // an order test whose sides are equal as printed, one with decimals (answer.py's _tie):
+    // rounded, which is larger is not in the paste
+    if ("<>".includes(t.op[0]) && a === b && [t.left, t.right].some((s) => /[.eE]/.test(values[s] ?? ""))) return null;
     return [t, a, b, { ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a === b, "!=": a !== b, "%": a % b !== 0 }[t.op]];
   };
   for (const group of groups) {
@@ -141,27 +140,20 @@ export function testsAnswer(groups, values, members = null) {
     if (pass >= 0) {
       return { verdict: `With your values this check passes: ${said[pass]} is false. The paste may hold other values, or another check printed the message.` };
     }
-    const changes = [];
-    for (const [t, a, b] of tried) {
-      if (t.op === "%") {
-        const found = moduloChange(t, a, b, values);
-        if (found) changes.push(`set ${found}`);
-        continue;
-      }
-      for (const s of ["left", "right"]) {
-        if (!(t.set || {})[s]) continue;
-        const words = boundOf(t, s, a, b);
-        changes.push(`set ${handle(t.set[s])} ${/^(below|above)/.test(words) ? "" : "to "}${words}`);
-      }
-      if (!t.set) changes.push(...scaled(t, a, b, values));
-    }
+    // what passes one failing part (answer.py's _part_changes)
+    const setTo = (t, s, a, b, words = boundOf(t, s, a, b)) => `set ${handle(t.set[s])} ${/^(below|above)/.test(words) ? "" : "to "}${words}`;
+    const part = (t, a, b) => (t.op === "%" ? moduloChange(t, a, b, values) : t.set ? Object.keys(t.set).map((s) => setTo(t, s, a, b)) : scaled(t, a, b, values));
+    // alternatives that hold: each made false by its one setting, else nothing (answer.py's)
+    const alt = (per) => (per.every((p) => p.length === 1) ? [per.map((p) => p[0]).join(" and ")] : []);
+    const changes = tried.flatMap(([t, a, b]) => (t.op === "or" ? alt(a.map((x) => part(...x))) : part(t, a, b)));
     changes.push(...ways.map((w) => w[1]));
     const verdict = tried.length ? `With your values the check fails: ${said.join("; ")}.` : `It is raised only when ${ways.map((w) => w[0]).join("; ")}.`;
-    const free = tried.filter(([t]) => !t.set && t.op !== "%" && !members?.verdict(t) && ![t.left, t.right].some((s) => s && typeof s === "object"));
+    const loose = ([t]) => !t.set && t.op !== "%" && !members?.verdict(t);
+    const free = tried.filter((x) => loose(x) && ![x[0].left, x[0].right].some((s) => s && typeof s === "object"));
     // a membership's: the value's alone
     const sidesOf = ([t, a, b]) => ["left", "right"].filter((s) => typeof t[s] === "string" && !(s === "right" && t.op.includes("in"))).map((s) => `${t[s]} ${boundOf(t, s, a, b)}`);
     if (changes.length) {
-      const also = free.length && tried.find(([t]) => !t.set && t.op !== "%" && !members?.verdict(t)) === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
+      const also = free.length && tried.find(loose) === free[0] ? ` It also passes with ${sidesOf(free[0]).join(" or ")}.` : "";
       return { verdict, change: `To pass it, ${changes.join(", or ")}.${also}` };
     }
     const [t, a, b] = tried[0];

@@ -11,6 +11,7 @@ from errorkb import answer, urls
 from errorkb.content.model import Content, Record
 from errorkb.projects.sglang import calc, splits
 from errorkb.projects.vllm import presets  # content/models.yaml, shared by both engines
+from errorkb.site import api
 from errorkb.site.pages import fingerprint
 from errorkb.sources import explain
 
@@ -65,11 +66,12 @@ def record_section(record: Record) -> dict | None:
             "tables": [],
             "case_answers": False,  # the calculator answers Your case alone, as vLLM's does
         }
-    role = answer.divisor_role(record.derived)  # a divisor the model fixes is not changed
+    # a divisor the model fixes is not changed; the setting named as the release's parser does
+    role = api.divisor_role(record) or answer.divisor_role(record.derived)
     return {
         "template": DIVISORS,
         "id": "divisors",  # the section's anchor and its entry in the table of contents
-        "title": "What to change" if role["fixed"] else f"Valid values of {div['divisor']}",
+        "title": answer.divisor_title(role, div),
         "data": CALC_DATA,
         **div,
         **names,

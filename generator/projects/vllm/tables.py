@@ -7,6 +7,7 @@ import re
 from errorkb import answer, urls
 from errorkb.content.model import Content, Record
 from errorkb.projects.vllm import calc, cases, memory, memory_section, presets
+from errorkb.site import api
 from errorkb.site.pages import fingerprint
 from errorkb.sources.explain import divisor_calculator_shows
 
@@ -92,12 +93,13 @@ def divisor_calculator(record: Record, content: Content) -> dict | None:
     # Named as the message names them: the placeholders the address fills.
     names = {"value": div.get("value_param") or div["value"]}
     names["divisor"] = answer.placeholder(div.get("divisor_param") or div["divisor"], record.params)
-    role = answer.divisor_role(record.derived)  # a divisor the model fixes is not changed
+    # a divisor the model fixes is not changed; the setting named as the release's parser does
+    role = api.divisor_role(record) or answer.divisor_role(record.derived)
     return {
         "template": DIVISORS_TEMPLATE,
         "data": CALC_DATA,
         "id": "divisors",  # the section's anchor and its entry in the table of contents
-        "title": "What to change" if role["fixed"] else f"Valid values of {div['divisor']}",
+        "title": answer.divisor_title(role, div),
         **div,
         **names,
         **role,
