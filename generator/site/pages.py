@@ -474,9 +474,12 @@ def listed_entry(record: Record, content: Content) -> Row | None:
 
 
 def _ordered(rows: Iterable[Row]) -> list[Row]:
-    """Listed records, the order a reader wants them in: explained first, then by demand
-    (threads that report the error, then how many releases print it), then by title."""
-    return sorted(rows, key=lambda r: (not r.curated, -r.reported, -r.releases, r.title, r.id))
+    """Listed records as a project's index and the tag pages show them (and are keyed by
+    them: without their files, summaries and dates, which they do not show), in the order a
+    reader wants: explained first, then by demand (threads that report the error, then how
+    many releases print it), then by title."""
+    lines = (r._replace(where="", summary="", modified=None) for r in rows)
+    return sorted(lines, key=lambda r: (not r.curated, -r.reported, -r.releases, r.title, r.id))
 
 
 def _folders(raised_in: dict[str, list[str]]) -> list[dict]:

@@ -377,9 +377,7 @@ def _showing(state: State, rels: list[str]) -> list[str]:
     wanted = set(rels)
     found = {r for rel in rels for r in state.groups[state.places[state.records[rel][1]]]}
     linking = {rid for rid, shows in state.linked.items() if not wanted.isdisjoint(shows)}
-    if linking:
-        found |= {rel for rel, entry in state.records.items() if entry[1] in linking}
-    return sorted(found)
+    return sorted(found | {state.file_of[rid] for rid in linking})
 
 
 def _placed_alike(
@@ -404,15 +402,11 @@ def _listed_by(state: State, content: Content, shown: list[str], showing: list[s
     file_of = state.file_of
     for record in (content.records[state.records[rel][1]] for rel in shown):
         for path in _raised_paths(record):
-            needed.update(file_of[rid] for rid in state.listed(_file_url(record, path)))
+            needed.update(file_of[r] for r in state.listed(urls.source_file(record.project, path)))
         for page in _answers_pattern_pages(state, record.id).values():
             # each removed record's answer comes from the records its superseded_by leads to
             needed.update(f for rid, _ in page for f in (file_of[rid], *state.linked.get(rid, ())))
     return needed
-
-
-def _file_url(record: Record, path: str) -> str:
-    return urls.source_file(record.project, path)
 
 
 def _raised_paths(record: Record) -> list[str]:
@@ -539,10 +533,8 @@ def _listing_pages(
 def _answers_pattern_pages(state: State, rid: str) -> dict[int, list[tuple[str, int]]]:
     """The pages of patterns that show a record: its own, and those of the old wordings it
     answers (their results name it)."""
-    answered = state.answers.get(rid, [])
-    ids = {rel: entry[1] for rel, entry in state.records.items()} if answered else {}
     pages = {}
-    for shown in [rid, *(ids[rel] for rel in answered)]:
+    for shown in [rid, *(state.records[rel][1] for rel in state.answers.get(rid, []))]:
         pages.update(_pattern_pages(state.slots, shown))
     return pages
 
