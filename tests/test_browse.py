@@ -114,12 +114,12 @@ def test_the_index_orders_explained_first_then_threads_then_releases():
 
 def test_a_record_is_listed_when_explained_tagged_or_reported(tmp_path):
     from errorkb.site.build import load_plan
-    from errorkb.site.pages import listed_entry
+    from errorkb.site.pages import row_of
 
     content = load_plan(make_kb(tmp_path / "kb")).content
-    entry = listed_entry(content.records[A1], content)
-    assert entry is not None and entry[2] and entry[5] == ("config",)
-    assert listed_entry(content.records["00000000000000b2"], content) is None
+    row = row_of(content.records[A1], content)
+    assert row.indexed and row.curated and row.tags == ("config",)
+    assert not row_of(content.records["00000000000000b2"], content).indexed
 
 
 # ---------------------------------------------------------------- in the browser

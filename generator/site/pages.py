@@ -467,12 +467,6 @@ def row_of(record: Record, content: Content) -> Row:
     )
 
 
-def listed_entry(record: Record, content: Content) -> Row | None:
-    """The record's row where its project's index and the tag pages list it, else None."""
-    row = row_of(record, content)
-    return row if row.indexed else None
-
-
 def _ordered(rows: Iterable[Row]) -> list[Row]:
     """Listed records as a project's index and the tag pages show them (and are keyed by
     them: without their files, summaries and dates, which they do not show), in the order a

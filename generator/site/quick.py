@@ -567,8 +567,7 @@ def _document_unit(
     count = state.count(record.project)
     (url,) = listed.intersection(paging.project_page_urls(record.project, count))
     ids = list(state.listed(url))
-    kept = {rid: state.records[state.file_of[rid]][2] for rid in ids}
-    plan.kept_rows = kept
+    plan.kept_rows = {rid: state.records[state.file_of[rid]][2] for rid in ids}
     shows = plan.project_page_shows(record.project, count, ids)
     body = api.with_row(_live(writer, url), record, plan.content.site["base_url"])
     return plan.unit(url, shows, body)
