@@ -94,31 +94,32 @@ def test_tag_pages_are_in_the_url_scheme_and_the_sitemap(fixture_site):
 
 
 def test_the_index_orders_explained_first_then_threads_then_releases():
-    from errorkb.site.pages import _ordered
+    from errorkb.site.pages import Row, _ordered
 
-    def entry(title, curated, reported, releases):
-        return (title, "ValueError", curated, reported, releases, ("moe",), "vllm")
+    def entry(rid, title, curated, reported, releases):
+        return Row(title, "ValueError", curated, reported, releases, ("moe",), "vllm", rid,
+                   "vllm/x.py", "", None)  # fmt: skip
 
     order = _ordered(
         [
-            ("a", entry("Stub met in 9 releases", False, 0, 9)),
-            ("b", entry("Stub reported twice", False, 2, 1)),
-            ("c", entry("Explained, one release", True, 0, 1)),
-            ("d", entry("Explained, reported", True, 1, 1)),
-            ("e", entry("Another stub in 9 releases", False, 0, 9)),
+            entry("a", "Stub met in 9 releases", False, 0, 9),
+            entry("b", "Stub reported twice", False, 2, 1),
+            entry("c", "Explained, one release", True, 0, 1),
+            entry("d", "Explained, reported", True, 1, 1),
+            entry("e", "Another stub in 9 releases", False, 0, 9),
         ]
     )
-    assert [e["id"] for e in order] == ["d", "c", "b", "e", "a"]
+    assert [e.id for e in order] == ["d", "c", "b", "e", "a"]
 
 
 def test_a_record_is_listed_when_explained_tagged_or_reported(tmp_path):
     from errorkb.site.build import load_plan
-    from errorkb.site.pages import listed_entry
+    from errorkb.site.pages import row_of
 
     content = load_plan(make_kb(tmp_path / "kb")).content
-    entry = listed_entry(content.records[A1], content)
-    assert entry is not None and entry[2] and entry[5] == ("config",)
-    assert listed_entry(content.records["00000000000000b2"], content) is None
+    row = row_of(content.records[A1], content)
+    assert row.indexed and row.curated and row.tags == ("config",)
+    assert not row_of(content.records["00000000000000b2"], content).indexed
 
 
 # ---------------------------------------------------------------- in the browser

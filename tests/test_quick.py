@@ -317,7 +317,7 @@ def test_edits_of_what_listings_show_of_real_records_are_rebuilt_as_a_cold_build
     kb = make_kb(tmp_path / "kb", small_vllm_kb)
     build_site(kb)
     index = _main_index(kb / "site")
-    named = quick._load_state(kb / "site").listing.named
+    named = quick._load_state(kb / "site").named
     records = sorted((kb / "content" / "errors" / "vllm").glob("*.yaml"))
     for n, path in enumerate(records[:: max(1, len(records) // 5)]):
         title = {} if path.stem in named else {"title": f"Retitled record {n}"}
@@ -454,13 +454,12 @@ def test_the_pages_of_patterns_of_a_record_are_those_its_slots_fall_in(monkeypat
     monkeypatch.setattr(quick.engine, "PAGE", 3)
     wordings = {"a": 2, "b": 4, "c": 1, "d": 3}
     slots = [(rid, n) for rid, count in wordings.items() for n in range(count)]
-    listing = quick.Listing({}, {}, slots, [], [], {}, set())
     for rid in wordings:
         where = sorted({i // 3 for i, (slot_rid, _) in enumerate(slots) if slot_rid == rid})
-        pages = quick._pattern_pages(listing, rid)
+        pages = quick._pattern_pages(slots, rid)
         assert list(pages) == where
         assert all(pages[n] == slots[n * 3 : n * 3 + 3] for n in where)
-    assert quick._pattern_pages(listing, "e") == {}
+    assert quick._pattern_pages(slots, "e") == {}
 
 
 @pytest.mark.parametrize(
@@ -940,22 +939,16 @@ def _any_file(folder: Path, n: int) -> str | None:
 
 
 def _forge_state(out: Path, field: str, value) -> None:
-    """The quick state with one field (of the state, or of its listing) replaced, and a
-    checksum that fits, as a build would have written it."""
+    """The quick state with one field replaced, and a checksum that fits, as a build would
+    have written it."""
     state = quick._load_state(out)
     assert state is not None
-    if field in {f.name for f in fields(quick.Listing)}:
-        setattr(state.listing, field, value)
-    else:
-        setattr(state, field, value)
+    setattr(state, field, value)
     state.frozen = b""
     quick._state_path(out).write_bytes(quick._dumps(state))
 
 
-STATE_FIELDS = sorted(
-    {f.name for f in fields(quick.State)} - {"version", "frozen", "listing"}
-    | {f.name for f in fields(quick.Listing)}
-)
+STATE_FIELDS = sorted({f.name for f in fields(quick.State)} - {"version", "frozen"})
 WRONG = [None, 5, "x", [1, 2], {"a": 1}, {("a",): None}, b"x"]
 
 

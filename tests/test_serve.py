@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from errorkb import serve as serve_module
+from errorkb import urls
 from errorkb.serve import Watcher, make_server, watch
 from errorkb.site.build import build, load_plan
 from errorkb.site.ondemand import OnDemand
@@ -525,6 +526,15 @@ def test_before_the_build_current_files_of_the_last_site_are_served_and_stale_on
     built = (kb / "site" / f"errors/{other}/index.html").read_bytes()
     assert pending.get(f"errors/{other}/index.html") == built
     assert rendered == [(A1, "page")]  # the other page was current in site/
+    # So with a producer's output: the other record's source file's page, at the key of
+    # what it declares it shows, is read from site/, not rendered.
+    drawn = []
+    real_file_page = plan.pages.source_file
+    monkeypatch.setattr(plan.pages, "source_file", lambda *a: drawn.append(a) or real_file_page(*a))
+    raised_in = plan.content.records[other].location.path
+    file_page = urls.output_path(urls.source_file("demo", raised_in))
+    assert pending.get(file_page) == (kb / "site" / file_page).read_bytes()
+    assert drawn == []
     assert pending.get("nowhere/index.html") is None
     for full_text in ("pagefind/pagefind.js", "pagefind-newer/pages.json"):  # the last build's
         assert pending.get(full_text) == (kb / "site" / full_text).read_bytes()

@@ -56,9 +56,10 @@ class BuildResult:
     rendered: int  # outputs rendered (the rest were linked unchanged from the last build)
     problems: list[check.SiteProblem]  # what `check` found wrong with the site
     indexed: dict[str, str] | None = None  # the full-text index's pages (write_full_text)
-    # record id -> the outputs of many records that show it in full, and as a row or one
-    # of a source file's (Listed.inverse)
-    listed: "tuple[dict[str, list[str]], dict[str, list[str]]] | None" = None
+    # What the outputs of many records declare (Listed): record id -> those that show it in
+    # full, and as a row or one of a source file's (Listed.inverse); URL -> what it lists
+    # (Listed.forward)
+    listed: "Declarations | None" = None
 
 
 def build(
@@ -96,7 +97,7 @@ def build(
         writer.rendered,
         problems,
         indexed,
-        listed.inverse(plan),
+        (*listed.inverse(plan), listed.forward()),
     )
     if log:
         log(
@@ -248,6 +249,14 @@ def write_units(writer: "Writer", units: Iterable["Unit"], listed: "Listed | Non
             writer.write(unit.url, unit.body(), unit.key)
 
 
+# What the outputs of many records declare, as Listed keeps it: record id -> the URLs of
+# those that show it in full; record id -> those that show it as a row or list it; URL ->
+# the ids it shows as rows or lists, in its order, and its args.
+Declarations = tuple[
+    dict[str, list[str]], dict[str, list[str]], dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
+]
+
+
 class Listed:
     """What the outputs of many records (the producers') declare they show of records."""
 
@@ -274,6 +283,11 @@ class Listed:
             for rid in dict.fromkeys(ids):
                 rows.setdefault(rid, []).append(url)
         return full, rows
+
+    def forward(self) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+        """URL -> the ids of the records it shows as rows or lists, in its order (what the
+        quick rebuild renders a listing again from, with the rows kept), and its args."""
+        return {url: ((*shows.rows, *shows.lists), shows.args) for url, shows in self.declared}
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,16 @@
 """The site before its build has finished: each file rendered when it is first asked for,
 from the loaded content, by the build's own Plan, and kept in memory.
 
-A record's page, JSON and card come from `Plan.record_outputs`, or from the last build's
-site where its manifest has them at the key the plan gives them. The outputs made from
-many records come from `Plan.producers`, a producer at a time, each consumed only as far as
-the file asked for; the shortest are searched first.
+Every file comes from the last build's site where its manifest has it at the key the plan
+gives it (the key of what it declares it shows: shows.key_of), else is rendered: a record's
+page, JSON and card by `Plan.record_outputs`; the outputs made from many records by
+`Plan.producers`, a producer at a time (the shortest first), each consumed only as far as
+the file asked for.
 """
 
 import threading
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 from errorkb import urls
@@ -32,6 +34,7 @@ class OnDemand:
                     self._records[urls.output_path(url)] = (rid, part, current)
         self._vendored = {urls.output_path(url): source for url, source in plan.vendored}
         self._sizes = {urls.output_path(url): entry[1][0] for url, entry in built.items()}
+        self._keys = {urls.output_path(url): entry[0] for url, entry in built.items()}
         self._made: dict[str, bytes] = {}  # rendered records' files
         self._shared: dict[str, Callable[[], bytes]] = {}  # the producers' files met so far
         self._producers = list(reversed(plan.producers().values()))  # not read through yet
@@ -82,6 +85,11 @@ class OnDemand:
             self._made[urls.output_path(url)] = body
         return self._made[path]
 
+    def _built(self, path: str, make: Callable[[], bytes]) -> bytes:
+        """The last build's file, where it is whole; else made."""
+        built = self._from_site(path)
+        return built if built is not None else make()
+
     def _from_site(self, path: str) -> bytes | None:
         """A file of the last build, if it is still there whole."""
         try:
@@ -100,7 +108,8 @@ class OnDemand:
                 self._reading = iter(self._producers[0]())
             for unit in self._reading:
                 path = urls.output_path(unit.url)
-                self._shared[path] = unit.body
+                current = self._keys.get(path) == unit.key
+                self._shared[path] = partial(self._built, path, unit.body) if current else unit.body
                 if path in wanted:
                     return path
             self._producers.pop(0)

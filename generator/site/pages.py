@@ -7,6 +7,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, nodes, select_autoescape
 from jinja2.bccache import Bucket
@@ -166,15 +167,17 @@ class Pages:
             key: sum(map(len, links.by_file.get(key, {}).values())) for key in content.projects
         }
         curated = sum(r.curated for r in content.records.values())
-        yield self.home_part(len(content.records), curated, counts, links.recent[:RECENT_COUNT])
-        indexed: dict[str, tuple] = {}  # id -> its listed_entry, for each record the listings name
+        row = functools.cache(lambda rid: row_of(content.records[rid], content))
+        recent = [row(r.id) for r in links.recent[:RECENT_COUNT]]
+        yield self.home_part(len(content.records), curated, counts, recent)
+        indexed: dict[str, Row] = {}  # id -> its row, for each record the index pages list
         for key in content.projects:
             raised = links.raised_in.get(key, {})
             files = {path: [r.id for r, _ in entries] for path, entries in raised.items()}
-            listed = [r for recs in links.by_file.get(key, {}).values() for r in recs]
-            entries = [(r.id, entry) for r in listed if (entry := listed_entry(r, content))]
-            indexed.update(entries)
-            yield self.project_part(key, counts[key], files, entries)
+            listed = [row(r.id) for recs in links.by_file.get(key, {}).values() for r in recs]
+            rows = [r for r in listed if r.indexed]
+            indexed.update((r.id, r) for r in rows)
+            yield self.project_part(key, counts[key], files, rows)
         yield from self.tag_parts(indexed)
         if content.guides:
             yield self._later(
@@ -184,7 +187,8 @@ class Pages:
                 "Long-form guides to the errors.",
                 guides=content.guides,
             )
-        yield from map(self.guide_part, content.guides)
+        for g in content.guides:
+            yield self.guide_part(g, [row(resolve(content, i).id) for i in g.errors])
         for project_wing in self.wings:
             yield from _keyed(project_wing.pages(self))
         yield from _keyed([(urls.service_worker(), offline.service_worker(self))])
@@ -196,23 +200,23 @@ class Pages:
             guides=content.guides,
         )
         for alias, target in sorted(content.aliases.items()):
-            yield self.redirect_part(alias, content.records[target])
+            yield self.redirect_part(alias, row(target))
         yield from _keyed([(urls.redirects_file(), shortlinks.redirects_file(content))])
         yield from shortlinks.id_list_parts(content)
         yield self._later(
             "404.html", urls.not_found(), "Page not found", "There is no page at this address."
         )
         yield from self._sitemaps()
-        yield self.feed_part([r for r in links.recent if r.modified][:FEED_COUNT])
+        yield self.feed_part([row(r.id) for r in links.recent if r.modified][:FEED_COUNT])
         yield from _keyed(
             [(urls.robots(), self.render("robots.txt")), (urls.headers_file(), headers_file())]
         )
 
     def home_part(
-        self, total: int, explained: int, counts: dict[str, int], recent: list[Record]
+        self, total: int, explained: int, counts: dict[str, int], recent: list["Row"]
     ) -> SitePart:
         """The home page: how many records there are, explained and by project, and the
-        newest (`recent`)."""
+        rows of the newest (`recent`)."""
         site = self.content.site
         part = self._later(
             "home.html",
@@ -232,17 +236,17 @@ class Pages:
         key: str,
         count: int,
         files: dict[str, list[str]],
-        indexed: list[tuple[str, tuple]],
+        indexed: list["Row"],
     ) -> SitePart:
         """A project's page: how many records it has (`count`), the source files they are
-        raised in (path -> ids) and the records its listings name, as (id, listed_entry):
+        raised in (path -> ids) and the rows of the records its listings name (Row.indexed):
         first a short index (explained first, then by demand), then its tags and files."""
         project = self.content.projects[key]
         folders = _folders(files)
         ordered = _ordered(indexed)
         tags: dict[str, int] = {}
         for entry in ordered:
-            for tag in entry["tags"]:
+            for tag in entry.tags:
                 tags[tag] = tags.get(tag, 0) + 1
         part = self._later(
             "project.html",
@@ -255,19 +259,19 @@ class Pages:
             folders=folders,
             areas=_areas(folders),
             first=ordered[:INDEX_COUNT],
-            explained=[e for e in ordered if e["curated"]],
+            explained=[e for e in ordered if e.curated],
             tags=sorted(tags.items(), key=lambda kv: (-kv[1], kv[0]))[:TAG_COUNT],
             count=count,
         )
-        return _listing(part, (e["id"] for e in ordered))
+        return _listing(part, (e.id for e in ordered))
 
-    def tag_parts(self, indexed: dict[str, tuple]) -> Iterator[SitePart]:
+    def tag_parts(self, indexed: dict[str, "Row"]) -> Iterator[SitePart]:
         """A page for each tag the records carry, listing them (explained first, then by
         demand), and the list of tags; nothing where no record carries one."""
-        tagged: dict[str, list[tuple[str, tuple]]] = {}
-        for rid, entry in indexed.items():
-            for tag in entry[5]:
-                tagged.setdefault(tag, []).append((rid, entry))
+        tagged: dict[str, list[Row]] = {}
+        for row in indexed.values():
+            for tag in row.tags:
+                tagged.setdefault(tag, []).append(row)
         if not tagged:
             return
         for tag in sorted(tagged):
@@ -281,8 +285,8 @@ class Pages:
             tags=counts,
         )
 
-    def tag_part(self, tag: str, entries: list[tuple[str, tuple]]) -> SitePart:
-        """The page of one tag: the records that carry it, as (id, listed_entry)."""
+    def tag_part(self, tag: str, entries: list["Row"]) -> SitePart:
+        """The page of one tag: the rows of the records that carry it."""
         ordered = _ordered(entries)
         part = self._later(
             "tag.html",
@@ -293,25 +297,25 @@ class Pages:
             tag=tag,
             entries=ordered,
         )
-        return _listing(part, (e["id"] for e in ordered))
+        return _listing(part, (e.id for e in ordered))
 
-    def feed_part(self, recent: list[Record]) -> SitePart:
-        """The feed of the newest records that have a date (`recent`)."""
+    def feed_part(self, recent: list["Row"]) -> SitePart:
+        """The feed of the newest records that have a date (`recent`, their rows)."""
         updated = recent[0].modified if recent else "1970-01-01"
         made = functools.partial(self.render, "feed.xml", records=recent, updated=updated)
         rows = tuple(r.id for r in recent)
         return urls.feed(), _key(["feed.xml", recent, updated]), made, rows
 
-    def guide_part(self, guide: Guide) -> SitePart:
-        covered = [resolve(self.content, ident) for ident in guide.errors]
-        made = functools.partial(self._guide, guide)
+    def guide_part(self, guide: Guide, covered: list["Row"]) -> SitePart:
+        """A guide's page, with the rows of the records it covers, in its order."""
+        made = functools.partial(self._guide, guide, covered)
         rows = tuple(dict.fromkeys(r.id for r in covered))
         return urls.guide(guide.slug), _key(["guide", guide, covered]), made, rows
 
-    def redirect_part(self, alias: str, record: Record) -> SitePart:
-        """The page at a record's former id, which sends to its page."""
-        made = functools.partial(self.render, "redirect.html", target=record)
-        return urls.error(alias), _key(["redirect.html", record]), made, (record.id,)
+    def redirect_part(self, alias: str, target: "Row") -> SitePart:
+        """The page at a record's former id, which sends to its page (`target`, its row)."""
+        made = functools.partial(self.render, "redirect.html", target=target)
+        return urls.error(alias), _key(["redirect.html", target]), made, (target.id,)
 
     def _later(self, name: str, url: str, title: str, description: str, **context) -> SitePart:
         """A page (as `page` makes it), keyed by its arguments, made when asked; it
@@ -334,9 +338,8 @@ class Pages:
             explained=sum(r.curated for r, _ in entries),
         )
 
-    def _guide(self, guide) -> bytes:
+    def _guide(self, guide: Guide, covered: list["Row"]) -> bytes:
         site = self.content.site
-        covered = [resolve(self.content, ident) for ident in guide.errors]
         return self.page(
             "guide.html",
             urls.guide(guide.slug),
@@ -415,14 +418,33 @@ def _identity(obj: object) -> object:
     raise TypeError(f"no key for a {type(obj).__name__} given to a template")
 
 
-def listed_entry(record: Record, content: Content) -> tuple | None:
-    """What the project page's index and the tag pages show of a record and what orders it:
-    (title, exception, explained, threads reported, releases printing it, tags, project);
-    None for a record they do not name (a stub no one tagged or reported)."""
-    tags = tuple(record.data.get("tags", ()))
-    reported = len(record.data.get("reported") or ())
-    if not (record.curated or tags or reported):
-        return None
+class Row(NamedTuple):
+    """What the listings Pages makes show of a record, and what orders it: its line on the
+    home page, in the feed, a guide, its project's index and its tags' pages, and the page at
+    a former id. The full build keeps each listed record's row (quick.py), so that a quick
+    rebuild renders a listing from the rows kept and those of the records it edits."""
+
+    title: str
+    exception: str
+    curated: bool
+    reported: int  # threads that report it
+    releases: int  # releases that print it
+    tags: tuple[str, ...]
+    project: str
+    id: str
+    where: str  # the source file that raises it
+    summary: str
+    modified: str | None
+
+    @property
+    def indexed(self) -> bool:
+        """Whether its project's index and its tags' pages list it: explained, tagged or
+        reported (a stub no one tagged or reported is not)."""
+        return bool(self.curated or self.tags or self.reported)
+
+
+def row_of(record: Record, content: Content) -> Row:
+    """The record's row (Row)."""
     scanned = content.projects[record.project].releases_scanned
     seen = [s for _, s in record.wordings if s is not None]
     releases = 0
@@ -430,16 +452,28 @@ def listed_entry(record: Record, content: Content) -> tuple | None:
         first = min(release_key(s["first"]) for s in seen)
         last = max(release_key(s["last"]) for s in seen)
         releases = sum(first <= release_key(v) <= last for v in scanned)
-    return (record.title, record.exception, record.curated, reported, releases, tags,
-            record.project)  # fmt: skip
+    return Row(
+        record.title,
+        record.exception,
+        record.curated,
+        len(record.data.get("reported") or ()),
+        releases,
+        tuple(record.data.get("tags", ())),
+        record.project,
+        record.id,
+        record.location.path,
+        record.summary,
+        record.modified,
+    )
 
 
-def _ordered(entries: Iterable[tuple[str, tuple]]) -> list[dict]:
-    """Listed records, the order a reader wants them in: explained first, then by demand
-    (threads that report the error, then how many releases print it), then by title."""
-    order = sorted(entries, key=lambda e: (not e[1][2], -e[1][3], -e[1][4], e[1][0], e[0]))
-    names = ("title", "exception", "curated", "reported", "releases", "tags", "project")
-    return [{"id": rid, **dict(zip(names, entry, strict=True))} for rid, entry in order]
+def _ordered(rows: Iterable[Row]) -> list[Row]:
+    """Listed records as a project's index and the tag pages show them (and are keyed by
+    them: without their files, summaries and dates, which they do not show), in the order a
+    reader wants: explained first, then by demand (threads that report the error, then how
+    many releases print it), then by title."""
+    lines = (r._replace(where="", summary="", modified=None) for r in rows)
+    return sorted(lines, key=lambda r: (not r.curated, -r.reported, -r.releases, r.title, r.id))
 
 
 def _folders(raised_in: dict[str, list[str]]) -> list[dict]:

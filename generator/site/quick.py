@@ -2,7 +2,9 @@
 from what the last build kept, reading only the records those outputs show instead of the
 whole content. An edit of a record's prose (what Record.outward leaves out) remakes its own
 page and JSON; an edit of what listings show of it (SHOWN: its title, its summary) also the
-pages of the records that show it, and its lines in the listings that list it (Listing).
+pages of the records that show it, and its lines in the listings that list it: those the
+last full build declared list it (BuildResult.listed), rendered from the rows it kept of the
+records they list (pages.Row) and the edited records' rows made anew.
 
 Any other change goes to the full build: a record added, deleted or placed anew (moved,
 renamed, relinked: Record.placement); one listed where only the full build remakes the list
@@ -19,6 +21,7 @@ import re
 import time
 from contextlib import suppress
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +33,9 @@ from errorkb.search import engine
 from errorkb.search import index as search_index
 from errorkb.site import api, build, paging, publish, shortlinks
 from errorkb.site.linking import link
-from errorkb.site.pages import FEED_COUNT, RECENT_COUNT, Pages, listed_entry
+from errorkb.site.pages import Row, row_of
 
-VERSION = 11
+VERSION = 12
 MOST_EDITS = 20  # edited files past which the full build's workers pay for themselves
 
 
@@ -57,32 +60,59 @@ class State:
     answers: dict[str, list[str]]
     # What the outputs of many records declare (BuildResult.listed): id -> the URLs of those
     # that show it in full (a former id's document); and, marshalled, id -> those that show
-    # it as a row or list it, read on an edit of what listings show. An edit one of them
-    # shows that the rebuild would not remake takes the full build.
+    # it as a row or list it, and URL -> the ids it lists and its args (Listed.forward),
+    # read on an edit of what listings show. An edit one of them shows that the rebuild
+    # would not remake takes the full build.
     full_in: dict[str, list[str]]
     rows_in: bytes
+    lists_of: bytes
     full_text: dict[str, str]  # URL -> key of each page, as the main full-text index holds it
     explained: int  # how many records are explained (the home page says): placement counts it
-    indexed: dict[str, tuple]  # id -> pages.listed_entry: its project's page and tags list it
-    listing: "Listing"
+    # id -> its pages.Row, of each record the pages Pages makes list (the home page, the
+    # feed, guides, project and tag pages, the pages at former ids): they render from these
+    rows: dict[str, tuple]
+    slots: list[tuple[str, int]]  # the search index's patterns: (record id, which wording)
+    named: set[str]  # ids the assets name with their titles (the calculator's data)
     version: int = VERSION
     # What the full build wrote of all but the fields a quick rebuild changes, which it
     # writes back as they were instead of serializing them again.
     frozen: bytes = field(default=b"", repr=False)
 
+    @cached_property
+    def listed_in(self) -> dict[str, list[str]]:
+        """id -> the URLs of the outputs of many records that show it as a row or list it."""
+        return marshal.loads(self.rows_in)
 
-@dataclass
-class Listing:
-    """Where the outputs drawn from many records list each record, for the quick rebuild
-    of an edit of what they show of it."""
+    @cached_property
+    def lists(self) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+        """URL -> the ids its output shows as rows or lists, in its order, and its args."""
+        return marshal.loads(self.lists_of)
 
-    raised: dict[tuple[str, str], list[str]]  # (project, path) -> files of records raised there
-    documents: dict[str, list[str]]  # project -> record files, as its API document lists them
-    slots: list[tuple[str, int]]  # the search index's patterns: (record id, which wording)
-    home: list[str]  # ids of the newest records, which the home page lists
-    feed: list[str]  # ids of the newest records with a date, which the feed lists
-    guides: dict[str, list[str]]  # guide's slug -> ids of the records it covers
-    named: set[str]  # ids the assets name with their titles (the calculator's data)
+    @cached_property
+    def file_of(self) -> dict[str, str]:
+        """id -> its record file."""
+        return {entry[1]: rel for rel, entry in self.records.items()}
+
+    def row(self, rid: str) -> Row:
+        return Row(*self.rows[rid])
+
+    def listed(self, url: str) -> tuple[str, ...]:
+        """The ids the output at `url` lists (none where it declared none)."""
+        return self.lists[url][0] if url in self.lists else ()
+
+    def count(self, project: str) -> int:
+        """How many records a project has, as the first page of its document declares."""
+        url = urls.project_json(project)
+        return int(self.lists[url][1][1]) if url in self.lists else 0
+
+    def raised(self, project: str) -> dict[str, tuple[str, ...]]:
+        """A project's source files -> the ids of the records raised there, as their pages
+        declare them."""
+        return {
+            args[1]: ids
+            for url, (ids, args) in self.lists.items()
+            if len(args) == 2 and args[0] == project and url == urls.source_file(*args)
+        }
 
 
 def build_site(
@@ -133,7 +163,7 @@ def save_state(
     plan: "build.Plan",
     out: Path,
     indexed: dict[str, str],
-    listed: tuple[dict[str, list[str]], dict[str, list[str]]] | None,
+    listed: "build.Declarations | None",
 ) -> None:
     """Kept beside the manifests after a full build of the whole content into `out`, whose
     full-text index holds the `indexed` pages at these keys, and whose outputs of many
@@ -170,6 +200,16 @@ def save_state(
             linked[rid] = [records_of[r].path for r in shows.rows]
         for answer in shows.full[1:]:
             answers.setdefault(answer, []).append(record.path)
+    full_in, rows_in, lists = listed
+    newest = [lists[url][0] for url in (urls.home(), urls.feed()) if url in lists]
+    wanted = {*content.aliases.values(), *(rid for ids in newest for rid in ids)}
+    wanted.update(content.aliases.get(i, i) for g in content.guides for i in g.errors)
+    rows = {}
+    for rid, record in content.records.items():
+        row = row_of(record, content)
+        if row.indexed or rid in wanted:
+            rows[rid] = tuple(row)
+    named = {m.decode() for body in plan.assets.values() for m in _ID.findall(body)}
     state = State(
         _site_stamp(out),
         plan.inputs,
@@ -184,36 +224,16 @@ def save_state(
         places,
         linked,
         answers,
-        listed[0],
-        marshal.dumps(listed[1]),
+        full_in,
+        marshal.dumps(rows_in),
+        marshal.dumps(lists),
         indexed,
         sum(r.curated for r in content.records.values()),
-        {rid: e for rid, r in content.records.items() if (e := listed_entry(r, content))},
-        _listing(plan),
+        rows,
+        [(r.id, n) for r, n in search_index.index_slots(content)],
+        named & content.records.keys(),
     )
     _state_path(out).write_bytes(_dumps(state))
-
-
-def _listing(plan: "build.Plan") -> Listing:
-    """Where the plan's outputs drawn from many records list each."""
-    content, links = plan.content, plan.links
-    named = {m.decode() for body in plan.assets.values() for m in _ID.findall(body)}
-    return Listing(
-        raised={
-            (project, path): [r.path for r, _ in entries]
-            for project, files in links.raised_in.items()
-            for path, entries in files.items()
-        },
-        documents={
-            project: [r.path for recs in files.values() for r in recs]
-            for project, files in links.by_file.items()
-        },
-        slots=[(r.id, n) for r, n in search_index.index_slots(content)],
-        home=[r.id for r in links.recent[:RECENT_COUNT]],
-        feed=[r.id for r in links.recent if r.modified][:FEED_COUNT],
-        guides={g.slug: [content.aliases.get(i, i) for i in g.errors] for g in content.guides},
-        named=named & content.records.keys(),
-    )
 
 
 _ID = re.compile(rb"\b[0-9a-f]{16}\b")
@@ -357,9 +377,7 @@ def _showing(state: State, rels: list[str]) -> list[str]:
     wanted = set(rels)
     found = {r for rel in rels for r in state.groups[state.places[state.records[rel][1]]]}
     linking = {rid for rid, shows in state.linked.items() if not wanted.isdisjoint(shows)}
-    if linking:
-        found |= {rel for rel, entry in state.records.items() if entry[1] in linking}
-    return sorted(found)
+    return sorted(found | {state.file_of[rid] for rid in linking})
 
 
 def _placed_alike(
@@ -371,43 +389,35 @@ def _placed_alike(
         old, new = before[rel], content.records[state.records[rel][1]]
         if old is None or old.placement() != new.placement():
             return False
-        if new.id in state.listing.named and old.title != new.title:
+        if new.id in state.named and old.title != new.title:
             return False
     return True
 
 
 def _listed_by(state: State, content: Content, shown: list[str], showing: list[str]) -> set[str]:
     """The record files the outputs that show these edited records are made from: the
-    pages `showing` them and what those pages show, the source files they are raised in,
-    their pages of patterns, the newest and the guides where those list them."""
-    listing = state.listing
+    pages `showing` them and what those pages show, the source files they are raised in and
+    their pages of patterns. (The pages Pages makes render from the rows kept.)"""
     needed = _shown_by(state, showing)
-    file_of = {entry[1]: rel for rel, entry in state.records.items()}
+    file_of = state.file_of
     for record in (content.records[state.records[rel][1]] for rel in shown):
         for path in _raised_paths(record):
-            needed.update(listing.raised[record.project, path])
+            needed.update(file_of[r] for r in state.listed(urls.source_file(record.project, path)))
         for page in _answers_pattern_pages(state, record.id).values():
             # each removed record's answer comes from the records its superseded_by leads to
             needed.update(f for rid, _ in page for f in (file_of[rid], *state.linked.get(rid, ())))
-        lists = [listing.home, listing.feed] if record.id in _newest(listing) else []
-        lists += [covered for covered in listing.guides.values() if record.id in covered]
-        needed.update(file_of[listed] for ids in lists for listed in ids)
     return needed
-
-
-def _newest(listing: Listing) -> set[str]:
-    return {*listing.home, *listing.feed}
 
 
 def _raised_paths(record: Record) -> list[str]:
     return sorted({location.path for location in [record.location, *record.sites]})
 
 
-def _pattern_pages(listing: Listing, rid: str) -> dict[int, list[tuple[str, int]]]:
+def _pattern_pages(slots: list[tuple[str, int]], rid: str) -> dict[int, list[tuple[str, int]]]:
     """The pages of the search index that hold a record's patterns, by number. Its slots
     follow one another, its wordings in order (search_index.index_slots): found from the first
     by the list's own search, instead of a loop over the 34,000 slots of the real content."""
-    size, slots = engine.PAGE, listing.slots
+    size = engine.PAGE
     try:
         first = last = slots.index((rid, 0))
     except ValueError:
@@ -441,7 +451,7 @@ def _write(
         return None
     with publish.publishing(out, writer):
         remade: set[str] = set()
-        rows_in = marshal.loads(state.rows_in) if shown else {}
+        rows_in = state.listed_in if shown else {}
         for rid in ids:
             record = content.records[rid]
             for part, (url_list, key) in plan.record_parts(record).items():
@@ -453,6 +463,8 @@ def _write(
             remade.update(unit.url for unit in aliases)
         for rel in shown:  # one at a time: a listing of two reads the first one's edit
             record = content.records[state.records[rel][1]]
+            if record.id in state.rows:  # the row the listings render it with, made anew
+                state.rows[record.id] = tuple(row_of(record, content))
             listings = _listings(writer, plan, state, record, set(rows_in.get(record.id, ())))
             build.write_units(writer, listings)
             remade.update(unit.url for unit in listings)
@@ -478,7 +490,7 @@ def _listings(
     units = [plan.file_page(record.project, path) for path in _raised_paths(record)]
     units += map(plan.site_page, _listing_pages(plan, state, record, listed))
     units += _pattern_units(writer, plan, state, record)
-    units.append(_document_unit(writer, plan, state, record))
+    units.append(_document_unit(writer, plan, state, record, listed))
     for url in sorted({urls.id_list(i[: shortlinks.SHARD]) for i in [record.id, *record.aliases]}):
         key, body, titled = shortlinks.retitled_id_list(_live(writer, url), record.id, record.title)
         units.append(plan.site_page((url, key, body, titled)))
@@ -489,36 +501,41 @@ def _listing_pages(
     plan: "build.Plan", state: State, record: Record, listed: set[str]
 ) -> list[tuple]:
     """The pages Pages makes that list the record, as the last full build declared (the
-    URLs `listed`): at its former ids, the home page and the feed where they list it among
-    the newest, its project's page and its tags' where they list it (explained), the guides
-    that cover it."""
-    listing, content, pages = state.listing, plan.content, plan.pages
-    parts = [pages.redirect_part(alias, record) for alias in record.aliases]
+    URLs `listed`), rendered from the rows kept (the record's own made anew): at its former
+    ids, the home page and the feed, its project's page and its tags', the guides."""
+    content, pages = plan.content, plan.pages
+
+    def rows(url: str) -> list[Row]:
+        return [state.row(rid) for rid in state.listed(url)]
+
+    own = row_of(record, content)
+    parts = [pages.redirect_part(alias, own) for alias in record.aliases]
     if urls.home() in listed:
-        counts = {key: len(listing.documents.get(key, [])) for key in content.projects}
-        home = [content.records[rid] for rid in listing.home]
+        counts = {key: state.count(key) for key in content.projects}
+        home = rows(urls.home())
         parts.append(pages.home_part(len(state.records), state.explained, counts, home))
     if urls.feed() in listed:
-        parts.append(pages.feed_part([content.records[rid] for rid in listing.feed]))
+        parts.append(pages.feed_part(rows(urls.feed())))
     if urls.project(record.project) in listed:
-        parts.append(_project_page(pages, state, content, record.project))
-    for tag in state.indexed[record.id][5] if record.id in state.indexed else ():
-        if urls.tag(tag) in listed:
-            tagged = [(rid, _indexed(state, content, rid)) for rid, e in state.indexed.items()
-                      if tag in e[5]]  # fmt: skip
-            parts.append(pages.tag_part(tag, tagged))
-    covering = [g for g in content.guides if urls.guide(g.slug) in listed]
-    return parts + [pages.guide_part(guide) for guide in covering]
+        indexed = rows(urls.project(record.project))
+        files = {path: list(ids) for path, ids in state.raised(record.project).items()}
+        count = state.count(record.project)
+        parts.append(pages.project_part(record.project, count, files, indexed))
+    tagged = [tag for tag in own.tags if urls.tag(tag) in listed]
+    parts += [pages.tag_part(tag, rows(urls.tag(tag))) for tag in tagged]
+    for g in content.guides:
+        if urls.guide(g.slug) in listed:
+            covered = [state.row(content.aliases.get(i, i)) for i in g.errors]
+            parts.append(pages.guide_part(g, covered))
+    return parts
 
 
 def _answers_pattern_pages(state: State, rid: str) -> dict[int, list[tuple[str, int]]]:
     """The pages of patterns that show a record: its own, and those of the old wordings it
     answers (their results name it)."""
-    answered = state.answers.get(rid, [])
-    ids = {rel: entry[1] for rel, entry in state.records.items()} if answered else {}
     pages = {}
-    for shown in [rid, *(ids[rel] for rel in answered)]:
-        pages.update(_pattern_pages(state.listing, shown))
+    for shown in [rid, *(state.records[rel][1] for rel in state.answers.get(rid, []))]:
+        pages.update(_pattern_pages(state.slots, shown))
     return pages
 
 
@@ -543,37 +560,17 @@ def _pattern_units(
 
 
 def _document_unit(
-    writer: "publish.Writer", plan: "build.Plan", state: State, record: Record
+    writer: "publish.Writer", plan: "build.Plan", state: State, record: Record, listed: set[str]
 ) -> "build.Unit":
-    """The page of its project's API document that lists the record, its line made anew."""
-    documents = state.listing.documents[record.project]
-    at = documents.index(record.path) // paging.PER_PAGE
-    url = paging.project_page_urls(record.project, len(documents))[at]
-    page = documents[at * paging.PER_PAGE : (at + 1) * paging.PER_PAGE]
-    ids = [state.records[rel][1] for rel in page]
-    plan.kept_rows = {rid: state.records[rel][2] for rid, rel in zip(ids, page, strict=True)}
-    shows = plan.project_page_shows(record.project, len(documents), ids)
+    """The page of its project's API document that lists the record (of those `listed`),
+    its line made anew."""
+    count = state.count(record.project)
+    (url,) = listed.intersection(paging.project_page_urls(record.project, count))
+    ids = list(state.listed(url))
+    plan.kept_rows = {rid: state.records[state.file_of[rid]][2] for rid in ids}
+    shows = plan.project_page_shows(record.project, count, ids)
     body = api.with_row(_live(writer, url), record, plan.content.site["base_url"])
     return plan.unit(url, shows, body)
-
-
-def _project_page(pages: Pages, state: State, content: Content, project: str) -> tuple:
-    """A project's page, made from what the listing keeps of its records."""
-    listing, ids = state.listing, {rel: entry[1] for rel, entry in state.records.items()}
-    files = {
-        path: [ids[r] for r in rels]
-        for (key, path), rels in listing.raised.items()
-        if key == project
-    }
-    listed = [ids[rel] for rel in listing.documents.get(project, [])]
-    indexed = [(rid, _indexed(state, content, rid)) for rid in listed if rid in state.indexed]
-    return pages.project_part(project, len(listed), files, indexed)
-
-
-def _indexed(state: State, content: Content, rid: str) -> tuple:
-    """A listed record's entry (pages.listed_entry), as loaded where it is, else as kept."""
-    record = content.records.get(rid)
-    return listed_entry(record, content) or state.indexed[rid] if record else state.indexed[rid]
 
 
 def _live(writer: "publish.Writer", url: str) -> bytes:
@@ -605,8 +602,6 @@ def _updated(state: State, out: Path, listed: dict, edited: list[str], content: 
     for rel in edited:
         _, rid, _, shard = records[rel]
         records[rel] = (listed[rel][2], rid, content.records[rid].outward, shard)
-        if rid in state.indexed:
-            state.indexed[rid] = _indexed(state, content, rid)
     state.records = records
     state.site = _site_stamp(out)
     return state
@@ -615,15 +610,13 @@ def _updated(state: State, out: Path, listed: dict, edited: list[str], content: 
 # The fields a quick rebuild changes (_updated), kept apart from the frozen rest, which it
 # writes back as the full build serialized it. Marshal, not pickle: the state is plain data,
 # and marshal reads and writes it in half the time (they were a fifth of a quick rebuild).
-_CHANGING = ("site", "records", "full_text", "indexed")
+_CHANGING = ("site", "records", "full_text", "rows")
 _FROZEN = tuple(f.name for f in fields(State) if f.name not in (*_CHANGING, "version", "frozen"))
 
 
 def _dumps(state: State) -> bytes:
     if not state.frozen:
-        listing = [getattr(state.listing, f.name) for f in fields(Listing)]
-        frozen = [listing if name == "listing" else getattr(state, name) for name in _FROZEN]
-        state.frozen = marshal.dumps(frozen)
+        state.frozen = marshal.dumps([getattr(state, name) for name in _FROZEN])
     changing = [getattr(state, name) for name in _CHANGING]
     body = marshal.dumps((VERSION, *changing, state.frozen))
     return _checksum(body) + body
@@ -648,7 +641,6 @@ def _load_state(out: Path) -> State | None:
         if version != VERSION:
             return None
         fixed = dict(zip(_FROZEN, marshal.loads(frozen), strict=True))
-        fixed["listing"] = Listing(*fixed["listing"])
         state = State(**fixed, **dict(zip(_CHANGING, changing, strict=True)), frozen=frozen)
         return state if _shaped(state) else None
     except Exception:  # none, or from another version: the full build
@@ -656,15 +648,11 @@ def _load_state(out: Path) -> State | None:
 
 
 def _shaped(state: State) -> bool:
-    """Whether each field of the state and of its listing is of its type (the entries are
-    left to the rebuild, which takes the full build on any it cannot use)."""
-    return _typed(state) and _typed(state.listing)
-
-
-def _typed(data: "State | Listing") -> bool:
-    for f in fields(data):
-        kind: Any = Listing if f.type == "Listing" else f.type
-        if not isinstance(getattr(data, f.name), getattr(kind, "__origin__", kind)):
+    """Whether each field of the state is of its type (the entries are left to the
+    rebuild, which takes the full build on any it cannot use)."""
+    for f in fields(state):
+        kind: Any = f.type
+        if not isinstance(getattr(state, f.name), getattr(kind, "__origin__", kind)):
             return False
     return True
 
