@@ -2,6 +2,7 @@
 browser runs it under Pyodide without the rest of the package)."""
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,27 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+
+
+# Each module is parsed and walked once a session (a worker): the graphs below and the
+# checks that read every module share the trees and their nodes.
+@functools.cache
+def _tree(name: str) -> ast.Module:
+    return ast.parse(MODULES[name].read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _nodes(name: str) -> tuple[ast.AST, ...]:
+    """Every node of the module, as ast.walk gives them."""
+    return tuple(ast.walk(_tree(name)))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _release_the_trees():
+    """The trees hold 250,000 nodes (75 MB): the worker lets them go once this file is done."""
+    yield
+    for cached in (_tree, _nodes, _reached, import_graph, package_graph):
+        cached.cache_clear()
 
 
 def _type_checking(test: ast.expr) -> bool:
@@ -63,18 +85,19 @@ def _targets(stmt: ast.Import | ast.ImportFrom) -> set[str]:
     return {m for name in names for m in _with_parents(name) if m in MODULES}
 
 
-def import_graph() -> dict[str, set[str]]:
+@functools.cache
+def import_graph() -> dict[str, frozenset[str]]:
+    """Module to the modules its import runs at once (computed once: callers only read it)."""
     graph = {}
-    for name, path in MODULES.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        edges = {t for stmt in _top_level_imports(tree) for t in _targets(stmt)}
+    for name in MODULES:
+        edges = {t for stmt in _top_level_imports(_tree(name)) for t in _targets(stmt)}
         # A module's own packages run before it: an edge from a package to its own module
         # is not a cycle the other way round.
-        graph[name] = edges - set(_with_parents(name))
+        graph[name] = frozenset(edges - set(_with_parents(name)))
     return graph
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+def cycles(graph: dict[str, set[str]] | dict[str, frozenset[str]]) -> list[list[str]]:
     """Every strongly connected component of more than one module (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -129,11 +152,10 @@ def test_the_query_side_of_search_reads_its_rules_from_the_index_not_the_wings()
 def test_the_content_package_stands_on_its_own():
     """Content is read and checked without the search engine, the site or the sources, not
     even by a lazy import: the stages after it depend on it, never the other way round."""
-    for name, path in MODULES.items():
+    for name in MODULES:
         if not name.startswith("errorkb.content"):
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+        for node in _nodes(name):
             if isinstance(node, ast.ImportFrom) and node.module:
                 later = ("errorkb.search", "errorkb.site", "errorkb.sources")
                 assert not node.module.startswith(later), f"{name} imports {node.module}"
@@ -150,10 +172,9 @@ def test_no_module_imports_one_that_imports_it_back():
 
 
 def _imported(module: str) -> list[str | None]:
-    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
     return [
         node.module if isinstance(node, ast.ImportFrom) else alias.name
-        for node in ast.walk(tree)
+        for node in _nodes(module)
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in node.names
     ]
@@ -205,20 +226,26 @@ def test_pyproject_lists_every_package_folder():
     assert sorted(setup["packages"]) == sorted(folders | data)
 
 
-def _all_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+def _all_imports(name: str) -> list[ast.Import | ast.ImportFrom]:
     """Every import the module may run, lazy ones in functions too, but not those under
     `if TYPE_CHECKING:` (types only: nothing runs)."""
     skipped = {
         id(node)
-        for stmt in ast.walk(tree)
+        for stmt in _nodes(name)
         if isinstance(stmt, ast.If) and _type_checking(stmt.test)
         for node in ast.walk(stmt)
     }
     return [
         node
-        for node in ast.walk(tree)
+        for node in _nodes(name)
         if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skipped
     ]
+
+
+@functools.cache
+def _reached(name: str) -> frozenset[str]:
+    """The package's modules that the module may import, lazily or not."""
+    return frozenset(t for stmt in _all_imports(name) for t in _targets(stmt))
 
 
 def _package(module: str) -> str:
@@ -227,16 +254,17 @@ def _package(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
-def package_graph() -> dict[str, set[str]]:
+@functools.cache
+def package_graph() -> dict[str, frozenset[str]]:
+    """Package to the packages its modules may import (computed once: callers only read it)."""
     graph: dict[str, set[str]] = {}
-    for name, path in MODULES.items():
+    for name in MODULES:
         if name == "errorkb":
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        targets = {_package(t) for stmt in _all_imports(tree) for t in _targets(stmt)}
+        targets = {_package(t) for t in _reached(name)}
         own = _package(name)
         graph.setdefault(own, set()).update(targets - {own, "errorkb"})
-    return graph
+    return {package: frozenset(targets) for package, targets in graph.items()}
 
 
 def test_packages_import_one_another_in_one_direction():
@@ -251,19 +279,17 @@ def test_the_core_never_imports_a_wing():
     """Only the wings themselves and the command line (which sits on top of everything)
     import errorkb.projects; the core reaches a wing through errorkb.registry, by its key."""
     above = ("errorkb.projects", "errorkb.cli", "errorkb.__main__")
-    for name, path in MODULES.items():
+    for name in MODULES:
         if name.startswith(above):
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        reached = {t for stmt in _all_imports(tree) for t in _targets(stmt)}
-        assert not [t for t in reached if t.startswith("errorkb.projects")], name
+        assert not [t for t in _reached(name) if t.startswith("errorkb.projects")], name
 
 
-def _private_uses(name: str, tree: ast.Module) -> list[str]:
+def _private_uses(name: str) -> list[str]:
     """Names starting with one underscore that a module takes from another of the package:
     imported by name, or read as an attribute of a module it imported."""
     found, modules = [], {}
-    for node in ast.walk(tree):
+    for node in _nodes(name):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("errorkb"):
             for alias in node.names:
                 full = f"{node.module}.{alias.name}"
@@ -275,7 +301,7 @@ def _private_uses(name: str, tree: ast.Module) -> list[str]:
             for alias in node.names:
                 if alias.name in MODULES:
                     modules[alias.asname or alias.name] = alias.name
-    for node in ast.walk(tree):
+    for node in _nodes(name):
         if (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name)
@@ -291,9 +317,5 @@ def _private_uses(name: str, tree: ast.Module) -> list[str]:
 def test_no_module_uses_another_ones_private_names():
     """What one module needs of another is public: a private name is free to change (issue 46:
     the quick rebuild reached into 11 private functions of the build)."""
-    found = [
-        use
-        for name, path in MODULES.items()
-        for use in _private_uses(name, ast.parse(path.read_text(encoding="utf-8")))
-    ]
+    found = [use for name in MODULES for use in _private_uses(name)]
     assert found == []
