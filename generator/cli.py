@@ -521,7 +521,8 @@ def cmd_tidy(args) -> int:
     _log(
         f"{len(done.merged)} removed records merged into the active record printing their words"
         f" (their ids now aliases), {done.variants_dropped} variants dropped (another record"
-        f" prints them), superseded_by: {done.superseded} kept, {done.unlinked} taken out;"
+        f" prints them), superseded_by: {done.superseded} kept, {done.unlinked} taken out,"
+        f" {done.confirmed} written as content/lineage/ says;"
         f" {len(set(done.updated))} records updated"
         + ("; dry run: nothing was written" if args.dry_run else "")
     )

@@ -705,6 +705,7 @@ def load_content(
     for record in content.records.values():
         problems += _cross_problems(record, content)
     problems += _path_clashes(content)
+    content.confirmed = _load_confirmed(files, content, problems)
     problems += _supersession_cycles(content)
     for guide in content.guides:
         for i, ref in enumerate(guide.errors):
@@ -776,6 +777,71 @@ def _with_records(
     content.unreadable_ids = unreadable
     _check_ids(records, content, files.problems)
     return content
+
+
+# What a person may say of a removed record besides the id of the check that took over
+CONFIRMED = ("gone", "printed")
+
+
+def _load_confirmed(files: "Files", content: Content, problems: list[Problem]) -> dict:
+    """content/lineage/<project>.yaml: removed record id -> what took over its check, read
+    by a person in the code of its last release and the next (`errorkb tidy` and `errorkb
+    history` write it as the record's `superseded_by`, whatever their rules found)."""
+    folder = files.content / "lineage"
+    out: dict[str, dict[str, str]] = {}
+    if not files.exists(folder, folder=True):
+        return out
+    for path in sorted(folder.glob("*.yaml")):
+        rel = _rel(path, files.root)
+        if path.stem not in content.projects:
+            problems.append(
+                Problem(
+                    rel,
+                    1,
+                    "E127",
+                    "(file)",
+                    f"no project {path.stem!r}: name the file after a project of content/projects/",
+                )
+            )
+            continue
+        source = files.source(path)
+        if source is None:
+            continue
+        data = source.data if isinstance(source.data, dict) else {}
+        if not isinstance(source.data, dict):
+            problems.append(
+                Problem(
+                    rel,
+                    1,
+                    "E127",
+                    "(file)",
+                    "a mapping of removed record id: successor id, gone or printed",
+                )
+            )
+        found = {}
+        for rid, said in data.items():
+            why = _confirmed_problem(content, path.stem, str(rid), said)
+            if why:
+                problems.append(Problem(rel, source.line(rid), "E127", str(rid), why))
+            else:
+                found[content.aliases.get(str(rid), str(rid))] = said
+        out[path.stem] = found
+    return out
+
+
+def _confirmed_problem(content: Content, project: str, rid: str, said: object) -> str:
+    record = content.records.get(content.aliases.get(rid, rid))
+    if record is None or record.project != project:
+        return f"no {project} record {rid!r}; use the id of a removed record of {project}"
+    if record.status != "removed":
+        return f"{rid} is {record.status}, not removed: only a removed record has a successor"
+    if not isinstance(said, str) or not (said in CONFIRMED or content.knows(said)):
+        return (
+            f"{said!r} is no record id; give the id of the record whose check took over, "
+            "or gone (the check is no longer made), or printed (still printed from code "
+            "errorkb does not scan)"
+        )
+    return ""
 
 
 def load_site(root: Path) -> dict:

@@ -359,6 +359,9 @@ class Content:
     aliases: dict[str, str] = field(default_factory=dict)  # former id -> current id
     unreadable_ids: set[str] = field(default_factory=set)  # ids of records with problems
     stamps: dict[str, tuple] = field(default_factory=dict)  # record file -> stamp when listed
+    # content/lineage/<project>.yaml: what a person read in both releases' code of a removed
+    # record: the id of the record whose check took over, "gone" or "printed" (CONFIRMED)
+    confirmed: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def knows(self, ident: str) -> bool:
         return ident in self.records or ident in self.aliases or ident in self.unreadable_ids

@@ -63,6 +63,7 @@ class Written:
     merged: list[str] = field(default_factory=list)  # records merged into another (aliases)
     variants_dropped: int = 0  # wordings another record's check prints today
     unlinked: int = 0  # superseded_by taken out: no strong evidence
+    confirmed: int = 0  # superseded_by written as a person read it (content/lineage/)
     reworded: int = 0  # records with more than one wording
     kinds: Counter = field(default_factory=Counter)  # records per kind
     warnings: list[str] = field(default_factory=list)
@@ -166,6 +167,7 @@ def write(
         end = _terminal(lineage, latest)
         successor = ids.get(end) if end is not None else None
         successor = explained.get(successor or "", successor)
+        successor = confirmed_successor(content, project, rid, successor)
         done.removed += removed
         done.superseded += bool(removed and successor)
         done.reworded += len(lineage.wordings) > 1
@@ -756,7 +758,13 @@ def tidy(
             continue
         text = _drop_printed_elsewhere(root, record.path, text_of(rid), rid, printed, done)
         successor = index.aliases.get(record.superseded_by or "", record.superseded_by)
-        if successor and _extracted(record):
+        confirmed = confirmed_successor(content, project, rid, successor)
+        if confirmed != successor:
+            text = rewrite(reread(record.path, text), text, superseded_by=confirmed)
+            done.confirmed += 1
+        elif rid in content.confirmed.get(project, {}):
+            pass  # as a person read it: not judged again by the rules
+        elif successor and _extracted(record):
             linked = successor in feats and (
                 _linked(record, records[successor], feats[rid], common, seen)
                 or by_scans(record, successor)
@@ -773,6 +781,16 @@ def tidy(
         if rid not in gone and not dry_run:
             write_text(Path(root) / records[rid].path, texts[rid])
     return done
+
+
+def confirmed_successor(content: Content, project: str, rid: str, found: str | None) -> str | None:
+    """A removed record's successor as a person read it in content/lineage/<project>.yaml
+    (gone: none), else `found`, the rules' (also for one still printed from code the scans
+    leave out: nothing took over)."""
+    said = content.confirmed.get(project, {}).get(rid)
+    if said is None or said == "printed":
+        return found
+    return None if said == "gone" else content.aliases.get(said, said)
 
 
 def _first(record: Record) -> str | None:
