@@ -134,7 +134,8 @@ def triage(
         # first of its parts that is all of a message, or of its first sentence
         any(read(0, span) for span in extract.title_spans(title))
     raised = [f for f in found.values() if f.result.exception not in LOG_LEVELS]
-    if not raised and not any(f.in_title for f in found.values()) and _title_generic(site, title, key):
+    titled = any(f.in_title for f in found.values())
+    if not raised and not titled and _title_generic(site, title, key):
         # The title names an exception search is not sure of ("AssertionError: expected
         # running sequences", a generic message): that is what the issue is about, and the
         # log lines the body shows ("AsyncLLMEngine has failed, terminating server
