@@ -462,13 +462,19 @@ def _sure(
         return None
     if best.how.startswith(how["prefix"]) and _closed_past(query, best):
         return None
-    if kind in TITLED and _fits(best, how) and best.how.startswith(how["message"]) and any(
-        r.id != best.id
-        and r.match in FITS
-        and r.how.startswith(how["prefix"])
-        and r.exception == best.exception
-        for r in results[1:]
-    ) and _goes_on(site, query, best, key):
+    if (
+        kind in TITLED
+        and _fits(best, how)
+        and best.how.startswith(how["message"])
+        and any(
+            r.id != best.id
+            and r.match in FITS
+            and r.how.startswith(how["prefix"])
+            and r.exception == best.exception
+            for r in results[1:]
+        )
+        and _goes_on(site, query, best, key)
+    ):
         # A title's whole message that other messages of its exception start with, and the
         # user's words go on after it: the user may have cut the longer one and said the rest
         # in words of their own ('"VLLM is not installed" for CompressedTensorsWNA16 quants'
