@@ -434,9 +434,15 @@ def _closed_past(query: str, result: engine.Result) -> bool:
 
 
 def _query(block: engine.Block) -> str:
-    """A message block as a paste of its own: its exception named, as it was pasted."""
-    if block.source or not block.exception:
+    """A message block as a paste of its own: its exception or log level named, as it was
+    pasted."""
+    if block.source:
         return block.text
+    if not block.exception:
+        # A log line with its level, which names the record of a logger's line of that
+        # level apart from an exception's of the same text ("WARNING ... Unknown vLLM
+        # environment variable detected: X" is no ValueError)
+        return f"{block.level} {block.text}" if block.level else block.text
     return f"{block.exception}: {block.text}"
 
 
