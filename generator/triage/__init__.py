@@ -350,6 +350,21 @@ def _titled(result: engine.Result, text: str) -> bool:
     return plain(text) == plain(result.title)
 
 
+TITLE_WORDS = 6  # words of a record's title a title must be to be named by it alone
+
+
+def _retitled(results: list[engine.Result], text: str) -> bool:
+    """Whether an issue's title is its best result's record's title, a message with its
+    values left out ("AssertionError: local_world_size must be less than or equal to the
+    number of visible devices"), long enough to be no other's, and the runner-up no record
+    the title also is."""
+    said = re.sub(r"^(?:\w+\.)*\w*(?:Error|Exception):\s*", "", text.strip())
+    best = results[0]
+    if len(said.split()) < TITLE_WORDS or not _titled(best, said):
+        return False
+    return not any(_titled(r, said) for r in results[1:])
+
+
 def _fits(result: engine.Result, how: dict) -> bool:
     """Whether a result claims the text is its message: exact, or partial but for a run of
     its words among others."""
@@ -460,7 +475,9 @@ def _sure(
     `key` (the issue's repository), else of the project the body names; in an engine's
     repository, never a message only another engine prints."""
     results = engine.search(site.index, query, engine=key)
-    if not results or results[0].match not in tiers or results[0].tied:
+    if not results or results[0].tied:
+        return None
+    if results[0].match not in tiers and not (kind == "title" and _retitled(results, query)):
         return None
     best = results[0]
     how = site.index.context().how
