@@ -433,6 +433,14 @@ def _goes_on(site: Site, text: str, result: engine.Result, key: str | None) -> b
 TITLED = ("title", "quote", "span")  # candidates a user typed or cut: a title, a quote
 
 
+def _named_apart(text: str, best: engine.Result, other: engine.Result) -> bool:
+    """Whether the text names the best result's exception ("torch.OutOfMemoryError: CUDA
+    out of memory."), and the other is of another: no rival for it."""
+    return other.exception != best.exception and bool(
+        re.search(rf"(?<![\w.]){re.escape(best.exception)}:", text)
+    )
+
+
 def _closed_past(query: str, result: engine.Result) -> bool:
     """Whether a fit of a message's start ends in a quoted value that holds its closing
     quote mark and words after it: the value closed there, and what follows is none of the
@@ -515,7 +523,9 @@ def _sure(
         # actual cause."): a tie
         return None
     if kind == "span" and any(
-        _fits(r, how) and (not _older(r) or (_older(best) and not _lineage(best, r)))
+        _fits(r, how)
+        and (not _older(r) or (_older(best) and not _lineage(best, r)))
+        and not _named_apart(query, best, r)
         for r in results[1:]
     ):
         # A part of a title that two messages start alike: a tie; but of today's message and
