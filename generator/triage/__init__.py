@@ -305,7 +305,7 @@ def _retyped_among(site: Site, text: str, result: engine.Result, key: str | None
         # else the sentence only mentions its words ("Error instead of silent Triton
         # fallback when `--kv-cache-dtype fp8_e5m2` ..." holds the start of
         # "--kv-cache-dtype fp8_e5m2 is not supported on CPU.")
-        starts = [0, *(m.end() for m in re.finditer(r":\s+", text))]
+        starts = [0, *(m.end() for m in re.finditer(r":\s+", text))][:COLONS]
         return not any(_opens(site, text[start:], result, key) for start in starts)
     if result.how != how["message"] + how["quotes"]:
         return False
@@ -315,6 +315,9 @@ def _retyped_among(site: Site, text: str, result: engine.Result, key: str | None
         if results and results[0].id == result.id and results[0].how == result.how:
             return True
     return False
+
+
+COLONS = 4  # places a title's message may open at, read at most (each is two searches)
 
 
 def _opens(site: Site, text: str, result: engine.Result, key: str | None) -> bool:
