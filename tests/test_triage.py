@@ -1288,3 +1288,74 @@ def test_older_wordings_of_one_check_printed_today_are_one_lineage():
     assert _lineage(older("o1", "n1"), older("o2", "n1"))  # its page answers for both
     assert not _lineage(older("o1", "n1"), older("o2", "n2"))
     assert not _lineage(older("o1", None), older("o2", None))  # two removed checks: a tie
+
+
+def test_a_cut_in_a_quoted_value_that_closed_is_no_fit():
+    """sglang#24843: "think_end_token '</think>' must encode to exactly one token ..." fits
+    the start of "think_end_token '{think_end_token}' could not be encoded ..." only with
+    its value running past its closing quote: another message."""
+    from errorkb.triage import _closed_past
+
+    text = "think_end_token '</think>' must encode to exactly one token."
+    ran = engine.Result("a", "t", "ValueError", "SGLang", "", "partial", HOW["prefix"], {})
+    ran.values = {"think_end_token": "</think>' must encode to exactly one token."}
+    assert _closed_past(text, ran)
+    cut = engine.Result("a", "t", "ValueError", "SGLang", "", "partial", HOW["prefix"], {})
+    cut.values = {"think_end_token": "</think"}
+    assert not _closed_past("think_end_token '</think", cut)  # cut inside it: a fit
+
+
+def test_a_title_s_message_start_among_the_user_s_words_is_not_named(monkeypatch):
+    """sglang#18550: "Error instead of silent Triton fallback when `--kv-cache-dtype
+    fp8_e5m2` ..." holds the start of a message in the middle of the user's sentence; a
+    message's start after a colon ("... appears: Quantization scheme is not supported")
+    opens a part of the title, and is named."""
+    from errorkb.triage import _retyped_among
+
+    fit = engine.Result("k", "t", "ValueError", "SGLang", "", "partial", HOW["prefix"], {})
+    among = "Error instead of fallback when --kv-cache-dtype fp8_e5m2 is set"
+    site = _fake_site(monkeypatch, {among: [fit], among.split(" ", 1)[1]: [fit]})
+    assert _retyped_among(site, among, fit, None)
+    said = "an error appears: Quantization scheme is not supported"
+    answers = {said: [fit], "error appears: Quantization scheme is not supported": [fit]}
+    answers["Quantization scheme is not supported"] = [fit]
+    assert not _retyped_among(_fake_site(monkeypatch, answers), said, fit, None)
+
+
+def test_a_log_line_is_searched_with_its_level():
+    """A WARNING line's text that an exception prints too: its level names the logger's
+    record (llm-d#597: "Unknown vLLM environment variable detected: X")."""
+    from errorkb.triage import _query
+
+    block = engine.Block(None, False, ["Unknown vLLM environment variable detected: X"])
+    block.level = "WARNING"
+    assert _query(block) == "WARNING Unknown vLLM environment variable detected: X"
+    raised = engine.Block("ValueError", True, ["Unknown vLLM environment variable detected: X"])
+    assert _query(raised) == "ValueError: Unknown vLLM environment variable detected: X"
+
+
+def test_a_title_that_is_a_record_s_title_without_values_is_named():
+    """vllm#28997: "AssertionError: local_world_size must be less than or equal to the
+    number of visible devices" is the record's title, its message without the values."""
+    from errorkb.triage import _retitled
+
+    def result(rid: str, title: str) -> "engine.Result":
+        return engine.Result(rid, title, "AssertionError", "vLLM", "", "similar", "how", {})
+
+    said = "local_world_size must be less than or equal to the number of visible devices"
+    best, other = result("a", said), result("b", "head_dim must be less than 256")
+    assert _retitled([best, other], f"AssertionError: {said}")
+    assert not _retitled([best, result("c", said)], said)  # two records titled so: a tie
+    assert not _retitled([result("d", "Not supported")], "Not supported")  # too short
+
+
+def test_a_title_s_part_that_names_its_exception_has_no_rival_of_another():
+    from errorkb.triage import _named_apart
+
+    def result(exception: str) -> "engine.Result":
+        return engine.Result("x", "t", exception, "torch", "", "partial", HOW["sentence"], {})
+
+    oom, log = result("torch.OutOfMemoryError"), result("ERROR")
+    assert _named_apart("torch.OutOfMemoryError: CUDA out of memory.", oom, log)
+    assert not _named_apart("CUDA out of memory.", oom, log)
+    assert not _named_apart("torch.OutOfMemoryError: CUDA out of memory.", oom, oom)

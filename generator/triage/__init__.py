@@ -134,6 +134,13 @@ def triage(
         # first of its parts that is all of a message, or of its first sentence
         any(read(0, span) for span in extract.title_spans(title))
     raised = [f for f in found.values() if f.result.exception not in LOG_LEVELS]
+    titled = any(f.in_title for f in found.values())
+    if not raised and not titled and _title_generic(site, title, key):
+        # The title names an exception search is not sure of ("AssertionError: expected
+        # running sequences", a generic message): that is what the issue is about, and the
+        # log lines the body shows ("AsyncLLMEngine has failed, terminating server
+        # process") are what it led to: none is named for it
+        return []
     if any(f.result.exception not in QUIET_LEVELS for f in raised):
         # An exception the body shows is what the issue is about: a warning beside it is
         # context ("Skipping KV post-processing for failed request" after the AssertionError
@@ -148,6 +155,17 @@ def triage(
         ranked[0].followed_by = wrappers[0]
         ranked = [f for f in ranked if f is not wrappers[0]]
     return ranked[:LIMIT]
+
+
+def _title_generic(site: Site, title: str, key: str | None) -> bool:
+    """Whether a title names an exception with its message ("AssertionError: ...") that is a
+    known error's short message, which many errors print (search's generic tier)."""
+    head = extract.subject(title)
+    said = re.search(r"\b(?:\w+\.)*\w*(?:Error|Exception):\s+\S[^\"'`]*", head)
+    if not said:
+        return False
+    results = engine.search(site.index, said[0], engine=key)
+    return bool(results and results[0].match == "generic" and not results[0].wrapper)
 
 
 def _last_logged(findings) -> list[Finding]:
@@ -281,6 +299,14 @@ def _retyped_among(site: Site, text: str, result: engine.Result, key: str | None
     around a message are often a frame for it ("No Cuda GPUs are available when running
     vLLM on Ray"): it stays."""
     how = site.index.context().how
+    if result.how.startswith(how["prefix"]):
+        # A message's start among the user's words: it must open the title, or follow a
+        # colon ("..., an error message appears: Quantization scheme is not supported");
+        # else the sentence only mentions its words ("Error instead of silent Triton
+        # fallback when `--kv-cache-dtype fp8_e5m2` ..." holds the start of
+        # "--kv-cache-dtype fp8_e5m2 is not supported on CPU.")
+        starts = [0, *(m.end() for m in re.finditer(r":\s+", text))][:COLONS]
+        return not any(_opens(site, text[start:], result, key) for start in starts)
     if result.how != how["message"] + how["quotes"]:
         return False
     words = text.split()
@@ -289,6 +315,22 @@ def _retyped_among(site: Site, text: str, result: engine.Result, key: str | None
         if results and results[0].id == result.id and results[0].how == result.how:
             return True
     return False
+
+
+COLONS = 4  # places a title's message may open at, read at most (each is two searches)
+
+
+def _opens(site: Site, text: str, result: engine.Result, key: str | None) -> bool:
+    """Whether the text opens with the start of the result's message: it fits the same way,
+    and no longer does without its first word."""
+    words = text.split()
+    if len(words) < 2:
+        return False
+    for shorter, same in ((text, True), (" ".join(words[1:]), False)):
+        results = engine.search(site.index, shorter, engine=key)
+        if same != bool(results and results[0].id == result.id and results[0].how == result.how):
+            return False
+    return True
 
 
 def _older(result: engine.Result) -> bool:
@@ -309,6 +351,21 @@ def _titled(result: engine.Result, text: str) -> bool:
         return " ".join(re.findall(r"\w+", text.lower()))
 
     return plain(text) == plain(result.title)
+
+
+TITLE_WORDS = 6  # words of a record's title a title must be to be named by it alone
+
+
+def _retitled(results: list[engine.Result], text: str) -> bool:
+    """Whether an issue's title is its best result's record's title, a message with its
+    values left out ("AssertionError: local_world_size must be less than or equal to the
+    number of visible devices"), long enough to be no other's, and the runner-up no record
+    the title also is."""
+    said = re.sub(r"^(?:\w+\.)*\w*(?:Error|Exception):\s*", "", text.strip())
+    best = results[0]
+    if len(said.split()) < TITLE_WORDS or not _titled(best, said):
+        return False
+    return not any(_titled(r, said) for r in results[1:])
 
 
 def _fits(result: engine.Result, how: dict) -> bool:
@@ -368,10 +425,50 @@ def _quoted_whole(site: Site, quote: str, record: str, key: str | None) -> bool:
     return False
 
 
+def _goes_on(site: Site, text: str, result: engine.Result, key: str | None) -> bool:
+    """Whether the user's words go on after the message a text holds whole: it fits the same
+    way without its last word."""
+    words = text.split()
+    results = engine.search(site.index, " ".join(words[:-1]), engine=key) if len(words) > 1 else []
+    return bool(results and results[0].id == result.id and results[0].how == result.how)
+
+
+TITLED = ("title", "quote", "span")  # candidates a user typed or cut: a title, a quote
+
+
+def _named_apart(text: str, best: engine.Result, other: engine.Result) -> bool:
+    """Whether the text names the best result's exception ("torch.OutOfMemoryError: CUDA
+    out of memory."), and the other is of another: no rival for it."""
+    return other.exception != best.exception and bool(
+        re.search(rf"(?<![\w.]){re.escape(best.exception)}:", text)
+    )
+
+
+def _closed_past(query: str, result: engine.Result) -> bool:
+    """Whether a fit of a message's start ends in a quoted value that holds its closing
+    quote mark and words after it: the value closed there, and what follows is none of the
+    message's ("think_end_token '</think>' must encode to ..." is no cut "think_end_token
+    '{}' could not be encoded ..."; the value ran on only because the paste ended)."""
+    for value in result.values.values():
+        if not value.strip() or not query.rstrip().endswith(value.rstrip()):
+            continue
+        at = query.rfind(value)
+        mark = query[at - 1 : at] if at > 0 else ""
+        if mark in ("'", '"', "`") and re.search(re.escape(mark) + r"\s+\w", value):
+            return True
+    return False
+
+
 def _query(block: engine.Block) -> str:
-    """A message block as a paste of its own: its exception named, as it was pasted."""
-    if block.source or not block.exception:
+    """A message block as a paste of its own: its exception or log level named, as it was
+    pasted."""
+    if block.source:
         return block.text
+    if not block.exception:
+        # A log line with its level, which names the record of a logger's line of that
+        # level apart from an exception's of the same text ("WARNING ... Unknown vLLM
+        # environment variable detected: X" is no ValueError)
+        return f"{block.level} {block.text}" if block.level else block.text
     return f"{block.exception}: {block.text}"
 
 
@@ -389,11 +486,34 @@ def _sure(
     `key` (the issue's repository), else of the project the body names; in an engine's
     repository, never a message only another engine prints."""
     results = engine.search(site.index, query, engine=key)
-    if not results or results[0].match not in tiers or results[0].tied:
+    if not results or results[0].tied:
+        return None
+    if results[0].match not in tiers and not (kind == "title" and _retitled(results, query)):
         return None
     best = results[0]
     how = site.index.context().how
     if kind in QUOTES and not _whole(best, how) and not _quoted_whole(site, query, best.id, key):
+        return None
+    if best.how.startswith(how["prefix"]) and _closed_past(query, best):
+        return None
+    if (
+        kind in TITLED
+        and _fits(best, how)
+        and best.how.startswith(how["message"])
+        and any(
+            r.id != best.id
+            and r.match in FITS
+            and r.how.startswith(how["prefix"])
+            and r.exception == best.exception
+            for r in results[1:]
+        )
+        and _goes_on(site, query, best, key)
+    ):
+        # A title's whole message that other messages of its exception start with, and the
+        # user's words go on after it: the user may have cut the longer one and said the rest
+        # in words of their own ('"VLLM is not installed" for CompressedTensorsWNA16 quants'
+        # is the start of "vllm is not installed, to use ... CompressedTensorsWNA16, please
+        # install vllm"): a tie
         return None
     if best.how == how["more"] and any(
         (_fits(r, how) or (r.wrapper and r.match in FITS)) and r.exception == best.exception
@@ -406,7 +526,9 @@ def _sure(
         # actual cause."): a tie
         return None
     if kind == "span" and any(
-        _fits(r, how) and (not _older(r) or (_older(best) and not _lineage(best, r)))
+        _fits(r, how)
+        and (not _older(r) or (_older(best) and not _lineage(best, r)))
+        and not _named_apart(query, best, r)
         for r in results[1:]
     ):
         # A part of a title that two messages start alike: a tie; but of today's message and
