@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 
 from errorkb.content.load import load_content
+from errorkb.content.model import ContentError
 from errorkb.site.build import build
 from errorkb.sources import chronicle
 
@@ -331,3 +332,86 @@ def test_tidy_compares_a_removed_record_with_each_wording_of_its_successor(kb):
     )
     done = chronicle.tidy(kb, load_content(kb), "demo")
     assert (done.superseded, done.unlinked) == (0, 1)
+
+
+def _aria_records(kb: Path) -> tuple[str, str, str]:
+    """A removed assert, the KeyError that took its place in its function, and a second
+    check that function gained in the same release: the rules can no longer tell."""
+    folder = kb / "content" / "errors" / "demo"
+    old, new, more = "00000000000000f3", "00000000000000f4", "00000000000000f5"
+    place = ("demo/models/aria.py", "AriaProjector.forward")
+    texts = {
+        old: record(
+            old,
+            "Query number for {x_shape_1} patches is not provided",
+            *place,
+            exception="AssertionError",
+            kind="assert",
+            versions={"first": "1.0", "last": "2.0"},
+            status="removed",
+            superseded_by=new,
+        ),
+        new: record(
+            new,
+            "Number of patches {num_patches} not found in patch_to_query_dict",
+            *place,
+            exception="KeyError",
+            versions={"first": "3.0", "last": "4.0"},
+        ),
+        more: record(
+            more,
+            "Patch embeddings must be 2-D, got {ndim}",
+            *place,
+            versions={"first": "3.0", "last": "4.0"},
+        ),
+    }
+    project = kb / "content" / "projects" / "demo.yaml"
+    project.write_text(project.read_text() + 'releases_scanned: ["1.0", "2.0", "3.0", "4.0"]\n')
+    for rid, text in texts.items():
+        (folder / f"{rid}.yaml").write_text(text)
+    return old, new, more
+
+
+def test_a_link_a_person_read_in_the_code_is_kept_where_the_rules_would_take_it_out(kb):
+    """Issue 41: content/lineage/<project>.yaml says which check took over, as a person read
+    it in both releases' code; tidy writes it over what its rules find."""
+    old, new, _ = _aria_records(kb)
+    (kb / "content" / "lineage").mkdir()
+    (kb / "content" / "lineage" / "demo.yaml").write_text(f"{old}: {new}  # v3.0 aria.py:9\n")
+    done = chronicle.tidy(kb, load_content(kb), "demo")
+    assert (done.unlinked, done.confirmed) == (0, 0)  # the link was there: not judged again
+    assert data(kb, old)["superseded_by"] == new
+
+
+def test_a_check_a_person_read_as_gone_loses_the_link_the_rules_made(kb):
+    old, new, more = _aria_records(kb)
+    (kb / "content" / "lineage").mkdir()
+    (kb / "content" / "lineage" / "demo.yaml").write_text(f"{old}: gone\n")
+    done = chronicle.tidy(kb, load_content(kb), "demo")
+    assert done.confirmed == 1 and "superseded_by" not in data(kb, old)
+    (kb / "content" / "lineage" / "demo.yaml").write_text(f"{old}: {more}\n")
+    done = chronicle.tidy(kb, load_content(kb), "demo")
+    assert done.confirmed == 1 and data(kb, old)["superseded_by"] == more
+
+
+def test_what_a_person_says_of_a_removed_record_is_checked_with_its_line(kb):
+    old, new, _ = _aria_records(kb)
+    folder = kb / "content" / "lineage"
+    folder.mkdir()
+    (folder / "nothing.yaml").write_text(f"{old}: gone\n")
+    (kb / "content" / "lineage" / "demo.yaml").write_text(f"{old}: 0000000000000abc\n{new}: gone\n")
+    try:
+        load_content(kb)
+    except ContentError as exc:
+        lines = [str(p) for p in exc.problems]
+    else:
+        raise AssertionError("no problem reported")
+    assert any(
+        "content/lineage/demo.yaml:1: E127" in line and "no record id" in line for line in lines
+    )
+    assert any(
+        "content/lineage/demo.yaml:2: E127" in line and "not removed" in line for line in lines
+    )
+    assert any(
+        "content/lineage/nothing.yaml:1: E127" in line and "no project" in line for line in lines
+    )
