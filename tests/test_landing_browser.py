@@ -243,6 +243,9 @@ def test_pyodide_waits_for_a_click(browser, base):
     assert page.locator("#your-case").is_hidden()  # no values, no case
     page.locator(".calc-form").hover()  # hovering is not asking (issue 44)
     page.locator(".calc-form input").first.focus()
+    page.locator(".calc-form input").first.click()  # nor is a tap on a field or a label
+    page.locator(".calc-form label").first.click()
+    page.locator(".calc-form").click(position={"x": 2, "y": 2})
     page.wait_for_timeout(300)
     assert page.pyodide == []
     with page.context.expect_event(

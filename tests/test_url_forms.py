@@ -229,5 +229,66 @@ def test_the_redirects_under_a_sub_path_carry_its_prefix(under_sub_path):
     assert [PREFIX + "/api/errors/:id", PREFIX + "/api/errors/:id.json", "200"] in rules
     assert [PREFIX + "/api/*", PREFIX + "/api/404.json", "404"] in rules
     assert [f"{PREFIX}/e/{SHORT}/", f"{PREFIX}/errors/{RID}/", "301"] in rules
-    assert rules[-1] == [PREFIX + "/e/:id/", PREFIX + "/errors/:id/", "301"]
+    assert rules[-2] == [PREFIX + "/e/:id/", PREFIX + "/errors/:id/", "301"]
+    assert rules[-1] == [PREFIX + "/e/:id", PREFIX + "/e/:id/", "301"]
     assert all(field.startswith(PREFIX + "/") for rule in rules for field in rule[:2])
+
+
+# ---------------------------------------------------------------- Cloudflare Pages
+
+
+def cloudflare_rules(text: str) -> list[tuple[re.Pattern, str, int]]:
+    """A _redirects file as Cloudflare Pages reads it: the rules with no placeholder first,
+    then the others, each in the file's order; `:name` is one segment, a closing `*` the rest;
+    the closing slash is matched exactly (a rule for /a/ does not answer /a)."""
+    static, dynamic = [], []
+    for line in text.splitlines():
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        source = re.escape(fields[0])
+        source = re.sub(r":(\w+)", r"(?P<\1>[^/]+)", source)
+        source = re.sub(r"\\\*$", r"(?P<splat>.*)", source)
+        status = int(fields[2]) if len(fields) > 2 else 302
+        rule = (re.compile(source), fields[1], status)
+        (dynamic if ":" in fields[0] or "*" in fields[0] else static).append(rule)
+    return static + dynamic
+
+
+def cloudflare(files: set[str], rules, address: str) -> tuple[int, str]:
+    """What Cloudflare Pages answers: its rules first (they apply whether or not a file is
+    there), then the file, a folder's address without its slash redirected to it (308), else
+    the 404 page. The query string is kept."""
+    path, mark, query = address.partition("?")
+    for source, target, status in rules:
+        if (found := source.fullmatch(path)) is None:
+            continue
+        to = re.sub(r":(\w+)", lambda m: found.groupdict().get(m[1]) or m[0], target)
+        if status // 100 == 3:
+            return status, to + mark + query
+        to_index = to + "index.html" if to.endswith("/") else to
+        return (200, to_index) if to_index in files else (404, "404 page")
+    index = path + ("" if path.endswith("/") else "/") + "index.html"
+    if path in files or (path.endswith("/") and index in files):
+        return 200, path if path in files else index
+    if index in files:
+        return 308, path + "/" + mark + query
+    return 404, "404 page"
+
+
+@pytest.mark.parametrize("prefix", ["", PREFIX])
+def test_cloudflare_takes_short_links_with_or_without_the_slash_to_the_page(
+    prefix, site, under_sub_path
+):
+    """Issue 44: /e/<prefix> without its slash reached the page only through the 404 page's
+    script on Cloudflare Pages, which matches a rule's closing slash exactly."""
+    text = under_sub_path if prefix else (site / "_redirects").read_text()
+    files, rules = published(site, prefix), cloudflare_rules(text)
+    page = f"{prefix}/errors/{RID}/index.html"
+    for asked in (f"/e/{SHORT}/", f"/e/{SHORT}", f"/e/{RID}", f"/e/{RID}/", f"/errors/{RID}"):
+        hops = [prefix + asked + "?count=7"]
+        while (answer := cloudflare(files, rules, hops[-1]))[0] in (301, 308):
+            assert len(hops) < 4, hops
+            hops.append(answer[1])
+        assert answer == (200, page), hops
+        assert hops[-1].endswith("?count=7"), hops

@@ -56,6 +56,11 @@ def redirects_file(content: Content) -> bytes:
     lines += [
         "# /e/<a whole id>/, or a prefix several share",
         f"{urls.short(':id')} {urls.error(':id')} 301",
+        # Last, /e/<...> without its closing slash, to the slashed form the rules above
+        # answer: Cloudflare Pages matches a rule's closing slash exactly (Netlify and `serve`
+        # never reach this line: for them the rules above match either form).
+        "# /e/<...> without the closing slash: the same with it",
+        f"{urls.short(':id').removesuffix('/')} {urls.short(':id')} 301",
     ]
     return ("\n".join(lines) + "\n").encode()
 

@@ -175,7 +175,8 @@ function build(root, index) {
   form.append(line, widget.out);
   root.prepend(form);
   const given = fillFromQuery(widget);
-  form.addEventListener("click", () => widget.asking || ask(widget)); // a click asks; hover does not
+  // Python (about 13 MB) loads when asked: Calculate, or a value changed. A tap on a field,
+  // a label or the form, like a hover, asks nothing (issue 44).
   form.addEventListener("input", (event) => {
     if (Object.values(widget.inputs).includes(event.target)) changed(widget);
   });
@@ -286,7 +287,6 @@ function advise({ tp, pp, gpus_per_node: gpus, assumed }, model, sizes = [], cur
 // Python's side (calc-ask.js: the worker, its answer in words) loads on the first question.
 let asking = null;
 function ask(widget) {
-  widget.asking = true;
   asking ??= import("./calc-ask.js");
   asking.then(
     (module) => module.ask(widget, { config, el, val, list, label, advise }),
