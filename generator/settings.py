@@ -101,7 +101,7 @@ def release_of(record) -> str:
     data of it."""
     project = getattr(record, "project", "")
     ref = str((record.derived or {}).get("ref") or "")
-    last = str((record.data.get("versions") or {}).get("last") or "")
+    last = str((getattr(record, "versions", None) or {}).get("last") or "")
     tried = [ref[1:]] if ref.startswith("v") else []
     tried += [last] if getattr(record, "status", "") == "removed" else []
     for version in tried:
