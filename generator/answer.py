@@ -44,7 +44,7 @@ PER_RANK = re.compile(r"partition|per_rank|local|shard|per_gpu", re.I)
 _EXPRESSION = re.compile(r"_(?:div|times|pow|mod|mul|plus|minus)_")
 
 
-def _tail(name: str) -> str:
+def last_part(name: str) -> str:
     return str(name or "").split(".")[-1]
 
 
@@ -53,18 +53,20 @@ def divisor_role(derived: dict) -> dict:
     (`fixed`: False), and when the model fixes it, the setting that splits the value
     (`setting`: "--tp-size", or "" when no setting of the record does)."""
     div = derived.get("divisibility") or {}
-    if GENERIC.match(_tail(div.get("divisor", ""))):
+    if GENERIC.match(last_part(div.get("divisor", ""))):
         return {"fixed": False, "setting": "", "unknown": True}
     settings = [f for f in derived.get("flags") or [] if f.get("kind") != "model-config"]
-    names = {_tail(f.get(k, "")) for f in settings for k in ("name", "field")} - {""}
-    divisor = _tail(div.get("divisor", ""))
+    names = {last_part(f.get(k, "")) for f in settings for k in ("name", "field")} - {""}
+    divisor = last_part(div.get("divisor", ""))
     if (
         divisor in names
         or GPU_COUNT.search(divisor)
         or re.fullmatch(r"(tp|pp|dp|ep)(_size)?", divisor)
         or GPU_GROUP.match(divisor)
     ):
-        mine = [f for f in settings if divisor in (_tail(f.get("name")), _tail(f.get("field")))]
+        mine = [
+            f for f in settings if divisor in (last_part(f.get("name")), last_part(f.get("field")))
+        ]
         return {"fixed": False, "setting": mine[0].get("flag", "") if mine else ""}
     splits = [f for f in settings if PARALLEL.search(f.get("name", "") + " " + f.get("flag", ""))]
     per_rank = bool(PER_RANK.search(div.get("value", "")))
@@ -111,14 +113,14 @@ def placeholder(name: str | None, names) -> str | None:
     `{min_thread_k}`). The pages' widgets read the address by this name."""
     if not name or name in names:
         return name
-    tail = [k for k in names if len(k) > 2 and _tail(name).lower().endswith(k.lower())]
+    tail = [k for k in names if len(k) > 2 and last_part(name).lower().endswith(k.lower())]
     return tail[0] if len(tail) == 1 else name
 
 
 def gpu_count(div: dict, setting: str = "", dname: str = "") -> bool:
     """Whether a divisibility check's divisor is a count of GPUs (its valid values within
     one node): a parallel size by its name or its setting's, or a GPU group's size."""
-    shown = _tail(div.get("divisor", ""))
+    shown = last_part(div.get("divisor", ""))
     return bool(
         GPU_COUNT.search(f"{div.get('divisor', '')} {dname} {setting}")
         or re.fullmatch(r"(tp|pp|dp|ep)(_size)?", shown)
@@ -344,7 +346,7 @@ def _bound(op: str, side: str, a, b) -> str:
     return f"below {fmt(other)}" if below else f"above {fmt(other)}"
 
 
-def _handle(write: str) -> str:
+def handle_of(write: str) -> str:
     """A setting as its pattern writes it, without the value: `--max-model-len`, `VLLM_X`;
     a key of a JSON option with … for the value (`--speculative-config '{"k": …}'`)."""
     if not write.endswith("{}"):
@@ -436,7 +438,7 @@ def _shown(test: dict, side: str, value: float) -> str:
 # self.allow_auto_truncate`): raised only with it so; what passes, whatever the values.
 def _setting_way(test: dict) -> tuple[str, str]:
     """(when it raises, how to pass) in words."""
-    name, op, value = _handle(test["setting"]), test["op"], test.get("value")
+    name, op, value = handle_of(test["setting"]), test["op"], test.get("value")
     listed = ", ".join(map(str, value[:MAX_SHOWN])) if isinstance(value, list) else str(value)
     return {
         "==": (f"{name} is {listed}", f"set {name} to anything but {listed}"),
@@ -495,7 +497,7 @@ def _scaled(t: dict, a: float, b: float, values: dict) -> list[str]:
             if limit <= 0 or limit > 1:
                 break  # no fraction of the whole passes: what holds the rest is the matter
             out.append(
-                f"set {_handle(how['write'])} to {'at most' if down else 'at least'} "
+                f"set {handle_of(how['write'])} to {'at most' if down else 'at least'} "
                 f"{fmt(limit)} ({t[k]} is {name} × {fit[0]} in your values)"
             )
             break
@@ -699,7 +701,7 @@ def _part_changes(t: dict, a, b, values: dict) -> list[str]:
         if side in written:
             bound = _bound_of(t, side, a, b)
             to = "" if bound.startswith(("below", "above")) else "to "
-            out.append(f"set {_handle(written[side])} {to}{bound}")
+            out.append(f"set {handle_of(written[side])} {to}{bound}")
     return out if written else _scaled(t, a, b, values)
 
 

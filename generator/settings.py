@@ -129,9 +129,9 @@ def divisor_setting(record) -> dict | None:
         return None
     role = dict(answer.divisor_role(derived))
     project, version = getattr(record, "project", ""), release_of(record)
-    path = str((record.data.get("source") or {}).get("path") or "")
+    path = str(((getattr(record, "data", None) or {}).get("source") or {}).get("path") or "")
     program = next((p for (k, part), p in PROGRAMS.items() if k == project and part in path), "")
-    name = answer._tail(div.get("divisor", ""))
+    name = answer.last_part(div.get("divisor", ""))
 
     def first(names) -> str:
         return next((o for o in (option(project, version, n, program) for n in names) if o), "")

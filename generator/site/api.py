@@ -16,8 +16,7 @@ import orjson
 
 from errorkb import registry as wing_registry
 from errorkb import settings, urls
-from errorkb.answer import _handle as handle_of
-from errorkb.answer import gpu_count, why_not
+from errorkb.answer import gpu_count, handle_of, why_not
 from errorkb.answer import placeholder as _placeholder
 from errorkb.content import template
 from errorkb.content.derived import CATEGORIES, KINDS, STAGES, emptied, handle, write_pattern
