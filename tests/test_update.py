@@ -496,6 +496,8 @@ def test_the_report_lists_each_change_and_the_explained_records_that_need_a_pers
     assert f"`{BATCH_OLD}` → `{BATCH_NEW}`" in sections["Reworded"]
     assert "`toykit/loader.py (load)` → `toykit/storage/files.py (load)`" in sections["Moved"]
     assert f"`{ids['removed']}`" in sections["Removed"] and ": gone" in sections["Removed"]
+    confirm = sections["Removed checks to confirm in content/lineage/toykit.yaml"]
+    assert f"```yaml\n{ids['removed']}: gone  # " in confirm, "a line ready for the file"
     assert "`workers < 1` → `workers < 1 or workers > 64`" in sections["Condition changed"]
     person = sections["Explained records whose check changed: a person must look"]
     assert person.strip() == (
@@ -507,7 +509,7 @@ def test_the_report_lists_each_change_and_the_explained_records_that_need_a_pers
         "added": ["Added"],
         "reworded": [person_head, "Reworded"],
         "moved": ["Moved"],
-        "removed": ["Removed"],
+        "removed": ["Removed", "Removed checks to confirm in content/lineage/toykit.yaml"],
         "condition": ["Condition changed"],
         "heads": [],
     }

@@ -59,6 +59,7 @@ class Change:
     title: str
     detail: str = ""  # what changed, one line of Markdown
     explained: bool = False  # a person wrote its explanation: the change needs a person
+    guess: str = ""  # of a removed record: the successor the rules found, else gone
 
 
 @dataclass
@@ -292,7 +293,7 @@ def classify(
         if was.get("status", "active") != "removed" and not active:
             successor = data.get("superseded_by")
             detail = f"superseded by {code(successor)}" if successor else "gone"
-            changes["removed"].append(_change(rid, after, detail))
+            changes["removed"].append(_change(rid, after, detail, successor or "gone"))
             continue
         if not active:
             continue
@@ -359,9 +360,9 @@ def _explained(data: dict) -> bool:
     return any(name in data for name in PROSE)
 
 
-def _change(rid: str, content: Content, detail: str) -> Change:
+def _change(rid: str, content: Content, detail: str, guess: str = "") -> Change:
     record = content.records[rid]
-    return Change(rid, record.title, detail, _explained(record.data))
+    return Change(rid, record.title, detail, _explained(record.data), guess)
 
 
 # The report ------------------------------------------------------------------------------
@@ -417,6 +418,7 @@ def markdown(updates: list[ProjectUpdate], dry_run: bool = False) -> str:
                 out += [f"### {HEADINGS[kind]} ({len(rows)})", ""]
                 out += [f"- {_line(c)}: {c.detail}" for c in rows[:LIST_CAP]]
                 out += _more(len(rows)) + [""]
+        out += _to_confirm(u)
         counts = ", ".join(f"{n} {status}" for status, n in u.verify.items() if n)
         out.append(
             f"`errorkb rederive`: {u.rederived} derived blocks rewritten. "
@@ -429,6 +431,28 @@ def markdown(updates: list[ProjectUpdate], dry_run: bool = False) -> str:
             out += _more(len(u.unfound))
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _to_confirm(u: ProjectUpdate) -> list[str]:
+    """The removed records as lines of content/lineage/<project>.yaml with the rules' guess,
+    for a person to read in both releases' code, correct and add: what they confirm is
+    written as `superseded_by` whatever the rules find (the rules find under half of the
+    successors people find)."""
+    removed = u.changes["removed"]
+    if not removed:
+        return []
+    lines = [
+        f"### Removed checks to confirm in content/lineage/{u.key}.yaml ({len(removed)})",
+        "",
+        "Read each in the code of the release that last printed it and the next; keep or"
+        " correct the rules' guess (the id of the record whose check took over, `gone`, or"
+        f" `printed`) and add the lines to `content/lineage/{u.key}.yaml`.",
+        "",
+        "```yaml",
+    ]
+    for c in removed[:LIST_CAP]:
+        lines.append(f"{c.id}: {c.guess}  # {' '.join(c.title.split())[:100]}")
+    return lines + ["```", *_more(len(removed)), ""]
 
 
 def _line(change: Change) -> str:
