@@ -3,7 +3,6 @@ pages and the project page's index and filter, example fixes whose change is see
 the header that keeps its height on a paste, "(press /)" only where there is a keyboard,
 results labelled in plain words, and the search box as a combobox."""
 
-import re
 from pathlib import Path
 
 import pytest
@@ -92,16 +91,6 @@ def test_tag_pages_are_in_the_url_scheme_and_the_sitemap(fixture_site):
     page = (fixture_site / "tags/config/index.html").read_text()
     assert f'href="/errors/{A1}/"' in page and "Errors tagged <code>config</code>" in page
     assert 'href="/tags/config/"' in (fixture_site / "tags/index.html").read_text()
-
-
-def test_a_record_page_links_its_tags_pages(fixture_site):
-    """Issue 44, item 5: a record's kinds lead to the pages that list the others."""
-    page = (fixture_site / f"errors/{A1}/index.html").read_text()
-    kinds = re.search(r'<p class="tags">(.*?)</p>', page)
-    assert kinds and 'href="/tags/config/"' in kinds[1] and 'href="/tags/"' in kinds[1]
-    assert (fixture_site / "tags/config/index.html").is_file()
-    untagged = (fixture_site / "errors/00000000000000b2/index.html").read_text()
-    assert 'class="tags"' not in untagged
 
 
 def test_the_index_orders_explained_first_then_threads_then_releases():
