@@ -11,7 +11,7 @@ import yaml
 
 REAL = Path(__file__).resolve().parent.parent / "content"
 RECORDS = {
-    "vllm": ["f644a7c8e4fdc46c", "b3a6e27a21d4acc5", "4f175e9d6620ba83"],
+    "vllm": ["f644a7c8e4fdc46c", "b3a6e27a21d4acc5", "0b2dbb94378f9641"],
     "sglang": ["c7b1dc1b4d2169ad", "38c89da5ffba1b76"],
 }
 PHONE = {"width": 390, "height": 844}
@@ -136,12 +136,13 @@ def test_calculate_loads_python_only_on_a_click(browser, base):
 
 
 def test_the_message_shows_the_wording_the_values_fill_and_dims_the_rest(browser, base):
-    """Item 3: bfloat16's values (a capability) open the older wording that prints them, and
+    """Item 3: bfloat16's values (a capability) open the older wording that prints them (the
+    0.2.7-0.5.5 wordings are the 'has compute capability' check's, 0b2dbb94378f9641), and
     the condition tested on them answers; the KV page's values leave {estimated_max_len}
     unfilled in every wording: the message stays, that placeholder dimmed."""
     page = open_page(
         browser,
-        base + "/errors/4f175e9d6620ba83/?gpu_name=Tesla+T4&compute_capability_0=7"
+        base + "/errors/0b2dbb94378f9641/?gpu_name=Tesla+T4&compute_capability_0=7"
         "&compute_capability_1=5",
     )
     message = page.locator("#message code.message").inner_text()
