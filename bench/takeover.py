@@ -16,14 +16,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from errorkb.sources.extract import DEBUG, Site, group_sites
+from errorkb.sources.chronicle import _Release
 from errorkb.sources.lineage import (
     Features,
     Wording,
-    common_functions,
     guard_evidence,
-    owner_class,
-    qualified,
 )
 
 # How many candidates, by the cheap score, each gone check is weighed against in full
@@ -41,35 +38,9 @@ FEATURES = (
 )  # fmt: skip
 
 
-@dataclass
-class Release:
-    """One release's scan as the lineage rules read it: sites by message shape (DEBUG lines
-    left out), the functions printed from in many files, and the message shapes each
-    qualified function and file prints."""
-
-    by_key: dict[Key, list[Site]]
-    common: frozenset[str]
-    paths: set[str]
-    functions: dict[str, set[Key]]
-    classes: set[str]
-
-    @classmethod
-    def of(cls, sites: list[Site]) -> "Release":
-        sites = [s for s in sites if s.level != DEBUG]
-        functions: dict[str, set[Key]] = defaultdict(set)
-        for site in sites:
-            if site.function:
-                functions[qualified(site)].add(site.key)
-        return cls(
-            group_sites(sites),
-            common_functions(sites),
-            {s.path for s in sites},
-            functions,
-            {owner_class(s) for s in sites},
-        )
-
-    def features(self, key: Key) -> Features:
-        return _features(self, key)
+# One release's scan as the lineage rules read it (tidy's view: sites by message shape, DEBUG
+# lines left out, the functions printed from in many files, what each function prints)
+Release = _Release
 
 
 _FEATURES: dict[tuple[int, Key], Features] = {}
@@ -97,7 +68,7 @@ class Pair:
         df: Counter = Counter()
         for key in keys:
             release = self.before if key in self.before.by_key else self.after
-            df.update(release.features(key).words)
+            df.update(_features(release, key).words)
         self.idf = {w: math.log((len(keys) + 1) / (n + 1)) for w, n in df.items()}
         self.gained: dict[str, set[Key]] = {
             name: keys - self.before.functions.get(name, set())
@@ -121,7 +92,7 @@ class Pair:
         best = 0.0
         for key, _ in shared.most_common(FAMILY + len(but)):
             if key not in but:
-                best = max(best, _ratio(feats.tokens, release.features(key).tokens))
+                best = max(best, _ratio(feats.tokens, _features(release, key).tokens))
         return best
 
     def weight(self, words: frozenset[str]) -> float:
@@ -138,7 +109,7 @@ class Pair:
         )
 
     def vector(self, old_key: Key, new_key: Key) -> list[float]:
-        old, new = self.before.features(old_key), self.after.features(new_key)
+        old, new = _features(self.before, old_key), _features(self.after, new_key)
         shared = self.weight(old.words & new.words)
         smaller = min(self.weight(old.words), self.weight(new.words)) or 1.0
         text = _ratio(old.tokens, new.tokens)
@@ -180,9 +151,9 @@ class Pair:
 
     def shortlist(self, old_key: Key) -> list[Key]:
         """The new checks worth weighing in full for `old_key`, by the cheap score."""
-        old = self.before.features(old_key)
+        old = _features(self.before, old_key)
         ranked = sorted(
-            ((self.cheap(old, self.after.features(k)), k) for k in self.new), reverse=True
+            ((self.cheap(old, _features(self.after, k)), k) for k in self.new), reverse=True
         )
         return [k for _, k in ranked[:SHORTLIST]]
 
@@ -201,7 +172,7 @@ def _by_word(release: Release) -> dict[str, list[Key]]:
     if found is None:
         found = _BY_WORD[id(release)] = defaultdict(list)
         for key in release.by_key:
-            for word in release.features(key).words:
+            for word in _features(release, key).words:
                 found[word].append(key)
     return found
 

@@ -237,43 +237,10 @@ def test_tidy_keeps_a_link_to_the_one_check_that_took_the_place_of_another_in_it
     """Issue 41: an assert that became a KeyError in other words, in the release it went, in
     its function; kept as history made it while the records say the function lost the one and
     gained the other alone, taken out once the function gained a second check then."""
-    folder = kb / "content" / "errors" / "demo"
-    old, new, more = "00000000000000f3", "00000000000000f4", "00000000000000f5"
-    place = ("demo/models/aria.py", "AriaProjector.forward")
-    texts = {
-        old: record(
-            old,
-            "Query number for {x_shape_1} patches is not provided",
-            *place,
-            exception="AssertionError",
-            kind="assert",
-            versions={"first": "1.0", "last": "2.0"},
-            status="removed",
-            superseded_by=new,
-        ),
-        new: record(
-            new,
-            "Number of patches {num_patches} not found in patch_to_query_dict amongst possible"
-            " values {keys}.",
-            *place,
-            exception="KeyError",
-            versions={"first": "3.0", "last": "4.0"},
-        ),
-    }
-    project = kb / "content" / "projects" / "demo.yaml"
-    project.write_text(project.read_text() + 'releases_scanned: ["1.0", "2.0", "3.0", "4.0"]\n')
-    for rid, text in texts.items():
-        (folder / f"{rid}.yaml").write_text(text)
+    old, _, _ = _aria_records(kb, more=False)
     done = chronicle.tidy(kb, load_content(kb), "demo", dry_run=True)
     assert (done.superseded, done.unlinked) == (1, 0)
-    (folder / f"{more}.yaml").write_text(
-        record(
-            more,
-            "Patch embeddings must be 2-D, got {ndim}",
-            *place,
-            versions={"first": "3.0", "last": "4.0"},
-        )
-    )
+    _aria_records(kb)
     done = chronicle.tidy(kb, load_content(kb), "demo")
     assert (done.superseded, done.unlinked) == (0, 1)
     assert "superseded_by" not in data(kb, old)
@@ -334,11 +301,11 @@ def test_tidy_compares_a_removed_record_with_each_wording_of_its_successor(kb):
     assert (done.superseded, done.unlinked) == (0, 1)
 
 
-def _aria_records(kb: Path) -> tuple[str, str, str]:
-    """A removed assert, the KeyError that took its place in its function, and a second
-    check that function gained in the same release: the rules can no longer tell."""
+def _aria_records(kb: Path, more: bool = True) -> tuple[str, str, str]:
+    """A removed assert and the KeyError that took its place in its function; `more`: and a
+    second check that function gained in the same release, so the rules can no longer tell."""
     folder = kb / "content" / "errors" / "demo"
-    old, new, more = "00000000000000f3", "00000000000000f4", "00000000000000f5"
+    old, new, third = "00000000000000f3", "00000000000000f4", "00000000000000f5"
     place = ("demo/models/aria.py", "AriaProjector.forward")
     texts = {
         old: record(
@@ -358,18 +325,21 @@ def _aria_records(kb: Path) -> tuple[str, str, str]:
             exception="KeyError",
             versions={"first": "3.0", "last": "4.0"},
         ),
-        more: record(
-            more,
+        third: record(
+            third,
             "Patch embeddings must be 2-D, got {ndim}",
             *place,
             versions={"first": "3.0", "last": "4.0"},
         ),
     }
+    if not more:
+        del texts[third]
     project = kb / "content" / "projects" / "demo.yaml"
-    project.write_text(project.read_text() + 'releases_scanned: ["1.0", "2.0", "3.0", "4.0"]\n')
+    if "releases_scanned" not in project.read_text():
+        project.write_text(project.read_text() + 'releases_scanned: ["1.0", "2.0", "3.0", "4.0"]\n')
     for rid, text in texts.items():
         (folder / f"{rid}.yaml").write_text(text)
-    return old, new, more
+    return old, new, third
 
 
 def test_a_link_a_person_read_in_the_code_is_kept_where_the_rules_would_take_it_out(kb):
