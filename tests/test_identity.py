@@ -369,7 +369,9 @@ def test_what_a_person_says_of_a_removed_record_is_checked_with_its_line(kb):
     folder = kb / "content" / "lineage"
     folder.mkdir()
     (folder / "nothing.yaml").write_text(f"{old}: gone\n")
-    (kb / "content" / "lineage" / "demo.yaml").write_text(f"{old}: 0000000000000abc\n{new}: gone\n")
+    (kb / "content" / "lineage" / "demo.yaml").write_text(
+        f"{old}: 0000000000000abc\n{new}: gone\n1234567890123456: gone\n"
+    )
     try:
         load_content(kb)
     except ContentError as exc:
@@ -382,6 +384,7 @@ def test_what_a_person_says_of_a_removed_record_is_checked_with_its_line(kb):
     assert any(
         "content/lineage/demo.yaml:2: E127" in line and "not removed" in line for line in lines
     )
+    assert any("demo.yaml:3: E127" in line and "in quotes" in line for line in lines)
     assert any(
         "content/lineage/nothing.yaml:1: E127" in line and "no project" in line for line in lines
     )

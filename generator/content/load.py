@@ -820,16 +820,18 @@ def _load_confirmed(files: "Files", content: Content, problems: list[Problem]) -
             )
         found = {}
         for rid, said in data.items():
-            why = _confirmed_problem(content, path.stem, str(rid), said)
+            why = _confirmed_problem(content, path.stem, rid, said)
             if why:
-                problems.append(Problem(rel, source.line(rid), "E127", str(rid), why))
+                problems.append(Problem(rel, source.line(str(rid)), "E127", str(rid), why))
             else:
                 found[content.aliases.get(str(rid), str(rid))] = said
         out[path.stem] = found
     return out
 
 
-def _confirmed_problem(content: Content, project: str, rid: str, said: object) -> str:
+def _confirmed_problem(content: Content, project: str, rid: object, said: object) -> str:
+    if not isinstance(rid, str) or isinstance(said, int | float):
+        return "write the id in quotes: YAML reads an id of digits alone as a number"
     record = content.records.get(content.aliases.get(rid, rid))
     if record is None or record.project != project:
         return f"no {project} record {rid!r}; use the id of a removed record of {project}"
