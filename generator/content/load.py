@@ -807,17 +807,11 @@ def _load_confirmed(files: "Files", content: Content, problems: list[Problem]) -
         source = files.source(path)
         if source is None:
             continue
-        data = source.data if isinstance(source.data, dict) else {}
-        if not isinstance(source.data, dict):
-            problems.append(
-                Problem(
-                    rel,
-                    1,
-                    "E127",
-                    "(file)",
-                    "a mapping of removed record id: successor id, gone or printed",
-                )
-            )
+        data = source.data or {}  # an empty file says nothing yet
+        if not isinstance(data, dict):
+            why = "a mapping of removed record id: successor id, gone or printed"
+            problems.append(Problem(rel, 1, "E127", "(file)", why))
+            continue
         found = {}
         for rid, said in data.items():
             why = _confirmed_problem(content, path.stem, rid, said)

@@ -759,12 +759,11 @@ def tidy(
         text = _drop_printed_elsewhere(root, record.path, text_of(rid), rid, printed, done)
         successor = index.aliases.get(record.superseded_by or "", record.superseded_by)
         confirmed = confirmed_successor(content, project, rid, successor)
+        read = rid in content.confirmed.get(project, {})  # not judged again by the rules
         if confirmed != successor:
             text = rewrite(reread(record.path, text), text, superseded_by=confirmed)
             done.confirmed += 1
-        elif rid in content.confirmed.get(project, {}):
-            pass  # as a person read it: not judged again by the rules
-        elif successor and _extracted(record):
+        elif successor and _extracted(record) and not read:
             linked = successor in feats and (
                 _linked(record, records[successor], feats[rid], common, seen)
                 or by_scans(record, successor)
