@@ -636,6 +636,20 @@ def test_a_section_tag_writes_its_heading_escaped_around_its_body():
     )
 
 
+def test_a_short_flag_in_inline_code_stays_on_one_line():
+    """Browsers may break a line after a hyphen: `--dtype float32` came out as `--` at the end
+    of one line and `dtype float32` on the next. A short span that opens with a hyphen gets
+    class `f` (white-space: nowrap); a long one, or a span that is no flag, wraps as before."""
+    from errorkb.site.markup import FLAG_SPAN, markdown
+
+    html = markdown("Try `--dtype float32`, `-tp 2`, `a-b` or `--" + "x" * FLAG_SPAN + "`.")
+    assert '<code class="f">--dtype float32</code>' in html
+    assert '<code class="f">-tp 2</code>' in html
+    assert "<code>a-b</code>" in html and "<code>--xxx" in html
+    css = (Path(__file__).parent.parent / "templates/assets/style.css").read_text()
+    assert re.search(r"code\.f\b[^{]*\{[^}]*white-space: nowrap", css)
+
+
 def test_a_page_lists_five_pages_that_link_here_and_counts_the_rest(real_site):
     """The page budget: "Pages that link here" stops at five (REFERRERS_SHOWN), as the raise
     sites stop at ten; the record's JSON lists them all."""

@@ -166,7 +166,21 @@ def _parser() -> MarkdownIt:
     md.enable("table")
     md.enable("strikethrough")
     md.core.ruler.push("heading_ids", _heading_ids)
+    md.core.ruler.push("whole_flags", _whole_flags)
     return md
+
+
+FLAG_SPAN = 38  # characters: a flag with its value, short enough to keep on one line at 390 px
+
+
+def _whole_flags(state) -> None:
+    """A short code span that opens with a hyphen (`--dtype float32`) gets class `f`, which
+    keeps it on one line: browsers may break a line after a hyphen, cutting `--` from `dtype`."""
+    for token in state.tokens:
+        for child in token.children or ():
+            text = child.content
+            if child.type == "code_inline" and text[:1] == "-" and len(text) <= FLAG_SPAN:
+                child.attrSet("class", "f")
 
 
 # A record's Markdown is mostly said before: the same advice and the same placeholder notes
