@@ -4,6 +4,7 @@ record says so at the top, and links between records are made only on strong evi
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from errorkb.content.load import load_content
@@ -388,3 +389,27 @@ def test_what_a_person_says_of_a_removed_record_is_checked_with_its_line(kb):
     assert any(
         "content/lineage/nothing.yaml:1: E127" in line and "no project" in line for line in lines
     )
+
+
+@pytest.mark.parametrize("said", ["printed", "unrecorded"])
+def test_a_check_a_reader_found_still_made_offers_no_upgrade(kb, said):
+    """A reader who finds the check still made (the same message from code errorkb does not
+    scan: printed; another message no record holds: unrecorded) takes the rules' link out,
+    and the page, the API and the bot no longer say that upgrading stops it."""
+    from errorkb.content.successors import answer, lives_on
+    from errorkb.site.api import removed
+
+    old, _, _ = _aria_records(kb)
+    (kb / "content" / "lineage").mkdir()
+    (kb / "content" / "lineage" / "demo.yaml").write_text(f"{old}: {said}  # v3.0 aria.py:9\n")
+    done = chronicle.tidy(kb, load_content(kb), "demo")
+    assert done.confirmed == 1 and "superseded_by" not in data(kb, old)
+    content = load_content(kb)
+    record = content.records[old]
+    assert answer(content, record) == (None, None) and lives_on(content, record) == said
+    block = removed(record, content, "/")
+    assert (block["upgrade"], block["lives"], block["today"]) == (None, said, None)
+    (kb / "content" / "lineage" / "demo.yaml").write_text(f"{old}: gone\n")
+    content = load_content(kb)
+    assert answer(content, content.records[old]) == (None, "3.0")  # gone: upgrading is one fix
+    assert removed(content.records[old], content, "/")["lives"] is None

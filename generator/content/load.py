@@ -779,8 +779,10 @@ def _with_records(
     return content
 
 
-# What a person may say of a removed record besides the id of the check that took over
-CONFIRMED = ("gone", "printed")
+# What a person may say of a removed record besides the id of the check that took over:
+# gone (the check is no longer made), printed (the same message, from code errorkb does not
+# scan), unrecorded (the check is still made, with a message no record holds).
+CONFIRMED = ("gone", "printed", "unrecorded")
 
 
 def _load_confirmed(files: "Files", content: Content, problems: list[Problem]) -> dict:
@@ -809,7 +811,7 @@ def _load_confirmed(files: "Files", content: Content, problems: list[Problem]) -
             continue
         data = source.data or {}  # an empty file says nothing yet
         if not isinstance(data, dict):
-            why = "a mapping of removed record id: successor id, gone or printed"
+            why = "a mapping of removed record id: successor id, gone, printed or unrecorded"
             problems.append(Problem(rel, 1, "E127", "(file)", why))
             continue
         found = {}
@@ -834,8 +836,8 @@ def _confirmed_problem(content: Content, project: str, rid: object, said: object
     if not isinstance(said, str) or not (said in CONFIRMED or content.knows(said)):
         return (
             f"{said!r} is no record id; give the id of the record whose check took over, "
-            "or gone (the check is no longer made), or printed (still printed from code "
-            "errorkb does not scan)"
+            "or gone (the check is no longer made), printed (still printed from code "
+            "errorkb does not scan) or unrecorded (still made, with a message no record holds)"
         )
     return ""
 

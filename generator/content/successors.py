@@ -34,16 +34,32 @@ def live_successor(content: Content, record: Record) -> Record | None:
     return chain[-1] if chain and chain[-1].status != "removed" else None
 
 
+def lives_on(content: Content, record: Record) -> str | None:
+    """Of a removed record whose check no record printed today took over, what a reader
+    found of the last removed record it leads to: `printed` (later releases print the same
+    message, from code errorkb does not scan) or `unrecorded` (they still make the check,
+    with a message no record holds). Either way upgrading does not stop it. None otherwise."""
+    chain = successors(content, record)
+    end = chain[-1] if chain else record
+    if record.status != "removed" or end.status != "removed":
+        return None
+    said = content.confirmed.get(end.project, {}).get(end.id)
+    return said if said in ("printed", "unrecorded") else None
+
+
 def answer(content: Content, record: Record) -> tuple[Record | None, str | None]:
     """What answers a user of a release that printed a removed record: the check printed
     today that took over (live_successor), else the first release scanned that prints
     none of the check (its last record's versions.last, past it), the release to upgrade
-    to. (None, None) for a record not removed, or when neither is known."""
+    to. (None, None) for a record not removed, or when neither is known, or when a reader
+    found the check still made (lives_on: upgrading is no fix then)."""
     if record.status != "removed":
         return None, None
     chain = successors(content, record)
     if chain and chain[-1].status != "removed":
         return chain[-1], None
+    if lives_on(content, record):
+        return None, None
     end = chain[-1] if chain else record
     scanned = content.projects[record.project].releases_scanned
     return None, first_after(scanned, (end.versions or {}).get("last"))

@@ -22,7 +22,7 @@ from errorkb.content import template
 from errorkb.content.derived import CATEGORIES, KINDS, STAGES, emptied, handle, write_pattern
 from errorkb.content.load import EACH, load_schema, markdown_fields
 from errorkb.content.model import Content, Record
-from errorkb.content.successors import answer, first_after, release_key
+from errorkb.content.successors import answer, first_after, lives_on, release_key
 from errorkb.site import markup, paging
 from errorkb.site.linking import Links, resolve, same_file, same_function
 from errorkb.sources.extract import TRANSPARENT_CALLS, expression_name
@@ -334,6 +334,7 @@ def removed(record: Record, content: Content, base: str) -> dict | None:
         "printed": _printed(record),
         "today": today,
         "upgrade": upgrade,
+        "lives": lives_on(content, record),
     }
 
 
@@ -1247,8 +1248,19 @@ def error_document_schema(base_url: str) -> dict:
                         "check printed today that took over (superseded_by followed through "
                         "removed records), else `upgrade`, the first release that prints none "
                         "of this message (upgrading is one fix: no later check is known to "
-                        "have taken it over)",
-                        "required": ["after", "since", "successor", "printed", "today", "upgrade"],
+                        "have taken it over); `lives`, where a reader found the check still "
+                        "made without a record to lead to: printed (the same message, from "
+                        "code errorkb does not scan) or unrecorded (with a message no record "
+                        "holds), and upgrading does not stop it",
+                        "required": [
+                            "after",
+                            "since",
+                            "successor",
+                            "printed",
+                            "today",
+                            "upgrade",
+                            "lives",
+                        ],
                         "properties": {
                             "after": {"type": ["string", "null"]},
                             "since": {"type": ["string", "null"]},
@@ -1285,9 +1297,10 @@ def error_document_schema(base_url: str) -> dict:
                             "upgrade": {
                                 "type": ["string", "null"],
                                 "description": "with no check today: the release to upgrade "
-                                "to (null when a check took over, or no later release was "
-                                "scanned)",
+                                "to (null when a check took over, when the check lives on, or "
+                                "when no later release was scanned)",
                             },
+                            "lives": {"enum": ["printed", "unrecorded", None]},
                         },
                     },
                     "derived": {

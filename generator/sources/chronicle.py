@@ -18,7 +18,7 @@ import yaml
 from packaging.version import Version
 
 from errorkb.content import template
-from errorkb.content.load import SCHEMA_LINE, record_fields, thread_key
+from errorkb.content.load import CONFIRMED, SCHEMA_LINE, record_fields, thread_key
 from errorkb.content.model import Content, Record
 from errorkb.sources.extract import (
     DEBUG,
@@ -783,13 +783,13 @@ def tidy(
 
 
 def confirmed_successor(content: Content, project: str, rid: str, found: str | None) -> str | None:
-    """A removed record's successor as a person read it in content/lineage/<project>.yaml
-    (gone: none), else `found`, the rules' (also for one still printed from code the scans
-    leave out: nothing took over)."""
+    """A removed record's successor as a person read it in content/lineage/<project>.yaml,
+    else `found`, the rules'. None where the reader found none: the check is gone, still
+    printed (from code the scans leave out), or made with a message no record holds."""
     said = content.confirmed.get(project, {}).get(rid)
-    if said is None or said == "printed":
+    if said is None:
         return found
-    return None if said == "gone" else content.aliases.get(said, said)
+    return None if said in CONFIRMED else content.aliases.get(said, said)
 
 
 def _first(record: Record) -> str | None:

@@ -72,6 +72,8 @@ def today(f: Finding) -> str:
     upgrade = removed.get("upgrade") or f.result.upgrade
     if upgrade:
         return f"not printed since {text(upgrade)}: upgrading is one fix"
+    if removed.get("lives"):
+        return "later releases still make this check: upgrading does not stop it"
     return ""
 
 
