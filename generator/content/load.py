@@ -780,8 +780,9 @@ def _with_records(
 
 
 # What a person may say of a removed record besides the id of the check that took over:
-# gone (the check is no longer made), printed (the same message, from code errorkb does not
-# scan), unrecorded (the check is still made, with a message no record holds).
+# gone (the check is no longer made), printed (the same message, where errorkb's scan does
+# not find it: a folder it leaves out, a message it cannot read), unrecorded (the check is
+# still made, with a message no record holds).
 CONFIRMED = ("gone", "printed", "unrecorded")
 
 

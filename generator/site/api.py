@@ -1249,8 +1249,8 @@ def error_document_schema(base_url: str) -> dict:
                         "removed records), else `upgrade`, the first release that prints none "
                         "of this message (upgrading is one fix: no later check is known to "
                         "have taken it over); `lives`, where a reader found the check still "
-                        "made without a record to lead to: printed (the same message, from "
-                        "code errorkb does not scan) or unrecorded (with a message no record "
+                        "made without a record to lead to: printed (the same message, where "
+                        "errorkb's scan does not find it) or unrecorded (with a message no record "
                         "holds), and upgrading does not stop it",
                         "required": [
                             "after",
