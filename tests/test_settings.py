@@ -260,7 +260,7 @@ def test_what_to_try_and_your_case_carry_the_value_that_passes(settings_site):
 
     text = page(settings_site, "Total number of attention")
     section = text[text.index('id="what-to-try"') :]
-    assert "Set <code>--tensor-parallel-size</code> to a divisor of the" in section
+    assert 'Set <code class="f">--tensor-parallel-size</code> to a divisor of the' in section
     # The page's calculator (or divisor section) answers Your case alone: no second list of
     # values beside it; the API document still carries what passes.
     assert re.search(r"data-passes=", text) is None

@@ -295,7 +295,8 @@ def test_a_stack_page_gives_each_engines_advice_then_what_any_engine_can_do(stac
     html = (stack_site / "errors/aec1c60254c32faa/index.html").read_text()
     assert headings(html)[:4] == ["in-vllm", "in-sglang", "solutions", "meaning"]
     vllm = html[html.index('id="in-vllm"') : html.index('id="in-sglang"')]
-    assert "<code>--gpu-memory-utilization</code>" in vllm and "--mem-fraction-static" not in vllm
+    assert '<code class="f">--gpu-memory-utilization</code>' in vllm
+    assert "--mem-fraction-static" not in vllm
     assert 'class="before-after"' in vllm and "Llama-3.1-70B-Instruct" in vllm  # its example fix
     assert f'href="/errors/{VLLM_CACHE}/"' in vllm  # vLLM's own record of the trouble
     assert ">Whatever the engine<" in html and 'id="related"' not in html  # not listed twice
@@ -314,7 +315,8 @@ def test_the_api_document_names_the_engines_and_their_records(stack_site):
     engines = doc["computed"]["engines"]
     assert [(e["key"], e["name"]) for e in engines] == [("vllm", "vLLM"), ("sglang", "SGLang")]
     assert [r["id"] for r in engines[0]["related"]] == [VLLM_CACHE]
-    assert "<code>--mem-fraction-static</code>" in doc["html"]["engines"]["sglang"]["solutions"][0]
+    solution = doc["html"]["engines"]["sglang"]["solutions"][0]
+    assert '<code class="f">--mem-fraction-static</code>' in solution
     back = json.loads((stack_site / f"api/errors/{VLLM_CACHE}.json").read_text())
     assert "aec1c60254c32faa" in [r["id"] for r in back["computed"]["related"]]
 
