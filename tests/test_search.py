@@ -285,8 +285,10 @@ def test_a_query_fetches_a_few_small_files_not_the_index(real):
         assert fresh.bytes < 100_000  # DESIGN §5: 100 KB a query (at 100,000 records)
         fetched.append(fresh.bytes)
     # The shards grow in number with the content, not in size: a typical query stays small
-    # (about 39 KB at 32,000 records: ~24 word shards and 13 pages of patterns).
-    assert sum(fetched) / len(fetched) < 50_000
+    # (49.8 KB on average at 32,000 records before round 17; 50.0 KB after it linked every
+    # removed record a reader read and explained 110 more: the titles and answers that
+    # patterns carry). A tripwire well under the 100 KB a query above.
+    assert sum(fetched) / len(fetched) < 55_000
 
 
 # --- the parts ---------------------------------------------------------------------------
