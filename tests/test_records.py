@@ -53,6 +53,8 @@ CASES = [
     ("E102", A1, "tags: [config]", "tag: [config]", "tag", "tag:"),
     ("E103", A1, "line: 42", "line: forty-two", "source.line", "line: forty-two"),
     ("E103", A1, "method: human", "method: guessed", "analysis.method", "analysis:"),
+    # a summary is plain text (a page's description, a link preview): backticks would show
+    ("E103", A1, "summary: The widgets", "summary: The `widgets`", "summary", "summary:"),
     (
         "E104",
         A1,
