@@ -786,7 +786,8 @@ def test_the_page_shows_what_is_derived_and_the_divisor_table(divisor_site):
         line.group(1)
     )
     assert (
-        f'<a href="{DOCS}#-tensor-parallel-size-tp"><code>--tensor-parallel-size</code></a>'
+        f'<a href="{DOCS}#-tensor-parallel-size-tp">'
+        '<code class="f">--tensor-parallel-size</code></a>'
         " (an engine argument; in Python <code>LLM(tensor_parallel_size=...)</code>)"
     ) in line.group(1)
     # The divisor calculator: static answers computed by calc.py, the widget's script.

@@ -108,7 +108,8 @@ def test_an_old_wording_answers_with_the_check_printed_today(tmp_path):
     assert "Not explained yet" not in page and "Not reviewed yet" not in page
     # Its own derived block, the setting as its release named it and today's name beside it.
     assert (
-        "<code>-tp</code> (an engine argument; today <code>--tensor-parallel-size</code>)" in page
+        '<code class="f">-tp</code> (an engine argument; today <code>--tensor-parallel-size</code>)'
+        in page
     )
     assert _page(kb / "site", MIDDLE).count('id="solutions"') == 1
 

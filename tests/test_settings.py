@@ -245,7 +245,7 @@ def page(kb: Path, start: str) -> str:
         ("max_model_len ({max", "<code>max_position_embeddings</code> (from the model&#39;s"),
         (
             "Total number of attention",
-            "<code>--tensor-parallel-size</code></a> (an engine argument; in Python "
+            '<code class="f">--tensor-parallel-size</code></a> (an engine argument; in Python '
             "<code>LLM(tensor_parallel_size=...)</code>)",
         ),
     ],

@@ -173,13 +173,17 @@ def _parser() -> MarkdownIt:
 FLAG_SPAN = 38  # characters: a flag with its value, short enough to keep on one line at 390 px
 
 
-def _whole_flags(state) -> None:
-    """A short code span that opens with a hyphen (`--dtype float32`) gets class `f`, which
+def whole_flag(text: str) -> bool:
+    """Whether a code span is a short flag (`--dtype float32`), shown with class `f`, which
     keeps it on one line: browsers may break a line after a hyphen, cutting `--` from `dtype`."""
+    return text[:1] == "-" and len(text) <= FLAG_SPAN
+
+
+def _whole_flags(state) -> None:
+    """Markdown's code spans that are short flags get class `f` (whole_flag)."""
     for token in state.tokens:
         for child in token.children or ():
-            text = child.content
-            if child.type == "code_inline" and text[:1] == "-" and len(text) <= FLAG_SPAN:
+            if child.type == "code_inline" and whole_flag(child.content):
                 child.attrSet("class", "f")
 
 

@@ -622,6 +622,7 @@ def environment(
     env.filters["code"] = _code_filter
     env.filters["fix_pair"] = lambda fix: Markup(markup.fix_pair(fix))
     env.filters["slug"] = markup.slugify
+    env.filters["flag_code"] = _flag_code
     env.filters["xml"] = _xml_text
     env.filters["inline"] = lambda text: Markup(markup.markdown_inline(text))  # our Markdown
     # A variant that carries the releases that print it (shown by the History section).
@@ -657,6 +658,12 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 def _xml_text(text: str) -> str:
     return _NOT_XML.sub("", str(text))
+
+
+def _flag_code(text: str) -> Markup:
+    """A setting's handle in inline code, kept on one line when it is a short flag."""
+    attrs = ' class="f"' if markup.whole_flag(text) else ""
+    return Markup(f"<code{attrs}>") + text + Markup("</code>")
 
 
 def _code_filter(code: str, language: str | None, caption: str = ""):
