@@ -409,6 +409,10 @@ def test_a_check_a_reader_found_still_made_offers_no_upgrade(kb, said):
     assert answer(content, record) == (None, None) and lives_on(content, record) == said
     block = removed(record, content, "/")
     assert (block["upgrade"], block["lives"], block["today"]) == (None, said, None)
+    build(kb)
+    page = (kb / "site" / "errors" / old / "index.html").read_text()
+    top = page[page.index("<h1>") : page.index('id="message"')]
+    assert "upgrading does not stop it" in top and "upgrading is one fix" not in top
     (kb / "content" / "lineage" / "demo.yaml").write_text(f"{old}: gone\n")
     content = load_content(kb)
     assert answer(content, content.records[old]) == (None, "3.0")  # gone: upgrading is one fix

@@ -30,6 +30,7 @@ from errorkb import registry, resources
 from errorkb.content import flags, template
 from errorkb.content import model as model_module
 from errorkb.content.model import (
+    LIVES,
     Content,
     ContentError,
     Guide,
@@ -783,7 +784,7 @@ def _with_records(
 # gone (the check is no longer made), printed (the same message, where errorkb's scan does
 # not find it: a folder it leaves out, a message it cannot read), unrecorded (the check is
 # still made, with a message no record holds).
-CONFIRMED = ("gone", "printed", "unrecorded")
+CONFIRMED = ("gone", *LIVES)
 
 
 def _load_confirmed(files: "Files", content: Content, problems: list[Problem]) -> dict:

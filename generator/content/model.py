@@ -348,6 +348,12 @@ class Guide:
     body_line: int = 1  # the file's line where body starts
 
 
+# What a reader of content/lineage/ may find of a removed record whose check no record took
+# over, besides gone: the check lives on, printed where the scan does not find it, or made
+# with a message no record holds. Upgrading does not stop it either way.
+LIVES = ("printed", "unrecorded")
+
+
 @dataclass
 class Content:
     root: Path
@@ -360,7 +366,7 @@ class Content:
     unreadable_ids: set[str] = field(default_factory=set)  # ids of records with problems
     stamps: dict[str, tuple] = field(default_factory=dict)  # record file -> stamp when listed
     # content/lineage/<project>.yaml: what a person read in both releases' code of a removed
-    # record: the id of the record whose check took over, "gone" or "printed" (CONFIRMED)
+    # record: the id of the record whose check took over, or one of load.CONFIRMED
     confirmed: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def knows(self, ident: str) -> bool:

@@ -5,7 +5,7 @@ content, read by the pages, the search index and the quick rebuild alike.
 
 from functools import cache
 
-from errorkb.content.model import Content, Record
+from errorkb.content.model import LIVES, Content, Record
 
 
 def successors(content: Content, record: Record) -> list[Record]:
@@ -39,12 +39,16 @@ def lives_on(content: Content, record: Record) -> str | None:
     found of the last removed record it leads to: `printed` (later releases print the same
     message, from code errorkb does not scan) or `unrecorded` (they still make the check,
     with a message no record holds). Either way upgrading does not stop it. None otherwise."""
-    chain = successors(content, record)
-    end = chain[-1] if chain else record
-    if record.status != "removed" or end.status != "removed":
+    if record.status != "removed":
         return None
+    chain = successors(content, record)
+    return _lives(content, chain[-1] if chain else record)
+
+
+def _lives(content: Content, end: Record) -> str | None:
+    """What a reader found of the last record a chain leads to, when it lives on (LIVES)."""
     said = content.confirmed.get(end.project, {}).get(end.id)
-    return said if said in ("printed", "unrecorded") else None
+    return said if end.status == "removed" and said in LIVES else None
 
 
 def answer(content: Content, record: Record) -> tuple[Record | None, str | None]:
@@ -58,9 +62,9 @@ def answer(content: Content, record: Record) -> tuple[Record | None, str | None]
     chain = successors(content, record)
     if chain and chain[-1].status != "removed":
         return chain[-1], None
-    if lives_on(content, record):
-        return None, None
     end = chain[-1] if chain else record
+    if _lives(content, end):
+        return None, None
     scanned = content.projects[record.project].releases_scanned
     return None, first_after(scanned, (end.versions or {}).get("last"))
 

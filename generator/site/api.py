@@ -21,7 +21,7 @@ from errorkb.answer import placeholder as _placeholder
 from errorkb.content import template
 from errorkb.content.derived import CATEGORIES, KINDS, STAGES, emptied, handle, write_pattern
 from errorkb.content.load import EACH, load_schema, markdown_fields
-from errorkb.content.model import Content, Record
+from errorkb.content.model import LIVES, Content, Record
 from errorkb.content.successors import answer, first_after, lives_on, release_key
 from errorkb.site import markup, paging
 from errorkb.site.linking import Links, resolve, same_file, same_function
@@ -1300,7 +1300,7 @@ def error_document_schema(base_url: str) -> dict:
                                 "to (null when a check took over, when the check lives on, or "
                                 "when no later release was scanned)",
                             },
-                            "lives": {"enum": ["printed", "unrecorded", None]},
+                            "lives": {"enum": [*LIVES, None]},
                         },
                     },
                     "derived": {

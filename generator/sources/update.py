@@ -445,8 +445,8 @@ def _to_confirm(u: ProjectUpdate) -> list[str]:
         f"### Removed checks to confirm in content/lineage/{u.key}.yaml ({len(removed)})",
         "",
         "Read each in the code of the release that last printed it and the next; keep or"
-        " correct the rules' guess (the id of the record whose check took over, `gone`, or"
-        f" `printed`) and add the lines to `content/lineage/{u.key}.yaml`.",
+        " correct the rules' guess (the id of the record whose check took over, `gone`,"
+        " `printed` or `unrecorded`) and add the lines to `content/lineage/{u.key}.yaml`.",
         "",
         "```yaml",
     ]
