@@ -519,6 +519,14 @@ def test_a_title_keeps_got_as_its_own_verb():
     ) == ("Embedding hidden dimension mismatch")
 
 
+def test_a_message_written_as_an_indented_block_is_titled_by_its_first_line():
+    """derived-truth 7309 (a0b771482514187f): a message that opens on a newline was titled
+    "ValueError in PoolingOfflineMixin._verify_pooling_task", the title of no message."""
+    message = "\n    pooling_task required for `LLM.encode`.\n    Please use one of ..."
+    assert template.title(message) == "pooling_task required for `LLM.encode`"
+    assert template.title("\n{a}={b}\n") == ""
+
+
 def test_an_engine_setting_left_unset_still_passes_an_incompatibility():
     """Measured on the rederive of the rule above: "--use-replayssm is incompatible with KV
     connectors" (`kv_transfer_config is not None and kv_transfer_config.x`): leaving

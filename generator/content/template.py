@@ -262,7 +262,8 @@ def _restriction(message: str) -> str:
 def title(message: str) -> str:
     """A heading for a message: its first sentence without placeholders, cut to MAX_TITLE
     at a word; "" when too little text is left."""
-    text = message.split("\n", 1)[0]
+    # The first line with words: a message written as an indented block opens on a newline.
+    text = message.lstrip().split("\n", 1)[0]
     text = _named_operands(text)
     # Labelled values only: "...: shape={s} stride={t}", ", got max_len={n}": all go.
     text = re.sub(r":\s*(?:" + _LABELLED + r"[,;]?\s*)+(?=$|[.;])", "", text)
