@@ -179,8 +179,9 @@ def answer_of(content: "Content", record: "Record") -> Answer | None:
 
 
 def _explained(record: "Record") -> int:
-    """2: explained by a person, 1: an explanation derived from the code, 0: a stub."""
-    return 2 if record.curated else int(bool(record.derived.get("explanation")))
+    """2: explained by a person, 1: a derived block (the page says when the code raises it),
+    0: a stub."""
+    return 2 if record.curated else int(bool(record.derived))
 
 
 def _source_order(content: "Content") -> list["Record"]:

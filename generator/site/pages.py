@@ -120,7 +120,12 @@ class Pages:
         answer = api.answer_document(live, self.content) if live is not None else None
         # Link previews: a person's summary, else our explanation, never raw {placeholders}.
         explained = (live or record).derived.get("explanation", "").replace("`", "")
-        description = doc.get("summary") or (live and live.summary) or explained or record.message
+        description = (
+            doc.get("summary")
+            or (live and live.summary)
+            or explained
+            or template.elided(record.message)
+        )
         return self.page(
             "error.html",
             urls.error(record.id),

@@ -42,6 +42,7 @@ from typing import IO
 import yaml
 
 from errorkb.content import template
+from errorkb.content.derived import claimed
 from errorkb.content.load import (
     SCHEMA_LINE,
     load_content,
@@ -3081,13 +3082,14 @@ def _render_batch(project: str, groups: list[list[Site]], ref: str, snippets: bo
 
 
 def derived(sites: list[Site], ref: str) -> dict:
-    """A record's `derived`: what explain found at its first site, marked with the ref; not
-    reaching the user only when no site of it does (caught_by_callers)."""
+    """A record's `derived`: what explain found at its first site, marked with the ref, as the
+    knowledge base claims it (derived.claimed); not reaching the user only when no site of it
+    does (caught_by_callers)."""
     out = {"ref": ref, **(sites[0].derived or {})}
     if any((site.derived or {}).get("reaches", True) for site in sites):
         out.pop("reaches", None)
         out.pop("caught", None)
-    return out
+    return claimed(out, sites[0].kind)
 
 
 def new_record(project: str, sites: list[Site], ref: str, snippets: bool) -> tuple[str, str]:

@@ -27,6 +27,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from errorkb.content.derived import claimed
+
 if TYPE_CHECKING:
     from errorkb.sources.explain import Knowledge, Setting
 
@@ -515,7 +517,7 @@ def with_named(record, knowledge: "Knowledge") -> dict | None:
         out[key] = value
     if flags and "flags" not in out:
         out["flags"] = flags
-    return out
+    return claimed(out, record.data.get("kind", "raise"))
 
 
 def _key(entry: dict) -> tuple:
