@@ -36,6 +36,11 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
     ref = record.ref or project.ref
     nearby, in_file = same_file(links, record)
     in_function, in_function_count = same_function(links, record)
+    if not record.curated:
+        # Listed once: the page shows these under the function (a curated page does not), and
+        # same_file repeating them weighed 12 MB over the site's documents.
+        listed = {r.id for r in in_function}
+        nearby = [r for r in nearby if r.id not in listed]
     doc = {
         "$schema": urls.absolute(base, urls.schema()),
         "schema_version": urls.SCHEMA_VERSION,
@@ -1228,7 +1233,12 @@ def error_document_schema(base_url: str) -> dict:
                         "(one project carries the other's code)",
                         "items": summary,
                     },
-                    "same_file": {"type": "array", "items": summary},
+                    "same_file": {
+                        "type": "array",
+                        "description": "other errors raised nearest in the same file, the "
+                        "few nearest; but for a record not curated, those same_function lists",
+                        "items": summary,
+                    },
                     "same_file_count": {"type": "integer", "minimum": 0},
                     "same_function": {
                         "type": "array",

@@ -829,9 +829,15 @@ def _compact_js(js: str) -> str:
 # A string literal of a line: "...", '...' or `...` (a template literal on one line).
 _JS_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`(?:[^`\\]|\\.)*`')
 # Spaces code needs not: before a block's brace, around `=>`, `=`, `===`, `!==` and the
-# compound assignments, after a comma, a colon or a semicolon.
+# compound assignments, after a comma, a colon or a semicolon; inside braces; between a
+# keyword and its parenthesis or block; around `? :` (a condition), `??`, `||` and `&&`.
 _LOOSE = re.compile(
-    r"(?<=[)\]}>]) (?=\{)|(?<=\}) (?=else\b)|(?<=\belse) (?=\{)| (?==>)|(?<==>) "
+    r"(?<=[)\]}>]) (?=\{)|(?<=\}) (?=(?:else|catch|finally)\b)|(?<=\belse) (?=\{)"
+    r"|(?<=\btry) (?=\{)|(?<=\bfinally) (?=\{)|(?<=\bcatch) (?=[({])"
+    r"|(?<=\bif) (?=\()|(?<=\bfor) (?=\()|(?<=\bwhile) (?=\()|(?<=\bswitch) (?=\()"
+    r"|(?<=\{) (?=[^ ])|(?<=[^ ]) (?=\})"
+    r"| (?=(?:\?\?|\|\||&&|[?:]) )|(?<= \?\?) |(?<= \|\|) |(?<= &&) |(?<= [?:]) "
+    r"| (?==>)|(?<==>) "
     r"|(?<=[=!]==) | (?=[=!]==)|(?<=[^=!<>]=) (?!=)|(?<=,) |(?<=[:;]) (?=[^ ])"
     r"| (?=[-+*]?=[^=>])"
 )
@@ -839,16 +845,17 @@ _LOOSE = re.compile(
 
 def _tight(line: str) -> str:
     """A line of code without the spaces it needs not, outside its string literals. A line
-    with a slash (a regular expression, a division, a comment) or a string left open is
-    left as it is: telling those apart takes a parser."""
-    if "/" in line:
-        return line
+    with a slash outside its string literals (a regular expression, a division, a comment)
+    or a string left open is left as it is: telling those apart takes a parser."""
     parts, last = [], 0
     for found in _JS_STRING.finditer(line):
-        parts += [_LOOSE.sub("", line[last : found.start()]), found.group(0)]
+        code = line[last : found.start()]
+        if "/" in code:
+            return line
+        parts += [_LOOSE.sub("", code), found.group(0)]
         last = found.end()
     rest = line[last:]
-    if any(quote in rest for quote in "\"'`"):
+    if "/" in rest or any(quote in rest for quote in "\"'`"):
         return line
     return "".join(parts) + _LOOSE.sub("", rest)
 

@@ -205,6 +205,7 @@ function onKey(box, event) {
 
 function initBox(form) {
   const input = form.querySelector("textarea");
+  form.insertAdjacentHTML("beforeend", '<div class="search-results" data-search-results hidden></div>'); // empty without JavaScript
   const results = form.querySelector("[data-search-results]");
   const box = { form, input, results, active: -1, turn: 0, inline: form.hasAttribute("data-search-inline") };
   results.id = `${input.id}-results`;

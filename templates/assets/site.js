@@ -18,8 +18,8 @@ function applyTheme(theme) {
 }
 
 function initTheme() {
-  // Shown only now: without JavaScript the button would do nothing.
-  for (const button of document.querySelectorAll("[data-theme-toggle]")) button.hidden = false;
+  // Added only now: without JavaScript it would do nothing.
+  document.querySelector("header.topbar")?.insertAdjacentHTML("beforeend", '<button type="button" class="theme-toggle" data-theme-toggle><span aria-hidden="true">◐</span></button>');
   let saved = null;
   try { saved = localStorage.getItem(THEME_KEY); } catch { /* storage may be blocked */ }
   applyTheme(saved === "dark" || saved === "light" ? saved : systemTheme());
@@ -48,8 +48,8 @@ async function copyText(text, button) {
 }
 
 function initCopyButtons() {
-  // A section's copy-link button works only with JavaScript, so JavaScript adds it
-  // (which also keeps a button per section out of every page's HTML).
+  // A copy button works only with JavaScript, so JavaScript adds it (which also keeps a
+  // button per section, and the message's, out of every page's HTML).
   for (const anchor of document.querySelectorAll("section.section > h2 > a.anchor")) {
     const button = Object.assign(document.createElement("button"), {
       type: "button",
@@ -60,7 +60,7 @@ function initCopyButtons() {
     button.setAttribute("aria-label", `Copy link to ${anchor.textContent}`);
     anchor.after(button);
   }
-  for (const button of document.querySelectorAll("[data-copy-text]")) button.hidden = false;
+  document.querySelector("#message > .message-head")?.insertAdjacentHTML("beforeend", '<button type="button" class="copy-link" data-copy-text aria-label="Copy message template" title="Copy message">Copy</button>');
   document.addEventListener("click", (event) => {
     const button = event.target.closest("[data-copy-link], [data-copy-text]");
     if (!button) return;
