@@ -551,7 +551,7 @@ def test_an_edit_of_prose_while_serving_takes_the_quick_rebuild(watched):
     wait_until(lambda: spare_holds_live(kb), "the spare made ready")
     edit(kb / RECORD, "meaning: |\n", "meaning: |\n  Said anew while serving.\n")
     wait_until(lambda: "Said anew while serving." in page(port), "the quick rebuild")
-    assert "the prose of 1 record changed" in lines[-1]
+    assert "the prose of 1 record changed" in lines[-1], lines[-3:]
 
 
 def test_a_change_is_built_once_the_files_hold_still(kb, monkeypatch):

@@ -251,15 +251,17 @@ def rebuild(
     started = time.perf_counter()
     state = state if state is not None else _load_state(out)
     code_key = build.code_digest()
-    if state is None or build.inputs_key(root, code_key) != state.inputs:
+    if state is None:
         return None
+    if build.inputs_key(root, code_key) != state.inputs:
+        return _declined(log, "the site's settings, templates, projects or code changed")
     listing = list_records(root, state.wing_keys, state.limit_kb)
     listed = {file[1]: file for file in listing or []}  # path from root -> (path, it, stamp)
     if listing is None or listed.keys() != state.records.keys():
-        return None
+        return _declined(log, "a record was added, removed or moved")
     edited = [rel for rel, (_, _, stamp) in listed.items() if stamp != state.records[rel][0]]
     if len(edited) > MOST_EDITS:
-        return None
+        return _declined(log, f"{len(edited)} records changed (it takes {MOST_EDITS} at most)")
     ids = [state.records[rel][1] for rel in edited]
     if not ids and (intact := _intact(out, state, started)) is not None:
         unchanged, live = intact
@@ -273,18 +275,18 @@ def rebuild(
         return unchanged
     loaded = _load(root, state, listed, edited, ids)
     if loaded is None:
-        return None
+        return _declined(log, "an edit places a record anew, or an edited file has a problem")
     content, shown, showing = loaded
     with build.collector_paused(), publish.locked(out, log):
         if _site_stamp(out) != state.site:
-            return None  # another build made the site since
+            return _declined(log, "another build made the site since the last one")
         plan = _plan(content, state, code_key)
         try:
             result = _write(out, state, plan, ids, sorted(set(ids) | set(showing)), shown)
-        except _Unanswered:
-            return None  # the spare is left without its manifest: the full build remakes it
+        except _Unanswered:  # the spare is left without its manifest: the full build remakes it
+            return _declined(log, "an output showing the edited records cannot be remade alone")
         if result is None:
-            return None
+            return _declined(log, "the live site or its spare lost a file since its build")
         _state_path(out).write_bytes(_dumps(_updated(state, out, listed, edited, content)))
     result.seconds = time.perf_counter() - started
     if log:
@@ -298,6 +300,14 @@ def rebuild(
             f"in {result.seconds:.2f} s: {out}"
         )
     return result
+
+
+def _declined(log, why: str) -> None:
+    """No quick rebuild, and why, said once before the full build runs (the writer who
+    edited prose alone learns why it took the long way)."""
+    if log:
+        log(f"the quick rebuild declined: {why}; full build")
+    return None
 
 
 def _intact(
