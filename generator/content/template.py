@@ -53,13 +53,12 @@ def placeholders(message: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-
 def elided(message: str) -> str:
     """The message as printed with each value left out ("head_size … is too large"): a link
     preview's text where no person or rule wrote one, never a raw {placeholder}."""
-    return " ".join(
-        "".join(seg if isinstance(seg, str) else "…" for seg in parse(message)).split()
-    )
+    shown = "".join(seg if isinstance(seg, str) else "…" for seg in parse(message))
+    return " ".join(shown.split())
+
 
 # A message's tokens for aligning two wordings: words, marks, and each placeholder as one.
 _ALIGN_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_.]*)\}|\w+|[^\w\s]")
