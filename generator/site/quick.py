@@ -302,9 +302,9 @@ def rebuild(
     return result
 
 
-def _declined(log, why: str) -> None:
-    """No quick rebuild, and why, said once before the full build runs (the writer who
-    edited prose alone learns why it took the long way)."""
+def _declined(log, why: str) -> "build.BuildResult | None":
+    """No quick rebuild (None, as `rebuild` returns it), and why, said once before the full
+    build runs (the writer who edited prose alone learns why it took the long way)."""
     if log:
         log(f"the quick rebuild declined: {why}; full build")
     return None
