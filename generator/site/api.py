@@ -37,8 +37,8 @@ def error_document(record: Record, content: Content, links: Links) -> dict:
     nearby, in_file = same_file(links, record)
     in_function, in_function_count = same_function(links, record)
     if not record.curated:
-        # Listed once: the page shows these under the function (a curated page does not), and
-        # same_file repeating them weighed 12 MB over the site's documents.
+        # Listed once: the page shows these under the function (a curated page does not) and
+        # same_file as it is; repeating them weighed 12 MB over the site's documents.
         listed = {r.id for r in in_function}
         nearby = [r for r in nearby if r.id not in listed]
     doc = {
