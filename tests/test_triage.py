@@ -1359,3 +1359,41 @@ def test_a_title_s_part_that_names_its_exception_has_no_rival_of_another():
     assert _named_apart("torch.OutOfMemoryError: CUDA out of memory.", oom, log)
     assert not _named_apart("CUDA out of memory.", oom, log)
     assert not _named_apart("torch.OutOfMemoryError: CUDA out of memory.", oom, oom)
+
+
+def _result(rid: str, match: str, how: str, exception: str, tied: bool = False) -> engine.Result:
+    return engine.Result(rid, "", exception, "vLLM", "", match, HOW[how], {}, tied=tied)
+
+
+def test_a_short_message_is_sure_when_raised_with_its_own_exception_and_nothing_else_fits():
+    from errorkb.triage import _raised_generic
+
+    short = _result("a", "generic", "generic", "AssertionError")
+    other = _result("b", "similar", "similar", "ValueError")
+    said = "AssertionError: expected running sequences"
+    assert _raised_generic([short, other], said, HOW)
+    assert _raised_generic([short], "vllm.errors.AssertionError: expected running sequences", HOW)
+    # No exception said, another exception said, or another record that fits: unsure
+    assert not _raised_generic([short], "expected running sequences", HOW)
+    assert not _raised_generic([short], "ValueError: expected running sequences", HOW)
+    rival = _result("c", "generic", "generic", "AssertionError")
+    assert not _raised_generic([short, rival], said, HOW)
+    tied = _result("a", "generic", "generic", "AssertionError", tied=True)
+    assert not _raised_generic([tied], said, HOW)
+    # A message Python prints itself for any code, a loose fit, a log line: never sure
+    python = _result("d", "generic", "generic", "AttributeError")
+    none = "AttributeError: 'NoneType' object has no attribute 'cpu'"
+    assert not _raised_generic([python], none, HOW)
+    loose = _result("e", "generic", "loose", "ValueError")
+    assert not _raised_generic([loose], "ValueError: Attempted to assign 2 + 2 = 4 tokens", HOW)
+    logged = _result("f", "generic", "generic", "WARNING")
+    assert not _raised_generic([logged], "WARNING: Casting torch.bfloat16", HOW)
+
+
+def test_a_logger_s_bars_with_a_level_and_its_name_are_a_prefix():
+    for line in (
+        "2023-12-27 11:25:36 | ERROR | stderr | ValueError: x",
+        "2025-04-29 22:14:28.456 | ERROR    | app.main:run:42 - ValueError: x",
+    ):
+        match = READING.prefix.match(line)
+        assert match and line[match.end() :] == "ValueError: x"

@@ -172,9 +172,10 @@ _LOG_PREFIXES = [
     *(prefix for key in registry.available() for prefix in registry.wing(key).log_prefixes()),
     r"\[[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ [^\]\n]*\] ?",  # glog (PyTorch's C++): [W1101 09:43...]
     # ISO timestamps, optionally with a logger name (2025-11-01 09:43:08,123 - vllm -) or
-    # loguru's bars (2025-04-29 22:14:28.456 | ERROR    | )
+    # bars with a level and a logger's name or place: loguru's (2025-04-29 22:14:28.456 |
+    # ERROR    | module:function:42 - ), FastChat's (2023-12-27 11:25:36 | ERROR | stderr | )
     r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"
-    r"(?: - [\w.]+ -| \|(?: [A-Z]+ +\|)?)? ?",
+    r"(?: - [\w.]+ -| \|(?: [A-Z]+ +\|(?: [\w.:]+ [|-](?= ))?)?)? ?",
     # NCCL's own log lines: host:pid:tid [gpu] NCCL INFO ... (at a word's start, and the
     # host without colons: a search through a line stays linear)
     r"(?<!\S)[^\s:]+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|ERROR) ?",

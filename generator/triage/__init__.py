@@ -368,6 +368,39 @@ def _retitled(results: list[engine.Result], text: str) -> bool:
     return not any(_titled(r, said) for r in results[1:])
 
 
+def _raised_generic(results: list[engine.Result], query: str, how: dict) -> bool:
+    """Whether a generic fit (a template of few words of its own) is sure all the same: the
+    paste raises the record's own exception with all of its message ("AssertionError:
+    expected running sequences", "ImportError: x.so: undefined symbol: y"), and no other
+    record fits at all. A short message alone may be anyone's; the exception it was raised
+    with, and nothing else fitting, say whose it is."""
+    best = results[0]
+    if best.match != "generic" or best.how != how["generic"] or best.tied:
+        return False
+    if any(r.match != "similar" for r in results[1:]):
+        return False
+    said = re.match(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*):\s", query)
+    own = best.exception.rsplit(".", 1)[-1]
+    if said is None:
+        return False
+    return said.group(1).rsplit(".", 1)[-1] == own and own not in UNSURE_RAISED
+
+
+# Exceptions whose short messages Python raises itself, for any code ("'NoneType' object has no
+# attribute 'cpu'"), and log levels: a generic fit of these is never sure
+UNSURE_RAISED = LOG_LEVELS | QUIET_LEVELS | {
+    "AttributeError",
+    "TypeError",
+    "NameError",
+    "IndexError",
+    "KeyError",
+    "ZeroDivisionError",
+    "UnboundLocalError",
+    "ModuleNotFoundError",
+    "RecursionError",
+}
+
+
 def _fits(result: engine.Result, how: dict) -> bool:
     """Whether a result claims the text is its message: exact, or partial but for a run of
     its words among others."""
@@ -400,7 +433,9 @@ QUOTES = ("quote", "span")  # candidates named only when whole: a sentence's quo
 
 
 def _whole(result: engine.Result, how: dict) -> bool:
-    return result.match == "exact" or result.how.startswith(tuple(how[k] for k in QUOTE_FITS))
+    """Whether a result fits all of the message (a generic fit is only ever a whole one)."""
+    fits = tuple(how[k] for k in (*QUOTE_FITS, "generic"))
+    return result.match == "exact" or result.how.startswith(fits)
 
 
 # What a quote leaves out of a message it is all of: the first sentence's full stop, or the
@@ -488,10 +523,14 @@ def _sure(
     results = engine.search(site.index, query, engine=key)
     if not results or results[0].tied:
         return None
-    if results[0].match not in tiers and not (kind == "title" and _retitled(results, query)):
+    how = site.index.context().how
+    if (
+        results[0].match not in tiers
+        and not (kind == "title" and _retitled(results, query))
+        and not _raised_generic(results, query, how)
+    ):
         return None
     best = results[0]
-    how = site.index.context().how
     if kind in QUOTES and not _whole(best, how) and not _quoted_whole(site, query, best.id, key):
         return None
     if best.how.startswith(how["prefix"]) and _closed_past(query, best):
