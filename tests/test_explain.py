@@ -1075,6 +1075,26 @@ def test_the_terminal_prints_the_answer_naming_the_setting(divisor_site):
     ), out
 
 
+def test_an_error_log_line_claims_no_kind_the_rules_call_logged():
+    """Issue 40, round 19: in the blind samples an error line the rules called "logged"
+    (nothing failed) was a runtime failure each time (4 of 4); an info line's "logged" was
+    right 39 of 39. The error line keeps its explanation (it was logged, the next lines say
+    what came of it), without the kind."""
+    block = {
+        "condition": "not ok",
+        "stage": "request-handling",
+        "category": "logged",
+        "explanation": "An error reported in the log, not raised here.",
+    }
+    kept = {k: v for k, v in block.items() if k != "category"}
+    assert derived_words.claimed(block, "log", "error") == kept
+    assert derived_words.claimed(block, "log", "critical") == kept
+    assert derived_words.claimed(block, "log", "warning") == block
+    assert derived_words.claimed(block, "log", "info") == block
+    failed = {**block, "category": "runtime-failure"}
+    assert derived_words.claimed(failed, "log", "error") == failed
+
+
 def test_no_kind_of_check_is_claimed_where_no_setting_of_the_user_s_is_traced():
     """Issue 40, round 18: blind samples found a refusal's kind right 45 times in 74 where
     nothing is traced (the values may be the code's own), 17 in 19 where a setting is."""

@@ -149,15 +149,23 @@ REFUSALS = frozenset({"limit", "mismatch", "invalid-choice", "unsupported-combin
 _FROM_THE_KIND = ("category", "explanation", "try")
 
 
-def claimed(block: dict, kind: str) -> dict:
-    """A derived block as the knowledge base claims it (`kind`: raise, assert, log or http):
-    without the kind of check, and the explanation and tries written from it, where a raise
-    refuses values no setting of the user's is traced to (REFUSALS). A log line or an API
-    error keeps its kind: the first says the program went on, the second answers a request."""
+def claimed(block: dict, kind: str, level: str = "") -> dict:
+    """A derived block as the knowledge base claims it (`kind`: raise, assert, log or http;
+    `level`: a log line's): without the kind of check, and the explanation and tries written
+    from it, where a raise refuses values no setting of the user's is traced to (REFUSALS).
+    An error log line the rules call "logged" (nothing failed) keeps its explanation, which
+    says only that it was logged, but claims no kind: it says something failed, and the rules
+    did not see what (labelled samples: a runtime failure each time). Other log lines and API
+    errors keep their kind: the first say the program went on, the second answer a request."""
     traced = any(f.get("kind") != "model-config" for f in block.get("flags", ()))
     if block.get("category") in REFUSALS and kind in ("raise", "assert") and not traced:
         return {k: v for k, v in block.items() if k not in _FROM_THE_KIND}
+    if kind == "log" and level in _FAILED_LEVELS and block.get("category") == "logged":
+        return {k: v for k, v in block.items() if k != "category"}
     return block
+
+
+_FAILED_LEVELS = ("error", "critical")
 
 
 def handle(entry: dict) -> str:

@@ -3089,7 +3089,7 @@ def derived(sites: list[Site], ref: str) -> dict:
     if any((site.derived or {}).get("reaches", True) for site in sites):
         out.pop("reaches", None)
         out.pop("caught", None)
-    return claimed(out, sites[0].kind)
+    return claimed(out, sites[0].kind, sites[0].level)
 
 
 def new_record(project: str, sites: list[Site], ref: str, snippets: bool) -> tuple[str, str]:

@@ -517,7 +517,7 @@ def with_named(record, knowledge: "Knowledge") -> dict | None:
         out[key] = value
     if flags and "flags" not in out:
         out["flags"] = flags
-    return claimed(out, record.data.get("kind", "raise"))
+    return claimed(out, record.data.get("kind", "raise"), record.data.get("level", ""))
 
 
 def _key(entry: dict) -> tuple:
