@@ -105,6 +105,19 @@ def test_other_programs_flags_are_not_read():
     assert problems(code) == []
 
 
+def test_vllm_preload_reads_with_its_own_parser():
+    """`vllm preload` (0.31.0 on) parses the engine's options and its daemons' own
+    (generator/flags/vllm-preload-0.33.0.json): a daemon option is refused by `vllm serve`."""
+    preload = flags.Engine.of("vLLM", flagdata.load("vllm", "0.33.0", "preload") or {})
+    engines = {**ENGINES, "vllm preload": preload}
+    ok = "vllm preload --model m -tp 8 --nnodes 2 --weight-cache-master-port 29600"
+    assert list(flags.code_problems(None, ok, engines)) == []
+    typo = "vllm preload --model m --weight-cache-master-prt 29600"
+    assert [p for _, p in flags.code_problems(None, typo, engines)]
+    serve = "vllm serve m --weight-cache-master-port 29600"
+    assert [p for _, p in flags.code_problems(None, serve, engines)]
+
+
 def test_sglang_serve_reads_its_positional_model_and_model_type():
     assert problems("sglang serve Qwen/Qwen3-8B --model-type llm --tp-size 2") == []
     ((_, why),) = problems("sglang serve Qwen/Qwen3-8B --tp-sise 2")
