@@ -99,7 +99,6 @@ def test_other_programs_flags_are_not_read():
         "pip install --upgrade vllm\n"
         "docker run --gpus all --ipc=host vllm/vllm-openai --model m\n"
         "torchrun --nproc-per-node 8 train.py --foo\n"
-        "vllm bench serve --ready-check-timeout-sec 900\n"
         "python benchmark.py --tensor-parallel-sise 2\n"
     )
     assert problems(code) == []
@@ -116,6 +115,18 @@ def test_vllm_preload_reads_with_its_own_parser():
     assert [p for _, p in flags.code_problems(None, typo, engines)]
     serve = "vllm serve m --weight-cache-master-port 29600"
     assert [p for _, p in flags.code_problems(None, serve, engines)]
+
+
+def test_vllm_bench_serve_reads_with_its_own_parser():
+    """`vllm bench serve`'s client options (generator/flags/vllm-bench-0.33.0.json) are no
+    engine's: read with the benchmark's parser, refused in `vllm serve`."""
+    bench = flags.Engine.of("vLLM", flagdata.load("vllm", "0.33.0", "bench") or {})
+    engines = {**ENGINES, "vllm bench": bench}
+    ok = "vllm bench serve --model m --base-url http://h:8000 --ready-check-timeout-sec 900"
+    assert list(flags.code_problems(None, ok, engines)) == []
+    bare = "vllm bench serve --model m --ready-check-timeout-sec"
+    assert [p for _, p in flags.code_problems(None, bare, engines)]
+    assert [p for _, p in flags.code_problems(None, "vllm serve m --base-url x", engines)]
 
 
 def test_sglang_serve_reads_its_positional_model_and_model_type():
