@@ -1361,32 +1361,32 @@ def test_a_title_s_part_that_names_its_exception_has_no_rival_of_another():
     assert not _named_apart("torch.OutOfMemoryError: CUDA out of memory.", oom, oom)
 
 
-def _result(rid: str, match: str, how: str, exception: str, tied: bool = False) -> engine.Result:
+def _fit(rid: str, match: str, how: str, exception: str, tied: bool = False) -> engine.Result:
     return engine.Result(rid, "", exception, "vLLM", "", match, HOW[how], {}, tied=tied)
 
 
 def test_a_short_message_is_sure_when_raised_with_its_own_exception_and_nothing_else_fits():
     from errorkb.triage import _raised_generic
 
-    short = _result("a", "generic", "generic", "AssertionError")
-    other = _result("b", "similar", "similar", "ValueError")
+    short = _fit("a", "generic", "generic", "AssertionError")
+    other = _fit("b", "similar", "similar", "ValueError")
     said = "AssertionError: expected running sequences"
     assert _raised_generic([short, other], said, HOW)
     assert _raised_generic([short], "vllm.errors.AssertionError: expected running sequences", HOW)
     # No exception said, another exception said, or another record that fits: unsure
     assert not _raised_generic([short], "expected running sequences", HOW)
     assert not _raised_generic([short], "ValueError: expected running sequences", HOW)
-    rival = _result("c", "generic", "generic", "AssertionError")
+    rival = _fit("c", "generic", "generic", "AssertionError")
     assert not _raised_generic([short, rival], said, HOW)
-    tied = _result("a", "generic", "generic", "AssertionError", tied=True)
+    tied = _fit("a", "generic", "generic", "AssertionError", tied=True)
     assert not _raised_generic([tied], said, HOW)
     # A message Python prints itself for any code, a loose fit, a log line: never sure
-    python = _result("d", "generic", "generic", "AttributeError")
+    python = _fit("d", "generic", "generic", "AttributeError")
     none = "AttributeError: 'NoneType' object has no attribute 'cpu'"
     assert not _raised_generic([python], none, HOW)
-    loose = _result("e", "generic", "loose", "ValueError")
+    loose = _fit("e", "generic", "loose", "ValueError")
     assert not _raised_generic([loose], "ValueError: Attempted to assign 2 + 2 = 4 tokens", HOW)
-    logged = _result("f", "generic", "generic", "WARNING")
+    logged = _fit("f", "generic", "generic", "WARNING")
     assert not _raised_generic([logged], "WARNING: Casting torch.bfloat16", HOW)
 
 
