@@ -44,6 +44,19 @@ def test_a_long_command_is_broken_at_its_options_and_reads_as_the_same_words():
     assert all(len(line) <= markup.WRAP + 2 for line in lines[:-1])
 
 
+def test_a_continued_line_broken_at_its_options_keeps_its_indent():
+    code = (
+        "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-405B-Instruct \\\n"
+        "  --tp-size 16 --nnodes 2 --node-rank 0 --dist-init-addr 10.0.0.1:5000"
+    )
+    assert markup._wrapped(code, "bash").split("\n")[1:] == [
+        "  --tp-size 16 \\",
+        "  --nnodes 2 \\",
+        "  --node-rank 0 \\",
+        "  --dist-init-addr 10.0.0.1:5000",
+    ]
+
+
 @pytest.mark.parametrize(
     "line",
     [

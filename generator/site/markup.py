@@ -68,12 +68,15 @@ def _wrapped(code: str, language: str | None) -> str:
     code = code.rstrip("\n")
     if (language or "").lower() not in SHELLS:
         return code
-    return "\n".join(_shell_lines(line) for line in code.split("\n"))
+    lines = code.split("\n")
+    continued = [False] + [line.rstrip().endswith("\\") for line in lines[:-1]]
+    return "\n".join(_shell_lines(line, more) for line, more in zip(lines, continued, strict=True))
 
 
-def _shell_lines(line: str) -> str:
+def _shell_lines(line: str, continued: bool = False) -> str:
     """A shell line longer than WRAP as the shell reads it, one option (with its values) a
-    line: environment settings and the command first, then each option, indented."""
+    line: environment settings and the command first, then each option, indented (a line
+    that continues the one before is indented already: its options keep its indent)."""
     if len(line) <= WRAP or line.rstrip().endswith("\\") or line.lstrip().startswith("#"):
         return line
     indent = line[: len(line) - len(line.lstrip())]
@@ -96,7 +99,8 @@ def _shell_lines(line: str) -> str:
     if len(groups) < 2:
         return line
     parts = [" ".join(g) for g in groups]
-    return f" \\\n{indent}  ".join([indent + parts[0], *parts[1:]])
+    step = indent if continued else indent + "  "
+    return f" \\\n{step}".join([indent + parts[0], *parts[1:]])
 
 
 _ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
