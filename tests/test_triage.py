@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from errorkb import cli
+from errorkb import triage as triage_module
 from errorkb.search import engine
 from errorkb.search import rules as search_rules
 from errorkb.serve import make_server
@@ -1397,3 +1398,12 @@ def test_a_logger_s_bars_with_a_level_and_its_name_are_a_prefix():
     ):
         match = READING.prefix.match(line)
         assert match and line[match.end() :] == "ValueError: x"
+
+
+def test_a_short_message_s_comment_says_why_it_is_named_all_the_same():
+    result = _fit("ee3b791d8cedce58", "generic", "generic", "AssertionError")
+    quote = "expected running sequences"
+    finding = triage_module.Finding(result, quote, None, "https://x/e/", True)
+    reason = comment.why(finding)
+    assert "raised as its own `AssertionError`" in reason
+    assert "may not be this one" not in reason

@@ -80,7 +80,15 @@ def today(f: Finding) -> str:
 def why(f: Finding) -> str:
     """Which text of the issue matched the page, how, and the values it holds."""
     r = f.result
-    how = "is the page's message" if r.match == "exact" else f"matches {r.how}"
+    if r.match == "exact":
+        how = "is the page's message"
+    elif r.match == "generic":  # named only when raised with its own exception (triage)
+        how = (
+            f"is all of the page's short message, raised as its own {code(r.exception)}, "
+            "and no other page's message fits"
+        )
+    else:
+        how = f"matches {r.how}"
     out = f"{code(f.quote, QUOTE_CHARS)} {how}"
     if r.values:
         out += " (" + ", ".join(f"{code(k)} = {code(v)}" for k, v in r.values.items()) + ")"
