@@ -338,16 +338,27 @@ def main(argv: list[str]) -> None:
     sys.meta_path.append(last)
     importlib.metadata.version = _versions(lambda: heavy | first.stubbed | last.stubbed)
     path, function = recipe.rsplit(":", 1)
-    spec = importlib.util.spec_from_file_location("errorkb_parser_recipe", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _recipe(path)
+    # Another program's recipe may take its engine's stubs (STUBS_OF: the sibling recipes'
+    # files), its own STUBS adding to them
+    for sibling in getattr(module, "STUBS_OF", ()):
+        ANSWERS.update(getattr(_recipe(str(Path(path).with_name(sibling))), "STUBS", {}))
     ANSWERS.update(getattr(module, "STUBS", {}))
     stdout, sys.stdout = sys.stdout, sys.stderr  # what the engine prints is not the answer
     parser = getattr(module, function)()
     out = describe(parser)
     out["stubbed"] = sorted(first.stubbed | last.stubbed)
     json.dump(out, stdout, indent=1)
+
+
+def _recipe(path: str):
+    """A recipe, loaded by its path (it imports nothing of errorkb)."""
+    name = "errorkb_parser_recipe_" + Path(path).stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 if __name__ == "__main__":

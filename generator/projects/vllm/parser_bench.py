@@ -12,9 +12,6 @@ generator/flags/vllm-bench-<version>.json, made with `python -m errorkb.sources.
 Loaded by path in errorkb.sources.flagdump_child, with the wheel's tree first on sys.path
 and heavy modules stubbed: it must import nothing of errorkb."""
 
-import importlib.util
-from pathlib import Path
-
 LAUNCHERS = ({"command": ["vllm", "bench", "serve"]},)
 # The code whose flags this parser reads (E126 reads a record's derived block from there with
 # it): the serving benchmark's client (not the other benchmarks, whose parsers differ)
@@ -39,17 +36,8 @@ def build():
     return parser
 
 
-def _engine_recipe():
-    """The engine's own recipe (parser.py beside this file), loaded by path as this one is."""
-    here = Path(__file__).with_name("parser.py")
-    spec = importlib.util.spec_from_file_location("_vllm_parser", here)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-# What the stubbed torch must answer for vLLM's modules to import: the engine recipe's, and
-# for what the benchmark imports besides (an MoE module asserts at import that a constant of
-# its is a torch.dtype)
-STUBS = {**_engine_recipe().STUBS, "torch.dtype": object}
+# What the stubbed modules must answer: the engine recipe's (STUBS_OF), and for what the
+# benchmark imports besides (an MoE module asserts at import that a constant of its is a
+# torch.dtype)
+STUBS_OF = ("parser.py",)
+STUBS = {"torch.dtype": object}

@@ -11,9 +11,6 @@ generator/flags/vllm-preload-<version>.json, made with `python -m errorkb.source
 Loaded by path in errorkb.sources.flagdump_child, with the wheel's tree first on sys.path
 and heavy modules stubbed: it must import nothing of errorkb."""
 
-import importlib.util
-from pathlib import Path
-
 LAUNCHERS = ({"command": ["vllm", "preload"]},)
 # The code whose flags this parser reads (E126 reads a record's derived block from there with
 # it): the subcommand's own module, which checks the daemons' options
@@ -38,15 +35,5 @@ def build():
     return parser
 
 
-def _engine_recipe():
-    """The engine's own recipe (parser.py beside this file), loaded by path as this one is."""
-    here = Path(__file__).with_name("parser.py")
-    spec = importlib.util.spec_from_file_location("_vllm_parser", here)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 # What the stubbed torch must answer for vLLM's modules to import: the engine recipe's
-STUBS = _engine_recipe().STUBS
+STUBS_OF = ("parser.py",)
