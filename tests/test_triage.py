@@ -272,8 +272,11 @@ def test_a_line_that_announces_a_traceback_is_named_when_nothing_after_it_is(sit
     known = "ValueError: Widget count (10) must be divisible by group size (3)."
     assert _announced(site, monkeypatch, False, known) == ["a1"]  # the error itself
     # A wrapper's line ("Scheduler hit an exception: Traceback ...") only says that
-    # something failed: never named on its own
-    assert _announced(site, monkeypatch, True, cut) == []
+    # something failed: named on its own only when its traceback was cut before the error
+    # and the issue shows no other error-like line (its page says where the error is)
+    assert _announced(site, monkeypatch, True, cut) == ["e5"]
+    assert _announced(site, monkeypatch, True, unknown) == []  # that error may be the cause
+    assert _announced(site, monkeypatch, True, known) == ["a1"]
 
 
 def test_a_title_that_is_a_flattened_log_is_read_whole():
@@ -1407,3 +1410,13 @@ def test_a_short_message_s_comment_says_why_it_is_named_all_the_same():
     reason = comment.why(finding)
     assert "raised as its own `AssertionError`" in reason
     assert "may not be this one" not in reason
+
+
+def test_a_wrapper_named_alone_says_its_traceback_was_cut():
+    result = _fit("fcffffc99b2615a1", "partial", "prefix", "ERROR")
+    result.wrapper = True
+    quote = "Scheduler hit an exception:"
+    finding = triage_module.Finding(result, quote, None, "https://x/e/", False, cut=True)
+    assert "which this issue does not show" in comment.why(finding)
+    finding.cut = False
+    assert "which this issue does not show" not in comment.why(finding)

@@ -41,6 +41,8 @@ class Finding:
     # The wrapper's line the body shows after this error ("Engine core initialization
     # failed. See root cause above"), named as its follow-on
     followed_by: "Finding | None" = None
+    # A wrapper's line named alone: the traceback it announced was cut before its error
+    cut: bool = False
 
 
 def triage(
@@ -74,6 +76,9 @@ def triage(
     lone = _lone(candidates, reading, _one_record(site, key))
     said = extract.says_error(body, title, parts)
     found: dict[str, Finding] = {}
+    # A wrapper's line announcing a traceback ("Scheduler hit an exception: Traceback ..."):
+    # named only when nothing else of the issue is known (the traceback cut before its error)
+    cut: list = []
 
     def keep(n: int, m: int, candidate: extract.Candidate, block, result, final: bool) -> None:
         project = result.project
@@ -107,8 +112,11 @@ def triage(
                 continue  # a raise statement, no traceback, no error said: code the user read
             final = candidate.traceback and m == len(blocks) - 1
             if block.beside or not _speaks(result, candidate, block, lone, how):
-                if held is not None and _announces(result, candidate, block) and not result.wrapper:
-                    held.append((m, block, result, final))
+                if held is not None and _announces(result, candidate, block):
+                    if not result.wrapper:
+                        held.append((m, block, result, final))
+                    else:
+                        cut.append((n, m, candidate, block, result, final))
                 continue
             keep(n, m, candidate, block, result, final)
         return len(found) > before
@@ -133,6 +141,12 @@ def triage(
         # A title that is no message as a whole may hold one among the user's words: the
         # first of its parts that is all of a message, or of its first sentence
         any(read(0, span) for span in extract.title_spans(title))
+    if not found and cut and lone and not _title_generic(site, title, key):
+        # Only a wrapper's line shows, the traceback it announces cut before its error, and
+        # no other error-like line (one without a record may be the cause): its page says
+        # where the error is and asks for it
+        keep(*cut[-1])
+        found[cut[-1][4].id].cut = True
     raised = [f for f in found.values() if f.result.exception not in LOG_LEVELS]
     titled = any(f.in_title for f in found.values())
     if not raised and not titled and _title_generic(site, title, key):

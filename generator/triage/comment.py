@@ -93,6 +93,12 @@ def why(f: Finding) -> str:
     if r.values:
         out += " (" + ", ".join(f"{code(k)} = {code(v)}" for k, v in r.values.items()) + ")"
     summary = (f.document or {}).get("summary") or r.summary
+    if f.cut:  # a wrapper's line named alone: its traceback was cut before its error
+        summary = (
+            "This line only says that an error happened: the last line of its traceback, "
+            "which this issue does not show, names it. " + (text(summary) if summary else "")
+        ).strip()
+        return out + ". " + summary
     return out + (f". {text(summary)}" if summary else ".")
 
 
