@@ -541,7 +541,7 @@ def _sure(
     if (
         results[0].match not in tiers
         and not (kind == "title" and _retitled(results, query))
-        and not _raised_generic(results, query, how)
+        and not ("partial" in tiers and _raised_generic(results, query, how))  # --min exact: never
     ):
         return None
     best = results[0]
