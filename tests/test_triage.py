@@ -1369,29 +1369,39 @@ def _fit(rid: str, match: str, how: str, exception: str, tied: bool = False) -> 
     return engine.Result(rid, "", exception, "vLLM", "", match, HOW[how], {}, tied=tied)
 
 
-def test_a_short_message_is_sure_when_raised_with_its_own_exception_and_nothing_else_fits():
-    from errorkb.triage import _raised_generic
+def _named_short(site, monkeypatch, text: str, *results, minimum="partial") -> list[str]:
+    """What the bot names of a traceback ending in `text`, with search's answers made up."""
+    monkeypatch.setattr(engine, "search", lambda index, query, engine=None: list(results))
+    body = f'```\nTraceback (most recent call last):\n  File "x.py", line 1, in f\n{text}\n```'
+    return [f.result.id for f in triage(body, site, minimum=minimum)]
 
+
+def test_a_short_message_is_sure_when_raised_with_its_own_exception_and_nothing_else_fits(
+    site, monkeypatch
+):
     short = _fit("a", "generic", "generic", "AssertionError")
     other = _fit("b", "similar", "similar", "ValueError")
     said = "AssertionError: expected running sequences"
-    assert _raised_generic([short, other], said, HOW)
-    assert _raised_generic([short], "vllm.errors.AssertionError: expected running sequences", HOW)
+    assert _named_short(site, monkeypatch, said, short, other) == ["a"]
+    dotted = "vllm.errors.AssertionError: expected running sequences"
+    assert _named_short(site, monkeypatch, dotted, short) == ["a"]
+    # a partial-tier answer: --min exact leaves it out
+    assert _named_short(site, monkeypatch, said, short, minimum="exact") == []
     # No exception said, another exception said, or another record that fits: unsure
-    assert not _raised_generic([short], "expected running sequences", HOW)
-    assert not _raised_generic([short], "ValueError: expected running sequences", HOW)
+    assert _named_short(site, monkeypatch, "expected running sequences", short) == []
+    other_exception = "ValueError: expected running sequences"
+    assert _named_short(site, monkeypatch, other_exception, short) == []
     rival = _fit("c", "generic", "generic", "AssertionError")
-    assert not _raised_generic([short, rival], said, HOW)
+    assert _named_short(site, monkeypatch, said, short, rival) == []
     tied = _fit("a", "generic", "generic", "AssertionError", tied=True)
-    assert not _raised_generic([tied], said, HOW)
-    # A message Python prints itself for any code, a loose fit, a log line: never sure
+    assert _named_short(site, monkeypatch, said, tied) == []
+    # A message Python prints itself for any code, a loose fit: never sure
     python = _fit("d", "generic", "generic", "AttributeError")
     none = "AttributeError: 'NoneType' object has no attribute 'cpu'"
-    assert not _raised_generic([python], none, HOW)
+    assert _named_short(site, monkeypatch, none, python) == []
     loose = _fit("e", "generic", "loose", "ValueError")
-    assert not _raised_generic([loose], "ValueError: Attempted to assign 2 + 2 = 4 tokens", HOW)
-    logged = _fit("f", "generic", "generic", "WARNING")
-    assert not _raised_generic([logged], "WARNING: Casting torch.bfloat16", HOW)
+    assigned = "ValueError: Attempted to assign 2 + 2 = 4 tokens"
+    assert _named_short(site, monkeypatch, assigned, loose) == []
 
 
 def test_a_logger_s_bars_with_a_level_and_its_name_are_a_prefix():
