@@ -80,7 +80,7 @@ def triage(
     # named only when nothing else of the issue is known (the traceback cut before its error)
     cut: list = []
 
-    def keep(n: int, m: int, candidate: extract.Candidate, block, result, final: bool) -> None:
+    def keep(n: int, m: int, candidate: extract.Candidate, block, result, final: bool) -> Finding:
         project = result.project
         if project in releases and not result.release and "v" not in result.values:
             result.release = releases[project]  # its page opens on the user's wording
@@ -91,6 +91,7 @@ def triage(
             finding.today = site.document(result.today["id"])
             finding.today_page = site.page_url.replace("{}", result.today["id"])
         found[result.id] = finding
+        return finding
 
     def read(n: int, candidate: extract.Candidate, held: list | None = None) -> bool:
         """Adds the findings of one candidate; whether it had any. The error log lines that
@@ -145,8 +146,7 @@ def triage(
         # Only a wrapper's line shows, the traceback it announces cut before its error, and
         # no other error-like line (one without a record may be the cause): its page says
         # where the error is and asks for it
-        keep(*cut[-1])
-        found[cut[-1][4].id].cut = True
+        keep(*cut[-1]).cut = True
     raised = [f for f in found.values() if f.result.exception not in LOG_LEVELS]
     titled = any(f.in_title for f in found.values())
     if not raised and not titled and _title_generic(site, title, key):
