@@ -1121,3 +1121,24 @@ def test_no_kind_of_check_is_claimed_where_no_setting_of_the_user_s_is_traced():
     assert derived_words.claimed(block, "http") == block
     invariant = {**block, "category": "invariant"}
     assert derived_words.claimed(invariant, "raise") == invariant
+
+
+def test_not_available_in_a_mode_or_for_a_wait_is_no_missing_package():
+    """Issue 40 (SGLang 12a2267c0ca9958c, found by an explainer): a port "not available in
+    {timeout_s} seconds" is a wait that ran out, and a method "not available in encoder-only
+    mode" refuses a mode; neither names a package. "... in the loaded NCCL library" still
+    does."""
+    code = (
+        "def f(port, timeout_s):\n"
+        "    if not wait(port, timeout_s):\n"
+        "        raise ValueError(f'port at {port} is not available in {timeout_s} seconds')\n"
+        "def g(self):\n"
+        "    if self.encoder_only:\n"
+        "        raise RuntimeError('get_input_embedding() is not available in encoder-only"
+        " mode')\n"
+        "def h(lib):\n"
+        "    if not lib.has_symbol:\n"
+        "        raise RuntimeError('ncclCommSplit is not available in the loaded NCCL library')\n"
+    )
+    categories = [d["category"] for d in _derived(code)]
+    assert categories == ["runtime-failure", "unsupported-combination", "missing-dependency"]

@@ -947,7 +947,10 @@ _WORDS = {
         r"|requires? (?:the )?`?[\w.-]+`? (?:package|library|module)|no module named|"
         r"failed to import|could not import|cannot import|import error"
         # ("`prompt_logprobs` are not available when `stream=True`": a combination, below)
-        r"|(?:is|are) not available(?! (?:when|with|together|if|unless|while|in combination)\b)"
+        # ("... is not available in encoder-only mode", "... in {timeout_s} seconds": a mode
+        # or a wait, never a package)
+        r"|(?:is|are) not available(?! (?:when|with|together|if|unless|while|in combination"
+        r"|in [^.;]*?\b(?:mode|seconds|pipeline))\b)"
         r"|requires? (?:triton|cuda|flashinfer|deepgemm|deep_gemm)\b)\b",
         re.I,
     ),
@@ -990,7 +993,8 @@ _WORDS = {
         r"|cannot be used with"
         r"|can't be used with|can only be used with|incompatible|not compatible|together with"
         r"|mutually exclusive|only supported (?:with|when|for|on)|is only supported|requires?"
-        r"|only supports?|not available (?:for|with|when|on|in)|(?:does not|doesn't) support `?--"
+        r"|only supports?|not available (?:for|with|when|on|in)(?! [^.;]*?\bseconds\b)"
+        r"|(?:does not|doesn't) support `?--"
         # "The optimized moe_wna16_gemm kernel is only available on CUDA platforms"
         r"|(?:is|are) only available (?:for|with|when|on|in)"
         r"|(?:does not|doesn't) support\b"
@@ -1034,7 +1038,7 @@ _WORDS = {
         r"|(?<!should be )unreachable(?! (?:code|branch|path|state)\b)"
         r"|(?:process|server|worker|subprocess|scheduler|detokenizer) (?:has )?"
         r"(?:exited|died|crashed|terminated|was killed)|exited (?:unexpectedly|with (?:code"
-        r"|status|exit code))|timed out"
+        r"|status|exit code))|timed out|not available in [^.;]*?\bseconds"
         r"|(?:transfer|handshake|rpc)(?: \w+)? (?:failed|failures?)"
         # a background loop that died on an earlier error, met by each later request
         r"|(?:loop|engine|thread) has (?:already )?(?:errored|died|crashed)|errored already)\b",
