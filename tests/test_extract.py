@@ -846,3 +846,34 @@ def test_a_local_is_read_as_its_value_only_when_assigned_once_outside_any_block(
         "    a = 'param'\n"
     ).body[0]
     assert set(ex._once(fn.body, {"a", "b"})) == {"msg"}
+
+
+def test_a_loggers_spread_arguments_fill_its_conversions():
+    """Issue 42 (vLLM 601af3e10ad92f27, SGLang 9bf7323fbbb120ea): `logger.info(fmt, *xs)`
+    and `msg % args` fill the format from the tuple the code shows (`args = (a, b)`), else
+    from `xs[0]`, `xs[1]`...; the template never keeps a `%s`. The reading before keeps the
+    record (`former`). Two spreads stay as written."""
+    code = (
+        "import logging\n"
+        "logger = logging.getLogger(__name__)\n"
+        "def a(self, op_name, cap, elapsed):\n"
+        "    logger.info('all-reduce for %d-%d tokens', *self.tokens)\n"
+        "    logger.warning('hpc.%s is unavailable on sm%s%s.', op_name, *cap)\n"
+        "    logger.info('CC %d.%d in %.0f s', *cap, elapsed)\n"
+        "    logger.info('two %s %s', *cap, *cap)\n"
+        "def b(backend, event, fn_name):\n"
+        "    message = '%s %s during inference: %s.'\n"
+        "    args = (backend, event, fn_name)\n"
+        "    if event:\n"
+        "        raise RuntimeError(message % args)\n"
+        "    logger.warning(message, *args)\n"
+    )
+    sites = ex.scan_file("m.py", code.encode(), printed=True).sites
+    assert [(s.template, s.former) for s in sites] == [
+        ("all-reduce for {tokens_0}-{tokens_1} tokens", "all-reduce for %d-%d tokens"),
+        ("hpc.{op_name} is unavailable on sm{cap_0}{cap_1}.", "hpc.%s is unavailable on sm%s%s."),
+        ("CC {cap_0}.{cap_1} in {elapsed} s", "CC %d.%d in %.0f s"),
+        ("two %s %s", ""),
+        ("{backend} {event} during inference: {fn_name}.", ""),
+        ("{backend} {event} during inference: {fn_name}.", "%s %s during inference: %s."),
+    ]

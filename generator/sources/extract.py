@@ -269,7 +269,7 @@ class _Messages:
             )
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             fmt = self.literal(node.left, depth + 1)
-            return None if fmt is None else _percent(fmt, node.right)
+            return None if fmt is None else _percent(fmt, self.items(node.right) or node.right)
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -348,6 +348,39 @@ class _Messages:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value
         return None
+
+    def items(self, node: ast.expr) -> ast.Tuple | None:
+        """The literal tuple or list a variable is assigned once and never changed in place
+        (`args = (a, b)` before `msg % args` or `logger.warning(msg, *args)`), as a tuple."""
+        if not isinstance(node, ast.Name) or node.id in self.override or self.mutated(node.id):
+            return None
+        value = self.resolve(node.id)
+        if isinstance(value, ast.Tuple | ast.List) and not any(
+            isinstance(e, ast.Starred) for e in value.elts
+        ):
+            return ast.Tuple(elts=list(value.elts), ctx=ast.Load())
+        return None
+
+    def spread(self, fmt: str, args: list[ast.expr]) -> list[ast.expr] | None:
+        """A logger call's arguments with its one `*x` spread over the conversions it fills:
+        x's items where the code shows them (items), else `x[0]`, `x[1]`, ...; None when
+        they cannot fill the format (two spreads, too many arguments)."""
+        spreads = [i for i, a in enumerate(args) if isinstance(a, ast.Starred)]
+        if len(spreads) != 1:
+            return None if spreads else args
+        at = spreads[0]
+        value = args[at].value  # type: ignore[attr-defined]
+        wanted = len(_percent_specs(fmt)[1]) - (len(args) - 1)
+        known = self.items(value)
+        if known is not None:
+            fill: list[ast.expr] = list(known.elts)
+        elif isinstance(value, ast.Name | ast.Attribute):  # a name the holes are named after
+            fill = [ast.Subscript(value=value, slice=ast.Constant(k)) for k in range(wanted)]
+        else:
+            return None
+        if wanted < 1 or len(fill) != wanted:
+            return None
+        return [*args[:at], *fill, *args[at + 1 :]]
 
     def mutated(self, name: str) -> bool:
         """Whether the nearest scope that binds the name changes it in place
@@ -522,9 +555,10 @@ class _Reach:
         return list(seen.values())
 
 
-def _percent(fmt: str, rhs: ast.expr) -> _Parts:
-    """`"..." % args`: holes for the conversions, `%%` as `%`."""
-    specs: list[tuple[str, str]] = []  # (key, conversion) per hole, in order
+def _percent_specs(fmt: str) -> tuple[_Parts, list[tuple[str, str]]]:
+    """The literal parts of a %-format with an index per conversion, and the conversions:
+    (key, conversion) each, a `*` width or precision being one of its own."""
+    specs: list[tuple[str, str]] = []
     parts: _Parts = []
     pos = 0
     while (at := fmt.find("%", pos)) >= 0:
@@ -544,6 +578,12 @@ def _percent(fmt: str, rhs: ast.expr) -> _Parts:
             raise _BadFormat(f"bad conversion at {at}")
         pos = match.end()
     parts.append(fmt[pos:])
+    return parts, specs
+
+
+def _percent(fmt: str, rhs: ast.expr) -> _Parts:
+    """`"..." % args`: holes for the conversions, `%%` as `%`."""
+    parts, specs = _percent_specs(fmt)
     keyed = [key for key, _ in specs if key not in (None, "*")]
     values: dict = {}
     if keyed:
@@ -1751,16 +1791,21 @@ class _Scanner:
             return
         level = _LOG_LEVELS.get(name, DEBUG)
         message, extra = call.args[0], call.args[1:]
-        if extra and not any(isinstance(a, ast.Starred) for a in extra):
-            fmt = self.messages.literal(message, 0)
-            if fmt is None:
-                return
-            try:
-                parts = _percent(fmt, ast.Tuple(elts=list(extra)))
-            except _BadFormat:
-                return
-            self._add(node, level.upper(), parts, [], "log", level)
-        else:
+        starred = any(isinstance(a, ast.Starred) for a in extra)
+        fmt = self.messages.literal(message, 0) if extra else None
+        parts = None
+        try:
+            spread = None if fmt is None else self.messages.spread(fmt, list(extra))
+            if fmt is not None and spread is not None:
+                parts = _percent(fmt, ast.Tuple(elts=spread))
+        except _BadFormat:
+            pass
+        if parts is not None:
+            # Read before SCAN_FORMAT 9 with its `*args` left out: its former template.
+            former = self._former(message, []) if starred else None
+            self._add_parts(node, level.upper(), parts, [], "log", level, former)
+        elif not extra or starred:
+            # The format as written where its arguments cannot be read into it.
             self._add(node, level.upper(), message, [], "log", level)
 
     def _raise(self, node: ast.Raise) -> str:

@@ -45,8 +45,10 @@ from errorkb.sources.extract import (
 # the template read before where it differs (`former`, which keeps its record) and `cut`; 7: a
 # variable whose value the code does not show along one way stays a placeholder; 8: messages
 # relayed through code (a helper whose parameter is the whole message, an exception class that
-# builds its own, a function that returns one).
-SCAN_FORMAT = 8
+# builds its own, a function that returns one); 9: a logger call's `*args` spread over its
+# conversions (`logger.info("%d-%d", *sizes)`, `msg % args` with `args = (a, b)`), read before
+# with the `%s` left in (`former`, which keeps its record).
+SCAN_FORMAT = 9
 
 # What a project knows, read from the release's own files (its wing's `knowledge` hook).
 Knower = Callable[[list[tuple[str, bytes]]], explain.Knowledge]
