@@ -1,7 +1,8 @@
 """Issue 44: the page a paste opens answers on its first screen, in headless Chromium. Real
 records (their `related` and `checks` left out, which name records this knowledge base has
 not): vLLM's heads/TP page with its calculator, its KV-cache page with the memory estimate,
-SGLang's block_n page (a divisor the checkpoint fixes) and an SGLang stub of heads and TP."""
+SGLang's block_n page (a divisor the checkpoint fixes), an SGLang stub of heads and TP, and
+an old wording whose message runs to 13 lines on a phone."""
 
 import shutil
 from pathlib import Path
@@ -11,7 +12,7 @@ import yaml
 
 REAL = Path(__file__).resolve().parent.parent / "content"
 RECORDS = {
-    "vllm": ["f644a7c8e4fdc46c", "b3a6e27a21d4acc5", "0b2dbb94378f9641"],
+    "vllm": ["f644a7c8e4fdc46c", "b3a6e27a21d4acc5", "0b2dbb94378f9641", "321d4c19994b380c"],
     "sglang": ["c7b1dc1b4d2169ad", "38c89da5ffba1b76"],
 }
 PHONE = {"width": 390, "height": 844}
@@ -158,3 +159,24 @@ def test_the_message_shows_the_wording_the_values_fill_and_dims_the_rest(browser
     assert page.locator("#message var.ph-none").count() == 1
     assert page.locator("#message var.ph-none").get_attribute("data-param") == "estimated_max_len"
     assert not page.errors
+
+
+def test_a_long_message_folds_on_a_phone_and_unfolds_whole(browser, base):
+    """Issue 44: a message of more than 240 characters shows its first lines on a phone, so
+    that the solutions start on the first screen; the label unfolds it (no script needed),
+    and Copy copies it whole either way. On a wide screen it is never folded."""
+    page = open_page(browser, base + "/errors/321d4c19994b380c/")
+    message = page.locator("#message code.message")
+    folded = message.bounding_box()["height"]
+    assert page.locator("#solutions").bounding_box()["y"] < PHONE["height"]
+    page.locator("#message [data-copy-text]").click()
+    whole = page.evaluate("navigator.clipboard.readText()")
+    assert whole.startswith("WARNING: The sequence length") and whole.endswith("`mm_counts`.")
+    page.locator("#message label.whole-label").click()
+    assert message.bounding_box()["height"] > 2 * folded
+    assert page.locator("#message label.whole-label").is_hidden()
+    wide = open_page(browser, base + "/errors/321d4c19994b380c/", {"width": 1280, "height": 800})
+    assert wide.locator("#message label.whole-label").is_hidden()
+    clamp = "getComputedStyle(document.querySelector('#message code.message')).webkitLineClamp"
+    assert page.evaluate(clamp) == "none" and wide.evaluate(clamp) == "none"
+    assert not page.errors and not wide.errors
