@@ -524,6 +524,10 @@ def beside(messages: list[str], flags: list[dict]) -> dict[str, str]:
         spelled = {str(s) for s in named if s and re.fullmatch(r"[-\w.]{3,}", str(s))}
         for message in messages:
             for s in spelled:
+                if s not in message:
+                    # neither pattern can match: compiling the two for each setting and
+                    # message (too many for re's cache) cost 2 s of a cold build
+                    continue
                 at = r"(?<![-\w.])" + re.escape(s) + r"(?![-\w])"
                 # named before two values (`page_size={a} ... ori page_size={b}`): which?
                 right = list(re.finditer(at + _BESIDE, message))
