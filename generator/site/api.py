@@ -524,15 +524,28 @@ def beside(messages: list[str], flags: list[dict]) -> dict[str, str]:
         spelled = {str(s) for s in named if s and re.fullmatch(r"[-\w.]{3,}", str(s))}
         for message in messages:
             for s in spelled:
-                at = r"(?<![-\w.])" + re.escape(s) + r"(?![-\w])"
+                if s not in message:
+                    continue  # neither pattern can match: spare the search
+                after, must_got = _setting_patterns(s)
                 # named before two values (`page_size={a} ... ori page_size={b}`): which?
-                right = list(re.finditer(at + _BESIDE, message))
-                must = re.match(r"`?" + at + r"`? must\b.*\bgot:? [`'\"]?\{(\w+)\}", message)
+                right = list(after.finditer(message))
+                must = must_got.match(message)
                 one = len(template.placeholders(message)) == 1
                 for m in ([right[0]] if len(right) == 1 else []) + ([must] if one else []):
                     if m:
                         found.setdefault(m[1], set()).add(write_pattern(f))
     return {p: next(iter(w)) for p, w in found.items() if len(w) == 1}
+
+
+@lru_cache(maxsize=1 << 12)
+def _setting_patterns(setting: str) -> tuple[re.Pattern, re.Pattern]:
+    """beside's two patterns for a setting: its value right after it, and `<setting> must
+    ... got {v}`. Compiled once a process: the same settings recur over thousands of
+    records, more patterns than re's own cache keeps (compiling them again and again cost
+    a cold build 2 s)."""
+    at = r"(?<![-\w.])" + re.escape(setting) + r"(?![-\w])"
+    must = r"`?" + at + r"`? must\b.*\bgot:? [`'\"]?\{(\w+)\}"
+    return re.compile(at + _BESIDE), re.compile(must)
 
 
 def _last(name: str) -> str:
