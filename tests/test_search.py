@@ -65,6 +65,18 @@ def test_a_tie_shows_both_records_as_exact_and_tied_in_source_order(index):
     ]
 
 
+def test_a_release_the_issue_names_elsewhere_breaks_a_tie(index):
+    """Issue 45 (vllm#48493): an issue's title holds a message two records print, and its
+    body's collect_env names the release; the bot searches the title apart and passes the
+    release: the record that release printed leads, untied. A release both printed stays a
+    tie (the bot says nothing)."""
+    text = "Unsupported sprocket task: 'embed' Supported tasks: ['generate']"
+    older = search.search(index, text, releases={"Demo": "0.3.0"})
+    assert (older[0].id, older[0].tied, older[0].release) == ("00000000000005e7", False, "0.3.0")
+    both = search.search(index, text, releases={"Demo": "0.6.0"})
+    assert [r.tied for r in both[:2]] == [True, True]
+
+
 def test_exact_matches_come_before_similar_ones(index):
     results = search.search(index, "Group size must be positive, got 3")
     assert [r.exact for r in results] == sorted((r.exact for r in results), reverse=True)

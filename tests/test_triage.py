@@ -193,7 +193,7 @@ def test_an_error_log_line_is_named_when_nothing_known_was_raised(site):
 def test_a_warning_beside_a_known_exception_is_not_named(site, monkeypatch):
     """An exception the body shows is the issue's subject: a warning after it is context."""
 
-    def sure(site, query, tiers, named, key, kind="code"):
+    def sure(site, query, tiers, named, key, kind="code", releases=None):
         if "Widget" in query:
             return engine.Result("a1", "t", "ValueError", "Demo", "", "exact", "", {})
         if "Skipping" in query:
@@ -220,7 +220,7 @@ def test_a_message_the_paste_goes_on_past_is_a_tie_with_a_longer_one(site, monke
     wrapping = engine.Result(**{**run.__dict__, "wrapper": True})
     found = {"tie": [more, longer], "apart": [more, elsewhere], "run": [more, run]}
     found["wrapped"] = [more, wrapping]  # "... for theactual cause": the wrapper's words
-    monkeypatch.setattr("errorkb.triage.engine.search", lambda index, q, engine=None: found[q])
+    monkeypatch.setattr("errorkb.triage.engine.search", lambda index, q, **_: found[q])
     assert _sure(site, "tie", ("exact", "partial"), {"Demo"}, None) is None
     assert _sure(site, "apart", ("exact", "partial"), {"Demo"}, None) is more
     assert _sure(site, "run", ("exact", "partial"), {"Demo"}, None) is more
@@ -245,7 +245,7 @@ def _announced(site, monkeypatch, wrapper: bool, last: str) -> list[str]:
     answers made up: the announcing line is an ERROR record's (or a wrapper's), `last`
     the traceback's last line, an error of a record (a1) or of none."""
 
-    def sure(site, query, tiers, named, key, kind="code"):
+    def sure(site, query, tiers, named, key, kind="code", releases=None):
         if query.startswith("Initialization failed"):
             result = engine.Result("e5", "t", "ERROR", "Demo", "", "partial", "prefix", {})
             result.wrapper = wrapper
@@ -1233,7 +1233,7 @@ def _fake_site(monkeypatch, answers: dict[str, list["engine.Result"]]):
     """A site whose search answers each query from `answers` (nothing for any other)."""
     from types import SimpleNamespace
 
-    monkeypatch.setattr(engine, "search", lambda index, text, engine=None: answers.get(text, []))
+    monkeypatch.setattr(engine, "search", lambda index, text, **_: answers.get(text, []))
     return SimpleNamespace(index=SimpleNamespace(context=lambda: CTX))
 
 
@@ -1371,7 +1371,7 @@ def _fit(rid: str, match: str, how: str, exception: str, tied: bool = False) -> 
 
 def _named_short(site, monkeypatch, text: str, *results, minimum="partial") -> list[str]:
     """What the bot names of a traceback ending in `text`, with search's answers made up."""
-    monkeypatch.setattr(engine, "search", lambda index, query, engine=None: list(results))
+    monkeypatch.setattr(engine, "search", lambda index, query, **_: list(results))
     body = f'```\nTraceback (most recent call last):\n  File "x.py", line 1, in f\n{text}\n```'
     return [f.result.id for f in triage(body, site, minimum=minimum)]
 

@@ -1349,7 +1349,9 @@ class Index:
         return report_url(self, text)
 
 
-def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
+def search(
+    index: Index, text: str, engine: str | None = None, releases: dict[str, str] | None = None
+) -> list[Result]:
     """Ranked results: exact fits, partial ones, generic ones, then similar patterns.
 
     Of the fits of one tier a warning's, an error's or an exception's rank before a line
@@ -1364,6 +1366,8 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     (a twin) opens the copy of the engine the paste points at, else of `engine` (the key
     of the one the user runs, when known), else of the one met more often in the wild.
     A wrapper's line ranks after the other error the paste shows, which names it.
+    `releases`: the release of each project the user runs where the text does not say it
+    (an issue's title searched apart from the body that says it).
     """
     ctx = index.context()
     meta, rules, settings = ctx.meta, ctx.rules, ctx.settings
@@ -1379,7 +1383,8 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     short = sum(" " not in k for k in keys) <= settings["words"] // 2
     opened = index.opened([k for k in keys if " " in k]) if short else {}
     held = index.opened(hole_keys(blocks, settings))
-    said = said_versions(rules, text, hints)
+    given = {project: release(v) for project, v in (releases or {}).items()}
+    said = {**given, **said_versions(rules, text, hints)}
     named = named_projects(text, hints)
     engines = named_engines(named, programs)
     chosen = {name for name, p in programs.items() if engine and p.get("key") == engine}
@@ -1424,7 +1429,7 @@ def search(index: Index, text: str, engine: str | None = None) -> list[Result]:
     pointed = (named & engine_names) or chosen or (titled & engine_names)
     elsewhere(out, pointed, programs, ctx.how)
     follow_on(out, flagged)
-    return with_releases(out, said_releases(rules, text, hints))
+    return with_releases(out, {**(releases or {}), **said_releases(rules, text, hints)})
 
 
 def report_url(index: Index, text: str) -> str | None:

@@ -104,7 +104,9 @@ def triage(
         blocks = [b for b in cleaned if not b.beside]
         aside = [b for b in cleaned if b.beside and b.text.rstrip().endswith(":")]
         for m, block in enumerate(blocks + (aside if held is not None else [])):
-            result = _sure(site, _query(block), TIERS[minimum], named, key, candidate.kind)
+            result = _sure(
+                site, _query(block), TIERS[minimum], named, key, candidate.kind, releases
+            )
             if not result or result.id in found:
                 continue
             if candidate.kind == "title" and _retyped_among(site, block.text, result, key):
@@ -528,13 +530,16 @@ def _sure(
     named: set[str],
     key: str | None,
     kind: str = "code",
+    releases: dict[str, str] | None = None,
 ):
     """The record a message is, when search is sure of it: its best result is an exact
     or partial match and no other fits as well (a quote in a sentence: the message, or
     its first sentence, exactly). Of a message two projects print, the copy of the engine
     `key` (the issue's repository), else of the project the body names; in an engine's
-    repository, never a message only another engine prints."""
-    results = engine.search(site.index, query, engine=key)
+    repository, never a message only another engine prints. `releases`: those the issue
+    names anywhere, which a line read apart does not say (two records of one text, the
+    one that release printed)."""
+    results = engine.search(site.index, query, engine=key, releases=releases)
     if not results or results[0].tied:
         return None
     how = site.index.context().how
