@@ -81,9 +81,6 @@ def triage(
     cut: list = []
 
     def keep(n: int, m: int, candidate: extract.Candidate, block, result, final: bool) -> Finding:
-        project = result.project
-        if project in releases and not result.release and "v" not in result.values:
-            result.release = releases[project]  # its page opens on the user's wording
         document, page = site.document(result.id), site.page(result)
         finding = Finding(result, block.text, document, page, final, (n, m))
         finding.in_title = candidate.in_title
