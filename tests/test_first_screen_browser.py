@@ -177,6 +177,7 @@ def test_a_long_message_folds_on_a_phone_and_unfolds_whole(browser, base):
     assert page.locator("#message label.whole-label").is_hidden()
     wide = open_page(browser, base + "/errors/321d4c19994b380c/", {"width": 1280, "height": 800})
     assert wide.locator("#message label.whole-label").is_hidden()
+    assert wide.locator("#message-whole").is_hidden()  # no Tab stop where nothing folds
     fold = "getComputedStyle(document.querySelector('#message code.message')).maxHeight"
     assert page.evaluate(fold) == "none" and wide.evaluate(fold) == "none"
     assert not page.errors and not wide.errors
