@@ -959,6 +959,8 @@ _WORDS = {
     "not-implemented": re.compile(
         r"\b(not (?:yet )?implemented|unimplemented|not yet support(?:ed)?"
         r"|not supported (?:yet|for now)"
+        # "Currently assuming bias is 1D": the other case is not written
+        r"|currently assum\w*"
         # "V2 offload does not support cpu_offload_gb yet"
         r"|(?:does not|doesn't|do not|don't) support\b[^.;]*?\byet)\b",
         re.I,
@@ -973,8 +975,9 @@ _WORDS = {
     ),
     "divisibility": re.compile(r"\b(divisible|multiple of|evenly divide|divides)\b", re.I),
     "mismatch": re.compile(
-        r"\b(shape|dtype|mismatch|mis-match|(?<!\{)mismatched|does not match|doesn't match"
-        r"|do not match|don't match"
+        # (not a flag's last word: "--qsa-indexer-dtype fp8_e4m3 requires an SM90 GPU")
+        r"\b((?<!-)shape|(?<!-)dtype|mismatch|mis-match|(?<!\{)mismatched|does not match"
+        r"|doesn't match|do not match|don't match"
         r"|must match|same length"
         r"|same size|same number|expected type|must be an? (?:instance|list|dict|tuple|str"
         r"|string|int|integer|bool|float|tensor)|expect(?:s|ed)? .*\b(?:got|received)"
@@ -1371,6 +1374,15 @@ _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 _OUTSIDE = re.compile(r"\b(?:outside|out of (?:range|bounds))\b", re.I)
 _FLAG_SAID = re.compile(r"(?<![\w-])--[a-z][\w-]*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
 _INTERNAL = re.compile(r"\b(should (?:not|never) happen|unreachable|this is a bug)\b", re.I)
+# What an assert's own words say it checks, a support matrix or a bound, whatever its test
+# reads: "SM100 forward with head_dim=256 does not support learnable_sink", "start_layer
+# should be greater than or equal to len(...)". The words, not the assert, name the kind.
+_ASSERT_SAYS = re.compile(
+    r"\b(?:(?:does not|doesn't|do not|don't) support|not supported (?:with|when|for|on|in|by)"
+    r"|only supports?|is only supported|(?:greater|less|larger|smaller) than(?: or equal to)?"
+    r"|at (?:least|most))\b",
+    re.I,
+)
 _BOUND_SAID = re.compile(r"\bsupport\b[^.;]*?(?:[<>]=?\s*[\d{]|\d+\s*(?:[KMGT]i?B|bytes))", re.I)
 
 
@@ -1568,7 +1580,8 @@ def category(
         return "not-implemented"
     configuring = ctx.knowledge.stage(ctx.path, ctx.function) in _CONFIGURING
     if ctx.exception == "AssertionError" and not (
-        (configuring and _reads_user_setting(tests, found or []))
+        _ASSERT_SAYS.search(text)
+        or (configuring and _reads_user_setting(tests, found or []))
         or _names_variable(found or [])
         or _names_read_setting(text, tests, found or [])
     ):

@@ -298,6 +298,12 @@ _OLD_SETUP = re.compile(
     r"(^|\.)(start_\w*_process|start_dp_workers?|launch_\w*|_set_envs_and_config)$"
 )
 _OLD_TEMPLATE = re.compile(r"(^|\.)load_\w*chat_template\w*$")
+# The grammar backend is built with the scheduler (GrammarManager.__init__ calls
+# create_grammar_backend, which builds the backend): at start-up; its grammars, per request.
+_GRAMMARS = "sglang/srt/constrained/"
+_GRAMMAR_SETUP = re.compile(
+    r"(^|\.)(create_grammar_backend|\w*Backend\.__init__|GrammarManager\.__init__)$"
+)
 _MINI_LB = "sglang/srt/disaggregation/mini_lb.py"
 # A diffusion pipeline's modules are loaded, and its stages built, when it is built.
 _PIPELINES = "sglang/multimodal_gen/runtime/pipelines/"
@@ -516,6 +522,8 @@ class SglangKnowledge(Knowledge):
             return "request-handling"
         if path.startswith(_SPECULATIVE) and _SPEC_STEP.search(function):
             return "request-handling"
+        if path.startswith(_GRAMMARS) and _GRAMMAR_SETUP.search(function):
+            return "engine-startup"
         if _CLI_ARGS.search(function):  # a dataclass's reading of the parsed command line
             return "argument-parsing"
         if path.startswith("sglang/srt/openai_api/") and _OLD_TEMPLATE.search(function):

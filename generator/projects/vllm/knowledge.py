@@ -253,6 +253,9 @@ _ENGINE_STEP = re.compile(r"(^|\.)(step|step_with_batch_queue|add_request|abort_
 # the engine is built (derived.STAGE_MEANS: config validation).
 _LLM = "vllm/entrypoints/llm.py"
 _LLM_INIT = "LLM.__init__"
+# EngineArgs.create_engine_config turns the parsed arguments into VllmConfig's parts and checks
+# them as it goes: config validation, though it sits in the parser's module.
+_ENGINE_CONFIG = ("vllm/engine/arg_utils.py", "EngineArgs.create_engine_config")
 # The bodies of threads that start-up code starts and that work while the server serves (a
 # KV offload tier's poll loop, a thread pool's worker, the KV-event publisher): serving, in
 # modules whose default is start-up (not their start, stop or a factory that hands one out).
@@ -655,7 +658,7 @@ class VllmKnowledge(Knowledge):
             return "request-handling"
         if path.startswith(("vllm/v1/engine/", "vllm/v1/executor/")) and _MONITOR.search(function):
             return "request-handling"
-        if path == _LLM and function == _LLM_INIT:
+        if (path == _LLM and function == _LLM_INIT) or (path, function) == _ENGINE_CONFIG:
             return "config-validation"
         if path.startswith(_SERVING_THREADS) and _SERVING_THREAD.search(function):
             return "request-handling"
