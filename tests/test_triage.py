@@ -1430,3 +1430,18 @@ def test_a_wrapper_named_alone_says_its_traceback_was_cut():
     assert "which this issue does not show" in comment.why(finding)
     finding.cut = False
     assert "which this issue does not show" not in comment.why(finding)
+
+
+def test_why_quotes_only_the_part_of_a_title_the_message_fits():
+    """A title's own words before the message ("T4 fails: ...") are not quoted as the page's
+    message; a text whose start is cut, or a message opening with a value, is quoted whole."""
+    from errorkb.triage.comment import matched_part
+
+    message = "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. {x}"
+    title = "T4 fails: Bfloat16 is only supported on GPUs with compute capability of at least 8.0"
+    assert matched_part(title, message) == title[len("T4 fails: ") :]
+    assert matched_part("only supported on GPUs with compute", message) == (
+        "only supported on GPUs with compute"
+    )
+    assert matched_part("x: 12 is bad", "{n} is bad") == "x: 12 is bad"
+    assert matched_part(title, None) == title

@@ -89,7 +89,7 @@ def why(f: Finding) -> str:
         )
     else:
         how = f"matches {r.how}"
-    out = f"{code(f.quote, QUOTE_CHARS)} {how}"
+    out = f"{code(matched_part(f.quote, (f.document or {}).get('message')), QUOTE_CHARS)} {how}"
     if r.values:
         out += " (" + ", ".join(f"{code(k)} = {code(v)}" for k, v in r.values.items()) + ")"
     summary = (f.document or {}).get("summary") or r.summary
@@ -100,6 +100,20 @@ def why(f: Finding) -> str:
         ).strip()
         return out + ". " + summary
     return out + (f". {text(summary)}" if summary else ".")
+
+
+_HOLE = re.compile(r"\{[^{}]*\}")
+HEAD_CHARS = 24  # of a message's literal start, looked for in the user's text
+
+
+def matched_part(quote: str, message: str | None) -> str:
+    """The part of the user's text that the page's message fits: from where the message's
+    literal start is, so that the user's own words before it ("T4 fails: Bfloat16 is only
+    supported ...", a title) are not quoted as the page's message. The whole text when its
+    start is not found (a cut start, a message that opens with a value)."""
+    head = _HOLE.split(message or "", 1)[0][:HEAD_CHARS].strip()
+    at = quote.lower().find(head.lower()) if len(head) >= 8 else -1
+    return quote[at:] if at > 0 else quote
 
 
 def page_url(f: Finding) -> str:
