@@ -154,7 +154,8 @@ def test_a_refusal_that_lost_its_value_keeps_the_restriction_after_it():
         "_silu_mul_fp8_quant_deep_gemm Triton fallback does not support {y_s_dtype} scales. "
         "Only torch.float32 supported."
     ) == (
-        "_silu_mul_fp8_quant_deep_gemm Triton fallback does not support scales; only torch.float32…"
+        "_silu_mul_fp8_quant_deep_gemm Triton fallback does not support scales; only torch.float32"
+        " supported"
     )
     assert title("Unsupported activation: {hidden_act}. Only silu is supported for now.") == (
         "Unsupported activation; only silu is supported for now"
@@ -169,3 +170,15 @@ def test_a_refusal_that_lost_its_value_keeps_the_restriction_after_it():
         )
         == "Marlin does not support weight_bits"
     )
+
+
+def test_a_title_a_little_over_the_length_is_kept_whole():
+    """04b57e4da98dd3be (sample 7312): cut at 90 characters, the title lost the last item of
+    the list it refuses; a sentence up to MAX_WHOLE_TITLE stays whole, a longer one is cut."""
+    message = (
+        "TritonMLAImpl does not support one of the following: alibi_slopes, sliding_window, "
+        "logits_soft_cap"
+    )
+    assert title(message) == message
+    longer = message + ", and the other features of the attention layers that it was built with"
+    assert title(longer).endswith("…") and len(title(longer)) <= 91
