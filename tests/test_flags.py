@@ -502,3 +502,25 @@ def test_an_engines_advice_on_a_stack_record_reads_with_its_checked_release(tmp_
         "engines.vllm.example_fix.after.code: `--swap-space` is not an option of vLLM "
         "0.33.0's parser"
     )
+
+
+BENCH = """\
+id: 00000000000000f3
+project: vllm
+exception: ValueError
+message: A benchmark's error.
+source: {path: vllm/benchmarks/serve.py}
+solutions:
+  - Use `--dataset-name custom` with `--dataset-path prompts.jsonl`.
+"""
+
+
+def test_a_message_of_another_program_is_written_with_that_programs_flags(kb):
+    """A `vllm bench` message (its code under vllm/benchmarks/): the person's advice names the
+    benchmark's flags, read with its own parser, not the server's."""
+    _vllm_kb(kb, BENCH, "00000000000000f3")
+    assert _problems(kb) == []
+    _vllm_kb(kb, BENCH.replace("--dataset-path", "--dataset-paht"), "00000000000000f3")
+    assert [line.split(" E126 ")[1][:60] for line in _problems(kb)] == [
+        "solutions.0: `--dataset-paht` is not an option of vllm bench"
+    ]

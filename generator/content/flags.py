@@ -454,7 +454,14 @@ def record_problems(record: Record, content: Content) -> list[Problem]:
         if code:
             lines = code_problems(engine, text, among)
         else:
-            lines = text_problems(engine, text, among, releases if engine is own else None)
+            older = releases if engine is own and program is None else None
+            lines = text_problems(engine, text, among, older)
+        if engine is program and pinned is not None and lines:
+            # ... or the server's, which such a message may name ("raise the server's
+            # `--max-model-len`"): a flag is refused only when neither parser takes it
+            check = code_problems if code else text_problems
+            served = {_refused_flag(offset, why) for offset, why in check(pinned, text, among)}
+            lines = [(o, why) for o, why in lines if _refused_flag(o, why) in served]
         for offset, why in lines:
             field = ".".join(str(k) for k in keys)
             found.append(Problem(record.path, first + offset, CODE, field, why))
@@ -476,7 +483,11 @@ def record_problems(record: Record, content: Content) -> list[Problem]:
         scan(engine, (*at, "defensive", "note"), defensive.get("note"), among=among)
 
     pinned = engines.get(record.project)
-    own, among = pinned, engines
+    path = str((record.data.get("source") or {}).get("path") or "")
+    program = _program_of(engines, record.project, path)
+    # A message of another program of the project (`vllm bench`): what a person writes of it
+    # names that program's flags, read with its parser (at the pinned release).
+    own, among = program or pinned, engines
     release = str(record.checked.get("release") or "")
     if pinned is not None and release and release != pinned.data["release"]:
         checked = engine(content, record.project, release)
@@ -505,8 +516,6 @@ def record_problems(record: Record, content: Content) -> list[Problem]:
     # diffusion runtime, `sglang generate`): its derived block is that program's, read with
     # that parser (at the pinned release; a removed record's last release's, when it has data).
     derived = record.data.get("derived") or {}
-    path = str((record.data.get("source") or {}).get("path") or "")
-    program = _program_of(engines, record.project, path)
     of_derived, derived_among = program or pinned, engines
     last = _derived_release(record, content, derived) if pinned is not None else ""
     if pinned is not None and last:
@@ -633,6 +642,11 @@ def _programs(project: str, version: str) -> tuple[tuple[str, str], ...]:
             if data.get("program") == program:
                 out.append((program, data.get("prog") or program))
     return tuple(out)
+
+
+def _refused_flag(offset: int, why: str) -> tuple[int, str]:
+    """A refusal's line and the option it names (its first code span: "`--x` is not ...")."""
+    return offset, why.split("`")[1] if why.count("`") >= 2 else why
 
 
 def _program_of(engines: dict[str, Engine], project: str, path: str) -> Engine | None:
