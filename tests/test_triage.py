@@ -1292,6 +1292,14 @@ def test_older_wordings_of_one_check_printed_today_are_one_lineage():
     assert _lineage(older("o1", "n1"), older("o2", "n1"))  # its page answers for both
     assert not _lineage(older("o1", "n1"), older("o2", "n2"))
     assert not _lineage(older("o1", None), older("o2", None))  # two removed checks: a tie
+    # vllm#5976: the same words, printed by a copy whose check is gone (the OpenVINO worker):
+    # the wording whose check lives on answers; not where the text shows other values
+    gone = older("o3", None)
+    gone.upgrade = "0.8.5.post1"
+    assert _lineage(older("o1", "n1"), gone)
+    assert not _lineage(gone, older("o1", "n1"))
+    gone.values = {"max_model_len": "8192"}
+    assert not _lineage(older("o1", "n1"), gone)
 
 
 def test_a_cut_in_a_quoted_value_that_closed_is_no_fit():

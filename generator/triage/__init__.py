@@ -353,8 +353,15 @@ def _older(result: engine.Result) -> bool:
 
 
 def _lineage(one: engine.Result, other: engine.Result) -> bool:
-    """Whether two results are older wordings of the same check printed today."""
-    return bool(one.today and other.today and one.today["id"] == other.today["id"])
+    """Whether two results are older wordings of the same check printed today; or the same
+    wording, of which `one` leads on to a check printed today and `other` is a copy whose
+    check is gone (vllm#5976: "The model's max seq len ... KV cache" printed by the GPU
+    worker, whose check lives on, and by the OpenVINO worker, removed with its backend):
+    the page of the one that lives on answers the words both print."""
+    if one.today and other.today:
+        return one.today["id"] == other.today["id"]
+    same = one.how == other.how and one.values == other.values  # as the text shows them
+    return bool(one.today and not other.today and other.upgrade and same)
 
 
 def _titled(result: engine.Result, text: str) -> bool:
