@@ -1359,6 +1359,10 @@ def test_a_title_that_is_a_record_s_title_without_values_is_named():
     assert _retitled([best, other], f"AssertionError: {said}")
     assert not _retitled([best, result("c", said)], said)  # two records titled so: a tie
     assert not _retitled([result("d", "Not supported")], "Not supported")  # too short
+    # once a person titled the page in words of their own, its message without the values
+    titled = result("a", "One node's share of the model needs more devices than it can see")
+    titled.message = f"{said.replace('local_world_size', 'local_world_size ({n})')}."
+    assert _retitled([titled, other], f"AssertionError: {said}")
 
 
 def test_a_title_s_part_that_names_its_exception_has_no_rival_of_another():

@@ -208,6 +208,8 @@ class Result:
     followed_by: dict | None = None
     # A wrapper's line itself (a wing's wrappers()): it only says an error happened above
     wrapper: bool = False
+    # The message's template, {name} for each value (as its pattern holds it)
+    message: str = ""
 
     @property
     def exact(self) -> bool:
@@ -217,8 +219,9 @@ class Result:
     def url(self) -> str:
         return urls.error_with_values(self.id, self.values, self.engine, self.release)
 
-    def to_json(self) -> dict:
-        return {**self.__dict__, "exact": self.exact, "url": self.url}
+    def to_json(self) -> dict:  # the template is the page's to show, not the result's
+        shown = {k: v for k, v in self.__dict__.items() if k != "message"}
+        return {**shown, "exact": self.exact, "url": self.url}
 
 
 def add(block: Block, line: str, raw: str, settings: dict) -> None:
@@ -1690,4 +1693,5 @@ def hit(doc: dict, match: str, how: str, values: dict[str, str], engines: set) -
         today=doc.get("today"),
         upgrade=doc.get("upgrade", ""),
         wrapper=bool(doc.get("wrapper")),
+        message="".join(s if isinstance(s, str) else "{" + s[0] + "}" for s in doc["pattern"]),
     )

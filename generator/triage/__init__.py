@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from errorkb.content import template
 from errorkb.search import engine
 from errorkb.triage import extract
 from errorkb.triage.site import Site
@@ -365,12 +366,16 @@ def _lineage(one: engine.Result, other: engine.Result) -> bool:
 
 
 def _titled(result: engine.Result, text: str) -> bool:
-    """Whether the text is the record's title, but for letter case, punctuation and spaces."""
+    """Whether the text is the record's title, or its message's first sentence without its
+    values (template.title), which a title a person gave the page no longer is (vllm#28997:
+    "local_world_size must be less than or equal to the number of visible devices"), but for
+    letter case, punctuation and spaces."""
 
     def plain(text: str) -> str:
         return " ".join(re.findall(r"\w+", text.lower()))
 
-    return plain(text) == plain(result.title)
+    said = plain(text)
+    return said in (plain(result.title), plain(template.title(result.message)))
 
 
 TITLE_WORDS = 6  # words of a record's title a title must be to be named by it alone
