@@ -447,40 +447,41 @@ def record_problems(record: Record, content: Content) -> list[Problem]:
         other = engine(content, record.project, release) if pinned is not None else None
         return at_release(pinned, other) if pinned is not None and other is not None else None
 
-    def scan(engine, keys: tuple, text, code: bool = False, among=engines) -> None:
+    def scan(engine, keys: tuple, text, code: bool = False, among=engines, either=None) -> None:
         if not isinstance(text, str) or not text:
             return
         first = _field_line(record, keys, text)
         if code:
-            lines = code_problems(engine, text, among)
+            lines = list(code_problems(engine, text, among))
         else:
             older = releases if engine is own and program is None else None
-            lines = text_problems(engine, text, among, older)
-        if engine is program and pinned is not None and lines:
-            # ... or the server's, which such a message may name ("raise the server's
-            # `--max-model-len`"): a flag is refused only when neither parser takes it
+            lines = list(text_problems(engine, text, among, older))
+        if either is not None and lines:  # a flag is refused only when neither takes it
             check = code_problems if code else text_problems
-            served = {_refused_flag(offset, why) for offset, why in check(pinned, text, among)}
+            served = {_refused_flag(offset, why) for offset, why in check(either, text, among)}
             lines = [(o, why) for o, why in lines if _refused_flag(o, why) in served]
         for offset, why in lines:
             field = ".".join(str(k) for k in keys)
             found.append(Problem(record.path, first + offset, CODE, field, why))
 
     def advice(engine, at: tuple, block: dict, among=engines) -> None:
+        # A person writing of another program's message may name the server's flags too
+        # ("raise the server's `--max-model-len`"); the rules' derived block may not.
+        either = pinned if engine is program else None
         for key in _PROSE:
-            scan(engine, (*at, key), block.get(key), among=among)
+            scan(engine, (*at, key), block.get(key), among=among, either=either)
         for key in _LISTS:
             for i, text in enumerate(block.get(key) or []):
-                scan(engine, (*at, key, i), text, among=among)
+                scan(engine, (*at, key, i), text, among=among, either=either)
         fix = block.get("example_fix") or {}
-        scan(engine, (*at, "example_fix", "note"), fix.get("note"), among=among)
+        scan(engine, (*at, "example_fix", "note"), fix.get("note"), among=among, either=either)
         for side in ("before", "after"):
             part = fix.get(side) or {}
             if part.get("language", "") in _SHELL:
                 code = part.get("code")
-                scan(engine, (*at, "example_fix", side, "code"), code, True, among)
+                scan(engine, (*at, "example_fix", side, "code"), code, True, among, either)
         defensive = block.get("defensive") or {}
-        scan(engine, (*at, "defensive", "note"), defensive.get("note"), among=among)
+        scan(engine, (*at, "defensive", "note"), defensive.get("note"), among=among, either=either)
 
     pinned = engines.get(record.project)
     path = str((record.data.get("source") or {}).get("path") or "")
