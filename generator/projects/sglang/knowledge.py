@@ -318,6 +318,8 @@ _CLI_ARGS = re.compile(r"(^|\.)(add_cli_args|from_cli_args|get_cli_args)$")
 # Attention backends and their kernel dispatchers: chosen and built by the model runner.
 _ATTENTION = "sglang/srt/layers/attention/"
 _BACKEND_CLASS = re.compile(r"(Backend|Dispatcher)\w*\.")
+# What of a backend's class checks what it supports: its set-up and its checks
+_BACKEND_SETUP = re.compile(r"\.(__init__|__post_init__|_?validate\w*|_?check\w*|_?select\w*)$")
 _LAYERS = "sglang/srt/layers/"
 _DIFFUSION = ("sglang/multimodal_gen/runtime/models/", "sglang/multimodal_gen/runtime/layers/")
 _PROCESSOR = re.compile(r"(Processor|ProcessingInfo)\b")
@@ -510,7 +512,9 @@ class SglangKnowledge(Knowledge):
         if _ALL_REDUCE.match(path) and function.endswith("__init__"):
             return "kernel-selection"  # an all-reduce backend checks what it supports
         if path.startswith(_ATTENTION) and _BACKEND_CLASS.search(function):
-            return "kernel-selection"  # built by the model runner once the weights are loaded
+            # built by the model runner once the weights are loaded; its other methods run
+            # per batch or per layer (metadata, a dispatch), dated by their callers
+            return "kernel-selection" if _BACKEND_SETUP.search(function) else None
         if path.startswith(("sglang/srt/layers/", *_MODELS)) and _INIT.search(function):
             return "model-loading"
         if WARMUP.search(function):
@@ -554,6 +558,15 @@ class SglangKnowledge(Knowledge):
             path.startswith(_MODELS) or (path.startswith(_LAYERS) and by_path == "model-loading")
         ):
             return "engine-startup"
+        # A layer's kernel module: its kernel ops and backend checks choose and check kernels;
+        # the methods of its other classes (a MoE runner's placement, a dispatcher's buffer, a
+        # config's log line) run where their callers do. Blind samples 7303 to 7313 found the
+        # module's stage wrong for 10 of 11 such methods (a forward aside).
+        method = "." in function and not (
+            _BACKEND_SETUP.search(function) or _FORWARD.search(function)  # a kernel layer's own
+        )
+        if by_path == "kernel-selection" and path.startswith(_LAYERS) and method:
+            return None
         return by_path
 
 

@@ -274,9 +274,9 @@ _CALLERS_MAY_SAY = frozenset(
     {"model-loading", "engine-startup", "request-handling", "kernel-selection"}
 )
 # Choosing a backend among implementations (`select_fp8_moe_backend`, `_resolve_fi_ar_backend`,
-# `resolve_kda_decode_backend`): kernel selection, wherever its module is and whenever it runs
-# (derived.STAGE_MEANS), except in modules that serve requests.
-_BACKEND_CHOICE = re.compile(r"(^|\.)_?(?:resolve|select|choose|pick)_\w*backends?(?:_\w+)?$")
+# `resolve_kda_decode_backend`, `_get_flashinfer_bf16_backend`): kernel selection, wherever its
+# module is and whenever it runs (derived.STAGE_MEANS), except in modules that serve requests.
+_BACKEND_CHOICE = re.compile(r"(^|\.)_?(?:resolve|select|choose|pick|get)_\w*backends?(?:_\w+)?$")
 _EPLB = "vllm/distributed/eplb/"
 # The model registry's inspection of the model's architectures runs first in ModelConfig's
 # post-init (inspect_model_cls), before the loader resolves the class again.
