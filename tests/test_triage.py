@@ -1457,3 +1457,13 @@ def test_why_quotes_only_the_part_of_a_title_the_message_fits():
     )
     assert matched_part("x: 12 is bad", "{n} is bad") == "x: 12 is bad"
     assert matched_part(title, None) == title
+
+
+def test_a_title_named_as_the_message_without_its_values_says_so():
+    """vllm#28997: search ranks such a title "similar" (its values are gone); the comment says
+    what was matched, not "matches shares rare words"."""
+    result = _fit("233261ebde35a4e0", "similar", "similar", "AssertionError")
+    quote = "local_world_size must be less than or equal to the number of visible devices"
+    reason = comment.why(triage_module.Finding(result, quote, None, "https://x/e/", True))
+    assert "is the page's message without its values" in reason
+    assert "shares rare words" not in reason

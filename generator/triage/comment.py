@@ -87,6 +87,8 @@ def why(f: Finding) -> str:
             f"is all of the page's short message, raised as its own {code(r.exception)}, "
             "and no other page's message fits"
         )
+    elif r.match == "similar":  # named only as a title that is the message without values
+        how = "is the page's message without its values"
     else:
         how = f"matches {r.how}"
     out = f"{code(matched_part(f.quote, (f.document or {}).get('message')), QUOTE_CHARS)} {how}"
