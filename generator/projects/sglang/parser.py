@@ -28,11 +28,21 @@ FROM = "0.5.23"  # the oldest release read that builds its parser as `build` doe
 # The layouts before FROM, oldest first; each holds from its `from` (the oldest release of it
 # that was read; `read`: the releases whose launcher code was read for it) to the next one's.
 OLDER = (
+    # sglang/launch_server.py builds a plain argparse.ArgumentParser itself and gives it to
+    # ServerArgs.add_cli_args (a dataclass then). No `prepare_server_args` yet.
+    {
+        "from": "0",
+        "read": ["0.2.15"],
+        "build": "build_launch_server",
+        "launchers": [{"module": "sglang.launch_server"}],
+        "rewrites": [],
+        "real": [],
+    },
     # sglang/launch_server.py runs sglang/srt/server_args.py's `prepare_server_args(argv)`:
     # a plain argparse.ArgumentParser given to ServerArgs.add_cli_args (a dataclass then).
     # No `sglang serve` yet.
     {
-        "from": "0",
+        "from": "0.3.6.post3",
         "read": ["0.3.6.post3", "0.4.10.post2"],
         "build": "build_prepare_server_args",
         "launchers": [{"module": "sglang.launch_server"}],
@@ -46,6 +56,16 @@ def build():
     from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found]
 
     parser = argparse.ArgumentParser(prog="sglang serve")
+    ServerArgs.add_cli_args(parser)
+    return parser
+
+
+def build_launch_server():
+    """`python -m sglang.launch_server` before `prepare_server_args`: the plain parser its
+    `__main__` block builds."""
+    from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found]
+
+    parser = argparse.ArgumentParser(prog="python -m sglang.launch_server")
     ServerArgs.add_cli_args(parser)
     return parser
 
