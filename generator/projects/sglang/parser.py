@@ -63,7 +63,7 @@ def build():
 def build_launch_server():
     """`python -m sglang.launch_server` before `prepare_server_args`: the plain parser its
     `__main__` block builds."""
-    from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found]
+    from sglang.srt.server_args import ServerArgs
 
     parser = argparse.ArgumentParser(prog="python -m sglang.launch_server")
     ServerArgs.add_cli_args(parser)
