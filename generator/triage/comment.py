@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from errorkb import answer
 from errorkb.answer import divisor_role
+from errorkb.content import template
 from errorkb.content.derived import KINDS, handle
 from errorkb.triage import Finding
 
@@ -104,7 +105,6 @@ def why(f: Finding) -> str:
     return out + (f". {text(summary)}" if summary else ".")
 
 
-_HOLE = re.compile(r"\{[^{}]*\}")
 HEAD_CHARS = 24  # of a message's literal start, looked for in the user's text
 
 
@@ -113,7 +113,8 @@ def matched_part(quote: str, message: str | None) -> str:
     literal start is, so that the user's own words before it ("T4 fails: Bfloat16 is only
     supported ...", a title) are not quoted as the page's message. The whole text when its
     start is not found (a cut start, a message that opens with a value)."""
-    head = _HOLE.split(message or "", 1)[0][:HEAD_CHARS].strip()
+    first = template.parse(message or "")[:1]
+    head = first[0][:HEAD_CHARS].strip() if first and isinstance(first[0], str) else ""
     at = quote.lower().find(head.lower()) if len(head) >= 8 else -1
     return quote[at:] if at > 0 else quote
 
